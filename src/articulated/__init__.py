@@ -1,0 +1,21 @@
+"""articulated: fast simulation of large articulated bodies.
+
+The public surface, re-exported here only (see the modules for the implementations).
+"""
+
+from .algorithms.aba import aba, aba_modified
+from .algorithms.crba import crba, crba_forward_dynamics
+from .algorithms.forward_dynamics import forward_dynamics
+from .algorithms.kinematics import (body_force, body_velocities, energy, forward_kinematics,
+                                    jacobian, point_position)
+from .algorithms.rnea import bias_forces, gravity_torques, rnea
+from .model import Data, Model, ModelBuilder
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Data", "Model", "ModelBuilder",
+    "aba", "aba_modified", "bias_forces", "body_force", "body_velocities", "crba",
+    "crba_forward_dynamics", "energy", "forward_dynamics", "forward_kinematics",
+    "gravity_torques", "jacobian", "point_position", "rnea",
+]

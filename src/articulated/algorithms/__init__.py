@@ -1,0 +1,1 @@
+"""Dynamics algorithms: numba kernels and their thin public wrappers."""
