@@ -10,11 +10,18 @@ from .algorithms.kinematics import (body_force, body_velocities, energy, forward
                                     jacobian, point_position)
 from .algorithms.rnea import bias_forces, gravity_torques, rnea
 from .model import Data, Model, ModelBuilder
+from .simulation import (Force, JointDamping, JointTorque, PDController, PointForce,
+                         SimulationDiverged, Simulator, Spring, Trajectory, integrate, normalize,
+                         qdot)
+from .urdf import load_urdf
+from . import models
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Data", "Model", "ModelBuilder",
+    "Data", "Model", "ModelBuilder", "models", "load_urdf",
+    "Force", "JointDamping", "JointTorque", "PDController", "PointForce", "SimulationDiverged",
+    "Simulator", "Spring", "Trajectory", "integrate", "normalize", "qdot",
     "aba", "aba_modified", "bias_forces", "body_force", "body_velocities", "crba",
     "crba_forward_dynamics", "energy", "forward_dynamics", "forward_kinematics",
     "gravity_torques", "jacobian", "point_position", "rnea",

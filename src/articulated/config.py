@@ -6,8 +6,9 @@ Set the environment variable ``NUMBA_DISABLE_JIT=1`` to run every kernel as plai
 (for coverage and debugging).
 """
 
-JIT = dict(cache=True, fastmath=False, boundscheck=False, nogil=True)
+JIT = dict(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")
 """Flags of every ``@njit`` kernel. ``fastmath`` stays off: cross-checks are to 1e-9."""
 
-INLINE = dict(inline="always", cache=True, fastmath=False, boundscheck=False, nogil=True)
+INLINE = dict(inline="always", cache=True, fastmath=False, boundscheck=False, nogil=True,
+              error_model="numpy")
 """Flags of the small spatial-algebra helpers inlined into kernels."""

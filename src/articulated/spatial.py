@@ -156,93 +156,100 @@ def mat6_vec_add(M, v, out):
 
 
 @njit(**INLINE)
-def congruence_add(E, r, M, out, T):
+def _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22, s00, s01, s02, s11, s12, s22):
+    """Upper triangle of ``E^T S E`` for symmetric S (six entries, row-major)."""
+    p00 = s00 * e00 + s01 * e10 + s02 * e20
+    p01 = s00 * e01 + s01 * e11 + s02 * e21
+    p02 = s00 * e02 + s01 * e12 + s02 * e22
+    p10 = s01 * e00 + s11 * e10 + s12 * e20
+    p11 = s01 * e01 + s11 * e11 + s12 * e21
+    p12 = s01 * e02 + s11 * e12 + s12 * e22
+    p20 = s02 * e00 + s12 * e10 + s22 * e20
+    p21 = s02 * e01 + s12 * e11 + s22 * e21
+    p22 = s02 * e02 + s12 * e12 + s22 * e22
+    return (e00 * p00 + e10 * p10 + e20 * p20,
+            e00 * p01 + e10 * p11 + e20 * p21,
+            e00 * p02 + e10 * p12 + e20 * p22,
+            e01 * p01 + e11 * p11 + e21 * p21,
+            e01 * p02 + e11 * p12 + e21 * p22,
+            e02 * p02 + e12 * p12 + e22 * p22)
+
+
+@njit(**INLINE)
+def congruence_add(E, r, M, out):
     """out += bXa^T M bXa for a symmetric (6, 6) matrix M in B coordinates.
 
     This carries an articulated inertia (or composite inertia) from a child frame B to
-    its parent frame A (RBDA eq. 7.38 / 6.13). With ``bXa = diag(E, E) [[1, 0], [-r^, 1]]``
-    the product is split into a block rotation ``M' = diag(E,E)^T M diag(E,E)`` followed
-    by the shear ``[[1, r^], [0, 1]] M' [[1, 0], [-r^, 1]]``, which costs cross products
-    instead of a 6x6 matrix product. ``T`` is a (6, 6) scratch array; only the upper
-    triangle is computed, then mirrored.
+    its parent frame A (RBDA eqs. 7.38, 6.13). With ``bXa = diag(E, E) [[1, 0], [-r^, 1]]``
+    the product is split into a block rotation ``M' = diag(E,E)^T M diag(E,E)`` (blocks
+    A', B', C') followed by the shear ``[[1, r^], [0, 1]] M' [[1, 0], [-r^, 1]]``, which
+    costs cross products instead of a 6x6 product:
+    ``TL = A' + r^ B'^T - (B' + r^ C') r^``, ``TR = B' + r^ C'``, ``BR = C'``.
+    Everything is kept in registers (no scratch, no aliasing between loads and stores).
+    M and out must not alias.
     """
-    # T = M diag(E, E)
-    for i in range(6):
-        for bj in range(2):
-            o = 3 * bj
-            for j in range(3):
-                T[i, o + j] = M[i, o] * E[0, j] + M[i, o + 1] * E[1, j] + M[i, o + 2] * E[2, j]
-    # M' = diag(E, E)^T T, upper triangle only; stored into the lower-left free slots
-    # would be confusing, so keep the three blocks A', B', C' in locals via T rows.
-    # A' (rows 0..2, cols 0..2), B' (rows 0..2, cols 3..5), C' (rows 3..5, cols 3..5)
-    a00 = E[0, 0] * T[0, 0] + E[1, 0] * T[1, 0] + E[2, 0] * T[2, 0]
-    a01 = E[0, 0] * T[0, 1] + E[1, 0] * T[1, 1] + E[2, 0] * T[2, 1]
-    a02 = E[0, 0] * T[0, 2] + E[1, 0] * T[1, 2] + E[2, 0] * T[2, 2]
-    a11 = E[0, 1] * T[0, 1] + E[1, 1] * T[1, 1] + E[2, 1] * T[2, 1]
-    a12 = E[0, 1] * T[0, 2] + E[1, 1] * T[1, 2] + E[2, 1] * T[2, 2]
-    a22 = E[0, 2] * T[0, 2] + E[1, 2] * T[1, 2] + E[2, 2] * T[2, 2]
-    b00 = E[0, 0] * T[0, 3] + E[1, 0] * T[1, 3] + E[2, 0] * T[2, 3]
-    b01 = E[0, 0] * T[0, 4] + E[1, 0] * T[1, 4] + E[2, 0] * T[2, 4]
-    b02 = E[0, 0] * T[0, 5] + E[1, 0] * T[1, 5] + E[2, 0] * T[2, 5]
-    b10 = E[0, 1] * T[0, 3] + E[1, 1] * T[1, 3] + E[2, 1] * T[2, 3]
-    b11 = E[0, 1] * T[0, 4] + E[1, 1] * T[1, 4] + E[2, 1] * T[2, 4]
-    b12 = E[0, 1] * T[0, 5] + E[1, 1] * T[1, 5] + E[2, 1] * T[2, 5]
-    b20 = E[0, 2] * T[0, 3] + E[1, 2] * T[1, 3] + E[2, 2] * T[2, 3]
-    b21 = E[0, 2] * T[0, 4] + E[1, 2] * T[1, 4] + E[2, 2] * T[2, 4]
-    b22 = E[0, 2] * T[0, 5] + E[1, 2] * T[1, 5] + E[2, 2] * T[2, 5]
-    c00 = E[0, 0] * T[3, 3] + E[1, 0] * T[4, 3] + E[2, 0] * T[5, 3]
-    c01 = E[0, 0] * T[3, 4] + E[1, 0] * T[4, 4] + E[2, 0] * T[5, 4]
-    c02 = E[0, 0] * T[3, 5] + E[1, 0] * T[4, 5] + E[2, 0] * T[5, 5]
-    c11 = E[0, 1] * T[3, 4] + E[1, 1] * T[4, 4] + E[2, 1] * T[5, 4]
-    c12 = E[0, 1] * T[3, 5] + E[1, 1] * T[4, 5] + E[2, 1] * T[5, 5]
-    c22 = E[0, 2] * T[3, 5] + E[1, 2] * T[4, 5] + E[2, 2] * T[5, 5]
+    e00 = E[0, 0]
+    e01 = E[0, 1]
+    e02 = E[0, 2]
+    e10 = E[1, 0]
+    e11 = E[1, 1]
+    e12 = E[1, 2]
+    e20 = E[2, 0]
+    e21 = E[2, 1]
+    e22 = E[2, 2]
     r0 = r[0]
     r1 = r[1]
     r2 = r[2]
-    # Q = r^ C'  (column j of Q is r x C'[:, j]); C' symmetric
-    q00 = r1 * c02 - r2 * c01
-    q10 = r2 * c00 - r0 * c02
-    q20 = r0 * c01 - r1 * c00
-    q01 = r1 * c12 - r2 * c11
-    q11 = r2 * c01 - r0 * c12
-    q21 = r0 * c11 - r1 * c01
-    q02 = r1 * c22 - r2 * c12
-    q12 = r2 * c02 - r0 * c22
-    q22 = r0 * c12 - r1 * c02
-    # TR = B' + r^ C'
-    t00 = b00 + q00
-    t01 = b01 + q01
-    t02 = b02 + q02
-    t10 = b10 + q10
-    t11 = b11 + q11
-    t12 = b12 + q12
-    t20 = b20 + q20
-    t21 = b21 + q21
-    t22 = b22 + q22
-    # TL = A' + r^ B'^T - TR r^ ; (TR r^)[i, :] = -(r x TR[i, :])
-    # Z = r^ B'^T : Z[:, j] = r x B'[j, :]
-    z00 = r1 * b02 - r2 * b01
-    z10 = r2 * b00 - r0 * b02
-    z20 = r0 * b01 - r1 * b00
-    z01 = r1 * b12 - r2 * b11
-    z11 = r2 * b10 - r0 * b12
-    z21 = r0 * b11 - r1 * b10
-    z02 = r1 * b22 - r2 * b21
-    z12 = r2 * b20 - r0 * b22
-    z22 = r0 * b21 - r1 * b20
-    # W = TR r^ : W[i, :] = TR[i, :] r^ = -(r x TR[i, :])^T
-    w00 = -(r1 * t02 - r2 * t01)
-    w01 = -(r2 * t00 - r0 * t02)
-    w02 = -(r0 * t01 - r1 * t00)
-    w11 = -(r2 * t10 - r0 * t12)
-    w12 = -(r0 * t11 - r1 * t10)
-    w22 = -(r0 * t21 - r1 * t20)
-    l00 = a00 + z00 - w00
-    l01 = a01 + z01 - w01
-    l02 = a02 + z02 - w02
-    l11 = a11 + z11 - w11
-    l12 = a12 + z12 - w12
-    l22 = a22 + z22 - w22
+    a00, a01, a02, a11, a12, a22 = _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22,
+                                            M[0, 0], M[0, 1], M[0, 2], M[1, 1], M[1, 2], M[2, 2])
+    c00, c01, c02, c11, c12, c22 = _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22,
+                                            M[3, 3], M[3, 4], M[3, 5], M[4, 4], M[4, 5], M[5, 5])
+    # B' = E^T B E with B = M[0:3, 3:6]
+    m03 = M[0, 3]
+    m04 = M[0, 4]
+    m05 = M[0, 5]
+    m13 = M[1, 3]
+    m14 = M[1, 4]
+    m15 = M[1, 5]
+    m23 = M[2, 3]
+    m24 = M[2, 4]
+    m25 = M[2, 5]
+    p00 = m03 * e00 + m04 * e10 + m05 * e20
+    p01 = m03 * e01 + m04 * e11 + m05 * e21
+    p02 = m03 * e02 + m04 * e12 + m05 * e22
+    p10 = m13 * e00 + m14 * e10 + m15 * e20
+    p11 = m13 * e01 + m14 * e11 + m15 * e21
+    p12 = m13 * e02 + m14 * e12 + m15 * e22
+    p20 = m23 * e00 + m24 * e10 + m25 * e20
+    p21 = m23 * e01 + m24 * e11 + m25 * e21
+    p22 = m23 * e02 + m24 * e12 + m25 * e22
+    b00 = e00 * p00 + e10 * p10 + e20 * p20
+    b01 = e00 * p01 + e10 * p11 + e20 * p21
+    b02 = e00 * p02 + e10 * p12 + e20 * p22
+    b10 = e01 * p00 + e11 * p10 + e21 * p20
+    b11 = e01 * p01 + e11 * p11 + e21 * p21
+    b12 = e01 * p02 + e11 * p12 + e21 * p22
+    b20 = e02 * p00 + e12 * p10 + e22 * p20
+    b21 = e02 * p01 + e12 * p11 + e22 * p21
+    b22 = e02 * p02 + e12 * p12 + e22 * p22
+    # TR = B' + r^ C' (column j of r^ C' is r x C'[:, j])
+    t00 = b00 + r1 * c02 - r2 * c01
+    t10 = b10 + r2 * c00 - r0 * c02
+    t20 = b20 + r0 * c01 - r1 * c00
+    t01 = b01 + r1 * c12 - r2 * c11
+    t11 = b11 + r2 * c01 - r0 * c12
+    t21 = b21 + r0 * c11 - r1 * c01
+    t02 = b02 + r1 * c22 - r2 * c12
+    t12 = b12 + r2 * c02 - r0 * c22
+    t22 = b22 + r0 * c12 - r1 * c02
+    # TL = A' + Z - W with Z = r^ B'^T (Z[:, j] = r x B'[j, :]) and W = TR r^
+    # (W[i, :] = -(r x TR[i, :])); TL is symmetric, so only its upper triangle is formed
+    l00 = a00 + (r1 * b02 - r2 * b01) + (r1 * t02 - r2 * t01)
+    l01 = a01 + (r1 * b12 - r2 * b11) + (r2 * t00 - r0 * t02)
+    l02 = a02 + (r1 * b22 - r2 * b21) + (r0 * t01 - r1 * t00)
+    l11 = a11 + (r2 * b10 - r0 * b12) + (r2 * t10 - r0 * t12)
+    l12 = a12 + (r2 * b20 - r0 * b22) + (r0 * t11 - r1 * t10)
+    l22 = a22 + (r0 * b21 - r1 * b20) + (r0 * t21 - r1 * t20)
     out[0, 0] += l00
     out[0, 1] += l01
     out[0, 2] += l02

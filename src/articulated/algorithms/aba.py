@@ -15,12 +15,104 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..config import JIT
+from ..config import INLINE, JIT
 from ..model import Model
 from ..spatial import (congruence_add, crf_add, force_apply_T_add, inertia_apply, motion_apply,
                        spd_inverse)
 from ._inputs import as_f_ext, as_state, check_dtype, check_output
 from .kinematics import joint_xup, velocity_step
+
+
+@njit(**INLINE)
+def _project_1dof(IA, pA, c, S, tau, U, Dinv, u, va, pa_out):
+    """One-dof joint of ABA pass 2 in registers: ``U = IA S``, ``D = S^T U``,
+    ``u = tau - S^T pA``; then, in place, ``Ia = IA - U U^T / D`` and
+    ``pa = pA + Ia c + U u / D`` (RBDA eqs. 7.39-7.44)."""
+    s0 = S[0]
+    s1 = S[1]
+    s2 = S[2]
+    s3 = S[3]
+    s4 = S[4]
+    s5 = S[5]
+    u0 = IA[0, 0] * s0 + IA[0, 1] * s1 + IA[0, 2] * s2 + IA[0, 3] * s3 + IA[0, 4] * s4 + IA[0, 5] * s5
+    u1 = IA[1, 0] * s0 + IA[1, 1] * s1 + IA[1, 2] * s2 + IA[1, 3] * s3 + IA[1, 4] * s4 + IA[1, 5] * s5
+    u2 = IA[2, 0] * s0 + IA[2, 1] * s1 + IA[2, 2] * s2 + IA[2, 3] * s3 + IA[2, 4] * s4 + IA[2, 5] * s5
+    u3 = IA[3, 0] * s0 + IA[3, 1] * s1 + IA[3, 2] * s2 + IA[3, 3] * s3 + IA[3, 4] * s4 + IA[3, 5] * s5
+    u4 = IA[4, 0] * s0 + IA[4, 1] * s1 + IA[4, 2] * s2 + IA[4, 3] * s3 + IA[4, 4] * s4 + IA[4, 5] * s5
+    u5 = IA[5, 0] * s0 + IA[5, 1] * s1 + IA[5, 2] * s2 + IA[5, 3] * s3 + IA[5, 4] * s4 + IA[5, 5] * s5
+    U[0] = u0
+    U[1] = u1
+    U[2] = u2
+    U[3] = u3
+    U[4] = u4
+    U[5] = u5
+    d = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5
+    Dinv[0] = 1 / d
+    dinv = Dinv[0]
+    uu = tau - (s0 * pA[0] + s1 * pA[1] + s2 * pA[2] + s3 * pA[3] + s4 * pA[4] + s5 * pA[5])
+    u[va] = uu
+    ud = uu * dinv
+    for k in range(6):
+        t = U[k] * dinv
+        for l in range(k, 6):
+            IA[k, l] -= t * U[l]
+    for k in range(1, 6):
+        for l in range(k):
+            IA[k, l] = IA[l, k]
+    c0 = c[0]
+    c1 = c[1]
+    c2 = c[2]
+    c3 = c[3]
+    c4 = c[4]
+    c5 = c[5]
+    for k in range(6):
+        pa_out[k] = (pA[k] + IA[k, 0] * c0 + IA[k, 1] * c1 + IA[k, 2] * c2 + IA[k, 3] * c3
+                     + IA[k, 4] * c4 + IA[k, 5] * c5 + U[k] * ud)
+
+
+@njit(**INLINE)
+def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, T, w, pa_out, modified):
+    """Multi-dof (or zero-dof) joint of ABA pass 2: as :func:`_project_1dof` with ``D``
+    an (n, n) block inverted by Cholesky. With ``modified`` the block ``D`` was
+    accumulated separately (Ascher-Pai-Cloutier eq. 11) and is used as is."""
+    for r in range(n):
+        for k in range(6):
+            s = IA[k, 0] * S[va + r, 0]
+            for l in range(1, 6):
+                s += IA[k, l] * S[va + r, l]
+            U[va + r, k] = s
+        u_r = tau[va + r]
+        for k in range(6):
+            u_r -= S[va + r, k] * pA[k]
+        u[va + r] = u_r
+    if not modified:
+        for r in range(n):
+            for cc in range(n):
+                s = S[va + r, 0] * U[va + cc, 0]
+                for k in range(1, 6):
+                    s += S[va + r, k] * U[va + cc, k]
+                D[va + r, cc] = s
+    if n > 0:
+        spd_inverse(D[va:va + n], n, Dinv[va:va + n], T)
+    for r in range(n):
+        s = Dinv[va + r, 0] * u[va]
+        for cc in range(1, n):
+            s += Dinv[va + r, cc] * u[va + cc]
+        w[r] = s
+    for r in range(n):
+        for cc in range(n):
+            dinv = Dinv[va + r, cc]
+            for k in range(6):
+                t = U[va + r, k] * dinv
+                for l in range(6):
+                    IA[k, l] -= t * U[va + cc, l]
+    for k in range(6):
+        s = pA[k]
+        for l in range(6):
+            s += IA[k, l] * c[l]
+        for r in range(n):
+            s += U[va + r, k] * w[r]
+        pa_out[k] = s
 
 
 @njit(**JIT)
@@ -64,55 +156,19 @@ def _aba_kernel(
     for i in range(nb - 1, -1, -1):
         va = vadr[i]
         n = jnv[i]
-        IAi = IA[i]
-        for r in range(n):
-            Ur = U[va + r]
-            for k in range(6):
-                s = IAi[k, 0] * S[va + r, 0]
-                for l in range(1, 6):
-                    s += IAi[k, l] * S[va + r, l]
-                Ur[k] = s
-            u_r = tau[va + r]
-            for k in range(6):
-                u_r -= S[va + r, k] * pA[i, k]
-            u[va + r] = u_r
-        if not modified:
-            for r in range(n):
-                for cc in range(n):
-                    s = S[va + r, 0] * U[va + cc, 0]
-                    for k in range(1, 6):
-                        s += S[va + r, k] * U[va + cc, k]
-                    D[va + r, cc] = s
-        if n > 0:
-            spd_inverse(D[va:va + n], n, Dinv[va:va + n], T)
         p = parent[i]
+        IAi = IA[i]
+        if n == 1 and not modified:
+            _project_1dof(IAi, pA[i], c[i], S[va], tau[va], U[va], Dinv[va], u, va, pa)
+        else:
+            _project_ndof(IAi, pA[i], c[i], S, tau, va, n, U, D, Dinv, u, T, w, pa, modified)
         if p < 0:
             continue
-        # Ia = IA - U D^-1 U^T (in place), pa = pA + Ia c + U D^-1 u
-        for r in range(n):
-            s = Dinv[va + r, 0] * u[va]
-            for cc in range(1, n):
-                s += Dinv[va + r, cc] * u[va + cc]
-            w[r] = s
-        for r in range(n):
-            for cc in range(n):
-                dinv = Dinv[va + r, cc]
-                for k in range(6):
-                    t = U[va + r, k] * dinv
-                    for l in range(6):
-                        IAi[k, l] -= t * U[va + cc, l]
-        for k in range(6):
-            s = pA[i, k]
-            for l in range(6):
-                s += IAi[k, l] * c[i, l]
-            for r in range(n):
-                s += U[va + r, k] * w[r]
-            pa[k] = s
         if modified:
             for k in range(6):
                 for l in range(6):
                     T2[k, l] = 0
-            congruence_add(Xup_E[i], Xup_r[i], IAi, T2, T)
+            congruence_add(Xup_E[i], Xup_r[i], IAi, T2)
             for k in range(6):
                 for l in range(6):
                     IA[p, k, l] += T2[k, l]
@@ -129,7 +185,7 @@ def _aba_kernel(
                         s += S[vp + cc, k] * Iv[k]
                     D[vp + cc, r] += s
         else:
-            congruence_add(Xup_E[i], Xup_r[i], IAi, IA[p], T)
+            congruence_add(Xup_E[i], Xup_r[i], IAi, IA[p])
         force_apply_T_add(Xup_E[i], Xup_r[i], pa, pA[p])
     # pass 3 (root to leaves): accelerations (RBDA eq. 7.45-7.47); a_0 = -g
     for k in range(3):

@@ -38,7 +38,7 @@ def _crba_kernel(
     for i in range(nb - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            congruence_add(Xup_E[i], Xup_r[i], Ic[i], Ic[p], T)  # RBDA eq. 6.13
+            congruence_add(Xup_E[i], Xup_r[i], Ic[i], Ic[p])  # RBDA eq. 6.13
         va = vadr[i]
         n = jnv[i]
         if n == 0:
@@ -50,11 +50,13 @@ def _crba_kernel(
                 for l in range(1, 6):
                     s += Ic[i, k, l] * S[va + r, l]
                 F[va + r, k] = s
-            for cc in range(n):
+        for r in range(n):
+            for cc in range(r + 1):
                 s = S[va + cc, 0] * F[va + r, 0]
                 for k in range(1, 6):
                     s += S[va + cc, k] * F[va + r, k]
                 M_out[va + cc, va + r] = s
+                M_out[va + r, va + cc] = s
         # walk to the root: F = Xup_j^T F, M_ij = F^T S_j
         j = i
         while parent[j] >= 0:

@@ -25,7 +25,8 @@ def joint_xup(i, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r):
 
     ``X_J`` per joint type (RBDA Table 4.1 with body-coordinate motion subspaces):
     revolute ``rot(q a)``, prismatic ``xlt(q a)``, spherical ``rot(R(quat))``, free
-    ``rot(R(quat)) xlt(p)``. ``EJ`` is a (3, 3) scratch array.
+    ``rot(R(quat)) xlt(p)``. ``EJ`` is a (3, 3) scratch array. Values are kept in locals
+    so that stores cannot alias the loads (this is the hottest helper of every pass).
     """
     t = jtype[i]
     a = qadr[i]
@@ -33,30 +34,72 @@ def joint_xup(i, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r):
     r0 = Xtree_r[i]
     E = Xup_E[i]
     r = Xup_r[i]
-    if t == JOINT_REVOLUTE:
-        axis_angle_E(axis[i], math.cos(q[a]), math.sin(q[a]), EJ)
-    elif t == JOINT_SPHERICAL:
-        quat_to_rot(q[a], q[a + 1], q[a + 2], q[a + 3], EJ)
-        _transpose3(EJ)
-    elif t == JOINT_FREE:
-        quat_to_rot(q[a + 3], q[a + 4], q[a + 5], q[a + 6], EJ)
-        _transpose3(EJ)
+    f00 = E0[0, 0]
+    f01 = E0[0, 1]
+    f02 = E0[0, 2]
+    f10 = E0[1, 0]
+    f11 = E0[1, 1]
+    f12 = E0[1, 2]
+    f20 = E0[2, 0]
+    f21 = E0[2, 1]
+    f22 = E0[2, 2]
     if t == JOINT_REVOLUTE or t == JOINT_SPHERICAL or t == JOINT_FREE:
-        for k in range(3):
-            for l in range(3):
-                E[k, l] = EJ[k, 0] * E0[0, l] + EJ[k, 1] * E0[1, l] + EJ[k, 2] * E0[2, l]
+        if t == JOINT_REVOLUTE:
+            axis_angle_E(axis[i], math.cos(q[a]), math.sin(q[a]), EJ)
+        elif t == JOINT_SPHERICAL:
+            quat_to_rot(q[a], q[a + 1], q[a + 2], q[a + 3], EJ)
+            _transpose3(EJ)
+        else:
+            quat_to_rot(q[a + 3], q[a + 4], q[a + 5], q[a + 6], EJ)
+            _transpose3(EJ)
+        g00 = EJ[0, 0]
+        g01 = EJ[0, 1]
+        g02 = EJ[0, 2]
+        g10 = EJ[1, 0]
+        g11 = EJ[1, 1]
+        g12 = EJ[1, 2]
+        g20 = EJ[2, 0]
+        g21 = EJ[2, 1]
+        g22 = EJ[2, 2]
+        E[0, 0] = g00 * f00 + g01 * f10 + g02 * f20
+        E[0, 1] = g00 * f01 + g01 * f11 + g02 * f21
+        E[0, 2] = g00 * f02 + g01 * f12 + g02 * f22
+        E[1, 0] = g10 * f00 + g11 * f10 + g12 * f20
+        E[1, 1] = g10 * f01 + g11 * f11 + g12 * f21
+        E[1, 2] = g10 * f02 + g11 * f12 + g12 * f22
+        E[2, 0] = g20 * f00 + g21 * f10 + g22 * f20
+        E[2, 1] = g20 * f01 + g21 * f11 + g22 * f21
+        E[2, 2] = g20 * f02 + g21 * f12 + g22 * f22
     else:
-        for k in range(3):
-            for l in range(3):
-                E[k, l] = E0[k, l]
-    for k in range(3):
-        r[k] = r0[k]
+        E[0, 0] = f00
+        E[0, 1] = f01
+        E[0, 2] = f02
+        E[1, 0] = f10
+        E[1, 1] = f11
+        E[1, 2] = f12
+        E[2, 0] = f20
+        E[2, 1] = f21
+        E[2, 2] = f22
+    x = r0[0]
+    y = r0[1]
+    z = r0[2]
     if t == JOINT_PRISMATIC:
-        for k in range(3):
-            r[k] += q[a] * (E0[0, k] * axis[i, 0] + E0[1, k] * axis[i, 1] + E0[2, k] * axis[i, 2])
+        d0 = q[a] * axis[i, 0]
+        d1 = q[a] * axis[i, 1]
+        d2 = q[a] * axis[i, 2]
+        x += f00 * d0 + f10 * d1 + f20 * d2
+        y += f01 * d0 + f11 * d1 + f21 * d2
+        z += f02 * d0 + f12 * d1 + f22 * d2
     elif t == JOINT_FREE:
-        for k in range(3):
-            r[k] += E0[0, k] * q[a] + E0[1, k] * q[a + 1] + E0[2, k] * q[a + 2]
+        d0 = q[a]
+        d1 = q[a + 1]
+        d2 = q[a + 2]
+        x += f00 * d0 + f10 * d1 + f20 * d2
+        y += f01 * d0 + f11 * d1 + f21 * d2
+        z += f02 * d0 + f12 * d1 + f22 * d2
+    r[0] = x
+    r[1] = y
+    r[2] = z
 
 
 @njit(**INLINE)

@@ -1,0 +1,16 @@
+"""Simulation layer: configuration-space helpers, integrators, applied forces, the Simulator.
+
+Re-exports only (see the modules for the implementations).
+"""
+
+from .forces import (Force, JointDamping, JointTorque, PDController, PointForce, Spring,
+                     StateKinematics)
+from .integrators import (INTEGRATORS, euler_step, integrate, normalize, qdot, rk4_step,
+                          semi_implicit_euler_step)
+from .simulator import SimulationDiverged, Simulator, Trajectory
+
+__all__ = [
+    "Force", "INTEGRATORS", "JointDamping", "JointTorque", "PDController", "PointForce",
+    "SimulationDiverged", "Simulator", "Spring", "StateKinematics", "Trajectory",
+    "euler_step", "integrate", "normalize", "qdot", "rk4_step", "semi_implicit_euler_step",
+]

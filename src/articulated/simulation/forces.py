@@ -1,0 +1,374 @@
+"""Applied forces that a :class:`articulated.Simulator` evaluates at every dynamics call.
+
+A force object has
+
+* ``apply(model, t, q, qd, tau, f_ext, kin=None)``: **adds** its joint forces into
+  ``tau`` (nv,) [N m | N] and its body forces into ``f_ext`` (nb, 6), spatial forces
+  ``[n; f]`` about each body origin in body coordinates [N m; N] (the ``f_ext`` argument of
+  :func:`articulated.forward_dynamics`);
+* ``potential(model, q, kin=None)``: its potential energy [J] if it is conservative
+  (``0.0`` otherwise), so that the simulator's total energy ``T + V_gravity + sum V_force``
+  is conserved by exact dynamics.
+
+``kin`` is an optional :class:`StateKinematics` shared by all forces of one evaluation, so
+world poses and body velocities are computed once. Any object with an ``apply(model, t, q,
+qd, tau, f_ext)`` method (and optionally ``potential(model, q)``) can be added to a
+simulator; subclass :class:`Force` to receive ``kin``.
+
+Frames: a world force ``F_w`` at a point ``P`` given in body-``b`` coordinates becomes
+``f_b = oE_b F_w``, ``n_b = P x f_b`` (RBDA sec. 2.8: spatial force about the body origin;
+``oE_b = R_b^T`` is the world -> body rotation).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..algorithms.kinematics import body_velocities, forward_kinematics
+from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
+
+
+class StateKinematics:
+    """World poses and body velocities of one state, computed on first use.
+
+    Attributes (lazy)
+    -----------------
+    R : (nb, 3, 3) float64 - body -> world rotations (columns are body axes in world)
+    p : (nb, 3) float64 - body origins in world coordinates [m]
+    v : (nb, 6) float64 - body spatial velocities ``[w; v_O]`` in body coordinates
+        (requires ``qd``)
+    """
+
+    __slots__ = ("model", "q", "qd", "_R", "_p", "_v")
+
+    def __init__(self, model: Model, q, qd=None):
+        self.model = model
+        self.q = q
+        self.qd = qd
+        self._R = None
+        self._p = None
+        self._v = None
+
+    def _poses(self):
+        self._R, self._p = forward_kinematics(self.model, self.q)
+
+    @property
+    def R(self):
+        if self._R is None:
+            self._poses()
+        return self._R
+
+    @property
+    def p(self):
+        if self._p is None:
+            self._poses()
+        return self._p
+
+    @property
+    def v(self):
+        if self._v is None:
+            if self.qd is None:
+                raise ValueError("body velocities need qd")
+            self._v = body_velocities(self.model, self.q, self.qd)
+        return self._v
+
+
+def _kin(model, q, qd, kin):
+    return kin if kin is not None else StateKinematics(model, q, qd)
+
+
+def _vec3(x, what):
+    a = np.asarray(x, dtype=np.float64)
+    if a.shape != (3,) or not np.isfinite(a).all():
+        raise ValueError(f"{what} must be a finite (3,) vector, got {x!r}")
+    return a.copy()
+
+
+def _nonneg(x, what):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a real number, got {x!r}") from None
+    if not (math.isfinite(x) and x >= 0.0):
+        raise ValueError(f"{what} must be finite and >= 0, got {x}")
+    return x
+
+
+class Force:
+    """Base class of applied forces (see the module docstring for the protocol)."""
+
+    conservative = False
+    """True when :meth:`potential` returns the force's potential energy."""
+
+    def bind(self, model: Model) -> "Force":
+        """Check the force against ``model`` (body and joint names, sizes); ValueError if it
+        does not fit. Called by :meth:`articulated.Simulator.add_force`. Returns self."""
+        return self
+
+    def apply(self, model: Model, t: float, q, qd, tau, f_ext, kin=None) -> None:
+        """Add the force into ``tau`` (nv,) and ``f_ext`` (nb, 6, body coordinates)."""
+        raise NotImplementedError
+
+    def potential(self, model: Model, q, kin=None) -> float:
+        """Potential energy [J]; 0.0 for a non-conservative force."""
+        return 0.0
+
+
+class PointForce(Force):
+    """A constant force applied at a point fixed on a body.
+
+    Parameters
+    ----------
+    body : str or int - body name or index
+    force : (3,) float - force [N], in world coordinates (``frame="world"``) or in body
+        coordinates (``frame="body"``: a follower force that turns with the body)
+    point : (3,) float - point of application in body coordinates [m]
+    frame : {"world", "body"}
+
+    A constant world force is conservative with potential ``V = -F . x_P`` (``x_P`` the
+    point's world position); a body-frame force is not (``potential`` returns 0).
+    Raises ValueError for a non-finite or mis-shaped vector, an unknown frame, or (at
+    :meth:`bind`) an unknown body.
+    """
+
+    def __init__(self, body, force, point=(0.0, 0.0, 0.0), frame: str = "world"):
+        if frame not in ("world", "body"):
+            raise ValueError(f"frame must be 'world' or 'body', got {frame!r}")
+        self.body = body
+        self.force = _vec3(force, "PointForce force")
+        self.point = _vec3(point, "PointForce point")
+        self.frame = frame
+        self.conservative = frame == "world"
+
+    def bind(self, model):
+        model.body_id(self.body)
+        return self
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        b = model.body_id(self.body)
+        if self.frame == "world":
+            f = _kin(model, q, qd, kin).R[b].T @ self.force
+        else:
+            f = self.force
+        f_ext[b, :3] += np.cross(self.point, f)
+        f_ext[b, 3:] += f
+
+    def potential(self, model, q, kin=None):
+        if self.frame != "world":
+            return 0.0
+        k = _kin(model, q, None, kin)
+        b = model.body_id(self.body)
+        x = k.p[b] + k.R[b] @ self.point
+        return float(-self.force @ x)
+
+    def __repr__(self):
+        return f"PointForce(body={self.body!r}, force={self.force.tolist()}, point={self.point.tolist()}, frame={self.frame!r})"
+
+
+class Spring(Force):
+    """A linear spring (and optional damper) from a point on a body to a fixed world anchor.
+
+    Parameters
+    ----------
+    body : str or int - body name or index
+    point : (3,) float - attachment point in body coordinates [m]
+    anchor : (3,) float - anchor in world coordinates [m]
+    stiffness : float - k >= 0 [N/m]
+    rest_length : float - L0 >= 0 [m]
+    damping : float - c >= 0 [N s/m], acting along the spring line
+
+    With ``d = x_P - anchor``, ``L = |d|``, ``u = d / L``, the world force on the body is
+    ``F = -(k (L - L0) + c u . dx_P/dt) u`` (for ``L0 = 0`` the elastic part is ``-k d``,
+    defined also at ``L = 0``). Potential ``V = 1/2 k (L - L0)^2`` (the damper adds none).
+    The 50-link pendulum of Redon, Galoppo & Lin 2005 (Fig. 6) hangs from such a spring.
+    """
+
+    conservative = True
+
+    def __init__(self, body, point, anchor, stiffness, rest_length=0.0, damping=0.0):
+        self.body = body
+        self.point = _vec3(point, "Spring point")
+        self.anchor = _vec3(anchor, "Spring anchor")
+        self.stiffness = _nonneg(stiffness, "Spring stiffness")
+        self.rest_length = _nonneg(rest_length, "Spring rest_length")
+        self.damping = _nonneg(damping, "Spring damping")
+
+    def bind(self, model):
+        model.body_id(self.body)
+        return self
+
+    def _geometry(self, model, q, qd, kin):
+        k = _kin(model, q, qd, kin)
+        b = model.body_id(self.body)
+        x = k.p[b] + k.R[b] @ self.point
+        return k, b, x - self.anchor
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        k, b, d = self._geometry(model, q, qd, kin)
+        L = math.sqrt(float(d @ d))
+        K, L0, c = self.stiffness, self.rest_length, self.damping
+        if L0 == 0.0:
+            F = -K * d
+        elif L > 0.0:
+            F = -K * (L - L0) / L * d
+        else:
+            F = np.zeros(3)  # direction undefined at L = 0
+        if c > 0.0 and L > 0.0:
+            v = k.v[b]
+            xdot = k.R[b] @ (v[3:] + np.cross(v[:3], self.point))
+            F = F - c * float(d @ xdot) / (L * L) * d
+        f = k.R[b].T @ F
+        f_ext[b, :3] += np.cross(self.point, f)
+        f_ext[b, 3:] += f
+
+    def potential(self, model, q, kin=None):
+        _, _, d = self._geometry(model, q, None, kin)
+        L = math.sqrt(float(d @ d))
+        return 0.5 * self.stiffness * (L - self.rest_length) ** 2
+
+    def __repr__(self):
+        return (f"Spring(body={self.body!r}, point={self.point.tolist()}, anchor={self.anchor.tolist()}, "
+                f"stiffness={self.stiffness}, rest_length={self.rest_length}, damping={self.damping})")
+
+
+class JointTorque(Force):
+    """Joint forces ``tau`` (nv,) [N m | N]: a constant array or ``callable(t, q, qd) -> (nv,)``.
+
+    Raises ValueError (at :meth:`bind` for a constant, at :meth:`apply` for a callable's
+    result) when the shape is not (nv,). Non-finite values are not rejected here: the
+    simulator reports them as a divergence naming this force.
+    """
+
+    def __init__(self, tau):
+        if callable(tau):
+            self.tau = tau
+        else:
+            a = np.asarray(tau, dtype=np.float64)
+            if a.ndim != 1:
+                raise ValueError(f"JointTorque tau must be a (nv,) array or a callable, got shape {a.shape}")
+            self.tau = a.copy()
+
+    def bind(self, model):
+        if not callable(self.tau) and self.tau.shape != (model.nv,):
+            raise ValueError(f"JointTorque tau must have shape ({model.nv},), got {self.tau.shape}")
+        return self
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        if callable(self.tau):
+            x = np.asarray(self.tau(t, q, qd), dtype=np.float64)
+            if x.shape != (model.nv,):
+                raise ValueError(f"JointTorque callable returned shape {x.shape}, expected ({model.nv},)")
+            tau += x
+        else:
+            tau += self.tau
+
+    def __repr__(self):
+        return f"JointTorque({'callable' if callable(self.tau) else 'constant'})"
+
+
+class PDController(Force):
+    """Proportional-derivative joint control of 1-DOF (revolute, prismatic) joints.
+
+    ``tau_j += kp_j (q_ref_j - q_j) + kd_j (qd_ref_j - qd_j)`` for each controlled joint.
+
+    Parameters
+    ----------
+    kp, kd : float or (n,) float - gains [N m/rad, N m s/rad | N/m, N s/m], >= 0
+    q_ref : float or (n,) float, or callable ``t -> (n,)`` - reference positions [rad | m]
+    qd_ref : float or (n,) float, or callable ``t -> (n,)``, optional - reference rates
+        (default 0)
+    joints : sequence of str or int, optional - controlled joints (names or indices);
+        default: every revolute and prismatic joint, in joint order
+
+    The proportional part is a joint spring: with a constant ``q_ref`` the potential
+    ``V = 1/2 sum kp_j (q_j - q_ref_j)^2`` is reported (0 for a callable reference).
+    Raises ValueError (at :meth:`bind`) for a joint that is not 1-DOF, an unknown joint,
+    or gains/references whose size does not match the number of joints.
+    """
+
+    def __init__(self, kp, kd, q_ref, qd_ref=None, joints=None):
+        self.kp = np.atleast_1d(np.asarray(kp, dtype=np.float64))
+        self.kd = np.atleast_1d(np.asarray(kd, dtype=np.float64))
+        for name, g in (("kp", self.kp), ("kd", self.kd)):
+            if g.ndim != 1 or not np.isfinite(g).all() or (g < 0).any():
+                raise ValueError(f"PDController {name} must be finite and >= 0, got {g}")
+        self.q_ref = q_ref if callable(q_ref) else np.atleast_1d(np.asarray(q_ref, dtype=np.float64))
+        self.qd_ref = (0.0 if qd_ref is None else qd_ref)
+        if not callable(self.qd_ref):
+            self.qd_ref = np.atleast_1d(np.asarray(self.qd_ref, dtype=np.float64))
+        self.joints = None if joints is None else list(joints)
+        self.conservative = not callable(self.q_ref)
+        self._bound = None
+
+    def bind(self, model):
+        if self.joints is None:
+            js = np.flatnonzero(np.isin(model.jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC)))
+        else:
+            js = np.array([model.joint_id(j) for j in self.joints], dtype=np.int64)
+            bad = [int(j) for j in js if model.jnt_type[j] not in (JOINT_REVOLUTE, JOINT_PRISMATIC)]
+            if bad:
+                raise ValueError(f"PDController: joint {model.joint_name[bad[0]]!r} is not a "
+                                 f"1-DOF (revolute or prismatic) joint")
+        n = len(js)
+        arrays = {"kp": self.kp, "kd": self.kd}
+        if not callable(self.q_ref):
+            arrays["q_ref"] = self.q_ref
+        if not callable(self.qd_ref):
+            arrays["qd_ref"] = self.qd_ref
+        for name, a in arrays.items():
+            if a.shape not in ((1,), (n,)):
+                raise ValueError(f"PDController {name} has {a.shape[0]} entries for {n} joints")
+        self._bound = (model, model.jnt_qadr[js], model.jnt_vadr[js])
+        return self
+
+    def _idx(self, model):
+        if self._bound is None or self._bound[0] is not model:
+            self.bind(model)
+        return self._bound[1], self._bound[2]
+
+    @staticmethod
+    def _ref(r, t):
+        return np.asarray(r(t), dtype=np.float64) if callable(r) else r
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        iq, iv = self._idx(model)
+        tau[iv] += (self.kp * (self._ref(self.q_ref, t) - q[iq])
+                    + self.kd * (self._ref(self.qd_ref, t) - qd[iv]))
+
+    def potential(self, model, q, kin=None):
+        if callable(self.q_ref):
+            return 0.0
+        iq, _ = self._idx(model)
+        e = q[iq] - self.q_ref
+        return float(0.5 * np.sum(self.kp * e * e))
+
+    def __repr__(self):
+        return f"PDController(joints={self.joints!r})"
+
+
+class JointDamping(Force):
+    """Viscous joint friction ``tau -= b qd`` (dissipative).
+
+    Parameters
+    ----------
+    b : float or (nv,) float - damping coefficients >= 0 [N m s/rad | N s/m]; for quaternion
+        joints it acts on the body-frame angular velocity components.
+    """
+
+    def __init__(self, b):
+        self.b = np.asarray(b, dtype=np.float64)
+        if self.b.ndim > 1 or not np.isfinite(self.b).all() or (self.b < 0).any():
+            raise ValueError(f"JointDamping b must be a finite scalar or (nv,) array >= 0, got {b!r}")
+
+    def bind(self, model):
+        if self.b.ndim == 1 and self.b.shape != (model.nv,):
+            raise ValueError(f"JointDamping b must have shape ({model.nv},), got {self.b.shape}")
+        return self
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        tau -= self.b * qd
+
+    def __repr__(self):
+        return f"JointDamping(b={self.b!r})"

@@ -1,0 +1,533 @@
+"""The stepping loop: :class:`Simulator` (state, applied forces, integrator, recording, energy),
+:class:`Trajectory` (what a run records) and :class:`SimulationDiverged`."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..algorithms._inputs import check_dtype
+from ..algorithms.forward_dynamics import METHODS, forward_dynamics
+from ..algorithms.kinematics import energy
+from ..model import Model
+from .forces import Force, StateKinematics
+from .integrators import INTEGRATORS, STEPPERS, _layout, _normalize_kernel, _qdot, _unit
+
+
+class SimulationDiverged(RuntimeError):
+    """The state (or an applied force) became non-finite during a simulation.
+
+    Attributes
+    ----------
+    trajectory : Trajectory - everything recorded before the failure (at least the state
+        the failing :meth:`Simulator.run` started from)
+    t : float - time [s] of the last finite state
+    step : int - index (1-based, within the run) of the step that failed
+    joint : str or None - the joint whose coordinate first became non-finite, if known
+    """
+
+    def __init__(self, message, *, trajectory=None, t=None, step=None, joint=None):
+        super().__init__(message)
+        self.trajectory = trajectory
+        self.t = t
+        self.step = step
+        self.joint = joint
+
+
+class _NonFinite(Exception):
+    """Internal: a non-finite value appeared at a dynamics evaluation or after a step."""
+
+    def __init__(self, detail, joint=None):
+        super().__init__(detail)
+        self.detail = detail
+        self.joint = joint
+
+
+@dataclass
+class Trajectory:
+    """States and energies recorded by :meth:`Simulator.run`.
+
+    Attributes
+    ----------
+    t : (k,) float64 - times [s]
+    q : (k, nq) float64 - configurations
+    qd : (k, nv) float64 - joint velocities (body-frame rates for quaternion joints)
+    kinetic : (k,) float64 - kinetic energy ``T = 1/2 qd^T M qd`` [J]
+    potential : (k,) float64 - gravity potential plus the potentials of the conservative
+        applied forces (springs, world point forces, PD springs) [J]
+    nfev : int - forward-dynamics evaluations of the run (for ``rk45``, scipy's ``nfev``)
+    wall_time : float - wall-clock duration of the run [s]
+    integrator, method : str - as given to the Simulator
+    dt : float - the Simulator's time step [s]
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    nfev: int = 0
+    wall_time: float = 0.0
+    integrator: str = ""
+    method: str = ""
+    dt: float = float("nan")
+
+    @property
+    def total(self) -> np.ndarray:
+        """(k,) float64 - total mechanical energy ``kinetic + potential`` [J]."""
+        return self.kinetic + self.potential
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+    def save(self, path) -> None:
+        """Write every field to a NumPy ``.npz`` archive at ``path``."""
+        np.savez(path, t=self.t, q=self.q, qd=self.qd, kinetic=self.kinetic,
+                 potential=self.potential, nfev=np.int64(self.nfev),
+                 wall_time=np.float64(self.wall_time), integrator=np.str_(self.integrator),
+                 method=np.str_(self.method), dt=np.float64(self.dt))
+
+    @classmethod
+    def load(cls, path) -> "Trajectory":
+        """Read a trajectory written by :meth:`save`."""
+        with np.load(path, allow_pickle=False) as z:
+            return cls(t=z["t"], q=z["q"], qd=z["qd"], kinetic=z["kinetic"],
+                       potential=z["potential"], nfev=int(z["nfev"]),
+                       wall_time=float(z["wall_time"]), integrator=str(z["integrator"]),
+                       method=str(z["method"]), dt=float(z["dt"]))
+
+
+class _Recorder:
+    def __init__(self, sim):
+        self.sim = sim
+        self.t, self.q, self.qd, self.T, self.V = [], [], [], [], []
+
+    def add(self, t, q, qd):
+        T, V = self.sim._energy(q, qd)
+        self.t.append(t)
+        self.q.append(q.copy())
+        self.qd.append(qd.copy())
+        self.T.append(T)
+        self.V.append(V)
+
+    def trajectory(self, nfev, wall):
+        s = self.sim
+        m = s.model
+        return Trajectory(
+            t=np.array(self.t, dtype=np.float64),
+            q=np.array(self.q, dtype=np.float64).reshape(-1, m.nq),
+            qd=np.array(self.qd, dtype=np.float64).reshape(-1, m.nv),
+            kinetic=np.array(self.T, dtype=np.float64),
+            potential=np.array(self.V, dtype=np.float64),
+            nfev=int(nfev), wall_time=float(wall), integrator=s.integrator, method=s.method,
+            dt=s.dt)
+
+
+class _Progress:
+    """A rich progress bar, started only on a terminal and for a long run."""
+
+    def __init__(self, mode, total):
+        self.total = total
+        self.mode = mode
+        self.possible = bool(mode) if mode is not None else sys.stdout.isatty()
+        self.bar = None
+        self.task = None
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def update(self, done):
+        if not self.possible:
+            return
+        now = time.perf_counter()
+        if self.bar is None:
+            elapsed = now - self.t0
+            long = (self.mode is True or self.total > 1000
+                    or (done > 0 and elapsed > 0.25 and elapsed / done * self.total > 2.0))
+            if not long:
+                return
+            from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn,
+                                       TimeRemainingColumn)
+            self.bar = Progress(TextColumn("simulating"), BarColumn(), TaskProgressColumn(),
+                                TimeRemainingColumn(), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("sim", total=self.total)
+        if now - self.last > 0.1 or done >= self.total:
+            self.last = now
+            self.bar.update(self.task, completed=done)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _positive(x, what):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a real number, got {x!r}") from None
+    if not (math.isfinite(x) and x > 0.0):
+        raise ValueError(f"{what} must be finite and > 0, got {x}")
+    return x
+
+
+def _count(x, what, minimum):
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise ValueError(f"{what} must be an integer, got {x!r}")
+    if x < minimum:
+        raise ValueError(f"{what} must be >= {minimum}, got {x}")
+    return int(x)
+
+
+class Simulator:
+    """Time integration of an articulated body under gravity and applied forces.
+
+    Parameters
+    ----------
+    model : Model
+    dt : float - time step [s], > 0 (for ``rk45`` the recording interval unit; the solver
+        chooses its own steps)
+    integrator : {"rk4", "euler", "semi_implicit_euler", "rk45"}
+        ``"euler"``: explicit Euler, order 1 (the papers' choice: Redon, Galoppo & Lin 2005,
+        sec. 7); ``"semi_implicit_euler"``: symplectic Euler, order 1, bounded energy error;
+        ``"rk4"``: classical Runge-Kutta, order 4; ``"rk45"``: adaptive Dormand-Prince 5(4)
+        (scipy ``RK45``, the solver of ``solve_ivp(method="RK45")``) with ``rtol``, ``atol``.
+        Quaternion joints are integrated on the manifold and stay unit (see
+        :mod:`articulated.simulation.integrators`).
+    method : {"aba", "aba_modified", "crba"} - forward-dynamics algorithm
+        (:func:`articulated.forward_dynamics`)
+    forces : iterable of force objects (:mod:`articulated.simulation.forces`)
+    q0 : (nq,) float64, optional - initial configuration (default ``model.neutral()``)
+    qd0 : (nv,) float64, optional - initial joint velocities (default zero)
+    rtol, atol : float - tolerances of ``rk45`` (> 0)
+    dtype : float64 or float32 - arithmetic of the forward dynamics (the state is integrated
+        in float64; float32 reproduces the single-precision study of Ascher, Pai & Cloutier
+        1997)
+
+    Attributes
+    ----------
+    t : float - time [s]
+    q : (nq,) float64 - configuration (a copy; assign to set it, validated)
+    qd : (nv,) float64 - joint velocities (a copy; assign to set it, validated)
+    forces : list - the applied forces
+    nfev : int - forward-dynamics evaluations since construction
+
+    Raises
+    ------
+    ValueError - ``dt <= 0`` or non-finite, unknown integrator or method, ``q0``/``qd0`` of
+        the wrong shape, non-finite, or with non-unit quaternions, non-positive tolerances,
+        a force that does not fit the model.
+    TypeError - ``model`` is not a Model, unsupported dtype.
+
+    Example
+    -------
+    >>> sim = Simulator(model, dt=1e-3, integrator="rk4", forces=[Spring("tip", (0, 0, 0),
+    ...                 anchor=(1, 0, 0), stiffness=50.0)])
+    >>> traj = sim.run(1000, record_every=10)
+    >>> traj.total.max() - traj.total.min()   # energy drift [J]
+    """
+
+    def __init__(self, model: Model, dt: float, integrator: str = "rk4", method: str = "aba",
+                 forces=(), q0=None, qd0=None, rtol: float = 1e-6, atol: float = 1e-8,
+                 dtype=np.float64):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+        self.model = model
+        self.dt = _positive(dt, "dt")
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"unknown integrator {integrator!r}; expected one of {INTEGRATORS}")
+        if method not in METHODS:
+            raise ValueError(f"unknown forward-dynamics method {method!r}; expected one of {METHODS}")
+        self.integrator = integrator
+        self.method = method
+        self.rtol = _positive(rtol, "rtol")
+        self.atol = _positive(atol, "atol")
+        self.dtype = check_dtype(dtype)
+        self._L = _layout(model)
+        self._step_fn = STEPPERS.get(integrator)
+        self._tau = np.zeros(model.nv)
+        self._f_ext = np.zeros((model.nb, 6))
+        self.forces = []
+        self._calls = []
+        self.nfev = 0
+        self.t = 0.0
+        self.q = model.neutral() if q0 is None else q0
+        self.qd = np.zeros(model.nv) if qd0 is None else qd0
+        for f in forces:
+            self.add_force(f)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def q(self) -> np.ndarray:
+        return self._q.copy()
+
+    @q.setter
+    def q(self, value):
+        q = self.model.check_vector(value, "q", self.model.nq)
+        if not np.isfinite(q).all():
+            self.model.diagnose_nonfinite(q=q)
+        q = self.model.check_configuration(q).copy()
+        if self._L.quat_qadr.shape[0]:
+            _normalize_kernel(self._L.quat_qadr, q)  # within QUAT_TOL: make it exact
+        self._q = q
+
+    @property
+    def qd(self) -> np.ndarray:
+        return self._qd.copy()
+
+    @qd.setter
+    def qd(self, value):
+        qd = self.model.check_vector(value, "qd", self.model.nv)
+        if not np.isfinite(qd).all():
+            self.model.diagnose_nonfinite(qd=qd)
+        self._qd = qd.copy()
+
+    def set_state(self, q=None, qd=None, t=None) -> None:
+        """Set any of the configuration, velocities and time (validated as in ``__init__``)."""
+        if q is not None:
+            self.q = q
+        if qd is not None:
+            self.qd = qd
+        if t is not None:
+            t = float(t)
+            if not math.isfinite(t):
+                raise ValueError(f"t must be finite, got {t}")
+            self.t = t
+
+    def add_force(self, force) -> None:
+        """Add an applied force (an object with ``apply(model, t, q, qd, tau, f_ext)``).
+
+        Raises TypeError if it has no ``apply`` method, ValueError if it does not fit the
+        model (unknown body or joint, wrong sizes).
+        """
+        if not callable(getattr(force, "apply", None)):
+            raise TypeError(f"a force needs an apply(model, t, q, qd, tau, f_ext) method, got {force!r}")
+        if callable(getattr(force, "bind", None)):
+            force.bind(self.model)
+        self.forces.append(force)
+        self._calls.append((force, isinstance(force, Force)))
+
+    # ------------------------------------------------------------------ dynamics
+    def generalized_forces(self, t, q, qd):
+        """The applied forces at a state: ``(tau (nv,), f_ext (nb, 6))`` (internal buffers,
+        overwritten by the next call). Joint forces [N m | N]; body forces ``[n; f]`` about
+        each body origin in body coordinates."""
+        tau = self._tau
+        f_ext = self._f_ext
+        tau[:] = 0.0
+        f_ext[:] = 0.0
+        if self._calls:
+            kin = StateKinematics(self.model, q, qd)
+            for force, native in self._calls:
+                if native:
+                    force.apply(self.model, t, q, qd, tau, f_ext, kin=kin)
+                else:
+                    force.apply(self.model, t, q, qd, tau, f_ext)
+        return tau, f_ext
+
+    def _accel(self, t, q, qd):
+        """qdd at a state: applied forces + forward dynamics. Raises _NonFinite."""
+        m = self.model
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            raise _NonFinite(*_describe(m, q, qd, "state"))
+        tau, f_ext = self.generalized_forces(t, q, qd)
+        if not np.isfinite(tau).all():
+            k = int(np.flatnonzero(~np.isfinite(tau))[0])
+            j = m.joint_name[m.dof_body[k]]
+            raise _NonFinite(f"the applied joint force tau[{k}] (joint {j!r}) is {float(tau[k])!r} "
+                             f"(forces: {self.forces!r})", j)
+        if not np.isfinite(f_ext).all():
+            b = int(np.argwhere(~np.isfinite(f_ext))[0][0])
+            raise _NonFinite(f"the applied body force f_ext[{b}] (body {m.body_name[b]!r}) is "
+                             f"not finite (forces: {self.forces!r})", m.joint_name[b])
+        self.nfev += 1
+        try:
+            qdd = forward_dynamics(m, q, qd, tau, f_ext, method=self.method, dtype=self.dtype)
+        except ValueError as e:
+            raise _NonFinite(f"forward dynamics failed ({e}) at max |qd| = "
+                             f"{float(np.abs(qd).max(initial=0.0)):.3g}, max |tau| = "
+                             f"{float(np.abs(tau).max(initial=0.0)):.3g}") from e
+        if self.dtype != np.float64:
+            qdd = qdd.astype(np.float64)
+        return qdd
+
+    def _energy(self, q, qd):
+        T, V = energy(self.model, q, qd)
+        if self.forces:
+            kin = StateKinematics(self.model, q, qd)
+            for force, native in self._calls:
+                pot = getattr(force, "potential", None)
+                if pot is not None:
+                    V += float(pot(self.model, q, kin=kin) if native else pot(self.model, q))
+        return T, V
+
+    def energy(self):
+        """``(T, V)`` [J] of the current state: kinetic, and potential (gravity plus the
+        conservative applied forces)."""
+        return self._energy(self._q, self._qd)
+
+    # ------------------------------------------------------------------ stepping
+    def _step_fixed(self):
+        q1, qd1 = self._step_fn(self.model, self._accel, self.t, self._q, self._qd, self.dt)
+        if not (np.isfinite(q1).all() and np.isfinite(qd1).all()):
+            raise _NonFinite(*_describe(self.model, q1, qd1, "new state"))
+        self._q = q1
+        self._qd = qd1
+        self.t = self.t + self.dt
+
+    def step(self) -> None:
+        """Advance the state by one time step ``dt``.
+
+        Raises SimulationDiverged (state left at the last finite values) if the state or
+        an applied force becomes non-finite.
+        """
+        if self.integrator == "rk45":
+            self.run(1, progress=False)
+            return
+        t0 = self.t
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                self._step_fixed()
+        except _NonFinite as e:
+            rec = _Recorder(self)
+            rec.add(self.t, self._q, self._qd)
+            raise self._diverged(e, rec, 1, 1, 0.0, t0) from e.__cause__
+
+    def run(self, steps: int, record_every: int = 1, progress=None) -> Trajectory:
+        """Integrate ``steps`` time steps and record the states.
+
+        Parameters
+        ----------
+        steps : int >= 0 - number of steps of ``dt`` (the run covers ``[t, t + steps dt]``)
+        record_every : int >= 1 - record every this many steps; the initial state and the
+            final state are always recorded (the records lie at ``t + k record_every dt``
+            plus the end)
+        progress : bool or None - show a rich progress bar; None: only when stdout is a
+            terminal and the run is long (> 1000 steps or > 2 s expected)
+
+        Returns
+        -------
+        Trajectory - times, states, energies, ``nfev`` and wall time of this run.
+
+        For ``rk45`` the adaptive solver covers the whole interval (its own step sizes) and
+        the records are its dense-output values at the record times (``t_eval`` of
+        ``solve_ivp``), quaternions normalized.
+
+        Raises
+        ------
+        SimulationDiverged - the state or an applied force became non-finite, forward
+            dynamics failed on it, or the adaptive step size collapsed; ``.trajectory``
+            holds the records so far and the Simulator keeps the last finite state.
+        ValueError - ``steps < 0`` or ``record_every < 1``.
+        """
+        steps = _count(steps, "steps", 0)
+        record_every = _count(record_every, "record_every", 1)
+        rec = _Recorder(self)
+        rec.add(self.t, self._q, self._qd)
+        nfev0 = self.nfev
+        w0 = time.perf_counter()
+        t_start = self.t
+        bar = _Progress(progress, steps)
+        k = 0
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                if self.integrator == "rk45":
+                    k = self._run_rk45(steps, record_every, rec, bar)
+                else:
+                    for k in range(1, steps + 1):
+                        self._step_fixed()
+                        if k % record_every == 0 or k == steps:
+                            rec.add(self.t, self._q, self._qd)
+                        bar.update(k)
+        except _NonFinite as e:
+            if self.integrator == "rk45":
+                k = min(steps, int((self.t - t_start) / self.dt) + 1)
+            raise self._diverged(e, rec, k, steps, time.perf_counter() - w0, t_start,
+                                 nfev0) from e.__cause__
+        finally:
+            bar.close()
+        return rec.trajectory(self.nfev - nfev0, time.perf_counter() - w0)
+
+    def _run_rk45(self, steps, record_every, rec, bar):
+        """Adaptive RK45 over [t, t + steps dt]; returns the number of whole dt covered."""
+        from scipy.integrate import RK45
+
+        if steps == 0:
+            return 0
+        m = self.model
+        L = self._L
+        nq = m.nq
+        t0 = self.t
+        t_end = t0 + steps * self.dt
+        n_rec = (steps - 1) // record_every
+        t_rec = list(t0 + self.dt * record_every * np.arange(1, n_rec + 1)) + [t_end]
+
+        def fun(t, y):
+            q = y[:nq]
+            qd = y[nq:]
+            qu = _unit(L, q)
+            qdd = self._accel(t, qu, qd)
+            return np.concatenate([_qdot(L, q, qd), qdd])
+
+        y0 = np.concatenate([self._q, self._qd])
+        solver = RK45(fun, t0, y0, t_end, rtol=self.rtol, atol=self.atol)
+        i = 0
+        while solver.status == "running":
+            msg = solver.step()
+            if solver.status == "failed":
+                raise _NonFinite(f"the adaptive RK45 solver failed at t = {solver.t:.6g} s: {msg}")
+            y = solver.y
+            if not np.isfinite(y).all():
+                raise _NonFinite(*_describe(m, y[:nq], y[nq:], "state"))
+            if i < len(t_rec) and t_rec[i] <= solver.t:
+                sol = solver.dense_output()
+                while i < len(t_rec) and t_rec[i] <= solver.t:
+                    yi = y.copy() if t_rec[i] == solver.t else sol(t_rec[i])
+                    qi = yi[:nq].copy()
+                    if L.quat_qadr.shape[0]:
+                        _normalize_kernel(L.quat_qadr, qi)
+                    rec.add(t_rec[i], qi, yi[nq:].copy())
+                    i += 1
+            q = y[:nq].copy()
+            if L.quat_qadr.shape[0]:
+                _normalize_kernel(L.quat_qadr, q)
+            self._q = q
+            self._qd = y[nq:].copy()
+            self.t = float(solver.t)
+            bar.update(min(steps, int((solver.t - t0) / self.dt)))
+        self.t = t_end
+        return steps
+
+    def _diverged(self, e, rec, step, steps, wall, t_start, nfev0=None):
+        traj = rec.trajectory(self.nfev - (nfev0 if nfev0 is not None else self.nfev), wall)
+        where = (f"t = {self.t:.6g} s" if self.integrator == "rk45"
+                 else f"step {step} of {steps} (t = {self.t:.6g} -> {self.t + self.dt:.6g} s)")
+        msg = (f"simulation diverged at {where} with integrator {self.integrator!r}, "
+               f"dt = {self.dt:g} s: {e.detail}. The {len(traj)} state(s) recorded so far are in "
+               f"the exception's .trajectory; try a smaller dt, another integrator, or check "
+               f"the applied forces.")
+        return SimulationDiverged(msg, trajectory=traj, t=self.t, step=step, joint=e.joint)
+
+    def __repr__(self):
+        return (f"Simulator({self.model!r}, dt={self.dt}, integrator={self.integrator!r}, "
+                f"method={self.method!r}, t={self.t:.6g}, forces={len(self.forces)})")
+
+
+def _describe(model, q, qd, what):
+    """(message, joint name) for the first non-finite entry of q or qd."""
+    bad = np.flatnonzero(~np.isfinite(q))
+    if bad.size:
+        k = int(bad[0])
+        j = int(np.searchsorted(model.jnt_qadr + model.jnt_nq, k, side="right"))
+        name = model.joint_name[j]
+        return f"{what} q[{k}] (joint {name!r}) is {float(q[k])!r}", name
+    bad = np.flatnonzero(~np.isfinite(qd))
+    if bad.size:
+        k = int(bad[0])
+        name = model.joint_name[int(model.dof_body[k])]
+        return f"{what} qd[{k}] (joint {name!r}) is {float(qd[k])!r}", name
+    return f"{what} is not finite", None

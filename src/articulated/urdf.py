@@ -1,0 +1,316 @@
+"""Load a :class:`~articulated.model.Model` from a URDF file (parsed with yourdfpy).
+
+Only the kinematic tree and the inertial data are read; meshes, collision geometry,
+materials, limits, dynamics (damping/friction) and transmissions are ignored.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+
+from .model import ModelBuilder, Model
+
+_MOVING = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
+           "floating": "free"}
+
+ROOT_JOINT_NAME = "root_joint"
+"""Name of the free joint added by ``load_urdf(..., floating_base=True)`` (as in Pinocchio)."""
+
+
+def _origin(T):
+    """(R (3, 3), p (3,)) of a yourdfpy 4x4 origin (None -> identity)."""
+    if T is None:
+        return np.eye(3), np.zeros(3)
+    T = np.asarray(T, dtype=np.float64)
+    return T[:3, :3].copy(), T[:3, 3].copy()
+
+
+def _parse(path: str):
+    """Parse ``path`` strictly, then hand it to yourdfpy; ValueError with the path if bad."""
+    try:
+        import yourdfpy
+        from lxml import etree
+    except ImportError as e:  # pragma: no cover - yourdfpy is a hard dependency
+        raise ImportError("load_urdf needs yourdfpy (pip install yourdfpy)") from e
+    with open(path, "rb") as f:
+        raw = f.read()
+    # yourdfpy silently falls back to a *recovering* XML parser on malformed input, so
+    # check well-formedness with a strict parser first.
+    try:
+        root = etree.fromstring(raw, parser=etree.XMLParser(remove_blank_text=True))
+    except etree.XMLSyntaxError as e:
+        raise ValueError(f"{path}: malformed URDF (not well-formed XML): {e}") from None
+    if root.tag != "robot":
+        raise ValueError(f"{path}: malformed URDF: root element is <{root.tag}>, not <robot>")
+    try:
+        urdf = yourdfpy.URDF.load(io.BytesIO(raw), build_scene_graph=False,
+                                  build_collision_scene_graph=False, load_meshes=False,
+                                  load_collision_meshes=False,
+                                  mesh_dir=os.path.dirname(os.path.abspath(path)))
+    except KeyError as e:  # yourdfpy indexes required attributes directly
+        raise ValueError(f"{path}: malformed URDF: an element misses its required "
+                         f"attribute {e}") from None
+    except Exception as e:  # ValueError/TypeError on bad numbers and the like
+        raise ValueError(f"{path}: malformed URDF: {type(e).__name__}: {e}") from None
+    return urdf.robot
+
+
+def _link_inertia(link, path):
+    """(m, c (3,), I_com (3, 3)) of a yourdfpy Link in link coordinates; zeros if none."""
+    inr = link.inertial
+    if inr is None or inr.mass is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    m = float(inr.mass)
+    if not np.isfinite(m) or m < 0.0:
+        raise ValueError(f"{path}: link {link.name!r}: mass must be finite and >= 0, got {m}")
+    R, c = _origin(inr.origin)
+    I = np.zeros((3, 3)) if inr.inertia is None else np.asarray(inr.inertia, dtype=np.float64)
+    if not np.all(np.isfinite(I)) or not np.all(np.isfinite(c)):
+        raise ValueError(f"{path}: link {link.name!r}: inertial values are not finite")
+    return m, c, R @ I @ R.T
+
+
+def _combine(parts):
+    """Combine rigidly attached (m, c, I_com) triples given in one frame (parallel axes)."""
+    m = sum(p[0] for p in parts)
+    if m <= 0.0:
+        return 0.0, np.zeros(3), sum((p[2] for p in parts), np.zeros((3, 3)))
+    c = sum(p[0] * p[1] for p in parts) / m
+    I = np.zeros((3, 3))
+    for mk, ck, Ik in parts:
+        d = ck - c
+        I += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))
+    return m, c, 0.5 * (I + I.T)
+
+
+def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
+              massless_body_mass: float | None = None) -> Model:
+    """Build a :class:`~articulated.model.Model` from a URDF file.
+
+    The file is parsed with yourdfpy; meshes are never loaded (mesh packages need not be
+    installed). Links become bodies and URDF joints become the joints that connect each
+    body to its parent, as in Pinocchio's URDF parser.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        URDF file.
+    floating_base : bool
+        False: the URDF root link is welded to the world (its own inertia is ignored and
+        may be absent; the joints of its children attach to the world, the world frame
+        being the root link frame). True: the root link becomes body 0 with a ``"free"``
+        joint named ``"root_joint"`` attached to the world at the identity placement.
+    gravity : (3,) float
+        Gravitational acceleration in world coordinates [m/s^2].
+    massless_body_mass : float, optional
+        Opt-in for URDFs that chain several moving joints through massless "virtual"
+        links (e.g. a 3-DOF hip as three revolute joints). Our :class:`Model` needs
+        ``mass > 0`` on every body, so by default such a link raises ValueError. If given
+        (kg, > 0, e.g. 1e-6), each moving body that has zero mass but carries massive
+        links further down gets this mass at its origin with the inertia of a solid
+        sphere of radius 5 cm (``0.4 m (0.05 m)^2 1_3``), which perturbs the dynamics by
+        about ``massless_body_mass / (subtree mass)``. The bodies changed are listed in
+        ``model.urdf_regularized``. A moving subtree with no mass at all always raises.
+
+    Returns
+    -------
+    Model
+        With the extra attribute ``frames``: dict ``link name -> (body, R, p)`` for *every*
+        URDF link: ``body`` (int) is the index of the body the link is part of (``-1``: the
+        world, for the fixed-base root and links welded to it), ``R`` (3, 3) float64 the
+        link axes and ``p`` (3,) float64 [m] the link origin, both in that body's
+        coordinates (identity and zero for a link that is its own body). Also
+        ``urdf_path`` (str) and ``urdf_regularized`` (list of body names given
+        ``massless_body_mass``; empty by default).
+
+    Notes
+    -----
+    Joint mapping: ``revolute`` and ``continuous`` -> ``"revolute"`` about ``<axis>``
+    (default (1, 0, 0), normalized); ``prismatic`` -> ``"prismatic"``; ``floating`` ->
+    ``"free"``; ``fixed`` -> merged (see below). Joint ``<limit>``, ``<dynamics>``,
+    ``<safety_controller>`` and ``<calibration>`` are ignored: the model has no joint
+    limits. ``<mimic>`` joints are loaded as independent joints (Pinocchio's default).
+
+    Frames: a joint's ``<origin>`` is the joint frame in the parent link frame; the child
+    link frame is the joint frame moved by the joint (rotated about / translated along the
+    axis, for ``floating`` the free-joint motion). ``<inertial><origin>`` gives the centre of
+    mass and the axes of the inertia tensor in the link frame; ``<inertia>`` is about the
+    COM, so the COM inertia in link axes is ``R I R^T``.
+
+    Fixed joints: a link attached by a ``fixed`` joint is merged into the body of its
+    parent (Pinocchio does the same): masses add, the COM is the mass-weighted mean and the
+    inertias are combined with the parallel-axis theorem after transforming by the fixed
+    placement. Massless helper links (sensor, tool and camera frames) therefore cost
+    nothing and remain available through ``model.frames``. Links welded to the world in the
+    fixed-base case are dropped from the dynamics.
+
+    q ordering: bodies are numbered depth first from the root, children in the order
+    their joints appear in the file; ``q`` stacks the coordinates of each body's joint in
+    that order (the floating root first: position [m] of the root link origin in world
+    coordinates, then its orientation quaternion (w, x, y, z), Hamilton, scalar first);
+    ``qd`` of the free joint is ``[omega; v]`` in root-link coordinates. See
+    :mod:`articulated.model`. Units are SI, as URDF's (m, rad, kg, kg m^2).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    ValueError
+        Malformed XML or URDF (message starts with the path); a joint of an unsupported
+        type such as ``planar`` (names the joint); no unique root link, or a link with two
+        parent joints (names it); a joint that refers to an unknown link; a zero revolute
+        or prismatic axis; a negative or non-finite mass; a moving body (a link carried
+        by a non-fixed joint, with the links merged into it) whose subtree has zero mass
+        (names the joint and the link; its joint-space inertia would be singular, and
+        Pinocchio's ABA returns NaN there); a moving body of zero mass that carries mass
+        further down, unless ``massless_body_mass`` is given (names the joint and the
+        link); an inertia that is not positive definite (e.g. a point mass with zero
+        inertia) or violates the triangle inequality after merging (names the body;
+        :class:`Model` requires physical inertias, Pinocchio does not check them).
+    """
+    path = os.fspath(path)
+    if massless_body_mass is not None:
+        massless_body_mass = float(massless_body_mass)
+        if not (np.isfinite(massless_body_mass) and massless_body_mass > 0.0):
+            raise ValueError(f"massless_body_mass must be finite and > 0, got "
+                             f"{massless_body_mass}")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"URDF file not found: {path}")
+    robot = _parse(path)
+
+    links = {}
+    for ln in robot.links:
+        if ln.name in links:
+            raise ValueError(f"{path}: link {ln.name!r} is defined twice")
+        links[ln.name] = ln
+    if not links:
+        raise ValueError(f"{path}: the URDF has no <link>")
+    children = {n: [] for n in links}
+    parent_joint = {}
+    names = set()
+    for j in robot.joints:
+        if j.name in names:
+            raise ValueError(f"{path}: joint {j.name!r} is defined twice")
+        names.add(j.name)
+        if j.type != "fixed" and j.type not in _MOVING:
+            raise ValueError(f"{path}: joint {j.name!r} has unsupported type {j.type!r} "
+                             f"(supported: fixed, {', '.join(sorted(_MOVING))})")
+        for end in ("parent", "child"):
+            if getattr(j, end) not in links:
+                raise ValueError(f"{path}: joint {j.name!r}: unknown {end} link "
+                                 f"{getattr(j, end)!r}")
+        if j.child in parent_joint:
+            raise ValueError(f"{path}: link {j.child!r} is the child of two joints "
+                             f"({parent_joint[j.child].name!r} and {j.name!r})")
+        parent_joint[j.child] = j
+        children[j.parent].append(j)
+    roots = [n for n in links if n not in parent_joint]
+    if len(roots) != 1:
+        raise ValueError(f"{path}: expected exactly one root link, found {roots[:10]} "
+                         f"(the joints form a cycle or several trees)")
+    root = roots[0]
+    if floating_base and ROOT_JOINT_NAME in names:
+        raise ValueError(f"{path}: a joint is already named {ROOT_JOINT_NAME!r}")
+
+    # Depth-first walk. Each moving body collects the (m, c, I) of its links in its own
+    # coordinates; `frames` records where every link ended up.
+    bodies = []      # dicts in creation (= depth-first) order
+    owner_parts = {}  # body index -> list of (m, c, I)
+    frames = {}
+    if floating_base:
+        bodies.append(dict(name=root, parent=None, joint="free", joint_name=ROOT_JOINT_NAME,
+                           axis=(0.0, 0.0, 1.0), R=np.eye(3), p=np.zeros(3), link=root,
+                           urdf_joint=None))
+        owner_parts[0] = []
+        start = (root, 0, np.eye(3), np.zeros(3), None)
+    else:
+        start = (root, -1, np.eye(3), np.zeros(3), None)
+    # stack items: (link, owner body of the parent link (-1: world), joint frame (R, p)
+    # in owner coordinates, URDF joint or None). Bodies are created when popped, so they
+    # come out in depth-first pre-order with children in file order.
+    stack = [start]
+    while stack:
+        ln, owner, R, p, j = stack.pop()
+        if j is not None and j.type != "fixed":
+            jt = _MOVING[j.type]
+            axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float)
+            if jt != "free" and not (axis.shape == (3,) and np.all(np.isfinite(axis))
+                                     and np.linalg.norm(axis) > 1e-12):
+                raise ValueError(f"{path}: joint {j.name!r}: axis {axis} is zero or not finite")
+            # re-orthonormalize the rotation composed from rpy angles (drift ~1e-16)
+            u, _, vt = np.linalg.svd(R)
+            k = len(bodies)
+            bodies.append(dict(name=ln, parent=None if owner < 0 else bodies[owner]["name"],
+                               joint=jt, joint_name=j.name,
+                               axis=axis if jt != "free" else (0.0, 0.0, 1.0),
+                               R=u @ vt, p=p, link=ln, urdf_joint=j.name))
+            owner_parts[k] = []
+            owner, R, p = k, np.eye(3), np.zeros(3)
+        frames[ln] = (owner, R, p)
+        if owner >= 0:
+            m, c, I = _link_inertia(links[ln], path)
+            if m > 0.0 or np.any(I):
+                owner_parts[owner].append((m, p + R @ c, R @ I @ R.T))
+        for jc in reversed(children[ln]):
+            Rj, pj = _origin(jc.origin)
+            stack.append((jc.child, owner, R @ Rj, p + R @ pj, jc))
+    if len(frames) != len(links):
+        lost = sorted(set(links) - set(frames))
+        raise ValueError(f"{path}: links {lost[:10]} are not connected to the root link "
+                         f"{root!r} (their joints form a cycle)")
+    if not bodies:
+        raise ValueError(f"{path}: the URDF has no moving joint (every link is welded to "
+                         f"the root); use floating_base=True for a single free body")
+
+    inert = [_combine(owner_parts[k]) for k in range(len(bodies))]
+    # subtree masses (bodies are in depth-first order: parent index < child index)
+    index = {b["name"]: k for k, b in enumerate(bodies)}
+    sub = np.array([mi for mi, _, _ in inert], dtype=np.float64)
+    for k in range(len(bodies) - 1, -1, -1):
+        pk = bodies[k]["parent"]
+        if pk is not None:
+            sub[index[pk]] += sub[k]
+    regularized = []
+    for k, b in enumerate(bodies):
+        if inert[k][0] > 0.0:
+            continue
+        what = (f"joint {b['joint_name']!r} moves link {b['link']!r}" if b["urdf_joint"]
+                else f"the floating root link {b['link']!r}")
+        merged = [n for n, f in frames.items() if f[0] == k and n != b["link"]]
+        also = f" (with the links fixed to it: {merged[:5]})" if merged else ""
+        if sub[k] <= 0.0:
+            raise ValueError(
+                f"{path}: {what}{also}, but that link and everything it carries have zero "
+                f"mass; remove the joint, make it fixed, or give the link an <inertial>")
+        if massless_body_mass is not None:
+            mr = massless_body_mass
+            inert[k] = (mr, np.zeros(3), inert[k][2] + 0.4 * mr * 0.05 ** 2 * np.eye(3))
+            regularized.append(b["name"])
+            continue
+        raise ValueError(
+            f"{path}: {what}{also}, which has zero mass although links further down carry "
+            f"{sub[k]:.6g} kg; articulated needs mass > 0 on every moving body: give the "
+            f"link an <inertial>, or pass massless_body_mass=1e-6 (kg) to load_urdf to "
+            f"give such links a tiny mass")
+
+    try:
+        builder = ModelBuilder(gravity=gravity)
+        for k, b in enumerate(bodies):
+            m, c, I = inert[k]
+            builder.add_body(b["name"], parent=b["parent"], joint=b["joint"], axis=b["axis"],
+                             origin_xyz=b["p"], origin_R=b["R"], mass=m, com=c, inertia=I,
+                             joint_name=b["joint_name"])
+        model = builder.build()
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    # builder.build() numbers bodies depth-first in insertion order, which is ours
+    order = {n: i for i, n in enumerate(model.body_name)}
+    model.frames = {ln: ((-1 if o < 0 else order[bodies[o]["name"]]), R.copy(), p.copy())
+                    for ln, (o, R, p) in frames.items()}
+    model.urdf_path = path
+    model.urdf_regularized = regularized
+    return model
+
