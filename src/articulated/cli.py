@@ -1,0 +1,263 @@
+"""The ``articulated`` command line: ``demo``, ``simulate``, ``bench``.
+
+Run ``articulated --help`` or ``articulated COMMAND --help`` for the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SCENES = ("pendulum", "bicycle_chain", "millipede", "molecule", "humanoid", "crowd",
+          "two_link_arm", "random_tree")
+
+
+def _build_scene(name: str, n: int | None, seed: int):
+    """Model and initial configuration of a built-in scene (n: its size parameter)."""
+    from . import models
+
+    if name == "pendulum":
+        m = models.pendulum(n or 300)
+    elif name == "bicycle_chain":
+        m = models.bicycle_chain(n or 30, gravity=(0.0, -9.81, 0.0))
+    elif name == "millipede":
+        m = models.millipede() if n is None else models.millipede(legs=max(1, n // 13),
+                                                                   spine=max(1, 3 * (n // 13)))
+    elif name == "molecule":
+        m = models.molecule(n or 50_000, seed=seed)
+    elif name == "humanoid":
+        m = models.humanoid()
+    elif name == "crowd":
+        m, q0 = models.crowd(n or 200, return_configuration=True)
+        return m, q0
+    elif name == "two_link_arm":
+        m = models.two_link_arm()
+    elif name == "random_tree":
+        m = models.random_tree(n or 50, seed)
+    else:  # argparse restricts the choices
+        raise ValueError(f"unknown scene {name!r}; expected one of {SCENES}")
+    return m, _initial_configuration(m, seed)
+
+
+def _initial_configuration(model, seed: int):
+    """A deterministic non-equilibrium start: the first joint swung by 1.2 rad, every
+    other 1-dof joint perturbed by a few degrees."""
+    from .model import JOINT_PRISMATIC, JOINT_REVOLUTE
+
+    q = model.neutral()
+    rng = np.random.default_rng(seed)
+    one_dof = np.flatnonzero(np.isin(model.jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC)))
+    if one_dof.size:
+        q[model.jnt_qadr[one_dof]] = rng.uniform(-0.05, 0.05, one_dof.size)
+        if model.jnt_type[one_dof[0]] == JOINT_REVOLUTE:
+            q[model.jnt_qadr[one_dof[0]]] = 1.2
+    return q
+
+
+def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
+    """Write the trajectory (.npz) and a PNG of the energies and the tip path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .algorithms.kinematics import point_position
+
+    out.mkdir(parents=True, exist_ok=True)
+    npz = out / "trajectory.npz"
+    traj.save(npz)
+    tip = model.nb - 1 if tip_body is None else model.body_id(tip_body)
+    path = np.array([point_position(model, q, tip) for q in traj.q])
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2))
+    ax0.plot(traj.t, traj.kinetic, label="kinetic T")
+    ax0.plot(traj.t, traj.potential, label="potential V")
+    ax0.plot(traj.t, traj.total, "k", lw=2, label="total T + V")
+    ax0.set_xlabel("t [s]")
+    ax0.set_ylabel("energy [J]")
+    drift = traj.total.max() - traj.total.min()
+    ax0.set_title(f"energy (drift {drift:.2e} J)")
+    ax0.legend(loc="best")
+    sc = ax1.scatter(path[:, 0], path[:, 2], c=traj.t, s=6, cmap="viridis")
+    ax1.set_aspect("equal", adjustable="datalim")
+    ax1.set_xlabel("x [m]")
+    ax1.set_ylabel("z [m]")
+    ax1.set_title(f"path of body {model.body_name[tip]!r} (x-z)")
+    fig.colorbar(sc, ax=ax1, label="t [s]")
+    fig.suptitle(title)
+    fig.tight_layout()
+    png = out / "trajectory.png"
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return npz, png
+
+
+def _print(console, *args):
+    if console is not None:
+        console.print(*args)
+    else:
+        print(*args)
+
+
+def _console():
+    try:
+        from rich.console import Console
+
+        return Console()
+    except ImportError:  # rich is a dependency; plain print as a fallback
+        return None
+
+
+def _simulate(model, q0, args, title, console):
+    from .simulation import Simulator
+
+    sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0)
+    record_every = args.record_every or max(1, args.steps // 400)
+    traj = sim.run(args.steps, record_every=record_every)
+    steps_per_s = args.steps / traj.wall_time if traj.wall_time > 0 else float("inf")
+    _print(console, f"simulated {args.steps} steps of {args.dt:g} s ({args.steps * args.dt:g} s) "
+                    f"with {args.integrator}/{args.method} in {traj.wall_time:.2f} s: "
+                    f"{steps_per_s:,.0f} steps/s, {traj.nfev} dynamics evaluations")
+    drift = traj.total.max() - traj.total.min()
+    _print(console, f"energy: start {traj.total[0]:.6g} J, drift {drift:.3e} J "
+                    f"({drift / max(1e-300, abs(traj.total[0])):.2e} relative)")
+    npz, png = _save_outputs(model, traj, Path(args.out), title)
+    _print(console, f"wrote {npz} and {png}")
+    return traj
+
+
+def cmd_demo(args) -> int:
+    """Simulate the 300-link pendulum, compare against the installed peers, write outputs."""
+    from . import models
+    from .bench import peer_timings
+
+    console = _console()
+    t0 = time.perf_counter()
+    model = models.pendulum(args.n)
+    q0 = _initial_configuration(model, 0)
+    _print(console, f"[articulated demo] {args.n}-link 3D pendulum "
+                    f"(Redon, Galoppo & Lin 2005, sec. 7.1): {model}")
+    rows = peer_timings(model, q0, repeats=args.repeats)
+    _print(console, "forward dynamics, one call (median of repeats, this machine, same run):")
+    ours = rows[0][1]
+    for name, seconds, note in rows:
+        if seconds is None:
+            _print(console, f"  {name:<28} n/a ({note})")
+        else:
+            _print(console, f"  {name:<28} {seconds * 1e6:9.1f} us  {seconds / model.nv * 1e9:7.1f} ns/DOF"
+                            f"  x{seconds / ours:5.2f} our time")
+    _simulate(model, q0, args, f"articulated demo: {args.n}-link pendulum, "
+                                f"{args.integrator}, dt = {args.dt:g} s", console)
+    _print(console, f"total {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    console = _console()
+    if args.urdf:
+        from .urdf import load_urdf
+
+        model = load_urdf(args.urdf, floating_base=args.floating_base)
+        q0 = _initial_configuration(model, args.seed)
+        title = f"{Path(args.urdf).name}: {args.integrator}, dt = {args.dt:g} s"
+    elif args.scene:
+        model, q0 = _build_scene(args.scene, args.n, args.seed)
+        title = f"{args.scene}: {args.integrator}, dt = {args.dt:g} s"
+    else:
+        print("articulated simulate: give a SCENE or --urdf PATH", file=sys.stderr)
+        return 2
+    _print(console, f"{model}")
+    _simulate(model, q0, args, title, console)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from . import bench
+
+    return bench.main([args.name] + (["--quick"] if args.quick else []))
+
+
+def _add_sim_options(p, steps, dt, out):
+    p.add_argument("--steps", type=int, default=steps, help=f"number of time steps (default {steps})")
+    p.add_argument("--dt", type=float, default=dt, help=f"time step [s] (default {dt:g})")
+    p.add_argument("--integrator", default="rk4",
+                   choices=("euler", "semi_implicit_euler", "rk4", "rk45"),
+                   help="time integrator (default rk4; rk45 is adaptive, scipy)")
+    p.add_argument("--method", default="aba", choices=("aba", "aba_modified", "crba"),
+                   help="forward-dynamics algorithm (default aba)")
+    p.add_argument("--record-every", type=int, default=None,
+                   help="record every k-th step (default: about 400 records)")
+    p.add_argument("--out", default=out, help=f"output folder for trajectory.npz and "
+                                              f"trajectory.png (default {out})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="articulated",
+        description="Simulate large articulated bodies with linear-time dynamics "
+                    "(ABA, CRBA, RNEA) and compare against Pinocchio and MuJoCo.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"articulated {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="simulate the 300-link pendulum, print speed against the "
+                                    "installed peers, write trajectory.npz and trajectory.png",
+                       description="The main job: simulate the 300-link pendulum of Redon, "
+                                   "Galoppo & Lin (2005), time one forward-dynamics call against "
+                                   "Pinocchio and MuJoCo when installed, and write the "
+                                   "trajectory (.npz) and a plot of energy and tip path (.png).")
+    p.add_argument("--n", type=int, default=300, help="number of links (default 300)")
+    p.add_argument("--repeats", type=int, default=200, help="timing repeats (default 200)")
+    _add_sim_options(p, steps=2000, dt=1e-3, out="articulated-demo")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("simulate", help="simulate a built-in scene or a URDF file",
+                       description="Simulate a built-in scene or a URDF robot under gravity "
+                                   "from a perturbed start and write trajectory.npz/.png.")
+    p.add_argument("scene", nargs="?", choices=SCENES, help="built-in scene")
+    p.add_argument("--urdf", metavar="PATH", help="simulate this URDF file instead of a scene")
+    p.add_argument("--floating-base", action="store_true",
+                   help="with --urdf: give the root link a free joint")
+    p.add_argument("--n", type=int, default=None,
+                   help="scene size: links (pendulum, bicycle_chain), atoms (molecule), "
+                        "characters (crowd), bodies (random_tree, millipede)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    _add_sim_options(p, steps=1000, dt=1e-3, out="articulated-out")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("bench", help="benchmarks that print tables of ratios against the peers",
+                       description="Run a benchmark; results go to stdout (record them in "
+                                   "docs/benchmarks.md).")
+    p.add_argument("name", choices=("fd",), help="fd: forward/inverse dynamics ns/DOF of ABA, "
+                                                  "RNEA, CRBA vs Pinocchio and MuJoCo, and scaling")
+    p.add_argument("--quick", action="store_true", help="tiny sizes only (smoke test)")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    for name in ("steps", "repeats", "n"):
+        v = getattr(args, name, None)
+        if v is not None and v < 1:
+            parser.error(f"--{name} must be >= 1, got {v}")
+    if getattr(args, "dt", 1.0) <= 0:
+        parser.error(f"--dt must be > 0, got {args.dt}")
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"articulated {args.command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
