@@ -25,6 +25,29 @@ def _random_inertia(rng, mass):
     return R @ np.diag(d) @ R.T
 
 
+def _depth_first(parent):
+    """Depth-first pre-order of a tree given by ``parent`` (root 0, ``parent[i] < i``).
+
+    Returns ``order`` (new index -> old index) and the parent array in the new numbering,
+    in which subtrees are contiguous (the order every Model has).
+    """
+    parent = np.asarray(parent, dtype=np.int64)
+    n = parent.shape[0]
+    children = [[] for _ in range(n)]
+    for i in range(1, n):
+        children[parent[i]].append(i)
+    order, stack = [], [0]
+    while stack:
+        k = stack.pop()
+        order.append(k)
+        stack.extend(reversed(children[k]))
+    order = np.array(order, dtype=np.int64)
+    new = np.empty(n, dtype=np.int64)
+    new[order] = np.arange(n)
+    par = np.where(parent[order] >= 0, new[np.maximum(parent[order], 0)], -1)
+    return order, par
+
+
 def random_tree(n: int, seed=0, *, joint_types=("revolute", "prismatic", "spherical", "free", "fixed"),
                 floating_base: bool = False, branching: float = 0.5) -> Model:
     """A random kinematic tree for cross-checks (RBD.jl ``randmech``, Pinocchio
@@ -60,20 +83,8 @@ def random_tree(n: int, seed=0, *, joint_types=("revolute", "prismatic", "spheri
     mass = rng.uniform(0.5, 5.0, n)
     com = rng.uniform(-0.5, 0.5, (n, 3))
     I_com = np.array([_random_inertia(rng, m) for m in mass])
-    # DFS renumbering so that subtrees are contiguous (random parents are already < i,
-    # but the builder's depth-first order is what every model has)
-    children = [[] for _ in range(n)]
-    for i in range(1, n):
-        children[parent[i]].append(i)
-    order, stack = [], [0]
-    while stack:
-        k = stack.pop()
-        order.append(k)
-        stack.extend(reversed(children[k]))
-    order = np.array(order)
-    new = np.empty(n, dtype=np.int64)
-    new[order] = np.arange(n)
-    par = np.array([new[parent[k]] if parent[k] >= 0 else -1 for k in order])
+    # random parents are already < i, but every model has the builder's depth-first order
+    order, par = _depth_first(parent)
     return Model(body_name=[f"body{k}" for k in range(n)],
                  joint_name=[f"joint{k}" for k in range(n)],
                  body_parent=par, jnt_type=jtype[order], jnt_axis=axis[order],
@@ -458,20 +469,7 @@ def molecule(n: int = 50_000, seed=0, *, bond_length: float = 0.15, atom_mass: f
             where[p] = -1
         where[i] = len(open_atoms)
         open_atoms.append(i)
-    # depth-first pre-order renumbering (children in creation order)
-    children = [[] for _ in range(n)]
-    for i in range(1, n):
-        children[parent[i]].append(i)
-    order, stack = [], [0]
-    while stack:
-        k = stack.pop()
-        order.append(k)
-        stack.extend(reversed(children[k]))
-    order = np.array(order, dtype=np.int64)
-    parent = np.array(parent, dtype=np.int64)
-    new = np.empty(n, dtype=np.int64)
-    new[order] = np.arange(n)
-    par = np.where(parent[order] >= 0, new[np.maximum(parent[order], 0)], -1)
+    order, par = _depth_first(parent)   # children in creation order
 
     # placement of joint i in its parent atom's frame (x = the parent's incoming bond):
     # R = rot_x(phi) rot_z(theta), theta = 180 - 109.47 deg, phi = phase[parent] + slot 120 deg
