@@ -66,13 +66,14 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .algorithms.kinematics import point_position
+    from .algorithms.kinematics import forward_kinematics, point_position
 
     out.mkdir(parents=True, exist_ok=True)
     npz = out / "trajectory.npz"
     traj.save(npz)
     tip = model.nb - 1 if tip_body is None else model.body_id(tip_body)
     path = np.array([point_position(model, q, tip) for q in traj.q])
+    snaps = np.unique(np.linspace(0, len(traj) - 1, 6).astype(int))
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2))
     ax0.plot(traj.t, traj.kinetic, label="kinetic T")
     ax0.plot(traj.t, traj.potential, label="potential V")
@@ -82,11 +83,16 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     drift = traj.total.max() - traj.total.min()
     ax0.set_title(f"energy (drift {drift:.2e} J)")
     ax0.legend(loc="best")
+    cmap = plt.get_cmap("viridis")
+    for k in snaps:  # body origins at a few instants (the shape of the mechanism)
+        p = forward_kinematics(model, traj.q[k])[1]
+        ax1.plot(p[:, 0], p[:, 2], ".", ms=2, color=cmap(traj.t[k] / max(traj.t[-1], 1e-300)),
+                 alpha=0.6)
     sc = ax1.scatter(path[:, 0], path[:, 2], c=traj.t, s=6, cmap="viridis")
     ax1.set_aspect("equal", adjustable="datalim")
     ax1.set_xlabel("x [m]")
     ax1.set_ylabel("z [m]")
-    ax1.set_title(f"path of body {model.body_name[tip]!r} (x-z)")
+    ax1.set_title(f"path of body {model.body_name[tip]!r} and body origins (x-z)")
     fig.colorbar(sc, ax=ax1, label="t [s]")
     fig.suptitle(title)
     fig.tight_layout()
@@ -178,7 +184,7 @@ def cmd_simulate(args) -> int:
 def cmd_bench(args) -> int:
     from . import bench
 
-    return bench.main([args.name] + (["--quick"] if args.quick else []))
+    return bench.main([args.name] + list(args.options))
 
 
 def _add_sim_options(p, steps, dt, out):
@@ -213,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "trajectory (.npz) and a plot of energy and tip path (.png).")
     p.add_argument("--n", type=int, default=300, help="number of links (default 300)")
     p.add_argument("--repeats", type=int, default=200, help="timing repeats (default 200)")
-    _add_sim_options(p, steps=2000, dt=1e-3, out="articulated-demo")
+    _add_sim_options(p, steps=4000, dt=1e-3, out="articulated-demo")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("simulate", help="simulate a built-in scene or a URDF file",
@@ -235,7 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "docs/benchmarks.md).")
     p.add_argument("name", choices=("fd",), help="fd: forward/inverse dynamics ns/DOF of ABA, "
                                                   "RNEA, CRBA vs Pinocchio and MuJoCo, and scaling")
-    p.add_argument("--quick", action="store_true", help="tiny sizes only (smoke test)")
+    p.add_argument("options", nargs=argparse.REMAINDER,
+                   help="options of the benchmark, e.g. --quick, --out FILE, --sizes N ..., "
+                        "--scaling N ..., --repeats K (see 'articulated bench fd --help')")
     p.set_defaults(func=cmd_bench)
     return parser
 
