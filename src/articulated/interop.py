@@ -3,6 +3,9 @@
 Pinocchio (PyPI ``pin``) is linear-first for spatial vectors and stores quaternions as
 (x, y, z, w); these helpers permute. Fixed joints are merged into the parent's Pinocchio
 joint (their inertia is appended with the fixed placement), as Pinocchio's URDF parser does.
+MuJoCo (:func:`to_mujoco`) gets generated MJCF: nested bodies in our body order, no geoms,
+contacts off; its free joints use world-frame positions and linear velocities, which
+:class:`MujocoConverters` maps (it needs the configuration for that).
 Neither peer is a runtime dependency: they are imported on first use.
 """
 
@@ -143,3 +146,260 @@ class PinocchioModel:
 def to_pinocchio(model: Model) -> PinocchioModel:
     """Build the Pinocchio equivalent of ``model`` (needs ``pip install pin``)."""
     return PinocchioModel(model)
+
+
+# ============================================================================ MuJoCo
+
+def _quat_to_rot(w, x, y, z):
+    """Rotation matrix (child -> parent coordinates) of a unit quaternion (w, x, y, z)."""
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _rot_to_quat(R):
+    """Unit quaternion (w, x, y, z), w >= 0, of a proper rotation matrix (Shepperd's method)."""
+    R = np.asarray(R, dtype=np.float64)
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    k = int(np.argmax([tr, R[0, 0], R[1, 1], R[2, 2]]))
+    if k == 0:
+        s = 2.0 * np.sqrt(1.0 + tr)
+        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
+    elif k == 1:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q = [(R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s]
+    elif k == 2:
+        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        q = [(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    q /= np.linalg.norm(q)
+    return q if q[0] >= 0 else -q
+
+
+def _quat_mul(a, b):
+    """Hamilton product a * b of (w, x, y, z) quaternions."""
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _fmt(x) -> str:
+    """Floats for MJCF at full double precision (round-trip ``repr``)."""
+    return " ".join(repr(float(v)) for v in np.ravel(x))
+
+
+def mujoco_xml(model: Model, *, name: str = "articulated") -> str:
+    """MJCF text of ``model``: one nested ``<body>`` per body (in body order, so MuJoCo's body
+    ``i + 1`` is our body ``i``), placed by its joint placement, with an ``<inertial>``
+    (principal axes computed here at full precision), one joint (hinge / slide / ball /
+    free; none for a fixed joint), no geoms, contacts disabled, no damping or armature.
+
+    Raises ValueError for a free joint below the top level (MuJoCo allows free joints only
+    on bodies attached to the world).
+    """
+    g = model.gravity
+    out = [f'<mujoco model="{name}">',
+           '<compiler angle="radian" inertiafromgeom="false" autolimits="true"/>',
+           f'<option gravity="{_fmt(g)}" timestep="0.001">',
+           '<flag contact="disable" constraint="disable" energy="disable"/>',
+           '</option>',
+           '<worldbody>']
+    end = model.body_subtree_end
+    evals, evecs = np.linalg.eigh(model.body_I_com) if model.nb else (None, None)
+    open_ends = []
+    kinds = {JOINT_REVOLUTE: "hinge", JOINT_PRISMATIC: "slide", JOINT_SPHERICAL: "ball"}
+    for i in range(model.nb):
+        while open_ends and open_ends[-1] <= i:
+            open_ends.pop()
+            out.append("</body>")
+        t = int(model.jnt_type[i])
+        if t == JOINT_FREE and model.body_parent[i] >= 0:
+            raise ValueError(f"joint {model.joint_name[i]!r}: MuJoCo allows free joints only on "
+                             f"top-level bodies (attached to the world)")
+        R = model.jnt_Xtree_E[i].T  # joint frame axes in parent coordinates
+        out.append(f'<body name="{model.body_name[i]}" pos="{_fmt(model.jnt_Xtree_r[i])}" '
+                   f'quat="{_fmt(_rot_to_quat(R))}">')
+        ev, V = evals[i], evecs[i].copy()
+        if np.linalg.det(V) < 0:
+            V[:, 2] = -V[:, 2]
+        out.append(f'<inertial pos="{_fmt(model.body_com[i])}" quat="{_fmt(_rot_to_quat(V))}" '
+                   f'mass="{_fmt(model.body_mass[i])}" diaginertia="{_fmt(ev)}"/>')
+        jn = model.joint_name[i]
+        if t == JOINT_FREE:
+            out.append(f'<joint name="{jn}" type="free" damping="0" armature="0"/>')
+        elif t in kinds:
+            ax = f' axis="{_fmt(model.jnt_axis[i])}"' if t != JOINT_SPHERICAL else ""
+            out.append(f'<joint name="{jn}" type="{kinds[t]}"{ax} damping="0" armature="0" '
+                       f'stiffness="0" frictionloss="0" limited="false"/>')
+        open_ends.append(int(end[i]))
+    out.extend("</body>" for _ in open_ends)
+    out += ["</worldbody>", "</mujoco>"]
+    return "\n".join(out)
+
+
+class MujocoConverters:
+    """State and force conversions between an articulated :class:`Model` and its MuJoCo
+    model (made by :func:`to_mujoco`).
+
+    Conventions (MuJoCo docs, "Joint" and "Floating objects"; checked against our ABA in
+    ``tests/test_bench.py``): hinge / slide coordinates are identical; a ball joint's qpos is
+    the same (w, x, y, z) quaternion and its qvel the same body-frame angular velocity. A
+    free joint's qpos is the *world* position and orientation of the body (ours: relative to
+    the joint placement), its qvel is ``[world-frame linear velocity of the body origin;
+    body-frame angular velocity]`` (ours: ``[w; v]``, both in body coordinates), and its
+    generalized force ``[world-frame force; body-frame torque]``; so the free-joint maps
+    need the current orientation ``R`` (body -> world) and the linear acceleration picks up
+    ``R (w x v)``.
+    """
+
+    def __init__(self, model: Model, mj_model):
+        import mujoco
+
+        self.src = model
+        self.mj = mj_model
+        nj = []
+        for i in range(model.nb):
+            t = int(model.jnt_type[i])
+            if t == JOINT_FIXED:
+                continue
+            j = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_JOINT, model.joint_name[i])
+            nj.append((i, t, int(model.jnt_qadr[i]), int(model.jnt_vadr[i]),
+                       int(mj_model.jnt_qposadr[j]), int(mj_model.jnt_dofadr[j])))
+        self._joints = nj
+        sc = [(qa, va, mq, mv) for _, t, qa, va, mq, mv in nj if t in (JOINT_REVOLUTE, JOINT_PRISMATIC)]
+        self._sq = np.array([s[0] for s in sc], dtype=int)
+        self._sv = np.array([s[1] for s in sc], dtype=int)
+        self._mq = np.array([s[2] for s in sc], dtype=int)
+        self._mv = np.array([s[3] for s in sc], dtype=int)
+        self._multi = [s for s in nj if s[1] in (JOINT_SPHERICAL, JOINT_FREE)]
+
+    def _free_pose(self, i, q, qa):
+        """World position and rotation (body -> world) of the free-joint body i."""
+        R0 = self.src.jnt_Xtree_E[i].T
+        r0 = self.src.jnt_Xtree_r[i]
+        Rq = _quat_to_rot(*q[qa + 3:qa + 7])
+        return r0 + R0 @ q[qa:qa + 3], R0 @ Rq, R0
+
+    def qpos(self, q) -> np.ndarray:
+        """MuJoCo qpos (nq,) of our configuration q."""
+        q = np.asarray(q, dtype=np.float64)
+        out = np.zeros(self.mj.nq)
+        out[self._mq] = q[self._sq]
+        for i, t, qa, va, mq, mv in self._multi:
+            if t == JOINT_SPHERICAL:
+                out[mq:mq + 4] = q[qa:qa + 4]
+            else:
+                p, _, R0 = self._free_pose(i, q, qa)
+                out[mq:mq + 3] = p
+                out[mq + 3:mq + 7] = _quat_mul(_rot_to_quat(R0), q[qa + 3:qa + 7])
+        return out
+
+    def qvel(self, q, qd) -> np.ndarray:
+        """MuJoCo qvel (nv,) of our (q, qd)."""
+        q = np.asarray(q, dtype=np.float64)
+        qd = np.asarray(qd, dtype=np.float64)
+        out = np.zeros(self.mj.nv)
+        out[self._mv] = qd[self._sv]
+        for i, t, qa, va, mq, mv in self._multi:
+            if t == JOINT_SPHERICAL:
+                out[mv:mv + 3] = qd[va:va + 3]
+            else:
+                _, R, _ = self._free_pose(i, q, qa)
+                out[mv:mv + 3] = R @ qd[va + 3:va + 6]
+                out[mv + 3:mv + 6] = qd[va:va + 3]
+        return out
+
+    def qfrc(self, q, tau) -> np.ndarray:
+        """MuJoCo generalized force (nv,) (e.g. ``qfrc_applied``) of our tau."""
+        q = np.asarray(q, dtype=np.float64)
+        tau = np.asarray(tau, dtype=np.float64)
+        out = np.zeros(self.mj.nv)
+        out[self._mv] = tau[self._sv]
+        for i, t, qa, va, mq, mv in self._multi:
+            if t == JOINT_SPHERICAL:
+                out[mv:mv + 3] = tau[va:va + 3]
+            else:
+                _, R, _ = self._free_pose(i, q, qa)
+                out[mv:mv + 3] = R @ tau[va + 3:va + 6]
+                out[mv + 3:mv + 6] = tau[va:va + 3]
+        return out
+
+    def qfrc_back(self, q, f) -> np.ndarray:
+        """Our tau (nv,) of a MuJoCo generalized force (e.g. ``qfrc_inverse``)."""
+        q = np.asarray(q, dtype=np.float64)
+        f = np.asarray(f, dtype=np.float64)
+        out = np.zeros(self.src.nv)
+        out[self._sv] = f[self._mv]
+        for i, t, qa, va, mq, mv in self._multi:
+            if t == JOINT_SPHERICAL:
+                out[va:va + 3] = f[mv:mv + 3]
+            else:
+                _, R, _ = self._free_pose(i, q, qa)
+                out[va:va + 3] = f[mv + 3:mv + 6]
+                out[va + 3:va + 6] = R.T @ f[mv:mv + 3]
+        return out
+
+    def qacc(self, q, qd, qdd) -> np.ndarray:
+        """MuJoCo qacc (nv,) of our (q, qd, qdd)."""
+        q = np.asarray(q, dtype=np.float64)
+        qd = np.asarray(qd, dtype=np.float64)
+        qdd = np.asarray(qdd, dtype=np.float64)
+        out = np.zeros(self.mj.nv)
+        out[self._mv] = qdd[self._sv]
+        for i, t, qa, va, mq, mv in self._multi:
+            if t == JOINT_SPHERICAL:
+                out[mv:mv + 3] = qdd[va:va + 3]
+            else:
+                _, R, _ = self._free_pose(i, q, qa)
+                w, v = qd[va:va + 3], qd[va + 3:va + 6]
+                out[mv:mv + 3] = R @ (qdd[va + 3:va + 6] + np.cross(w, v))
+                out[mv + 3:mv + 6] = qdd[va:va + 3]
+        return out
+
+    def qacc_back(self, q, qd, qacc) -> np.ndarray:
+        """Our qdd (nv,) of a MuJoCo qacc at our state (q, qd)."""
+        q = np.asarray(q, dtype=np.float64)
+        qd = np.asarray(qd, dtype=np.float64)
+        a = np.asarray(qacc, dtype=np.float64)
+        out = np.zeros(self.src.nv)
+        out[self._sv] = a[self._mv]
+        for i, t, qa, va, mq, mv in self._multi:
+            if t == JOINT_SPHERICAL:
+                out[va:va + 3] = a[mv:mv + 3]
+            else:
+                _, R, _ = self._free_pose(i, q, qa)
+                w, v = qd[va:va + 3], qd[va + 3:va + 6]
+                out[va:va + 3] = a[mv + 3:mv + 6]
+                out[va + 3:va + 6] = R.T @ a[mv:mv + 3] - np.cross(w, v)
+        return out
+
+    def set_state(self, mj_data, q, qd, tau=None):
+        """Write qpos, qvel and (optionally) ``qfrc_applied`` of ``mj_data``."""
+        mj_data.qpos[:] = self.qpos(q)
+        mj_data.qvel[:] = self.qvel(q, qd)
+        if tau is not None:
+            mj_data.qfrc_applied[:] = self.qfrc(q, tau)
+
+
+def to_mujoco(model: Model):
+    """Build the MuJoCo equivalent of ``model`` (needs ``pip install mujoco``).
+
+    Returns ``(mj_model, converters)``: the compiled ``mujoco.MjModel`` (from
+    :func:`mujoco_xml`: no geoms, contacts and constraints disabled, zero damping and
+    armature, so that ``mj_forward`` with ``qfrc_applied = tau`` gives our ABA's ``qdd``)
+    and a :class:`MujocoConverters` for states, forces and accelerations.
+
+    Raises ValueError when MuJoCo rejects the model, e.g. bodies nested deeper than about
+    1,000 levels ("XML_ELEMENT_DEPTH_EXCEEDED") or a free joint below the top level.
+    """
+    import mujoco
+
+    mj_model = mujoco.MjModel.from_xml_string(mujoco_xml(model))
+    return mj_model, MujocoConverters(model, mj_model)
