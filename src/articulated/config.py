@@ -1,13 +1,22 @@
 """All numba JIT flags of the package, in one place (stumpy's ``config.py`` habit).
 
-Kernels import :data:`JIT` (hot loops) and :data:`INLINE` (small spatial helpers) from
-here, so the whole library can be switched e.g. to ``boundscheck=True`` by editing one file.
+Kernels import :data:`JIT` or :data:`KERNEL` (hot loops) and :data:`INLINE` (small spatial
+helpers) from here, so the whole library can be switched e.g. to ``boundscheck=True`` by
+editing one file. Numba's on-disk cache does not notice edits to this file or to inlined
+helpers in other modules: delete the ``__pycache__/*.nbi``/``*.nbc`` files after such edits.
 Set the environment variable ``NUMBA_DISABLE_JIT=1`` to run every kernel as plain Python
 (for coverage and debugging).
 """
 
 JIT = dict(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")
 """Flags of every ``@njit`` kernel. ``fastmath`` stays off: cross-checks are to 1e-9."""
+
+KERNEL = dict(JIT, _nrt=False)
+"""Flags of the allocation-free kernels (ABA, RNEA, CRBA, kinematics): ``JIT`` with numba's
+reference-counting runtime (NRT) off. Every array view a kernel makes (``A[i]``, a slice,
+an inlined helper's array argument) would otherwise cost an atomic reference-count update,
+several per body in the hot loops; without NRT an allocation inside a kernel is a compile
+error, which keeps the kernels allocation-free by construction."""
 
 INLINE = dict(inline="always", cache=True, fastmath=False, boundscheck=False, nogil=True,
               error_model="numpy")

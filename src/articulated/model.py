@@ -42,6 +42,9 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+from numba import njit
+
+from .config import INLINE
 
 
 JOINT_FIXED = 0
@@ -65,32 +68,104 @@ QUAT_TOL = 1e-6
 """Largest accepted | |quat| - 1 | of a quaternion in a float64 state (1e-4 in float32)."""
 
 
-class ModelArrays:
-    """The flat arrays of a :class:`Model` in one float dtype, in the order kernels take them.
+MODEL_ARRAY_NAMES = ("parent", "jtype", "qadr", "vadr", "jnv", "subtree_end", "Xtree_rot",
+                     "axis", "Xtree_E", "Xtree_r", "mass", "h", "Ibar", "S", "gravity")
+"""Names of the arrays :func:`model_arrays` returns, in its order."""
 
-    Integer arrays are shared with the Model; float arrays are cast copies (float32 for
-    the single-precision study) or the Model's own arrays (float64).
+_MODEL_INT_ROWS = 7
+_MODEL_BODY = 32
+"""Entries of a body's record in the packed model floats (four 64-byte cache lines)."""
+
+
+@njit(**INLINE)
+def model_arrays(model_i, model_f):
+    """Named views into the two packed buffers of a :class:`ModelArrays` (see there).
+
+    The one place that defines the buffers' layout: kernels start with
+    ``parent, jtype, ... = model_arrays(model_i, model_f)``. Returns the arrays named by
+    :data:`MODEL_ARRAY_NAMES`; ``Xtree_E`` and ``Ibar`` are (nb, 9), row-major 3x3
+    matrices (:func:`articulated.spatial.get_mat3` reads both this and (nb, 3, 3)). No
+    copies, no allocation.
+    """
+    nb = model_i.shape[1]
+    parent = model_i[0]
+    jtype = model_i[1]
+    qadr = model_i[2]
+    vadr = model_i[3]
+    jnv = model_i[4]
+    subtree_end = model_i[5]
+    Xtree_rot = model_i[6]
+    nv = vadr[nb - 1] + jnv[nb - 1] if nb > 0 else 0
+    # one record per body, the fields of ABA pass 1 first (cache line 0), pass 2 next
+    body = model_f[:_MODEL_BODY * nb].reshape((nb, _MODEL_BODY))
+    axis = body[:, 0:3]
+    Xtree_r = body[:, 3:6]
+    mass = body[:, 6]
+    h = body[:, 8:11]
+    Ibar = body[:, 11:20]
+    Xtree_E = body[:, 20:29]
+    o = _MODEL_BODY * nb
+    S = model_f[o:o + 6 * nv].reshape((nv, 6))
+    o += 6 * nv
+    gravity = model_f[o:o + 3]
+    return (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
+            axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity)
+
+
+def _as_mat3_view(a, nb):
+    """An (nb, 9) view as an (nb, 3, 3) view (NumPy; never a copy)."""
+    m = a.reshape(nb, 3, 3)
+    if nb and not np.shares_memory(m, a):
+        raise AssertionError("packed 3x3 field is not viewable as (nb, 3, 3)")
+    return m
+
+
+class ModelArrays:
+    """The arrays of a :class:`Model` that kernels read, in one float dtype, in two buffers.
+
+    A numba call costs some 50 ns per array argument, and a kernel addresses a handful of
+    record arrays more cheaply than dozens of separate ones (fewer base pointers and strides
+    to keep in registers), so the model is packed into two buffers that kernels unpack into
+    named views with :func:`model_arrays`, the only definition of the layout:
+
+    ints (7, nb) int64
+        rows ``parent``, ``jtype``, ``qadr``, ``vadr``, ``jnv`` (as the Model's
+        ``body_parent``, ``jnt_type``, ``jnt_qadr``, ``jnt_vadr``, ``jnt_nv``), ``subtree_end``
+        (``body_subtree_end``: the children of i are ``c = i + 1``, then
+        ``c = subtree_end[c]`` while ``c < subtree_end[i]``), ``Xtree_rot`` (1 where the joint
+        placement rotates, else 0)
+    floats (32 nb + 6 nv + 3,) float64 or float32
+        a record of 32 entries per body: ``axis`` (3), ``Xtree_r`` (3), ``mass``, ``h`` (3),
+        ``Ibar`` (9), ``Xtree_E`` (9), as the Model's ``jnt_axis``, ``jnt_Xtree_r``,
+        ``body_mass``, ``body_h``, ``body_Ibar``, ``jnt_Xtree_E`` cast to the dtype; then ``S``
+        (nv, 6) (``dof_S``) and ``gravity`` (3,)
+
+    Every name of :data:`MODEL_ARRAY_NAMES` is also an attribute, a NumPy view into the
+    buffers with the Model's shapes (``Xtree_E``, ``Ibar`` (nb, 3, 3)); the per-body fields
+    are strided views. ``dof_parent`` (nv,) int64 is the Model's.
     """
 
     def __init__(self, model: "Model", dtype):
         dt = np.dtype(dtype)
-        f = (lambda a: a) if dt == np.float64 else (lambda a: np.ascontiguousarray(a, dtype=dt))
+        nb, nv = model.nb, model.nv
         self.dtype = dt
-        self.parent = model.body_parent
-        self.jtype = model.jnt_type
-        self.qadr = model.jnt_qadr
-        self.vadr = model.jnt_vadr
-        self.jnv = model.jnt_nv
-        self.axis = f(model.jnt_axis)
-        self.Xtree_E = f(model.jnt_Xtree_E)
-        self.Xtree_r = f(model.jnt_Xtree_r)
-        self.mass = f(model.body_mass)
-        self.h = f(model.body_h)
-        self.Ibar = f(model.body_Ibar)
-        self.I = f(model.body_I)
-        self.S = f(model.dof_S)
+        Xtree_rot = np.abs(model.jnt_Xtree_E - np.eye(3)).reshape(nb, 9).max(axis=1, initial=0) > 0
+        self.ints = np.ascontiguousarray(np.stack([
+            model.body_parent, model.jnt_type, model.jnt_qadr, model.jnt_vadr, model.jnt_nv,
+            model.body_subtree_end, Xtree_rot.astype(np.int64)]).reshape(_MODEL_INT_ROWS, nb),
+            dtype=np.int64)
+        self.floats = np.zeros(_MODEL_BODY * nb + 6 * nv + 3, dtype=dt)
+        for name, a in zip(MODEL_ARRAY_NAMES, model_arrays(self.ints, self.floats)):
+            setattr(self, name, _as_mat3_view(a, nb) if name in ("Xtree_E", "Ibar") else a)
+        self.axis[...] = model.jnt_axis
+        self.Xtree_E[...] = model.jnt_Xtree_E
+        self.Xtree_r[...] = model.jnt_Xtree_r
+        self.mass[...] = model.body_mass
+        self.h[...] = model.body_h
+        self.Ibar[...] = model.body_Ibar
+        self.S[...] = model.dof_S
+        self.gravity[...] = model.gravity
         self.dof_parent = model.dof_parent
-        self.gravity = f(model.gravity)
 
     def kin(self):
         """(parent, jtype, qadr, axis, Xtree_E, Xtree_r): what kinematics kernels take."""
@@ -401,11 +476,80 @@ class Model:
         return None
 
 
+DATA_ARRAY_NAMES = ("Xup_E", "Xup_r", "v", "c", "a", "f", "oE", "op", "stack", "Ia_stack",
+                    "pa_stack", "UDinv", "Dinv_u", "u", "U", "D", "Dinv", "F", "qdd", "tau", "T",
+                    "T2", "tmp")
+"""Names of the arrays :func:`data_arrays` returns, in its order."""
+
+_DATA_BODY = 48
+"""Entries of a body's record in the packed workspace (six 64-byte cache lines)."""
+_DATA_STACK = 28
+_DATA_DOF = 32
+
+
+def data_size(nb, nv):
+    """Length of the packed workspace buffer of a model with nb bodies and nv dofs."""
+    return _DATA_BODY * nb + _DATA_STACK * (nb + 1) + (_DATA_DOF + 8) * nv + 96
+
+
+@njit(**INLINE)
+def data_arrays(data_f, nb, nv):
+    """Named views into the packed workspace buffer of a :class:`Data` (see there).
+
+    The one place that defines the buffer's layout (kernels start with
+    ``Xup_E, Xup_r, ... = data_arrays(data_f, nb, nv)``). Returns the arrays named by
+    :data:`DATA_ARRAY_NAMES`; ``Xup_E`` and ``oE`` are (nb, 9), row-major 3x3 matrices. No
+    copies, no allocation.
+    """
+    # one record per body: the fields of ABA pass 1 and 2 in cache lines 0-2, a in line 3
+    body = data_f[:_DATA_BODY * nb].reshape((nb, _DATA_BODY))
+    Xup_E = body[:, 0:9]
+    Xup_r = body[:, 9:12]
+    v = body[:, 12:18]
+    c = body[:, 18:24]
+    a = body[:, 24:30]
+    f = body[:, 30:36]
+    oE = body[:, 36:45]
+    op = body[:, 45:48]
+    o = _DATA_BODY * nb
+    stack = data_f[o:o + _DATA_STACK * (nb + 1)].reshape((nb + 1, _DATA_STACK))
+    Ia_stack = stack[:, 0:21]
+    pa_stack = stack[:, 21:27]
+    o += _DATA_STACK * (nb + 1)
+    # one record per dof: what ABA pass 3 reads in cache line 0
+    dof = data_f[o:o + _DATA_DOF * nv].reshape((nv, _DATA_DOF))
+    UDinv = dof[:, 0:6]
+    Dinv_u = dof[:, 6]
+    u = dof[:, 7]
+    U = dof[:, 8:14]
+    D = dof[:, 14:20]
+    Dinv = dof[:, 20:26]
+    o += _DATA_DOF * nv
+    F = data_f[o:o + 6 * nv].reshape((nv, 6))
+    o += 6 * nv
+    qdd = data_f[o:o + nv]
+    o += nv
+    tau = data_f[o:o + nv]
+    o += nv
+    T = data_f[o:o + 36].reshape((6, 6))
+    o += 36
+    T2 = data_f[o:o + 36].reshape((6, 6))
+    o += 36
+    tmp = data_f[o:o + 24].reshape((4, 6))
+    return (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
+            Dinv, F, qdd, tau, T, T2, tmp)
+
+
 class Data:
     """Every state-dependent workspace array of a :class:`Model`, allocated once.
 
-    Fields are grouped by the stage that writes them (MuJoCo's ``mjData`` habit). Frames:
-    a body quantity of body i is in body-i coordinates unless prefixed ``o`` (world).
+    All arrays are views into one buffer ``buf``, so that a kernel takes the whole
+    workspace as one argument and unpacks it with :func:`data_arrays`, the only definition
+    of the layout: a record of 48 entries per body (the per-body fields below, strided
+    views), a stack of 28 entries per body (and one more), a record of 32 entries per dof,
+    then ``F``, ``qdd``, ``tau`` and the scratch arrays. Fields are grouped by the stage
+    that writes them (MuJoCo's ``mjData`` habit). Frames: a body quantity of body i is in
+    body-i coordinates unless prefixed ``o`` (world).
 
     Position stage
         Xup_E (nb, 3, 3), Xup_r (nb, 3): compact transform parent -> body (``iX_lambda(i)``)
@@ -414,54 +558,54 @@ class Data:
         v (nb, 6): body spatial velocity; c (nb, 6): velocity-product acceleration ``v x S qd``
     Acceleration / force stage
         a (nb, 6): body spatial acceleration (gravity folded in as a base acceleration)
-        f (nb, 6): force transmitted across joint i from its parent [N, N m]
-        IA (nb, 6, 6), pA (nb, 6): articulated inertia and bias force (ABA); composite
-        inertia ``Ic`` reuses IA in CRBA
-        U (nv, 6): ``IA S``; Dinv (nv, 6): rows of ``D^-1`` (``D = S^T IA S``) per joint;
-        D (nv, 6): ``D`` kept separately by the modified ABA; u (nv,): ``tau - S^T pA``
+        f (nb, 6): force transmitted across joint i from its parent [N, N m] (RNEA)
+        stack (nb + 1, 28): the terms of the bodies whose parent is still to come in a
+        backward pass (:func:`articulated.algorithms.kinematics.pop_children`); the views
+        Ia_stack (nb + 1, 21), pa_stack (nb + 1, 6) hold ``Xup^T Ia Xup`` and ``Xup^T pa`` in
+        ABA pass 2 (the summands of RBDA eqs. 7.38 and 7.40, carried to parent coordinates;
+        Ascher, Pai & Cloutier's ``M~``), ``Xup^T IC Xup`` in CRBA (RBDA eq. 6.13).
+        Inertias are packed symmetric (:func:`articulated.spatial.sym6_index`). A chain uses
+        one row; the last row stays zero (the children's sum of a leaf).
+        UDinv (nv, 6): ``U D^-1`` (row ``vadr + r`` is column r); Dinv_u (nv,): ``D^-1 u``;
+        pass 3 needs only these: ``qdd = D^-1 u - (U D^-1)^T a'``
+        u (nv,): ``tau - S^T pA``; U (nv, 6): ``IA S``; D, Dinv (nv, 6): the pivot
+        ``D = S^T IA S`` of each joint and its inverse, row r of the block in row
+        ``vadr + r`` (multi-dof joints and the modified ABA only)
+        F (nv, 6): ``IC S`` of each dof, carried up the tree to the body CRBA is at
+        (RBDA Table 6.2)
     Outputs
-        qdd (nv,), tau (nv,), M (nv, nv) allocated on first use by CRBA
+        qdd (nv,), tau (nv,); M (nv, nv) allocated on first use by CRBA
     Scratch
-        T, T2 (6, 6), EJ (3, 3), tmp (4, 6); f_zero (nb, 6) zeros for ``f_ext=None``
+        T, T2 (6, 6), tmp (4, 6); f_none (0, 6): the ``f_ext`` kernels get for
+        ``f_ext=None`` (no external forces)
+    Kernel arguments
+        buf: the buffer of all the arrays above; model_i, model_f: the model's packed
+        arrays in this dtype (``ModelArrays.ints``, ``.floats``), kept here so that a call
+        looks up one object
     """
 
     def __init__(self, model: Model, dtype=np.float64):
         nb, nv = model.nb, model.nv
         dt = self.dtype = np.dtype(dtype)
-        z = lambda *s: np.zeros(s, dtype=dt)
-        self.Xup_E = z(nb, 3, 3)
-        self.Xup_r = z(nb, 3)
-        self.oE = z(nb, 3, 3)
-        self.op = z(nb, 3)
-        self.v = z(nb, 6)
-        self.c = z(nb, 6)
-        self.a = z(nb, 6)
-        self.f = z(nb, 6)
-        self.IA = z(nb, 6, 6)
-        self.pA = z(nb, 6)
-        self.U = z(nv, 6)
-        self.Dinv = z(nv, 6)
-        self.D = z(nv, 6)
-        self.u = z(nv)
-        self.qdd = z(nv)
-        self.tau = z(nv)
-        self.T = z(6, 6)
-        self.T2 = z(6, 6)
-        self.EJ = z(3, 3)
-        self.tmp = z(4, 6)
-        self.f_zero = z(nb, 6)
+        self.nb, self.nv = nb, nv
+        self.buf = np.zeros(data_size(nb, nv), dtype=dt)
+        for name, a in zip(DATA_ARRAY_NAMES, data_arrays(self.buf, nb, nv)):
+            setattr(self, name, _as_mat3_view(a, nb) if name in ("Xup_E", "oE") else a)
+        self.f_none = np.zeros((0, 6), dtype=dt)
+        ma = model.arrays(dt)
+        self.model_i, self.model_f = ma.ints, ma.floats
         self._M = None
 
     @property
     def M(self) -> np.ndarray:
         """(nv, nv) joint-space inertia workspace, allocated on first use."""
         if self._M is None:
-            self._M = np.zeros((self.U.shape[0],) * 2, dtype=self.dtype)
+            self._M = np.zeros((self.nv, self.nv), dtype=self.dtype)
         return self._M
 
     def nbytes(self) -> int:
-        """Bytes held by the workspace arrays."""
-        return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray))
+        """Bytes held by the workspace (the buffer, and M once allocated)."""
+        return self.buf.nbytes + (self._M.nbytes if self._M is not None else 0)
 
 
 # ---------------------------------------------------------------------------- builder

@@ -12,10 +12,27 @@ Conventions (Featherstone, *Rigid Body Dynamics Algorithms* (RBDA), 2008, ch. 2)
 * A rigid-body spatial inertia about the body origin is stored compactly as
   ``(m, h = m c, Ibar)`` where ``Ibar`` is the rotational inertia about the origin
   (RBDA eq. 2.63): ``I = [[Ibar, h^], [h^T, m 1]]``.
+* Articulated and composite inertias (symmetric 6x6) are packed into 21 entries, block by
+  block (:func:`sym6_index`): the upper triangle of the top-left block A
+  (``a00 a01 a02 a11 a12 a22``), the top-right block B row by row (``b00 .. b22``; the
+  bottom-left block is B^T), the upper triangle of the bottom-right block C.
 
-Every helper writes into an output array argument (suffix ``out``) and returns nothing, so
-the kernels that inline them allocate nothing. They are generic in the float dtype: with
-float32 arrays every product stays in float32 (no float64 literals enter the arithmetic).
+Two kinds of helpers:
+
+* **Register helpers** (the hot path) take and return *tuples* of scalars: a 3-vector is a
+  3-tuple, a 6-vector a 6-tuple, a rotation ``E`` a 9-tuple in row-major order, a packed
+  symmetric 6x6 a 21-tuple. Kernels load an array entry once (:func:`get_vec6`,
+  :func:`get_mat3`, :func:`get_sym6`, ...), chain register helpers, and store the result once
+  (:func:`set_vec6`, ...). This keeps values in registers: numba arrays may alias, so
+  values written to memory between steps would be re-read; and in a kernel compiled with
+  numba's reference counting, each array view it creates (``A[i]``) costs an atomic update.
+  6-vector arguments may also be arrays. A 3x3 matrix field is an (n, 3, 3) array or an
+  (n, 9) array of row-major rows; :func:`get_mat3` and :func:`set_mat3` read both.
+* **Array helpers** (``*_apply``, ``*_add``) write into an output array (suffix ``out``),
+  for code off the hot path.
+
+All are generic in the float dtype: with float32 inputs the arithmetic stays in float32
+except where a numeric literal enters (numba promotes ``float32 op literal`` to float64).
 """
 
 from __future__ import annotations
@@ -23,136 +40,406 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .config import INLINE
 
 
-@njit(**INLINE)
-def cross3(a, b, out):
-    """out = a x b for (3,) arrays (out may not alias a or b)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
+# ----------------------------------------------------------------- loads and stores
 
 @njit(**INLINE)
-def xform_compose(E1, r1, E2, r2, E_out, r_out):
-    """Compact product ``cXa = cXb bXa`` with ``bXa = (E1, r1)``, ``cXb = (E2, r2)``.
-
-    ``E = E2 E1`` and ``r = r1 + E1^T r2`` (RBDA Table 2.5). Outputs must not alias inputs.
-    """
-    for i in range(3):
-        for j in range(3):
-            E_out[i, j] = E2[i, 0] * E1[0, j] + E2[i, 1] * E1[1, j] + E2[i, 2] * E1[2, j]
-    for i in range(3):
-        r_out[i] = r1[i] + E1[0, i] * r2[0] + E1[1, i] * r2[1] + E1[2, i] * r2[2]
+def get_vec3(A, i):
+    """Row i of an (n, 3) array as a 3-tuple."""
+    return (A[i, 0], A[i, 1], A[i, 2])
 
 
 @njit(**INLINE)
-def motion_apply(E, r, v, out):
-    """out = bXa v: ``[E w; E (v_O - r x w)]`` (out must not alias v)."""
-    w0 = v[0]
-    w1 = v[1]
-    w2 = v[2]
-    l0 = v[3] - (r[1] * w2 - r[2] * w1)
-    l1 = v[4] - (r[2] * w0 - r[0] * w2)
-    l2 = v[5] - (r[0] * w1 - r[1] * w0)
-    for i in range(3):
-        out[i] = E[i, 0] * w0 + E[i, 1] * w1 + E[i, 2] * w2
-        out[3 + i] = E[i, 0] * l0 + E[i, 1] * l1 + E[i, 2] * l2
+def set_vec3(A, i, x):
+    """Row i of an (n, 3) array = the 3-tuple x."""
+    A[i, 0] = x[0]
+    A[i, 1] = x[1]
+    A[i, 2] = x[2]
 
 
 @njit(**INLINE)
-def motion_apply_inv(E, r, v, out):
-    """out = bXa^-1 v = aXb v: ``[E^T w; E^T v_O + r x E^T w]`` (out must not alias v)."""
-    w0 = E[0, 0] * v[0] + E[1, 0] * v[1] + E[2, 0] * v[2]
-    w1 = E[0, 1] * v[0] + E[1, 1] * v[1] + E[2, 1] * v[2]
-    w2 = E[0, 2] * v[0] + E[1, 2] * v[1] + E[2, 2] * v[2]
-    l0 = E[0, 0] * v[3] + E[1, 0] * v[4] + E[2, 0] * v[5]
-    l1 = E[0, 1] * v[3] + E[1, 1] * v[4] + E[2, 1] * v[5]
-    l2 = E[0, 2] * v[3] + E[1, 2] * v[4] + E[2, 2] * v[5]
-    out[0] = w0
-    out[1] = w1
-    out[2] = w2
-    out[3] = l0 + r[1] * w2 - r[2] * w1
-    out[4] = l1 + r[2] * w0 - r[0] * w2
-    out[5] = l2 + r[0] * w1 - r[1] * w0
+def get_vec6(A, i):
+    """Row i of an (n, 6) array as a 6-tuple."""
+    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5])
 
 
 @njit(**INLINE)
-def force_apply(E, r, f, out):
-    """out = bXa* f: ``[E (n - r x f); E f]`` (force from A to B coordinates)."""
-    n0 = f[0] - (r[1] * f[5] - r[2] * f[4])
-    n1 = f[1] - (r[2] * f[3] - r[0] * f[5])
-    n2 = f[2] - (r[0] * f[4] - r[1] * f[3])
-    for i in range(3):
-        out[i] = E[i, 0] * n0 + E[i, 1] * n1 + E[i, 2] * n2
-        out[3 + i] = E[i, 0] * f[3] + E[i, 1] * f[4] + E[i, 2] * f[5]
+def set_vec6(A, i, x):
+    """Row i of an (n, 6) array = the 6-vector x."""
+    A[i, 0] = x[0]
+    A[i, 1] = x[1]
+    A[i, 2] = x[2]
+    A[i, 3] = x[3]
+    A[i, 4] = x[4]
+    A[i, 5] = x[5]
 
 
 @njit(**INLINE)
-def force_apply_T_add(E, r, f, out):
-    """out += bXa^T f, the force f given in B coordinates expressed in A coordinates.
+def add_vec6(A, i, x):
+    """Row i of an (n, 6) array += the 6-vector x."""
+    A[i, 0] += x[0]
+    A[i, 1] += x[1]
+    A[i, 2] += x[2]
+    A[i, 3] += x[3]
+    A[i, 4] += x[4]
+    A[i, 5] += x[5]
 
-    ``bXa^T f = [E^T n + r x E^T f; E^T f]`` (RBDA eq. 2.25); out must not alias f.
-    """
-    n0 = E[0, 0] * f[0] + E[1, 0] * f[1] + E[2, 0] * f[2]
-    n1 = E[0, 1] * f[0] + E[1, 1] * f[1] + E[2, 1] * f[2]
-    n2 = E[0, 2] * f[0] + E[1, 2] * f[1] + E[2, 2] * f[2]
-    l0 = E[0, 0] * f[3] + E[1, 0] * f[4] + E[2, 0] * f[5]
-    l1 = E[0, 1] * f[3] + E[1, 1] * f[4] + E[2, 1] * f[5]
-    l2 = E[0, 2] * f[3] + E[1, 2] * f[4] + E[2, 2] * f[5]
-    out[0] += n0 + r[1] * l2 - r[2] * l1
-    out[1] += n1 + r[2] * l0 - r[0] * l2
-    out[2] += n2 + r[0] * l1 - r[1] * l0
-    out[3] += l0
-    out[4] += l1
-    out[5] += l2
+
+def get_mat3(A, i):
+    """Entry i of an (n, 3, 3) array, or row i of an (n, 9) array of row-major 3x3
+    matrices, as a row-major 9-tuple."""
+    return tuple(np.asarray(A[i]).ravel())
+
+
+def set_mat3(A, i, E):
+    """Entry i of an (n, 3, 3) array, or row i of an (n, 9) array = the row-major 9-tuple E."""
+    A[i] = np.reshape(np.asarray(E), np.shape(A[i]))
+
+
+@overload(get_mat3, inline="always")
+def _get_mat3_jit(A, i):
+    if A.ndim == 3:
+        return lambda A, i: (A[i, 0, 0], A[i, 0, 1], A[i, 0, 2], A[i, 1, 0], A[i, 1, 1],
+                             A[i, 1, 2], A[i, 2, 0], A[i, 2, 1], A[i, 2, 2])
+    return lambda A, i: (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6],
+                         A[i, 7], A[i, 8])
+
+
+@overload(set_mat3, inline="always")
+def _set_mat3_jit(A, i, E):
+    if A.ndim == 3:
+        def impl(A, i, E):
+            A[i, 0, 0] = E[0]
+            A[i, 0, 1] = E[1]
+            A[i, 0, 2] = E[2]
+            A[i, 1, 0] = E[3]
+            A[i, 1, 1] = E[4]
+            A[i, 1, 2] = E[5]
+            A[i, 2, 0] = E[6]
+            A[i, 2, 1] = E[7]
+            A[i, 2, 2] = E[8]
+        return impl
+
+    def impl(A, i, E):
+        A[i, 0] = E[0]
+        A[i, 1] = E[1]
+        A[i, 2] = E[2]
+        A[i, 3] = E[3]
+        A[i, 4] = E[4]
+        A[i, 5] = E[5]
+        A[i, 6] = E[6]
+        A[i, 7] = E[7]
+        A[i, 8] = E[8]
+    return impl
 
 
 @njit(**INLINE)
-def crm_apply(v, m, out):
-    """out = v x m (spatial motion cross product, RBDA eq. 2.31); out must not alias."""
-    out[0] = v[1] * m[2] - v[2] * m[1]
-    out[1] = v[2] * m[0] - v[0] * m[2]
-    out[2] = v[0] * m[1] - v[1] * m[0]
-    out[3] = v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1]
-    out[4] = v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2]
-    out[5] = v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
+def get_sym6(A, i):
+    """Row i of an (n, 21) array of packed symmetric matrices as a 21-tuple."""
+    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7], A[i, 8],
+            A[i, 9], A[i, 10], A[i, 11], A[i, 12], A[i, 13], A[i, 14], A[i, 15], A[i, 16],
+            A[i, 17], A[i, 18], A[i, 19], A[i, 20])
 
 
 @njit(**INLINE)
-def crf_add(v, f, out):
-    """out += v x* f (spatial force cross product, RBDA eq. 2.32)."""
-    out[0] += v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
-    out[1] += v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
-    out[2] += v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
-    out[3] += v[1] * f[5] - v[2] * f[4]
-    out[4] += v[2] * f[3] - v[0] * f[5]
-    out[5] += v[0] * f[4] - v[1] * f[3]
+def set_sym6(A, i, M):
+    """Row i of an (n, 21) array = the packed symmetric 21-tuple M."""
+    A[i, 0] = M[0]
+    A[i, 1] = M[1]
+    A[i, 2] = M[2]
+    A[i, 3] = M[3]
+    A[i, 4] = M[4]
+    A[i, 5] = M[5]
+    A[i, 6] = M[6]
+    A[i, 7] = M[7]
+    A[i, 8] = M[8]
+    A[i, 9] = M[9]
+    A[i, 10] = M[10]
+    A[i, 11] = M[11]
+    A[i, 12] = M[12]
+    A[i, 13] = M[13]
+    A[i, 14] = M[14]
+    A[i, 15] = M[15]
+    A[i, 16] = M[16]
+    A[i, 17] = M[17]
+    A[i, 18] = M[18]
+    A[i, 19] = M[19]
+    A[i, 20] = M[20]
 
 
 @njit(**INLINE)
-def inertia_apply(m, h, Ibar, v, out):
-    """out = I v for the compact rigid-body inertia ``(m, h, Ibar)`` (RBDA eq. 2.63)."""
-    w0 = v[0]
-    w1 = v[1]
-    w2 = v[2]
-    out[0] = Ibar[0, 0] * w0 + Ibar[0, 1] * w1 + Ibar[0, 2] * w2 + h[1] * v[5] - h[2] * v[4]
-    out[1] = Ibar[1, 0] * w0 + Ibar[1, 1] * w1 + Ibar[1, 2] * w2 + h[2] * v[3] - h[0] * v[5]
-    out[2] = Ibar[2, 0] * w0 + Ibar[2, 1] * w1 + Ibar[2, 2] * w2 + h[0] * v[4] - h[1] * v[3]
-    out[3] = m * v[3] - (h[1] * w2 - h[2] * w1)
-    out[4] = m * v[4] - (h[2] * w0 - h[0] * w2)
-    out[5] = m * v[5] - (h[0] * w1 - h[1] * w0)
+def as_mat3(E):
+    """A (3, 3) array as a row-major 9-tuple."""
+    return (E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1], E[2, 2])
 
 
 @njit(**INLINE)
-def mat6_vec_add(M, v, out):
-    """out += M v for a (6, 6) matrix."""
-    for i in range(6):
-        out[i] += (M[i, 0] * v[0] + M[i, 1] * v[1] + M[i, 2] * v[2]
-                   + M[i, 3] * v[3] + M[i, 4] * v[4] + M[i, 5] * v[5])
+def as_vec3(r):
+    """A (3,) array as a 3-tuple."""
+    return (r[0], r[1], r[2])
+
+
+# -------------------------------------------------------------------- 6-vectors
+
+@njit(**INLINE)
+def add6(x, y):
+    """x + y (a 6-tuple) for 6-vectors."""
+    return (x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5])
+
+
+@njit(**INLINE)
+def sub6(x, y):
+    """x - y (a 6-tuple) for 6-vectors."""
+    return (x[0] - y[0], x[1] - y[1], x[2] - y[2], x[3] - y[3], x[4] - y[4], x[5] - y[5])
+
+
+@njit(**INLINE)
+def scale6(x, s):
+    """s x (a 6-tuple) for a 6-vector x and a scalar s."""
+    return (x[0] * s, x[1] * s, x[2] * s, x[3] * s, x[4] * s, x[5] * s)
+
+
+@njit(**INLINE)
+def dot6(x, y):
+    """x . y for 6-vectors (summed pairwise: a shorter dependency chain)."""
+    return ((x[0] * y[0] + x[1] * y[1]) + (x[2] * y[2] + x[3] * y[3])
+            + (x[4] * y[4] + x[5] * y[5]))
+
+
+@njit(**INLINE)
+def cross_motion(v, m):
+    """``v x m`` (a 6-tuple), the spatial motion cross product (RBDA eq. 2.31)."""
+    v0, v1, v2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
+    m0, m1, m2, m3, m4, m5 = m[0], m[1], m[2], m[3], m[4], m[5]
+    return (v1 * m2 - v2 * m1,
+            v2 * m0 - v0 * m2,
+            v0 * m1 - v1 * m0,
+            v1 * m5 - v2 * m4 + v4 * m2 - v5 * m1,
+            v2 * m3 - v0 * m5 + v5 * m0 - v3 * m2,
+            v0 * m4 - v1 * m3 + v3 * m1 - v4 * m0)
+
+
+@njit(**INLINE)
+def cross_force(v, f):
+    """``v x* f`` (a 6-tuple), the spatial force cross product (RBDA eq. 2.32)."""
+    v0, v1, v2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
+    f0, f1, f2, f3, f4, f5 = f[0], f[1], f[2], f[3], f[4], f[5]
+    return (v1 * f2 - v2 * f1 + v4 * f5 - v5 * f4,
+            v2 * f0 - v0 * f2 + v5 * f3 - v3 * f5,
+            v0 * f1 - v1 * f0 + v3 * f4 - v4 * f3,
+            v1 * f5 - v2 * f4,
+            v2 * f3 - v0 * f5,
+            v0 * f4 - v1 * f3)
+
+
+# ------------------------------------------------------------------- transforms
+
+@njit(**INLINE)
+def xform_motion(E, r, v):
+    """``bXa v`` (a 6-tuple): ``[E w; E (v_O - r x w)]``; E a 9-tuple, r a 3-tuple."""
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = E
+    r0, r1, r2 = r
+    w0, w1, w2 = v[0], v[1], v[2]
+    l0 = v[3] - (r1 * w2 - r2 * w1)
+    l1 = v[4] - (r2 * w0 - r0 * w2)
+    l2 = v[5] - (r0 * w1 - r1 * w0)
+    return (e00 * w0 + e01 * w1 + e02 * w2,
+            e10 * w0 + e11 * w1 + e12 * w2,
+            e20 * w0 + e21 * w1 + e22 * w2,
+            e00 * l0 + e01 * l1 + e02 * l2,
+            e10 * l0 + e11 * l1 + e12 * l2,
+            e20 * l0 + e21 * l1 + e22 * l2)
+
+
+@njit(**INLINE)
+def xform_force_T(E, r, f):
+    """``bXa^T f`` (a 6-tuple): the force f given in B coordinates, in A coordinates,
+    ``[E^T n + r x E^T f; E^T f]`` (RBDA eq. 2.25); E a 9-tuple, r a 3-tuple."""
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = E
+    r0, r1, r2 = r
+    f0, f1, f2, f3, f4, f5 = f[0], f[1], f[2], f[3], f[4], f[5]
+    n0 = e00 * f0 + e10 * f1 + e20 * f2
+    n1 = e01 * f0 + e11 * f1 + e21 * f2
+    n2 = e02 * f0 + e12 * f1 + e22 * f2
+    l0 = e00 * f3 + e10 * f4 + e20 * f5
+    l1 = e01 * f3 + e11 * f4 + e21 * f5
+    l2 = e02 * f3 + e12 * f4 + e22 * f5
+    return (n0 + r1 * l2 - r2 * l1, n1 + r2 * l0 - r0 * l2, n2 + r0 * l1 - r1 * l0,
+            l0, l1, l2)
+
+
+@njit(**INLINE)
+def mat3_mul(G, F):
+    """``G F`` (a 9-tuple) for row-major 9-tuples."""
+    g00, g01, g02, g10, g11, g12, g20, g21, g22 = G
+    f00, f01, f02, f10, f11, f12, f20, f21, f22 = F
+    return (g00 * f00 + g01 * f10 + g02 * f20,
+            g00 * f01 + g01 * f11 + g02 * f21,
+            g00 * f02 + g01 * f12 + g02 * f22,
+            g10 * f00 + g11 * f10 + g12 * f20,
+            g10 * f01 + g11 * f11 + g12 * f21,
+            g10 * f02 + g11 * f12 + g12 * f22,
+            g20 * f00 + g21 * f10 + g22 * f20,
+            g20 * f01 + g21 * f11 + g22 * f21,
+            g20 * f02 + g21 * f12 + g22 * f22)
+
+
+@njit(**INLINE)
+def mat3T_vec(E, x):
+    """``E^T x`` (a 3-tuple) for a row-major 9-tuple E and a 3-vector x."""
+    return (E[0] * x[0] + E[3] * x[1] + E[6] * x[2],
+            E[1] * x[0] + E[4] * x[1] + E[7] * x[2],
+            E[2] * x[0] + E[5] * x[1] + E[8] * x[2])
+
+
+@njit(**INLINE)
+def axis_rotation(a, c, s):
+    """Coordinate rotation E (a 9-tuple; parent -> child) for a rotation by angle t about
+    the unit axis a (3-vector); ``c = cos t``, ``s = sin t``. E is the transpose of
+    Rodrigues' rotation matrix (RBDA eq. 2.17 convention: ``E = rot(t)^T``)."""
+    x, y, z = a[0], a[1], a[2]
+    t = 1 - c
+    txy = t * x * y
+    txz = t * x * z
+    tyz = t * y * z
+    return (c + t * x * x, txy + s * z, txz - s * y,
+            txy - s * z, c + t * y * y, tyz + s * x,
+            txz + s * y, tyz - s * x, c + t * z * z)
+
+
+@njit(**INLINE)
+def quat_rotation(qw, qx, qy, qz):
+    """Rotation matrix R (a 9-tuple) of the unit quaternion (w, x, y, z) (Hamilton, scalar
+    first). ``R`` maps child-frame coordinates to parent-frame coordinates (columns are the
+    child axes in the parent frame); the coordinate transform parent -> child is
+    ``E = R^T``, the rotation of the conjugate quaternion ``(w, -x, -y, -z)``."""
+    return (1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy),
+            2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx),
+            2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy))
+
+
+# ------------------------------------------------------------------- inertias
+
+@njit(**INLINE)
+def inertia_times(m, h, Ibar, v):
+    """``I v`` (a 6-tuple) for the compact rigid-body inertia ``(m, h, Ibar)`` (RBDA
+    eq. 2.63; h a 3-vector, Ibar a row-major 9-tuple) and a 6-vector."""
+    w0, w1, w2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
+    h0, h1, h2 = h[0], h[1], h[2]
+    i00, i01, i02, i10, i11, i12, i20, i21, i22 = Ibar
+    return (i00 * w0 + i01 * w1 + i02 * w2 + h1 * v5 - h2 * v4,
+            i10 * w0 + i11 * w1 + i12 * w2 + h2 * v3 - h0 * v5,
+            i20 * w0 + i21 * w1 + i22 * w2 + h0 * v4 - h1 * v3,
+            m * v3 - (h1 * w2 - h2 * w1),
+            m * v4 - (h2 * w0 - h0 * w2),
+            m * v5 - (h0 * w1 - h1 * w0))
+
+
+@njit(**INLINE)
+def rigid_inertia(m, h, Ibar):
+    """The packed 21-tuple of the rigid-body inertia ``(m, h, Ibar)`` (RBDA eq. 2.63):
+    ``[[Ibar, h^], [h^T, m 1]]`` (h a 3-vector, Ibar a row-major 9-tuple)."""
+    z = m - m
+    return (Ibar[0], Ibar[1], Ibar[2], Ibar[4], Ibar[5], Ibar[8],
+            z, -h[2], h[1], h[2], z, -h[0], -h[1], h[0], z,
+            m, z, z, m, z, m)
+
+
+@njit(**INLINE)
+def sym6_index(k, l):
+    """Position of entry (k, l) of a symmetric 6x6 matrix in the packed (21,) layout."""
+    if k > l:
+        k, l = l, k
+    if l < 3:
+        return k * (5 - k) // 2 + l
+    if k < 3:
+        return 3 + 3 * k + l
+    return 15 + (k - 3) * (8 - k) // 2 + l - 3
+
+
+@njit(**INLINE)
+def sym6_from_dense(T):
+    """The packed 21-tuple of the symmetric (6, 6) array ``T`` (its upper triangle)."""
+    return (T[0, 0], T[0, 1], T[0, 2], T[1, 1], T[1, 2], T[2, 2],
+            T[0, 3], T[0, 4], T[0, 5], T[1, 3], T[1, 4], T[1, 5], T[2, 3], T[2, 4], T[2, 5],
+            T[3, 3], T[3, 4], T[3, 5], T[4, 4], T[4, 5], T[5, 5])
+
+
+@njit(**INLINE)
+def sym6_to_dense(M, T_out):
+    """Write the packed 21-tuple ``M`` into the (6, 6) array ``T_out`` (both triangles)."""
+    for k in range(6):
+        for l in range(k, 6):
+            x = M[sym6_index(k, l)]
+            T_out[k, l] = x
+            T_out[l, k] = x
+
+
+@njit(**INLINE)
+def sym6_add(M, N):
+    """M + N for packed symmetric 21-tuples."""
+    return (M[0] + N[0], M[1] + N[1], M[2] + N[2], M[3] + N[3], M[4] + N[4], M[5] + N[5],
+            M[6] + N[6], M[7] + N[7], M[8] + N[8], M[9] + N[9], M[10] + N[10],
+            M[11] + N[11], M[12] + N[12], M[13] + N[13], M[14] + N[14], M[15] + N[15],
+            M[16] + N[16], M[17] + N[17], M[18] + N[18], M[19] + N[19], M[20] + N[20])
+
+
+@njit(**INLINE)
+def sym6_apply(M, x):
+    """``M x`` (a 6-tuple) for a packed symmetric 21-tuple M and a 6-vector x."""
+    a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21, b22, \
+        c00, c01, c02, c11, c12, c22 = M
+    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
+    return (a00 * x0 + a01 * x1 + a02 * x2 + b00 * x3 + b01 * x4 + b02 * x5,
+            a01 * x0 + a11 * x1 + a12 * x2 + b10 * x3 + b11 * x4 + b12 * x5,
+            a02 * x0 + a12 * x1 + a22 * x2 + b20 * x3 + b21 * x4 + b22 * x5,
+            b00 * x0 + b10 * x1 + b20 * x2 + c00 * x3 + c01 * x4 + c02 * x5,
+            b01 * x0 + b11 * x1 + b21 * x2 + c01 * x3 + c11 * x4 + c12 * x5,
+            b02 * x0 + b12 * x1 + b22 * x2 + c02 * x3 + c12 * x4 + c22 * x5)
+
+
+@njit(**INLINE)
+def sym6_apply_half(M, x, angular):
+    """``M [x; 0]`` if ``angular`` else ``M [0; x]`` (a 6-tuple) for a packed symmetric
+    21-tuple M and a 3-vector x: the product with a 6-vector that has only an angular or
+    only a linear part, such as the motion subspace ``[a; 0]`` of a revolute joint or
+    ``[0; a]`` of a prismatic one (half the work of :func:`sym6_apply`)."""
+    a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21, b22, \
+        c00, c01, c02, c11, c12, c22 = M
+    x0, x1, x2 = x[0], x[1], x[2]
+    if angular:
+        return (a00 * x0 + a01 * x1 + a02 * x2,
+                a01 * x0 + a11 * x1 + a12 * x2,
+                a02 * x0 + a12 * x1 + a22 * x2,
+                b00 * x0 + b10 * x1 + b20 * x2,
+                b01 * x0 + b11 * x1 + b21 * x2,
+                b02 * x0 + b12 * x1 + b22 * x2)
+    return (b00 * x0 + b01 * x1 + b02 * x2,
+            b10 * x0 + b11 * x1 + b12 * x2,
+            b20 * x0 + b21 * x1 + b22 * x2,
+            c00 * x0 + c01 * x1 + c02 * x2,
+            c01 * x0 + c11 * x1 + c12 * x2,
+            c02 * x0 + c12 * x1 + c22 * x2)
+
+
+@njit(**INLINE)
+def sym6_rank1_sub(M, U, w):
+    """``M - U w^T`` for a packed symmetric 21-tuple M and 6-vectors with ``w`` parallel to
+    ``U`` (e.g. ``w = U / D``), so that the result is symmetric; only ``k <= l`` is formed."""
+    u0, u1, u2, u3, u4, u5 = U[0], U[1], U[2], U[3], U[4], U[5]
+    w0, w1, w2, w3, w4, w5 = w[0], w[1], w[2], w[3], w[4], w[5]
+    return (M[0] - u0 * w0, M[1] - u0 * w1, M[2] - u0 * w2,
+            M[3] - u1 * w1, M[4] - u1 * w2, M[5] - u2 * w2,
+            M[6] - u0 * w3, M[7] - u0 * w4, M[8] - u0 * w5,
+            M[9] - u1 * w3, M[10] - u1 * w4, M[11] - u1 * w5,
+            M[12] - u2 * w3, M[13] - u2 * w4, M[14] - u2 * w5,
+            M[15] - u3 * w3, M[16] - u3 * w4, M[17] - u3 * w5,
+            M[18] - u4 * w4, M[19] - u4 * w5, M[20] - u5 * w5)
 
 
 @njit(**INLINE)
@@ -176,8 +463,9 @@ def _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22, s00, s01, s02, s11, s1
 
 
 @njit(**INLINE)
-def congruence_add(E, r, M, out):
-    """out += bXa^T M bXa for a symmetric (6, 6) matrix M in B coordinates.
+def congruence(E, r, M):
+    """``bXa^T M bXa`` (a packed 21-tuple) for a packed symmetric 21-tuple M in B
+    coordinates; E a 9-tuple, r a 3-tuple.
 
     This carries an articulated inertia (or composite inertia) from a child frame B to
     its parent frame A (RBDA eqs. 7.38, 6.13). With ``bXa = diag(E, E) [[1, 0], [-r^, 1]]``
@@ -185,35 +473,16 @@ def congruence_add(E, r, M, out):
     A', B', C') followed by the shear ``[[1, r^], [0, 1]] M' [[1, 0], [-r^, 1]]``, which
     costs cross products instead of a 6x6 product:
     ``TL = A' + r^ B'^T - (B' + r^ C') r^``, ``TR = B' + r^ C'``, ``BR = C'``.
-    Everything is kept in registers (no scratch, no aliasing between loads and stores).
-    M and out must not alias.
     """
-    e00 = E[0, 0]
-    e01 = E[0, 1]
-    e02 = E[0, 2]
-    e10 = E[1, 0]
-    e11 = E[1, 1]
-    e12 = E[1, 2]
-    e20 = E[2, 0]
-    e21 = E[2, 1]
-    e22 = E[2, 2]
-    r0 = r[0]
-    r1 = r[1]
-    r2 = r[2]
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = E
+    r0, r1, r2 = r
+    m00, m01, m02, m11, m12, m22, m03, m04, m05, m13, m14, m15, m23, m24, m25, \
+        m33, m34, m35, m44, m45, m55 = M
     a00, a01, a02, a11, a12, a22 = _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22,
-                                            M[0, 0], M[0, 1], M[0, 2], M[1, 1], M[1, 2], M[2, 2])
+                                            m00, m01, m02, m11, m12, m22)
     c00, c01, c02, c11, c12, c22 = _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22,
-                                            M[3, 3], M[3, 4], M[3, 5], M[4, 4], M[4, 5], M[5, 5])
+                                            m33, m34, m35, m44, m45, m55)
     # B' = E^T B E with B = M[0:3, 3:6]
-    m03 = M[0, 3]
-    m04 = M[0, 4]
-    m05 = M[0, 5]
-    m13 = M[1, 3]
-    m14 = M[1, 4]
-    m15 = M[1, 5]
-    m23 = M[2, 3]
-    m24 = M[2, 4]
-    m25 = M[2, 5]
     p00 = m03 * e00 + m04 * e10 + m05 * e20
     p01 = m03 * e01 + m04 * e11 + m05 * e21
     p02 = m03 * e02 + m04 * e12 + m05 * e22
@@ -250,83 +519,254 @@ def congruence_add(E, r, M, out):
     l11 = a11 + (r2 * b10 - r0 * b12) + (r2 * t10 - r0 * t12)
     l12 = a12 + (r2 * b20 - r0 * b22) + (r0 * t11 - r1 * t10)
     l22 = a22 + (r0 * b21 - r1 * b20) + (r0 * t21 - r1 * t20)
-    out[0, 0] += l00
-    out[0, 1] += l01
-    out[0, 2] += l02
-    out[1, 0] += l01
-    out[1, 1] += l11
-    out[1, 2] += l12
-    out[2, 0] += l02
-    out[2, 1] += l12
-    out[2, 2] += l22
-    out[0, 3] += t00
-    out[0, 4] += t01
-    out[0, 5] += t02
-    out[1, 3] += t10
-    out[1, 4] += t11
-    out[1, 5] += t12
-    out[2, 3] += t20
-    out[2, 4] += t21
-    out[2, 5] += t22
-    out[3, 0] += t00
-    out[4, 0] += t01
-    out[5, 0] += t02
-    out[3, 1] += t10
-    out[4, 1] += t11
-    out[5, 1] += t12
-    out[3, 2] += t20
-    out[4, 2] += t21
-    out[5, 2] += t22
-    out[3, 3] += c00
-    out[3, 4] += c01
-    out[3, 5] += c02
-    out[4, 3] += c01
-    out[4, 4] += c11
-    out[4, 5] += c12
-    out[5, 3] += c02
-    out[5, 4] += c12
-    out[5, 5] += c22
+    return (l00, l01, l02, l11, l12, l22, t00, t01, t02, t10, t11, t12, t20, t21, t22,
+            c00, c01, c02, c11, c12, c22)
+
+
+# ------------------------------------------------------------------ sin and cos
+# sincos: one argument reduction for both functions (musl/FreeBSD __rem_pio2, medium case:
+# two Cody-Waite rounds, good to 118 bits) and the fdlibm kernels __sin/__cos on
+# [-pi/4, pi/4]. Within 1 ulp of libm's sin and cos (tests/test_kernels.py), for about
+# half the cost of calling both; large or non-finite arguments go to libm.
+_INV_PIO2 = 6.36619772367581382433e-01
+_ROUND = 6755399441055744.0  # 1.5 * 2^52: (x + _ROUND) - _ROUND rounds x to an integer
+_PIO2_1 = 1.57079632673412561417e+00  # first 33 bits of pi/2
+_PIO2_2 = 6.07710050630396597660e-11  # next 33 bits
+_PIO2_2T = 2.02226624879595063154e-21  # pi/2 - _PIO2_1 - _PIO2_2
+_S1 = -1.66666666666666324348e-01
+_S2 = 8.33333333332248946124e-03
+_S3 = -1.98412698298579493134e-04
+_S4 = 2.75573137070700676789e-06
+_S5 = -2.50507602534068634195e-08
+_S6 = 1.58969099521155010221e-10
+_C1 = 4.16666666666666019037e-02
+_C2 = -1.38888888888741095749e-03
+_C3 = 2.48015872894767294178e-05
+_C4 = -2.75573143513906633035e-07
+_C5 = 2.08757232129817482790e-09
+_C6 = -1.13596475577881948265e-11
+
+
+def sincos(x):
+    """``(sin x, cos x)`` [x in rad]. In kernels: for float64 one shared argument
+    reduction and the fdlibm polynomial kernels, within 1 ulp of libm; for float32 libm's
+    ``sinf``/``cosf``."""
+    return math.sin(x), math.cos(x)
+
+
+def _sincos_f64(x):
+    if not abs(x) <= 4.0e5:  # also NaN and inf
+        return math.sin(x), math.cos(x)
+    fn = (x * _INV_PIO2 + _ROUND) - _ROUND
+    n = int(fn)
+    # x = n pi/2 + (y0 + y1), |y0| <= pi/4
+    t = x - fn * _PIO2_1
+    w = fn * _PIO2_2
+    r = t - w
+    w = fn * _PIO2_2T - ((t - r) - w)
+    y0 = r - w
+    y1 = (r - y0) - w
+    z = y0 * y0
+    z2 = z * z
+    rs = _S2 + z * (_S3 + z * _S4) + z * z2 * (_S5 + z * _S6)
+    v = z * y0
+    s = y0 - ((z * (0.5 * y1 - v * rs) - y1) - v * _S1)
+    rc = z * (_C1 + z * (_C2 + z * _C3)) + z2 * z2 * (_C4 + z * (_C5 + z * _C6))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    c = w + (((1.0 - w) - hz) + (z * rc - y0 * y1))
+    # quadrant n mod 4 without branches (random angles would mispredict them):
+    # odd n swaps sin and cos, n = 1, 2 mod 4 negates sin, n = 2, 3 negates cos
+    odd = (n & 1) != 0
+    sin_x = c if odd else s
+    cos_x = s if odd else c
+    if (n + 1) & 2:
+        cos_x = -cos_x
+    if n & 2:
+        sin_x = -sin_x
+    return sin_x, cos_x
+
+
+def _sincos_libm(x):
+    return math.sin(x), math.cos(x)
+
+
+@overload(sincos, inline="always", jit_options=dict(error_model="numpy"))
+def _sincos_jit(x):
+    if isinstance(x, types.Float) and x.bitwidth == 64:
+        return _sincos_f64
+    return _sincos_libm
+
+
+# ---------------------------------------------------------------- array helpers
+
+@njit(**INLINE)
+def cross3(a, b, out):
+    """out = a x b for (3,) arrays (out may not alias a or b)."""
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(**INLINE)
+def xform_compose(E1, r1, E2, r2, E_out, r_out):
+    """Compact product ``cXa = cXb bXa`` with ``bXa = (E1, r1)``, ``cXb = (E2, r2)``
+    ((3, 3) and (3,) arrays). ``E = E2 E1`` and ``r = r1 + E1^T r2`` (RBDA Table 2.5).
+    Outputs must not alias inputs."""
+    for i in range(3):
+        for j in range(3):
+            E_out[i, j] = E2[i, 0] * E1[0, j] + E2[i, 1] * E1[1, j] + E2[i, 2] * E1[2, j]
+    for i in range(3):
+        r_out[i] = r1[i] + E1[0, i] * r2[0] + E1[1, i] * r2[1] + E1[2, i] * r2[2]
+
+
+@njit(**INLINE)
+def motion_apply(E, r, v, out):
+    """out = bXa v (:func:`xform_motion`) for a (3, 3) array E and a (3,) array r."""
+    x = xform_motion(as_mat3(E), as_vec3(r), v)
+    out[0], out[1], out[2], out[3], out[4], out[5] = x
+
+
+@njit(**INLINE)
+def motion_apply_inv(E, r, v, out):
+    """out = bXa^-1 v = aXb v: ``[E^T w; E^T v_O + r x E^T w]`` (out must not alias v)."""
+    w0 = E[0, 0] * v[0] + E[1, 0] * v[1] + E[2, 0] * v[2]
+    w1 = E[0, 1] * v[0] + E[1, 1] * v[1] + E[2, 1] * v[2]
+    w2 = E[0, 2] * v[0] + E[1, 2] * v[1] + E[2, 2] * v[2]
+    l0 = E[0, 0] * v[3] + E[1, 0] * v[4] + E[2, 0] * v[5]
+    l1 = E[0, 1] * v[3] + E[1, 1] * v[4] + E[2, 1] * v[5]
+    l2 = E[0, 2] * v[3] + E[1, 2] * v[4] + E[2, 2] * v[5]
+    out[0] = w0
+    out[1] = w1
+    out[2] = w2
+    out[3] = l0 + r[1] * w2 - r[2] * w1
+    out[4] = l1 + r[2] * w0 - r[0] * w2
+    out[5] = l2 + r[0] * w1 - r[1] * w0
+
+
+@njit(**INLINE)
+def force_apply(E, r, f, out):
+    """out = bXa* f: ``[E (n - r x f); E f]`` (force from A to B coordinates)."""
+    n0 = f[0] - (r[1] * f[5] - r[2] * f[4])
+    n1 = f[1] - (r[2] * f[3] - r[0] * f[5])
+    n2 = f[2] - (r[0] * f[4] - r[1] * f[3])
+    for i in range(3):
+        out[i] = E[i, 0] * n0 + E[i, 1] * n1 + E[i, 2] * n2
+        out[3 + i] = E[i, 0] * f[3] + E[i, 1] * f[4] + E[i, 2] * f[5]
+
+
+@njit(**INLINE)
+def force_apply_T_add(E, r, f, out):
+    """out += bXa^T f (:func:`xform_force_T`) for a (3, 3) array E and a (3,) array r;
+    out must not alias f."""
+    x = xform_force_T(as_mat3(E), as_vec3(r), f)
+    out[0] += x[0]
+    out[1] += x[1]
+    out[2] += x[2]
+    out[3] += x[3]
+    out[4] += x[4]
+    out[5] += x[5]
+
+
+@njit(**INLINE)
+def crm_apply(v, m, out):
+    """out = v x m (:func:`cross_motion`)."""
+    out[0], out[1], out[2], out[3], out[4], out[5] = cross_motion(v, m)
+
+
+@njit(**INLINE)
+def crf_add(v, f, out):
+    """out += v x* f (:func:`cross_force`)."""
+    x = cross_force(v, f)
+    out[0] += x[0]
+    out[1] += x[1]
+    out[2] += x[2]
+    out[3] += x[3]
+    out[4] += x[4]
+    out[5] += x[5]
+
+
+@njit(**INLINE)
+def inertia_apply(m, h, Ibar, v, out):
+    """out = I v (:func:`inertia_times`) for a (3, 3) array Ibar."""
+    out[0], out[1], out[2], out[3], out[4], out[5] = inertia_times(m, h, as_mat3(Ibar), v)
+
+
+@njit(**INLINE)
+def mat6_vec_add(M, v, out):
+    """out += M v for a (6, 6) matrix."""
+    for i in range(6):
+        out[i] += (M[i, 0] * v[0] + M[i, 1] * v[1] + M[i, 2] * v[2]
+                   + M[i, 3] * v[3] + M[i, 4] * v[4] + M[i, 5] * v[5])
+
+
+@njit(**INLINE)
+def congruence_add(E, r, M, out):
+    """out += bXa^T M bXa (:func:`congruence`) for a (3, 3) array E, a (3,) array r and
+    symmetric dense (6, 6) arrays M and out, which must not alias."""
+    C = congruence(as_mat3(E), as_vec3(r), sym6_from_dense(M))
+    for k in range(6):
+        for l in range(k, 6):
+            x = C[sym6_index(k, l)]
+            out[k, l] += x
+            if l != k:
+                out[l, k] += x
 
 
 @njit(**INLINE)
 def quat_to_rot(qw, qx, qy, qz, R_out):
-    """Rotation matrix R (3, 3) of the unit quaternion (w, x, y, z) (Hamilton, scalar first).
-
-    ``R`` maps child-frame coordinates to parent-frame coordinates (columns are the child
-    axes in the parent frame); the coordinate transform parent -> child is ``E = R^T``.
-    """
-    R_out[0, 0] = 1 - 2 * (qy * qy + qz * qz)
-    R_out[0, 1] = 2 * (qx * qy - qw * qz)
-    R_out[0, 2] = 2 * (qx * qz + qw * qy)
-    R_out[1, 0] = 2 * (qx * qy + qw * qz)
-    R_out[1, 1] = 1 - 2 * (qx * qx + qz * qz)
-    R_out[1, 2] = 2 * (qy * qz - qw * qx)
-    R_out[2, 0] = 2 * (qx * qz - qw * qy)
-    R_out[2, 1] = 2 * (qy * qz + qw * qx)
-    R_out[2, 2] = 1 - 2 * (qx * qx + qy * qy)
+    """R_out (3, 3) = the rotation matrix of a unit quaternion (:func:`quat_rotation`)."""
+    R = quat_rotation(qw, qx, qy, qz)
+    for k in range(3):
+        for l in range(3):
+            R_out[k, l] = R[3 * k + l]
 
 
 @njit(**INLINE)
 def axis_angle_E(a, c, s, E_out):
-    """Coordinate rotation E (parent -> child) for a rotation by angle t about unit axis a.
+    """E_out (3, 3) = the coordinate rotation about the unit axis a (:func:`axis_rotation`)."""
+    E = axis_rotation(a, c, s)
+    for k in range(3):
+        for l in range(3):
+            E_out[k, l] = E[3 * k + l]
 
-    ``c = cos t``, ``s = sin t``. E is the transpose of Rodrigues' rotation matrix
-    (RBDA eq. 2.17 convention: ``E = rot(t)^T``).
+
+@njit(**INLINE)
+def spd_inverse(A, n, out, W):
+    """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (n <= 6).
+
+    ``W`` is a (6, 6) scratch array. A singular or indefinite block yields NaN/inf, which
+    the public wrappers detect on the result and report with the joint name.
     """
-    t = 1 - c
-    x = a[0]
-    y = a[1]
-    z = a[2]
-    E_out[0, 0] = c + t * x * x
-    E_out[1, 1] = c + t * y * y
-    E_out[2, 2] = c + t * z * z
-    E_out[0, 1] = t * x * y + s * z
-    E_out[1, 0] = t * x * y - s * z
-    E_out[0, 2] = t * x * z - s * y
-    E_out[2, 0] = t * x * z + s * y
-    E_out[1, 2] = t * y * z + s * x
-    E_out[2, 1] = t * y * z - s * x
+    if n == 1:
+        out[0, 0] = 1 / A[0, 0]
+        return
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= W[j, k] * W[j, k]
+        W[j, j] = math.sqrt(s) if s > 0 else math.nan
+        for i in range(j + 1, n):
+            t = A[i, j]
+            for k in range(j):
+                t -= W[i, k] * W[j, k]
+            W[i, j] = t / W[j, j]
+    # out = L^-T L^-1, column by column: solve L y = e_c, then L^T x = y
+    for c in range(n):
+        for i in range(n):
+            out[i, c] = 1 if i == c else 0
+            t = out[i, c]
+            for k in range(i):
+                t -= W[i, k] * out[k, c]
+            out[i, c] = t / W[i, i]
+        for i in range(n - 1, -1, -1):
+            t = out[i, c]
+            for k in range(i + 1, n):
+                t -= W[k, i] * out[k, c]
+            out[i, c] = t / W[i, i]
 
+
+# ------------------------------------------------------------- NumPy (not jitted)
 
 def rigid_inertia_6x6(mass, com, I_com):
     """Dense (6, 6) spatial inertia about the body origin, angular first (RBDA eq. 2.63).
@@ -368,38 +808,3 @@ def rot_z(t):
     """Rotation matrix (child -> parent coordinates) by angle t [rad] about z (NumPy)."""
     c, s = np.cos(t), np.sin(t)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-@njit(**INLINE)
-def spd_inverse(A, n, out, W):
-    """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (n <= 6).
-
-    ``W`` is a (6, 6) scratch array. A singular or indefinite block yields NaN/inf, which
-    the public wrappers detect on the result and report with the joint name.
-    """
-    if n == 1:
-        out[0, 0] = 1 / A[0, 0]
-        return
-    for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= W[j, k] * W[j, k]
-        W[j, j] = math.sqrt(s) if s > 0 else math.nan
-        for i in range(j + 1, n):
-            t = A[i, j]
-            for k in range(j):
-                t -= W[i, k] * W[j, k]
-            W[i, j] = t / W[j, j]
-    # out = L^-T L^-1, column by column: solve L y = e_c, then L^T x = y
-    for c in range(n):
-        for i in range(n):
-            out[i, c] = 1 if i == c else 0
-            t = out[i, c]
-            for k in range(i):
-                t -= W[i, k] * out[k, c]
-            out[i, c] = t / W[i, i]
-        for i in range(n - 1, -1, -1):
-            t = out[i, c]
-            for k in range(i + 1, n):
-                t -= W[k, i] * out[k, c]
-            out[i, c] = t / W[i, i]

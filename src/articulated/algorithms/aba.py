@@ -12,210 +12,190 @@ In their chain notation ``M^`` is our ``IA``, ``Mbar`` is ``Ia = IA - U D^-1 U^T
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, JIT
-from ..model import Model
-from ..spatial import (congruence_add, crf_add, force_apply_T_add, inertia_apply, motion_apply,
-                       spd_inverse)
-from ._inputs import as_f_ext, as_state, check_dtype, check_output
-from .kinematics import joint_xup, velocity_step
+from ..config import INLINE, KERNEL
+from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model, data_arrays, model_arrays
+from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, get_vec3,
+                       get_vec6, inertia_times, rigid_inertia, scale6, set_sym6, set_vec6,
+                       spd_inverse, sub6, sym6_add, sym6_apply, sym6_apply_half, sym6_from_dense,
+                       sym6_rank1_sub, sym6_to_dense, xform_force_T, xform_motion)
+from ._inputs import as_f_ext, as_state, as_vector, check_dtype, report_nonfinite
+from .kinematics import base_acceleration, joint_motion, joint_xup, pop_children, velocity_step
 
 
 @njit(**INLINE)
-def _project_1dof(IA, pA, c, S, tau, U, Dinv, u, va, pa_out):
-    """One-dof joint of ABA pass 2 in registers: ``U = IA S``, ``D = S^T U``,
-    ``u = tau - S^T pA``; then, in place, ``Ia = IA - U U^T / D`` and
-    ``pa = pA + Ia c + U u / D`` (RBDA eqs. 7.39-7.44)."""
-    s0 = S[0]
-    s1 = S[1]
-    s2 = S[2]
-    s3 = S[3]
-    s4 = S[4]
-    s5 = S[5]
-    u0 = IA[0, 0] * s0 + IA[0, 1] * s1 + IA[0, 2] * s2 + IA[0, 3] * s3 + IA[0, 4] * s4 + IA[0, 5] * s5
-    u1 = IA[1, 0] * s0 + IA[1, 1] * s1 + IA[1, 2] * s2 + IA[1, 3] * s3 + IA[1, 4] * s4 + IA[1, 5] * s5
-    u2 = IA[2, 0] * s0 + IA[2, 1] * s1 + IA[2, 2] * s2 + IA[2, 3] * s3 + IA[2, 4] * s4 + IA[2, 5] * s5
-    u3 = IA[3, 0] * s0 + IA[3, 1] * s1 + IA[3, 2] * s2 + IA[3, 3] * s3 + IA[3, 4] * s4 + IA[3, 5] * s5
-    u4 = IA[4, 0] * s0 + IA[4, 1] * s1 + IA[4, 2] * s2 + IA[4, 3] * s3 + IA[4, 4] * s4 + IA[4, 5] * s5
-    u5 = IA[5, 0] * s0 + IA[5, 1] * s1 + IA[5, 2] * s2 + IA[5, 3] * s3 + IA[5, 4] * s4 + IA[5, 5] * s5
-    U[0] = u0
-    U[1] = u1
-    U[2] = u2
-    U[3] = u3
-    U[4] = u4
-    U[5] = u5
-    d = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5
-    Dinv[0] = 1 / d
-    dinv = Dinv[0]
-    uu = tau - (s0 * pA[0] + s1 * pA[1] + s2 * pA[2] + s3 * pA[3] + s4 * pA[4] + s5 * pA[5])
-    u[va] = uu
-    ud = uu * dinv
-    for k in range(6):
-        t = U[k] * dinv
-        for l in range(k, 6):
-            IA[k, l] -= t * U[l]
-    for k in range(1, 6):
-        for l in range(k):
-            IA[k, l] = IA[l, k]
-    c0 = c[0]
-    c1 = c[1]
-    c2 = c[2]
-    c3 = c[3]
-    c4 = c[4]
-    c5 = c[5]
-    for k in range(6):
-        pa_out[k] = (pA[k] + IA[k, 0] * c0 + IA[k, 1] * c1 + IA[k, 2] * c2 + IA[k, 3] * c3
-                     + IA[k, 4] * c4 + IA[k, 5] * c5 + U[k] * ud)
+def _project_1dof(IA, pA, c, a, angular, tau, one):
+    """Pass 2 at a one-dof joint, all in registers: ``U = IA S``, ``D = S^T U``,
+    ``u = tau - S^T pA``, ``Ia = IA - U U^T / D``, ``pa = pA + Ia c + U u / D`` (RBDA
+    eqs. 7.39-7.44), with ``S = [a; 0]`` (revolute, ``angular``) or ``[0; a]`` (prismatic).
+    ``IA`` is a packed symmetric 21-tuple, ``pA``, ``c`` are 6-tuples, ``a`` a 3-tuple,
+    ``one`` is 1 in the working dtype. Returns ``(Ia, pa, U / D, u / D)``."""
+    U = sym6_apply_half(IA, a, angular)
+    if angular:
+        D = a[0] * U[0] + a[1] * U[1] + a[2] * U[2]
+        u = tau - (a[0] * pA[0] + a[1] * pA[1] + a[2] * pA[2])
+    else:
+        D = a[0] * U[3] + a[1] * U[4] + a[2] * U[5]
+        u = tau - (a[0] * pA[3] + a[1] * pA[4] + a[2] * pA[5])
+    IAc = sym6_apply(IA, c)  # Ia c = IA c - U (U^T c) / D: independent of D, so it overlaps
+    Dinv = one / D
+    UDinv = scale6(U, Dinv)
+    Dinv_u = u * Dinv
+    Ia = sym6_rank1_sub(IA, U, UDinv)
+    pa = add6(add6(pA, IAc), scale6(U, Dinv_u - dot6(UDinv, c)))
+    return Ia, pa, UDinv, Dinv_u
 
 
 @njit(**INLINE)
-def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, T, w, pa_out, modified):
-    """Multi-dof (or zero-dof) joint of ABA pass 2: as :func:`_project_1dof` with ``D``
-    an (n, n) block inverted by Cholesky. With ``modified`` the block ``D`` was
-    accumulated separately (Ascher-Pai-Cloutier eq. 11) and is used as is."""
+def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, UDinv, Dinv_u, T, T2, modified):
+    """Pass 2 at a joint with ``n`` dofs (0 for a fixed joint): as :func:`_project_1dof`
+    with ``D`` an (n, n) block inverted by Cholesky, on the dense scratch ``T``. With
+    ``modified`` the block ``D`` was accumulated separately (Ascher-Pai-Cloutier eq. 11)
+    and is used as is. Returns ``(Ia, pa)`` and writes ``U, D, Dinv, u, UDinv, Dinv_u``
+    of the joint."""
+    sym6_to_dense(IA, T)
     for r in range(n):
         for k in range(6):
-            s = IA[k, 0] * S[va + r, 0]
+            s = T[k, 0] * S[va + r, 0]
             for l in range(1, 6):
-                s += IA[k, l] * S[va + r, l]
+                s += T[k, l] * S[va + r, l]
             U[va + r, k] = s
-        u_r = tau[va + r]
-        for k in range(6):
-            u_r -= S[va + r, k] * pA[k]
-        u[va + r] = u_r
+        u[va + r] = tau[va + r] - dot6(get_vec6(S, va + r), pA)
     if not modified:
         for r in range(n):
             for cc in range(n):
-                s = S[va + r, 0] * U[va + cc, 0]
-                for k in range(1, 6):
-                    s += S[va + r, k] * U[va + cc, k]
-                D[va + r, cc] = s
+                D[va + r, cc] = dot6(get_vec6(S, va + r), get_vec6(U, va + cc))
     if n > 0:
-        spd_inverse(D[va:va + n], n, Dinv[va:va + n], T)
+        spd_inverse(D[va:va + n], n, Dinv[va:va + n], T2)
     for r in range(n):
         s = Dinv[va + r, 0] * u[va]
         for cc in range(1, n):
             s += Dinv[va + r, cc] * u[va + cc]
-        w[r] = s
+        Dinv_u[va + r] = s
+        for k in range(6):
+            s = U[va, k] * Dinv[va, r]
+            for cc in range(1, n):
+                s += U[va + cc, k] * Dinv[va + cc, r]
+            UDinv[va + r, k] = s
+    # Ia = IA - U D^-1 U^T, pa = pA + Ia c + U D^-1 u
     for r in range(n):
+        for k in range(6):
+            t = UDinv[va + r, k]
+            for l in range(6):
+                T[k, l] -= t * U[va + r, l]
+    Ia = sym6_from_dense(T)
+    pa = add6(pA, sym6_apply(Ia, c))
+    for r in range(n):
+        pa = add6(pa, scale6(get_vec6(U, va + r), Dinv_u[va + r]))
+    return Ia, pa
+
+
+@njit(**INLINE)
+def _add_pivot(M, S, va, n, D):
+    """``D_i += S_i^T M S_i`` for the (n, n) pivot block of joint i (the modified ABA
+    accumulates ``D_i`` term by term, Ascher-Pai-Cloutier eq. 11)."""
+    for r in range(n):
+        MS = sym6_apply(M, get_vec6(S, va + r))
         for cc in range(n):
-            dinv = Dinv[va + r, cc]
-            for k in range(6):
-                t = U[va + r, k] * dinv
-                for l in range(6):
-                    IA[k, l] -= t * U[va + cc, l]
-    for k in range(6):
-        s = pA[k]
-        for l in range(6):
-            s += IA[k, l] * c[l]
-        for r in range(n):
-            s += U[va + r, k] * w[r]
-        pa_out[k] = s
+            D[va + cc, r] += dot6(get_vec6(S, va + cc), MS)
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _aba_kernel(
-    # model
-    parent, jtype, qadr, vadr, jnv, axis, Xtree_E, Xtree_r, mass, h, Ibar, I, S, gravity,
+    # model (packed, see ModelArrays)
+    model_i, model_f,
     # inputs
     q, qd, tau, f_ext, modified,
-    # data (workspace)
-    Xup_E, Xup_r, v, c, a, IA, pA, U, Dinv, D, u, T, T2, EJ, tmp,
-    # output
-    qdd_out,
+    # data (packed, see Data): writes Xup, v, c, Ia_stack, pa_stack, UDinv, Dinv_u, a and
+    # the output qdd (U, D, Dinv, u too at multi-dof joints and in the modified ABA)
+    data_f,
 ):
+    """Forward dynamics into ``qdd``; returns False if ``qdd`` is not finite.
+
+    ``f_ext`` is (nb, 6), or (0, 6) for no external forces.
+    """
+    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
+     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
     nb = parent.shape[0]
-    vJ = tmp[0]
-    Iv = tmp[1]
-    pa = tmp[2]
-    w = tmp[3]
-    # pass 1 (root to leaves): transforms, velocities, v x* I v - f_ext (RBDA eq. 7.34-7.37)
+    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
+     Dinv, F, qdd, tau_, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    has_f_ext = f_ext.shape[0] > 0
+    one = S.dtype.type(1)
+    # pass 1 (root to leaves): transforms and velocities (RBDA eq. 7.34-7.35)
     for i in range(nb):
-        joint_xup(i, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r)
-        velocity_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v, vJ, c)
-        inertia_apply(mass[i], h[i], Ibar[i], v[i], Iv)
-        for k in range(6):
-            pA[i, k] = -f_ext[i, k]
-        crf_add(v[i], Iv, pA[i])
-        for k in range(6):
-            for l in range(6):
-                IA[i, k, l] = I[i, k, l]
-        if modified:
-            # D_i starts as S^T I_i S (eq. 11: H M H^*); children add S^T M~ S below
-            va = vadr[i]
-            for r in range(jnv[i]):
-                inertia_apply(mass[i], h[i], Ibar[i], S[va + r], Iv)
-                for cc in range(jnv[i]):
-                    s = S[va + cc, 0] * Iv[0]
-                    for k in range(1, 6):
-                        s += S[va + cc, k] * Iv[k]
-                    D[va + cc, r] = s
-    # pass 2 (leaves to root): articulated inertias and bias forces (RBDA eq. 7.38-7.44)
+        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+        velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
+    # pass 2 (leaves to root): articulated inertias and bias forces (RBDA eq. 7.36-7.44).
+    # IA_i = I_i + sum over the children j of Xup_j^T Ia_j Xup_j (pA_i likewise) is formed in
+    # registers from the children's rows of the stack (pop_children); each body pushes its
+    # own term.
+    stack[nb, :] = 0
+    top = 0
     for i in range(nb - 1, -1, -1):
         va = vadr[i]
         n = jnv[i]
-        p = parent[i]
-        IAi = IA[i]
-        if n == 1 and not modified:
-            _project_1dof(IAi, pA[i], c[i], S[va], tau[va], U[va], Dinv[va], u, va, pa)
-        else:
-            _project_ndof(IAi, pA[i], c[i], S, tau, va, n, U, D, Dinv, u, T, w, pa, modified)
-        if p < 0:
-            continue
+        m = mass[i]
+        hi = get_vec3(h, i)
+        Ii = get_mat3(Ibar, i)
+        vi = get_vec6(v, i)
+        I = rigid_inertia(m, hi, Ii)
+        pAi = cross_force(vi, inertia_times(m, hi, Ii, vi))  # v x* I v - f_ext
+        if has_f_ext:
+            pAi = sub6(pAi, get_vec6(f_ext, i))
         if modified:
-            for k in range(6):
-                for l in range(6):
-                    T2[k, l] = 0
-            congruence_add(Xup_E[i], Xup_r[i], IAi, T2)
-            for k in range(6):
-                for l in range(6):
-                    IA[p, k, l] += T2[k, l]
-            vp = vadr[p]
-            for r in range(jnv[p]):
-                for k in range(6):
-                    s = T2[k, 0] * S[vp + r, 0]
-                    for l in range(1, 6):
-                        s += T2[k, l] * S[vp + r, l]
-                    Iv[k] = s
-                for cc in range(jnv[p]):
-                    s = S[vp + cc, 0] * Iv[0]
-                    for k in range(1, 6):
-                        s += S[vp + cc, k] * Iv[k]
-                    D[vp + cc, r] += s
+            # D_i = S^T I_i S + sum over the children of S^T (Xup^T Ia Xup) S, term by term
+            for r in range(n):
+                for cc in range(n):
+                    D[va + r, cc] = 0
+            _add_pivot(I, S, va, n, D)
+            k = top
+            j = i + 1
+            while j < subtree_end[i]:
+                k -= 1
+                _add_pivot(get_sym6(Ia_stack, k), S, va, n, D)
+                j = subtree_end[j]
+        row, top = pop_children(i, subtree_end, stack, top)
+        IA = sym6_add(I, get_sym6(Ia_stack, row))
+        pAi = add6(pAi, get_vec6(pa_stack, row))
+        t = jtype[i]
+        if (t == JOINT_REVOLUTE or t == JOINT_PRISMATIC) and not modified:
+            Ia, pa, UDinv_i, Dinv_u_i = _project_1dof(IA, pAi, get_vec6(c, i), get_vec3(axis, i),
+                                                      t == JOINT_REVOLUTE, tau[va], one)
+            set_vec6(UDinv, va, UDinv_i)
+            Dinv_u[va] = Dinv_u_i
         else:
-            congruence_add(Xup_E[i], Xup_r[i], IAi, IA[p])
-        force_apply_T_add(Xup_E[i], Xup_r[i], pa, pA[p])
-    # pass 3 (root to leaves): accelerations (RBDA eq. 7.45-7.47); a_0 = -g
-    for k in range(3):
-        w[k] = 0
-        w[3 + k] = -gravity[k]
+            Ia, pa = _project_ndof(IA, pAi, get_vec6(c, i), S, tau, va, n, U, D, Dinv, u,
+                                   UDinv, Dinv_u, T, T2, modified)
+        if parent[i] >= 0:
+            E = get_mat3(Xup_E, i)
+            r = get_vec3(Xup_r, i)
+            set_sym6(Ia_stack, top, congruence(E, r, Ia))
+            set_vec6(pa_stack, top, xform_force_T(E, r, pa))
+            top += 1
+    # pass 3 (root to leaves): accelerations (RBDA eq. 7.45-7.47); a_0 = -g;
+    # qdd = D^-1 (u - U^T a') = D^-1 u - (U D^-1)^T a'
+    a0 = base_acceleration(gravity, True)
+    finite = True
     for i in range(nb):
         p = parent[i]
-        ai = a[i]
+        E = get_mat3(Xup_E, i)
+        r = get_vec3(Xup_r, i)
         if p >= 0:
-            motion_apply(Xup_E[i], Xup_r[i], a[p], ai)
+            ai = add6(xform_motion(E, r, get_vec6(a, p)), get_vec6(c, i))
         else:
-            motion_apply(Xup_E[i], Xup_r[i], w, ai)
-        for k in range(6):
-            ai[k] += c[i, k]
+            ai = add6(xform_motion(E, r, a0), get_vec6(c, i))
         va = vadr[i]
-        n = jnv[i]
-        for r in range(n):
-            s = u[va + r]
-            for k in range(6):
-                s -= U[va + r, k] * ai[k]
-            vJ[r] = s
-        for r in range(n):
-            s = Dinv[va + r, 0] * vJ[0]
-            for cc in range(1, n):
-                s += Dinv[va + r, cc] * vJ[cc]
-            qdd_out[va + r] = s
-        for r in range(n):
-            qr = qdd_out[va + r]
-            for k in range(6):
-                ai[k] += S[va + r, k] * qr
+        for d in range(jnv[i]):
+            x = Dinv_u[va + d] - dot6(get_vec6(UDinv, va + d), ai)
+            qdd[va + d] = x
+            if not math.isfinite(x):
+                finite = False
+        set_vec6(a, i, add6(ai, joint_motion(i, vadr, jnv, S, qdd)))
+    return finite
 
 
 def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=np.float64,
@@ -251,16 +231,11 @@ def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=n
     """
     dt = check_dtype(dtype)
     d = data if data is not None else model.data(dt)
-    ma = model.arrays(dt)
     q, qd = as_state(model, q, qd, dt)
-    tau = model.check_vector(tau, "tau", model.nv, dt)
+    tau = as_vector(model, tau, "tau", model.nv, dt)
     f = as_f_ext(model, f_ext, d)
-    _aba_kernel(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.axis, ma.Xtree_E, ma.Xtree_r,
-                ma.mass, ma.h, ma.Ibar, ma.I, ma.S, ma.gravity,
-                q, qd, tau, f, bool(modified),
-                d.Xup_E, d.Xup_r, d.v, d.c, d.a, d.IA, d.pA, d.U, d.Dinv, d.D, d.u, d.T, d.T2,
-                d.EJ, d.tmp, d.qdd)
-    check_output(model, d.qdd, d, q=q, qd=qd, tau=tau, f_ext=f)
+    if not _aba_kernel(d.model_i, d.model_f, q, qd, tau, f, bool(modified), d.buf):
+        report_nonfinite(model, d.qdd, d, q=q, qd=qd, tau=tau, f_ext=f)
     return d.qdd.copy()
 
 

@@ -10,73 +10,99 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..config import JIT
-from ..model import Model
-from ..spatial import congruence_add, force_apply_T_add
-from ._inputs import as_f_ext, as_state, check_dtype, check_output
-from .kinematics import joint_xup
+from ..config import INLINE, KERNEL
+from ..model import Model, data_arrays, model_arrays
+from ..spatial import (congruence, dot6, get_mat3, get_sym6, get_vec3, get_vec6, rigid_inertia,
+                       set_sym6, set_vec6, sym6_add, sym6_apply, xform_force_T)
+from ._inputs import (as_configuration, as_f_ext, as_state, as_vector, check_dtype, check_output,
+                      report_nonfinite)
+from .kinematics import joint_xup, pop_children
 from .rnea import rnea_into
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _crba_kernel(
-    # model
-    parent, jtype, qadr, vadr, jnv, axis, Xtree_E, Xtree_r, I, S,
+    # model (packed, see ModelArrays)
+    model_i, model_f,
     # inputs
     q,
-    # data
-    Xup_E, Xup_r, Ic, F, T, EJ,
-    # output
+    # data (packed, see Data): writes Xup, IC_stack (= Data.Ia_stack) and F
+    data_f,
+    # output (nv, nv), written completely (zero outside the branch-induced pattern)
     M_out,
 ):
+    """Joint-space inertia into ``M_out``; returns False if it is not finite."""
+    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
+     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
     nb = parent.shape[0]
+    nv = S.shape[0]
+    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, IC_stack, pa_stack, UDinv, Dinv_u, u, U, D,
+     Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, nv)
+    z = S.dtype.type(0)
     for i in range(nb):
-        joint_xup(i, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r)
-        for k in range(6):
-            for l in range(6):
-                Ic[i, k, l] = I[i, k, l]
+        joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+    stack[nb, :] = 0
+    top = 0
     for i in range(nb - 1, -1, -1):
-        p = parent[i]
-        if p >= 0:
-            congruence_add(Xup_E[i], Xup_r[i], Ic[i], Ic[p])  # RBDA eq. 6.13
+        # IC_i = I_i + sum over the children j of Xup_j^T IC_j Xup_j (RBDA eq. 6.13), the
+        # children's terms popped off the stack (as in ABA pass 2)
+        row, top = pop_children(i, subtree_end, stack, top)
+        IC = sym6_add(rigid_inertia(mass[i], get_vec3(h, i), get_mat3(Ibar, i)),
+                      get_sym6(IC_stack, row))
+        if parent[i] >= 0:
+            set_sym6(IC_stack, top, congruence(get_mat3(Xup_E, i), get_vec3(Xup_r, i), IC))
+            top += 1
+        # F_k = IC_b S_k for every dof k of a body b below i, carried from the child's frame
+        # into frame i: the walk to the root of RBDA Table 6.2, taken one level at a time
+        # for all the forces below i at once (they are independent: no dependency chain)
+        j = i + 1
+        while j < subtree_end[i]:  # the children of i
+            E = get_mat3(Xup_E, j)
+            r = get_vec3(Xup_r, j)
+            for k in range(vadr[j], _dof_end(j, subtree_end, vadr, nv)):
+                set_vec6(F, k, xform_force_T(E, r, get_vec6(F, k)))
+            j = subtree_end[j]
         va = vadr[i]
-        n = jnv[i]
-        if n == 0:
-            continue
-        # F = Ic_i S_i (one row of F per dof), M_ii = S_i^T F
-        for r in range(n):
-            for k in range(6):
-                s = Ic[i, k, 0] * S[va + r, 0]
-                for l in range(1, 6):
-                    s += Ic[i, k, l] * S[va + r, l]
-                F[va + r, k] = s
-        for r in range(n):
-            for cc in range(r + 1):
-                s = S[va + cc, 0] * F[va + r, 0]
-                for k in range(1, 6):
-                    s += S[va + cc, k] * F[va + r, k]
-                M_out[va + cc, va + r] = s
-                M_out[va + r, va + cc] = s
-        # walk to the root: F = Xup_j^T F, M_ij = F^T S_j
-        j = i
-        while parent[j] >= 0:
-            for r in range(n):
-                for k in range(6):
-                    T[0, k] = F[va + r, k]
-                    F[va + r, k] = 0
-                force_apply_T_add(Xup_E[j], Xup_r[j], T[0], F[va + r])
-            j = parent[j]
-            vj = vadr[j]
-            for r in range(n):
-                for cc in range(jnv[j]):
-                    s = S[vj + cc, 0] * F[va + r, 0]
-                    for k in range(1, 6):
-                        s += S[vj + cc, k] * F[va + r, k]
-                    M_out[va + r, vj + cc] = s
-                    M_out[vj + cc, va + r] = s
+        for r in range(jnv[i]):
+            set_vec6(F, va + r, sym6_apply(IC, get_vec6(S, va + r)))
+        # row va + r of M right of the diagonal: S_i^T F_k over the subtree of i, zero beyond
+        end = _dof_end(i, subtree_end, vadr, nv)
+        for r in range(jnv[i]):
+            s = get_vec6(S, va + r)
+            for k in range(va + r, end):
+                M_out[va + r, k] = dot6(s, get_vec6(F, k))
+            for k in range(end, nv):
+                M_out[va + r, k] = z
+    return _mirror_upper(M_out)
 
 
-@njit(**JIT)
+@njit(**INLINE)
+def _dof_end(i, subtree_end, vadr, nv):
+    """One past the last dof of the subtree of body i (its dofs are contiguous)."""
+    e = subtree_end[i]
+    return vadr[e] if e < subtree_end.shape[0] else nv
+
+
+@njit(**INLINE)
+def _mirror_upper(M):
+    """Copy the strict upper triangle of the square M onto its lower triangle, in cache
+    blocks; returns False if M is not finite."""
+    n = M.shape[0]
+    B = 64
+    bad = M[0, 0] - M[0, 0] if n else 0.0  # x - x is 0 for finite x, NaN otherwise
+    for l0 in range(0, n, B):
+        for k0 in range(0, l0 + 1, B):
+            for l in range(l0, min(l0 + B, n)):
+                for k in range(k0, min(k0 + B, l)):
+                    x = M[k, l]
+                    M[l, k] = x
+                    bad += x - x
+    for k in range(n):
+        bad += M[k, k] - M[k, k]
+    return bad == 0
+
+
+@njit(**KERNEL)
 def ltdl_factor(H, lam):
     """In-place ``H = L^T D L`` on the branch-induced sparsity pattern (RBDA Table 6.3).
 
@@ -96,7 +122,7 @@ def ltdl_factor(H, lam):
             i = lam[i]
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def ltdl_solve(H, lam, x):
     """Solve ``(L^T D L) x = b`` in place (x holds b on entry), RBDA Table 6.4 style."""
     n = H.shape[0]
@@ -114,13 +140,10 @@ def ltdl_solve(H, lam, x):
             j = lam[j]
 
 
-def crba_into(model, d, ma, q):
-    """Fill ``d.M`` with M(q) (both triangles of the ancestor pattern; the rest is zero)."""
-    M = d.M
-    M[...] = 0
-    _crba_kernel(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.axis, ma.Xtree_E, ma.Xtree_r,
-                 ma.I, ma.S, q, d.Xup_E, d.Xup_r, d.IA, d.U, d.T, d.EJ, M)
-    return M
+def crba_into(d, q, M):
+    """Fill ``M`` (nv, nv) with M(q) using the workspace ``d`` (both triangles; zero outside
+    the branch-induced pattern). Returns False if it is not finite."""
+    return _crba_kernel(d.model_i, d.model_f, q, d.buf, M)
 
 
 def crba(model: Model, q, *, dtype=np.float64, data=None) -> np.ndarray:
@@ -141,10 +164,11 @@ def crba(model: Model, q, *, dtype=np.float64, data=None) -> np.ndarray:
     """
     dt = check_dtype(dtype)
     d = data if data is not None else model.data(dt)
-    q = model.check_configuration(q, dt)
-    M = crba_into(model, d, model.arrays(dt), q)
-    check_output(model, M, d, q=q)
-    return M.copy()
+    q = as_configuration(model, q, dt)
+    M = np.empty((model.nv, model.nv), dtype=dt)
+    if not crba_into(d, q, M):
+        report_nonfinite(model, M.diagonal(), d, q=q)
+    return M
 
 
 def crba_forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, dtype=np.float64, data=None):
@@ -152,13 +176,13 @@ def crba_forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, dtype=np.floa
     factorization (RBDA sec. 6.5). Same arguments and errors as :func:`articulated.aba`."""
     dt = check_dtype(dtype)
     d = data if data is not None else model.data(dt)
-    ma = model.arrays(dt)
     q, qd = as_state(model, q, qd, dt)
-    tau = model.check_vector(tau, "tau", model.nv, dt)
+    tau = as_vector(model, tau, "tau", model.nv, dt)
     f = as_f_ext(model, f_ext, d)
     d.qdd[:] = 0
-    rnea_into(model, d, ma, q, qd, d.qdd, f)
-    M = crba_into(model, d, ma, q)
+    rnea_into(d, q, qd, d.qdd, f)
+    M = d.M
+    crba_into(d, q, M)
     ltdl_factor(M, model.dof_parent)
     x = tau - d.tau
     ltdl_solve(M, model.dof_parent, x)

@@ -1,168 +1,183 @@
 """Kinematics: joint transforms, world poses, body velocities, Jacobians, energies, forces.
 
-The two inline steps :func:`joint_xup` and :func:`velocity_step` are the first pass shared by
-RNEA, ABA and CRBA (RBDA Tables 5.1, 6.2, 7.1); the kernels here reuse them for forward
-kinematics, Jacobians and energy.
+Besides the public functions, this module holds the inline steps the dynamics kernels share
+(RBDA Tables 5.1, 6.2, 7.1): :func:`joint_transform` / :func:`joint_xup` (``Xup_i``),
+:func:`joint_motion` (``S_i x_i``), :func:`velocity_step` (``v_i``, ``c_i``),
+:func:`base_acceleration` (``a_0 = -g``) for the forward passes, and :func:`pop_children`
+(the children's terms of a backward pass). They pass values as tuples and index arrays
+element by element (see :mod:`articulated.spatial`).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, JIT
-from ..model import (JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL, Model)
-from ..spatial import (axis_angle_E, crf_add, crm_apply, inertia_apply, motion_apply,
-                       motion_apply_inv, quat_to_rot, xform_compose)
+from ..config import INLINE, KERNEL
+from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL,
+                     Model, data_arrays, model_arrays)
+from ..spatial import (add6, axis_rotation, cross_motion, get_mat3, get_vec3, get_vec6,
+                       inertia_times, mat3T_vec, mat3_mul, motion_apply_inv, quat_rotation,
+                       set_mat3, set_vec3, set_vec6, sincos, xform_motion)
 from ._inputs import as_state
 
 
 @njit(**INLINE)
-def joint_xup(i, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r):
-    """Write ``Xup[i] = X_J(q_i) X_tree[i]`` (parent body -> body i coordinates).
+def joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q):
+    """``Xup_i = X_J(q_i) X_tree[i]`` (parent body -> body i coordinates) as ``(E, r)``,
+    a row-major 9-tuple and a 3-tuple in the dtype of the model arrays.
 
     ``X_J`` per joint type (RBDA Table 4.1 with body-coordinate motion subspaces):
     revolute ``rot(q a)``, prismatic ``xlt(q a)``, spherical ``rot(R(quat))``, free
-    ``rot(R(quat)) xlt(p)``. ``EJ`` is a (3, 3) scratch array. Values are kept in locals
-    so that stores cannot alias the loads (this is the hottest helper of every pass).
+    ``rot(R(quat)) xlt(p)``. The joint rotation is multiplied by the placement rotation only
+    where there is one (``Xtree_rot[i]``).
     """
     t = jtype[i]
     a = qadr[i]
-    E0 = Xtree_E[i]
-    r0 = Xtree_r[i]
-    E = Xup_E[i]
-    r = Xup_r[i]
-    f00 = E0[0, 0]
-    f01 = E0[0, 1]
-    f02 = E0[0, 2]
-    f10 = E0[1, 0]
-    f11 = E0[1, 1]
-    f12 = E0[1, 2]
-    f20 = E0[2, 0]
-    f21 = E0[2, 1]
-    f22 = E0[2, 2]
-    if t == JOINT_REVOLUTE or t == JOINT_SPHERICAL or t == JOINT_FREE:
+    r0 = get_vec3(Xtree_r, i)
+    if t == JOINT_FIXED or t == JOINT_PRISMATIC:
+        E = get_mat3(Xtree_E, i)
+    else:
         if t == JOINT_REVOLUTE:
-            axis_angle_E(axis[i], math.cos(q[a]), math.sin(q[a]), EJ)
+            s, c = sincos(q[a])
+            EJ = axis_rotation(get_vec3(axis, i), c, s)
         elif t == JOINT_SPHERICAL:
-            quat_to_rot(q[a], q[a + 1], q[a + 2], q[a + 3], EJ)
-            _transpose3(EJ)
+            # E_J = R(quat)^T = R(conjugate quat)
+            EJ = quat_rotation(q[a], -q[a + 1], -q[a + 2], -q[a + 3])
         else:
-            quat_to_rot(q[a + 3], q[a + 4], q[a + 5], q[a + 6], EJ)
-            _transpose3(EJ)
-        g00 = EJ[0, 0]
-        g01 = EJ[0, 1]
-        g02 = EJ[0, 2]
-        g10 = EJ[1, 0]
-        g11 = EJ[1, 1]
-        g12 = EJ[1, 2]
-        g20 = EJ[2, 0]
-        g21 = EJ[2, 1]
-        g22 = EJ[2, 2]
-        E[0, 0] = g00 * f00 + g01 * f10 + g02 * f20
-        E[0, 1] = g00 * f01 + g01 * f11 + g02 * f21
-        E[0, 2] = g00 * f02 + g01 * f12 + g02 * f22
-        E[1, 0] = g10 * f00 + g11 * f10 + g12 * f20
-        E[1, 1] = g10 * f01 + g11 * f11 + g12 * f21
-        E[1, 2] = g10 * f02 + g11 * f12 + g12 * f22
-        E[2, 0] = g20 * f00 + g21 * f10 + g22 * f20
-        E[2, 1] = g20 * f01 + g21 * f11 + g22 * f21
-        E[2, 2] = g20 * f02 + g21 * f12 + g22 * f22
+            EJ = quat_rotation(q[a + 3], -q[a + 4], -q[a + 5], -q[a + 6])
+        E = mat3_mul(EJ, get_mat3(Xtree_E, i)) if Xtree_rot[i] else EJ
+    if t == JOINT_PRISMATIC or t == JOINT_FREE:
+        # r = r0 + E0^T d with d the translation in joint coordinates
+        if t == JOINT_PRISMATIC:
+            d = (q[a] * axis[i, 0], q[a] * axis[i, 1], q[a] * axis[i, 2])
+        else:
+            d = (q[a], q[a + 1], q[a + 2])
+        d = mat3T_vec(get_mat3(Xtree_E, i), d)
+        r = (r0[0] + d[0], r0[1] + d[1], r0[2] + d[2])
     else:
-        E[0, 0] = f00
-        E[0, 1] = f01
-        E[0, 2] = f02
-        E[1, 0] = f10
-        E[1, 1] = f11
-        E[1, 2] = f12
-        E[2, 0] = f20
-        E[2, 1] = f21
-        E[2, 2] = f22
-    x = r0[0]
-    y = r0[1]
-    z = r0[2]
-    if t == JOINT_PRISMATIC:
-        d0 = q[a] * axis[i, 0]
-        d1 = q[a] * axis[i, 1]
-        d2 = q[a] * axis[i, 2]
-        x += f00 * d0 + f10 * d1 + f20 * d2
-        y += f01 * d0 + f11 * d1 + f21 * d2
-        z += f02 * d0 + f12 * d1 + f22 * d2
-    elif t == JOINT_FREE:
-        d0 = q[a]
-        d1 = q[a + 1]
-        d2 = q[a + 2]
-        x += f00 * d0 + f10 * d1 + f20 * d2
-        y += f01 * d0 + f11 * d1 + f21 * d2
-        z += f02 * d0 + f12 * d1 + f22 * d2
-    r[0] = x
-    r[1] = y
-    r[2] = z
+        r = r0
+    f = Xtree_E.dtype.type  # float32 models: round the rotation to float32 once, here
+    return ((f(E[0]), f(E[1]), f(E[2]), f(E[3]), f(E[4]), f(E[5]), f(E[6]), f(E[7]), f(E[8])),
+            (f(r[0]), f(r[1]), f(r[2])))
 
 
 @njit(**INLINE)
-def _transpose3(A):
-    t = A[0, 1]
-    A[0, 1] = A[1, 0]
-    A[1, 0] = t
-    t = A[0, 2]
-    A[0, 2] = A[2, 0]
-    A[2, 0] = t
-    t = A[1, 2]
-    A[1, 2] = A[2, 1]
-    A[2, 1] = t
+def joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r):
+    """Write ``Xup[i]`` (:func:`joint_transform`) into ``Xup_E[i]``, ``Xup_r[i]`` and return
+    it as ``(E, r)`` tuples."""
+    E, r = joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q)
+    set_mat3(Xup_E, i, E)
+    set_vec3(Xup_r, i, r)
+    return E, r
 
 
 @njit(**INLINE)
-def velocity_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v, vJ, c):
-    """``v_i = Xup_i v_parent + S_i qd_i`` and ``c_i = v_i x (S_i qd_i)`` (RBDA eq. 7.34;
-    ``S-dot = 0`` in body coordinates). ``vJ`` (6,) receives ``S_i qd_i``."""
-    p = parent[i]
-    for k in range(6):
-        vJ[k] = 0
+def joint_motion(i, vadr, jnv, S, x):
+    """``S_i x_i`` (a 6-tuple): the joint's motion for the joint-space vector ``x`` (nv,)
+    (``vJ = S qd`` for velocities, ``S qdd`` for accelerations)."""
     va = vadr[i]
-    for d in range(jnv[i]):
-        qdk = qd[va + d]
-        for k in range(6):
-            vJ[k] += S[va + d, k] * qdk
-    vi = v[i]
+    n = jnv[i]
+    z = S.dtype.type(0)
+    j0 = j1 = j2 = j3 = j4 = j5 = z
+    for d in range(n):
+        xd = x[va + d]
+        j0 += S[va + d, 0] * xd
+        j1 += S[va + d, 1] * xd
+        j2 += S[va + d, 2] * xd
+        j3 += S[va + d, 3] * xd
+        j4 += S[va + d, 4] * xd
+        j5 += S[va + d, 5] * xd
+    return j0, j1, j2, j3, j4, j5
+
+
+@njit(**INLINE)
+def pop_children(i, subtree_end, stack, top):
+    """Pop the rows the children of body i pushed onto ``stack`` in a backward pass, summed
+    in place into one row; returns ``(row, top)``, the row holding the sum and the new top.
+
+    A backward pass visits the bodies in reverse pre-order, which is a post-order, so when
+    it reaches i the rows of i's children are the top ones; each body pushes its own row
+    (its term of the parent's sum, e.g. ``Xup^T Ia Xup`` in ABA pass 2) after processing.
+    For a leaf the row is the last one of ``stack``, which the pass keeps zero. A chain
+    never sums, and the stack stays as deep as the tree is bushy, so it stays in cache.
+    """
+    n = 0
+    j = i + 1
+    while j < subtree_end[i]:  # the children of i
+        n += 1
+        j = subtree_end[j]
+    if n == 0:
+        return stack.shape[0] - 1, top
+    top -= n
+    for k in range(1, n):
+        for l in range(stack.shape[1]):
+            stack[top, l] += stack[top + k, l]
+    return top, top
+
+
+@njit(**INLINE)
+def base_acceleration(gravity, use_gravity):
+    """``a_0 = [0; -g]`` (a 6-tuple), gravity folded in as an acceleration of the world
+    (RBDA sec. 5.3), or zero without gravity."""
+    z = gravity.dtype.type(0)
+    if use_gravity:
+        return (z, z, z, -gravity[0], -gravity[1], -gravity[2])
+    return (z, z, z, z, z, z)
+
+
+@njit(**INLINE)
+def velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c):
+    """``v_i = Xup_i v_parent + S_i qd_i`` and ``c_i = v_i x (S_i qd_i)`` (RBDA eq. 7.34;
+    ``S-dot = 0`` in body coordinates) with ``Xup_i = (E, r)``. Writes ``v[i]`` and
+    ``c[i]``; returns ``v_i`` (a 6-tuple)."""
+    vJ = joint_motion(i, vadr, jnv, S, qd)
+    p = parent[i]
     if p >= 0:
-        motion_apply(Xup_E[i], Xup_r[i], v[p], vi)
-        for k in range(6):
-            vi[k] += vJ[k]
+        vi = add6(xform_motion(E, r, get_vec6(v, p)), vJ)
     else:
-        for k in range(6):
-            vi[k] = vJ[k]
-    crm_apply(vi, vJ, c[i])
+        vi = vJ
+    set_vec6(v, i, vi)
+    set_vec6(c, i, cross_motion(vi, vJ))
+    return vi
 
 
-@njit(**JIT)
-def _world_poses_kernel(parent, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r,
-                        oE_out, op_out):
-    for i in range(parent.shape[0]):
-        joint_xup(i, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r)
+@njit(**KERNEL)
+def _world_poses_kernel(model_i, model_f, q, data_f):
+    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
+     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    nb = parent.shape[0]
+    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
+     Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    for i in range(nb):
+        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
         p = parent[i]
         if p >= 0:
-            xform_compose(oE_out[p], op_out[p], Xup_E[i], Xup_r[i], oE_out[i], op_out[i])
+            # iX0 = iXp pX0: E = E_i oE_p, r = op_p + oE_p^T r_i (RBDA Table 2.5)
+            oE_p = get_mat3(oE, p)
+            op_p = get_vec3(op, p)
+            d = mat3T_vec(oE_p, r)
+            set_mat3(oE, i, mat3_mul(E, oE_p))
+            set_vec3(op, i, (op_p[0] + d[0], op_p[1] + d[1], op_p[2] + d[2]))
         else:
-            for k in range(3):
-                op_out[i, k] = Xup_r[i, k]
-                for l in range(3):
-                    oE_out[i, k, l] = Xup_E[i, k, l]
+            set_mat3(oE, i, E)
+            set_vec3(op, i, r)
 
 
-@njit(**JIT)
-def _velocities_kernel(parent, jtype, qadr, vadr, jnv, axis, Xtree_E, Xtree_r, S, q, qd,
-                       EJ, vJ, Xup_E, Xup_r, v_out, c_out):
-    for i in range(parent.shape[0]):
-        joint_xup(i, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r)
-        velocity_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v_out, vJ, c_out)
+@njit(**KERNEL)
+def _velocities_kernel(model_i, model_f, q, qd, data_f):
+    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
+     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    nb = parent.shape[0]
+    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
+     Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    for i in range(nb):
+        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+        velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
 
 
-@njit(**JIT)
-def _energy_kernel(parent, mass, h, Ibar, gravity, oE, op, v, Iv):
+@njit(**KERNEL)
+def _energy_kernel(parent, mass, h, Ibar, gravity, oE, op, v):
     """Return (kinetic, potential) from world poses and body velocities.
 
     T = 1/2 sum v_i . I_i v_i; V = -sum m_i g . (world COM of i).
@@ -170,17 +185,19 @@ def _energy_kernel(parent, mass, h, Ibar, gravity, oE, op, v, Iv):
     T = 0.0
     V = 0.0
     for i in range(parent.shape[0]):
-        inertia_apply(mass[i], h[i], Ibar[i], v[i], Iv)
+        vi = get_vec6(v, i)
+        Iv = inertia_times(mass[i], get_vec3(h, i), get_mat3(Ibar, i), vi)
         for k in range(6):
-            T += 0.5 * v[i, k] * Iv[k]
+            T += 0.5 * vi[k] * Iv[k]
         for k in range(3):
             # world COM times m: m op + oE^T h
-            mc = mass[i] * op[i, k] + oE[i, 0, k] * h[i, 0] + oE[i, 1, k] * h[i, 1] + oE[i, 2, k] * h[i, 2]
+            mc = (mass[i] * op[i, k] + oE[i, 0, k] * h[i, 0] + oE[i, 1, k] * h[i, 1]
+                  + oE[i, 2, k] * h[i, 2])
             V -= gravity[k] * mc
     return T, V
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _jacobian_kernel(parent, vadr, jnv, S, oE, op, body, p_world, tmp, J_out):
     """Columns of the world-frame Jacobian of a point fixed on ``body``: rows 0-2 angular
     velocity, rows 3-5 the point's linear velocity, both in world coordinates."""
@@ -228,8 +245,7 @@ def forward_kinematics(model: Model, q, *, data=None):
 
 
 def _poses(model, d, q):
-    ma = model.arrays(d.dtype)
-    _world_poses_kernel(*ma.kin(), q, d.EJ, d.Xup_E, d.Xup_r, d.oE, d.op)
+    _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
     if not np.isfinite(d.op).all():
         model.diagnose_nonfinite(q=q)
 
@@ -244,10 +260,7 @@ def body_velocities(model: Model, q, qd, *, data=None):
     """
     d = data if data is not None else model.data()
     q, qd = as_state(model, q, qd, np.float64)
-    ma = model.arrays()
-    _velocities_kernel(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.axis, ma.Xtree_E,
-                       ma.Xtree_r, ma.S, q, qd, d.EJ, d.tmp[0], d.Xup_E, d.Xup_r,
-                       d.v, d.c)
+    _velocities_kernel(d.model_i, d.model_f, q, qd, d.buf)
     if not np.isfinite(d.v).all():
         model.diagnose_nonfinite(q=q, qd=qd)
     return d.v.copy()
@@ -265,7 +278,7 @@ def energy(model: Model, q, qd, *, data=None):
     body_velocities(model, q, qd, data=d)
     _poses(model, d, model.check_configuration(q))
     ma = model.arrays()
-    T, V = _energy_kernel(ma.parent, ma.mass, ma.h, ma.Ibar, ma.gravity, d.oE, d.op, d.v, d.tmp[1])
+    T, V = _energy_kernel(ma.parent, ma.mass, ma.h, ma.Ibar, ma.gravity, d.oE, d.op, d.v)
     return float(T), float(V)
 
 

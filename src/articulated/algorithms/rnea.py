@@ -2,73 +2,77 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-from ..config import JIT
-from ..model import Model
-from ..spatial import crf_add, force_apply_T_add, inertia_apply, motion_apply
-from ._inputs import as_f_ext, as_state, check_dtype, check_output
-from .kinematics import joint_xup, velocity_step
+from ..config import KERNEL
+from ..model import Model, data_arrays, model_arrays
+from ..spatial import (add6, add_vec6, cross_force, dot6, get_mat3, get_vec3, get_vec6,
+                       inertia_times, set_vec6, sub6, xform_force_T, xform_motion)
+from ._inputs import as_f_ext, as_state, as_vector, check_dtype, report_nonfinite
+from .kinematics import base_acceleration, joint_motion, joint_xup, velocity_step
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _rnea_kernel(
-    # model
-    parent, jtype, qadr, vadr, jnv, axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity,
+    # model (packed, see ModelArrays)
+    model_i, model_f,
     # inputs
     q, qd, qdd, f_ext, use_gravity,
-    # data
-    Xup_E, Xup_r, v, c, a, f, EJ, tmp,
-    # output
-    tau_out,
+    # data (packed, see Data): writes Xup, v, c, a, f and the output tau
+    data_f,
 ):
+    """Inverse dynamics into ``tau``; returns False if ``tau`` is not finite.
+
+    ``f_ext`` is (nb, 6), or (0, 6) for no external forces.
+    """
+    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
+     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
     nb = parent.shape[0]
-    vJ = tmp[0]
-    Iv = tmp[1]
-    ag = tmp[2]
-    for k in range(3):
-        ag[k] = 0
-        ag[3 + k] = -gravity[k] if use_gravity else 0
+    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
+     Dinv, F, qdd_, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    has_f_ext = f_ext.shape[0] > 0
+    a0 = base_acceleration(gravity, use_gravity)
     # forward pass: v_i, a_i, f_i = I a + v x* I v - f_ext (RBDA eqs. 5.7-5.9)
     for i in range(nb):
-        joint_xup(i, jtype, qadr, axis, Xtree_E, Xtree_r, q, EJ, Xup_E, Xup_r)
-        velocity_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v, vJ, c)
+        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+        vi = velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
         p = parent[i]
-        ai = a[i]
         if p >= 0:
-            motion_apply(Xup_E[i], Xup_r[i], a[p], ai)
+            ai = xform_motion(E, r, get_vec6(a, p))
         else:
-            motion_apply(Xup_E[i], Xup_r[i], ag, ai)
-        va = vadr[i]
-        for k in range(6):
-            s = c[i, k]
-            for d in range(jnv[i]):
-                s += S[va + d, k] * qdd[va + d]
-            ai[k] += s
-        inertia_apply(mass[i], h[i], Ibar[i], ai, f[i])
-        inertia_apply(mass[i], h[i], Ibar[i], v[i], Iv)
-        crf_add(v[i], Iv, f[i])
-        for k in range(6):
-            f[i, k] -= f_ext[i, k]
+            ai = xform_motion(E, r, a0)
+        ai = add6(add6(ai, get_vec6(c, i)), joint_motion(i, vadr, jnv, S, qdd))
+        set_vec6(a, i, ai)
+        m = mass[i]
+        hi = get_vec3(h, i)
+        Ii = get_mat3(Ibar, i)
+        fi = add6(inertia_times(m, hi, Ii, ai), cross_force(vi, inertia_times(m, hi, Ii, vi)))
+        if has_f_ext:
+            fi = sub6(fi, get_vec6(f_ext, i))
+        set_vec6(f, i, fi)
     # backward pass: tau_i = S_i^T f_i, f_parent += Xup^T f_i (RBDA eqs. 5.10-5.11)
+    finite = True
     for i in range(nb - 1, -1, -1):
         va = vadr[i]
+        fi = get_vec6(f, i)
         for d in range(jnv[i]):
-            s = S[va + d, 0] * f[i, 0]
-            for k in range(1, 6):
-                s += S[va + d, k] * f[i, k]
-            tau_out[va + d] = s
+            x = dot6(get_vec6(S, va + d), fi)
+            tau[va + d] = x
+            if not math.isfinite(x):
+                finite = False
         p = parent[i]
         if p >= 0:
-            force_apply_T_add(Xup_E[i], Xup_r[i], f[i], f[p])
+            add_vec6(f, p, xform_force_T(get_mat3(Xup_E, i), get_vec3(Xup_r, i), fi))
+    return finite
 
 
-def rnea_into(model, d, ma, q, qd, qdd, f, gravity=True):
-    """Run the RNEA kernel on validated arrays; the result is left in ``d.tau``."""
-    _rnea_kernel(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.axis, ma.Xtree_E, ma.Xtree_r,
-                 ma.mass, ma.h, ma.Ibar, ma.S, ma.gravity, q, qd, qdd, f, bool(gravity),
-                 d.Xup_E, d.Xup_r, d.v, d.c, d.a, d.f, d.EJ, d.tmp, d.tau)
+def rnea_into(d, q, qd, qdd, f, gravity=True):
+    """Run the RNEA kernel with the workspace ``d`` on validated arrays; the result is left
+    in ``d.tau``. Returns False if it is not finite."""
+    return _rnea_kernel(d.model_i, d.model_f, q, qd, qdd, f, bool(gravity), d.buf)
 
 
 def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np.float64,
@@ -95,12 +99,11 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
     """
     dt = check_dtype(dtype)
     d = data if data is not None else model.data(dt)
-    ma = model.arrays(dt)
     q, qd = as_state(model, q, qd, dt)
-    qdd = model.check_vector(qdd, "qdd", model.nv, dt)
+    qdd = as_vector(model, qdd, "qdd", model.nv, dt)
     f = as_f_ext(model, f_ext, d)
-    rnea_into(model, d, ma, q, qd, qdd, f, gravity)
-    check_output(model, d.tau, d, q=q, qd=qd, qdd=qdd, f_ext=f)
+    if not rnea_into(d, q, qd, qdd, f, gravity):
+        report_nonfinite(model, d.tau, d, q=q, qd=qd, qdd=qdd, f_ext=f)
     return d.tau.copy()
 
 
