@@ -303,32 +303,26 @@ class MujocoConverters:
 
     def qvel(self, q, qd) -> np.ndarray:
         """MuJoCo qvel (nv,) of our (q, qd)."""
-        q = np.asarray(q, dtype=np.float64)
-        qd = np.asarray(qd, dtype=np.float64)
-        out = np.zeros(self.mj.nv)
-        out[self._mv] = qd[self._sv]
-        for i, t, qa, va, mq, mv in self._multi:
-            if t == JOINT_SPHERICAL:
-                out[mv:mv + 3] = qd[va:va + 3]
-            else:
-                _, R, _ = self._free_pose(i, q, qa)
-                out[mv:mv + 3] = R @ qd[va + 3:va + 6]
-                out[mv + 3:mv + 6] = qd[va:va + 3]
-        return out
+        return self._tangent_to_mj(q, qd)
 
     def qfrc(self, q, tau) -> np.ndarray:
-        """MuJoCo generalized force (nv,) (e.g. ``qfrc_applied``) of our tau."""
+        """MuJoCo generalized force (nv,) (e.g. ``qfrc_applied``) of our tau. A free joint's
+        force is the dual of its velocity (world-frame linear part, body-frame angular part),
+        so it maps exactly as :meth:`qvel` does."""
+        return self._tangent_to_mj(q, tau)
+
+    def _tangent_to_mj(self, q, x) -> np.ndarray:
         q = np.asarray(q, dtype=np.float64)
-        tau = np.asarray(tau, dtype=np.float64)
+        x = np.asarray(x, dtype=np.float64)
         out = np.zeros(self.mj.nv)
-        out[self._mv] = tau[self._sv]
+        out[self._mv] = x[self._sv]
         for i, t, qa, va, mq, mv in self._multi:
             if t == JOINT_SPHERICAL:
-                out[mv:mv + 3] = tau[va:va + 3]
+                out[mv:mv + 3] = x[va:va + 3]
             else:
                 _, R, _ = self._free_pose(i, q, qa)
-                out[mv:mv + 3] = R @ tau[va + 3:va + 6]
-                out[mv + 3:mv + 6] = tau[va:va + 3]
+                out[mv:mv + 3] = R @ x[va + 3:va + 6]
+                out[mv + 3:mv + 6] = x[va:va + 3]
         return out
 
     def qfrc_back(self, q, f) -> np.ndarray:
