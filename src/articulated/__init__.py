@@ -5,6 +5,8 @@ The public surface, re-exported here only (see the modules for the implementatio
 
 from .algorithms.aba import aba, aba_modified
 from .algorithms.crba import crba, crba_forward_dynamics
+from .algorithms.dca import DCA, dca, quasi_statics
+from .assembly import AssemblyTree, build_assembly
 from .algorithms.forward_dynamics import forward_dynamics
 from .algorithms.kinematics import (body_force, body_velocities, energy, forward_kinematics,
                                     jacobian, point_position)
@@ -20,6 +22,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf",
+    "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "Force", "JointDamping", "JointTorque", "PDController", "PointForce", "SimulationDiverged",
     "Simulator", "Spring", "Trajectory", "integrate", "normalize", "qdot",
     "aba", "aba_modified", "bias_forces", "body_force", "body_velocities", "crba",

@@ -182,6 +182,15 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.name == "dca":
+        from .bench_dca import bench_dca
+
+        if set(args.options) - {"--quick"}:
+            print(f"articulated bench dca: unknown options {args.options}; only --quick",
+                  file=sys.stderr)
+            return 2
+        bench_dca(quick="--quick" in args.options)
+        return 0
     from . import bench
 
     return bench.main([args.name] + list(args.options))
@@ -193,8 +202,9 @@ def _add_sim_options(p, steps, dt, out):
     p.add_argument("--integrator", default="rk4",
                    choices=("euler", "semi_implicit_euler", "rk4", "rk45"),
                    help="time integrator (default rk4; rk45 is adaptive, scipy)")
-    p.add_argument("--method", default="aba", choices=("aba", "aba_modified", "crba"),
-                   help="forward-dynamics algorithm (default aba)")
+    p.add_argument("--method", default="aba", choices=("aba", "aba_modified", "crba", "dca"),
+                   help="forward-dynamics algorithm (default aba; dca: Featherstone's "
+                        "divide-and-conquer algorithm on a balanced assembly tree)")
     p.add_argument("--record-every", type=int, default=None,
                    help="record every k-th step (default: about 400 records)")
     p.add_argument("--out", default=out, help=f"output folder for trajectory.npz and "
@@ -239,8 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print tables of ratios against the peers",
                        description="Run a benchmark; results go to stdout (record them in "
                                    "docs/benchmarks.md).")
-    p.add_argument("name", choices=("fd",), help="fd: forward/inverse dynamics ns/DOF of ABA, "
-                                                  "RNEA, CRBA vs Pinocchio and MuJoCo, and scaling")
+    p.add_argument("name", choices=("fd", "dca"),
+                   help="fd: forward/inverse dynamics ns/DOF of ABA, RNEA, CRBA vs Pinocchio and "
+                        "MuJoCo, and scaling; dca: DCA vs our ABA, balanced vs serial assembly, "
+                        "assembly-tree statistics")
     p.add_argument("options", nargs=argparse.REMAINDER,
                    help="options of the benchmark, e.g. --quick, --out FILE, --sizes N ..., "
                         "--scaling N ..., --repeats K (see 'articulated bench fd --help')")

@@ -1,0 +1,468 @@
+"""Assembly trees of Featherstone's divide-and-conquer algorithm (DCA).
+
+An assembly tree is a binary tree whose **leaves are bodies** and whose **internal nodes are
+joints**: the node of joint ``J`` (its *principal joint*) joins two subassemblies, ``A`` on
+the parent side of ``J`` (it contains ``body_parent[J]``) and ``B`` on the child side (it
+contains body ``J``). A joint that attaches a body to the world (a *root joint*) makes a
+*root node*: its ``A`` is the world (``node_A == -1``) and ``B`` the whole connected
+component; a forest (e.g. a crowd) has one root node per component. Source: Redon, Galoppo &
+Lin (2005), "Adaptive dynamics of articulated bodies", Sec. 3 and Fig. 2; Redon & Lin (2005),
+"An efficient, error-bounded approximation algorithm for simulating quasi-statics of complex
+linkages", Sec. 3.1 and Fig. 2.
+
+Handles
+-------
+Every subassembly is a connected set of bodies; its *handles* are the joints through which
+it connects to the rest of the system (Featherstone's handles, Redon & Lin 2005, Sec. 3.1).
+A handle is identified by ``(joint, side)``: side 1 sits on the child body of the joint (body
+``joint``), side 0 on its parent body. A leaf (body k) has the handle ``(k, 1)`` of its own
+joint followed by ``(c, 0)`` for each child body c in body order. The node of joint J
+consumes A's handle ``(J, 0)`` and B's handle ``(J, 1)`` (the *connecting* or *principal
+handles* of A and B); its own handle list is **A's other handles in A's order, then B's
+other handles in B's order**. So ``node_nh[C] = node_nh[A] + node_nh[B] - 2`` and the
+handle of C at slot ``k`` is A's slot ``k + (k >= node_ca[C])`` if ``k < node_nh[A] - 1``,
+else B's slot ``k' + (k' >= node_cb[C])`` with ``k' = k - (node_nh[A] - 1)``. Kernels use
+this arithmetic instead of lookup tables. Root nodes have no handles.
+
+Storage
+-------
+Flat arrays in **post-order** (children before their parent, each tree of the forest
+contiguous), so bottom-up passes are forward loops and top-down passes backward loops; all
+integer arrays are ``int64`` and usable from numba. Per-handle data (slot ``s``) lives at
+``node_hoff[i] + k`` for handle k of node i. For algorithms that keep every inverse-inertia
+block ``Phi`` of every node, ``node_poff`` lays out the upper triangle of each node's
+``nh x nh`` block matrix, block ``(k, l)`` (``k <= l``) at
+``node_poff[i] + k nh - k (k - 1) / 2 + (l - k)`` (see :func:`block_index`); the DCA itself
+keeps only the off-diagonal blocks of internal nodes (:mod:`articulated.algorithms.dca`).
+
+Construction
+------------
+``"balanced"`` (default) merges greedily, always the pair of adjacent subassemblies whose
+union is lowest in the tree (ties: fewer handles, fewer bodies, lower joint index), with at
+most ``max_handles`` handles per node (default ``max(3, largest body degree)``, which every
+tree admits: a subassembly with one handle can always join its neighbour). On a chain this
+is the perfect pairwise schedule (height ``ceil(log2 n) + 1`` including the root node); on
+trees it behaves like Miller-Reif rake-and-compress contraction, so the height is
+O(log n) for bounded degree; a body with d neighbours needs at least d - 1 levels whatever
+the schedule, and its leaf has d handles. ``"serial"`` merges joints in decreasing index
+order, the elimination order of the ABA (each subassembly is a body plus the full subtrees
+of some of its children; height ``n`` for an n-body chain). A sequence of joints (indices or
+names) gives a user order: every non-root joint once, each merge joining the two current
+subassemblies that contain its bodies (root joints may be listed too, after all joints of
+their component).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import Model
+
+ASSEMBLY_KINDS = ("balanced", "serial")
+
+
+def block_index(nh: int, k: int, l: int) -> int:
+    """Position of block ``(k, l)``, ``k <= l``, among the ``nh (nh + 1) / 2`` upper-triangle
+    blocks of a node with ``nh`` handles (row-major over the upper triangle)."""
+    return k * nh - (k * (k - 1)) // 2 + (l - k)
+
+
+def n_blocks(nh):
+    """Number of stored ``Phi`` blocks of a node with ``nh`` handles: ``nh (nh + 1) / 2``."""
+    return nh * (nh + 1) // 2
+
+
+@dataclass
+class AssemblyTree:
+    """A DCA assembly tree as flat post-order arrays (see the module docstring).
+
+    Attributes
+    ----------
+    kind : str - ``"balanced"``, ``"serial"`` or ``"user"``
+    nb : int - bodies (= joints) of the model
+    n_nodes : int - ``2 nb``: one leaf per body and one node per joint
+    node_A, node_B : (n_nodes,) int64 - children: A on the parent side of the principal
+        joint, B on the child side; ``-1`` for leaves; ``node_A == -1`` with ``node_B >= 0``
+        marks a root node (A is the world)
+    node_parent : (n_nodes,) int64 - parent node, ``-1`` for root nodes
+    node_joint : (n_nodes,) int64 - principal joint of an internal node, ``-1`` for leaves
+    node_body : (n_nodes,) int64 - body of a leaf, ``-1`` for internal nodes
+    node_height : (n_nodes,) int64 - 0 for leaves, ``1 + max(children)`` otherwise
+    node_size : (n_nodes,) int64 - number of bodies in the subassembly
+    node_nh : (n_nodes,) int64 - number of handles
+    node_hoff : (n_nodes,) int64 - offset of the node's first handle slot
+    node_poff : (n_nodes,) int64 - offset of the node's first ``Phi`` block in a storage of
+        all ``nh (nh + 1) / 2`` blocks per node
+    node_ca, node_cb : (n_nodes,) int64 - slot (local index) of the connecting handle
+        ``(J, 0)`` in A and ``(J, 1)`` in B; ``-1`` where absent (leaves; ``node_ca`` of
+        root nodes)
+    handle_joint, handle_side : (n_slots,) int64 - the handle at each slot
+    leaf_of_body : (nb,) int64 - leaf node of each body
+    node_of_joint : (nb,) int64 - internal node of each joint
+    roots : (n_roots,) int64 - root nodes, one per connected component
+    n_slots : int - total handle slots; n_blocks : int - total ``Phi`` blocks
+    """
+
+    kind: str
+    nb: int
+    n_nodes: int
+    node_A: np.ndarray
+    node_B: np.ndarray
+    node_parent: np.ndarray
+    node_joint: np.ndarray
+    node_body: np.ndarray
+    node_height: np.ndarray
+    node_size: np.ndarray
+    node_nh: np.ndarray
+    node_hoff: np.ndarray
+    node_poff: np.ndarray
+    node_ca: np.ndarray
+    node_cb: np.ndarray
+    handle_joint: np.ndarray
+    handle_side: np.ndarray
+    leaf_of_body: np.ndarray
+    node_of_joint: np.ndarray
+    roots: np.ndarray
+    n_slots: int
+    n_blocks: int
+
+    @property
+    def height(self) -> int:
+        """Edges on the longest path from a root node to a leaf (the root node counts)."""
+        return int(self.node_height[self.roots].max()) if self.roots.size else 0
+
+    @property
+    def max_handles(self) -> int:
+        """Largest number of handles of any node, leaves included."""
+        return int(self.node_nh.max()) if self.n_nodes else 0
+
+    @property
+    def max_internal_handles(self) -> int:
+        """Largest number of handles of an internal (joint) node."""
+        internal = self.node_joint >= 0
+        return int(self.node_nh[internal].max()) if internal.any() else 0
+
+    def handles(self, node: int) -> list[tuple[int, int]]:
+        """The handles ``(joint, side)`` of a node in slot order."""
+        o, n = int(self.node_hoff[node]), int(self.node_nh[node])
+        return [(int(self.handle_joint[s]), int(self.handle_side[s])) for s in range(o, o + n)]
+
+    def stats(self) -> dict:
+        """Summary: kind, bodies, nodes, roots, height, max handles (all / internal nodes),
+        mean handles per internal node, ``Phi`` blocks, and ``log2_nb``."""
+        internal = self.node_joint >= 0
+        return dict(kind=self.kind, nb=self.nb, nodes=self.n_nodes, roots=int(self.roots.size),
+                    height=self.height, max_handles=self.max_handles,
+                    max_internal_handles=self.max_internal_handles,
+                    mean_handles=float(self.node_nh[internal].mean()) if internal.any() else 0.0,
+                    phi_blocks=self.n_blocks, log2_nb=float(np.log2(max(self.nb, 1))))
+
+    def check(self) -> None:
+        """Verify the structural invariants (post-order, handle bookkeeping); AssertionError
+        on a violation. O(n_nodes + n_slots); used by the tests."""
+        n = self.n_nodes
+        seen_body = np.zeros(self.nb, dtype=bool)
+        seen_joint = np.zeros(self.nb, dtype=bool)
+        for i in range(n):
+            A, B, J = self.node_A[i], self.node_B[i], self.node_joint[i]
+            if J < 0:
+                b = self.node_body[i]
+                assert A == -1 and B == -1 and 0 <= b < self.nb and not seen_body[b]
+                seen_body[b] = True
+                assert self.node_height[i] == 0 and self.node_size[i] == 1
+                assert self.leaf_of_body[b] == i
+                continue
+            assert not seen_joint[J]
+            seen_joint[J] = True
+            assert self.node_of_joint[J] == i
+            assert 0 <= B < i and (A < i), "post-order: children precede their parent"
+            assert self.node_parent[B] == i and (A < 0 or self.node_parent[A] == i)
+            hb = self.handles(B)
+            assert hb[self.node_cb[i]] == (J, 1)
+            mine = self.handles(i)
+            if A < 0:
+                assert mine == [] and self.node_parent[i] == -1
+                assert self.node_height[i] == self.node_height[B] + 1
+                continue
+            ha = self.handles(A)
+            assert ha[self.node_ca[i]] == (J, 0)
+            expect = [h for k, h in enumerate(ha) if k != self.node_ca[i]] + \
+                     [h for k, h in enumerate(hb) if k != self.node_cb[i]]
+            assert mine == expect
+            assert self.node_height[i] == 1 + max(self.node_height[A], self.node_height[B])
+            assert self.node_size[i] == self.node_size[A] + self.node_size[B]
+        assert seen_body.all() and seen_joint.all()
+        # each tree of the forest is contiguous and ends with its root
+        start = 0
+        for r in self.roots:
+            assert self.node_parent[r] == -1
+            assert r - start + 1 == 2 * self.node_size[r]
+            start = r + 1
+        assert start == n
+
+
+# ------------------------------------------------------------------------------ construction
+
+def _leaf_handles(model: Model):
+    """Handle list of each body's leaf: own joint (side 1), then child joints (side 0)."""
+    lists = [[(k, 1)] for k in range(model.nb)]
+    for c in range(model.nb):
+        p = int(model.body_parent[c])
+        if p >= 0:
+            lists[p].append((c, 0))
+    return lists
+
+
+class _Builder:
+    """Bookkeeping shared by every construction: regions (current subassemblies) with a
+    union-find over bodies, and the node records in creation order."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        nb = model.nb
+        self.parent = model.body_parent
+        self.uf = list(range(nb))
+        # node records, creation order: (A, B, joint, body, handles)
+        self.A: list[int] = []
+        self.B: list[int] = []
+        self.joint: list[int] = []
+        self.body: list[int] = []
+        self.hlist: list[list] = []
+        self.height: list[int] = []
+        self.size: list[int] = []
+        self.region_node = list(range(nb))   # region representative body -> node
+        for k, h in enumerate(_leaf_handles(model)):
+            self._add(-1, -1, -1, k, h, 0, 1)
+
+    def _add(self, A, B, J, body, handles, height, size):
+        self.A.append(A)
+        self.B.append(B)
+        self.joint.append(J)
+        self.body.append(body)
+        self.hlist.append(handles)
+        self.height.append(height)
+        self.size.append(size)
+        return len(self.A) - 1
+
+    def find(self, x):
+        uf = self.uf
+        root = x
+        while uf[root] != root:
+            root = uf[root]
+        while uf[x] != root:
+            uf[x], x = root, uf[x]
+        return root
+
+    def regions(self, J):
+        """(node of A, node of B, representative of A, of B) for joint J."""
+        ra, rb = self.find(int(self.parent[J])), self.find(J)
+        return self.region_node[ra], self.region_node[rb], ra, rb
+
+    def merged_handles(self, a, b, J):
+        ha = [h for h in self.hlist[a] if h != (J, 0)]
+        hb = [h for h in self.hlist[b] if h != (J, 1)]
+        return ha + hb
+
+    def merge(self, J):
+        a, b, ra, rb = self.regions(J)
+        if ra == rb:
+            raise ValueError(f"joint {self.model.joint_name[J]!r} is assembled twice")
+        h = self.merged_handles(a, b, J)
+        node = self._add(a, b, J, -1, h, 1 + max(self.height[a], self.height[b]),
+                         self.size[a] + self.size[b])
+        self.uf[rb] = ra
+        self.region_node[ra] = node
+        return node
+
+    def close_roots(self):
+        """Add the root node of every component (A = the world)."""
+        for r in np.flatnonzero(self.parent < 0):
+            r = int(r)
+            b = self.region_node[self.find(r)]
+            h = self.hlist[b]
+            if h != [(r, 1)]:
+                open_ = [self.model.joint_name[j] for j, s in h if (j, s) != (r, 1)]
+                raise ValueError(f"the assembly order leaves joints {open_[:5]} of the component "
+                                 f"of root body {self.model.body_name[r]!r} unassembled")
+            self._add(-1, b, r, -1, [], self.height[b] + 1, self.size[b])
+
+    def finish(self, kind) -> AssemblyTree:
+        nb = self.model.nb
+        n = len(self.A)
+        A, B = self.A, self.B
+        # post-order: depth-first from each root node (roots in body order), A before B
+        roots = [i for i in range(n) if self.joint[i] >= 0 and self.parent[self.joint[i]] < 0]
+        order = []
+        for r in roots:
+            stack = [(r, False)]
+            while stack:
+                i, done = stack.pop()
+                if done or A[i] < 0 and B[i] < 0:
+                    order.append(i)
+                    continue
+                stack.append((i, True))
+                if B[i] >= 0:
+                    stack.append((B[i], False))
+                if A[i] >= 0:
+                    stack.append((A[i], False))
+        assert len(order) == n
+        new = np.empty(n, dtype=np.int64)
+        new[np.array(order)] = np.arange(n)
+        ren = lambda x: int(new[x]) if x >= 0 else -1
+        node_A = np.array([ren(A[i]) for i in order], dtype=np.int64)
+        node_B = np.array([ren(B[i]) for i in order], dtype=np.int64)
+        node_parent = np.full(n, -1, dtype=np.int64)
+        for i in range(n):
+            for c in (node_A[i], node_B[i]):
+                if c >= 0:
+                    node_parent[c] = i
+        hl = [self.hlist[i] for i in order]
+        nh = np.array([len(h) for h in hl], dtype=np.int64)
+        hoff = np.concatenate([[0], np.cumsum(nh)[:-1]]).astype(np.int64) if n else nh
+        nbk = nh * (nh + 1) // 2
+        poff = np.concatenate([[0], np.cumsum(nbk)[:-1]]).astype(np.int64) if n else nbk
+        flat = [h for lst in hl for h in lst]
+        hj = np.array([h[0] for h in flat], dtype=np.int64)
+        hs = np.array([h[1] for h in flat], dtype=np.int64)
+        joint = np.array([self.joint[i] for i in order], dtype=np.int64)
+        body = np.array([self.body[i] for i in order], dtype=np.int64)
+        ca = np.full(n, -1, dtype=np.int64)
+        cb = np.full(n, -1, dtype=np.int64)
+        for i in range(n):
+            J = joint[i]
+            if J < 0:
+                continue
+            cb[i] = hl[node_B[i]].index((int(J), 1))
+            if node_A[i] >= 0:
+                ca[i] = hl[node_A[i]].index((int(J), 0))
+        leaf_of_body = np.empty(nb, dtype=np.int64)
+        node_of_joint = np.empty(nb, dtype=np.int64)
+        leaf_of_body[body[body >= 0]] = np.flatnonzero(body >= 0)
+        node_of_joint[joint[joint >= 0]] = np.flatnonzero(joint >= 0)
+        tree = AssemblyTree(
+            kind=kind, nb=nb, n_nodes=n, node_A=node_A, node_B=node_B, node_parent=node_parent,
+            node_joint=joint, node_body=body,
+            node_height=np.array([self.height[i] for i in order], dtype=np.int64),
+            node_size=np.array([self.size[i] for i in order], dtype=np.int64),
+            node_nh=nh, node_hoff=hoff, node_poff=poff, node_ca=ca, node_cb=cb,
+            handle_joint=hj, handle_side=hs, leaf_of_body=leaf_of_body,
+            node_of_joint=node_of_joint,
+            roots=np.array(sorted(int(new[r]) for r in roots), dtype=np.int64),
+            n_slots=int(nh.sum()), n_blocks=int(nbk.sum()))
+        return tree
+
+
+def _balanced(bld: _Builder, max_handles: int):
+    """Greedy lowest-height-first merging with a handle cap (see the module docstring)."""
+    parent = bld.parent
+    heap = []
+
+    def push(J):
+        a, b, _, _ = bld.regions(J)
+        nh = len(bld.hlist[a]) + len(bld.hlist[b]) - 2
+        if nh > max_handles:
+            return    # re-evaluated when A or B changes
+        key = (1 + max(bld.height[a], bld.height[b]), nh, bld.size[a] + bld.size[b], J)
+        heapq.heappush(heap, (key, a, b))
+
+    for J in range(bld.model.nb):
+        if parent[J] >= 0:
+            push(J)
+    while heap:
+        key, a0, b0 = heapq.heappop(heap)
+        J = key[3]
+        a, b, ra, rb = bld.regions(J)
+        if ra == rb:
+            continue
+        if (a, b) != (a0, b0):
+            continue       # stale: the entry pushed for the current (a, b) is in the heap
+        node = bld.merge(J)
+        for j, _ in bld.hlist[node]:
+            if parent[j] >= 0:
+                push(j)
+
+
+def build_assembly(model: Model, order="balanced", *,
+                   max_handles: int | None = None) -> AssemblyTree:
+    """Build the DCA assembly tree of a model.
+
+    Parameters
+    ----------
+    model : Model
+    order : {"balanced", "serial"} or sequence of int | str
+        ``"balanced"``: greedy lowest-height-first merging, height O(log n) on chains and
+        bounded-degree trees. ``"serial"``: the ABA's elimination order (joints by
+        decreasing index), height ``n`` on an n-body chain; for comparison. A sequence:
+        the joints (indices or names) in the order they are assembled.
+    max_handles : int, optional - handle cap of the balanced construction; default
+        ``max(3, largest body degree)`` (a leaf's handle count is its body's degree, so
+        smaller caps are raised to that)
+
+    Returns
+    -------
+    AssemblyTree
+
+    Raises
+    ------
+    ValueError - an unknown kind, a user order that is not a permutation of the non-root
+        joints (names the joint), or that assembles a root joint too early.
+    TypeError - ``order`` of the wrong type.
+
+    Complexity O(n log n) (balanced), O(n) otherwise; plain Python, run once per model.
+    Source: Featherstone's assembly trees as used by Redon, Galoppo & Lin (2005), Sec. 3,
+    and Redon & Lin (2005), Sec. 3.1.
+    """
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+    bld = _Builder(model)
+    nb = model.nb
+    parent = model.body_parent
+    if isinstance(order, str):
+        if order == "balanced":
+            deg = max((len(h) for h in bld.hlist), default=1)
+            cap = max(3, deg) if max_handles is None else max(int(max_handles), deg, 2)
+            _balanced(bld, cap)
+        elif order == "serial":
+            for J in range(nb - 1, -1, -1):
+                if parent[J] >= 0:
+                    bld.merge(J)
+        else:
+            raise ValueError(f"unknown assembly order {order!r}; expected one of "
+                             f"{ASSEMBLY_KINDS} or a sequence of joints")
+        kind = order
+    else:
+        try:
+            seq = list(order)
+        except TypeError:
+            raise TypeError(f"order must be 'balanced', 'serial' or a sequence of joints, "
+                            f"got {order!r}") from None
+        joints = [model.joint_id(j) if not isinstance(j, (int, np.integer)) else int(j)
+                  for j in seq]
+        for j in joints:
+            model.joint_id(j)   # range check with a clear message
+        nonroot = [j for j in joints if parent[j] >= 0]
+        if len(set(joints)) != len(joints):
+            dup = next(j for j in joints if joints.count(j) > 1)
+            raise ValueError(f"joint {model.joint_name[dup]!r} appears twice in the assembly order")
+        missing = sorted(set(np.flatnonzero(parent >= 0).tolist()) - set(nonroot))
+        if missing:
+            raise ValueError(f"the assembly order misses joints "
+                             f"{[model.joint_name[j] for j in missing[:5]]}")
+        done_roots = set()
+        for j in joints:
+            if parent[j] < 0:
+                done_roots.add(j)
+                continue
+            root = j
+            while parent[root] >= 0:
+                root = int(parent[root])
+            if root in done_roots:
+                raise ValueError(f"root joint {model.joint_name[root]!r} comes before joint "
+                                 f"{model.joint_name[j]!r} of its component in the assembly order")
+            bld.merge(j)
+        kind = "user"
+    bld.close_roots()
+    return bld.finish(kind)

@@ -1,0 +1,211 @@
+"""The DCA benchmark (issue 3, item 6): :func:`bench_dca`, behind ``articulated bench dca``.
+
+Times Featherstone's divide-and-conquer algorithm (:class:`articulated.algorithms.dca.DCA`,
+balanced and serial assembly) against our ABA (:func:`articulated.aba`) on pendulum-300,
+pendulum-3000, the millipede and the 50,000-DOF molecule, *in the same run*, and prints
+ns per DOF and the ratios DCA / ABA (machines are noisy; ratios measured side by side are
+what to compare). Then the memory of the DCA's coefficients (bytes per DOF, O(n)) and the
+process' peak RSS, and the assembly-tree statistics (height, maximum handle count) of
+pendulum-300, the millipede, molecule-50k and the 200-character crowd.
+
+Method: as :mod:`articulated.bench` (``time_call``): one call first (JIT compilation or
+cache load, reported separately), then the median over ``repeats`` batches of calls; the
+inputs are a random configuration, velocities and torques (seed 0). Each DCA result is
+checked against ABA's before it is timed (column ``err``: max |qdd_DCA - qdd_ABA| over
+max(1, max |qdd_ABA|)).
+
+Targets (issue 3): DCA (balanced) at most 3x ABA on pendulum-300 and molecule-50k; ns/DOF
+flat in n (linear time); bytes/DOF flat (O(n) memory with a bounded handle count).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+TARGET_RATIO = 3.0
+"""Largest accepted DCA / ABA time ratio on pendulum-300 and molecule-50k (issue 3)."""
+
+
+def _scenes(quick):
+    from . import models
+
+    if quick:
+        return [("pendulum-30", lambda: models.pendulum(30)),
+                ("pendulum-300", lambda: models.pendulum(300)),
+                ("millipede-small", lambda: models.millipede(legs=10, leg_links=3, spine=30)),
+                ("molecule-2000", lambda: models.molecule(2000))]
+    return [("pendulum-300", lambda: models.pendulum(300)),
+            ("pendulum-3000", lambda: models.pendulum(3000)),
+            ("millipede", lambda: models.millipede()),
+            ("molecule-50k", lambda: models.molecule(50_000))]
+
+
+def _tree_scenes(quick):
+    from . import models
+
+    if quick:
+        return [("pendulum-300", lambda: models.pendulum(300)),
+                ("millipede-small", lambda: models.millipede(legs=10, leg_links=3, spine=30)),
+                ("molecule-2000", lambda: models.molecule(2000)),
+                ("crowd-3", lambda: models.crowd(3))]
+    return [("pendulum-300", lambda: models.pendulum(300)),
+            ("millipede", lambda: models.millipede()),
+            ("molecule-50k", lambda: models.molecule(50_000)),
+            ("crowd-200", lambda: models.crowd(200))]
+
+
+def _state(model, seed=0):
+    rng = np.random.default_rng(seed)
+    return (model.random_configuration(rng), rng.normal(size=model.nv),
+            rng.normal(size=model.nv))
+
+
+def bench_timings(quick=False, *, repeats=7, log=print) -> list[dict]:
+    """ns/DOF of ABA and of the DCA (balanced and serial assembly) on the benchmark scenes,
+    with the DCA / ABA ratios, agreement, bytes/DOF and tree height / handles."""
+    from . import aba
+    from .algorithms.dca import DCA
+    from .bench import time_call
+
+    rows = []
+    for name, make in _scenes(quick):
+        t0 = time.perf_counter()
+        model = make()
+        build_s = time.perf_counter() - t0
+        q, qd, tau = _state(model)
+        row = dict(scene=name, nb=model.nb, dof=model.nv, build_s=build_s)
+        t0 = time.perf_counter()
+        ref = aba(model, q, qd, tau)
+        row["aba_first_s"] = time.perf_counter() - t0
+        row["aba_ns"] = time_call(lambda: aba(model, q, qd, tau), repeats) / model.nv * 1e9
+        row["aba_bytes_per_dof"] = model.data().nbytes() / model.nv
+        for kind in ("balanced", "serial"):
+            t0 = time.perf_counter()
+            s = DCA(model, kind)
+            row[f"{kind}_setup_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            qdd = s.forward_dynamics(q, qd, tau)
+            row[f"{kind}_first_s"] = time.perf_counter() - t0
+            row[f"{kind}_err"] = float(np.abs(qdd - ref).max() / max(1.0, np.abs(ref).max()))
+            row[f"{kind}_ns"] = time_call(lambda: s.forward_dynamics(q, qd, tau),
+                                          repeats) / model.nv * 1e9
+            row[f"{kind}_ratio"] = row[f"{kind}_ns"] / row["aba_ns"]
+            row[f"{kind}_bytes_per_dof"] = s.nbytes() / model.nv
+            row[f"{kind}_height"] = s.tree.height
+            row[f"{kind}_max_handles"] = s.tree.max_handles
+            del s
+        rows.append(row)
+        log(f"{name}: ABA {row['aba_ns']:.0f} ns/DOF, DCA {row['balanced_ns']:.0f} "
+            f"(x{row['balanced_ratio']:.2f}), serial {row['serial_ns']:.0f} "
+            f"(x{row['serial_ratio']:.2f})")
+    return rows
+
+
+def tree_statistics(quick=False) -> list[dict]:
+    """Assembly-tree statistics of the balanced and serial trees (height, handles, build
+    time) on pendulum-300, the millipede, molecule-50k and crowd(200)."""
+    from .assembly import build_assembly
+
+    rows = []
+    for name, make in _tree_scenes(quick):
+        model = make()
+        t0 = time.perf_counter()
+        t = build_assembly(model)
+        build_s = time.perf_counter() - t0
+        ser = build_assembly(model, "serial")
+        s = t.stats()
+        per_tree = model.nb // max(1, t.roots.size)
+        rows.append(dict(scene=name, nb=model.nb, roots=int(t.roots.size), height=t.height,
+                         log2=math.ceil(math.log2(max(per_tree, 1))) + 1,
+                         max_handles=t.max_handles,
+                         max_internal_handles=t.max_internal_handles,
+                         mean_handles=s["mean_handles"], phi_blocks=t.n_blocks,
+                         serial_height=ser.height, serial_max_handles=ser.max_handles,
+                         build_s=build_s))
+    return rows
+
+
+def format_report(timings, trees, machine=None, peak_rss=None) -> str:
+    """The Markdown tables printed by :func:`bench_dca`."""
+    lines = []
+    if machine:
+        lines.append(f"machine: {machine.get('cpu')} ({machine.get('cores')} cores), Python "
+                     f"{machine.get('python')}, numpy {machine.get('numpy')}, numba "
+                     f"{machine.get('numba')}, commit {machine.get('commit')}, "
+                     f"{machine.get('date')}")
+        lines.append("")
+    lines.append("| scene | DOF | ABA ns/DOF | DCA balanced ns/DOF | DCA/ABA | DCA serial ns/DOF "
+                 "| serial/ABA | err (bal, ser) | bytes/DOF DCA (ABA Data) | height bal/ser | "
+                 "max handles bal/ser | first call DCA |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|---:|")
+    for r in timings:
+        lines.append(
+            f"| {r['scene']} | {r['dof']} | {r['aba_ns']:.0f} | {r['balanced_ns']:.0f} | "
+            f"{r['balanced_ratio']:.2f} | {r['serial_ns']:.0f} | {r['serial_ratio']:.2f} | "
+            f"{r['balanced_err']:.0e}, {r['serial_err']:.0e} | "
+            f"{r['balanced_bytes_per_dof']:.0f} ({r['aba_bytes_per_dof']:.0f}) | "
+            f"{r['balanced_height']}/{r['serial_height']} | "
+            f"{r['balanced_max_handles']}/{r['serial_max_handles']} | "
+            f"{r['balanced_first_s']:.2f} s |")
+    lines.append("")
+    lines.append("| scene | bodies | roots | height | ceil(log2 n/roots)+1 | max handles (all / "
+                 "internal) | mean handles | Phi blocks (all) | serial height / max handles "
+                 "| build |")
+    lines.append("|---|---:|---:|---:|---:|---|---:|---:|---|---:|")
+    for r in trees:
+        lines.append(
+            f"| {r['scene']} | {r['nb']} | {r['roots']} | {r['height']} | {r['log2']} | "
+            f"{r['max_handles']} / {r['max_internal_handles']} | {r['mean_handles']:.2f} | "
+            f"{r['phi_blocks']} | {r['serial_height']} / {r['serial_max_handles']} | "
+            f"{r['build_s']:.2f} s |")
+    lines.append("")
+    for r in timings:
+        if r["scene"] in ("pendulum-300", "molecule-50k"):
+            ok = r["balanced_ratio"] <= TARGET_RATIO
+            lines.append(f"target DCA <= {TARGET_RATIO:g}x ABA on {r['scene']}: "
+                         f"x{r['balanced_ratio']:.2f} {'met' if ok else 'NOT met'}")
+    pend = {r["scene"]: r for r in timings}
+    if "pendulum-300" in pend and "pendulum-3000" in pend:
+        g = pend["pendulum-3000"]["balanced_ns"] / pend["pendulum-300"]["balanced_ns"]
+        lines.append(f"linearity: DCA ns/DOF pendulum-3000 / pendulum-300 = {g:.2f}")
+    if peak_rss:
+        lines.append(f"peak RSS of the benchmark process: {peak_rss / 1e9:.2f} GB")
+    return "\n".join(lines)
+
+
+def bench_dca(quick=False, *, repeats=7, log=print) -> dict:
+    """Run the DCA benchmark and print its report (Markdown tables).
+
+    Parameters
+    ----------
+    quick : bool - small scenes only (seconds; the smoke test); otherwise pendulum-300,
+        pendulum-3000, millipede (13,000 bodies), molecule-50k and crowd(200)
+    repeats : int - timing samples per function (median reported)
+    log : callable - progress and report output (``print``)
+
+    Returns
+    -------
+    dict with ``timings`` (list of per-scene dicts: ``aba_ns``, ``balanced_ns``,
+    ``serial_ns`` [ns/DOF], ratios, ``*_err``, ``*_bytes_per_dof``, heights, handles),
+    ``trees`` (assembly-tree statistics), ``machine``, ``peak_rss_bytes`` and ``report``
+    (the printed Markdown).
+    """
+    from .bench import machine_info, peak_rss_bytes
+
+    machine = machine_info()
+    timings = bench_timings(quick, repeats=repeats, log=log)
+    trees = tree_statistics(quick)
+    peak = peak_rss_bytes()
+    report = format_report(timings, trees, machine, peak)
+    log(report)
+    return dict(timings=timings, trees=trees, machine=machine, peak_rss_bytes=peak,
+                report=report)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    bench_dca(quick="--quick" in sys.argv)
