@@ -16,17 +16,9 @@ from articulated.algorithms.dca import DCA, dca, dca_solver, quasi_statics
 from articulated.assembly import build_assembly
 from articulated.models import random_tree
 
-from conftest import rel_err
+from conftest import random_state, rel_err
 
 TOL = 1e-9
-
-
-def random_state(model, rng):
-    q = model.random_configuration(rng)
-    qd = rng.normal(size=model.nv)
-    tau = rng.normal(size=model.nv) * 5
-    f_ext = rng.normal(size=(model.nb, 6))
-    return q, qd, tau, f_ext
 
 
 def backward_error(model, q, qd, qdd, tau, f_ext, M):

@@ -10,20 +10,12 @@ from hypothesis import strategies as st
 import articulated as art
 from articulated.models import random_tree
 
-from conftest import rel_err
+from conftest import random_state, rel_err
 
 pin_interop = pytest.importorskip("pinocchio", reason="Pinocchio (PyPI 'pin', test extra) is the oracle")
 from articulated.interop import to_pinocchio  # noqa: E402
 
 TOL = 1e-9
-
-
-def random_state(model, rng):
-    q = model.random_configuration(rng)
-    qd = rng.normal(size=model.nv)
-    tau = rng.normal(size=model.nv) * 5
-    f_ext = rng.normal(size=(model.nb, 6))
-    return q, qd, tau, f_ext
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
