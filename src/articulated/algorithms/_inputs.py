@@ -59,13 +59,19 @@ def as_f_ext(model, f_ext, data):
     forces) when None."""
     if f_ext is None:
         return data.f_none
+    return check_f_ext(model, f_ext, data.dtype)
+
+
+def check_f_ext(model, f_ext, dtype):
+    """``f_ext`` as a contiguous (nb, 6) array of ``dtype``; TypeError for a non-numeric
+    array, ValueError for a wrong shape."""
     f = np.asarray(f_ext)
     if f.dtype.kind not in "fiu":
         raise TypeError(f"f_ext must be a real numeric array, got dtype {f.dtype}")
     if f.shape != (model.nb, 6):
         raise ValueError(f"f_ext must have shape ({model.nb}, 6) (one spatial force per body, "
                          f"body coordinates), got {f.shape}")
-    return np.ascontiguousarray(f, dtype=data.dtype)
+    return np.ascontiguousarray(f, dtype=dtype)
 
 
 def report_nonfinite(model, out, data, **inputs):

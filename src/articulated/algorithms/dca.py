@@ -100,7 +100,7 @@ from numba import njit
 from ..assembly import AssemblyTree, build_assembly
 from ..config import INLINE, KERNEL
 from ..model import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL, Model
-from ._inputs import check_dtype
+from ._inputs import check_dtype, check_f_ext
 from .kinematics import joint_xup, velocity_step
 
 KERNEL_JIT = KERNEL
@@ -1304,16 +1304,6 @@ def _as_configuration(model, q, dt):
     return _as_vector(model, q, "q", model.nq, dt)
 
 
-def _as_f_ext(model, f_ext, dt):
-    f = np.asarray(f_ext)
-    if f.dtype.kind not in "fiu":
-        raise TypeError(f"f_ext must be a real numeric array, got dtype {f.dtype}")
-    if f.shape != (model.nb, 6):
-        raise ValueError(f"f_ext must have shape ({model.nb}, 6) (one spatial force per body, "
-                         f"body coordinates), got {f.shape}")
-    return np.ascontiguousarray(f, dtype=dt)
-
-
 def _report_nonfinite(model, out, dt, **inputs):
     """ValueError naming the joint or body behind a non-finite result: a non-finite input
     first, else a singular handle inertia ``Phi_2^A + Phi_1^B`` or ``S^T V S``."""
@@ -1524,7 +1514,7 @@ class DCA:
         q = _as_configuration(model, q, dt)
         qd = self._qd_zero if quasi_static else _as_vector(model, qd, "qd", model.nv, dt)
         tau = _as_vector(model, tau, "tau", model.nv, dt)
-        f = self.f_none if f_ext is None else _as_f_ext(model, f_ext, dt)
+        f = self.f_none if f_ext is None else check_f_ext(model, f_ext, dt)
         ma, t = self.ma, self.tree
         _dca_kernel(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
                     ma.Xtree_E, ma.Xtree_r, ma.mass, ma.h, ma.Ibar, ma.S, ma.gravity, self.Iinv,

@@ -23,6 +23,7 @@ Frames: a world force ``F_w`` at a point ``P`` given in body-``b`` coordinates b
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def _nonneg(x, what):
     return x
 
 
-class Force:
+class Force(ABC):
     """Base class of applied forces (see the module docstring for the protocol)."""
 
     conservative = False
@@ -107,9 +108,9 @@ class Force:
         does not fit. Called by :meth:`articulated.Simulator.add_force`. Returns self."""
         return self
 
+    @abstractmethod
     def apply(self, model: Model, t: float, q, qd, tau, f_ext, kin=None) -> None:
         """Add the force into ``tau`` (nv,) and ``f_ext`` (nb, 6, body coordinates)."""
-        raise NotImplementedError
 
     def potential(self, model: Model, q, kin=None) -> float:
         """Potential energy [J]; 0.0 for a non-conservative force."""
