@@ -181,19 +181,34 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def cmd_bench(args) -> int:
-    if args.name == "dca":
-        from .bench_dca import bench_dca
-
-        if set(args.options) - {"--quick"}:
-            print(f"articulated bench dca: unknown options {args.options}; only --quick",
-                  file=sys.stderr)
-            return 2
-        bench_dca(quick="--quick" in args.options)
-        return 0
+def _bench_fd(options) -> int:
     from . import bench
 
-    return bench.main([args.name] + list(args.options))
+    return bench.main(["fd"] + list(options))
+
+
+def _bench_dca(options) -> int:
+    from .bench_dca import bench_dca
+
+    if set(options) - {"--quick"}:
+        print(f"articulated bench dca: unknown options {options}; only --quick", file=sys.stderr)
+        return 2
+    bench_dca(quick="--quick" in options)
+    return 0
+
+
+BENCHES = {
+    "fd": (_bench_fd, "forward/inverse dynamics ns/DOF of ABA, RNEA, CRBA vs Pinocchio and "
+                      "MuJoCo, and scaling"),
+    "dca": (_bench_dca, "DCA vs our ABA, balanced vs serial assembly, assembly-tree statistics"),
+}
+"""Benchmarks of ``articulated bench NAME [options]``: name -> (runner(options) -> exit code,
+one-line help). Each runner parses its own options."""
+
+
+def cmd_bench(args) -> int:
+    run, _ = BENCHES[args.name]
+    return int(run(args.options) or 0)
 
 
 def _add_sim_options(p, steps, dt, out):
@@ -249,10 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print tables of ratios against the peers",
                        description="Run a benchmark; results go to stdout (record them in "
                                    "docs/benchmarks.md).")
-    p.add_argument("name", choices=("fd", "dca"),
-                   help="fd: forward/inverse dynamics ns/DOF of ABA, RNEA, CRBA vs Pinocchio and "
-                        "MuJoCo, and scaling; dca: DCA vs our ABA, balanced vs serial assembly, "
-                        "assembly-tree statistics")
+    p.add_argument("name", choices=tuple(BENCHES),
+                   help="; ".join(f"{k}: {h}" for k, (_, h) in BENCHES.items()))
     p.add_argument("options", nargs=argparse.REMAINDER,
                    help="options of the benchmark, e.g. --quick, --out FILE, --sizes N ..., "
                         "--scaling N ..., --repeats K (see 'articulated bench fd --help')")
