@@ -704,6 +704,71 @@ def _leaf_phi_kernel(
                             Po_out[bo, a, c] = Xk[2, c, a]
 
 
+@njit(**INLINE)
+def principal_joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E,
+                              Xup_r, XJ_E, XJ_r):
+    """Joint i's ``Xup = X_J X_tree`` (into Xup_E, Xup_r; returned as ``(E, r)`` tuples) and
+    its principal joint transform in the aligned handle frames, ``R X_J(q_i) R^T`` (compact,
+    into XJ_E, XJ_r; ``R = H_E[2 i + 1]``, :func:`handle_frames`): a rotation about z for a
+    revolute joint, a translation along z for a prismatic one, ``X_J`` itself otherwise.
+    A function of ``q_i`` alone (RL Sec. 5.1)."""
+    E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+    t = jtype[i]
+    if t == JOINT_REVOLUTE:
+        # X_J = rot(q a); R a = e_z, so R X_J R^T = rot(q e_z): (c, s) from E_J
+        ej00 = ej01 = ej02 = ej10 = ej11 = ej12 = ej20 = ej21 = ej22 = 0 * Xup_E[i, 0, 0]
+        for b in range(3):
+            x0 = Xtree_E[i, 0, b]
+            x1 = Xtree_E[i, 1, b]
+            x2 = Xtree_E[i, 2, b]
+            # E_J = Xup_E Xtree_E^T (column b of Xtree_E^T is row b of Xtree_E): use
+            # E_J[a, c] = sum_b Xup_E[a, b] Xtree_E[c, b]
+            ej00 += Xup_E[i, 0, b] * x0
+            ej01 += Xup_E[i, 0, b] * x1
+            ej02 += Xup_E[i, 0, b] * x2
+            ej10 += Xup_E[i, 1, b] * x0
+            ej11 += Xup_E[i, 1, b] * x1
+            ej12 += Xup_E[i, 1, b] * x2
+            ej20 += Xup_E[i, 2, b] * x0
+            ej21 += Xup_E[i, 2, b] * x1
+            ej22 += Xup_E[i, 2, b] * x2
+        cq = (ej00 + ej11 + ej22 - 1) / 2
+        sq = ((ej12 - ej21) * axis[i, 0] + (ej20 - ej02) * axis[i, 1]
+              + (ej01 - ej10) * axis[i, 2]) / 2
+        XJ_E[i, 0, 0] = cq
+        XJ_E[i, 0, 1] = sq
+        XJ_E[i, 0, 2] = 0
+        XJ_E[i, 1, 0] = -sq
+        XJ_E[i, 1, 1] = cq
+        XJ_E[i, 1, 2] = 0
+        XJ_E[i, 2, 0] = 0
+        XJ_E[i, 2, 1] = 0
+        XJ_E[i, 2, 2] = 1
+        XJ_r[i, 0] = 0
+        XJ_r[i, 1] = 0
+        XJ_r[i, 2] = 0
+    elif t == JOINT_PRISMATIC:
+        for a in range(3):
+            for b in range(3):
+                XJ_E[i, a, b] = 1 if a == b else 0
+        XJ_r[i, 0] = 0
+        XJ_r[i, 1] = 0
+        XJ_r[i, 2] = q[qadr[i]]
+    else:
+        # R = 1: X_J = Xup X_tree^-1, E_J = E E_tree^T, r_J = E_tree (r - r_tree)
+        for a in range(3):
+            for b in range(3):
+                XJ_E[i, a, b] = (Xup_E[i, a, 0] * Xtree_E[i, b, 0]
+                                 + Xup_E[i, a, 1] * Xtree_E[i, b, 1]
+                                 + Xup_E[i, a, 2] * Xtree_E[i, b, 2])
+        d0 = Xup_r[i, 0] - Xtree_r[i, 0]
+        d1 = Xup_r[i, 1] - Xtree_r[i, 1]
+        d2 = Xup_r[i, 2] - Xtree_r[i, 2]
+        for a in range(3):
+            XJ_r[i, a] = Xtree_E[i, a, 0] * d0 + Xtree_E[i, a, 1] * d1 + Xtree_E[i, a, 2] * d2
+    return E, r
+
+
 @njit(**KERNEL_JIT)
 def _dca_kinematics(
     # model
@@ -722,60 +787,8 @@ def _dca_kinematics(
     for a root joint, the acceleration ``R Xup a_0`` of the world handle (b_world)."""
     z0 = gravity[0] * 0
     for i in range(parent.shape[0]):
-        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
-        t = jtype[i]
-        if t == JOINT_REVOLUTE:
-            # X_J = rot(q a); R a = e_z, so R X_J R^T = rot(q e_z): (c, s) from E_J
-            ej00 = ej01 = ej02 = ej10 = ej11 = ej12 = ej20 = ej21 = ej22 = 0 * Xup_E[i, 0, 0]
-            for b in range(3):
-                x0 = Xtree_E[i, 0, b]
-                x1 = Xtree_E[i, 1, b]
-                x2 = Xtree_E[i, 2, b]
-                # E_J = Xup_E Xtree_E^T (column b of Xtree_E^T is row b of Xtree_E): use
-                # E_J[a, c] = sum_b Xup_E[a, b] Xtree_E[c, b]
-                ej00 += Xup_E[i, 0, b] * x0
-                ej01 += Xup_E[i, 0, b] * x1
-                ej02 += Xup_E[i, 0, b] * x2
-                ej10 += Xup_E[i, 1, b] * x0
-                ej11 += Xup_E[i, 1, b] * x1
-                ej12 += Xup_E[i, 1, b] * x2
-                ej20 += Xup_E[i, 2, b] * x0
-                ej21 += Xup_E[i, 2, b] * x1
-                ej22 += Xup_E[i, 2, b] * x2
-            cq = (ej00 + ej11 + ej22 - 1) / 2
-            sq = ((ej12 - ej21) * axis[i, 0] + (ej20 - ej02) * axis[i, 1]
-                  + (ej01 - ej10) * axis[i, 2]) / 2
-            XJ_E[i, 0, 0] = cq
-            XJ_E[i, 0, 1] = sq
-            XJ_E[i, 0, 2] = 0
-            XJ_E[i, 1, 0] = -sq
-            XJ_E[i, 1, 1] = cq
-            XJ_E[i, 1, 2] = 0
-            XJ_E[i, 2, 0] = 0
-            XJ_E[i, 2, 1] = 0
-            XJ_E[i, 2, 2] = 1
-            XJ_r[i, 0] = 0
-            XJ_r[i, 1] = 0
-            XJ_r[i, 2] = 0
-        elif t == JOINT_PRISMATIC:
-            for a in range(3):
-                for b in range(3):
-                    XJ_E[i, a, b] = 1 if a == b else 0
-            XJ_r[i, 0] = 0
-            XJ_r[i, 1] = 0
-            XJ_r[i, 2] = q[qadr[i]]
-        else:
-            # R = 1: X_J = Xup X_tree^-1, E_J = E E_tree^T, r_J = E_tree (r - r_tree)
-            for a in range(3):
-                for b in range(3):
-                    XJ_E[i, a, b] = (Xup_E[i, a, 0] * Xtree_E[i, b, 0]
-                                     + Xup_E[i, a, 1] * Xtree_E[i, b, 1]
-                                     + Xup_E[i, a, 2] * Xtree_E[i, b, 2])
-            d0 = Xup_r[i, 0] - Xtree_r[i, 0]
-            d1 = Xup_r[i, 1] - Xtree_r[i, 1]
-            d2 = Xup_r[i, 2] - Xtree_r[i, 2]
-            for a in range(3):
-                XJ_r[i, a] = Xtree_E[i, a, 0] * d0 + Xtree_E[i, a, 1] * d1 + Xtree_E[i, a, 2] * d2
+        E, r = principal_joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q,
+                                         Xup_E, Xup_r, XJ_E, XJ_r)
         hb = 2 * i + 1
         if parent[i] < 0:
             x0 = _xmotion(Xup_E, Xup_r, i, z0, z0, z0, -gravity[0], -gravity[1], -gravity[2])

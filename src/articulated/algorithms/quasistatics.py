@@ -1,0 +1,1114 @@
+"""Error-bounded adaptive quasi-statics (Redon & Lin 2005): the DCA with every node's
+coefficients kept, total-acceleration equations, partial back-substitution under an error
+bound or a joint budget, and lazy O(N_U log(N / N_U)) coefficient updates.
+
+Source: Redon & Lin (2005), "An efficient, error-bounded approximation algorithm for
+simulating quasi-statics of complex linkages" (RL): Sec. 3.1 (DCA, eqs. 1-7), Sec. 4
+(Definitions 1-3, Lemma 1, eqs. 8-9, partial back-substitution 4.3), Sec. 5 (hierarchical
+frames 5.1, simplified update 5.2). The joint weights ``A_i`` are the acceleration metric of
+Redon, Galoppo & Lin (2005), "Adaptive dynamics of articulated bodies" (RGL), Sec. 5.2
+(eqs. 7-8); identity weights reproduce RL.
+
+Notation and frames are those of :mod:`articulated.algorithms.dca` (aligned handle frames,
+principal joint transform ``X = X_J(q_J)`` from the frame of handle ``(J, 0)`` to that of
+``(J, 1)``, node handles: A's other handles, then B's). Per node C with joint J and handle
+forces ``f_k`` (forces applied *to C* at its handles), with ``C_k = X Phi^A_{2k}`` for a
+handle of A and ``C_k = -Phi^B_{1k}`` for a handle of B (so ``x = beta + sum_k C_k f_k`` in
+RL eq. 4):
+
+    f    = W x + P Q                 (RL eq. 5, force across J on B's handle (J, 1))
+    qdd  = D Q - P^T x               (RL eq. 4; P = V S (S^T V S)^-1, D = (S^T V S)^-1)
+    Phi^C_kl = [k, l same child] Phi_kl - C_k^T W C_l,   b^C_k = b_k - C_k^T gamma   (eq. 2)
+
+Total-acceleration equation (RL Lemma 1, eq. 8): ``A(C) = sum_kl f_k^T Psi_kl f_l +
+sum_k f_k^T p_k + eta`` with ``A(C) = sum_{joints i in C} qdd_i^T A_i qdd_i``. Substituting
+the affine maps ``f_2^A = -X^T f`` and ``f_1^B = f`` of the proof of Lemma 1 gives (RL eq. 9
+in handle form; ``Q_k = -Psi^A_{k2} X^T`` for a handle of A, ``Q_k = Psi^B_{k1}`` for one of
+B, ``Y' = X Psi^A_2 X^T + Psi^B_1``, ``Y = W Y' W + P A_J P^T``, ``R = D Q - P^T beta``):
+
+    Psi^C_kl = [same child] Psi_kl + Q_k W C_l + (Q_l W C_k)^T + C_k^T Y C_l
+    p^C_k    = [own child] p_k + 2 Q_k gamma + C_k^T z,
+               z = W (p^B_1 - X p^A_2 + 2 Y' gamma) - 2 P A_J R
+    eta^C    = eta^A + eta^B + gamma^T Y' gamma + gamma^T (p^B_1 - X p^A_2) + R^T A_J R
+
+Leaves have ``Psi = 0, p = 0, eta = 0``; a root node has no A (the world), which zeroes A's
+terms; it has no handles, so ``A(root) = eta``. With ``A_J = 1`` these are RL eq. 9
+(``Y = N + W (Psi_2^A + Psi_1^B) W``, ``N = U^T U``, ``U = P^T``).
+
+Hierarchical frames (RL Sec. 5.1)
+---------------------------------
+Besides the principal joint transforms ``X`` the solver keeps, for every node N, the
+transform ``Tp[s]`` from the frame of each of its handles (slot s) to the frame of N's
+*principal handle* (the one N's parent consumes), from which every handle
+cross-transform follows in O(1) (``T_kl = Tp_k^-1 Tp_l``), and the *principal-handle
+transform* ``Tup[N]`` from N's principal-handle frame to its parent's (to the world for the
+child of a root node). World poses of a body are the product of the ``Tup`` on its path:
+O(tree height), never O(n) (:meth:`AdaptiveQuasiStatics.body_pose`). Like every node
+coefficient they depend only on the principal joint transforms inside the subassembly.
+
+Units: SI. ``Psi`` [kg^-2 m^-2 s^0 ...] is whatever makes ``A(C)`` an acceleration squared
+in the metric of the weights.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..assembly import build_assembly
+from ..config import INLINE, JIT, KERNEL
+from ..model import Model
+from ._inputs import check_f_ext
+from .dca import (DCA, _leaf_bias, _oidx, _xforce_T, _xmotion, _DCAModelArrays,
+                  principal_joint_transform)
+
+ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "relative_joint")
+"""The acceleration error measures of RL Definition 2, in the order of their codes 0-3."""
+
+
+# --------------------------------------------------------------------------- block storage
+#
+# Phi and Psi of every node: diagonal block (k, k) at row ``hoff + k`` (one per handle
+# slot), off-diagonal block (k, l), k < l, at ``n_slots + ooff + _oidx(nh, k, l)``.
+
+@njit(**INLINE)
+def _blk(hoff, ooff, n_slots, nh, k, l):
+    """(row, transposed) of block (k, l) of a node in the Phi/Psi storage."""
+    if k == l:
+        return hoff + k, False
+    if k < l:
+        return n_slots + ooff + _oidx(nh, k, l), False
+    return n_slots + ooff + _oidx(nh, l, k), True
+
+
+@njit(**INLINE)
+def _load(M, row, tr, T, t):
+    """T[t] = M[row] (transposed if tr)."""
+    if tr:
+        for a in range(6):
+            for b in range(6):
+                T[t, a, b] = M[row, b, a]
+    else:
+        for a in range(6):
+            for b in range(6):
+                T[t, a, b] = M[row, a, b]
+
+
+@njit(**INLINE)
+def _mm(T, a, ta, b, tb, c):
+    """T[c] = op(T[a]) op(T[b]), op = transpose where ta / tb (c distinct from a, b)."""
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                x = T[a, k, i] if ta else T[a, i, k]
+                y = T[b, j, k] if tb else T[b, k, j]
+                s += x * y
+            T[c, i, j] = s
+
+
+@njit(**INLINE)
+def _xdense(E, r, J, T, t):
+    """T[t] = the dense 6x6 motion transform ``[[E, 0], [-E r^, E]]`` of (E[J], r[J])."""
+    for a in range(6):
+        for b in range(6):
+            T[t, a, b] = 0.0
+    for a in range(3):
+        for b in range(3):
+            e = E[J, a, b]
+            T[t, a, b] = e
+            T[t, 3 + a, 3 + b] = e
+    # -E r^ : column b of r^ is r x e_b
+    for a in range(3):
+        T[t, 3 + a, 0] = -(E[J, a, 1] * r[J, 2] - E[J, a, 2] * r[J, 1])
+        T[t, 3 + a, 1] = -(E[J, a, 2] * r[J, 0] - E[J, a, 0] * r[J, 2])
+        T[t, 3 + a, 2] = -(E[J, a, 0] * r[J, 1] - E[J, a, 1] * r[J, 0])
+
+
+@njit(**INLINE)
+def _mv(T, a, ta, x, ix, y, iy, sg):
+    """y[iy] += sg op(T[a]) x[ix] for (n, 6) arrays x, y."""
+    for i in range(6):
+        s = 0.0
+        for k in range(6):
+            s += (T[a, k, i] if ta else T[a, i, k]) * x[ix, k]
+        y[iy, i] += sg * s
+
+
+# ---------------------------------------------------------------- compact transforms
+# (E, r) as in spatial.py: E rotates A coordinates into B coordinates, r is B's origin in A.
+
+@njit(**INLINE)
+def _tmul(E2, r2, i2, E1, r1, i1, Eo, ro, io):
+    """(Eo, ro)[io] = (E2, r2)[i2] o (E1, r1)[i1] (apply 1 first); io may alias neither."""
+    for a in range(3):
+        for b in range(3):
+            Eo[io, a, b] = E2[i2, a, 0] * E1[i1, 0, b] + E2[i2, a, 1] * E1[i1, 1, b] \
+                + E2[i2, a, 2] * E1[i1, 2, b]
+    for a in range(3):
+        ro[io, a] = r1[i1, a] + E1[i1, 0, a] * r2[i2, 0] + E1[i1, 1, a] * r2[i2, 1] \
+            + E1[i1, 2, a] * r2[i2, 2]
+
+
+@njit(**INLINE)
+def _tinv(E, r, i, Eo, ro, io):
+    """(Eo, ro)[io] = inverse of (E, r)[i]: ``(E^T, -E r)``."""
+    for a in range(3):
+        for b in range(3):
+            Eo[io, a, b] = E[i, b, a]
+    for a in range(3):
+        ro[io, a] = -(E[i, a, 0] * r[i, 0] + E[i, a, 1] * r[i, 1] + E[i, a, 2] * r[i, 2])
+
+
+@njit(**INLINE)
+def _tcopy(E, r, i, Eo, ro, io):
+    for a in range(3):
+        ro[io, a] = r[i, a]
+        for b in range(3):
+            Eo[io, a, b] = E[i, a, b]
+
+
+# --------------------------------------------------------------------------- kernels
+
+@njit(**KERNEL)
+def _update_nodes(
+    nodes, n_upd,
+    # model
+    jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
+    # handle frames
+    H_E, H_r, perm, nfree,
+    # tree
+    node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
+    node_pslot, handle_x, n_slots,
+    # inputs
+    q, tau, f_ext, Aw,
+    # scratch
+    T, V6, Xr, xq, f_none,
+    # state (in/out)
+    Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
+    W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
+):
+    """Recompute the coefficients of ``nodes[:n_upd]`` (node indices in increasing order,
+    i.e. post-order: children before parents): leaf biases (RGL eq. 3 with zero velocity),
+    the principal joint transform and root bias, the DCA coefficients (RL eq. 2), the
+    total-acceleration coefficients (RL eq. 9, weights ``Aw``) and the hierarchical frames
+    (RL Sec. 5.1). Everything a node needs from its children must be up to date.
+
+    Scratch: T (12 + 3 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3)."""
+    for u in range(n_upd):
+        i = nodes[u]
+        J = node_joint[i]
+        if J < 0:
+            b = node_body[i]
+            _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x,
+                       f_none, f_ext, True, z, bh, node_hoff[i])
+            continue
+        A = node_A[i]
+        B = node_B[i]
+        ca = node_ca[i]
+        cb = node_cb[i]
+        nhB = node_nh[B]
+        hB = node_hoff[B]
+        oB = node_ooff[B]
+        if A >= 0:
+            nhA = node_nh[A]
+            hA = node_hoff[A]
+            oA = node_ooff[A]
+            nAo = nhA - 1
+        else:
+            nhA = 0
+            hA = 0
+            oA = 0
+            nAo = 0
+        nC = node_nh[i]
+        hC = node_hoff[i]
+        oC = node_ooff[i]
+        d = jnv[J]
+        va = vadr[J]
+        nf = nfree[J]
+        E, r = principal_joint_transform(J, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r,
+                                         q, Xup_E, Xup_r, XJ_E, XJ_r)
+        _xdense(XJ_E, XJ_r, J, T, 1)                          # T1 = X
+        # ---- K = X Phi^A_2 X^T + Phi^B_1 (T0)
+        row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
+        _load(Phi, row, tr, T, 0)
+        if A >= 0:
+            row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
+            _load(Phi, row, tr, T, 7)
+            _mm(T, 1, False, 7, False, 8)
+            _mm(T, 8, False, 1, True, 9)
+            for a in range(6):
+                for c in range(6):
+                    T[0, a, c] += T[9, a, c]
+        else:
+            # root node: the world's handle accelerates with a_0 = -g
+            x0 = _xmotion(Xup_E, Xup_r, J, 0.0, 0.0, 0.0, -gravity[0], -gravity[1],
+                          -gravity[2])
+            x = _xmotion(H_E, H_r, 2 * J + 1, x0[0], x0[1], x0[2], x0[3], x0[4], x0[5])
+            for a in range(6):
+                b_world[J, a] = x[a]
+        for a in range(6):
+            for c in range(a):
+                s = 0.5 * (T[0, a, c] + T[0, c, a])
+                T[0, a, c] = s
+                T[0, c, a] = s
+        # ---- W = [K_FF^-1, 0; 0, 0] (T2), P = V S (S^T V S)^-1 (T3), D = (S^T V S)^-1 (T4)
+        for a in range(nf):
+            for c in range(nf):
+                T[7, a, c] = T[0, perm[J, a], perm[J, c]]
+        _spd_inv(T, 7, nf, 8, 9)                               # T8 = K_FF^-1
+        for a in range(6):
+            for c in range(6):
+                T[2, a, c] = 0.0
+                T[3, a, c] = 0.0
+                T[4, a, c] = 0.0
+        for a in range(nf):
+            for c in range(nf):
+                T[2, perm[J, a], perm[J, c]] = T[8, a, c]
+        for rr in range(d):
+            jr = perm[J, nf + rr]
+            T[3, jr, rr] = 1.0
+            for a in range(nf):
+                s = 0.0
+                for c in range(nf):
+                    s += T[8, a, c] * T[0, perm[J, c], jr]
+                T[3, perm[J, a], rr] = -s
+        for rr in range(d):
+            jr = perm[J, nf + rr]
+            for ss in range(d):
+                s = T[0, jr, perm[J, nf + ss]]
+                for a in range(nf):
+                    s += T[0, jr, perm[J, a]] * T[3, perm[J, a], ss]
+                T[4, rr, ss] = s
+        for a in range(6):
+            for c in range(6):
+                W[J, a, c] = T[2, a, c]
+                P[J, a, c] = T[3, a, c]
+                D[J, a, c] = T[4, a, c]
+        # ---- beta = X b^A_2 - b^B_1 (root: b_world - b^B_1); gamma = W beta + P Q;
+        #      R = D Q - P^T beta
+        for a in range(6):
+            V6[0, a] = -bh[hB + cb, a]
+        if A >= 0:
+            x = _xmotion(XJ_E, XJ_r, J, bh[hA + ca, 0], bh[hA + ca, 1], bh[hA + ca, 2],
+                         bh[hA + ca, 3], bh[hA + ca, 4], bh[hA + ca, 5])
+        else:
+            x = (b_world[J, 0], b_world[J, 1], b_world[J, 2], b_world[J, 3], b_world[J, 4],
+                 b_world[J, 5])
+        for a in range(6):
+            V6[0, a] += x[a]
+            beta[J, a] = V6[0, a]
+            V6[1, a] = 0.0                                     # Q in S coordinates
+        for rr in range(d):
+            V6[1, rr] = tau[va + rr]
+        for a in range(6):
+            s = 0.0
+            for c in range(6):
+                s += T[2, a, c] * V6[0, c]
+            for rr in range(d):
+                s += T[3, a, rr] * V6[1, rr]
+            gamma[J, a] = s
+            V6[2, a] = s                                       # gamma
+        for rr in range(6):
+            s = 0.0
+            if rr < d:
+                for ss in range(d):
+                    s += T[4, rr, ss] * V6[1, ss]
+                for c in range(6):
+                    s -= T[3, c, rr] * V6[0, c]
+            R[J, rr] = s
+            V6[3, rr] = s                                      # R
+        # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5); Y = W Y' W + P A_J P^T (T6)
+        row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
+        _load(Psi, row, tr, T, 5)
+        if A >= 0:
+            row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
+            _load(Psi, row, tr, T, 7)
+            _mm(T, 1, False, 7, False, 8)
+            _mm(T, 8, False, 1, True, 9)
+            for a in range(6):
+                for c in range(6):
+                    T[5, a, c] += T[9, a, c]
+        _mm(T, 2, False, 5, False, 8)
+        _mm(T, 8, False, 2, False, 6)
+        for a in range(6):
+            for c in range(6):
+                s = 0.0
+                for rr in range(d):
+                    t = 0.0
+                    for ss in range(d):
+                        t += Aw[J, rr, ss] * T[3, c, ss]
+                    s += T[3, a, rr] * t
+                T[6, a, c] += s
+        # ---- w = p^B_1 - X p^A_2 (V6[4]); z (V6[5])
+        for a in range(6):
+            V6[4, a] = ph[hB + cb, a]
+        if A >= 0:
+            x = _xmotion(XJ_E, XJ_r, J, ph[hA + ca, 0], ph[hA + ca, 1], ph[hA + ca, 2],
+                         ph[hA + ca, 3], ph[hA + ca, 4], ph[hA + ca, 5])
+            for a in range(6):
+                V6[4, a] -= x[a]
+        et = 0.0
+        if A >= 0:
+            et += eta[A]
+        et += eta[B]
+        for a in range(6):
+            s = 0.0
+            for c in range(6):
+                s += T[5, a, c] * V6[2, c]
+            V6[6, a] = V6[4, a] + 2.0 * s                      # w + 2 Y' gamma
+            et += V6[2, a] * (s + V6[4, a])
+        for rr in range(d):
+            t = 0.0
+            for ss in range(d):
+                t += Aw[J, rr, ss] * V6[3, ss]
+            V6[7, rr] = t                                      # A_J R
+            et += V6[3, rr] * t
+        eta[i] = et
+        for a in range(6):
+            s = 0.0
+            for c in range(6):
+                s += T[2, a, c] * V6[6, c]
+            for rr in range(d):
+                s -= 2.0 * T[3, a, rr] * V6[7, rr]
+            V6[5, a] = s
+        if nC == 0:
+            # a root node (no handles): Tup of its child = (world -> (J, 0) -> (J, 1))^-1
+            _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
+            _tinv(Xr, xq, 0, Tup_E, Tup_r, B)
+            continue
+        # ---- per handle k of C: C_k (T[12 + 3k]), W C_k (T[13 + 3k]), Q_k (T[14 + 3k])
+        for k in range(nC):
+            ck = 12 + 3 * k
+            if k < nAo:
+                kk = k + 1 if k >= ca else k
+                row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+                _load(Phi, row, tr, T, 7)
+                _mm(T, 1, False, 7, False, ck)                 # C_k = X Phi^A_{2k}
+                row, tr = _blk(hA, oA, n_slots, nhA, kk, ca)
+                _load(Psi, row, tr, T, 7)
+                _mm(T, 7, False, 1, True, 8)
+                for a in range(6):
+                    for c in range(6):
+                        T[ck + 2, a, c] = -T[8, a, c]          # Q_k = -Psi^A_{k2} X^T
+                src = hA + kk
+            else:
+                kk = k - nAo
+                kk = kk + 1 if kk >= cb else kk
+                row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+                _load(Phi, row, tr, T, ck)
+                for a in range(6):
+                    for c in range(6):
+                        T[ck, a, c] = -T[ck, a, c]             # C_k = -Phi^B_{1k}
+                row, tr = _blk(hB, oB, n_slots, nhB, kk, cb)
+                _load(Psi, row, tr, T, ck + 2)                 # Q_k = Psi^B_{k1}
+                src = hB + kk
+            _mm(T, 2, False, ck, False, ck + 1)
+            # b^C_k = b_k - C_k^T gamma; p^C_k = p_k + 2 Q_k gamma + C_k^T z
+            dst = hC + k
+            for a in range(6):
+                bh[dst, a] = bh[src, a]
+                ph[dst, a] = ph[src, a]
+            _mv(T, ck, True, V6, 2, bh, dst, -1.0)
+            _mv(T, ck + 2, False, V6, 2, ph, dst, 2.0)
+            _mv(T, ck, True, V6, 5, ph, dst, 1.0)
+        # ---- blocks (k, l), k <= l
+        for k in range(nC):
+            ck = 12 + 3 * k
+            fromA_k = k < nAo
+            if fromA_k:
+                kk = k + 1 if k >= ca else k
+            else:
+                kk = k - nAo
+                kk = kk + 1 if kk >= cb else kk
+            for l in range(k, nC):
+                cl = 12 + 3 * l
+                fromA_l = l < nAo
+                dst, _t = _blk(hC, oC, n_slots, nC, k, l)
+                if fromA_k == fromA_l:
+                    if fromA_l:
+                        ll = l + 1 if l >= ca else l
+                        row, tr = _blk(hA, oA, n_slots, nhA, kk, ll)
+                    else:
+                        ll = l - nAo
+                        ll = ll + 1 if ll >= cb else ll
+                        row, tr = _blk(hB, oB, n_slots, nhB, kk, ll)
+                    _load(Phi, row, tr, T, 7)
+                    _load(Psi, row, tr, T, 8)
+                else:
+                    for a in range(6):
+                        for c in range(6):
+                            T[7, a, c] = 0.0
+                            T[8, a, c] = 0.0
+                # Phi^C_kl = [same] Phi_kl - C_k^T W C_l
+                _mm(T, ck, True, cl + 1, False, 9)
+                for a in range(6):
+                    for c in range(6):
+                        Phi[dst, a, c] = T[7, a, c] - T[9, a, c]
+                # Psi^C_kl = [same] Psi_kl + Q_k W C_l + (Q_l W C_k)^T + C_k^T Y C_l
+                _mm(T, ck + 2, False, cl + 1, False, 9)
+                for a in range(6):
+                    for c in range(6):
+                        T[8, a, c] += T[9, a, c]
+                _mm(T, cl + 2, False, ck + 1, False, 9)
+                for a in range(6):
+                    for c in range(6):
+                        T[8, a, c] += T[9, c, a]
+                _mm(T, ck, True, 6, False, 9)
+                _mm(T, 9, False, cl, False, 10)
+                for a in range(6):
+                    for c in range(6):
+                        Psi[dst, a, c] = T[8, a, c] + T[10, a, c]
+                if k == l:
+                    for a in range(6):
+                        for c in range(a):
+                            s = 0.5 * (Phi[dst, a, c] + Phi[dst, c, a])
+                            Phi[dst, a, c] = s
+                            Phi[dst, c, a] = s
+                            s = 0.5 * (Psi[dst, a, c] + Psi[dst, c, a])
+                            Psi[dst, a, c] = s
+                            Psi[dst, c, a] = s
+        # ---- hierarchical frames: handle k -> frame of (J, 1) into Xr/xq[0], then to the
+        # principal handle of C
+        p = node_pslot[i]
+        _handle_to_j1(p, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, 0)
+        _tinv(Xr, xq, 0, Xr, xq, 1)                            # (J, 1) -> principal of C
+        for k in range(nC):
+            _handle_to_j1(k, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, 2)
+            _tmul(Xr, xq, 1, Xr, xq, 2, Tp_E, Tp_r, hC + k)
+        _tcopy(Xr, xq, 1, Tup_E, Tup_r, B)
+        if A >= 0:
+            _tmul(Xr, xq, 1, XJ_E, XJ_r, J, Tup_E, Tup_r, A)
+
+
+@njit(**INLINE)
+def _handle_to_j1(k, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, o):
+    """(Xr, xq)[o] = transform from the frame of C's handle k to the frame of (J, 1)."""
+    if k < nAo:
+        kk = k + 1 if k >= ca else k
+        _tmul(XJ_E, XJ_r, J, Tp_E, Tp_r, hA + kk, Xr, xq, o)
+    else:
+        kk = k - nAo
+        kk = kk + 1 if kk >= cb else kk
+        _tcopy(Tp_E, Tp_r, hB + kk, Xr, xq, o)
+
+
+@njit(**INLINE)
+def _spd_inv(T, a, n, o, w):
+    """T[o][:n, :n] = inverse of the SPD block T[a][:n, :n] by Cholesky (T[w] scratch)."""
+    for j in range(n):
+        s = T[a, j, j]
+        for k in range(j):
+            s -= T[w, j, k] * T[w, j, k]
+        T[w, j, j] = math.sqrt(s) if s > 0 else math.nan
+        for i in range(j + 1, n):
+            t = T[a, i, j]
+            for k in range(j):
+                t -= T[w, i, k] * T[w, j, k]
+            T[w, i, j] = t / T[w, j, j]
+    for c in range(n):
+        for i in range(n):
+            t = 1.0 if i == c else 0.0
+            for k in range(i):
+                t -= T[w, i, k] * T[o, k, c]
+            T[o, i, c] = t / T[w, i, i]
+        for i in range(n - 1, -1, -1):
+            t = T[o, i, c]
+            for k in range(i + 1, n):
+                t -= T[w, k, i] * T[o, k, c]
+            T[o, i, c] = t / T[w, i, i]
+
+
+@njit(**INLINE)
+def _total_acc(i, node_nh, node_hoff, node_ooff, n_slots, Psi, ph, eta, fh):
+    """A(C) of node i for the handle forces in ``fh`` (RL eq. 8)."""
+    nh = node_nh[i]
+    ho = node_hoff[i]
+    oo = node_ooff[i]
+    s = eta[i]
+    for k in range(nh):
+        for a in range(6):
+            s += fh[ho + k, a] * ph[ho + k, a]
+        for l in range(k, nh):
+            row, tr = _blk(ho, oo, n_slots, nh, k, l)
+            t = 0.0
+            for a in range(6):
+                fa = fh[ho + k, a]
+                for c in range(6):
+                    m = Psi[row, c, a] if tr else Psi[row, a, c]
+                    t += fa * m * fh[ho + l, c]
+            s += t if k == l else 2.0 * t
+    return s
+
+
+@njit(**INLINE)
+def _heap_push(hk, hn, n, key, node):
+    j = n
+    hk[j] = key
+    hn[j] = node
+    while j > 0:
+        p = (j - 1) // 2
+        if hk[p] >= hk[j]:
+            break
+        hk[p], hk[j] = hk[j], hk[p]
+        hn[p], hn[j] = hn[j], hn[p]
+        j = p
+    return n + 1
+
+
+@njit(**INLINE)
+def _heap_pop(hk, hn, n):
+    """Remove the top (largest key) of a heap of size n; returns the new size."""
+    n -= 1
+    hk[0] = hk[n]
+    hn[0] = hn[n]
+    j = 0
+    while True:
+        l = 2 * j + 1
+        if l >= n:
+            break
+        m = l
+        if l + 1 < n and hk[l + 1] > hk[l]:
+            m = l + 1
+        if hk[j] >= hk[m]:
+            break
+        hk[m], hk[j] = hk[j], hk[m]
+        hn[m], hn[j] = hn[j], hn[m]
+        j = m
+    return n
+
+
+@njit(**INLINE)
+def _bound(measure, eps2, A_total, top, maxnorm):
+    """Certified error of stopping now (RL Sec. 4.3): ``eps2`` is the sum of the total
+    accelerations in the queue, ``top`` the largest of them, ``maxnorm`` the largest
+    computed joint-acceleration norm (a lower bound of the maximum over all joints)."""
+    if measure == 0:
+        return math.sqrt(max(eps2, 0.0))
+    if measure == 1:
+        if A_total <= 0.0:
+            return 0.0
+        return math.sqrt(max(eps2, 0.0) / A_total)
+    if measure == 2:
+        return math.sqrt(max(top, 0.0))
+    if top <= 0.0:
+        return 0.0
+    if maxnorm <= 0.0:
+        return math.inf
+    return math.sqrt(top) / maxnorm
+
+
+@njit(**KERNEL)
+def _partial_back_substitution(
+    eps_max, measure, budget,
+    # model
+    jnv, vadr, Aw,
+    # tree
+    roots, node_A, node_B, node_joint, node_nh, node_hoff, node_ooff, node_ca, node_cb,
+    n_slots,
+    # coefficients
+    XJ_E, XJ_r, Phi, Psi, ph, eta, W, P, D, beta, gamma,
+    # inputs
+    tau,
+    # scratch
+    hk, hn, xv, fv,
+    # out
+    fh, qdd, computed, stats,
+):
+    """Partial back-substitution (RL Sec. 4.3) with a priority queue by total acceleration.
+
+    Pops the node with the largest ``A(C)``, computes its joint acceleration (RL eq. 4) and
+    the constraint force (eq. 5), hands the forces to its children, pushes the internal
+    children with their ``A`` (eq. 8), and stops when the certified error of the chosen
+    measure is at most ``eps_max``, when ``budget >= 0`` joints have been computed, or when
+    the queue is empty (exact). ``qdd`` must be zero on entry; it is exact on the computed
+    joints (``computed[:n]``, joint indices) and zero elsewhere.
+    ``stats`` out: [n computed, bound, A_total, eps_c^2 left, max computed norm]."""
+    n = 0
+    A_total = 0.0
+    for t in range(roots.shape[0]):
+        r = roots[t]
+        a = eta[r]
+        if a < 0.0:
+            a = 0.0
+        A_total += a
+        n = _heap_push(hk, hn, n, a, r)
+    eps2 = A_total
+    ncomp = 0
+    maxnorm = 0.0
+    bound = 0.0
+    while True:
+        top = hk[0] if n > 0 else 0.0
+        bound = _bound(measure, eps2, A_total, top, maxnorm)
+        if n == 0 or bound <= eps_max:
+            break
+        if budget >= 0 and ncomp >= budget:
+            break
+        i = hn[0]
+        A_C = hk[0]
+        n = _heap_pop(hk, hn, n)
+        J = node_joint[i]
+        A = node_A[i]
+        B = node_B[i]
+        ca = node_ca[i]
+        cb = node_cb[i]
+        nhB = node_nh[B]
+        hB = node_hoff[B]
+        oB = node_ooff[B]
+        if A >= 0:
+            nhA = node_nh[A]
+            hA = node_hoff[A]
+            oA = node_ooff[A]
+            nAo = nhA - 1
+        else:
+            nhA = 0
+            hA = 0
+            oA = 0
+            nAo = 0
+        nC = node_nh[i]
+        ho = node_hoff[i]
+        # x = beta + sum_k C_k f_k = beta + X sum_{k in A} Phi^A_{2k} f_k - sum_{k in B} Phi^B_{1k} f_k
+        for a in range(6):
+            xv[0, a] = 0.0
+            xv[1, a] = beta[J, a]
+        for k in range(nAo):
+            kk = k + 1 if k >= ca else k
+            row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+            for a in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += (Phi[row, c, a] if tr else Phi[row, a, c]) * fh[ho + k, c]
+                xv[0, a] += s
+        if nAo > 0:
+            x = _xmotion(XJ_E, XJ_r, J, xv[0, 0], xv[0, 1], xv[0, 2], xv[0, 3], xv[0, 4],
+                         xv[0, 5])
+            for a in range(6):
+                xv[1, a] += x[a]
+        for k in range(nAo, nC):
+            kk = k - nAo
+            kk = kk + 1 if kk >= cb else kk
+            row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+            for a in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += (Phi[row, c, a] if tr else Phi[row, a, c]) * fh[ho + k, c]
+                xv[1, a] -= s
+        d = jnv[J]
+        va = vadr[J]
+        # f = W x + P Q; qdd = D Q - P^T x
+        for a in range(6):
+            s = 0.0
+            for c in range(6):
+                s += W[J, a, c] * xv[1, c]
+            for rr in range(d):
+                s += P[J, a, rr] * tau[va + rr]
+            fv[0, a] = s
+        nrm = 0.0
+        for rr in range(d):
+            s = 0.0
+            for ss in range(d):
+                s += D[J, rr, ss] * tau[va + ss]
+            for c in range(6):
+                s -= P[J, c, rr] * xv[1, c]
+            qdd[va + rr] = s
+        for rr in range(d):
+            for ss in range(d):
+                nrm += qdd[va + rr] * Aw[J, rr, ss] * qdd[va + ss]
+        nrm = math.sqrt(max(nrm, 0.0))
+        if nrm > maxnorm:
+            maxnorm = nrm
+        computed[ncomp] = J
+        ncomp += 1
+        # forces on the children's handles: f on B's (J, 1), -X^T f on A's (J, 0)
+        for kk in range(nhB):
+            dst = hB + kk
+            if kk == cb:
+                for a in range(6):
+                    fh[dst, a] = fv[0, a]
+            else:
+                src = ho + nAo + (kk - 1 if kk > cb else kk)
+                for a in range(6):
+                    fh[dst, a] = fh[src, a]
+        A_children = 0.0
+        if A >= 0:
+            g = _xforce_T(XJ_E, XJ_r, J, fv[0, 0], fv[0, 1], fv[0, 2], fv[0, 3], fv[0, 4],
+                          fv[0, 5])
+            for kk in range(nhA):
+                dst = hA + kk
+                if kk == ca:
+                    for a in range(6):
+                        fh[dst, a] = -g[a]
+                else:
+                    src = ho + (kk - 1 if kk > ca else kk)
+                    for a in range(6):
+                        fh[dst, a] = fh[src, a]
+            if node_joint[A] >= 0:
+                aA = _total_acc(A, node_nh, node_hoff, node_ooff, n_slots, Psi, ph, eta, fh)
+                if aA < 0.0:
+                    aA = 0.0
+                A_children += aA
+                n = _heap_push(hk, hn, n, aA, A)
+        if node_joint[B] >= 0:
+            aB = _total_acc(B, node_nh, node_hoff, node_ooff, n_slots, Psi, ph, eta, fh)
+            if aB < 0.0:
+                aB = 0.0
+            A_children += aB
+            n = _heap_push(hk, hn, n, aB, B)
+        # eps_c^2 <- eps_c^2 + A(A) + A(B) - A(C) (RL Sec. 4.3)
+        eps2 += A_children - A_C
+        if eps2 < 0.0:
+            eps2 = 0.0
+    stats[0] = ncomp
+    stats[1] = bound
+    stats[2] = A_total
+    stats[3] = eps2
+    stats[4] = maxnorm
+
+
+@njit(**KERNEL)
+def _dirty_nodes(node_parent, seeds, n_seeds, mark, out):
+    """Post-order list of the seeds and all their ancestors (each once): walk up from each
+    seed until a marked node. ``mark`` must be all False on entry and is left all False.
+    Returns the count; ``out[:count]`` sorted increasingly (post-order). Cost O(N_U log(N /
+    N_U)) on a balanced tree (RL Sec. 5.2)."""
+    m = 0
+    for t in range(n_seeds):
+        i = seeds[t]
+        while i >= 0 and not mark[i]:
+            mark[i] = True
+            out[m] = i
+            m += 1
+            i = node_parent[i]
+    out[:m].sort()
+    for t in range(m):
+        mark[out[t]] = False
+    return m
+
+
+@njit(**KERNEL)
+def _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r,
+                Tup_E, Tup_r, Xr, xq):
+    """Transform ``world X body`` of body b into (Xr, xq)[0] by the product of the
+    principal-handle transforms on the leaf's path (RL Sec. 5.1); O(tree height)."""
+    i = leaf_of_body[b]
+    s = node_hoff[i] + node_pslot[i]
+    _tcopy(H_E, H_r, handle_x[s], Xr, xq, 0)                   # body -> principal handle
+    while node_pslot[i] >= 0:
+        _tmul(Tup_E, Tup_r, i, Xr, xq, 0, Xr, xq, 1)
+        _tcopy(Xr, xq, 1, Xr, xq, 0)
+        i = node_parent[i]
+
+
+class AdaptiveQuasiStatics:
+    """Error-bounded adaptive forward quasi-statics (Redon & Lin 2005) on a balanced
+    assembly tree, with every node's coefficients kept between calls.
+
+    Usage::
+
+        s = AdaptiveQuasiStatics(model)            # full main pass at q = neutral
+        s.set_state(q, tau, f_ext)                 # full update, O(n)
+        res = s.solve(eps_max=2**-19, error="relative_joint")     # O(N_E)
+        res.qdd, res.joints, res.bound
+        s.update(q_new, joints=res.joints, bodies=[...], f_ext=..., tau=...)   # lazy
+
+    Parameters
+    ----------
+    model : Model (float64)
+    assembly : "balanced" | "serial" | sequence of joints | AssemblyTree
+    weights : (nb, 6, 6) or None - SPD joint weights ``A_i`` of the acceleration metric
+        (RGL Sec. 5.2), the ``d_i x d_i`` upper-left block used; identity if None
+
+    Raises ValueError for invalid weights (shape, non-finite, not symmetric positive
+    definite, naming the joint). Memory O(n) with a bounded handle count.
+    """
+
+    def __init__(self, model: Model, assembly="balanced", *, weights=None):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+        self.model = model
+        dca = self.dca = DCA(model, assembly if not isinstance(assembly, str)
+                             else build_assembly(model, assembly))
+        t = self.tree = dca.tree
+        nb, nv = model.nb, model.nv
+        self.ma = dca.ma
+        self.Aw = self._weights(weights)
+        self.n_slots = t.n_slots
+        n_off = dca.Po.shape[0]
+        self.Phi = np.zeros((t.n_slots + n_off, 6, 6))
+        self.Psi = np.zeros((t.n_slots + n_off, 6, 6))
+        # constant leaf blocks from the DCA's leaf pass (same off-diagonal layout)
+        leaf = np.flatnonzero(t.node_body >= 0)
+        for i in leaf:
+            o, nh = t.node_hoff[i], t.node_nh[i]
+            self.Phi[o:o + nh] = dca.Pd[dca.node_doff[i]:dca.node_doff[i] + nh]
+        self.Phi[t.n_slots:] = dca.Po
+        self.bh = np.zeros((t.n_slots, 6))
+        self.ph = np.zeros((t.n_slots, 6))
+        self.eta = np.zeros(t.n_nodes)
+        z = np.zeros
+        self.W, self.P, self.D = z((nb, 6, 6)), z((nb, 6, 6)), z((nb, 6, 6))
+        self.beta, self.gamma, self.R = z((nb, 6)), z((nb, 6)), z((nb, 6))
+        self.XJ_E, self.XJ_r = z((nb, 3, 3)), z((nb, 3))
+        self.Xup_E, self.Xup_r = z((nb, 3, 3)), z((nb, 3))
+        self.b_world, self.z = z((nb, 6)), z((nb, 6))
+        # principal slot of every node (the handle its parent consumes)
+        pslot = np.full(t.n_nodes, -1, dtype=np.int64)
+        internal = np.flatnonzero(t.node_joint >= 0)
+        hasA = internal[t.node_A[internal] >= 0]
+        pslot[t.node_A[hasA]] = t.node_ca[hasA]
+        pslot[t.node_B[internal]] = t.node_cb[internal]
+        self.node_pslot = pslot
+        # leaf frames: Tp = H_p o H_k^-1 (both fixed to the body)
+        self.Tp_E = z((t.n_slots, 3, 3))
+        self.Tp_r = z((t.n_slots, 3))
+        self.Tup_E = np.tile(np.eye(3), (t.n_nodes, 1, 1))
+        self.Tup_r = z((t.n_nodes, 3))
+        _leaf_frames(leaf, t.node_hoff, t.node_nh, pslot, dca.handle_x, dca.H_E, dca.H_r,
+                     self.Tp_E, self.Tp_r)
+        self.q = model.neutral()
+        self.tau = z(nv)
+        self.f_ext = z((nb, 6))
+        hmax = max(int(t.max_handles), 1)
+        self._T = z((12 + 3 * hmax, 6, 6))
+        self._V6 = z((8, 6))
+        self._Xr = z((3, 3, 3))
+        self._xq = z((3, 3))
+        self._f_none = z((0, 6))
+        self._hk = z(t.n_nodes)
+        self._hn = np.zeros(t.n_nodes, dtype=np.int64)
+        self._xv = z((2, 6))
+        self._fv = z((1, 6))
+        self.fh = z((t.n_slots, 6))
+        self._qdd = z(nv)
+        self._computed = np.zeros(nb, dtype=np.int64)
+        self._stats = z(5)
+        self._mark = np.zeros(t.n_nodes, dtype=np.bool_)
+        self._dirty = np.zeros(t.n_nodes, dtype=np.int64)
+        self._seeds = np.zeros(t.n_nodes, dtype=np.int64)
+        self._all = np.arange(t.n_nodes, dtype=np.int64)
+        self.n_updated = 0
+        self._update(self._all, t.n_nodes)
+
+    # ----------------------------------------------------------------- set-up helpers
+    def _weights(self, weights):
+        model = self.model
+        nb = model.nb
+        Aw = np.tile(np.eye(6), (nb, 1, 1))
+        if weights is None:
+            return Aw
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (nb, 6, 6):
+            raise ValueError(f"weights must have shape ({nb}, 6, 6), got {w.shape}")
+        for j in range(nb):
+            d = int(model.jnt_nv[j])
+            if d == 0:
+                continue
+            blk = w[j, :d, :d]
+            if (not np.isfinite(blk).all() or not np.allclose(blk, blk.T)
+                    or np.linalg.eigvalsh(blk).min() <= 0):
+                raise ValueError(f"weights of joint {model.joint_name[j]!r} must be a finite "
+                                 f"symmetric positive definite {d}x{d} block")
+            Aw[j, :d, :d] = blk
+        return Aw
+
+    def _update(self, nodes, n):
+        ma, t, d = self.ma, self.tree, self.dca
+        _update_nodes(nodes, n, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
+                      ma.Xtree_E, ma.Xtree_r, ma.mass, ma.h, ma.Ibar, ma.gravity, d.Iinv,
+                      d.H_E, d.H_r, d.perm, d.nfree,
+                      t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh, t.node_hoff,
+                      d.node_ooff, t.node_ca, t.node_cb, self.node_pslot, d.handle_x,
+                      self.n_slots, self.q, self.tau, self.f_ext, self.Aw,
+                      self._T, self._V6, self._Xr, self._xq, self._f_none,
+                      self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.b_world, self.z,
+                      self.Phi, self.bh, self.Psi, self.ph, self.eta, self.W, self.P, self.D,
+                      self.beta, self.gamma, self.R, self.Tp_E, self.Tp_r, self.Tup_E,
+                      self.Tup_r)
+        self.n_updated = int(n)
+
+    # ----------------------------------------------------------------- public API
+    def set_state(self, q, tau=None, f_ext=None) -> None:
+        """Set the configuration, joint forces and external forces and recompute every
+        node (the full main pass plus total-acceleration equations, O(n)).
+
+        q : (nq,) float64; tau : (nv,) float64 [N m | N] or None (zero); f_ext : (nb, 6)
+        float64 or None - spatial force on each body about its origin in body coordinates
+        [N m; N]. Raises ValueError for wrong shapes, non-finite entries (naming the joint
+        or body), non-unit quaternions.
+        """
+        m = self.model
+        self.q[:] = m.check_configuration(q)
+        self.tau[:] = 0.0 if tau is None else m.check_vector(tau, "tau", m.nv)
+        self.f_ext[:] = 0.0 if f_ext is None else check_f_ext(m, f_ext, np.float64)
+        self._update(self._all, self.tree.n_nodes)
+
+    def update(self, q=None, *, joints=(), bodies=(), f_ext=None, tau=None,
+               tau_joints=()) -> int:
+        """Lazy coefficient update (RL Sec. 5.2): only the nodes of the ``joints`` whose
+        position changed, the leaves of the ``bodies`` whose external force changed, the
+        nodes of the ``tau_joints`` whose active force changed, and their ancestors are
+        recomputed, level by level (each node once): O(N_U log(N / N_U)).
+
+        q : (nq,) float64, optional - the new configuration (differs from the current one
+            only at ``joints``; not checked, which would cost O(n))
+        joints, bodies, tau_joints : sequences of int - what changed
+        f_ext : (nb, 6) float64, optional - new external forces (only rows ``bodies`` read)
+        tau : (nv,) float64, optional - new joint forces (only ``tau_joints`` read)
+
+        Returns the number of nodes recomputed.
+        """
+        t = self.tree
+        if q is not None:
+            self.q[:] = q
+        if f_ext is not None:
+            b = np.asarray(bodies, dtype=np.int64)
+            self.f_ext[b] = np.asarray(f_ext)[b]
+        if tau is not None:
+            tau = np.asarray(tau, dtype=np.float64)
+            for j in tau_joints:
+                va, d = self.model.jnt_vadr[j], self.model.jnt_nv[j]
+                self.tau[va:va + d] = tau[va:va + d]
+        seeds = np.concatenate([t.node_of_joint[np.asarray(joints, dtype=np.int64)],
+                                t.node_of_joint[np.asarray(tau_joints, dtype=np.int64)],
+                                t.leaf_of_body[np.asarray(bodies, dtype=np.int64)]])
+        n = _dirty_nodes(t.node_parent, seeds.astype(np.int64), seeds.size, self._mark,
+                         self._dirty)
+        self._update(self._dirty, n)
+        return n
+
+    def total_acceleration(self) -> float:
+        """``A`` of the whole system: ``sum_i qdd_i^T A_i qdd_i`` (RL Def. 3, eq. 8 at the
+        root nodes), from the coefficients alone."""
+        return float(max(self.eta[self.tree.roots].sum(), 0.0))
+
+    def solve(self, eps_max: float = 0.0, error: str = "relative_joint",
+              max_joints: int | None = None):
+        """Approximate joint accelerations within ``eps_max`` (RL Sec. 4.3).
+
+        Parameters
+        ----------
+        eps_max : float >= 0 - error bound in the chosen measure (0: exact, every joint
+            whose subassembly has a nonzero total acceleration is computed)
+        error : one of :data:`ERROR_MEASURES` - RL Definition 2 (norms in the metric of the
+            weights: ``||qdd_i|| = sqrt(qdd_i^T A_i qdd_i)``)
+        max_joints : int, optional - stop after this many joints (joint budget); the
+            returned bound then says how good the result is
+
+        Returns
+        -------
+        QuasiStaticResult with ``qdd`` (nv,) float64 (exact on ``joints``, zero elsewhere)
+        [rad/s^2 | m/s^2], ``joints`` (N_E,) int64 in computation order, ``bound`` (the
+        certified error in the chosen measure), ``total`` (``A`` of the system).
+
+        Raises ValueError for a negative or non-finite eps_max, an unknown measure or a
+        negative budget.
+        """
+        if not (isinstance(eps_max, (int, float, np.floating)) and math.isfinite(eps_max)
+                and eps_max >= 0):
+            raise ValueError(f"eps_max must be a finite number >= 0, got {eps_max!r}")
+        if error not in ERROR_MEASURES:
+            raise ValueError(f"unknown error measure {error!r}; expected one of "
+                             f"{ERROR_MEASURES}")
+        budget = -1 if max_joints is None else int(max_joints)
+        if max_joints is not None and budget < 0:
+            raise ValueError(f"max_joints must be >= 0, got {max_joints!r}")
+        t, d = self.tree, self.dca
+        qdd = self._qdd
+        qdd[:] = 0.0
+        _partial_back_substitution(float(eps_max), ERROR_MEASURES.index(error), budget,
+                                   self.ma.jnv, self.ma.vadr, self.Aw, t.roots, t.node_A,
+                                   t.node_B, t.node_joint, t.node_nh, t.node_hoff,
+                                   d.node_ooff, t.node_ca, t.node_cb, self.n_slots,
+                                   self.XJ_E, self.XJ_r, self.Phi, self.Psi, self.ph,
+                                   self.eta, self.W, self.P, self.D, self.beta, self.gamma,
+                                   self.tau, self._hk, self._hn, self._xv, self._fv,
+                                   self.fh, qdd, self._computed, self._stats)
+        n = int(self._stats[0])
+        if not np.isfinite(qdd).all():
+            bad = np.flatnonzero(~np.isfinite(qdd))
+            j = int(self.model.dof_body[bad[0]])
+            raise ValueError(f"the adaptive quasi-statics result is not finite at joint "
+                             f"{self.model.joint_name[j]!r}: a node inverse inertia is "
+                             f"singular")
+        return QuasiStaticResult(qdd=qdd.copy(), joints=self._computed[:n].copy(),
+                                 bound=float(self._stats[1]), total=float(self._stats[2]),
+                                 error=error, eps_max=float(eps_max))
+
+    def body_pose(self, body):
+        """World pose of a body from the principal-handle transforms on its assembly-tree
+        path (RL Sec. 5.1), O(tree height).
+
+        Returns ``(R, p)``: R (3, 3) float64 maps body to world coordinates (columns are the
+        body axes), p (3,) float64 the body origin in world coordinates [m] (as
+        :func:`articulated.forward_kinematics`)."""
+        b = self.model.body_id(body)
+        t, d = self.tree, self.dca
+        _world_pose(b, t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff,
+                    d.handle_x, d.H_E, d.H_r, self.Tup_E, self.Tup_r, self._Xr, self._xq)
+        # (E, r) = world X body: E rotates body into world coordinates, r is the world
+        # origin in body coordinates
+        E, r = self._Xr[0].copy(), self._xq[0].copy()
+        return E, -(E @ r)
+
+    def cross_transform(self, node: int, k: int, l: int) -> np.ndarray:
+        """(6, 6) motion transform from the frame of handle l to that of handle k of a node
+        (RL Sec. 5.1 "handles cross-transforms"), ``Tp_k^-1 Tp_l``."""
+        t = self.tree
+        nh = int(t.node_nh[node])
+        if not (0 <= k < nh and 0 <= l < nh):
+            raise ValueError(f"node {node} has {nh} handles; got k={k}, l={l}")
+        o = int(t.node_hoff[node])
+        return (_inv_dense(self.Tp_E[o + k], self.Tp_r[o + k])
+                @ _dense(self.Tp_E[o + l], self.Tp_r[o + l]))
+
+    def nbytes(self) -> int:
+        """Bytes held by the solver's arrays (including its DCA)."""
+        own = sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray))
+        return own + self.dca.nbytes()
+
+
+def _dense(E, r):
+    rx = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+    X = np.zeros((6, 6))
+    X[:3, :3] = E
+    X[3:, 3:] = E
+    X[3:, :3] = -E @ rx
+    return X
+
+
+def _inv_dense(E, r):
+    return _dense(E.T, -(E @ r))
+
+
+@njit(**JIT)
+def _leaf_frames(leaves, node_hoff, node_nh, node_pslot, handle_x, H_E, H_r, Tp_E, Tp_r):
+    """Leaf cross-transforms: handle k -> principal handle p of the same body,
+    ``H_p o H_k^-1`` (constant)."""
+    Xr = np.empty((1, 3, 3))
+    xq = np.empty((1, 3))
+    for t in range(leaves.shape[0]):
+        i = leaves[t]
+        o = node_hoff[i]
+        p = node_pslot[i]
+        hp = handle_x[o + p]
+        for k in range(node_nh[i]):
+            _tinv(H_E, H_r, handle_x[o + k], Xr, xq, 0)
+            _tmul(H_E, H_r, hp, Xr, xq, 0, Tp_E, Tp_r, o + k)
+
+
+class QuasiStaticResult:
+    """Result of :meth:`AdaptiveQuasiStatics.solve`: ``qdd`` (nv,), ``joints`` (computed,
+    in order), ``bound`` (certified error), ``total`` (``A`` of the system), ``error``,
+    ``eps_max``."""
+
+    __slots__ = ("qdd", "joints", "bound", "total", "error", "eps_max")
+
+    def __init__(self, qdd, joints, bound, total, error, eps_max):
+        self.qdd, self.joints, self.bound = qdd, joints, bound
+        self.total, self.error, self.eps_max = total, error, eps_max
+
+    def __repr__(self):
+        return (f"QuasiStaticResult(joints={self.joints.size}, bound={self.bound:.3g}, "
+                f"error={self.error!r}, eps_max={self.eps_max:.3g})")
