@@ -640,9 +640,19 @@ def _partial_back_substitution(
     maxnorm = 0.0
     bound = 0.0
     while True:
-        top = hk[0] if n > 0 else 0.0
-        bound = _bound(measure, eps2, A_total, top, maxnorm)
-        if n == 0 or bound <= eps_max:
+        if n == 0:
+            eps2 = 0.0
+            bound = 0.0
+            break
+        bound = _bound(measure, eps2, A_total, hk[0], maxnorm)
+        if bound <= eps_max and measure <= 1:
+            # the running eps_c^2 carries the round-off of its updates (relative to
+            # A_total): before stopping on it, sum the queue exactly
+            eps2 = 0.0
+            for t in range(n):
+                eps2 += hk[t]
+            bound = _bound(measure, eps2, A_total, hk[0], maxnorm)
+        if bound <= eps_max:
             break
         if budget >= 0 and ncomp >= budget:
             break
@@ -767,7 +777,7 @@ def _partial_back_substitution(
     stats[4] = maxnorm
 
 
-@njit(**KERNEL)
+@njit(**JIT)
 def _dirty_nodes(node_parent, seeds, n_seeds, mark, out):
     """Post-order list of the seeds and all their ancestors (each once): walk up from each
     seed until a marked node. ``mark`` must be all False on entry and is left all False.
