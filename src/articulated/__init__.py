@@ -6,6 +6,7 @@ The public surface, re-exported here only (see the modules for the implementatio
 from .algorithms.aba import aba, aba_modified
 from .algorithms.crba import crba, crba_forward_dynamics
 from .algorithms.dca import DCA, dca, quasi_statics
+from .algorithms.quasistatics import AdaptiveQuasiStatics, QuasiStaticResult
 from .assembly import AssemblyTree, build_assembly
 from .algorithms.forward_dynamics import forward_dynamics
 from .algorithms.kinematics import (body_force, body_velocities, energy, forward_kinematics,
@@ -13,8 +14,8 @@ from .algorithms.kinematics import (body_force, body_velocities, energy, forward
 from .algorithms.rnea import bias_forces, gravity_torques, rnea
 from .model import Data, Model, ModelBuilder
 from .simulation import (Force, JointDamping, JointTorque, PDController, PointForce,
-                         SimulationDiverged, Simulator, Spring, Trajectory, integrate, normalize,
-                         qdot)
+                         QuasiStaticSimulator, SimulationDiverged, Simulator, Spring, Trajectory,
+                         integrate, normalize, qdot)
 from .urdf import load_urdf
 from . import models
 
@@ -23,6 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
+    "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
     "Force", "JointDamping", "JointTorque", "PDController", "PointForce", "SimulationDiverged",
     "Simulator", "Spring", "Trajectory", "integrate", "normalize", "qdot",
     "aba", "aba_modified", "bias_forces", "body_force", "body_velocities", "crba",

@@ -7,10 +7,12 @@ from .forces import (Force, JointDamping, JointTorque, PDController, PointForce,
                      StateKinematics)
 from .integrators import (INTEGRATORS, euler_step, integrate, normalize, qdot, rk4_step,
                           semi_implicit_euler_step)
+from .quasistatic import QuasiStaticSimulator, QuasiStaticTrajectory
 from .simulator import SimulationDiverged, Simulator, Trajectory
 
 __all__ = [
     "Force", "INTEGRATORS", "JointDamping", "JointTorque", "PDController", "PointForce",
+    "QuasiStaticSimulator", "QuasiStaticTrajectory",
     "SimulationDiverged", "Simulator", "Spring", "StateKinematics", "Trajectory",
     "euler_step", "integrate", "normalize", "qdot", "rk4_step", "semi_implicit_euler_step",
 ]

@@ -116,6 +116,13 @@ class Force(ABC):
         """Potential energy [J]; 0.0 for a non-conservative force."""
         return 0.0
 
+    def support(self, model: Model):
+        """``(bodies, joints)`` whose ``f_ext`` rows and ``tau`` entries :meth:`apply` may
+        write, as int sequences; ``None`` for "any". The quasi-static adaptive simulator
+        updates only the assembly-tree paths of these (Redon & Lin 2005, Sec. 5.2); the
+        default (``None, None``) is always correct and costs a full update."""
+        return None, None
+
 
 class PointForce(Force):
     """A constant force applied at a point fixed on a body.
@@ -142,6 +149,9 @@ class PointForce(Force):
         self.point = _vec3(point, "PointForce point")
         self.frame = frame
         self.conservative = frame == "world"
+
+    def support(self, model):
+        return [model.body_id(self.body)], []
 
     def bind(self, model):
         model.body_id(self.body)
@@ -195,6 +205,9 @@ class Spring(Force):
         self.stiffness = _nonneg(stiffness, "Spring stiffness")
         self.rest_length = _nonneg(rest_length, "Spring rest_length")
         self.damping = _nonneg(damping, "Spring damping")
+
+    def support(self, model):
+        return [model.body_id(self.body)], []
 
     def bind(self, model):
         model.body_id(self.body)

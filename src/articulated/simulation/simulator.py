@@ -15,6 +15,7 @@ from ..algorithms.forward_dynamics import METHODS, forward_dynamics
 from ..algorithms.kinematics import energy
 from ..model import Model
 from .forces import Force, StateKinematics
+from .quasistatic import QUASI_STATIC_METHODS, QuasiStaticSimulator
 from .integrators import INTEGRATORS, STEPPERS, _layout, _normalize_kernel, _qdot, _unit
 
 
@@ -198,8 +199,12 @@ class Simulator:
         (scipy ``RK45``, the solver of ``solve_ivp(method="RK45")``) with ``rtol``, ``atol``.
         Quaternion joints are integrated on the manifold and stay unit (see
         :mod:`articulated.simulation.integrators`).
-    method : {"aba", "aba_modified", "crba"} - forward-dynamics algorithm
-        (:func:`articulated.forward_dynamics`)
+    method : {"aba", "aba_modified", "crba", "dca"} - forward-dynamics algorithm
+        (:func:`articulated.forward_dynamics`); ``"quasistatic-adaptive"`` or
+        ``"quasistatic"`` returns a
+        :class:`~articulated.simulation.quasistatic.QuasiStaticSimulator` instead
+        (forward quasi-statics, Redon & Lin 2005; keywords ``eps_max``, ``error``,
+        ``max_joints``, ``weights``, ``q0``, ``forces``, ``assembly``)
     forces : iterable of force objects (:mod:`articulated.simulation.forces`)
     q0 : (nq,) float64, optional - initial configuration (default ``model.neutral()``)
     qd0 : (nv,) float64, optional - initial joint velocities (default zero)
@@ -230,6 +235,18 @@ class Simulator:
     >>> traj = sim.run(1000, record_every=10)
     >>> traj.total.max() - traj.total.min()   # energy drift [J]
     """
+
+    def __new__(cls, model=None, dt=None, *args, method: str = "aba", **kwargs):
+        # method="quasistatic-adaptive" | "quasistatic": forward quasi-statics (Redon & Lin
+        # 2005) by :class:`articulated.simulation.quasistatic.QuasiStaticSimulator`, which
+        # takes eps_max, error, max_joints, weights, q0, forces and assembly
+        if method in QUASI_STATIC_METHODS:
+            forces = kwargs.pop("forces", ())
+            sim = QuasiStaticSimulator(model, dt, method=method, **kwargs)
+            for f in forces:
+                sim.add_force(f)
+            return sim
+        return super().__new__(cls)
 
     def __init__(self, model: Model, dt: float, integrator: str = "rk4", method: str = "aba",
                  forces=(), q0=None, qd0=None, rtol: float = 1e-6, atol: float = 1e-8,

@@ -1,0 +1,280 @@
+"""Quasi-static simulation: :class:`QuasiStaticSimulator`, behind
+``Simulator(model, dt, method="quasistatic-adaptive" | "quasistatic")``.
+
+Forward quasi-statics (Redon & Lin 2005, RL, Sec. 3): the bodies' velocities are zero at
+every instant; each step computes the joint accelerations ``qdd`` under the
+acceleration-independent forces (gravity, applied body forces, joint forces) and moves the
+configuration by one semi-implicit Euler step from rest, ``q <- q (+) h^2 qdd``
+(``qd = h qdd``, then ``q (+)= h qd``; the velocity is dropped again). So ``q`` moves only
+where ``qdd`` was computed, which is what makes the simplified state update of RL Sec. 5.2
+possible.
+
+``method="quasistatic-adaptive"``: the error-bounded approximation of RL Sec. 4
+(:class:`articulated.algorithms.quasistatics.AdaptiveQuasiStatics`): per step, the partial
+back-substitution computes the joints needed for ``eps_max`` in the chosen error measure
+(or ``max_joints`` of them), only those joints move, and the coefficients are updated
+lazily along the paths of the moved joints and of the bodies whose applied force changed,
+O(N_U log(N / N_U)). World poses needed by world-frame forces come from the hierarchical
+frames in O(log n) per body. ``method="quasistatic"``: the full DCA every step (the
+reference of RL's benchmarks).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..algorithms.dca import DCA
+from ..algorithms.quasistatics import ERROR_MEASURES, AdaptiveQuasiStatics
+from ..model import Model
+from .integrators import integrate_joints_inplace
+
+QUASI_STATIC_METHODS = ("quasistatic-adaptive", "quasistatic")
+
+
+class _Rows:
+    """``view[b]`` -> pose part of body b from the solver's hierarchical frames."""
+
+    __slots__ = ("solver", "k")
+
+    def __init__(self, solver, k):
+        self.solver = solver
+        self.k = k
+
+    def __getitem__(self, b):
+        return self.solver.body_pose(int(b))[self.k]
+
+
+class _FramesKinematics:
+    """The ``kin`` argument of :meth:`articulated.Force.apply` for quasi-statics: ``R[b]``
+    and ``p[b]`` computed on demand from the hierarchical frames (O(log n) per body),
+    zero body velocities."""
+
+    def __init__(self, solver, nb):
+        self.R = _Rows(solver, 0)
+        self.p = _Rows(solver, 1)
+        self.v = np.zeros((nb, 6))
+
+
+class _DCAKinematics:
+    """``kin`` for the full-DCA reference: every pose from forward kinematics."""
+
+    def __init__(self, model, q):
+        from .forces import StateKinematics
+
+        self._k = StateKinematics(model, q)
+        self.v = np.zeros((model.nb, 6))
+
+    @property
+    def R(self):
+        return self._k.R
+
+    @property
+    def p(self):
+        return self._k.p
+
+
+@dataclass
+class QuasiStaticTrajectory:
+    """What :meth:`QuasiStaticSimulator.run` records.
+
+    Attributes
+    ----------
+    t : (k,) float64 - recorded times [s]; q : (k, nq) float64 - recorded configurations
+    joints : (steps,) int64 - joint accelerations computed per step (N_E; nb for the DCA)
+    bound : (steps,) float64 - certified acceleration error per step (0 for the DCA)
+    nodes : (steps,) int64 - assembly-tree nodes recomputed per step
+    wall : (steps,) float64 - wall time per step [s]
+    method, error, eps_max - the settings
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    joints: np.ndarray
+    bound: np.ndarray
+    nodes: np.ndarray
+    wall: np.ndarray
+    method: str = ""
+    error: str = ""
+    eps_max: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def __len__(self):
+        return len(self.t)
+
+
+class QuasiStaticSimulator:
+    """Quasi-static stepping, adaptive (RL) or by the full DCA (see the module docstring).
+
+    Parameters
+    ----------
+    model : Model
+    dt : float > 0 - step h [s]
+    method : {"quasistatic-adaptive", "quasistatic"}
+    eps_max : float >= 0 - error bound of the adaptive method (RL Definition 2)
+    error : one of :data:`articulated.algorithms.quasistatics.ERROR_MEASURES`
+    max_joints : int, optional - joint budget per step instead of (or on top of) eps_max
+    weights : (nb, 6, 6), optional - SPD joint weights of the acceleration metric
+    q0 : (nq,) float64, optional - initial configuration (neutral by default)
+    assembly : assembly-tree kind or tree (balanced by default)
+
+    Attributes: ``t`` [s], ``q`` (current configuration, read-only view), ``last`` (dict
+    of the last step's statistics: joints, bound, nodes, wall).
+
+    Raises ValueError for a bad dt, method, measure, eps_max, budget or q0.
+    """
+
+    def __init__(self, model: Model, dt: float, *, method: str = "quasistatic-adaptive",
+                 eps_max: float = 2.0 ** -19, error: str = "relative_joint",
+                 max_joints: int | None = None, weights=None, q0=None, assembly="balanced"):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+        if method not in QUASI_STATIC_METHODS:
+            raise ValueError(f"unknown quasi-static method {method!r}; expected one of "
+                             f"{QUASI_STATIC_METHODS}")
+        if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt must be a finite number > 0, got {dt!r}")
+        if error not in ERROR_MEASURES:
+            raise ValueError(f"unknown error measure {error!r}; expected one of "
+                             f"{ERROR_MEASURES}")
+        if not (math.isfinite(eps_max) and eps_max >= 0):
+            raise ValueError(f"eps_max must be a finite number >= 0, got {eps_max!r}")
+        if max_joints is not None and int(max_joints) < 0:
+            raise ValueError(f"max_joints must be >= 0, got {max_joints!r}")
+        self.model = model
+        self.dt = float(dt)
+        self.method = method
+        self.eps_max = float(eps_max)
+        self.error = error
+        self.max_joints = None if max_joints is None else int(max_joints)
+        self.t = 0.0
+        self.forces = []
+        q = model.neutral() if q0 is None else model.check_configuration(q0).copy()
+        self._tau = np.zeros(model.nv)
+        self._f_ext = np.zeros((model.nb, 6))
+        self._bodies = np.zeros(0, dtype=np.int64)
+        self._joints = np.zeros(0, dtype=np.int64)
+        self._all_bodies = False
+        if method == "quasistatic-adaptive":
+            self.solver = AdaptiveQuasiStatics(model, assembly, weights=weights)
+            self.solver.set_state(q)
+            self._q = self.solver.q
+            self._kin = _FramesKinematics(self.solver, model.nb)
+        else:
+            self.solver = DCA(model, assembly)
+            self._q = q
+        self._v = np.zeros(model.nv)
+        self.last = {}
+
+    @property
+    def q(self) -> np.ndarray:
+        v = self._q.view()
+        v.flags.writeable = False
+        return v
+
+    def add_force(self, force):
+        """Add an applied force (:class:`articulated.Force`; joint forces and body forces;
+        velocities are zero in quasi-statics). Its ``support(model)`` tells which bodies
+        and joints it writes; a force without one is treated as touching every body
+        (a full O(n) update per step). Returns the force."""
+        if not hasattr(force, "apply"):
+            raise TypeError(f"a force needs an apply(model, t, q, qd, tau, f_ext) method, "
+                            f"got {force!r}")
+        if hasattr(force, "bind"):
+            force.bind(self.model)
+        self.forces.append(force)
+        bodies, joints = (force.support(self.model) if hasattr(force, "support")
+                          else (None, None))
+        if bodies is None:
+            self._all_bodies = True
+        else:
+            self._bodies = np.union1d(self._bodies, np.asarray(bodies, dtype=np.int64))
+        if joints is None:
+            joints = np.arange(self.model.nb)
+        self._joints = np.union1d(self._joints, np.asarray(joints, dtype=np.int64))
+        return force
+
+    def _evaluate_forces(self):
+        """Applied forces at the current state into ``_tau``, ``_f_ext`` (touched rows)."""
+        m = self.model
+        if self._all_bodies:
+            self._f_ext[:] = 0.0
+        else:
+            self._f_ext[self._bodies] = 0.0
+        for j in self._joints:
+            va, d = m.jnt_vadr[j], m.jnt_nv[j]
+            self._tau[va:va + d] = 0.0
+        kin = (self._kin if self.method == "quasistatic-adaptive"
+               else _DCAKinematics(m, self._q))
+        for f in self.forces:
+            f.apply(m, self.t, self._q, self._v, self._tau, self._f_ext, kin)
+        if not (np.isfinite(self._f_ext).all() if self._all_bodies
+                else np.isfinite(self._f_ext[self._bodies]).all()):
+            raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
+
+    def step(self) -> dict:
+        """One quasi-static step; returns (and keeps in :attr:`last`) its statistics:
+        ``joints`` (accelerations computed), ``bound`` (certified error), ``nodes``
+        (tree nodes recomputed), ``wall`` [s]."""
+        m = self.model
+        t0 = time.perf_counter()
+        self._evaluate_forces()
+        h2 = self.dt * self.dt
+        if self.method == "quasistatic-adaptive":
+            s = self.solver
+            bodies = np.arange(m.nb) if self._all_bodies else self._bodies
+            nodes = s.update(bodies=bodies, f_ext=self._f_ext, tau=self._tau,
+                             tau_joints=self._joints)
+            res = s.solve(self.eps_max, self.error, self.max_joints)
+            J = res.joints
+            integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, s.q,
+                                     res.qdd, h2)
+            nodes += s.update(joints=J)
+            stats = dict(joints=int(J.size), bound=res.bound, nodes=int(nodes))
+        else:
+            qdd = self.solver.quasi_statics(self._q, self._tau, self._f_ext)
+            integrate_joints_inplace(np.arange(m.nb), m.nb, m.jnt_type, m.jnt_qadr,
+                                     m.jnt_vadr, self._q, qdd, h2)
+            stats = dict(joints=m.nb, bound=0.0, nodes=self.solver.tree.n_nodes)
+        if not np.isfinite(self._q).all():
+            raise ValueError(f"the quasi-static configuration became non-finite at t = "
+                             f"{self.t:.6g}")
+        self.t += self.dt
+        stats["wall"] = time.perf_counter() - t0
+        self.last = stats
+        return stats
+
+    def run(self, steps: int, record_every: int | None = None) -> QuasiStaticTrajectory:
+        """Run ``steps`` steps, recording the configuration every ``record_every`` steps
+        (default: first and last only; each record copies q, O(n)) and the per-step
+        statistics. Raises ValueError for steps < 1 or record_every < 1."""
+        steps = int(steps)
+        if steps < 1:
+            raise ValueError(f"steps must be >= 1, got {steps}")
+        every = steps if record_every is None else int(record_every)
+        if every < 1:
+            raise ValueError(f"record_every must be >= 1, got {record_every}")
+        ts, qs = [self.t], [self._q.copy()]
+        joints = np.zeros(steps, dtype=np.int64)
+        bound = np.zeros(steps)
+        nodes = np.zeros(steps, dtype=np.int64)
+        wall = np.zeros(steps)
+        for k in range(steps):
+            st = self.step()
+            joints[k], bound[k], nodes[k], wall[k] = (st["joints"], st["bound"], st["nodes"],
+                                                      st["wall"])
+            if (k + 1) % every == 0 or k == steps - 1:
+                if ts[-1] != self.t:
+                    ts.append(self.t)
+                    qs.append(self._q.copy())
+        return QuasiStaticTrajectory(t=np.array(ts), q=np.array(qs), joints=joints,
+                                     bound=bound, nodes=nodes, wall=wall, method=self.method,
+                                     error=self.error, eps_max=self.eps_max)
+
+    def __repr__(self):
+        return (f"QuasiStaticSimulator(nb={self.model.nb}, dt={self.dt:g}, "
+                f"method={self.method!r}, eps_max={self.eps_max:g}, error={self.error!r}, "
+                f"t={self.t:.6g}, forces={len(self.forces)})")
