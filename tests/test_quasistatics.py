@@ -1,0 +1,274 @@
+"""Error-bounded adaptive quasi-statics (Redon & Lin 2005; issue 4): total-acceleration
+equations, certified partial back-substitution, lazy updates, hierarchical frames, the
+quasi-static simulator. References are independent: our ABA with qd = 0 (quasi-statics is
+forward dynamics at rest), forward kinematics for poses, sums of squares for totals."""
+
+import numpy as np
+import pytest
+
+import articulated as art
+from articulated import models
+from articulated.algorithms.quasistatics import (ERROR_MEASURES, AdaptiveQuasiStatics,
+                                                 _total_acc)
+
+THRESHOLDS = [2.0 ** -i for i in (1, 3, 7, 11, 15, 19)]
+
+
+def _exact(model, q, tau, f):
+    return art.aba(model, q, np.zeros(model.nv), tau, f)
+
+
+def _joint_norms(model, qdd, Aw=None):
+    out = np.zeros(model.nb)
+    for j in range(model.nb):
+        va, d = model.jnt_vadr[j], model.jnt_nv[j]
+        x = qdd[va:va + d]
+        A = np.eye(d) if Aw is None else Aw[j, :d, :d]
+        out[j] = np.sqrt(x @ A @ x)
+    return out
+
+
+def _exact_error(model, measure, res, ref):
+    """The error of ``res`` measured on the exact accelerations (RL Definition 2)."""
+    diff = np.linalg.norm(res.qdd - ref)
+    norms = _joint_norms(model, ref)
+    missing = np.ones(model.nb, dtype=bool)
+    missing[res.joints] = False
+    if measure == "absolute_linkage":
+        return diff
+    if measure == "relative_linkage":
+        return diff / np.linalg.norm(ref)
+    if measure == "absolute_joint":
+        return norms[missing].max(initial=0.0)
+    return norms[missing].max(initial=0.0) / norms.max()
+
+
+def _state(model, rng, pattern):
+    q = model.random_configuration(rng)
+    f = np.zeros((model.nb, 6))
+    tau = np.zeros(model.nv)
+    if pattern == 0:                                   # one force
+        f[rng.integers(model.nb)] = 10 * rng.normal(size=6)
+    elif pattern == 1:                                 # a few forces
+        f[rng.choice(model.nb, 5)] = rng.normal(size=(5, 6))
+    else:                                              # everything at once
+        f = rng.normal(size=(model.nb, 6))
+        tau = rng.normal(size=model.nv)
+    return q, tau, f
+
+
+TREES = [
+    ("chain", lambda: models.random_tree(40, 1, branching=0.0)),
+    ("tree", lambda: models.random_tree(40, 2, branching=0.6)),
+    ("floating", lambda: models.random_tree(40, 3, floating_base=True)),
+    ("floating_chain", lambda: models.random_tree(25, 4, floating_base=True, branching=0.1)),
+]
+
+
+@pytest.mark.parametrize("assembly", ["balanced", "serial"])
+@pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
+def test_full_solve_equals_aba(name, make, assembly):
+    """eps_max = 0 computes every joint with a nonzero subassembly acceleration: the
+    result is the exact quasi-statics (ABA with qd = 0), every joint type, gravity on."""
+    m = make()
+    s = AdaptiveQuasiStatics(m, assembly)
+    rng = np.random.default_rng(0)
+    for pattern in range(3):
+        q, tau, f = _state(m, rng, pattern)
+        s.set_state(q, tau, f)
+        ref = _exact(m, q, tau, f)
+        res = s.solve(0.0, "absolute_linkage")
+        assert np.abs(res.qdd - ref).max() <= 1e-9 * np.abs(ref).max()
+        assert res.bound == 0.0
+        # RL Def. 3 / eq. 8 at the root: the total acceleration from the coefficients alone
+        assert s.total_acceleration() == pytest.approx(ref @ ref, rel=1e-9)
+
+
+def test_total_acceleration_equation_at_every_node():
+    """RL Lemma 1 (eq. 8) node by node: with the exact handle forces of a full
+    back-substitution, each node's quadratic form gives the sum of squared accelerations
+    of the joints inside its subassembly, with random SPD joint weights (RGL eq. 7)."""
+    m = models.random_tree(30, 7, branching=0.5, floating_base=True)
+    rng = np.random.default_rng(5)
+    W = np.zeros((m.nb, 6, 6))
+    for j in range(m.nb):
+        G = rng.normal(size=(6, 6))
+        W[j] = G @ G.T + 0.5 * np.eye(6)
+    s = AdaptiveQuasiStatics(m, weights=W)
+    q, tau, f = _state(m, rng, 2)
+    s.set_state(q, tau, f)
+    ref = _exact(m, q, tau, f)
+    res = s.solve(0.0, "absolute_linkage")
+    assert np.abs(res.qdd - ref).max() <= 1e-9 * np.abs(ref).max()
+    sq = _joint_norms(m, ref, s.Aw) ** 2
+    t = s.tree
+    # joints inside each node's subassembly (post-order: children first)
+    inside = [set() for _ in range(t.n_nodes)]
+    for i in range(t.n_nodes):
+        if t.node_joint[i] >= 0:
+            inside[i] = {int(t.node_joint[i])} | inside[t.node_B[i]]
+            if t.node_A[i] >= 0:
+                inside[i] |= inside[t.node_A[i]]
+    checked = 0
+    for i in range(t.n_nodes):
+        if t.node_joint[i] < 0:
+            continue
+        A = _total_acc(i, t.node_nh, t.node_hoff, s.dca.node_ooff, s.n_slots, s.Psi, s.ph,
+                       s.eta, s.fh)
+        expect = sum(sq[j] for j in inside[i])
+        assert A == pytest.approx(expect, rel=1e-8, abs=1e-10 * sq.sum())
+        checked += 1
+    assert checked == m.nb
+
+
+@pytest.mark.parametrize("name,make", TREES + [
+    ("molecule", lambda: models.molecule(400, gravity=(0, 0, 0))),
+    ("millipede", lambda: models.millipede(legs=8, leg_links=4, spine=24, gravity=(0, 0, 0))),
+], ids=[t[0] for t in TREES] + ["molecule", "millipede"])
+def test_certified_bound_is_never_violated(name, make):
+    """RL Sec. 4.3: for every measure of Definition 2, many thresholds and force
+    patterns, the certified bound holds against the exact accelerations, is at most
+    eps_max, and the computed joints are exact."""
+    m = make()
+    s = AdaptiveQuasiStatics(m)
+    rng = np.random.default_rng(11)
+    for pattern in range(3):
+        q, tau, f = _state(m, rng, pattern)
+        s.set_state(q, tau, f)
+        ref = _exact(m, q, tau, f)
+        scale = np.linalg.norm(ref)
+        counts = []
+        for measure in ERROR_MEASURES:
+            for eps in THRESHOLDS:
+                res = s.solve(eps, measure)
+                comp = np.isin(m.dof_body, res.joints)
+                assert np.abs(res.qdd[comp] - ref[comp]).max(initial=0) <= 1e-9 * scale
+                assert np.all(res.qdd[~comp] == 0)
+                assert res.bound <= eps
+                tol = 1e-9 * (scale if measure.startswith("absolute") else 1.0)
+                assert _exact_error(m, measure, res, ref) <= res.bound * (1 + 1e-9) + tol
+                if measure == "relative_joint":
+                    counts.append(res.joints.size)
+        assert counts == sorted(counts)        # tighter bounds never compute fewer joints
+
+
+def test_joint_budget():
+    """max_joints stops after that many joints; the bound it reports still holds."""
+    m = models.molecule(300, gravity=(0, 0, 0))
+    s = AdaptiveQuasiStatics(m)
+    rng = np.random.default_rng(2)
+    q, tau, f = _state(m, rng, 1)
+    s.set_state(q, tau, f)
+    ref = _exact(m, q, tau, f)
+    prev = np.inf
+    for k in (0, 1, 5, 20, 80):
+        res = s.solve(0.0, "relative_linkage", max_joints=k)
+        assert res.joints.size == k
+        err = _exact_error(m, "relative_linkage", res, ref)
+        assert err <= res.bound * (1 + 1e-9) + 1e-12
+        assert res.bound <= prev          # more joints, smaller certified error
+        prev = res.bound
+    # nothing computed: the relative linkage error is exactly 1; the relative joint error
+    # has no computed joint to bound its denominator from below, so it is unbounded
+    assert s.solve(0.0, "relative_linkage", max_joints=0).bound == pytest.approx(1.0)
+    assert np.isinf(s.solve(0.0, "relative_joint", max_joints=0).bound)
+
+
+def test_lazy_update_equals_full_recompute():
+    """RL Sec. 5.2: updating only the paths of moved joints and changed forces leaves
+    every coefficient and frame equal to a full recomputation, and recomputes
+    O(N_U log(N / N_U)) nodes, far fewer than all."""
+    m = models.pendulum(256)
+    rng = np.random.default_rng(3)
+    q = m.random_configuration(rng)
+    f = np.zeros((m.nb, 6))
+    f[200, 3:] = [0.0, 1.0, 2.0]
+    tau = np.zeros(m.nv)
+    s = AdaptiveQuasiStatics(m)
+    s.set_state(q, tau, f)
+    res = s.solve(2.0 ** -3, "relative_joint")
+    q2 = q.copy()
+    q2[m.jnt_qadr[res.joints]] += 1e-2 * res.qdd[m.jnt_vadr[res.joints]]
+    f2 = f.copy()
+    f2[17] = rng.normal(size=6)
+    tau2 = tau.copy()
+    tau2[99] = 0.5
+    n = s.update(q2, joints=res.joints, bodies=[17], f_ext=f2, tau=tau2, tau_joints=[99])
+    full = AdaptiveQuasiStatics(m)
+    full.set_state(q2, tau2, f2)
+    for name in ("Phi", "Psi", "bh", "ph", "eta", "W", "P", "D", "beta", "gamma", "R",
+                 "XJ_E", "XJ_r", "Tp_E", "Tp_r", "Tup_E", "Tup_r"):
+        a, b = getattr(s, name), getattr(full, name)
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(b).max())), name
+    assert n < s.tree.n_nodes // 2
+    depth = s.tree.height
+    assert n <= (res.joints.size + 2) * (depth + 1)
+
+
+@pytest.mark.parametrize("name,make", TREES + [
+    ("humanoid", lambda: models.humanoid(floating_base=True))], ids=[t[0] for t in TREES] + ["humanoid"])
+def test_hierarchical_frames_give_world_poses(name, make):
+    """RL Sec. 5.1: world poses from the principal-handle transforms on each leaf's path
+    equal forward kinematics; cross-transforms compose (T_kl T_lm = T_km, T_kk = 1)."""
+    m = make()
+    rng = np.random.default_rng(8)
+    q = m.random_configuration(rng)
+    s = AdaptiveQuasiStatics(m)
+    s.set_state(q)
+    R, p = art.forward_kinematics(m, q)
+    for b in range(m.nb):
+        Rb, pb = s.body_pose(b)
+        assert np.allclose(Rb, R[b], atol=1e-12)
+        assert np.allclose(pb, p[b], atol=1e-12)
+    t = s.tree
+    for i in np.flatnonzero(t.node_nh >= 3)[:20]:
+        T01, T12, T02 = (s.cross_transform(i, 0, 1), s.cross_transform(i, 1, 2),
+                         s.cross_transform(i, 0, 2))
+        assert np.allclose(T01 @ T12, T02, atol=1e-12)
+        assert np.allclose(s.cross_transform(i, 1, 1), np.eye(6), atol=1e-12)
+
+
+def test_invalid_arguments_raise_clear_errors():
+    m = models.random_tree(6, 0)
+    with pytest.raises(ValueError, match="weights of joint"):
+        W = np.tile(np.eye(6), (m.nb, 1, 1))
+        W[2] = -W[2]
+        AdaptiveQuasiStatics(m, weights=W)
+    s = AdaptiveQuasiStatics(m)
+    with pytest.raises(ValueError, match="eps_max"):
+        s.solve(-1.0)
+    with pytest.raises(ValueError, match="eps_max"):
+        s.solve(float("nan"))
+    with pytest.raises(ValueError, match="unknown error measure"):
+        s.solve(0.1, "l2")
+    with pytest.raises(ValueError, match="max_joints"):
+        s.solve(0.1, max_joints=-2)
+    with pytest.raises(ValueError, match="shape"):
+        s.set_state(np.zeros(3))
+
+
+def test_quasistatic_simulator_matches_full_dca():
+    """Simulator(method="quasistatic-adaptive", eps_max=0) follows the full-DCA
+    quasi-static stepping; with eps_max > 0 only the computed joints move and the per-step
+    statistics are recorded."""
+    m = models.bicycle_chain(30, gravity=(0, 0, 0))
+    force = lambda: art.PointForce(m.nb - 1, [0.0, 1.0, 0.3])
+    a = art.Simulator(m, 1e-3, method="quasistatic-adaptive", eps_max=0.0, forces=[force()])
+    d = art.Simulator(m, 1e-3, method="quasistatic", forces=[force()])
+    assert isinstance(a, art.QuasiStaticSimulator)
+    ta, td = a.run(300), d.run(300)
+    assert np.abs(d.q - m.neutral()).max() > 0.5             # it really moved
+    assert np.abs(a.q - d.q).max() < 1e-10
+    assert np.all(td.joints == m.nb)
+    # adaptive: fewer joints, each step's moved joints are exactly the computed ones
+    s = art.Simulator(m, 1e-3, method="quasistatic-adaptive", eps_max=2.0 ** -5,
+                      forces=[force()])
+    q_prev = s.q.copy()
+    for _ in range(20):
+        st = s.step()
+        moved = np.flatnonzero(s.q != q_prev)
+        assert moved.size <= st["joints"] < m.nb
+        assert st["bound"] <= 2.0 ** -5
+        q_prev = s.q.copy()
+    with pytest.raises(ValueError, match="unknown error measure"):
+        art.Simulator(m, 1e-3, method="quasistatic-adaptive", error="max")
