@@ -197,10 +197,19 @@ def _bench_dca(options) -> int:
     return 0
 
 
+def _bench_stiffness(options) -> int:
+    from . import stiffness
+
+    return stiffness.main(list(options))
+
+
 BENCHES = {
     "fd": (_bench_fd, "forward/inverse dynamics ns/DOF of ABA, RNEA, CRBA vs Pinocchio and "
                       "MuJoCo, and scaling"),
     "dca": (_bench_dca, "DCA vs our ABA, balanced vs serial assembly, assembly-tree statistics"),
+    "stiffness": (_bench_stiffness, "formulation stiffness (Ascher, Pai & Cloutier 1997): CRBA "
+                                    "vs ABA vs modified ABA in float32; writes "
+                                    "docs/formulation-stiffness.md"),
 }
 """Benchmarks of ``articulated bench NAME [options]``: name -> (runner(options) -> exit code,
 one-line help). Each runner parses its own options."""

@@ -23,7 +23,8 @@ from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, 
                        get_vec6, inertia_times, rigid_inertia, scale6, set_sym6, set_vec6,
                        spd_inverse, sub6, sym6_add, sym6_apply, sym6_apply_half, sym6_from_dense,
                        sym6_rank1_sub, sym6_to_dense, xform_force_T, xform_motion)
-from ._inputs import as_f_ext, as_state, as_vector, check_dtype, report_nonfinite
+from ._inputs import (as_configuration, as_f_ext, as_state, as_vector, check_dtype,
+                      report_nonfinite)
 from .kinematics import base_acceleration, joint_motion, joint_xup, pop_children, velocity_step
 
 
@@ -242,3 +243,138 @@ def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=n
 def aba_modified(model: Model, q, qd, tau, f_ext=None, *, dtype=np.float64, data=None):
     """The modified ABA (Ascher, Pai & Cloutier 1997, eq. 11); see :func:`aba`."""
     return aba(model, q, qd, tau, f_ext, modified=True, dtype=dtype, data=data)
+
+
+@njit(**KERNEL)
+def _pivots_kernel(
+    # model (packed, see ModelArrays)
+    model_i, model_f,
+    # inputs: configuration, the modified-ABA flag, zero joint forces (nv,)
+    q, modified, tau0,
+    # data (packed, see Data): writes Xup, Ia_stack, U, D, Dinv, u, UDinv, Dinv_u; the
+    # output is D (the pivot of every joint, for every joint type)
+    data_f,
+):
+    """Passes 1 and 2 of :func:`_aba_kernel`, inertias only: the pivots ``D`` of every
+    joint into ``data.D``, formed by exactly the same operations (the same inlined helpers
+    in the same order) as the ABA / modified ABA forward dynamics, so that they are the
+    pivots those computations divide by, bit for bit. Velocities do not enter ``IA`` or
+    ``D``; the bias terms are left zero."""
+    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
+     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    nb = parent.shape[0]
+    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
+     Dinv, F, qdd, tau_, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    one = S.dtype.type(1)
+    z = S.dtype.type(0)
+    zero6 = (z, z, z, z, z, z)
+    for i in range(nb):
+        joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+    stack[nb, :] = 0
+    top = 0
+    for i in range(nb - 1, -1, -1):
+        va = vadr[i]
+        n = jnv[i]
+        I = rigid_inertia(mass[i], get_vec3(h, i), get_mat3(Ibar, i))
+        if modified:  # Ascher-Pai-Cloutier eq. 11, as in _aba_kernel
+            for r in range(n):
+                for cc in range(n):
+                    D[va + r, cc] = 0
+            _add_pivot(I, S, va, n, D)
+            k = top
+            j = i + 1
+            while j < subtree_end[i]:
+                k -= 1
+                _add_pivot(get_sym6(Ia_stack, k), S, va, n, D)
+                j = subtree_end[j]
+        row, top = pop_children(i, subtree_end, stack, top)
+        IA = sym6_add(I, get_sym6(Ia_stack, row))
+        t = jtype[i]
+        if (t == JOINT_REVOLUTE or t == JOINT_PRISMATIC) and not modified:
+            ai = get_vec3(axis, i)
+            angular = t == JOINT_REVOLUTE
+            # D = S^T IA S as in _project_1dof
+            Ui = sym6_apply_half(IA, ai, angular)
+            if angular:
+                D[va, 0] = ai[0] * Ui[0] + ai[1] * Ui[1] + ai[2] * Ui[2]
+            else:
+                D[va, 0] = ai[0] * Ui[3] + ai[1] * Ui[4] + ai[2] * Ui[5]
+            Ia, pa, UDinv_i, Dinv_u_i = _project_1dof(IA, zero6, zero6, ai, angular, z, one)
+        else:
+            Ia, pa = _project_ndof(IA, zero6, zero6, S, tau0, va, n, U, D, Dinv, u,
+                                   UDinv, Dinv_u, T, T2, modified)
+        if parent[i] >= 0:
+            set_sym6(Ia_stack, top, congruence(get_mat3(Xup_E, i), get_vec3(Xup_r, i), Ia))
+            set_vec6(pa_stack, top, zero6)
+            top += 1
+
+
+PIVOT_METHODS = ("aba", "aba_modified", "crba")
+
+
+def articulated_pivots(model: Model, q, *, method: str = "aba", dtype=np.float64,
+                       data=None) -> list:
+    """The pivots ``D_k = H_k M^_k H_k^*`` of each joint, as a forward-dynamics method forms
+    them (Ascher, Pai & Cloutier 1997, sec. 2-4; "articulated pivots" for short).
+
+    Both CRBA and ABA are block Gaussian eliminations of the same sparse system (their
+    eq. 4) and have the same pivots in exact arithmetic: the joint-space articulated
+    inertia ``D_k = S_k^T IA_k S_k`` of joint k with everything below it (RBDA eq. 7.40's
+    ``D``). In floating point they differ, which is the subject of the paper: CRBA forms
+    ``M`` first and loses the light bodies' contribution in ``M_2 + Phi M_1 Phi^*``
+    (their eq. 9), ABA loses it in ``M^_k = M_k + M~_k`` when the coordinates are not
+    aligned with the joint axes, and the modified ABA (their eq. 11) keeps it. Use this to
+    see how well conditioned a forward-dynamics computation is at ``q``: a pivot far from
+    its float64 value (or <= 0) means the accelerations of that joint are unreliable.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) float64 - configuration (the pivots do not depend on velocities or forces)
+    method : {"aba", "aba_modified", "crba"}
+        ``"aba"``, ``"aba_modified"``: the pivots :func:`aba` (``modified=False/True``)
+        divides by, computed by the same operations (bit-identical). ``"crba"``: the
+        pivots of the sparse ``L^T D L`` factorization of ``M`` from :func:`crba`
+        (RBDA Table 6.3, as in :func:`articulated.crba_forward_dynamics`), gathered per
+        joint as ``L_kk^T diag(D_kk) L_kk`` over the joint's own dofs (for a 1-dof joint
+        simply the diagonal entry of ``D``).
+    dtype : float64 or float32 - arithmetic precision of the whole computation
+    data : Data, optional - workspace of this dtype (its D, U, ... are overwritten)
+
+    Returns
+    -------
+    D : list of nb ndarrays of ``dtype``, shape (n_k, n_k) with n_k the joint's dofs
+        ((0, 0) for a fixed joint) [kg m^2 | kg | kg m]. Our bodies are numbered from the
+        base, the paper's from the tip: for a 2-link chain the paper's ``D_2`` (base joint)
+        is ``D[0][0, 0]``.
+
+    Raises
+    ------
+    ValueError - unknown method, wrong shape of ``q``, non-unit quaternion.
+    TypeError - unsupported dtype.
+
+    A singular pivot is returned as is (0, negative or non-finite), not raised.
+    Source: Ascher, Pai & Cloutier 1997, eqs. 7, 9, 11 and Table 2; Featherstone, RBDA 2008,
+    Tables 6.3 and 7.1.
+    """
+    if method not in PIVOT_METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {PIVOT_METHODS}")
+    dt = check_dtype(dtype)
+    d = data if data is not None else model.data(dt)
+    q = as_configuration(model, q, dt)
+    if method == "crba":
+        from .crba import crba_into, ltdl_factor
+
+        M = np.zeros((model.nv, model.nv), dtype=dt)
+        crba_into(d, q, M)
+        ltdl_factor(M, model.dof_parent)
+        out = []
+        for i in range(model.nb):
+            va, n = int(model.jnt_vadr[i]), int(model.jnt_nv[i])
+            L = np.tril(M[va:va + n, va:va + n], -1) + np.eye(n, dtype=dt)
+            out.append((L.T * np.diag(M)[va:va + n]) @ L)
+        return out
+    _pivots_kernel(d.model_i, d.model_f, q, method == "aba_modified",
+                   np.zeros(model.nv, dtype=dt), d.buf)
+    return [d.D[int(model.jnt_vadr[i]):int(model.jnt_vadr[i]) + int(model.jnt_nv[i]),
+                :int(model.jnt_nv[i])].copy() for i in range(model.nb)]

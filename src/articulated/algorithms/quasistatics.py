@@ -98,15 +98,36 @@ def _load(M, row, tr, T, t):
 
 @njit(**INLINE)
 def _mm(T, a, ta, b, tb, c):
-    """T[c] = op(T[a]) op(T[b]), op = transpose where ta / tb (c distinct from a, b)."""
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for k in range(6):
-                x = T[a, k, i] if ta else T[a, i, k]
-                y = T[b, j, k] if tb else T[b, k, j]
-                s += x * y
-            T[c, i, j] = s
+    """T[c] = op(T[a]) op(T[b]), op = transpose where ta / tb (c distinct from a, b).
+    The transposes are resolved outside the loops so that each case is a plain loop nest."""
+    if ta and tb:
+        for i in range(6):
+            for j in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += T[a, k, i] * T[b, j, k]
+                T[c, i, j] = s
+    elif ta:
+        for i in range(6):
+            for j in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += T[a, k, i] * T[b, k, j]
+                T[c, i, j] = s
+    elif tb:
+        for i in range(6):
+            for j in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += T[a, i, k] * T[b, j, k]
+                T[c, i, j] = s
+    else:
+        for i in range(6):
+            for j in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += T[a, i, k] * T[b, k, j]
+                T[c, i, j] = s
 
 
 @njit(**INLINE)
