@@ -3,7 +3,7 @@
 The public surface, re-exported here only (see the modules for the implementations).
 """
 
-from .algorithms.aba import aba, aba_modified
+from .algorithms.aba import aba, aba_modified, articulated_pivots
 from .algorithms.crba import crba, crba_forward_dynamics
 from .algorithms.dca import DCA, dca, quasi_statics
 from .algorithms.quasistatics import AdaptiveQuasiStatics, QuasiStaticResult
@@ -27,7 +27,7 @@ __all__ = [
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
     "Force", "JointDamping", "JointTorque", "PDController", "PointForce", "SimulationDiverged",
     "Simulator", "Spring", "Trajectory", "integrate", "normalize", "qdot",
-    "aba", "aba_modified", "bias_forces", "body_force", "body_velocities", "crba",
+    "aba", "aba_modified", "articulated_pivots", "bias_forces", "body_force", "body_velocities", "crba",
     "crba_forward_dynamics", "energy", "forward_dynamics", "forward_kinematics",
     "gravity_torques", "jacobian", "point_position", "rnea",
 ]

@@ -66,8 +66,10 @@ transform** ``X_J(q_J)`` from the frame of ``(J, 0)`` to that of ``(J, 1)``, a f
 q_J alone: a rotation about z (revolute), a translation along z (prismatic), or general.
 So the leaf coefficients ``Phi`` are constant (computed once per model), and a change of
 q_J changes only the coefficients of J's node and its ancestors, which is what the lazy
-updates of RL Sec. 5.2 need. Handle cross-transforms and principal-handle transforms
-(RL Sec. 5.1) are not needed by the full DCA and are not stored (issue 4).
+updates of RL Sec. 5.2 need. The handle cross-transforms and principal-handle transforms
+of RL Sec. 5.1 are not needed by the full DCA; the solvers that keep every node's
+coefficients maintain them (:class:`articulated.algorithms.quasistatics.AdaptiveQuasiStatics`:
+``Tp``, ``Tup``, ``body_pose``, ``cross_transform``).
 
 Block elimination in the aligned frame
 --------------------------------------
