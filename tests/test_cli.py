@@ -79,3 +79,14 @@ def test_every_seed_scene_builds_and_simulates(scene, tmp_path):
     assert len(data["t"]) == 4
     assert np.isfinite(data["q"]).all() and np.isfinite(data["qd"]).all()
     assert np.abs(data["qd"][-1]).max() > 0  # it moved
+
+
+def test_demo_runs_and_reports_the_adaptive_speedup(tmp_path, capsys):
+    """The main job, small: pendulum timing and simulation, then adaptive quasi-statics
+    against the full DCA on a molecule (issue 4: the demo shows the adaptive speed-up)."""
+    rc = main(["demo", "--n", "10", "--steps", "20", "--repeats", "2", "--molecule", "400",
+               "--qs-steps", "3", "--out", str(tmp_path)])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "full DCA" in out and "faster" in out and "relative displacement error" in out
+    assert (tmp_path / "trajectory.npz").exists()
