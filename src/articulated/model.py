@@ -64,6 +64,32 @@ JOINT_TYPE_NAMES = {v: k for k, v in JOINT_TYPES.items()}
 _JOINT_NQ = {JOINT_FIXED: 0, JOINT_REVOLUTE: 1, JOINT_PRISMATIC: 1, JOINT_SPHERICAL: 4, JOINT_FREE: 7}
 _JOINT_NV = {JOINT_FIXED: 0, JOINT_REVOLUTE: 1, JOINT_PRISMATIC: 1, JOINT_SPHERICAL: 3, JOINT_FREE: 6}
 
+LOOP_POINT = 0
+LOOP_SPHERICAL = 1
+LOOP_REVOLUTE = 2
+LOOP_WELD = 3
+
+LOOP_KINDS = {"point": LOOP_POINT, "spherical": LOOP_SPHERICAL, "revolute": LOOP_REVOLUTE,
+              "weld": LOOP_WELD}
+"""Loop-joint kinds of :meth:`ModelBuilder.add_loop_joint` and the rows each adds to g_L:
+
+=============  ====  ==========================================================================
+kind           rows  constraint (frames A on body a, B on body b; ``R_A^T`` = loop-frame A
+                     coordinates)
+=============  ====  ==========================================================================
+``point``      2     planar pin: ``t_k . R_A^T (p_B - p_A) = 0``, k = 1, 2 (origins coincide
+                     in the plane normal to ``axis``: the paper's 2D loop closure
+                     ``x_k - x_j = 0``, Ascher & Lin 1999 sec. 3, eq. 3.1)
+``spherical``  3     ball joint: ``R_A^T (p_B - p_A) = 0``
+``revolute``   5     the 3 rows of ``spherical`` and ``t_k . (R_A^T R_B n) = 0``, k = 1, 2
+                     (the axis ``n`` of B stays parallel to that of A)
+``weld``       6     the 3 rows of ``spherical`` and ``vee(R_rel - R_rel^T) / 2 = 0`` with
+                     ``R_rel = R_A^T R_B`` (``sin(angle) axis`` of the relative rotation)
+=============  ====  ==========================================================================
+"""
+LOOP_KIND_NAMES = {v: k for k, v in LOOP_KINDS.items()}
+LOOP_NC = {LOOP_POINT: 2, LOOP_SPHERICAL: 3, LOOP_REVOLUTE: 5, LOOP_WELD: 6}
+
 QUAT_TOL = 1e-6
 """Largest accepted | |quat| - 1 | of a quaternion in a float64 state (1e-4 in float32)."""
 
@@ -202,10 +228,27 @@ class Model:
     dof_parent : (nv,) int64 - previous dof on the path to the root, -1 at the root
         (Featherstone's ``lambda`` of the branch-induced sparsity, RBDA sec. 6.5)
     gravity : (3,) float64 - gravitational acceleration in world coordinates [m/s^2]
+
+    Loop-closing joints (beside the spanning tree; see :meth:`ModelBuilder.add_loop_joint`
+    and :mod:`articulated.algorithms.loops`; every other algorithm ignores them):
+
+    nloops : int - number of loop joints; nc : int - number of loop-constraint rows
+    loop_name : list[str] (nloops)
+    loop_body_a, loop_body_b : (nloops,) int64 - the two bodies (-1: the world)
+    loop_kind : (nloops,) int64 - ``LOOP_POINT .. LOOP_WELD`` (:data:`LOOP_KINDS`)
+    loop_nc, loop_cadr : (nloops,) int64 - rows of each loop and their offset in g_L
+    loop_Ea, loop_Eb : (nloops, 3, 3) float64 - loop-joint frame axes (columns) in the
+        coordinates of body a / body b (world coordinates for the world)
+    loop_ra, loop_rb : (nloops, 3) float64 - loop-joint frame origins in body a / b coords [m]
+    loop_axis : (nloops, 3) float64 - unit axis ``n`` in loop-frame coordinates (revolute:
+        the hinge axis; point: the normal of the plane of motion; zero for the other kinds)
+    loop_T : (nloops, 2, 3) float64 - unit vectors ``t1, t2`` completing ``n`` to a
+        right-handed frame ``(t1, t2, n)`` (loop-frame coordinates)
     """
 
     def __init__(self, *, body_name, joint_name, body_parent, jnt_type, jnt_axis,
-                 jnt_Xtree_E, jnt_Xtree_r, body_mass, body_com, body_I_com, gravity):
+                 jnt_Xtree_E, jnt_Xtree_r, body_mass, body_com, body_I_com, gravity,
+                 loop_joints=()):
         self.body_name = list(body_name)
         self.joint_name = list(joint_name)
         self.body_parent = np.ascontiguousarray(body_parent, dtype=np.int64)
@@ -278,6 +321,7 @@ class Model:
         self._joint_index = {n: i for i, n in enumerate(self.joint_name)}
         self._arrays = {}
         self._data = {}
+        self._init_loops(loop_joints)
 
     def _validate_arrays(self):
         """Vectorized checks of the arrays (every construction path goes through here)."""
@@ -334,6 +378,116 @@ class Model:
             bad = np.flatnonzero(moving & (np.abs(np.linalg.norm(self.jnt_axis, axis=1) - 1) > 1e-9))
             if bad.size:
                 raise ValueError(f"joint {self.joint_name[bad[0]]!r}: axis is not a unit vector")
+
+    # ------------------------------------------------------------------ loop joints
+    def _init_loops(self, loop_joints):
+        """Store and validate the loop-closing joints (dicts with keys ``name, body_a,
+        body_b`` (indices, -1 = world), ``kind`` (str), ``Ea, ra, Eb, rb, axis``)."""
+        nl = self.nloops = len(loop_joints)
+        self.loop_name = [lj["name"] for lj in loop_joints]
+        self.loop_body_a = np.array([lj["body_a"] for lj in loop_joints], dtype=np.int64)
+        self.loop_body_b = np.array([lj["body_b"] for lj in loop_joints], dtype=np.int64)
+        self.loop_kind = np.zeros(nl, dtype=np.int64)
+        self.loop_Ea = np.zeros((nl, 3, 3))
+        self.loop_Eb = np.zeros((nl, 3, 3))
+        self.loop_ra = np.zeros((nl, 3))
+        self.loop_rb = np.zeros((nl, 3))
+        self.loop_axis = np.zeros((nl, 3))
+        self.loop_T = np.zeros((nl, 2, 3))
+        if len(set(self.loop_name)) != nl:
+            raise ValueError("loop-joint names are not unique")
+        for k, lj in enumerate(loop_joints):
+            name = lj["name"]
+            if lj["kind"] not in LOOP_KINDS:
+                raise ValueError(f"loop joint {name!r}: unknown kind {lj['kind']!r}; expected one "
+                                 f"of {sorted(LOOP_KINDS)}")
+            kind = self.loop_kind[k] = LOOP_KINDS[lj["kind"]]
+            for side in ("a", "b"):
+                b = int(lj["body_" + side])
+                if not -1 <= b < self.nb:
+                    raise ValueError(f"loop joint {name!r}: body_{side} index {b} out of range "
+                                     f"-1..{self.nb - 1}")
+            if self.loop_body_a[k] == self.loop_body_b[k]:
+                what = ("the world" if self.loop_body_a[k] < 0
+                        else f"body {self.body_name[self.loop_body_a[k]]!r}")
+                raise ValueError(f"loop joint {name!r} connects {what} to itself")
+            self.loop_Ea[k] = _check_rotation(lj["Ea"], f"loop joint {name!r}: frame_a rotation")
+            self.loop_Eb[k] = _check_rotation(lj["Eb"], f"loop joint {name!r}: frame_b rotation")
+            self.loop_ra[k] = _as_vec3(lj["ra"], f"loop joint {name!r}: frame_a origin")
+            self.loop_rb[k] = _as_vec3(lj["rb"], f"loop joint {name!r}: frame_b origin")
+            ax = lj.get("axis")
+            if kind in (LOOP_REVOLUTE, LOOP_POINT):
+                if ax is None:
+                    raise ValueError(f"loop joint {name!r}: kind {lj['kind']!r} needs an axis")
+                ax = _as_vec3(ax, f"loop joint {name!r}: axis")
+                nrm = float(np.linalg.norm(ax))
+                if nrm < 1e-12:
+                    raise ValueError(f"loop joint {name!r}: axis must be non-zero")
+                n = ax / nrm
+                t1 = np.cross(n, np.eye(3)[int(np.argmin(np.abs(n)))])
+                t1 /= np.linalg.norm(t1)
+                self.loop_axis[k] = n
+                self.loop_T[k, 0] = t1
+                self.loop_T[k, 1] = np.cross(n, t1)
+            elif ax is not None:
+                raise ValueError(f"loop joint {name!r}: kind {lj['kind']!r} takes no axis "
+                                 f"(only 'revolute' and 'point' do)")
+        self.loop_nc = np.array([LOOP_NC[int(t)] for t in self.loop_kind], dtype=np.int64)
+        self.loop_cadr = (np.concatenate([[0], np.cumsum(self.loop_nc)[:-1]]).astype(np.int64)
+                          if nl else np.zeros(0, np.int64))
+        self.nc = int(self.loop_nc.sum())
+        self._loop_index = {n: i for i, n in enumerate(self.loop_name)}
+        for k in range(nl):
+            self._check_loop_not_tree_joint(k)
+
+    def _check_loop_not_tree_joint(self, k):
+        """ValueError if loop joint k only repeats the tree joint between a body and its
+        parent (or a root body and the world): its residual g then does not depend on that
+        joint's coordinates (sampled at 4 values), so it either holds identically (a
+        duplicate: G_L would be rank-deficient everywhere) or never (it cannot close)."""
+        a, b = int(self.loop_body_a[k]), int(self.loop_body_b[k])
+        if b >= 0 and self.body_parent[b] == a:
+            child, flip = b, False
+        elif a >= 0 and self.body_parent[a] == b:
+            child, flip = a, True
+        else:
+            return
+        t = int(self.jnt_type[child])
+        res = []
+        rng = np.random.default_rng(0)
+        for s in (0.0, 0.7, -1.9, 2.6):
+            R, p = _joint_pose_np(t, self.jnt_axis[child], self.jnt_Xtree_E[child],
+                                  self.jnt_Xtree_r[child], s, rng)
+            I3, z = np.eye(3), np.zeros(3)
+            Ra, pa, Rb, pb = (R, p, I3, z) if flip else (I3, z, R, p)
+            res.append(loop_residual_np(int(self.loop_kind[k]), Ra, pa, Rb, pb, self.loop_Ea[k],
+                                        self.loop_ra[k], self.loop_Eb[k], self.loop_rb[k],
+                                        self.loop_axis[k], self.loop_T[k]))
+        res = np.array(res)
+        if np.abs(res - res[0]).max() < 1e-9:
+            pb_ = "the world" if self.body_parent[child] < 0 else repr(self.body_name[self.body_parent[child]])
+            if np.abs(res[0]).max() < 1e-9:
+                raise ValueError(
+                    f"loop joint {self.loop_name[k]!r} duplicates tree joint "
+                    f"{self.joint_name[child]!r} between body {self.body_name[child]!r} and its "
+                    f"parent {pb_}: it holds for every value of that joint's coordinates "
+                    f"(remove it or change the tree joint)")
+            raise ValueError(
+                f"loop joint {self.loop_name[k]!r} between body {self.body_name[child]!r} and its "
+                f"parent {pb_} can never close: its residual {res[0]} does not depend on tree "
+                f"joint {self.joint_name[child]!r}")
+
+    def loop_id(self, loop) -> int:
+        """Index of a loop joint given by name or index; ValueError if there is none."""
+        if isinstance(loop, (int, np.integer)):
+            if not 0 <= int(loop) < self.nloops:
+                raise ValueError(f"loop-joint index {loop} out of range 0..{self.nloops - 1}")
+            return int(loop)
+        try:
+            return self._loop_index[loop]
+        except KeyError:
+            raise ValueError(f"no loop joint named {loop!r} in the model") from None
+
 
     # ------------------------------------------------------------------ naming
     @property
@@ -608,6 +762,52 @@ class Data:
         return self.buf.nbytes + (self._M.nbytes if self._M is not None else 0)
 
 
+# ------------------------------------------------------------------- loop joints (NumPy)
+
+def _rodrigues(a, t):
+    a = np.asarray(a, dtype=np.float64)
+    K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + math.sin(t) * K + (1 - math.cos(t)) * K @ K
+
+
+def _joint_pose_np(t, axis, Xtree_E, Xtree_r, s, rng):
+    """Child body axes R (columns, parent coordinates) and origin p (parent coordinates) of
+    a joint of type t at a sample coordinate value s (random for quaternion joints)."""
+    E0T = np.asarray(Xtree_E).T
+    if t == JOINT_REVOLUTE:
+        return E0T @ _rodrigues(axis, s), np.asarray(Xtree_r, dtype=np.float64)
+    if t == JOINT_PRISMATIC:
+        return E0T, Xtree_r + E0T @ (s * np.asarray(axis))
+    if t in (JOINT_SPHERICAL, JOINT_FREE):
+        u = rng.normal(size=3)
+        R = E0T @ _rodrigues(u / np.linalg.norm(u), s)
+        d = rng.normal(size=3) * s if t == JOINT_FREE else np.zeros(3)
+        return R, Xtree_r + E0T @ d
+    return E0T, np.asarray(Xtree_r, dtype=np.float64)
+
+
+def loop_residual_np(kind, Ra, pa, Rb, pb, Ea, ra, Eb, rb, n, T):
+    """Residual g of one loop joint (NumPy reference; see :data:`LOOP_KINDS`).
+
+    Ra, Rb (3, 3): body axes in world coordinates (body -> world); pa, pb (3,): body origins
+    in world coordinates [m]; Ea, Eb, ra, rb, n, T: the loop joint's frames and axes
+    (:class:`Model` ``loop_*``). Returns (nc_k,) float64 [m | 1].
+    """
+    RA = Ra @ Ea
+    RB = Rb @ Eb
+    gp = RA.T @ ((pb + Rb @ rb) - (pa + Ra @ ra))
+    if kind == LOOP_POINT:
+        return np.array([T[0] @ gp, T[1] @ gp])
+    if kind == LOOP_SPHERICAL:
+        return gp
+    Rr = RA.T @ RB
+    if kind == LOOP_REVOLUTE:
+        m = Rr @ n
+        return np.concatenate([gp, [T[0] @ m, T[1] @ m]])
+    w = 0.5 * np.array([Rr[2, 1] - Rr[1, 2], Rr[0, 2] - Rr[2, 0], Rr[1, 0] - Rr[0, 1]])
+    return np.concatenate([gp, w])
+
+
 # ---------------------------------------------------------------------------- builder
 
 @dataclass
@@ -689,6 +889,7 @@ class ModelBuilder:
         self.gravity = _as_vec3(gravity, "gravity")
         self._bodies: dict[str, _BodySpec] = {}
         self._joint_names: set[str] = set()
+        self._loops: list[dict] = []
 
     def __len__(self):
         return len(self._bodies)
@@ -751,6 +952,79 @@ class ModelBuilder:
         self._joint_names.add(jname)
         return name
 
+    def add_loop_joint(self, body_a, frame_a, body_b, frame_b, kind: str = "revolute", *,
+                       axis=None, name: str | None = None) -> str:
+        """Add a loop-closing joint between two bodies (beside the spanning tree).
+
+        The bodies stay connected by their tree joints (reduced coordinates); a loop joint
+        adds the constraint rows ``g_L(q) = 0`` of :data:`LOOP_KINDS` between a frame A fixed
+        on ``body_a`` and a frame B fixed on ``body_b``. Simulate a model with loops by the
+        sequential regularization method (:class:`articulated.simulation.srm.SRMSolver`,
+        ``Simulator(..., method="srm")``); every other algorithm ignores loop joints.
+
+        Parameters
+        ----------
+        body_a, body_b : str or None - body names; ``None`` is the world (not both)
+        frame_a, frame_b : (3,) float, or a pair ``(xyz (3,), R (3, 3))`` - the loop-joint
+            frame on each body: origin ``xyz`` in body coordinates [m] and axes ``R``
+            (columns, body coordinates; default identity). World coordinates for the world.
+        kind : {"revolute", "spherical", "weld", "point"} - see :data:`LOOP_KINDS`
+        axis : (3,) float - for ``revolute`` (hinge axis) and ``point`` (normal of the plane
+            of motion): a direction in loop-frame coordinates, the same in A and B;
+            normalized. Required for these two kinds, rejected for the others.
+        name : str, optional - unique loop-joint name (default ``"loop<k>"``)
+
+        Returns the name.
+
+        Raises
+        ------
+        ValueError - here: ``body_a == body_b``, both world, bad frames or axis, unknown
+            kind, duplicate name; in :meth:`build`: an unknown body, or a loop joint that
+            duplicates the tree joint between a body and its parent (it holds for every
+            value of that joint's coordinates, so it adds no constraint and makes ``G_L``
+            rank-deficient everywhere) or can never close.
+
+        Source: Ascher & Lin 1999, sec. 3 (tree plus loop-closing constraints, eq. 3.1).
+        """
+        lname = name if name is not None else f"loop{len(self._loops)}"
+        if not isinstance(lname, str) or not lname:
+            raise ValueError(f"loop-joint name must be a non-empty string, got {lname!r}")
+        if any(lj["name"] == lname for lj in self._loops):
+            raise ValueError(f"loop joint {lname!r} is defined twice")
+        for side, b in (("body_a", body_a), ("body_b", body_b)):
+            if b is not None and not isinstance(b, str):
+                raise ValueError(f"loop joint {lname!r}: {side} must be a body name or None, got {b!r}")
+        if body_a == body_b:
+            what = "the world" if body_a is None else f"body {body_a!r}"
+            raise ValueError(f"loop joint {lname!r} connects {what} to itself")
+        if kind not in LOOP_KINDS:
+            raise ValueError(f"loop joint {lname!r}: unknown kind {kind!r}; expected one of "
+                             f"{sorted(LOOP_KINDS)}")
+
+        def frame(f, side):
+            what = f"loop joint {lname!r}: {side}"
+            if isinstance(f, (tuple, list)) and len(f) == 2 and np.ndim(f[1]) == 2:
+                return _as_vec3(f[0], what + " origin"), _check_rotation(f[1], what + " rotation")
+            return _as_vec3(f, what + " origin"), np.eye(3)
+
+        ra, Ea = frame(frame_a, "frame_a")
+        rb, Eb = frame(frame_b, "frame_b")
+        if kind in ("revolute", "point"):
+            if axis is None:
+                raise ValueError(f"loop joint {lname!r}: kind {kind!r} needs an axis")
+            ax = _as_vec3(axis, f"loop joint {lname!r}: axis")
+            if np.linalg.norm(ax) < 1e-12:
+                raise ValueError(f"loop joint {lname!r}: axis must be non-zero")
+        elif axis is not None:
+            raise ValueError(f"loop joint {lname!r}: kind {kind!r} takes no axis "
+                             f"(only 'revolute' and 'point' do)")
+        else:
+            ax = None
+        self._loops.append(dict(name=lname, body_a=body_a, body_b=body_b, kind=kind, Ea=Ea,
+                                ra=ra, Eb=Eb, rb=rb, axis=ax))
+        return lname
+
+
     def build(self) -> Model:
         """Resolve parents, check the topology, and return the :class:`Model`.
 
@@ -778,6 +1052,10 @@ class ModelBuilder:
             left = sorted(set(self._bodies) - set(order))
             raise ValueError(f"bodies {left[:10]} form a cycle (they never reach the world)")
         index = {n: i for i, n in enumerate(order)}
+        for lj in self._loops:
+            for side in ("body_a", "body_b"):
+                if lj[side] is not None and lj[side] not in index:
+                    raise ValueError(f"loop joint {lj['name']!r}: unknown {side} {lj[side]!r}")
         specs = [self._bodies[n] for n in order]
         return Model(
             body_name=order,
@@ -791,4 +1069,7 @@ class ModelBuilder:
             body_com=np.array([s.com for s in specs]),
             body_I_com=np.array([s.inertia for s in specs]),
             gravity=self.gravity,
+            loop_joints=[dict(lj, body_a=(index[lj["body_a"]] if lj["body_a"] is not None else -1),
+                              body_b=(index[lj["body_b"]] if lj["body_b"] is not None else -1))
+                         for lj in self._loops],
         )

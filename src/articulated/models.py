@@ -858,7 +858,7 @@ def prismatic_pair(m1: float = 1e9, m2: float = 1.0, axis=(0.0, 0.0, 1.0), *,
 
 # ---------------------------------------------------------------------- closed loops
 # Planar linkages with loop joints (Ascher & Lin 1999, sec. 4). All move in the x-z plane
-# (joints revolute about y, gravity along -z); each link is a body whose frame sits at one
+# (joints revolute about +y, so a positive joint angle turns +x towards -z; gravity -z); each link is a body whose frame sits at one
 # end ("P0") with its x axis along the link, so that q = 0 is the assembled configuration
 # given by the world points the linkage is built from.
 
@@ -1047,7 +1047,8 @@ def four_bar(theta0: float = 0.5, *, crank: float = 1.0, coupler: float = 3.5,
     A-O4 (the open assembly). Spanning tree: ``crank`` on the world at O2, ``coupler`` on
     the crank at A, ``rocker`` on the world at O4; the loop joint ``loop_coupler_rocker``
     joins coupler and rocker at B (``loop_kind`` "revolute", 5 rows, or "point", 2 rows).
-    One degree of freedom; the crank angle is ``theta0 + q[0]``. With the defaults
+    One degree of freedom; the crank angle is ``theta0 - q[0]`` (every joint turns about
+    +y, which turns +x towards -z). With the defaults
     (1, 3.5, 3, 4: ``s + l = 5 <= p + q = 6.5``, shortest link the crank) the crank turns
     fully and the rocker oscillates (Grashof crank-rocker). q = 0 is the assembled pose.
 
@@ -1099,7 +1100,7 @@ def strandbeest_points(theta: float = 0.0, scale: float = 0.01):
 
 
 def strandbeest_leg(theta0: float = 0.0, *, scale: float = 0.01, density: float = 1.0,
-                    flywheel_inertia: float = 0.05, loop_kind: str = "point",
+                    flywheel_inertia: float = 5.0, loop_kind: str = "point",
                     gravity=GRAVITY) -> Model:
     """One leg of Theo Jansen's Strandbeest (Jansen's linkage), driven by its crank.
 

@@ -204,7 +204,13 @@ class Simulator:
         ``"quasistatic"`` returns a
         :class:`~articulated.simulation.quasistatic.QuasiStaticSimulator` instead
         (forward quasi-statics, Redon & Lin 2005; keywords ``eps_max``, ``error``,
-        ``max_joints``, ``weights``, ``q0``, ``forces``, ``assembly``)
+        ``max_joints``, ``weights``, ``q0``, ``forces``, ``assembly``); ``"srm"``: a model
+        with loop joints by the sequential regularization method
+        (:class:`articulated.simulation.srm.SRMSolver`; ``integrator`` then is "rk2", "rk4"
+        or "euler"; applied forces are evaluated once per step and held over it; ``nfev``
+        counts steps)
+    srm : dict, optional - options of :class:`~articulated.simulation.srm.SRMSolver`
+        (``iterations``, ``eps``, ``alpha``, ``form``) for ``method="srm"``
     forces : iterable of force objects (:mod:`articulated.simulation.forces`)
     q0 : (nq,) float64, optional - initial configuration (default ``model.neutral()``)
     qd0 : (nv,) float64, optional - initial joint velocities (default zero)
@@ -250,14 +256,19 @@ class Simulator:
 
     def __init__(self, model: Model, dt: float, integrator: str = "rk4", method: str = "aba",
                  forces=(), q0=None, qd0=None, rtol: float = 1e-6, atol: float = 1e-8,
-                 dtype=np.float64):
+                 dtype=np.float64, srm=None):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         self.model = model
         self.dt = _positive(dt, "dt")
-        if integrator not in INTEGRATORS:
+        self._srm = None
+        if method == "srm":  # closed loops: sequential regularization (simulation/srm.py)
+            from .srm import SRMSolver
+
+            self._srm = SRMSolver(model, self.dt, integrator=integrator, **dict(srm or {}))
+        elif integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of {INTEGRATORS}")
-        if method not in METHODS:
+        elif method not in METHODS:
             raise ValueError(f"unknown forward-dynamics method {method!r}; expected one of {METHODS}")
         self.integrator = integrator
         self.method = method
@@ -389,7 +400,15 @@ class Simulator:
 
     # ------------------------------------------------------------------ stepping
     def _step_fixed(self):
-        q1, qd1 = self._step_fn(self.model, self._accel, self.t, self._q, self._qd, self.dt)
+        if self._srm is not None:  # applied forces sampled at the step start, held over it
+            tau, f_ext = self.generalized_forces(self.t, self._q, self._qd)
+            self.nfev += 1
+            try:
+                q1, qd1 = self._srm.step(self._q, self._qd, tau, f_ext if self._calls else None)
+            except RuntimeError as e:
+                raise _NonFinite(str(e)) from e
+        else:
+            q1, qd1 = self._step_fn(self.model, self._accel, self.t, self._q, self._qd, self.dt)
         if not (np.isfinite(q1).all() and np.isfinite(qd1).all()):
             raise _NonFinite(*_describe(self.model, q1, qd1, "new state"))
         self._q = q1
