@@ -217,7 +217,7 @@ def _update_nodes(
     total-acceleration coefficients (RL eq. 9, weights ``Aw``) and the hierarchical frames
     (RL Sec. 5.1). Everything a node needs from its children must be up to date.
 
-    Scratch: T (12 + 3 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3)."""
+    Scratch: T (12 + 4 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3)."""
     for u in range(n_upd):
         i = nodes[u]
         J = node_joint[i]
@@ -400,9 +400,10 @@ def _update_nodes(
             _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
             _tinv(Xr, xq, 0, Tup_E, Tup_r, B)
             continue
-        # ---- per handle k of C: C_k (T[12 + 3k]), W C_k (T[13 + 3k]), Q_k (T[14 + 3k])
+        # ---- per handle k of C: C_k (T[12 + 4k]), W C_k (T[13 + 4k]), Q_k (T[14 + 4k]) and
+        # H_k = W Q_k^T + Y C_k (T[15 + 4k])
         for k in range(nC):
-            ck = 12 + 3 * k
+            ck = 12 + 4 * k
             if k < nAo:
                 kk = k + 1 if k >= ca else k
                 row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
@@ -427,6 +428,11 @@ def _update_nodes(
                 _load(Psi, row, tr, T, ck + 2)                 # Q_k = Psi^B_{k1}
                 src = hB + kk
             _mm(T, 2, False, ck, False, ck + 1)
+            _mm(T, 2, False, ck + 2, True, ck + 3)
+            _mm(T, 6, False, ck, False, 9)
+            for a in range(6):
+                for c in range(6):
+                    T[ck + 3, a, c] += T[9, a, c]
             # b^C_k = b_k - C_k^T gamma; p^C_k = p_k + 2 Q_k gamma + C_k^T z
             dst = hC + k
             for a in range(6):
@@ -437,7 +443,7 @@ def _update_nodes(
             _mv(T, ck, True, V6, 5, ph, dst, 1.0)
         # ---- blocks (k, l), k <= l
         for k in range(nC):
-            ck = 12 + 3 * k
+            ck = 12 + 4 * k
             fromA_k = k < nAo
             if fromA_k:
                 kk = k + 1 if k >= ca else k
@@ -445,7 +451,7 @@ def _update_nodes(
                 kk = k - nAo
                 kk = kk + 1 if kk >= cb else kk
             for l in range(k, nC):
-                cl = 12 + 3 * l
+                cl = 12 + 4 * l
                 fromA_l = l < nAo
                 dst, _t = _blk(hC, oC, n_slots, nC, k, l)
                 if fromA_k == fromA_l:
@@ -469,19 +475,12 @@ def _update_nodes(
                     for c in range(6):
                         Phi[dst, a, c] = T[7, a, c] - T[9, a, c]
                 # Psi^C_kl = [same] Psi_kl + Q_k W C_l + (Q_l W C_k)^T + C_k^T Y C_l
+                #          = [same] Psi_kl + Q_k W C_l + C_k^T H_l
                 _mm(T, ck + 2, False, cl + 1, False, 9)
+                _mm(T, ck, True, cl + 3, False, 10)
                 for a in range(6):
                     for c in range(6):
-                        T[8, a, c] += T[9, a, c]
-                _mm(T, cl + 2, False, ck + 1, False, 9)
-                for a in range(6):
-                    for c in range(6):
-                        T[8, a, c] += T[9, c, a]
-                _mm(T, ck, True, 6, False, 9)
-                _mm(T, 9, False, cl, False, 10)
-                for a in range(6):
-                    for c in range(6):
-                        Psi[dst, a, c] = T[8, a, c] + T[10, a, c]
+                        Psi[dst, a, c] = T[8, a, c] + T[9, a, c] + T[10, a, c]
                 if k == l:
                     for a in range(6):
                         for c in range(a):
@@ -623,7 +622,7 @@ def _bound(measure, eps2, A_total, top, maxnorm):
 
 @njit(**KERNEL)
 def _partial_back_substitution(
-    eps_max, measure, budget,
+    eps_max, measure, budget, prev_n,
     # model
     jnv, vadr, Aw,
     # tree
@@ -645,8 +644,15 @@ def _partial_back_substitution(
     children with their ``A`` (eq. 8), and stops when the certified error of the chosen
     measure is at most ``eps_max``, when ``budget >= 0`` joints have been computed, or when
     the queue is empty (exact). ``qdd`` must be zero on entry; it is exact on the computed
-    joints (``computed[:n]``, joint indices) and zero elsewhere.
-    ``stats`` out: [n computed, bound, A_total, eps_c^2 left, max computed norm]."""
+    joints (``computed[:n]``, joint indices) and zero elsewhere: on entry ``qdd`` is zero
+    except on the ``prev_n`` joints of the previous call, ``computed[:prev_n]``, which are
+    cleared first (so a call costs O(N_E), not O(n)).
+    ``stats`` out: [n computed, bound, A_total, eps_c^2 left, max computed norm, first
+    joint with a non-finite acceleration or -1]."""
+    for t in range(prev_n):
+        J = computed[t]
+        for rr in range(jnv[J]):
+            qdd[vadr[J] + rr] = 0.0
     n = 0
     A_total = 0.0
     for t in range(roots.shape[0]):
@@ -660,6 +666,7 @@ def _partial_back_substitution(
     ncomp = 0
     maxnorm = 0.0
     bound = 0.0
+    bad = -1
     while True:
         if n == 0:
             eps2 = 0.0
@@ -747,6 +754,10 @@ def _partial_back_substitution(
         for rr in range(d):
             for ss in range(d):
                 nrm += qdd[va + rr] * Aw[J, rr, ss] * qdd[va + ss]
+        if not math.isfinite(nrm):
+            if bad < 0:
+                bad = J
+            nrm = 0.0
         nrm = math.sqrt(max(nrm, 0.0))
         if nrm > maxnorm:
             maxnorm = nrm
@@ -796,6 +807,7 @@ def _partial_back_substitution(
     stats[2] = A_total
     stats[3] = eps2
     stats[4] = maxnorm
+    stats[5] = bad
 
 
 @njit(**JIT)
@@ -902,7 +914,7 @@ class AdaptiveQuasiStatics:
         self.tau = z(nv)
         self.f_ext = z((nb, 6))
         hmax = max(int(t.max_handles), 1)
-        self._T = z((12 + 3 * hmax, 6, 6))
+        self._T = z((12 + 4 * hmax, 6, 6))
         self._V6 = z((8, 6))
         self._Xr = z((3, 3, 3))
         self._xq = z((3, 3))
@@ -914,7 +926,8 @@ class AdaptiveQuasiStatics:
         self.fh = z((t.n_slots, 6))
         self._qdd = z(nv)
         self._computed = np.zeros(nb, dtype=np.int64)
-        self._stats = z(5)
+        self._n_computed = 0
+        self._stats = z(6)
         self._mark = np.zeros(t.n_nodes, dtype=np.bool_)
         self._dirty = np.zeros(t.n_nodes, dtype=np.int64)
         self._seeds = np.zeros(t.n_nodes, dtype=np.int64)
@@ -1015,7 +1028,7 @@ class AdaptiveQuasiStatics:
         return float(max(self.eta[self.tree.roots].sum(), 0.0))
 
     def solve(self, eps_max: float = 0.0, error: str = "relative_joint",
-              max_joints: int | None = None):
+              max_joints: int | None = None, *, copy: bool = True):
         """Approximate joint accelerations within ``eps_max`` (RL Sec. 4.3).
 
         Parameters
@@ -1026,6 +1039,8 @@ class AdaptiveQuasiStatics:
             weights: ``||qdd_i|| = sqrt(qdd_i^T A_i qdd_i)``)
         max_joints : int, optional - stop after this many joints (joint budget); the
             returned bound then says how good the result is
+        copy : bool - False returns views of the solver's buffers (valid until the next
+            call) and keeps the call O(N_E); True (default) copies ``qdd``, O(n)
 
         Returns
         -------
@@ -1047,8 +1062,8 @@ class AdaptiveQuasiStatics:
             raise ValueError(f"max_joints must be >= 0, got {max_joints!r}")
         t, d = self.tree, self.dca
         qdd = self._qdd
-        qdd[:] = 0.0
         _partial_back_substitution(float(eps_max), ERROR_MEASURES.index(error), budget,
+                                   self._n_computed,
                                    self.ma.jnv, self.ma.vadr, self.Aw, t.roots, t.node_A,
                                    t.node_B, t.node_joint, t.node_nh, t.node_hoff,
                                    d.node_ooff, t.node_ca, t.node_cb, self.n_slots,
@@ -1056,14 +1071,16 @@ class AdaptiveQuasiStatics:
                                    self.eta, self.W, self.P, self.D, self.beta, self.gamma,
                                    self.tau, self._hk, self._hn, self._xv, self._fv,
                                    self.fh, qdd, self._computed, self._stats)
-        n = int(self._stats[0])
-        if not np.isfinite(qdd).all():
-            bad = np.flatnonzero(~np.isfinite(qdd))
-            j = int(self.model.dof_body[bad[0]])
+        n = self._n_computed = int(self._stats[0])
+        joints = self._computed[:n]
+        if self._stats[5] >= 0:
+            j = int(self._stats[5])
             raise ValueError(f"the adaptive quasi-statics result is not finite at joint "
                              f"{self.model.joint_name[j]!r}: a node inverse inertia is "
                              f"singular")
-        return QuasiStaticResult(qdd=qdd.copy(), joints=self._computed[:n].copy(),
+        if copy:
+            qdd, joints = qdd.copy(), joints.copy()
+        return QuasiStaticResult(qdd=qdd, joints=joints,
                                  bound=float(self._stats[1]), total=float(self._stats[2]),
                                  error=error, eps_max=float(eps_max))
 

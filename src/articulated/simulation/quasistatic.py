@@ -228,7 +228,7 @@ class QuasiStaticSimulator:
             bodies = np.arange(m.nb) if self._all_bodies else self._bodies
             nodes = s.update(bodies=bodies, f_ext=self._f_ext, tau=self._tau,
                              tau_joints=self._joints)
-            res = s.solve(self.eps_max, self.error, self.max_joints)
+            res = s.solve(self.eps_max, self.error, self.max_joints, copy=False)
             J = res.joints
             integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, s.q,
                                      res.qdd, h2)
