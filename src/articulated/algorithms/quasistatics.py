@@ -204,9 +204,9 @@ def _update_nodes(
     node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
     node_pslot, handle_x, n_slots,
     # inputs
-    q, tau, f_ext, Aw,
+    q, tau, f_ext, Aw, active, quasi_static, v, c_al,
     # scratch
-    T, V6, Xr, xq, f_none,
+    T, V6, Xr, xq,
     # state (in/out)
     Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
     W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
@@ -216,6 +216,9 @@ def _update_nodes(
     the principal joint transform and root bias, the DCA coefficients (RL eq. 2), the
     total-acceleration coefficients (RL eq. 9, weights ``Aw``) and the hierarchical frames
     (RL Sec. 5.1). Everything a node needs from its children must be up to date.
+    ``active[J] == 0`` rigidifies joint J (S = 0; RGL Sec. 4.2, eq. 6). Unless
+    ``quasi_static``, the leaf biases include ``-v x* I v`` (body velocities ``v``) and
+    ``beta`` the velocity product ``c_al`` of the joint (RGL eqs. 2-3).
 
     Scratch: T (12 + 4 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3)."""
     for u in range(n_upd):
@@ -224,7 +227,7 @@ def _update_nodes(
         if J < 0:
             b = node_body[i]
             _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x,
-                       f_none, f_ext, True, z, bh, node_hoff[i])
+                       v, f_ext, quasi_static, z, bh, node_hoff[i])
             continue
         A = node_A[i]
         B = node_B[i]
@@ -246,9 +249,16 @@ def _update_nodes(
         nC = node_nh[i]
         hC = node_hoff[i]
         oC = node_ooff[i]
-        d = jnv[J]
+        # an inactive (rigidified) joint has S = 0 (RGL Sec. 4.2): d = 0, all six
+        # coordinates constrained, W = V, and the node's coefficients are the rigid-state
+        # ones of RGL eq. 6
+        if active[J]:
+            d = jnv[J]
+            nf = nfree[J]
+        else:
+            d = 0
+            nf = 6
         va = vadr[J]
-        nf = nfree[J]
         E, r = principal_joint_transform(J, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r,
                                          q, Xup_E, Xup_r, XJ_E, XJ_r)
         _xdense(XJ_E, XJ_r, J, T, 1)                          # T1 = X
@@ -320,6 +330,8 @@ def _update_nodes(
                  b_world[J, 5])
         for a in range(6):
             V6[0, a] += x[a]
+            if not quasi_static:
+                V6[0, a] += c_al[J, a]                         # S-dot q-dot (RGL eq. 2)
             beta[J, a] = V6[0, a]
             V6[1, a] = 0.0                                     # Q in S coordinates
         for rr in range(d):
@@ -624,7 +636,7 @@ def _bound(measure, eps2, A_total, top, maxnorm):
 def _partial_back_substitution(
     eps_max, measure, budget, prev_n,
     # model
-    jnv, vadr, Aw,
+    jnv, vadr, Aw, active,
     # tree
     roots, node_A, node_B, node_joint, node_nh, node_hoff, node_ooff, node_ca, node_cb,
     n_slots,
@@ -733,7 +745,7 @@ def _partial_back_substitution(
                 for c in range(6):
                     s += (Phi[row, c, a] if tr else Phi[row, a, c]) * fh[ho + k, c]
                 xv[1, a] -= s
-        d = jnv[J]
+        d = jnv[J] if active[J] else 0
         va = vadr[J]
         # f = W x + P Q; qdd = D Q - P^T x
         for a in range(6):
@@ -786,13 +798,13 @@ def _partial_back_substitution(
                     src = ho + (kk - 1 if kk > ca else kk)
                     for a in range(6):
                         fh[dst, a] = fh[src, a]
-            if node_joint[A] >= 0:
+            if node_joint[A] >= 0 and active[node_joint[A]]:
                 aA = _total_acc(A, node_nh, node_hoff, node_ooff, n_slots, Psi, ph, eta, fh)
                 if aA < 0.0:
                     aA = 0.0
                 A_children += aA
                 n = _heap_push(hk, hn, n, aA, A)
-        if node_joint[B] >= 0:
+        if node_joint[B] >= 0 and active[node_joint[B]]:
             aB = _total_acc(B, node_nh, node_hoff, node_ooff, n_slots, Psi, ph, eta, fh)
             if aB < 0.0:
                 aB = 0.0
@@ -918,7 +930,10 @@ class AdaptiveQuasiStatics:
         self._V6 = z((8, 6))
         self._Xr = z((3, 3, 3))
         self._xq = z((3, 3))
-        self._f_none = z((0, 6))
+        self.active = np.ones(nb, dtype=np.bool_)
+        self._quasi_static = True
+        self.v = z((nb, 6))
+        self.c_al = z((nb, 6))
         self._hk = z(t.n_nodes)
         self._hn = np.zeros(t.n_nodes, dtype=np.int64)
         self._xv = z((2, 6))
@@ -964,8 +979,9 @@ class AdaptiveQuasiStatics:
                       d.H_E, d.H_r, d.perm, d.nfree,
                       t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh, t.node_hoff,
                       d.node_ooff, t.node_ca, t.node_cb, self.node_pslot, d.handle_x,
-                      self.n_slots, self.q, self.tau, self.f_ext, self.Aw,
-                      self._T, self._V6, self._Xr, self._xq, self._f_none,
+                      self.n_slots, self.q, self.tau, self.f_ext, self.Aw, self.active,
+                      self._quasi_static, self.v, self.c_al,
+                      self._T, self._V6, self._Xr, self._xq,
                       self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.b_world, self.z,
                       self.Phi, self.bh, self.Psi, self.ph, self.eta, self.W, self.P, self.D,
                       self.beta, self.gamma, self.R, self.Tp_E, self.Tp_r, self.Tup_E,
@@ -1064,7 +1080,8 @@ class AdaptiveQuasiStatics:
         qdd = self._qdd
         _partial_back_substitution(float(eps_max), ERROR_MEASURES.index(error), budget,
                                    self._n_computed,
-                                   self.ma.jnv, self.ma.vadr, self.Aw, t.roots, t.node_A,
+                                   self.ma.jnv, self.ma.vadr, self.Aw, self.active,
+                                   t.roots, t.node_A,
                                    t.node_B, t.node_joint, t.node_nh, t.node_hoff,
                                    d.node_ooff, t.node_ca, t.node_cb, self.n_slots,
                                    self.XJ_E, self.XJ_r, self.Phi, self.Psi, self.ph,
