@@ -7,6 +7,7 @@ from .algorithms.aba import aba, aba_modified, articulated_pivots
 from .algorithms.crba import crba, crba_forward_dynamics
 from .algorithms.dca import DCA, dca, quasi_statics
 from .algorithms.quasistatics import AdaptiveQuasiStatics, QuasiStaticResult
+from .algorithms.adaptive import AdaptiveDynamics
 from .assembly import AssemblyTree, build_assembly
 from .algorithms.forward_dynamics import forward_dynamics
 from .algorithms.kinematics import (body_force, body_velocities, energy, forward_kinematics,
@@ -14,7 +15,7 @@ from .algorithms.kinematics import (body_force, body_velocities, energy, forward
 from .algorithms.rnea import bias_forces, gravity_torques, rnea
 from .model import Data, Model, ModelBuilder
 from .simulation import (Force, JointDamping, JointTorque, PDController, PointForce,
-                         QuasiStaticSimulator, SimulationDiverged, Simulator, Spring, Trajectory,
+                         AdaptiveSimulator, QuasiStaticSimulator, SimulationDiverged, Simulator, Spring, Trajectory,
                          integrate, normalize, qdot)
 from .urdf import load_urdf
 from . import models
@@ -25,6 +26,7 @@ __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
+    "AdaptiveDynamics", "AdaptiveSimulator",
     "Force", "JointDamping", "JointTorque", "PDController", "PointForce", "SimulationDiverged",
     "Simulator", "Spring", "Trajectory", "integrate", "normalize", "qdot",
     "aba", "aba_modified", "articulated_pivots", "bias_forces", "body_force", "body_velocities", "crba",

@@ -7,12 +7,13 @@ from .forces import (Force, JointDamping, JointTorque, PDController, PointForce,
                      StateKinematics)
 from .integrators import (INTEGRATORS, euler_step, integrate, normalize, qdot, rk4_step,
                           semi_implicit_euler_step)
+from .adaptive import AdaptiveSimulator, AdaptiveTrajectory
 from .quasistatic import QuasiStaticSimulator, QuasiStaticTrajectory
 from .simulator import SimulationDiverged, Simulator, Trajectory
 
 __all__ = [
     "Force", "INTEGRATORS", "JointDamping", "JointTorque", "PDController", "PointForce",
-    "QuasiStaticSimulator", "QuasiStaticTrajectory",
+    "AdaptiveSimulator", "AdaptiveTrajectory", "QuasiStaticSimulator", "QuasiStaticTrajectory",
     "SimulationDiverged", "Simulator", "Spring", "StateKinematics", "Trajectory",
     "euler_step", "integrate", "normalize", "qdot", "rk4_step", "semi_implicit_euler_step",
 ]

@@ -252,6 +252,14 @@ class Simulator:
             for f in forces:
                 sim.add_force(f)
             return sim
+        if method == "adaptive":
+            # adaptive dynamics with hybrid bodies (Redon, Galoppo & Lin 2005) by
+            # :class:`articulated.simulation.adaptive.AdaptiveSimulator`: max_active,
+            # eps_vel, eps_acc, max_update, update_every, weights, velocity_weights,
+            # forces, q0, qd0, assembly
+            from .adaptive import AdaptiveSimulator
+
+            return AdaptiveSimulator(model, dt, **kwargs)
         return super().__new__(cls)
 
     def __init__(self, model: Model, dt: float, integrator: str = "rk4", method: str = "aba",

@@ -1,0 +1,158 @@
+"""Adaptive dynamics with hybrid bodies (Redon, Galoppo & Lin 2005; issue 5, first part):
+hybrid-body forward dynamics against the constrained dynamics from CRBA/RNEA, the Fig. 4
+example, rigidification impulses, the adaptive simulator against full dynamics."""
+
+import numpy as np
+import pytest
+
+import articulated as art
+from articulated import models
+from articulated.algorithms.adaptive import AdaptiveDynamics
+from articulated.algorithms.rnea import bias_forces
+
+
+def _state(m, seed):
+    rng = np.random.default_rng(seed)
+    return (m.random_configuration(rng), rng.normal(size=m.nv), rng.normal(size=m.nv),
+            rng.normal(size=(m.nb, 6)))
+
+
+TREES = [
+    ("chain", lambda: models.random_tree(30, 1, branching=0.0)),
+    ("tree", lambda: models.random_tree(30, 2, branching=0.6)),
+    ("floating", lambda: models.random_tree(30, 3, floating_base=True)),
+]
+
+
+@pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
+def test_fully_articulated_equals_aba(name, make):
+    """All joints active: the multilevel algorithm is the DCA with velocity terms."""
+    m = make()
+    s = AdaptiveDynamics(m)
+    for seed in range(3):
+        q, qd, tau, f = _state(m, seed)
+        qdd = s.forward_dynamics(q, qd, tau, f)
+        ref = art.aba(m, q, qd, tau, f)
+        assert np.abs(qdd - ref).max() <= 1e-9 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
+@pytest.mark.parametrize("n_active", [1, 5, 15])
+def test_hybrid_body_equals_constrained_dynamics(name, make, n_active):
+    """RGL Sec. 4: a hybrid body moves like the body with its rigidified joints welded:
+    qdd_a = M_aa^-1 (tau - C(q, qd))_a with zero velocity on rigidified joints, computed
+    independently with CRBA and RNEA."""
+    m = make()
+    s = AdaptiveDynamics(m)
+    q, qd, tau, f = _state(m, n_active)
+    region = s.acceleration_update_region(max_nodes=n_active)       # a valid active subtree
+    act = np.zeros(m.nb, dtype=bool)
+    act[region] = True
+    a = act[m.dof_body]
+    qd[~a] = 0.0
+    qdd = s.forward_dynamics(q, qd, tau, f, active=act)
+    M = art.crba(m, q)
+    C = bias_forces(m, q, qd, f)
+    ref = np.linalg.solve(M[np.ix_(a, a)], (tau - C)[a])
+    assert np.abs(qdd[a] - ref).max() <= 1e-9 * max(1.0, np.abs(ref).max())
+    assert np.all(qdd[~a] == 0.0)
+
+
+def _fig4_chain():
+    """RGL Fig. 4: five links of mass m = 1 on prismatic joints along x (link 1 welded to
+    the world), the serial assembly puts J1 at the top."""
+    b = art.ModelBuilder(gravity=(0, 0, 0))
+    b.add_body("l1", None, "fixed", mass=1.0, inertia=np.eye(3))
+    for k in range(2, 6):
+        b.add_body(f"l{k}", f"l{k - 1}", "prismatic", axis=(1, 0, 0), mass=1.0,
+                   inertia=np.eye(3))
+    return b.build()
+
+
+def test_fig4_acceleration_recomputation_gives_f_over_4m():
+    """RGL Sec. 5.3.2, Fig. 4: force f on link 2; exactly only J1, J2 accelerate (+f/m,
+    -f/m); with J2..J4 rigidified, links 2-5 move together with a = f / (4 m)."""
+    m = _fig4_chain()
+    s = AdaptiveDynamics(m, "serial")
+    F = np.zeros((m.nb, 6))
+    F[1, 3] = 2.0
+    full = s.forward_dynamics(m.neutral(), np.zeros(m.nv), None, F)
+    assert full == pytest.approx([2.0, -2.0, 0.0, 0.0], abs=1e-12)
+    region = s.acceleration_update_region(max_nodes=2)             # root (fixed) and J1
+    assert set(region.tolist()) == {0, 1}
+    act = np.zeros(m.nb, dtype=bool)
+    act[region] = True
+    qdd = s.forward_dynamics(m.neutral(), np.zeros(m.nv), None, F, active=act)
+    assert qdd == pytest.approx([2.0 / 4.0, 0.0, 0.0, 0.0], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rigidification_impulses_cancel_velocities_and_never_add_energy(seed):
+    """RGL Sec. 5.4.2: the impulses zero the rigidified joints' velocities and are the
+    M-orthogonal projection onto the remaining joints: kinetic energy never increases, and
+    the result equals the projection computed from CRBA."""
+    m = models.random_tree(25, 10 + seed, branching=0.5, floating_base=seed % 2 == 1)
+    s = AdaptiveDynamics(m)
+    q, qd, tau, f = _state(m, seed)
+    s.set_state(q, qd, tau, f)
+    keep = np.zeros(m.nb, dtype=bool)
+    keep[s.acceleration_update_region(max_nodes=6 + seed)] = True
+    s.set_state(q, qd, tau, f)                         # transient = fully articulated
+    rigid = np.flatnonzero(~keep & (m.jnt_nv > 0))
+    dqd = s.rigidification_impulses(rigid)
+    new = qd + dqd
+    R = ~keep[m.dof_body]
+    assert np.abs(new[R]).max(initial=0) <= 1e-9 * np.abs(qd).max()
+    M = art.crba(m, q)
+    T0, T1 = 0.5 * qd @ M @ qd, 0.5 * new @ M @ new
+    assert T1 <= T0 * (1 + 1e-12)
+    # the M-orthogonal projection: minimise |v - qd|_M subject to v_R = 0
+    a = ~R
+    proj = np.zeros(m.nv)
+    proj[a] = qd[a] + np.linalg.solve(M[np.ix_(a, a)], M[np.ix_(a, R)] @ qd[R])
+    assert np.abs(new[a] - proj[a]).max() <= 1e-8 * np.abs(qd).max()
+
+
+def test_invalid_active_region_is_rejected():
+    m = _fig4_chain()
+    s = AdaptiveDynamics(m)                             # balanced tree: J1 is not on top
+    act = np.zeros(m.nb, dtype=bool)
+    act[[0, 1]] = True
+    top = int(s.tree.node_joint[s.tree.node_B[s.tree.roots[0]]])
+    assert top != 1                                     # the balanced tree splits the chain
+    with pytest.raises(ValueError, match="must form a subtree"):
+        s.forward_dynamics(m.neutral(), np.zeros(m.nv), active=act)
+    with pytest.raises(ValueError, match="rigidified but has a nonzero velocity"):
+        act = np.zeros(m.nb, dtype=bool)
+        act[[0, top]] = True
+        qd = np.ones(m.nv)
+        s.set_state(m.neutral(), qd, active=act)
+
+
+def test_adaptive_simulator_all_active_equals_full_dynamics():
+    """N_A = all joints: every step equals semi-implicit Euler with ABA."""
+    m = models.pendulum(40)
+    q0 = m.neutral()
+    q0[0] = 1.2
+    sim = art.Simulator(m, 1e-3, method="adaptive", q0=q0, update_every=7)
+    q, qd = q0.copy(), np.zeros(m.nv)
+    for _ in range(60):
+        sim.step()
+        qd = qd + 1e-3 * art.aba(m, q, qd, np.zeros(m.nv))
+        q = art.integrate(m, q, qd, 1e-3)
+        assert np.abs(sim.q - q).max() <= 1e-9
+        assert np.abs(sim.qd - qd).max() <= 1e-9 * max(1.0, np.abs(qd).max())
+
+
+def test_adaptive_simulator_respects_the_budget_and_never_gains_energy():
+    """With a joint budget the active region never exceeds N_A, and in a conservative
+    system without gravity or forces the rigidification only removes kinetic energy
+    (RGL Sec. 7.3), up to the integrator's own error."""
+    m = models.pendulum(30, gravity=(0.0, 0.0, 0.0))
+    rng = np.random.default_rng(4)
+    qd0 = 0.5 * rng.normal(size=m.nv)
+    sim = art.Simulator(m, 5e-4, method="adaptive", qd0=qd0, max_active=8, update_every=5)
+    traj = sim.run(100, record_every=5)
+    assert traj.active[1:].max() <= 8
+    assert np.all(np.diff(traj.kinetic) <= 1e-3 * traj.kinetic[0])
+    assert traj.kinetic[-1] < traj.kinetic[0]
