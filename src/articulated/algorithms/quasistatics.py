@@ -204,7 +204,7 @@ def _update_nodes(
     node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
     node_pslot, handle_x, n_slots,
     # inputs
-    q, tau, f_ext, Aw, active, quasi_static, v, c_al,
+    q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
     # scratch
     T, V6, Xr, xq,
     # state (in/out)
@@ -218,7 +218,9 @@ def _update_nodes(
     (RL Sec. 5.1). Everything a node needs from its children must be up to date.
     ``active[J] == 0`` rigidifies joint J (S = 0; RGL Sec. 4.2, eq. 6). Unless
     ``quasi_static``, the leaf biases include ``-v x* I v`` (body velocities ``v``) and
-    ``beta`` the velocity product ``c_al`` of the joint (RGL eqs. 2-3).
+    ``beta`` the velocity product ``c_al`` of the joint (RGL eqs. 2-3). Without ``metric``
+    the total-acceleration coefficients (Psi, p, eta) are left alone (the multilevel
+    forward dynamics of RGL Sec. 4.3 needs only Phi and b).
 
     Scratch: T (12 + 4 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3)."""
     for u in range(n_upd):
@@ -353,60 +355,61 @@ def _update_nodes(
                     s -= T[3, c, rr] * V6[0, c]
             R[J, rr] = s
             V6[3, rr] = s                                      # R
-        # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5); Y = W Y' W + P A_J P^T (T6)
-        row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
-        _load(Psi, row, tr, T, 5)
-        if A >= 0:
-            row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
-            _load(Psi, row, tr, T, 7)
-            _mm(T, 1, False, 7, False, 8)
-            _mm(T, 8, False, 1, True, 9)
+        if metric:
+            # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5); Y = W Y' W + P A_J P^T (T6)
+            row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
+            _load(Psi, row, tr, T, 5)
+            if A >= 0:
+                row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
+                _load(Psi, row, tr, T, 7)
+                _mm(T, 1, False, 7, False, 8)
+                _mm(T, 8, False, 1, True, 9)
+                for a in range(6):
+                    for c in range(6):
+                        T[5, a, c] += T[9, a, c]
+            _mm(T, 2, False, 5, False, 8)
+            _mm(T, 8, False, 2, False, 6)
             for a in range(6):
                 for c in range(6):
-                    T[5, a, c] += T[9, a, c]
-        _mm(T, 2, False, 5, False, 8)
-        _mm(T, 8, False, 2, False, 6)
-        for a in range(6):
-            for c in range(6):
-                s = 0.0
-                for rr in range(d):
-                    t = 0.0
-                    for ss in range(d):
-                        t += Aw[J, rr, ss] * T[3, c, ss]
-                    s += T[3, a, rr] * t
-                T[6, a, c] += s
-        # ---- w = p^B_1 - X p^A_2 (V6[4]); z (V6[5])
-        for a in range(6):
-            V6[4, a] = ph[hB + cb, a]
-        if A >= 0:
-            x = _xmotion(XJ_E, XJ_r, J, ph[hA + ca, 0], ph[hA + ca, 1], ph[hA + ca, 2],
-                         ph[hA + ca, 3], ph[hA + ca, 4], ph[hA + ca, 5])
+                    s = 0.0
+                    for rr in range(d):
+                        t = 0.0
+                        for ss in range(d):
+                            t += Aw[J, rr, ss] * T[3, c, ss]
+                        s += T[3, a, rr] * t
+                    T[6, a, c] += s
+            # ---- w = p^B_1 - X p^A_2 (V6[4]); z (V6[5])
             for a in range(6):
-                V6[4, a] -= x[a]
-        et = 0.0
-        if A >= 0:
-            et += eta[A]
-        et += eta[B]
-        for a in range(6):
-            s = 0.0
-            for c in range(6):
-                s += T[5, a, c] * V6[2, c]
-            V6[6, a] = V6[4, a] + 2.0 * s                      # w + 2 Y' gamma
-            et += V6[2, a] * (s + V6[4, a])
-        for rr in range(d):
-            t = 0.0
-            for ss in range(d):
-                t += Aw[J, rr, ss] * V6[3, ss]
-            V6[7, rr] = t                                      # A_J R
-            et += V6[3, rr] * t
-        eta[i] = et
-        for a in range(6):
-            s = 0.0
-            for c in range(6):
-                s += T[2, a, c] * V6[6, c]
+                V6[4, a] = ph[hB + cb, a]
+            if A >= 0:
+                x = _xmotion(XJ_E, XJ_r, J, ph[hA + ca, 0], ph[hA + ca, 1], ph[hA + ca, 2],
+                             ph[hA + ca, 3], ph[hA + ca, 4], ph[hA + ca, 5])
+                for a in range(6):
+                    V6[4, a] -= x[a]
+            et = 0.0
+            if A >= 0:
+                et += eta[A]
+            et += eta[B]
+            for a in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += T[5, a, c] * V6[2, c]
+                V6[6, a] = V6[4, a] + 2.0 * s                      # w + 2 Y' gamma
+                et += V6[2, a] * (s + V6[4, a])
             for rr in range(d):
-                s -= 2.0 * T[3, a, rr] * V6[7, rr]
-            V6[5, a] = s
+                t = 0.0
+                for ss in range(d):
+                    t += Aw[J, rr, ss] * V6[3, ss]
+                V6[7, rr] = t                                      # A_J R
+                et += V6[3, rr] * t
+            eta[i] = et
+            for a in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += T[2, a, c] * V6[6, c]
+                for rr in range(d):
+                    s -= 2.0 * T[3, a, rr] * V6[7, rr]
+                V6[5, a] = s
         if nC == 0:
             # a root node (no handles): Tup of its child = (world -> (J, 0) -> (J, 1))^-1
             _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
@@ -421,12 +424,13 @@ def _update_nodes(
                 row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
                 _load(Phi, row, tr, T, 7)
                 _mm(T, 1, False, 7, False, ck)                 # C_k = X Phi^A_{2k}
-                row, tr = _blk(hA, oA, n_slots, nhA, kk, ca)
-                _load(Psi, row, tr, T, 7)
-                _mm(T, 7, False, 1, True, 8)
-                for a in range(6):
-                    for c in range(6):
-                        T[ck + 2, a, c] = -T[8, a, c]          # Q_k = -Psi^A_{k2} X^T
+                if metric:
+                    row, tr = _blk(hA, oA, n_slots, nhA, kk, ca)
+                    _load(Psi, row, tr, T, 7)
+                    _mm(T, 7, False, 1, True, 8)
+                    for a in range(6):
+                        for c in range(6):
+                            T[ck + 2, a, c] = -T[8, a, c]      # Q_k = -Psi^A_{k2} X^T
                 src = hA + kk
             else:
                 kk = k - nAo
@@ -436,23 +440,27 @@ def _update_nodes(
                 for a in range(6):
                     for c in range(6):
                         T[ck, a, c] = -T[ck, a, c]             # C_k = -Phi^B_{1k}
-                row, tr = _blk(hB, oB, n_slots, nhB, kk, cb)
-                _load(Psi, row, tr, T, ck + 2)                 # Q_k = Psi^B_{k1}
+                if metric:
+                    row, tr = _blk(hB, oB, n_slots, nhB, kk, cb)
+                    _load(Psi, row, tr, T, ck + 2)             # Q_k = Psi^B_{k1}
                 src = hB + kk
             _mm(T, 2, False, ck, False, ck + 1)
-            _mm(T, 2, False, ck + 2, True, ck + 3)
-            _mm(T, 6, False, ck, False, 9)
-            for a in range(6):
-                for c in range(6):
-                    T[ck + 3, a, c] += T[9, a, c]
+            if metric:
+                _mm(T, 2, False, ck + 2, True, ck + 3)
+                _mm(T, 6, False, ck, False, 9)
+                for a in range(6):
+                    for c in range(6):
+                        T[ck + 3, a, c] += T[9, a, c]
             # b^C_k = b_k - C_k^T gamma; p^C_k = p_k + 2 Q_k gamma + C_k^T z
             dst = hC + k
             for a in range(6):
                 bh[dst, a] = bh[src, a]
-                ph[dst, a] = ph[src, a]
             _mv(T, ck, True, V6, 2, bh, dst, -1.0)
-            _mv(T, ck + 2, False, V6, 2, ph, dst, 2.0)
-            _mv(T, ck, True, V6, 5, ph, dst, 1.0)
+            if metric:
+                for a in range(6):
+                    ph[dst, a] = ph[src, a]
+                _mv(T, ck + 2, False, V6, 2, ph, dst, 2.0)
+                _mv(T, ck, True, V6, 5, ph, dst, 1.0)
         # ---- blocks (k, l), k <= l
         for k in range(nC):
             ck = 12 + 4 * k
@@ -475,7 +483,8 @@ def _update_nodes(
                         ll = ll + 1 if ll >= cb else ll
                         row, tr = _blk(hB, oB, n_slots, nhB, kk, ll)
                     _load(Phi, row, tr, T, 7)
-                    _load(Psi, row, tr, T, 8)
+                    if metric:
+                        _load(Psi, row, tr, T, 8)
                 else:
                     for a in range(6):
                         for c in range(6):
@@ -486,6 +495,14 @@ def _update_nodes(
                 for a in range(6):
                     for c in range(6):
                         Phi[dst, a, c] = T[7, a, c] - T[9, a, c]
+                if k == l:
+                    for a in range(6):
+                        for c in range(a):
+                            s = 0.5 * (Phi[dst, a, c] + Phi[dst, c, a])
+                            Phi[dst, a, c] = s
+                            Phi[dst, c, a] = s
+                if not metric:
+                    continue
                 # Psi^C_kl = [same] Psi_kl + Q_k W C_l + (Q_l W C_k)^T + C_k^T Y C_l
                 #          = [same] Psi_kl + Q_k W C_l + C_k^T H_l
                 _mm(T, ck + 2, False, cl + 1, False, 9)
@@ -496,23 +513,28 @@ def _update_nodes(
                 if k == l:
                     for a in range(6):
                         for c in range(a):
-                            s = 0.5 * (Phi[dst, a, c] + Phi[dst, c, a])
-                            Phi[dst, a, c] = s
-                            Phi[dst, c, a] = s
                             s = 0.5 * (Psi[dst, a, c] + Psi[dst, c, a])
                             Psi[dst, a, c] = s
                             Psi[dst, c, a] = s
-        # ---- hierarchical frames: handle k -> frame of (J, 1) into Xr/xq[0], then to the
-        # principal handle of C
-        p = node_pslot[i]
-        _handle_to_j1(p, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, 0)
-        _tinv(Xr, xq, 0, Xr, xq, 1)                            # (J, 1) -> principal of C
-        for k in range(nC):
-            _handle_to_j1(k, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, 2)
-            _tmul(Xr, xq, 1, Xr, xq, 2, Tp_E, Tp_r, hC + k)
-        _tcopy(Xr, xq, 1, Tup_E, Tup_r, B)
-        if A >= 0:
-            _tmul(Xr, xq, 1, XJ_E, XJ_r, J, Tup_E, Tup_r, A)
+        _node_frames(i, J, B, A, nC, nAo, ca, cb, hA, hB, hC, node_pslot, XJ_E, XJ_r, Tp_E,
+                     Tp_r, Tup_E, Tup_r, Xr, xq)
+
+
+@njit(**INLINE)
+def _node_frames(i, J, B, A, nC, nAo, ca, cb, hA, hB, hC, node_pslot, XJ_E, XJ_r, Tp_E, Tp_r,
+                 Tup_E, Tup_r, Xr, xq):
+    """Hierarchical frames of a non-root internal node (RL Sec. 5.1): ``Tp`` of each handle
+    (its frame -> the node's principal handle frame, via the frame of (J, 1)) and ``Tup`` of
+    both children."""
+    p = node_pslot[i]
+    _handle_to_j1(p, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, 0)
+    _tinv(Xr, xq, 0, Xr, xq, 1)                                # (J, 1) -> principal of C
+    for k in range(nC):
+        _handle_to_j1(k, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, 2)
+        _tmul(Xr, xq, 1, Xr, xq, 2, Tp_E, Tp_r, hC + k)
+    _tcopy(Xr, xq, 1, Tup_E, Tup_r, B)
+    if A >= 0:
+        _tmul(Xr, xq, 1, XJ_E, XJ_r, J, Tup_E, Tup_r, A)
 
 
 @njit(**INLINE)
@@ -972,7 +994,7 @@ class AdaptiveQuasiStatics:
             Aw[j, :d, :d] = blk
         return Aw
 
-    def _update(self, nodes, n):
+    def _update(self, nodes, n, metric=True):
         ma, t, d = self.ma, self.tree, self.dca
         _update_nodes(nodes, n, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
                       ma.Xtree_E, ma.Xtree_r, ma.mass, ma.h, ma.Ibar, ma.gravity, d.Iinv,
@@ -980,7 +1002,7 @@ class AdaptiveQuasiStatics:
                       t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh, t.node_hoff,
                       d.node_ooff, t.node_ca, t.node_cb, self.node_pslot, d.handle_x,
                       self.n_slots, self.q, self.tau, self.f_ext, self.Aw, self.active,
-                      self._quasi_static, self.v, self.c_al,
+                      self._quasi_static, self.v, self.c_al, bool(metric),
                       self._T, self._V6, self._Xr, self._xq,
                       self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.b_world, self.z,
                       self.Phi, self.bh, self.Psi, self.ph, self.eta, self.W, self.P, self.D,
