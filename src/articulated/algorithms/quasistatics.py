@@ -677,7 +677,8 @@ def _partial_back_substitution(
     the constraint force (eq. 5), hands the forces to its children, pushes the internal
     children with their ``A`` (eq. 8), and stops when the certified error of the chosen
     measure is at most ``eps_max``, when ``budget >= 0`` joints have been computed, or when
-    the queue is empty (exact). ``qdd`` must be zero on entry; it is exact on the computed
+    the queue is empty (exact). ``eps_max < 0`` is the exact mode of the multilevel
+    forward dynamics (RGL Sec. 4.3): every active node, no metric coefficients read. ``qdd`` must be zero on entry; it is exact on the computed
     joints (``computed[:n]``, joint indices) and zero elsewhere: on entry ``qdd`` is zero
     except on the ``prev_n`` joints of the previous call, ``computed[:prev_n]``, which are
     cleared first (so a call costs O(N_E), not O(n)).
@@ -691,7 +692,7 @@ def _partial_back_substitution(
     A_total = 0.0
     for t in range(roots.shape[0]):
         r = roots[t]
-        a = eta[r]
+        a = eta[r] if eps_max >= 0.0 else 0.0
         if a < 0.0:
             a = 0.0
         A_total += a
@@ -706,16 +707,19 @@ def _partial_back_substitution(
             eps2 = 0.0
             bound = 0.0
             break
-        bound = _bound(measure, eps2, A_total, hk[0], maxnorm)
-        if bound <= eps_max and measure <= 1:
-            # the running eps_c^2 carries the round-off of its updates (relative to
-            # A_total): before stopping on it, sum the queue exactly
-            eps2 = 0.0
-            for t in range(n):
-                eps2 += hk[t]
+        if eps_max < 0.0:                   # exact mode: every active node, no metric
+            bound = 0.0
+        else:
             bound = _bound(measure, eps2, A_total, hk[0], maxnorm)
-        if bound <= eps_max:
-            break
+            if bound <= eps_max and measure <= 1:
+                # the running eps_c^2 carries the round-off of its updates (relative to
+                # A_total): before stopping on it, sum the queue exactly
+                eps2 = 0.0
+                for t in range(n):
+                    eps2 += hk[t]
+                bound = _bound(measure, eps2, A_total, hk[0], maxnorm)
+            if bound <= eps_max:
+                break
         if budget >= 0 and ncomp >= budget:
             break
         i = hn[0]
@@ -821,13 +825,15 @@ def _partial_back_substitution(
                     for a in range(6):
                         fh[dst, a] = fh[src, a]
             if node_joint[A] >= 0 and active[node_joint[A]]:
-                aA = _total_acc(A, node_nh, node_hoff, node_ooff, n_slots, Psi, ph, eta, fh)
+                aA = 0.0 if eps_max < 0.0 else _total_acc(A, node_nh, node_hoff, node_ooff,
+                                                          n_slots, Psi, ph, eta, fh)
                 if aA < 0.0:
                     aA = 0.0
                 A_children += aA
                 n = _heap_push(hk, hn, n, aA, A)
         if node_joint[B] >= 0 and active[node_joint[B]]:
-            aB = _total_acc(B, node_nh, node_hoff, node_ooff, n_slots, Psi, ph, eta, fh)
+            aB = 0.0 if eps_max < 0.0 else _total_acc(B, node_nh, node_hoff, node_ooff,
+                                                      n_slots, Psi, ph, eta, fh)
             if aB < 0.0:
                 aB = 0.0
             A_children += aB
@@ -953,6 +959,7 @@ class AdaptiveQuasiStatics:
         self._Xr = z((3, 3, 3))
         self._xq = z((3, 3))
         self.active = np.ones(nb, dtype=np.bool_)
+        self._gravity = np.array(self.ma.gravity, dtype=np.float64)   # own copy
         self._quasi_static = True
         self.v = z((nb, 6))
         self.c_al = z((nb, 6))
@@ -997,7 +1004,7 @@ class AdaptiveQuasiStatics:
     def _update(self, nodes, n, metric=True):
         ma, t, d = self.ma, self.tree, self.dca
         _update_nodes(nodes, n, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
-                      ma.Xtree_E, ma.Xtree_r, ma.mass, ma.h, ma.Ibar, ma.gravity, d.Iinv,
+                      ma.Xtree_E, ma.Xtree_r, ma.mass, ma.h, ma.Ibar, self._gravity, d.Iinv,
                       d.H_E, d.H_r, d.perm, d.nfree,
                       t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh, t.node_hoff,
                       d.node_ooff, t.node_ca, t.node_cb, self.node_pslot, d.handle_x,
@@ -1122,6 +1129,26 @@ class AdaptiveQuasiStatics:
         return QuasiStaticResult(qdd=qdd, joints=joints,
                                  bound=float(self._stats[1]), total=float(self._stats[2]),
                                  error=error, eps_max=float(eps_max))
+
+    def _solve_exact(self):
+        """Exact back-substitution over the active nodes without the metric coefficients
+        (RGL Sec. 4.3); internal buffer, O(N_active)."""
+        t, d = self.tree, self.dca
+        _partial_back_substitution(-1.0, 0, -1, self._n_computed, self.ma.jnv, self.ma.vadr,
+                                   self.Aw, self.active, t.roots, t.node_A, t.node_B,
+                                   t.node_joint, t.node_nh, t.node_hoff, d.node_ooff,
+                                   t.node_ca, t.node_cb, self.n_slots, self.XJ_E, self.XJ_r,
+                                   self.Phi, self.Psi, self.ph, self.eta, self.W, self.P,
+                                   self.D, self.beta, self.gamma, self.tau, self._hk,
+                                   self._hn, self._xv, self._fv, self.fh, self._qdd,
+                                   self._computed, self._stats)
+        self._n_computed = int(self._stats[0])
+        if self._stats[5] >= 0:
+            j = int(self._stats[5])
+            raise ValueError(f"the hybrid-body acceleration is not finite at joint "
+                             f"{self.model.joint_name[j]!r}: a node inverse inertia is "
+                             f"singular")
+        return self._qdd
 
     def body_pose(self, body):
         """World pose of a body from the principal-handle transforms on its assembly-tree

@@ -27,9 +27,37 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms.adaptive import AdaptiveDynamics
-from ..algorithms.kinematics import energy
+from ..algorithms.kinematics import body_velocities, energy
 from ..model import Model
-from .integrators import integrate
+from .integrators import integrate, integrate_joints_inplace
+
+
+class _Poses:
+    __slots__ = ("solver", "k")
+
+    def __init__(self, solver, k):
+        self.solver, self.k = solver, k
+
+    def __getitem__(self, b):
+        return self.solver.body_pose(int(b))[self.k]
+
+
+class _HybridKinematics:
+    """``kin`` for :meth:`articulated.Force.apply`: world poses on demand from the
+    hierarchical frames (O(log n) per body); body velocities (``v``) by a full pass, only
+    if a force asks for them."""
+
+    def __init__(self, sim):
+        self._sim = sim
+        self.R = _Poses(sim.solver, 0)
+        self.p = _Poses(sim.solver, 1)
+        self._v = None
+
+    @property
+    def v(self):
+        if self._v is None:
+            self._v = body_velocities(self._sim.model, self._sim.q, self._sim.qd)
+        return self._v
 
 
 @dataclass
@@ -99,6 +127,9 @@ class AdaptiveSimulator:
         self.eps_acc = float(eps_acc)
         self.max_update = None if max_update is None else int(max_update)
         self.update_every = int(update_every)
+        self.impulse_columns = 16
+        """Rigidification of at most this many joints assembles RGL's K^R from unit test
+        impulses; more use the equivalent momentum projection (O(n))."""
         self.solver = AdaptiveDynamics(model, assembly, weights=weights,
                                        velocity_weights=velocity_weights)
         self.q = model.neutral() if q0 is None else model.check_configuration(q0).copy()
@@ -106,6 +137,11 @@ class AdaptiveSimulator:
                                                                           model.nv).copy()
         self.active = np.ones(model.nb, dtype=np.bool_)
         self.forces = []
+        self._tau = np.zeros(model.nv)
+        self._f_ext = np.zeros((model.nb, 6))
+        self._bodies = np.zeros(0, dtype=np.int64)
+        self._joints = np.zeros(0, dtype=np.int64)
+        self._all = False
         for f in forces:
             self.add_force(f)
         self.t = 0.0
@@ -120,15 +156,30 @@ class AdaptiveSimulator:
         if hasattr(force, "bind"):
             force.bind(self.model)
         self.forces.append(force)
+        bodies, joints = (force.support(self.model) if hasattr(force, "support")
+                          else (None, None))
+        if bodies is None or joints is None:
+            self._all = True
+        else:
+            self._bodies = np.union1d(self._bodies, np.asarray(bodies, dtype=np.int64))
+            self._joints = np.union1d(self._joints, np.asarray(joints, dtype=np.int64))
         return force
 
     def _forces(self):
+        """Applied forces into the persistent ``tau``, ``f_ext`` (only the rows the forces
+        touch are cleared, from :meth:`articulated.Force.support`)."""
         m = self.model
-        tau = np.zeros(m.nv)
-        f_ext = np.zeros((m.nb, 6))
+        if self._all:
+            self._tau[:] = 0.0
+            self._f_ext[:] = 0.0
+        else:
+            self._f_ext[self._bodies] = 0.0
+            for j in self._joints:
+                self._tau[m.jnt_vadr[j]:m.jnt_vadr[j] + m.jnt_nv[j]] = 0.0
+        kin = _HybridKinematics(self)
         for f in self.forces:
-            f.apply(m, self.t, self.q, self.qd, tau, f_ext)
-        return tau, f_ext
+            f.apply(m, self.t, self.q, self.qd, self._tau, self._f_ext, kin)
+        return self._tau, self._f_ext
 
     def _region_update(self, tau, f_ext):
         """RGL Sec. 5.1 steps 1-4; returns the new joint velocities."""
@@ -144,10 +195,23 @@ class AdaptiveSimulator:
         s.qd[:] = qd
         new = s.new_active_region(self.eps_vel, self.max_active)
         rigid = np.flatnonzero(transient & ~new)
-        if rigid.size:
-            qd = qd + s.rigidification_impulses(rigid)
+        if rigid.size and np.any(qd[np.isin(m.dof_body, rigid)] != 0.0):
+            # RGL Sec. 5.4.2: K^R from test impulses for a few joints; for many, the same
+            # projection by momentum conservation of the kept joints in O(n)
+            if rigid.size <= self.impulse_columns:
+                dqd = s.rigidification_impulses(rigid)
+            else:
+                s.qd[:] = qd
+                dqd = s.momentum_projection(new)
+            qd = qd + dqd
             qd[~new[m.dof_body]] = 0.0
         self.active = new
+        # conversion to the new hybrid state (O(n) here: RGL Sec. 6 would touch only the
+        # nodes whose state changed)
+        s.active[:] = new
+        s.qd[:] = qd
+        s._refresh()
+        s.prepare_region()
         self.last = dict(active=int(new.sum()), update_region=int(U.size),
                          rigidified=int(rigid.size))
         return qd
@@ -158,10 +222,16 @@ class AdaptiveSimulator:
         tau, f_ext = self._forces()
         if self.steps % self.update_every == 0:
             qd = self._region_update(tau, f_ext)
+            q = integrate(m, self.q, qd, h)
         else:
-            qdd = self.solver.forward_dynamics(self.q, self.qd, tau, f_ext, self.active)
+            # multilevel forward dynamics of the hybrid body (RGL Sec. 4.3): O(N_A log n)
+            s = self.solver
+            qdd = s.hybrid_accelerations(self.q, self.qd, tau, f_ext,
+                                         None if self._all else self._bodies)
             qd = self.qd + h * qdd
-        q = integrate(m, self.q, qd, h)
+            q = self.q.copy()
+            J = s._ajoints
+            integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, qd, h)
         if not (np.isfinite(q).all() and np.isfinite(qd).all()):
             raise ValueError(f"the adaptive simulation became non-finite at t = {self.t:.6g}")
         self.q, self.qd = q, qd
