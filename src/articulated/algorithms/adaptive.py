@@ -242,14 +242,15 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self.active[:] = a
         self._refresh()
 
-    def _refresh(self):
-        """Kinematics (transforms, body velocities, velocity products) and every node."""
+    def _refresh(self, metric=True):
+        """Kinematics (transforms, body velocities, velocity products) and every node (with
+        the acceleration-metric coefficients unless ``metric`` is False)."""
         ma, d = self.ma, self.dca
         _dca_kinematics(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
                         ma.Xtree_E, ma.Xtree_r, ma.S, d.H_E, d.H_r, self._gravity, self.q,
                         self.qd, False, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v,
                         self.c, self.c_al, self.b_world)
-        self._update(self._all, self.tree.n_nodes)
+        self._update(self._all, self.tree.n_nodes, metric)
 
     def forward_dynamics(self, q, qd, tau=None, f_ext=None, active=None) -> np.ndarray:
         """Joint accelerations of the hybrid body (RGL Sec. 4.3): exact for the body whose
@@ -259,10 +260,6 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         With ``active=None`` this is the full forward dynamics (equal to ABA's)."""
         self.set_state(q, qd, tau, f_ext, active)
         return self.solve(0.0, "absolute_linkage").qdd
-
-    def _hybrid_qdd(self):
-        """Exact accelerations of the current hybrid body (internal buffer, O(N_active))."""
-        return self.solve(0.0, "absolute_linkage", copy=False).qdd
 
     # --------------------------------------------------------------- RGL Sec. 5
     def acceleration_update_region(self, eps_acc: float = 0.0, max_nodes: int | None = None):
@@ -351,11 +348,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self._near = np.empty(m.nb, dtype=np.int64)
         _nearest_active(m.body_parent, self.active, self._near)
         front_of = np.full(t.n_nodes, -1, dtype=np.int64)
-        for i in range(t.n_nodes - 1, -1, -1):         # parents before children
-            if front[i]:
-                front_of[i] = i
-            elif par[i] >= 0:
-                front_of[i] = front_of[par[i]]
+        _front_of_nodes(par, front, front_of)
         self._front_of = front_of
         self._front_index = np.full(t.n_nodes, -1, dtype=np.int64)
         self._front_index[self._front] = np.arange(self._front.size)
@@ -425,15 +418,15 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         the rigidification impulses). Linear in Q: computed as the difference of two exact
         hybrid solves with the joint forces changed along the joints' paths only."""
         m = self.model
-        base = self._hybrid_qdd().copy()
+        base = self._solve_exact().copy()
         dofs = np.concatenate([np.arange(m.jnt_vadr[j], m.jnt_vadr[j] + m.jnt_nv[j])
                                for j in joints]) if len(joints) else np.zeros(0, np.int64)
         tau0 = self.tau.copy()
         tau1 = tau0.copy()
         tau1[dofs] += impulses
-        self.update(tau=tau1, tau_joints=joints)
-        out = self._hybrid_qdd().copy() - base
-        self.update(tau=tau0, tau_joints=joints)
+        self.update(tau=tau1, tau_joints=joints, metric=False)
+        out = self._solve_exact().copy() - base
+        self.update(tau=tau0, tau_joints=joints, metric=False)
         return out
 
     def momentum_projection(self, keep) -> np.ndarray:
@@ -457,8 +450,12 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         g = self._gravity.copy()
         try:
             self._gravity[:] = 0.0
-            self.set_state(self.q.copy(), None, p, None, keep)
-            new = self._hybrid_qdd().copy()
+            self.qd[:] = 0.0
+            self.tau[:] = p
+            self.f_ext[:] = 0.0
+            self.active[:] = self._check_active(keep)
+            self._refresh(metric=False)
+            new = self._solve_exact().copy()
         finally:
             self._gravity[:] = g
         return new - qd_old
@@ -508,6 +505,17 @@ def _generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, 
                               (hc[i, 0], hc[i, 1], hc[i, 2], hc[i, 3], hc[i, 4], hc[i, 5]))
             for a in range(6):
                 hc[pa, a] += y[a]
+
+
+@njit(**KERNEL)
+def _front_of_nodes(node_parent, front, front_of):
+    """front_of[i] = the rigid-front node containing node i (itself if in the front, -1
+    inside the active region); reverse post-order visits parents first."""
+    for i in range(node_parent.shape[0] - 1, -1, -1):
+        if front[i]:
+            front_of[i] = i
+        elif node_parent[i] >= 0:
+            front_of[i] = front_of[node_parent[i]]
 
 
 @njit(**KERNEL)

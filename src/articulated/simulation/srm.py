@@ -1,0 +1,470 @@
+"""Closed loops by the sequential regularization method (SRM) and a direct reference solver.
+
+The model is a spanning tree (reduced coordinates: tree constraints exact) plus loop joints
+``g_L(q) = 0`` (:mod:`articulated.algorithms.loops`). Equations of motion (Ascher & Lin 1999,
+eq. 3.3, in tree coordinates):
+
+    H(q) qdd = tau - C(q, qd) + J^T f_ext - G_L(q)^T lambda,      g_L(q) = 0
+
+Our SRM form (what :class:`SRMSolver` does per time step h)
+-----------------------------------------------------------
+Warm start ``lambda_0`` = the multipliers of the previous step. For s = 1 .. S:
+
+1. one explicit Runge-Kutta step (``"euler"``, ``"rk2"`` = Heun, ``"rk4"``) of the tree
+   dynamics from ``(q_n, qd_n)`` with the loop forces ``-G_L^T lambda_{s-1}`` held over the
+   step: every stage is one O(n) ABA with the loop forces applied as equal and opposite
+   spatial forces on the two bodies of each loop; gives ``(q^s, qd^s)`` at ``t_n + h``;
+2. the stabilized constraint residual at that state, O(n + loops):
+   ``z_s = G_L qd^s + alpha g_L(q^s)``   (``alpha_2 G v + alpha_3 g`` of srm-notes.md, alpha_1 = 0);
+3. the SRM update (explicit: no linear system), for s < S:
+   ``lambda_s = lambda_{s-1} + (1 / eps) W z_s``.
+
+The state of pass S is accepted, and ``lambda_{S-1}``, the multipliers it was computed
+with, warm-start the next step (also applying the update after the last pass would correct
+the same residual twice, once here and once by the next step's trial pass: an undamped
+integral controller, unstable for alpha > 0). S = 1 is the trial pass alone (no
+correction). Cost per step: S x (stages + 1) O(n) tree passes, whatever the number of
+loops. ``W`` chooses the form:
+
+* ``form="scaled"`` (default; our "Alg I"): ``W = blockdiag_l (J_a Ia^-1 J_a^T + J_b Ib^-1
+  J_b^T)^-1``, per loop the inverse mobility of its two bodies taken as free bodies (the
+  block-diagonal ``D M^-1 D^T`` of the paper's Lemma 3.1). It is never singular, also where
+  ``G_L`` loses rank (the square chain's "four links in line"), and makes the best ``eps``
+  independent of masses, lengths, time and n: the tree only removes mobility, so the
+  eigenvalues ``mu`` of ``G_L H^-1 G_L^T W`` lie in (0, 1] when loops share no body.
+* ``form="unscaled"`` (our "Alg II", the notes' literal ``lambda_s = lambda_{s-1} + z/eps``):
+  ``W = 1`` [kg]; the admissible ``eps`` depends on the eigenvalues of ``G_L H^-1 G_L^T``,
+  which change with the configuration (the paper's criticism of its form 3.10).
+
+Why it converges, and why the iterations do not grow with n: a change ``d lambda`` held
+over the step changes the end velocity by ``-h H^-1 G_L^T d lambda`` (plus O(h^2) in
+``q``), so ``z_s`` obeys ``z_s ~ (1 - (h / eps) K W) z_{s-1}`` with ``K = G_L H^-1 G_L^T``:
+with ``eps = 0.75 h`` (the default) every mode of ``K W`` with eigenvalue mu contracts by
+``|1 - mu / 0.75|`` per iteration. The spectrum is set by the local structure of the loops:
+for the square chain it is [0.30, 0.96] for every length (so the iterations needed do not
+grow with n), for the net its lower end shrinks with the net's size (0.05 at 4 x 4, 0.014
+at 8 x 8: a block-diagonal W cannot see the two-dimensional coupling). The fixed point of
+the iteration is independent of ``eps`` and ``W``: the step whose end state satisfies
+``G_L qd + alpha g_L = 0``, so the loop drift obeys ``d g / dt = -alpha g`` at step ends and
+stays bounded. With the warm start the initial residual is small (the multipliers change
+by O(h) per step), so S = 3 suffices (measured in ``docs/closed-loops.md``).
+
+Where this differs from the paper (whose equations were lost; see srm-notes.md): in the
+paper's SRM (its eqs. 3.6, 3.10, 3.12) ``lambda_s`` is driven by the *current* iterate's
+residual along its own trajectory, ``lambda_s(t) = lambda_{s-1}(t) + z(p_s(t), v_s(t)) /
+eps``, a penalty ODE that an explicit scheme integrates with ``h = O(eps)``. Restarted at
+every step from one shared state, that form degenerates (the first stage's residual is the
+same in every iteration, so S iterations only multiply the penalty gain) and warm-started
+it turns into an undamped integral controller (checked on a scalar model). We evaluate
+the residual at the end of the previous iterate's step (a lagged, Jacobi-in-time SRM
+sweep): the same update formula and cost, explicit, O(n) per iteration, and a clean
+discrete fixed point. The multipliers are constant over a step, so the trajectory is
+second order in h (also with RK4) while the loop drift is controlled to the iteration's
+accuracy.
+
+Reference solver (:class:`KKTSolver`)
+-------------------------------------
+Direct method for small systems: the dense KKT system of tree + loop constraints with
+Baumgarte stabilization, ``G_L qdd = -G_L-dot qd - 2 beta G_L qd - beta^2 g_L``, solved by
+least squares (rank-deficient ``G_L`` allowed), integrated by the library's RK4/Euler.
+O(nv^3) per evaluation.
+
+References
+----------
+U. Ascher and P. Lin, "Sequential regularization methods for simulating mechanical systems
+with many closed loops", SIAM J. Sci. Comput. 21 (1999): sec. 3 (tree + loop-closing
+constraints, SRM), sec. 4 (examples 4.1, 4.2, tables 4.1-4.3); srm-notes.md (the SRM
+iteration and stabilization terms); J. Baumgarte, "Stabilization of constraints and
+integrals of motion in dynamical systems", CMAME 1 (1972).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..algorithms._inputs import check_f_ext
+from ..algorithms.aba import _aba_kernel
+from ..algorithms.crba import crba
+from ..algorithms.loops import (LoopWork, add_loop_forces, all_loop_rows, loop_arrays,
+                                loop_Gdot_qd, loop_jacobian, loop_residual, loop_scaling,
+                                poses_velocities)
+from ..algorithms.rnea import bias_forces
+from ..config import KERNEL
+from ..model import Model, data_arrays
+from .integrators import _normalize_kernel, _qdot_kernel
+
+SRM_INTEGRATORS = {
+    "euler": (np.zeros((1, 1)), np.array([1.0]), np.array([0.0])),
+    "rk2": (np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([0.5, 0.5]), np.array([0.0, 1.0])),
+    "rk4": (np.array([[0.0, 0.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.0], [0.0, 0.5, 0.0, 0.0],
+                      [0.0, 0.0, 1.0, 0.0]]), np.array([1.0, 2.0, 2.0, 1.0]) / 6.0,
+            np.array([0.0, 0.5, 0.5, 1.0])),
+}
+"""Explicit Runge-Kutta tableaux ``(A, b, c)`` of the SRM step: forward Euler, Heun's
+second-order method (the paper's "explicit second-order Runge-Kutta"), classical RK4."""
+
+SRM_FORMS = ("scaled", "unscaled")
+
+DEFAULT_ITERATIONS = 3
+"""SRM iterations per step (Ascher & Lin 1999, Tables 4.1, 4.3: 2-3 suffice). Iteration 1
+is the warm-started trial pass; each later one corrects the multipliers once."""
+DEFAULT_EPS_FACTOR = 0.75
+"""``eps = eps_factor * h``. The residual contracts by ``1 - (h / eps) mu`` per iteration,
+``mu`` in (0, 1] the eigenvalues of ``K W`` (scaled form), so ``eps >= h / 2`` is stable
+and a mild over-relaxation (``eps < h``) speeds up the slow modes; 0.75 was best on the
+square chain and net (0.6 diverged there with S = 2; docs/closed-loops.md)."""
+DEFAULT_ALPHA = 5.0
+"""Stabilization rate ``alpha`` [1/s] of ``z = G_L qd + alpha g_L``: at the fixed point the
+drift obeys ``dg/dt = -alpha g``. A rate fixed in time units (not ``c / h``) keeps the
+iteration stable as h shrinks (measured on the square net: ``alpha = 0.2 / h`` with S = 2
+diverges at h <= 0.005 s, ``alpha = 5`` does not)."""
+
+
+@njit(**KERNEL)
+def _srm_step_kernel(
+    # model (packed) and joint layout
+    model_i, model_f, jtype, qadr, vadr, quat_qadr,
+    # loops (packed)
+    loop_i, loop_f, Iinv_a, Iinv_b,
+    # inputs
+    q, qd, tau, f_app, h, A, bw, cn, S, inv_eps, alpha, scaled,
+    # in/out: multipliers at mid-step (warm start in, accepted out) and their change over
+    # a step (the slope held within the step)
+    lam, dlam, lam_st,
+    # data and scratch
+    data_f, kq, kv, Qs, Qu, Vs, f_tot, g, Gv, Ja, Jb, W, M, x, K6, T2, Y,
+    # outputs
+    q_out, qd_out, z_hist, g_hist,
+):
+    """One SRM step (module docstring): S iterations of (explicit RK step with the loop
+    forces of ``lam``; residual ``z``; ``lam += inv_eps W z``). Returns False if a
+    non-finite value appeared."""
+    nb = model_i.shape[1]
+    nq = q.shape[0]
+    nv = qd.shape[0]
+    nc = lam.shape[0]
+    K = bw.shape[0]
+    has_app = f_app.shape[0] > 0
+    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
+     Dinv, F, qdd, tau_, T, T2_, tmp) = data_arrays(data_f, nb, nv)
+    has_quat = quat_qadr.shape[0] > 0
+    for s in range(S):
+        for k in range(K):
+            for i in range(nq):
+                t = q[i]
+                for j in range(k):
+                    t += h * A[k, j] * kq[j, i]
+                Qs[i] = t
+                Qu[i] = t
+            for i in range(nv):
+                t = qd[i]
+                for j in range(k):
+                    t += h * A[k, j] * kv[j, i]
+                Vs[i] = t
+            if has_quat:
+                _normalize_kernel(quat_qadr, Qu)
+            _qdot_kernel(jtype, qadr, vadr, Qs, Vs, kq[k])
+            for i in range(nb):
+                for l in range(6):
+                    f_tot[i, l] = f_app[i, l] if has_app else 0.0
+            if nc > 0:
+                poses_velocities(model_i, model_f, Qu, Vs, data_f, False)
+                all_loop_rows(loop_i, loop_f, oE, op, v, False, g, Gv, Ja, Jb, M, x)
+                # lambda(t_n + c h) = lambda_mid + (c - 1/2) dlam
+                for r in range(nc):
+                    lam_st[r] = lam[r] + (cn[k] - 0.5) * dlam[r]
+                add_loop_forces(loop_i, lam_st, 1.0, Ja, Jb, f_tot)
+            if not _aba_kernel(model_i, model_f, Qu, Vs, tau, f_tot, False, data_f):
+                return False
+            for i in range(nv):
+                kv[k, i] = qdd[i]
+        for i in range(nq):
+            t = q[i]
+            for j in range(K):
+                t += h * bw[j] * kq[j, i]
+            q_out[i] = t
+        for i in range(nv):
+            t = qd[i]
+            for j in range(K):
+                t += h * bw[j] * kv[j, i]
+            qd_out[i] = t
+        if has_quat:
+            _normalize_kernel(quat_qadr, q_out)
+        for i in range(nq):
+            if not math.isfinite(q_out[i]):
+                return False
+        for i in range(nv):
+            if not math.isfinite(qd_out[i]):
+                return False
+        if nc == 0:
+            z_hist[s] = 0.0
+            g_hist[s] = 0.0
+            continue
+        # residual at the end state and the SRM update
+        poses_velocities(model_i, model_f, q_out, qd_out, data_f, True)
+        all_loop_rows(loop_i, loop_f, oE, op, v, True, g, Gv, Ja, Jb, M, x)
+        zmax = 0.0
+        gmax = 0.0
+        for r in range(nc):
+            gr = abs(g[r])
+            if gr > gmax:
+                gmax = gr
+            Gv[r] += alpha * g[r]  # z
+            zr = abs(Gv[r])
+            if zr > zmax:
+                zmax = zr
+        z_hist[s] = zmax
+        g_hist[s] = gmax
+        if not (math.isfinite(zmax) and math.isfinite(gmax)):
+            return False
+        if s == S - 1:
+            break  # keep the multipliers of the accepted pass as the warm start
+        if scaled:
+            loop_scaling(loop_i, Iinv_a, Iinv_b, Ja, Jb, nc, W, K6, T2, Y)
+            nl = loop_i.shape[1]
+            for l in range(nl):
+                c0 = loop_i[3, l]
+                c1 = loop_i[3, l + 1] if l + 1 < nl else nc
+                for r in range(c1 - c0):
+                    t = 0.0
+                    for cc in range(c1 - c0):
+                        t += W[l, r, cc] * Gv[c0 + cc]
+                    lam[c0 + r] += inv_eps * t
+        else:
+            for r in range(nc):
+                lam[r] += inv_eps * Gv[r]
+    return True
+
+
+class SRMDiverged(RuntimeError):
+    """An SRM step produced a non-finite state (``eps`` too small for the form, or ``h`` too
+    large)."""
+
+
+class SRMSolver:
+    """Time stepping of a model with loop joints by the sequential regularization method.
+
+    Parameters
+    ----------
+    model : Model - spanning tree plus loop joints (``model.nloops`` may be 0)
+    dt : float - step size h [s] (> 0)
+    integrator : {"rk2", "rk4", "euler"} - explicit Runge-Kutta scheme (:data:`SRM_INTEGRATORS`)
+    iterations : int >= 1 - SRM iterations S per step (default :data:`DEFAULT_ITERATIONS`)
+    eps : float, optional - regularization parameter [s]; default
+        ``DEFAULT_EPS_FACTOR * h`` (``eps`` is tied to the step size, as in the paper)
+    alpha : float, optional - stabilization rate [1/s] of ``z = G_L qd + alpha g_L``;
+        default :data:`DEFAULT_ALPHA`
+    form : {"scaled", "unscaled"} - the SRM update's ``W`` (module docstring; "scaled" is
+        our Alg I, "unscaled" Alg II)
+
+    Attributes
+    ----------
+    lam : (nc,) float64 - multipliers of the last step (``-G_L^T lam`` is the loop force
+        [N | N m] held over the step)
+    dlam : (nc,) float64 - slope of the multipliers within a step: the stage at RK node c
+        uses ``lam + (c - 1/2) dlam`` (zero: constant multipliers; a slope extrapolated from
+        the previous step raised RK4 to order 3 on the four-bar at convergence, but made the
+        iteration unstable on the square chain and net, so it is not used)
+    z_hist, g_hist : (S,) float64 - max |z| [m/s] and max |g_L| [m | 1] after each iteration
+        of the last step
+    eps, alpha, h, iterations, integrator, form
+
+    Raises ValueError for a bad parameter. Source: module docstring; Ascher & Lin 1999, sec. 3.
+    """
+
+    def __init__(self, model: Model, dt: float, *, integrator: str = "rk2",
+                 iterations: int = DEFAULT_ITERATIONS, eps: float | None = None,
+                 alpha: float | None = None, form: str = "scaled"):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+        self.model = model
+        h = float(dt)
+        if not (math.isfinite(h) and h > 0):
+            raise ValueError(f"dt must be finite and > 0, got {dt!r}")
+        self.h = h
+        if integrator not in SRM_INTEGRATORS:
+            raise ValueError(f"unknown SRM integrator {integrator!r}; expected one of "
+                             f"{tuple(SRM_INTEGRATORS)}")
+        self.integrator = integrator
+        if (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
+                or iterations < 1):
+            raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}")
+        self.iterations = int(iterations)
+        self.eps = DEFAULT_EPS_FACTOR * h if eps is None else float(eps)
+        if not (math.isfinite(self.eps) and self.eps > 0):
+            raise ValueError(f"eps must be finite and > 0, got {eps!r}")
+        self.alpha = DEFAULT_ALPHA if alpha is None else float(alpha)
+        if not (math.isfinite(self.alpha) and self.alpha >= 0):
+            raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+        if form not in SRM_FORMS:
+            raise ValueError(f"unknown SRM form {form!r}; expected one of {SRM_FORMS}")
+        self.form = form
+        A, b, cn = SRM_INTEGRATORS[integrator]
+        self._A = np.ascontiguousarray(A)
+        self._b = np.ascontiguousarray(b)
+        self._c = np.ascontiguousarray(cn)
+        K = b.shape[0]
+        nq, nv, nb = model.nq, model.nv, model.nb
+        self._la = loop_arrays(model)
+        self._w = LoopWork(model)
+        self._d = model.data()
+        self._kq = np.zeros((K, nq))
+        self._kv = np.zeros((K, nv))
+        self._Qs = np.zeros(nq)
+        self._Qu = np.zeros(nq)
+        self._Vs = np.zeros(nv)
+        self._f_tot = np.zeros((nb, 6))
+        self._tau0 = np.zeros(nv)
+        self._f_none = np.zeros((0, 6))
+        self.lam = np.zeros(model.nc)
+        self.dlam = np.zeros(model.nc)
+        self._lam_st = np.zeros(model.nc)
+        self.z_hist = np.zeros(self.iterations)
+        self.g_hist = np.zeros(self.iterations)
+
+    def reset(self) -> None:
+        """Forget the warm start (multipliers to zero)."""
+        self.lam[:] = 0.0
+
+    def step(self, q, qd, tau=None, f_ext=None):
+        """One SRM step of size h from ``(q, qd)``.
+
+        Parameters
+        ----------
+        q : (nq,) float64; qd : (nv,) float64 - state at t (consistent or not)
+        tau : (nv,) float64, optional - applied joint forces, held over the step
+        f_ext : (nb, 6) float64, optional - applied body forces (``f_ext`` convention of
+            :func:`articulated.aba`), held over the step
+
+        Returns
+        -------
+        (q1, qd1) : (nq,), (nv,) float64 - state at t + h (new arrays)
+
+        Raises SRMDiverged if the state became non-finite.
+        """
+        m = self.model
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        qd = np.ascontiguousarray(qd, dtype=np.float64)
+        tau = self._tau0 if tau is None else np.ascontiguousarray(tau, dtype=np.float64)
+        f_app = self._f_none if f_ext is None else check_f_ext(m, f_ext, np.float64)
+        q1 = np.empty(m.nq)
+        qd1 = np.empty(m.nv)
+        la, w, d = self._la, self._w, self._d
+        ok = _srm_step_kernel(
+            d.model_i, d.model_f, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.quat_qadr,
+            la.ints, la.floats, la.Iinv_a, la.Iinv_b,
+            q, qd, tau, f_app, self.h, self._A, self._b, self._c, self.iterations,
+            1.0 / self.eps, self.alpha, self.form == "scaled",
+            self.lam, self.dlam, self._lam_st,
+            d.buf, self._kq, self._kv, self._Qs, self._Qu, self._Vs, self._f_tot, w.g, w.Gv,
+            w.Ja, w.Jb, w.W, w.M, w.x, w.K, w.T2, w.Y,
+            q1, qd1, self.z_hist, self.g_hist)
+        if not ok:
+            raise SRMDiverged(
+                f"SRM step diverged (h = {self.h:g} s, eps = {self.eps:g} s, form "
+                f"{self.form!r}, {self.integrator}, S = {self.iterations}): try form='scaled', "
+                f"a larger eps or a smaller step")
+        return q1, qd1
+
+    def run(self, q, qd, steps: int, *, record_every: int = 1):
+        """Integrate ``steps`` steps from ``(q, qd)`` (no applied forces besides gravity).
+
+        Returns
+        -------
+        t : (k,) float64 [s]; Q : (k, nq); QD : (k, nv); drift : (steps + 1,) float64 - max
+        |g_L| of every state [m | 1] (the loop drift); the records include the start and
+        the end. Raises SRMDiverged (the records so far are in its ``.partial``).
+        """
+        q = np.array(q, dtype=np.float64)
+        qd = np.array(qd, dtype=np.float64)
+        drift = np.zeros(steps + 1)
+        drift[0] = np.abs(loop_residual(self.model, q)).max(initial=0.0)
+        T, Q, QD = [0.0], [q.copy()], [qd.copy()]
+        for n in range(1, steps + 1):
+            try:
+                q, qd = self.step(q, qd)
+            except SRMDiverged as e:
+                e.partial = (np.array(T), np.array(Q), np.array(QD), drift[:n])
+                raise
+            drift[n] = self.g_hist[-1]
+            if n % record_every == 0 or n == steps:
+                T.append(n * self.h)
+                Q.append(q)
+                QD.append(qd)
+        return np.array(T), np.array(Q), np.array(QD), drift
+
+
+# ------------------------------------------------------------------ reference solver
+
+class KKTSolver:
+    """Direct reference for small systems: dense KKT solve of tree + loop constraints with
+    Baumgarte stabilization (module docstring).
+
+    ``qdd, lambda`` solve ``H qdd + G^T lambda = tau - C + J^T f_ext`` and
+    ``G qdd = -G-dot qd - 2 beta G qd - beta^2 g`` (least squares in ``lambda``, so a
+    rank-deficient ``G`` is fine). O(nv^3 + nc nv^2) per evaluation.
+
+    Parameters
+    ----------
+    model : Model
+    beta : float >= 0 - Baumgarte rate [1/s] (critically damped drift)
+    rcond : float - relative cut-off of the least-squares solve for ``lambda`` (singular
+        values of ``G H^-1 G^T`` below ``rcond`` times the largest are dropped)
+    """
+
+    def __init__(self, model: Model, beta: float = 20.0, rcond: float = 1e-8):
+        self.model = model
+        self.beta = float(beta)
+        self.rcond = float(rcond)
+
+    def accel(self, q, qd, tau=None, f_ext=None):
+        """``(qdd (nv,), lambda (nc,))`` at a state [rad/s^2 | m/s^2], [N | N m]."""
+        m = self.model
+        tau = np.zeros(m.nv) if tau is None else np.asarray(tau, dtype=np.float64)
+        H = crba(m, q)
+        rhs = tau - bias_forces(m, q, qd, f_ext)
+        if m.nc == 0:
+            return np.linalg.solve(H, rhs), np.zeros(0)
+        G = loop_jacobian(m, q)
+        b = self.beta
+        gamma = -loop_Gdot_qd(m, q, qd) - 2 * b * (G @ qd) - b * b * loop_residual(m, q)
+        L = np.linalg.cholesky(H)
+        Hinv_GT = np.linalg.solve(L.T, np.linalg.solve(L, G.T))
+        Hinv_rhs = np.linalg.solve(L.T, np.linalg.solve(L, rhs))
+        Kmat = G @ Hinv_GT
+        lam = np.linalg.lstsq(Kmat, G @ Hinv_rhs - gamma, rcond=self.rcond)[0]
+        return Hinv_rhs - Hinv_GT @ lam, lam
+
+    def run(self, q, qd, dt: float, steps: int, *, integrator: str = "rk4",
+            record_every: int = 1):
+        """Integrate with the library's fixed-step integrators; returns ``(t, Q, QD, drift)``
+        as :meth:`SRMSolver.run`."""
+        from .integrators import STEPPERS
+
+        step = STEPPERS[integrator]
+        acc = lambda t, q_, qd_: self.accel(q_, qd_)[0]  # noqa: E731
+        q = np.array(q, dtype=np.float64)
+        qd = np.array(qd, dtype=np.float64)
+        drift = np.zeros(steps + 1)
+        drift[0] = np.abs(loop_residual(self.model, q)).max(initial=0.0)
+        T, Q, QD = [0.0], [q.copy()], [qd.copy()]
+        for n in range(1, steps + 1):
+            q, qd = step(self.model, acc, (n - 1) * dt, q, qd, dt)
+            drift[n] = np.abs(loop_residual(self.model, q)).max(initial=0.0)
+            if n % record_every == 0 or n == steps:
+                T.append(n * dt)
+                Q.append(q)
+                QD.append(qd)
+        return np.array(T), np.array(Q), np.array(QD), drift
+
+
+def loop_drift(model: Model, Q) -> np.ndarray:
+    """Max |g_L| [m | 1] of each configuration of Q (k, nq)."""
+    return np.array([np.abs(loop_residual(model, q)).max(initial=0.0) for q in Q])
+
+
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_EPS_FACTOR", "DEFAULT_ITERATIONS", "KKTSolver",
+           "SRMDiverged", "SRMSolver", "SRM_FORMS", "SRM_INTEGRATORS", "loop_drift"]
