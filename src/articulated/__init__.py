@@ -17,6 +17,7 @@ from .model import Data, Model, ModelBuilder
 from .simulation import (Force, JointDamping, JointTorque, PDController, PointForce,
                          AdaptiveSimulator, QuasiStaticSimulator, SimulationDiverged, Simulator, Spring, Trajectory,
                          integrate, normalize, qdot)
+from .simulation.srm import KKTSolver, SRMSolver
 from .urdf import load_urdf
 from . import models
 
@@ -26,7 +27,7 @@ __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
-    "AdaptiveDynamics", "AdaptiveSimulator",
+    "AdaptiveDynamics", "AdaptiveSimulator", "KKTSolver", "SRMSolver",
     "Force", "JointDamping", "JointTorque", "PDController", "PointForce", "SimulationDiverged",
     "Simulator", "Spring", "Trajectory", "integrate", "normalize", "qdot",
     "aba", "aba_modified", "articulated_pivots", "bias_forces", "body_force", "body_velocities", "crba",
