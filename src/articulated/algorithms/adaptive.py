@@ -279,18 +279,10 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
     def velocity_metric(self) -> np.ndarray:
         """(n_nodes,) velocity metric ``V(C) = sum_{i in C} qd_i^T V_i qd_i`` of every node
         (RGL Sec. 5.2, computed bottom-up as in Sec. 5.4.1)."""
-        m, t = self.model, self.tree
-        per_joint = np.zeros(m.nb)
-        for j in np.flatnonzero(m.jnt_nv > 0):
-            va, d = m.jnt_vadr[j], m.jnt_nv[j]
-            x = self.qd[va:va + d]
-            per_joint[j] = x @ self.Vw[j, :d, :d] @ x
+        m, t, ma = self.model, self.tree, self.ma
         V = np.zeros(t.n_nodes)
-        for i in range(t.n_nodes):          # post-order: children first
-            J = t.node_joint[i]
-            if J >= 0:
-                V[i] = per_joint[J] + V[t.node_B[i]] + (V[t.node_A[i]] if t.node_A[i] >= 0
-                                                        else 0.0)
+        _velocity_metric(t.node_A, t.node_B, t.node_joint, ma.vadr, ma.jnv, self.Vw, self.qd,
+                         V)
         return V
 
     def new_active_region(self, eps_vel: float = 0.0, max_active: int | None = None):
@@ -505,6 +497,25 @@ def _generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, 
                               (hc[i, 0], hc[i, 1], hc[i, 2], hc[i, 3], hc[i, 4], hc[i, 5]))
             for a in range(6):
                 hc[pa, a] += y[a]
+
+
+@njit(**KERNEL)
+def _velocity_metric(node_A, node_B, node_joint, vadr, jnv, Vw, qd, V):
+    """``V(C) = qd_J^T V_J qd_J + V(A) + V(B)`` bottom-up (RGL Sec. 5.4.1); leaves 0."""
+    for i in range(node_joint.shape[0]):
+        J = node_joint[i]
+        if J < 0:
+            V[i] = 0.0
+            continue
+        s = 0.0
+        va = vadr[J]
+        for r in range(jnv[J]):
+            for c in range(jnv[J]):
+                s += qd[va + r] * Vw[J, r, c] * qd[va + c]
+        s += V[node_B[i]]
+        if node_A[i] >= 0:
+            s += V[node_A[i]]
+        V[i] = s
 
 
 @njit(**KERNEL)
