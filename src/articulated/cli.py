@@ -253,6 +253,12 @@ def _bench_quasistatics(options) -> int:
     return main(list(options))
 
 
+def _bench_adaptive(options) -> int:
+    from .bench_adaptive import main
+
+    return main(list(options))
+
+
 BENCHES = {
     "fd": (_bench_fd, "forward/inverse dynamics ns/DOF of ABA, RNEA, CRBA vs Pinocchio and "
                       "MuJoCo, and scaling"),
@@ -265,6 +271,9 @@ BENCHES = {
     "quasistatics": (_bench_quasistatics, "adaptive quasi-statics (Redon & Lin 2005): molecule "
                                           "Table 1, millipede Fig. 5, bicycle chain Fig. 1 vs "
                                           "our full DCA; plots into docs/"),
+    "adaptive": (_bench_adaptive, "adaptive dynamics (Redon, Galoppo & Lin 2005): pendulum "
+                                  "Table 1, Figs. 5-6, crowd vs our full DCA and ABA; plots "
+                                  "into docs/"),
 }
 """Benchmarks of ``articulated bench NAME [options]``: name -> (runner(options) -> exit code,
 one-line help). Each runner parses its own options."""

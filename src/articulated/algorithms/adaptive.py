@@ -26,10 +26,12 @@ and hierarchical frames), run here with velocities:
   hybrid body (Kokkevis et al. 1996); the resulting velocity change is the M-orthogonal
   projection onto the new active joints, so kinetic energy never increases.
 
-Status: every step recomputes the coefficients of all nodes (O(n) per step, like the DCA):
-the sub-linear coefficient updates of RGL Sec. 6 (rigid-node biases from the passive front,
-relative velocities, the linear-coefficient tensors of Theorems 3-4) are not implemented
-yet, so the cost does not yet scale with N_A.
+Status: the multilevel step between active-region updates costs O(N_A log n)
+(:meth:`AdaptiveDynamics.hybrid_accelerations`: active nodes only, world velocities from the
+hierarchical frames, rigid-front biases from each front node's rigid inertia and velocity,
+RGL Sec. 4.3 and 6.2). The active-region update is still O(n): it recomputes every node
+(the linear-coefficient tensors of Theorems 3-4 and cached rigid-node coefficients, which
+would make it sub-linear, are not implemented).
 """
 
 from __future__ import annotations
@@ -363,6 +365,19 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         X = _dense(d.H_E[hx], d.H_r[hx]) @ _dense(E, r)   # h0 X b (motion)
         self._f0[u] += np.linalg.solve(X.T, fb)           # forces: X^-T
 
+    def sync_frames(self, q) -> None:
+        """Set the configuration, which differs from the current one only on active joints,
+        and bring the principal joint transforms and hierarchical frames of the active nodes
+        up to date (O(N_A)), so that :meth:`body_pose` is exact at ``q`` (forces in world
+        coordinates are evaluated between steps). Requires :meth:`prepare_region`."""
+        ma, t, d = self.ma, self.tree, self.dca
+        self.q[:] = q
+        _frames_pass(self._anodes, self._anodes.size, ma.jtype, ma.qadr, ma.Xtree_rot,
+                     ma.axis, ma.Xtree_E, ma.Xtree_r, self.q, d.H_E, d.H_r, t.node_A,
+                     t.node_B, t.node_joint, t.node_nh, t.node_hoff, t.node_ca, t.node_cb,
+                     self.node_pslot, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r,
+                     self.Tp_E, self.Tp_r, self.Tup_E, self.Tup_r, self._Xr, self._xq)
+
     def hybrid_accelerations(self, q, qd, tau, f_ext=None, bodies=None) -> np.ndarray:
         """Multilevel forward dynamics (RGL Sec. 4.3) at a state that differs from the one
         of the last update only on active joints: frames and principal transforms of the
@@ -375,15 +390,10 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         Returns the solver's qdd buffer (nv,) (zero on rigidified joints; valid until the
         next call). Requires :meth:`prepare_region` after the last active-region change."""
         ma, t, d = self.ma, self.tree, self.dca
-        self.q[:] = q
+        self.sync_frames(q)
         self.qd[:] = qd
         self.tau[:] = 0.0 if tau is None else tau
         na = self._anodes.size
-        _frames_pass(self._anodes, na, ma.jtype, ma.qadr, ma.Xtree_rot, ma.axis, ma.Xtree_E,
-                     ma.Xtree_r, self.q, d.H_E, d.H_r, t.node_A, t.node_B, t.node_joint,
-                     t.node_nh, t.node_hoff, t.node_ca, t.node_cb, self.node_pslot,
-                     self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.Tp_E, self.Tp_r,
-                     self.Tup_E, self.Tup_r, self._Xr, self._xq)
         _active_velocities(self._ajoints, self._ajoints.size, ma.parent, self._near, ma.vadr,
                            ma.jnv, ma.S, self.qd, d.H_E, d.H_r, t.leaf_of_body,
                            t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,

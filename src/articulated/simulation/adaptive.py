@@ -14,8 +14,8 @@ Sec. 5.1 runs instead of the plain hybrid step:
    budget ``max_active = N_A``), rigidification impulses for the joints that leave it;
 4. conversion to the new hybrid state.
 
-The solver is :class:`articulated.algorithms.adaptive.AdaptiveDynamics`; its status (every
-node recomputed at each step, O(n)) is described there.
+The solver is :class:`articulated.algorithms.adaptive.AdaptiveDynamics`: the steps between
+updates cost O(N_A log n), an active-region update O(n) (see its module docstring).
 """
 
 from __future__ import annotations
@@ -147,6 +147,8 @@ class AdaptiveSimulator:
         self.t = 0.0
         self.steps = 0
         self.last = dict(active=model.nb, update_region=0, rigidified=0)
+        self.solver.set_state(self.q, self.qd)         # frames at q0 for the first forces
+        self.solver.prepare_region()
 
     def add_force(self, force):
         """Add an applied force (:class:`articulated.Force`); returns it."""
@@ -189,8 +191,8 @@ class AdaptiveSimulator:
         transient = self.active.copy()
         transient[U] = True
         s.active[:] = transient                                       # transient hybrid body
-        s._refresh()
-        qdd = s._hybrid_qdd()
+        s._refresh(metric=False)
+        qdd = s._solve_exact()
         qd = self.qd + h * qdd
         s.qd[:] = qd
         new = s.new_active_region(self.eps_vel, self.max_active)
@@ -210,7 +212,9 @@ class AdaptiveSimulator:
         # nodes whose state changed)
         s.active[:] = new
         s.qd[:] = qd
-        s._refresh()
+        s.tau[:] = tau
+        s.f_ext[:] = f_ext
+        s._refresh(metric=False)
         s.prepare_region()
         self.last = dict(active=int(new.sum()), update_region=int(U.size),
                          rigidified=int(rigid.size))
@@ -219,6 +223,7 @@ class AdaptiveSimulator:
     def step(self) -> None:
         """One step (an active-region update every ``update_every`` steps)."""
         m, h = self.model, self.dt
+        self.solver.sync_frames(self.q)                 # world poses at this step's q
         tau, f_ext = self._forces()
         if self.steps % self.update_every == 0:
             qd = self._region_update(tau, f_ext)
