@@ -1034,7 +1034,7 @@ class AdaptiveQuasiStatics:
         self._update(self._all, self.tree.n_nodes)
 
     def update(self, q=None, *, joints=(), bodies=(), f_ext=None, tau=None,
-               tau_joints=()) -> int:
+               tau_joints=(), metric: bool = True) -> int:
         """Lazy coefficient update (RL Sec. 5.2): only the nodes of the ``joints`` whose
         position changed, the leaves of the ``bodies`` whose external force changed, the
         nodes of the ``tau_joints`` whose active force changed, and their ancestors are
@@ -1045,6 +1045,7 @@ class AdaptiveQuasiStatics:
         joints, bodies, tau_joints : sequences of int - what changed
         f_ext : (nb, 6) float64, optional - new external forces (only rows ``bodies`` read)
         tau : (nv,) float64, optional - new joint forces (only ``tau_joints`` read)
+        metric : bool - also update the total-acceleration coefficients (default)
 
         Returns the number of nodes recomputed.
         """
@@ -1064,7 +1065,7 @@ class AdaptiveQuasiStatics:
                                 t.leaf_of_body[np.asarray(bodies, dtype=np.int64)]])
         n = _dirty_nodes(t.node_parent, seeds.astype(np.int64), seeds.size, self._mark,
                          self._dirty)
-        self._update(self._dirty, n)
+        self._update(self._dirty, n, metric)
         return n
 
     def total_acceleration(self) -> float:
