@@ -142,6 +142,22 @@ def velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c):
     return vi
 
 
+@njit(**INLINE)
+def world_pose_step(i, parent, E, r, oE, op):
+    """World pose of body i from its parent's and ``Xup = (E, r)``: ``iX0 = iXp pX0``,
+    ``oE_i = E oE_p``, ``op_i = op_p + oE_p^T r`` (RBDA Table 2.5); a root body's is Xup."""
+    p = parent[i]
+    if p >= 0:
+        oE_p = get_mat3(oE, p)
+        op_p = get_vec3(op, p)
+        d = mat3T_vec(oE_p, r)
+        set_mat3(oE, i, mat3_mul(E, oE_p))
+        set_vec3(op, i, (op_p[0] + d[0], op_p[1] + d[1], op_p[2] + d[2]))
+    else:
+        set_mat3(oE, i, E)
+        set_vec3(op, i, r)
+
+
 @njit(**KERNEL)
 def _world_poses_kernel(model_i, model_f, q, data_f):
     (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
@@ -151,17 +167,7 @@ def _world_poses_kernel(model_i, model_f, q, data_f):
      Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
     for i in range(nb):
         E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
-        p = parent[i]
-        if p >= 0:
-            # iX0 = iXp pX0: E = E_i oE_p, r = op_p + oE_p^T r_i (RBDA Table 2.5)
-            oE_p = get_mat3(oE, p)
-            op_p = get_vec3(op, p)
-            d = mat3T_vec(oE_p, r)
-            set_mat3(oE, i, mat3_mul(E, oE_p))
-            set_vec3(op, i, (op_p[0] + d[0], op_p[1] + d[1], op_p[2] + d[2]))
-        else:
-            set_mat3(oE, i, E)
-            set_vec3(op, i, r)
+        world_pose_step(i, parent, E, r, oE, op)
 
 
 @njit(**KERNEL)

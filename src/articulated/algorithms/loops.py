@@ -41,9 +41,9 @@ from numba import njit
 
 from ..config import INLINE, KERNEL
 from ..model import LOOP_POINT, LOOP_REVOLUTE, LOOP_SPHERICAL, Model, data_arrays, model_arrays
-from ..spatial import get_mat3, get_vec3, get_vec6, mat3T_vec, mat3_mul, set_mat3, set_vec3
+from ..spatial import get_vec6
 from ._inputs import as_state
-from .kinematics import joint_xup, velocity_step
+from .kinematics import joint_xup, velocity_step, world_pose_step
 
 _LOOP_F = 33
 """Floats per loop in the packed loop array: Ea (9, row-major), ra (3), Eb (9), rb (3),
@@ -104,16 +104,7 @@ def poses_velocities(model_i, model_f, q, qd, data_f, with_v):
      Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
     for i in range(nb):
         E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
-        p = parent[i]
-        if p >= 0:
-            oE_p = get_mat3(oE, p)
-            op_p = get_vec3(op, p)
-            d = mat3T_vec(oE_p, r)
-            set_mat3(oE, i, mat3_mul(E, oE_p))
-            set_vec3(op, i, (op_p[0] + d[0], op_p[1] + d[1], op_p[2] + d[2]))
-        else:
-            set_mat3(oE, i, E)
-            set_vec3(op, i, r)
+        world_pose_step(i, parent, E, r, oE, op)
         if with_v:
             velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
 

@@ -191,6 +191,22 @@ def _tcopy(E, r, i, Eo, ro, io):
             Eo[io, a, b] = E[i, a, b]
 
 
+@njit(**INLINE)
+def _children(i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff):
+    """Layout of internal node i's children: ``(A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB,
+    oB)`` - the children, their connecting slots, handle counts, first handle slot and first
+    off-diagonal block, and ``nAo`` = the node's handles coming from A (zeros for a root
+    node, whose A is the world)."""
+    A = node_A[i]
+    B = node_B[i]
+    if A >= 0:
+        nhA = node_nh[A]
+        return (A, B, node_ca[i], node_cb[i], nhA, node_hoff[A], node_ooff[A], nhA - 1,
+                node_nh[B], node_hoff[B], node_ooff[B])
+    return (A, B, node_ca[i], node_cb[i], 0, 0, 0, 0, node_nh[B], node_hoff[B],
+            node_ooff[B])
+
+
 # --------------------------------------------------------------------------- kernels
 
 @njit(**KERNEL)
@@ -231,23 +247,8 @@ def _update_nodes(
             _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x,
                        v, f_ext, quasi_static, z, bh, node_hoff[i])
             continue
-        A = node_A[i]
-        B = node_B[i]
-        ca = node_ca[i]
-        cb = node_cb[i]
-        nhB = node_nh[B]
-        hB = node_hoff[B]
-        oB = node_ooff[B]
-        if A >= 0:
-            nhA = node_nh[A]
-            hA = node_hoff[A]
-            oA = node_ooff[A]
-            nAo = nhA - 1
-        else:
-            nhA = 0
-            hA = 0
-            oA = 0
-            nAo = 0
+        A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
+            i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
         nC = node_nh[i]
         hC = node_hoff[i]
         oC = node_ooff[i]
@@ -726,23 +727,8 @@ def _partial_back_substitution(
         A_C = hk[0]
         n = _heap_pop(hk, hn, n)
         J = node_joint[i]
-        A = node_A[i]
-        B = node_B[i]
-        ca = node_ca[i]
-        cb = node_cb[i]
-        nhB = node_nh[B]
-        hB = node_hoff[B]
-        oB = node_ooff[B]
-        if A >= 0:
-            nhA = node_nh[A]
-            hA = node_hoff[A]
-            oA = node_ooff[A]
-            nAo = nhA - 1
-        else:
-            nhA = 0
-            hA = 0
-            oA = 0
-            nAo = 0
+        A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
+            i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
         nC = node_nh[i]
         ho = node_hoff[i]
         # x = beta + sum_k C_k f_k = beta + X sum_{k in A} Phi^A_{2k} f_k - sum_{k in B} Phi^B_{1k} f_k

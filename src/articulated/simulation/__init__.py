@@ -3,8 +3,8 @@
 Re-exports only (see the modules for the implementations).
 """
 
-from .forces import (Force, JointDamping, JointTorque, PDController, PointForce, Spring,
-                     StateKinematics)
+from .forces import (FramesKinematics, Force, JointDamping, JointTorque, PDController,
+                     PointForce, Spring, StateKinematics)
 from .integrators import (INTEGRATORS, euler_step, integrate, normalize, qdot, rk4_step,
                           semi_implicit_euler_step)
 from .adaptive import AdaptiveSimulator, AdaptiveTrajectory
@@ -12,7 +12,7 @@ from .quasistatic import QuasiStaticSimulator, QuasiStaticTrajectory
 from .simulator import SimulationDiverged, Simulator, Trajectory
 
 __all__ = [
-    "Force", "INTEGRATORS", "JointDamping", "JointTorque", "PDController", "PointForce",
+    "Force", "FramesKinematics", "INTEGRATORS", "JointDamping", "JointTorque", "PDController", "PointForce",
     "AdaptiveSimulator", "AdaptiveTrajectory", "QuasiStaticSimulator", "QuasiStaticTrajectory",
     "SimulationDiverged", "Simulator", "Spring", "StateKinematics", "Trajectory",
     "euler_step", "integrate", "normalize", "qdot", "rk4_step", "semi_implicit_euler_step",

@@ -29,35 +29,8 @@ import numpy as np
 from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.kinematics import body_velocities, energy
 from ..model import Model
+from .forces import FramesKinematics
 from .integrators import integrate, integrate_joints_inplace
-
-
-class _Poses:
-    __slots__ = ("solver", "k")
-
-    def __init__(self, solver, k):
-        self.solver, self.k = solver, k
-
-    def __getitem__(self, b):
-        return self.solver.body_pose(int(b))[self.k]
-
-
-class _HybridKinematics:
-    """``kin`` for :meth:`articulated.Force.apply`: world poses on demand from the
-    hierarchical frames (O(log n) per body); body velocities (``v``) by a full pass, only
-    if a force asks for them."""
-
-    def __init__(self, sim):
-        self._sim = sim
-        self.R = _Poses(sim.solver, 0)
-        self.p = _Poses(sim.solver, 1)
-        self._v = None
-
-    @property
-    def v(self):
-        if self._v is None:
-            self._v = body_velocities(self._sim.model, self._sim.q, self._sim.qd)
-        return self._v
 
 
 @dataclass
@@ -178,7 +151,8 @@ class AdaptiveSimulator:
             self._f_ext[self._bodies] = 0.0
             for j in self._joints:
                 self._tau[m.jnt_vadr[j]:m.jnt_vadr[j] + m.jnt_nv[j]] = 0.0
-        kin = _HybridKinematics(self)
+        kin = FramesKinematics(self.solver, m.nb,
+                               lambda: body_velocities(m, self.q, self.qd))
         for f in self.forces:
             f.apply(m, self.t, self.q, self.qd, self._tau, self._f_ext, kin)
         return self._tau, self._f_ext

@@ -76,6 +76,40 @@ class StateKinematics:
         return self._v
 
 
+class _PoseRows:
+    """``rows[b]``: part ``k`` (0: R, 1: p) of ``solver.body_pose(b)``."""
+
+    __slots__ = ("solver", "k")
+
+    def __init__(self, solver, k):
+        self.solver, self.k = solver, k
+
+    def __getitem__(self, b):
+        return self.solver.body_pose(int(b))[self.k]
+
+
+class FramesKinematics:
+    """The ``kin`` argument of :meth:`Force.apply` for the adaptive simulators: ``R[b]`` and
+    ``p[b]`` (as :class:`StateKinematics`) computed on demand from a solver's hierarchical
+    frames (``solver.body_pose``, O(log n) per body, Redon & Lin 2005 Sec. 5.1) instead of
+    a full forward-kinematics pass; ``v`` from ``velocities()`` on first use (None: zero
+    body velocities, the quasi-static case)."""
+
+    def __init__(self, solver, nb, velocities=None):
+        self.R = _PoseRows(solver, 0)
+        self.p = _PoseRows(solver, 1)
+        self._nb = nb
+        self._velocities = velocities
+        self._v = None
+
+    @property
+    def v(self):
+        if self._v is None:
+            self._v = (np.zeros((self._nb, 6)) if self._velocities is None
+                       else self._velocities())
+        return self._v
+
+
 def _kin(model, q, qd, kin):
     return kin if kin is not None else StateKinematics(model, q, qd)
 

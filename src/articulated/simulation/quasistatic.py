@@ -30,33 +30,10 @@ import numpy as np
 from ..algorithms.dca import DCA
 from ..algorithms.quasistatics import ERROR_MEASURES, AdaptiveQuasiStatics
 from ..model import Model
+from .forces import FramesKinematics
 from .integrators import integrate_joints_inplace
 
 QUASI_STATIC_METHODS = ("quasistatic-adaptive", "quasistatic")
-
-
-class _Rows:
-    """``view[b]`` -> pose part of body b from the solver's hierarchical frames."""
-
-    __slots__ = ("solver", "k")
-
-    def __init__(self, solver, k):
-        self.solver = solver
-        self.k = k
-
-    def __getitem__(self, b):
-        return self.solver.body_pose(int(b))[self.k]
-
-
-class _FramesKinematics:
-    """The ``kin`` argument of :meth:`articulated.Force.apply` for quasi-statics: ``R[b]``
-    and ``p[b]`` computed on demand from the hierarchical frames (O(log n) per body),
-    zero body velocities."""
-
-    def __init__(self, solver, nb):
-        self.R = _Rows(solver, 0)
-        self.p = _Rows(solver, 1)
-        self.v = np.zeros((nb, 6))
 
 
 class _DCAKinematics:
@@ -162,7 +139,7 @@ class QuasiStaticSimulator:
             self.solver = AdaptiveQuasiStatics(model, assembly, weights=weights)
             self.solver.set_state(q)
             self._q = self.solver.q
-            self._kin = _FramesKinematics(self.solver, model.nb)
+            self._kin = FramesKinematics(self.solver, model.nb)
         else:
             self.solver = DCA(model, assembly)
             self._q = q
