@@ -349,22 +349,6 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self._f0 = np.zeros((self._front.size, 6))
         self._Vw = np.zeros((m.nb, 6))
 
-    def _force_on_front(self, b, fb):
-        """Add the body-coordinate spatial force fb on body b to its rigid-front node's
-        handle-0 frame (hierarchical frames, O(log n))."""
-        from .quasistatics import _dense
-
-        t, d = self.tree, self.dca
-        R = self._front_of[t.leaf_of_body[b]]
-        u = self._front_index[R]
-        b0 = self._front_body[u]
-        R0, p0 = self.body_pose(b0)
-        Rb, pb = self.body_pose(b)
-        E, r = R0.T @ Rb, Rb.T @ (p0 - pb)               # b0 X b (compact)
-        hx = d.handle_x[t.node_hoff[R]]
-        X = _dense(d.H_E[hx], d.H_r[hx]) @ _dense(E, r)   # h0 X b (motion)
-        self._f0[u] += np.linalg.solve(X.T, fb)           # forces: X^-T
-
     def sync_frames(self, q) -> None:
         """Set the configuration, which differs from the current one only on active joints,
         and bring the principal joint transforms and hierarchical frames of the active nodes
@@ -401,12 +385,13 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                            self.c_al)
         self._f0[:] = 0.0
         if f_ext is not None:
-            f_ext = np.asarray(f_ext, dtype=np.float64)
+            f_ext = np.ascontiguousarray(f_ext, dtype=np.float64)
             idx = (np.flatnonzero(np.any(f_ext != 0.0, axis=1)) if bodies is None
                    else np.asarray(bodies, dtype=np.int64))
-            for b in idx:
-                if np.any(f_ext[b] != 0.0):
-                    self._force_on_front(int(b), f_ext[b])
+            _forces_on_front(idx, idx.size, f_ext, self._front_of, self._front_index,
+                             self._front_body, t.leaf_of_body, t.node_parent,
+                             self.node_pslot, t.node_hoff, d.handle_x, d.H_E, d.H_r,
+                             self.Tup_E, self.Tup_r, self._Xr, self._xq, self._f0)
         _front_biases(self._front, self._front.size, self._front_body, self._near, self._f0,
                       self._Vw, d.H_E, d.H_r, t.leaf_of_body, t.node_parent, self.node_pslot,
                       t.node_nh, t.node_hoff, d.node_ooff, d.handle_x, self.n_slots,
@@ -507,6 +492,38 @@ def _generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, 
                               (hc[i, 0], hc[i, 1], hc[i, 2], hc[i, 3], hc[i, 4], hc[i, 5]))
             for a in range(6):
                 hc[pa, a] += y[a]
+
+
+@njit(**KERNEL)
+def _forces_on_front(bodies, n, f_ext, front_of, front_index, front_body, leaf_of_body,
+                     node_parent, node_pslot, node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, Xr,
+                     xq, f0):
+    """Add the external forces of ``bodies[:n]`` (body coordinates) to their rigid-front
+    node's handle-0 frame: ``f0[u] += X*_{h0<-b} f_b`` with ``h0 X b = H_h0 (b0 X w)
+    (w X b)`` from the hierarchical frames (O(log n) per body)."""
+    for t in range(n):
+        b = bodies[t]
+        if (f_ext[b, 0] == 0.0 and f_ext[b, 1] == 0.0 and f_ext[b, 2] == 0.0
+                and f_ext[b, 3] == 0.0 and f_ext[b, 4] == 0.0 and f_ext[b, 5] == 0.0):
+            continue
+        R = front_of[leaf_of_body[b]]
+        u = front_index[R]
+        b0 = front_body[u]
+        _world_pose(b0, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E,
+                    H_r, Tup_E, Tup_r, Xr, xq)
+        _tinv(Xr, xq, 0, Xr, xq, 2)                            # b0 X w
+        _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E,
+                    H_r, Tup_E, Tup_r, Xr, xq)                 # w X b in slot 0
+        _tmul(Xr, xq, 2, Xr, xq, 0, Xr, xq, 1)                 # b0 X b
+        _tmul(H_E, H_r, handle_x[node_hoff[R]], Xr, xq, 1, Xr, xq, 0)   # h0 X b
+        # f_h = X* f = [E (n - r x f); E f]
+        fx, fy, fz = f_ext[b, 3], f_ext[b, 4], f_ext[b, 5]
+        n0 = f_ext[b, 0] - (xq[0, 1] * fz - xq[0, 2] * fy)
+        n1 = f_ext[b, 1] - (xq[0, 2] * fx - xq[0, 0] * fz)
+        n2 = f_ext[b, 2] - (xq[0, 0] * fy - xq[0, 1] * fx)
+        for a in range(3):
+            f0[u, a] += Xr[0, a, 0] * n0 + Xr[0, a, 1] * n1 + Xr[0, a, 2] * n2
+            f0[u, 3 + a] += Xr[0, a, 0] * fx + Xr[0, a, 1] * fy + Xr[0, a, 2] * fz
 
 
 @njit(**KERNEL)
