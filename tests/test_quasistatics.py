@@ -272,3 +272,27 @@ def test_quasistatic_simulator_matches_full_dca():
         q_prev = s.q.copy()
     with pytest.raises(ValueError, match="unknown error measure"):
         art.Simulator(m, 1e-3, method="quasistatic-adaptive", error="max")
+
+
+class _FailingForce(art.Force):
+    """A point force that turns non-finite after t_fail (to test divergence handling)."""
+
+    def __init__(self, body, t_fail):
+        self.body, self.t_fail = body, t_fail
+
+    def support(self, model):
+        return [self.body], []
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        f_ext[self.body, 3] += np.nan if t >= self.t_fail else 1.0
+
+
+@pytest.mark.parametrize("method", ["quasistatic-adaptive", "adaptive"])
+def test_diverging_run_stops_with_clear_error_and_keeps_the_record(method):
+    m = models.pendulum(12)
+    sim = art.Simulator(m, 1e-3, method=method, forces=[_FailingForce(11, 0.0045)])
+    with pytest.raises(art.SimulationDiverged, match="applied force is not finite") as e:
+        sim.run(20, record_every=1)
+    traj = e.value.trajectory
+    assert e.value.step == 6                 # step k starts at t = (k - 1) dt
+    assert len(traj.t) == 6 and np.isfinite(traj.q).all()   # t = 0 and after steps 1-5

@@ -155,6 +155,11 @@ class AdaptiveSimulator:
                                lambda: body_velocities(m, self.q, self.qd))
         for f in self.forces:
             f.apply(m, self.t, self.q, self.qd, self._tau, self._f_ext, kin)
+        rows = self._f_ext if self._all else self._f_ext[self._bodies]
+        taus = self._tau if self._all else self._tau[np.isin(m.dof_body, self._joints)] \
+            if self._joints.size else self._tau[:0]
+        if not (np.isfinite(rows).all() and np.isfinite(taus).all()):
+            raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
         return self._tau, self._f_ext
 
     def _region_update(self, tau, f_ext):
@@ -219,7 +224,9 @@ class AdaptiveSimulator:
 
     def run(self, steps: int, record_every: int = 1) -> AdaptiveTrajectory:
         """Run ``steps`` steps, recording every ``record_every`` steps (kinetic energy
-        included, O(n) per record)."""
+        included, O(n) per record). Raises ValueError for steps or record_every < 1 and
+        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far)
+        when a step fails on non-finite values."""
         if int(steps) < 1 or int(record_every) < 1:
             raise ValueError("steps and record_every must be >= 1")
         rec = {k: [] for k in ("t", "q", "qd", "kinetic", "active", "update_region",
@@ -237,7 +244,16 @@ class AdaptiveSimulator:
         record()
         for k in range(int(steps)):
             t0 = time.perf_counter()
-            self.step()
+            try:
+                self.step()
+            except ValueError as e:          # non-finite accelerations or state
+                from .simulator import SimulationDiverged
+
+                raise SimulationDiverged(
+                    f"adaptive run stopped at step {k + 1}: {e}",
+                    trajectory=AdaptiveTrajectory(**{n: np.array(v) for n, v in rec.items()},
+                                                  wall=wall[:k]),
+                    t=self.t, step=k + 1) from e
             wall[k] = time.perf_counter() - t0
             if (k + 1) % int(record_every) == 0:
                 record()

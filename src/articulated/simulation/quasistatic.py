@@ -227,7 +227,9 @@ class QuasiStaticSimulator:
     def run(self, steps: int, record_every: int | None = None) -> QuasiStaticTrajectory:
         """Run ``steps`` steps, recording the configuration every ``record_every`` steps
         (default: first and last only; each record copies q, O(n)) and the per-step
-        statistics. Raises ValueError for steps < 1 or record_every < 1."""
+        statistics. Raises ValueError for steps < 1 or record_every < 1, and
+        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far) when
+        a step fails on non-finite values."""
         steps = int(steps)
         if steps < 1:
             raise ValueError(f"steps must be >= 1, got {steps}")
@@ -239,17 +241,28 @@ class QuasiStaticSimulator:
         bound = np.zeros(steps)
         nodes = np.zeros(steps, dtype=np.int64)
         wall = np.zeros(steps)
+        def trajectory(n):
+            return QuasiStaticTrajectory(t=np.array(ts), q=np.array(qs), joints=joints[:n],
+                                         bound=bound[:n], nodes=nodes[:n], wall=wall[:n],
+                                         method=self.method, error=self.error,
+                                         eps_max=self.eps_max)
+
         for k in range(steps):
-            st = self.step()
+            try:
+                st = self.step()
+            except ValueError as e:          # non-finite accelerations, forces or state
+                from .simulator import SimulationDiverged
+
+                raise SimulationDiverged(f"quasi-static run stopped at step {k + 1}: {e}",
+                                         trajectory=trajectory(k), t=self.t,
+                                         step=k + 1) from e
             joints[k], bound[k], nodes[k], wall[k] = (st["joints"], st["bound"], st["nodes"],
                                                       st["wall"])
             if (k + 1) % every == 0 or k == steps - 1:
                 if ts[-1] != self.t:
                     ts.append(self.t)
                     qs.append(self._q.copy())
-        return QuasiStaticTrajectory(t=np.array(ts), q=np.array(qs), joints=joints,
-                                     bound=bound, nodes=nodes, wall=wall, method=self.method,
-                                     error=self.error, eps_max=self.eps_max)
+        return trajectory(steps)
 
     def __repr__(self):
         return (f"QuasiStaticSimulator(nb={self.model.nb}, dt={self.dt:g}, "
