@@ -219,3 +219,23 @@ def test_adaptive_simulator_with_world_forces_equals_full_dynamics():
         qd = qd + 1e-3 * art.aba(m, q, qd, tau, f)
         q = art.integrate(m, q, qd, 1e-3)
         assert np.abs(sim.qd - qd).max() <= 1e-9 * max(1.0, np.abs(qd).max())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_acceleration_update_region_bound_holds_against_exact_accelerations(seed):
+    """RGL Sec. 5.3.1: the joints left out of the acceleration update region have a total
+    acceleration metric sum qdd_i^T A_i qdd_i of at most eps_acc, measured on the exact
+    accelerations (ABA); tighter thresholds give larger regions."""
+    m = models.random_tree(40, 50 + seed, branching=0.4, floating_base=seed == 1)
+    s = AdaptiveDynamics(m)
+    q, qd, tau, f = _state(m, seed)
+    s.set_state(q, qd, tau, f)
+    ref = art.aba(m, q, qd, tau, f)
+    total = ref @ ref
+    sizes = []
+    for frac in (0.5, 1e-2, 1e-4, 1e-8):
+        U = s.acceleration_update_region(frac * total)
+        out = ~np.isin(m.dof_body, U)
+        assert ref[out] @ ref[out] <= frac * total * (1 + 1e-9) + 1e-12 * total
+        sizes.append(U.size)
+    assert sizes == sorted(sizes) and sizes[-1] > sizes[0]
