@@ -46,8 +46,9 @@ child of a root node). World poses of a body are the product of the ``Tup`` on i
 O(tree height), never O(n) (:meth:`AdaptiveQuasiStatics.body_pose`). Like every node
 coefficient they depend only on the principal joint transforms inside the subassembly.
 
-Units: SI. ``Psi`` [kg^-2 m^-2 s^0 ...] is whatever makes ``A(C)`` an acceleration squared
-in the metric of the weights.
+Units: SI. ``A(C)`` is a squared joint acceleration in the metric of the weights (identity
+weights: [rad^2/s^4] for revolute joints, [m^2/s^4] for prismatic ones); ``Psi``, ``p`` and
+``eta`` carry the units that make eq. 8 consistent with handle forces in [N m; N].
 """
 
 from __future__ import annotations
