@@ -250,6 +250,9 @@ def _update_nodes(
             continue
         A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
             i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
+        # a leaf child has Psi = 0, p = 0, eta = 0 (RL Lemma 1): its terms are skipped
+        psiA = A >= 0 and node_joint[A] >= 0
+        psiB = node_joint[B] >= 0
         nC = node_nh[i]
         hC = node_hoff[i]
         oC = node_ooff[i]
@@ -359,9 +362,14 @@ def _update_nodes(
             V6[3, rr] = s                                      # R
         if metric:
             # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5); Y = W Y' W + P A_J P^T (T6)
-            row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
-            _load(Psi, row, tr, T, 5)
-            if A >= 0:
+            if psiB:
+                row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
+                _load(Psi, row, tr, T, 5)
+            else:
+                for a in range(6):
+                    for c in range(6):
+                        T[5, a, c] = 0.0
+            if psiA:
                 row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
                 _load(Psi, row, tr, T, 7)
                 _mm(T, 1, False, 7, False, 8)
@@ -369,8 +377,13 @@ def _update_nodes(
                 for a in range(6):
                     for c in range(6):
                         T[5, a, c] += T[9, a, c]
-            _mm(T, 2, False, 5, False, 8)
-            _mm(T, 8, False, 2, False, 6)
+            if psiA or psiB:
+                _mm(T, 2, False, 5, False, 8)
+                _mm(T, 8, False, 2, False, 6)
+            else:
+                for a in range(6):
+                    for c in range(6):
+                        T[6, a, c] = 0.0
             for a in range(6):
                 for c in range(6):
                     s = 0.0
@@ -426,7 +439,7 @@ def _update_nodes(
                 row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
                 _load(Phi, row, tr, T, 7)
                 _mm(T, 1, False, 7, False, ck)                 # C_k = X Phi^A_{2k}
-                if metric:
+                if metric and psiA:
                     row, tr = _blk(hA, oA, n_slots, nhA, kk, ca)
                     _load(Psi, row, tr, T, 7)
                     _mm(T, 7, False, 1, True, 8)
@@ -434,6 +447,7 @@ def _update_nodes(
                         for c in range(6):
                             T[ck + 2, a, c] = -T[8, a, c]      # Q_k = -Psi^A_{k2} X^T
                 src = hA + kk
+                hasQ = psiA
             else:
                 kk = k - nAo
                 kk = kk + 1 if kk >= cb else kk
@@ -442,17 +456,19 @@ def _update_nodes(
                 for a in range(6):
                     for c in range(6):
                         T[ck, a, c] = -T[ck, a, c]             # C_k = -Phi^B_{1k}
-                if metric:
+                if metric and psiB:
                     row, tr = _blk(hB, oB, n_slots, nhB, kk, cb)
                     _load(Psi, row, tr, T, ck + 2)             # Q_k = Psi^B_{k1}
                 src = hB + kk
+                hasQ = psiB
             _mm(T, 2, False, ck, False, ck + 1)
             if metric:
-                _mm(T, 2, False, ck + 2, True, ck + 3)
-                _mm(T, 6, False, ck, False, 9)
-                for a in range(6):
-                    for c in range(6):
-                        T[ck + 3, a, c] += T[9, a, c]
+                _mm(T, 6, False, ck, False, ck + 3)            # H_k = Y C_k (+ W Q_k^T)
+                if hasQ:
+                    _mm(T, 2, False, ck + 2, True, 9)
+                    for a in range(6):
+                        for c in range(6):
+                            T[ck + 3, a, c] += T[9, a, c]
             # b^C_k = b_k - C_k^T gamma; p^C_k = p_k + 2 Q_k gamma + C_k^T z
             dst = hC + k
             for a in range(6):
@@ -461,7 +477,8 @@ def _update_nodes(
             if metric:
                 for a in range(6):
                     ph[dst, a] = ph[src, a]
-                _mv(T, ck + 2, False, V6, 2, ph, dst, 2.0)
+                if hasQ:
+                    _mv(T, ck + 2, False, V6, 2, ph, dst, 2.0)
                 _mv(T, ck, True, V6, 5, ph, dst, 1.0)
         # ---- blocks (k, l), k <= l
         for k in range(nC):
@@ -486,7 +503,12 @@ def _update_nodes(
                         row, tr = _blk(hB, oB, n_slots, nhB, kk, ll)
                     _load(Phi, row, tr, T, 7)
                     if metric:
-                        _load(Psi, row, tr, T, 8)
+                        if psiA if fromA_l else psiB:
+                            _load(Psi, row, tr, T, 8)
+                        else:
+                            for a in range(6):
+                                for c in range(6):
+                                    T[8, a, c] = 0.0
                 else:
                     for a in range(6):
                         for c in range(6):
@@ -507,11 +529,15 @@ def _update_nodes(
                     continue
                 # Psi^C_kl = [same] Psi_kl + Q_k W C_l + (Q_l W C_k)^T + C_k^T Y C_l
                 #          = [same] Psi_kl + Q_k W C_l + C_k^T H_l
-                _mm(T, ck + 2, False, cl + 1, False, 9)
                 _mm(T, ck, True, cl + 3, False, 10)
+                if psiA if fromA_k else psiB:
+                    _mm(T, ck + 2, False, cl + 1, False, 9)
+                    for a in range(6):
+                        for c in range(6):
+                            T[10, a, c] += T[9, a, c]
                 for a in range(6):
                     for c in range(6):
-                        Psi[dst, a, c] = T[8, a, c] + T[9, a, c] + T[10, a, c]
+                        Psi[dst, a, c] = T[8, a, c] + T[10, a, c]
                 if k == l:
                     for a in range(6):
                         for c in range(a):
