@@ -21,3 +21,14 @@ error, which keeps the kernels allocation-free by construction."""
 INLINE = dict(inline="always", cache=True, fastmath=False, boundscheck=False, nogil=True,
               error_model="numpy")
 """Flags of the small spatial-algebra helpers inlined into kernels."""
+
+import warnings as _warnings
+
+from numba.core.errors import NumbaIRAssumptionWarning as _NumbaIRAssumptionWarning
+
+# Numba's SSA pass prints a "pedantic check" warning (NumbaIRAssumptionWarning, "variable ...
+# is not in scope") while compiling kernels that inline the branchy ``sincos`` helper of
+# spatial.py into loops; it is an internal consistency note of numba 0.68, not a problem
+# with the compiled code (every kernel is cross-checked to 1e-9). Keep it out of users'
+# terminals on the first (compiling) run.
+_warnings.filterwarnings("ignore", category=_NumbaIRAssumptionWarning)
