@@ -6,7 +6,6 @@ Run ``articulated --help`` or ``articulated COMMAND --help`` for the options.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path

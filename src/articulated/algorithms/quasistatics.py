@@ -62,7 +62,7 @@ from ..assembly import build_assembly
 from ..config import INLINE, JIT, KERNEL
 from ..model import Model
 from ._inputs import check_f_ext
-from .dca import (DCA, _leaf_bias, _oidx, _xforce_T, _xmotion, _DCAModelArrays,
+from .dca import (DCA, _leaf_bias, _oidx, _xforce_T, _xmotion,
                   principal_joint_transform)
 
 ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "relative_joint")
