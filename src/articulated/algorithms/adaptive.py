@@ -45,8 +45,8 @@ from ..config import KERNEL
 from ._inputs import check_f_ext
 from .dca import _dca_kinematics, _xmotion, principal_joint_transform
 from .kinematics import joint_motion
-from ..spatial import get_mat3, get_vec3, inertia_times, xform_force_T
-from .quasistatics import (AdaptiveQuasiStatics, _blk, _node_frames, _spd_inv, _tinv, _tmul,
+from ..spatial import get_mat3, get_vec3, inertia_times, spd_inverse, xform_force_T
+from .quasistatics import (AdaptiveQuasiStatics, _blk, _node_frames, _tinv, _tmul,
                            _world_pose)
 
 
@@ -137,7 +137,7 @@ def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, no
         for a in range(6):
             for c in range(6):
                 T[0, a, c] = Phi[row, a, c]
-        _spd_inv(T, 0, 6, 1, 2)                                # I_0
+        spd_inverse(T[0], 6, T[1], T[2])                                # I_0
         p0 = p1 = p2 = p3 = p4 = p5 = 0.0
         for c in range(6):
             p0 += T[1, 0, c] * v[c]

@@ -34,14 +34,12 @@ O(n) evaluations (:func:`loop_Gdot_qd`).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from ..config import INLINE, KERNEL
 from ..model import LOOP_POINT, LOOP_REVOLUTE, LOOP_SPHERICAL, Model, data_arrays, model_arrays
-from ..spatial import get_vec6
+from ..spatial import get_vec6, spd_inverse
 from ._inputs import as_state
 from .kinematics import joint_xup, velocity_step, world_pose_step
 
@@ -340,33 +338,7 @@ def loop_scaling(loop_i, Iinv_a, Iinv_b, Ja, Jb, nc, W_out, K, T2, Y):
             tr += K[r, r]
         for r in range(m):
             K[r, r] += 1e-12 * tr + 1e-300
-        _spd_inv(K, m, W_out[l], T2)
-
-
-@njit(**INLINE)
-def _spd_inv(A, n, out, W):
-    """out[:n, :n] = A[:n, :n]^-1 by Cholesky (A SPD, n <= 6)."""
-    for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= W[j, k] * W[j, k]
-        W[j, j] = math.sqrt(s) if s > 0 else math.nan
-        for i in range(j + 1, n):
-            t = A[i, j]
-            for k in range(j):
-                t -= W[i, k] * W[j, k]
-            W[i, j] = t / W[j, j]
-    for c in range(n):
-        for i in range(n):
-            t = 1.0 if i == c else 0.0
-            for k in range(i):
-                t -= W[i, k] * out[k, c]
-            out[i, c] = t / W[i, i]
-        for i in range(n - 1, -1, -1):
-            t = out[i, c]
-            for k in range(i + 1, n):
-                t -= W[k, i] * out[k, c]
-            out[i, c] = t / W[i, i]
+        spd_inverse(K, m, W_out[l], T2)
 
 
 @njit(**KERNEL)

@@ -62,7 +62,8 @@ from ..assembly import build_assembly
 from ..config import INLINE, JIT, KERNEL
 from ..model import Model
 from ._inputs import check_f_ext
-from .dca import (DCA, _leaf_bias, _oidx, _xforce_T, _xmotion,
+from ..spatial import spd_inverse
+from .dca import (DCA, _copy_block, _leaf_bias, _oidx, _xforce_T, _xmotion,
                   principal_joint_transform)
 
 ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "relative_joint")
@@ -82,19 +83,6 @@ def _blk(hoff, ooff, n_slots, nh, k, l):
     if k < l:
         return n_slots + ooff + _oidx(nh, k, l), False
     return n_slots + ooff + _oidx(nh, l, k), True
-
-
-@njit(**INLINE)
-def _load(M, row, tr, T, t):
-    """T[t] = M[row] (transposed if tr)."""
-    if tr:
-        for a in range(6):
-            for b in range(6):
-                T[t, a, b] = M[row, b, a]
-    else:
-        for a in range(6):
-            for b in range(6):
-                T[t, a, b] = M[row, a, b]
 
 
 @njit(**INLINE)
@@ -271,10 +259,10 @@ def _update_nodes(
         _xdense(XJ_E, XJ_r, J, T, 1)                          # T1 = X
         # ---- K = X Phi^A_2 X^T + Phi^B_1 (T0)
         row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
-        _load(Phi, row, tr, T, 0)
+        _copy_block(Phi, row, tr, T, 0)
         if A >= 0:
             row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
-            _load(Phi, row, tr, T, 7)
+            _copy_block(Phi, row, tr, T, 7)
             _mm(T, 1, False, 7, False, 8)
             _mm(T, 8, False, 1, True, 9)
             for a in range(6):
@@ -296,7 +284,7 @@ def _update_nodes(
         for a in range(nf):
             for c in range(nf):
                 T[7, a, c] = T[0, perm[J, a], perm[J, c]]
-        _spd_inv(T, 7, nf, 8, 9)                               # T8 = K_FF^-1
+        spd_inverse(T[7], nf, T[8], T[9])                               # T8 = K_FF^-1
         for a in range(6):
             for c in range(6):
                 T[2, a, c] = 0.0
@@ -364,14 +352,14 @@ def _update_nodes(
             # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5); Y = W Y' W + P A_J P^T (T6)
             if psiB:
                 row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
-                _load(Psi, row, tr, T, 5)
+                _copy_block(Psi, row, tr, T, 5)
             else:
                 for a in range(6):
                     for c in range(6):
                         T[5, a, c] = 0.0
             if psiA:
                 row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
-                _load(Psi, row, tr, T, 7)
+                _copy_block(Psi, row, tr, T, 7)
                 _mm(T, 1, False, 7, False, 8)
                 _mm(T, 8, False, 1, True, 9)
                 for a in range(6):
@@ -437,11 +425,11 @@ def _update_nodes(
             if k < nAo:
                 kk = k + 1 if k >= ca else k
                 row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
-                _load(Phi, row, tr, T, 7)
+                _copy_block(Phi, row, tr, T, 7)
                 _mm(T, 1, False, 7, False, ck)                 # C_k = X Phi^A_{2k}
                 if metric and psiA:
                     row, tr = _blk(hA, oA, n_slots, nhA, kk, ca)
-                    _load(Psi, row, tr, T, 7)
+                    _copy_block(Psi, row, tr, T, 7)
                     _mm(T, 7, False, 1, True, 8)
                     for a in range(6):
                         for c in range(6):
@@ -452,13 +440,13 @@ def _update_nodes(
                 kk = k - nAo
                 kk = kk + 1 if kk >= cb else kk
                 row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
-                _load(Phi, row, tr, T, ck)
+                _copy_block(Phi, row, tr, T, ck)
                 for a in range(6):
                     for c in range(6):
                         T[ck, a, c] = -T[ck, a, c]             # C_k = -Phi^B_{1k}
                 if metric and psiB:
                     row, tr = _blk(hB, oB, n_slots, nhB, kk, cb)
-                    _load(Psi, row, tr, T, ck + 2)             # Q_k = Psi^B_{k1}
+                    _copy_block(Psi, row, tr, T, ck + 2)             # Q_k = Psi^B_{k1}
                 src = hB + kk
                 hasQ = psiB
             _mm(T, 2, False, ck, False, ck + 1)
@@ -501,10 +489,10 @@ def _update_nodes(
                         ll = l - nAo
                         ll = ll + 1 if ll >= cb else ll
                         row, tr = _blk(hB, oB, n_slots, nhB, kk, ll)
-                    _load(Phi, row, tr, T, 7)
+                    _copy_block(Phi, row, tr, T, 7)
                     if metric:
                         if psiA if fromA_l else psiB:
-                            _load(Psi, row, tr, T, 8)
+                            _copy_block(Psi, row, tr, T, 8)
                         else:
                             for a in range(6):
                                 for c in range(6):
@@ -575,32 +563,6 @@ def _handle_to_j1(k, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, o):
         kk = k - nAo
         kk = kk + 1 if kk >= cb else kk
         _tcopy(Tp_E, Tp_r, hB + kk, Xr, xq, o)
-
-
-@njit(**INLINE)
-def _spd_inv(T, a, n, o, w):
-    """T[o][:n, :n] = inverse of the SPD block T[a][:n, :n] by Cholesky (T[w] scratch)."""
-    for j in range(n):
-        s = T[a, j, j]
-        for k in range(j):
-            s -= T[w, j, k] * T[w, j, k]
-        T[w, j, j] = math.sqrt(s) if s > 0 else math.nan
-        for i in range(j + 1, n):
-            t = T[a, i, j]
-            for k in range(j):
-                t -= T[w, i, k] * T[w, j, k]
-            T[w, i, j] = t / T[w, j, j]
-    for c in range(n):
-        for i in range(n):
-            t = 1.0 if i == c else 0.0
-            for k in range(i):
-                t -= T[w, i, k] * T[o, k, c]
-            T[o, i, c] = t / T[w, i, i]
-        for i in range(n - 1, -1, -1):
-            t = T[o, i, c]
-            for k in range(i + 1, n):
-                t -= T[w, k, i] * T[o, k, c]
-            T[o, i, c] = t / T[w, i, i]
 
 
 @njit(**INLINE)
