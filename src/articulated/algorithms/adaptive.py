@@ -41,13 +41,19 @@ import math
 import numpy as np
 from numba import njit
 
-from ..config import KERNEL
+from ..config import INLINE, JIT, KERNEL
 from ._inputs import check_f_ext
-from .dca import _dca_kinematics, _xmotion, principal_joint_transform
+from .dca import _dca_kinematics, _leaf_bias, _xmotion, principal_joint_transform
 from .kinematics import joint_motion
 from ..spatial import get_mat3, get_vec3, inertia_times, spd_inverse, xform_force_T
-from .quasistatics import (AdaptiveQuasiStatics, _blk, _node_frames, _tinv, _tmul,
-                           _world_pose)
+from .passive import K, _midx, evaluate_node, tensorize_node
+from .quasistatics import (AdaptiveQuasiStatics, _blk, _children, _dirty_nodes, _heap_pop,
+                           _heap_push, _node_frames, _partial_back_substitution, _tinv, _tmul,
+                           _update_nodes, _world_pose, _xdense)
+
+
+def z_like(x):
+    return np.zeros_like(x)
 
 
 # ------------------------------------------------------------------ hybrid-step kernels
@@ -110,6 +116,22 @@ def _active_velocities(joints, n, parent, near, vadr, jnv, S, qd, H_E, H_r, leaf
             c_al[J, a] = x[a]
 
 
+@njit(**INLINE)
+def _front_velocity(b, ho, near, Vw, H_E, H_r, leaf_of_body, node_parent, node_pslot,
+                    node_hoff, handle_x, Tup_E, Tup_r, Xr, xq):
+    """Spatial velocity (a 6-tuple) of a rigid node's handle-0 frame (slot ``ho``, fixed to
+    body b): the world velocity of the nearest active joint on b's path, ``Vw[near[b]]``
+    (zero if none), moved into the handle frame through the hierarchical frames."""
+    k = near[b]
+    if k < 0:
+        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r,
+                Tup_E, Tup_r, Xr, xq)
+    _tinv(Xr, xq, 0, Xr, xq, 1)                                # b X w
+    vb = _xmotion(Xr, xq, 1, Vw[k, 0], Vw[k, 1], Vw[k, 2], Vw[k, 3], Vw[k, 4], Vw[k, 5])
+    return _xmotion(H_E, H_r, handle_x[ho], vb[0], vb[1], vb[2], vb[3], vb[4], vb[5])
+
+
 @njit(**KERNEL)
 def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, node_parent,
                   node_pslot, node_nh, node_hoff, node_ooff, handle_x, n_slots, Tup_E, Tup_r,
@@ -120,19 +142,10 @@ def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, no
     x* I_0 v_0)``. ``f0[u]``: external force on the node in the handle-0 frame."""
     for u in range(n):
         R = front[u]
-        b = front_body[u]
         ho = node_hoff[R]
         nh = node_nh[R]
-        k = near[b]
-        if k >= 0:
-            _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E,
-                        H_r, Tup_E, Tup_r, Xr, xq)
-            _tinv(Xr, xq, 0, Xr, xq, 1)                        # b X w
-            vb = _xmotion(Xr, xq, 1, Vw[k, 0], Vw[k, 1], Vw[k, 2], Vw[k, 3], Vw[k, 4],
-                          Vw[k, 5])
-            v = _xmotion(H_E, H_r, handle_x[ho], vb[0], vb[1], vb[2], vb[3], vb[4], vb[5])
-        else:
-            v = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        v = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, leaf_of_body, node_parent,
+                            node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq)
         row, tr = _blk(ho, node_ooff[R], n_slots, nh, 0, 0)
         for a in range(6):
             for c in range(6):
@@ -165,6 +178,146 @@ def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, no
                 bh[ho + kk, a] = s
 
 
+# ------------------------------------------------------------- passive nodes (RGL Sec. 6.2)
+
+@njit(**KERNEL)
+def _leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H_E, H_r, mass,
+                  h, Ibar, Iinv, vs, zs, bs, nof, Xr, xq, X6, Bt, Pt, G):
+    """Linear-coefficient tensors of the leaves (RGL eq. 3 with the velocity of a body
+    moving with the twist ``v`` of its principal handle: ``b_k = X_k I^-1 (-v_b x* I v_b)``,
+    ``v_b = X_b v``): the quadratic coefficients by polarization; ``p = 0``, ``eta = 0``
+    (RL Lemma 1). External forces are not included (module :mod:`.passive`). Scratch: vs,
+    zs (nb, 6), bs (hmax, 6), nof (0, 6), X6 (1, 6, 6)."""
+    for u in range(leaves.shape[0]):
+        i = leaves[u]
+        b = node_body[i]
+        ho = node_hoff[i]
+        nh = node_nh[i]
+        _tinv(H_E, H_r, handle_x[ho + node_pslot[i]], Xr, xq, 0)   # body <- principal
+        _xdense(Xr, xq, 0, X6, 0)
+        for k in range(nh):
+            for a in range(6):
+                for c in range(K):
+                    Bt[ho + k, a, c] = 0.0
+                    Pt[ho + k, a, c] = 0.0
+        for r in range(K):
+            for c in range(K):
+                G[i, r, c] = 0.0
+        for j in range(6):
+            for l in range(j, 6):
+                for a in range(6):
+                    vs[b, a] = X6[0, a, j] + (X6[0, a, l] if l != j else 0.0)
+                _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x,
+                           vs, nof, False, zs, bs, 0)
+                m = _midx(j, l)
+                for k in range(nh):
+                    for a in range(6):
+                        Bt[ho + k, a, m] = bs[k, a]
+        for j in range(6):
+            for l in range(j + 1, 6):
+                m = _midx(j, l)
+                for k in range(nh):
+                    for a in range(6):
+                        Bt[ho + k, a, m] -= Bt[ho + k, a, _midx(j, j)] + Bt[ho + k, a,
+                                                                            _midx(l, l)]
+
+
+@njit(**KERNEL)
+def _tensorize_nodes(nodes, n, uargs, tau, Aw, node_A, node_B, node_joint, node_nh, node_hoff,
+                     node_ooff, node_ca, node_cb, vadr, jnv, Tup_E, Tup_r, Xr, xq, T, MX, M, S,
+                     Gs, Bt, Pt, G, betaT, gammaT, RT):
+    """Nodes becoming passive (post-order; internal, non-root): each node's fully
+    articulated update (``uargs``: the arguments of :func:`_update_nodes` for the fully
+    articulated coefficient set, which caches Phi, Psi, W, P, D) followed by its tensors
+    (:func:`articulated.algorithms.passive.tensorize_node`)."""
+    for u in range(n):
+        i = nodes[u]
+        _update_nodes(nodes[u:u + 1], 1, *uargs)
+        J = node_joint[i]
+        A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
+            i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
+        _tinv(Tup_E, Tup_r, A, Xr, xq, 0)
+        _xdense(Xr, xq, 0, MX, 0)
+        _tinv(Tup_E, Tup_r, B, Xr, xq, 0)
+        _xdense(Xr, xq, 0, MX, 1)
+        tensorize_node(i, J, jnv[J], vadr[J], A, B, ca, cb, hA, hB, nAo, node_nh[i],
+                       node_hoff[i], node_joint[A] >= 0, node_joint[B] >= 0, tau, Aw, T, MX,
+                       M, S, Gs, Bt, Pt, G, betaT, gammaT, RT)
+
+
+@njit(**INLINE)
+def _evaluate(c, v0, v1, v2, v3, v4, v5, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt,
+              G, betaT, gammaT, RT, bh, ph, eta, beta, gamma, R, fresh, fresh_list, nfresh):
+    v = (v0, v1, v2, v3, v4, v5)
+    for a in range(6):
+        vnode[c, a] = v[a]
+    evaluate_node(c, node_joint[c], node_nh[c], node_hoff[c], v, mv, Bt, Pt, G, betaT, gammaT,
+                  RT, bh, ph, eta, beta, gamma, R)
+    fresh[c] = True
+    fresh_list[nfresh[0]] = c
+    nfresh[0] += 1
+
+
+@njit(**KERNEL)
+def _passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region, node_active,
+                   H_E, H_r, leaf_of_body, node_parent, node_pslot, node_hoff, node_nh, node_A,
+                   node_B, node_joint, node_body, handle_x, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq,
+                   mv, vnode, v, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta, gamma, R,
+                   fresh, fresh_list, nfresh):
+    """Conversion of the hybrid body to the fully articulated state around the active region
+    (RGL Sec. 6): the rigid twists ``vnode`` of the rigid-front nodes (principal-handle
+    frame) and of the passive nodes of ``region`` (the force-update region and passive root
+    nodes, recomputed exactly), the body velocities ``v`` of the region's leaves, and the
+    fully articulated coefficients, from their tensors, of every front node and every child
+    of a passive region node outside the region. Every region node and every evaluated node
+    is marked fresh (listed in ``fresh_list``)."""
+    for u in range(nfront):
+        Rn = front[u]
+        ho = node_hoff[Rn]
+        w = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, leaf_of_body, node_parent,
+                            node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq)
+        x = _xmotion(Tp_E, Tp_r, ho, w[0], w[1], w[2], w[3], w[4], w[5])
+        for a in range(6):
+            vnode[Rn, a] = x[a]
+        if not in_region[Rn]:
+            _evaluate(Rn, x[0], x[1], x[2], x[3], x[4], x[5], node_joint, node_nh, node_hoff,
+                      vnode, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta, gamma, R,
+                      fresh, fresh_list, nfresh)
+    for u in range(nreg - 1, -1, -1):                 # parents first
+        i = region[u]
+        fresh[i] = True
+        fresh_list[nfresh[0]] = i
+        nfresh[0] += 1
+        if node_active[i]:
+            continue
+        p = node_parent[i]
+        if p < 0:
+            for a in range(6):
+                vnode[i, a] = 0.0                     # a rigid root joint: welded to the world
+        elif not node_active[p]:
+            _tinv(Tup_E, Tup_r, i, Xr, xq, 2)
+            x = _xmotion(Xr, xq, 2, vnode[p, 0], vnode[p, 1], vnode[p, 2], vnode[p, 3],
+                         vnode[p, 4], vnode[p, 5])
+            for a in range(6):
+                vnode[i, a] = x[a]
+        if node_joint[i] < 0:
+            b = node_body[i]
+            _tinv(H_E, H_r, handle_x[node_hoff[i] + node_pslot[i]], Xr, xq, 2)
+            x = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3],
+                         vnode[i, 4], vnode[i, 5])
+            for a in range(6):
+                v[b, a] = x[a]
+            continue
+        for ch in (node_A[i], node_B[i]):
+            if ch >= 0 and not in_region[ch]:
+                _tinv(Tup_E, Tup_r, ch, Xr, xq, 2)
+                x = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3],
+                             vnode[i, 4], vnode[i, 5])
+                _evaluate(ch, x[0], x[1], x[2], x[3], x[4], x[5], node_joint, node_nh,
+                          node_hoff, vnode, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta,
+                          beta, gamma, R, fresh, fresh_list, nfresh)
+
+
 class AdaptiveDynamics(AdaptiveQuasiStatics):
     """Hybrid-body forward dynamics and the adaptive active-region update (RGL Sec. 4-5).
 
@@ -194,6 +347,39 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         par = t.node_parent[internal]
         has = par >= 0
         self._parent_joint[t.node_joint[internal[has]]] = t.node_joint[par[has]]
+        self._init_passive()
+
+    def _init_passive(self):
+        """The fully articulated coefficient set ``_F`` (RGL Sec. 6: kept next to the hybrid
+        one; passive nodes' Phi, Psi, W, P, D cached there) and the linear-coefficient tensors
+        of :mod:`articulated.algorithms.passive` (leaves' at once: they are constant)."""
+        m, t, d, ma = self.model, self.tree, self.dca, self.ma
+        nb, z = m.nb, np.zeros
+        self._F = (self.Phi.copy(), z_like(self.bh), self.Psi.copy(), z_like(self.ph),
+                   z_like(self.eta), self.W.copy(), self.P.copy(), self.D.copy(),
+                   z_like(self.beta), z_like(self.gamma), z_like(self.R))
+        self._all_active = np.ones(nb, dtype=np.bool_)
+        self._Bt = z((t.n_slots, 6, K))
+        self._Pt = z((t.n_slots, 6, K))
+        self._G = z((t.n_nodes, K, K))
+        self._betaT, self._gammaT, self._RT = z((nb, 6, K)), z((nb, 6, K)), z((nb, 6, K))
+        self._vnode = z((t.n_nodes, 6))
+        self._fresh = np.zeros(t.n_nodes, dtype=np.bool_)
+        self._fresh_list = np.zeros(t.n_nodes, dtype=np.int64)
+        self._nfresh = np.zeros(1, dtype=np.int64)
+        self._mv = z(K)
+        self._MX, self._M = z((2, 6, 6)), z((2, K, K))
+        self._S, self._Gs = z((8, 6, K)), z((2, K, K))
+        self._region = np.zeros(t.n_nodes, dtype=np.int64)
+        self._in_region = np.zeros(t.n_nodes, dtype=np.bool_)
+        leaves = np.flatnonzero(t.node_body >= 0).astype(np.int64)
+        _leaf_tensors(leaves, t.node_body, t.node_nh, t.node_hoff, self.node_pslot,
+                      d.handle_x, d.H_E, d.H_r, ma.mass, ma.h, ma.Ibar, d.Iinv, z((nb, 6)),
+                      z((nb, 6)), z((max(int(t.max_handles), 1), 6)), z((0, 6)), self._Xr,
+                      self._xq, z((1, 6, 6)), self._Bt, self._Pt, self._G)
+        self.passive_stats = dict(updated=0, evaluated=0, tensorized=0)
+        """Work of the last :meth:`region_update`: nodes recomputed exactly in the fully
+        articulated state, nodes evaluated from their tensors, nodes tensorized."""
 
     # --------------------------------------------------------------- state and solves
     def _check_active(self, active):
@@ -287,38 +473,197 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                          V)
         return V
 
-    def new_active_region(self, eps_vel: float = 0.0, max_active: int | None = None):
+    def new_active_region(self, eps_vel: float = 0.0, max_active=None):
         """RGL Sec. 5.4.1: the joints visited by a top-down traversal by priority of the
         velocity metric, stopped when the metric left in the queue is at most ``eps_vel``
         (> 0) or after ``max_active`` joints; a (nb,) bool mask (a subtree containing the
-        root). With neither criterion the current active region is kept."""
-        import heapq
+        root). With neither criterion the current active region is kept.
 
+        ``max_active`` is one budget N_A for the whole model (int) or one budget per tree of
+        the model (sequence of ints, the trees in the order of their root bodies, i.e. of
+        ``np.flatnonzero(model.body_parent < 0)``): RGL Fig. 1 gives each character of a
+        crowd its own joint budget. With per-tree budgets ``eps_vel`` applies to each tree's
+        queue separately. Raises ValueError for a budget sequence of the wrong length."""
         t = self.tree
-        V = self.velocity_metric()
-        new = np.zeros(self.model.nb, dtype=np.bool_)
-        heap = [(-V[r], int(r)) for r in t.roots]
-        heapq.heapify(heap)
-        left = float(sum(V[t.roots]))
-        count = 0
         if eps_vel <= 0.0 and max_active is None:
             return self.active.copy()       # no criterion: keep the whole (transient) region
-        while heap:
-            if max_active is not None and count >= max_active:
-                break                       # the budget is spent
-            if eps_vel > 0.0 and left <= eps_vel:
-                left = -sum(v for v, _ in heap)   # exact, free of the running round-off
-                if left <= eps_vel:
-                    break
-            negv, i = heapq.heappop(heap)
-            left += negv
-            new[t.node_joint[i]] = True
-            count += 1
-            for ch in (t.node_A[i], t.node_B[i]):
-                if ch >= 0 and t.node_joint[ch] >= 0:
-                    heapq.heappush(heap, (-V[ch], int(ch)))
-                    left += V[ch]
+        V = self.velocity_metric()
+        new = np.zeros(self.model.nb, dtype=np.bool_)
+        if max_active is None or np.ndim(max_active) == 0:
+            budget = -1 if max_active is None else int(max_active)
+            _velocity_traversal(t.roots, V, t.node_A, t.node_B, t.node_joint, float(eps_vel),
+                                budget, new)
+            return new
+        budgets = np.asarray(max_active, dtype=np.int64)
+        if budgets.shape != t.roots.shape:
+            raise ValueError(f"max_active per tree needs {t.roots.size} budgets (one per "
+                             f"tree of the model), got shape {budgets.shape}")
+        for k in range(t.roots.size):
+            _velocity_traversal(t.roots[k:k + 1], V, t.node_A, t.node_B, t.node_joint,
+                                float(eps_vel), int(budgets[k]), new)
         return new
+
+    # --------------------------------------------------------------- RGL Sec. 5.1 + 6
+    def region_update(self, q, qd, tau, f_ext, h, *, eps_acc=0.0, max_update=None,
+                      eps_vel=0.0, max_active=None, bodies=None, joints=None,
+                      impulse_columns=16):
+        """The active-region update of RGL Sec. 5.1 from the current hybrid state, touching
+        only the active region, its rigid front, the force-update region and the nodes the
+        acceleration queue visits (RGL Sec. 6; passive nodes through their linear-coefficient
+        tensors, :mod:`articulated.algorithms.passive`):
+
+        1. conversion to the fully articulated state: the front nodes' coefficients from
+           their tensors at their rigid twists, the force-update region (passive nodes with
+           applied forces on their bodies or joints, and their passive ancestors) and the
+           active nodes recomputed exactly;
+        2. acceleration update region U: partial back-substitution by priority of the
+           acceleration metric (threshold ``eps_acc`` on the metric value, or ``max_update``
+           joints), passive nodes evaluated from their tensors as the queue reaches them;
+        3. joint accelerations on the transient hybrid body (active region + U), velocity
+           update ``qd + h qdd``;
+        4. new active region (velocity metric: ``eps_vel`` or ``max_active``, see
+           :meth:`new_active_region`) and rigidification impulses (RGL Sec. 5.4.2: K^R for
+           at most ``impulse_columns`` joints, else the equal momentum projection);
+        5. conversion to the new hybrid state: rigid coefficients and tensors of the nodes
+           that became passive, :meth:`prepare_region`.
+
+        q (nq,), qd (nv,) (zero on rigidified joints), tau (nv,), f_ext (nb, 6) body
+        coordinates: the state (q differs from the last update's only on active joints);
+        h: time step [s]; bodies, joints: the bodies and joints with applied forces (None:
+        scanned from ``f_ext`` and ``tau``). Returns ``(qd_new (nv,), U (joints), rigidified
+        (joints))``; the solver is left in the new hybrid state (``self.active``).
+        Requires :meth:`prepare_region` after the last change of the active region."""
+        m, t, ma, d = self.model, self.tree, self.ma, self.dca
+        self.sync_frames(q)
+        self.qd[:] = qd
+        self.tau[:] = tau
+        self.f_ext[:] = f_ext
+        _active_velocities(self._ajoints, self._ajoints.size, ma.parent, self._near, ma.vadr,
+                           ma.jnv, ma.S, self.qd, d.H_E, d.H_r, t.leaf_of_body,
+                           t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,
+                           self.Tup_E, self.Tup_r, self._Xr, self._xq, self._Vw, self.c,
+                           self.c_al)
+        # ---- 1. fully articulated state: force-update region, front, active nodes
+        if bodies is None:
+            bodies = np.flatnonzero(np.any(self.f_ext != 0.0, axis=1))
+        if joints is None:
+            joints = np.unique(m.dof_body[self.tau != 0.0])
+        na = self._node_active
+        seeds = np.concatenate([t.leaf_of_body[np.asarray(bodies, dtype=np.int64)],
+                                t.node_of_joint[np.asarray(joints, dtype=np.int64)]])
+        npath = _dirty_nodes(t.node_parent, seeds.astype(np.int64), seeds.size, self._mark,
+                             self._dirty, na)
+        proots = t.roots[~na[t.roots]]
+        region = np.union1d(np.union1d(self._dirty[:npath], self._anodes), proots)
+        nreg = region.size
+        self._region[:nreg] = region
+        self._in_region[region] = True
+        Phi, bh, Psi, ph, eta, W, P, D, beta, gamma, R = F = self._F
+        self._nfresh[0] = 0
+        try:
+            _passive_front(self._front, self._front.size, self._front_body, self._near,
+                           self._Vw, self._region, nreg, self._in_region, na, d.H_E, d.H_r,
+                           t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff,
+                           t.node_nh, t.node_A, t.node_B, t.node_joint, t.node_body,
+                           d.handle_x, self.Tp_E, self.Tp_r, self.Tup_E, self.Tup_r, self._Xr,
+                           self._xq, self._mv, self._vnode, self.v, self._Bt, self._Pt,
+                           self._G, self._betaT, self._gammaT, self._RT, bh, ph, eta, beta,
+                           gamma, R, self._fresh, self._fresh_list, self._nfresh)
+            n_eval = int(self._nfresh[0]) - nreg
+            _update_nodes(self._region, nreg, *self._node_args(True, F, self._all_active))
+            # ---- 2. acceleration update region (lazy partial back-substitution)
+            qdd = self._qdd
+            eps = math.sqrt(max(float(eps_acc), 0.0))
+            budget = -1 if max_update is None else int(max_update)
+            _partial_back_substitution(
+                eps, 0, budget, self._n_computed, ma.jnv, ma.vadr, self.Aw,
+                self._all_active, t.roots, t.node_A, t.node_B, t.node_joint, t.node_nh,
+                t.node_hoff, d.node_ooff, t.node_ca, t.node_cb, self.n_slots, self.XJ_E,
+                self.XJ_r, Phi, Psi, ph, eta, W, P, D, beta, gamma, self.tau, self._hk,
+                self._hn, self._xv, self._fv, self.fh, qdd, self._computed, self._stats,
+                True, self._fresh, self._fresh_list, self._nfresh, self._vnode, self.Tup_E,
+                self.Tup_r, self._Xr, self._xq, self._mv, self._Bt, self._Pt, self._G,
+                self._betaT, self._gammaT, self._RT, bh, gamma, R)
+            self._n_computed = int(self._stats[0])
+            U = self._computed[:self._n_computed].copy()
+            n_eval = int(self._nfresh[0]) - nreg
+        finally:
+            self._fresh[self._fresh_list[:self._nfresh[0]]] = False
+            self._in_region[region] = False
+        if self._stats[5] >= 0:
+            raise ValueError(f"the fully articulated acceleration is not finite at joint "
+                             f"{m.joint_name[int(self._stats[5])]!r}")
+        # ---- 3. transient hybrid body
+        transient = self.active.copy()
+        transient[U] = True
+        grown = not np.array_equal(transient, self.active)
+        if grown:
+            self.active[:] = transient
+            self.prepare_region()
+        qdd = self.hybrid_accelerations(q, qd, tau, f_ext, bodies)
+        qd1 = self.qd + h * qdd
+        self.qd[:] = qd1
+        # ---- 4. new active region, rigidification impulses
+        new = self.new_active_region(eps_vel, max_active)
+        rigid = np.flatnonzero(transient & ~new)
+        if rigid.size and np.any(qd1[~new[m.dof_body]] != 0.0):
+            if rigid.size <= impulse_columns:
+                dqd = self.rigidification_impulses(rigid)
+            else:
+                dqd = self._momentum_projection_local(new)
+            qd1 = qd1 + dqd
+            qd1[~new[m.dof_body]] = 0.0
+        # ---- 5. new hybrid state
+        self.active[:] = new
+        self.qd[:] = qd1
+        self.c[rigid] = 0.0
+        self.c_al[rigid] = 0.0
+        nodes = np.sort(t.node_of_joint[rigid]).astype(np.int64)
+        if nodes.size:
+            self._update(nodes, nodes.size, metric=False)  # rigid-state coefficients (eq. 6)
+        nodes = nodes[t.node_parent[nodes] >= 0]          # root nodes are never tensorized
+        if nodes.size:
+            _tensorize_nodes(nodes, nodes.size, self._node_args(True, F, self._all_active),
+                             self.tau, self.Aw, t.node_A, t.node_B, t.node_joint, t.node_nh,
+                             t.node_hoff, d.node_ooff, t.node_ca, t.node_cb, ma.vadr, ma.jnv,
+                             self.Tup_E, self.Tup_r, self._Xr, self._xq, self._T, self._MX,
+                             self._M, self._S, self._Gs, self._Bt, self._Pt, self._G,
+                             self._betaT, self._gammaT, self._RT)
+        self.prepare_region()
+        self.passive_stats = dict(updated=int(nreg), evaluated=n_eval,
+                                  tensorized=int(nodes.size))
+        return qd1, U, rigid
+
+    def _momentum_projection_local(self, keep):
+        """:meth:`momentum_projection` on the current transient hybrid body without its
+        O(n) coefficient pass: ``p = M qd`` from the body momenta (O(n) kinematics), then
+        one hybrid solve at rest without gravity or external forces over the region
+        ``keep`` (its rigid-front biases vanish at rest). Returns ``dqd`` (nv,)."""
+        m, ma, d = self.model, self.ma, self.dca
+        _dca_kinematics(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
+                        ma.Xtree_E, ma.Xtree_r, ma.S, d.H_E, d.H_r, self._gravity, self.q,
+                        self.qd, False, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v,
+                        self.c, self.c_al, self.b_world)
+        p = np.empty(m.nv)
+        _generalized_momentum(ma.parent, ma.vadr, ma.jnv, ma.S, self.Xup_E, self.Xup_r,
+                              ma.mass, ma.h, ma.Ibar, self.v, np.empty((m.nb, 6)), p)
+        qd_old = self.qd.copy()
+        tau_old, f_old = self.tau.copy(), self.f_ext.copy()
+        g = self._gravity.copy()
+        rigid = np.sort(self.tree.node_of_joint[self.active & ~keep]).astype(np.int64)
+        self.active[:] = keep
+        if rigid.size:
+            self._update(rigid, rigid.size, metric=False)    # rigid-state coefficients
+        self.prepare_region()
+        try:
+            self._gravity[:] = 0.0
+            new = self.hybrid_accelerations(self.q, np.zeros(m.nv), p).copy()
+        finally:
+            self._gravity[:] = g
+            self.tau[:] = tau_old
+            self.f_ext[:] = f_old
+        self.qd[:] = qd_old
+        return new - qd_old
 
     # --------------------------------------------------------------- hybrid steps
     def prepare_region(self) -> None:
@@ -332,6 +677,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         jn = np.maximum(t.node_joint, 0)
         node_active = (t.node_joint >= 0) & self.active[jn]
         self._anodes = np.flatnonzero(node_active).astype(np.int64)
+        self._node_active = node_active
         par = t.node_parent
         front = ~node_active & (par >= 0) & node_active[np.maximum(par, 0)]
         self._front = np.flatnonzero(front).astype(np.int64)
@@ -524,6 +870,42 @@ def _forces_on_front(bodies, n, f_ext, front_of, front_index, front_body, leaf_o
         for a in range(3):
             f0[u, a] += Xr[0, a, 0] * n0 + Xr[0, a, 1] * n1 + Xr[0, a, 2] * n2
             f0[u, 3 + a] += Xr[0, a, 0] * fx + Xr[0, a, 1] * fy + Xr[0, a, 2] * fz
+
+
+@njit(**JIT)
+def _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budget, new):
+    """Top-down traversal of the trees below ``roots`` by priority of the velocity metric
+    ``V`` (RGL Sec. 5.4.1) with an array heap: marks ``new[J]`` for every joint visited;
+    stops after ``budget`` joints (< 0: no budget) or when the metric left in the queue is
+    at most ``eps_vel`` (> 0; the queue sum is recomputed exactly before stopping)."""
+    n = node_joint.shape[0]
+    hk = np.empty(n)
+    hn = np.empty(n, dtype=np.int64)
+    m = 0
+    left = 0.0
+    for r in roots:
+        m = _heap_push(hk, hn, m, V[r], r)
+        left += V[r]
+    count = 0
+    while m > 0:
+        if budget >= 0 and count >= budget:
+            break
+        if eps_vel > 0.0 and left <= eps_vel:
+            left = 0.0
+            for k in range(m):
+                left += hk[k]
+            if left <= eps_vel:
+                break
+        key = hk[0]
+        i = hn[0]
+        m = _heap_pop(hk, hn, m)
+        left -= key
+        new[node_joint[i]] = True
+        count += 1
+        for ch in (node_A[i], node_B[i]):
+            if ch >= 0 and node_joint[ch] >= 0:
+                m = _heap_push(hk, hn, m, V[ch], ch)
+                left += V[ch]
 
 
 @njit(**KERNEL)

@@ -63,6 +63,7 @@ from ..config import INLINE, JIT, KERNEL
 from ..model import Model
 from ._inputs import check_f_ext
 from ..spatial import spd_inverse
+from .passive import K, evaluate_node
 from .dca import (DCA, _copy_block, _leaf_bias, _oidx, _xforce_T, _xmotion,
                   principal_joint_transform)
 
@@ -644,6 +645,24 @@ def _bound(measure, eps2, A_total, top, maxnorm):
     return math.sqrt(top) / maxnorm
 
 
+@njit(**INLINE)
+def _lazy_evaluate(c, i, node_joint, node_nh, node_hoff, fresh, fresh_list, nfresh, vnode,
+                   Tup_E, Tup_r, Xr, xq, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta,
+                   gamma, R):
+    """Passive child c of node i: twist ``vnode[c] = Tup_c^-1 vnode[i]`` and its fully
+    articulated coefficients from its tensors; marks it fresh."""
+    _tinv(Tup_E, Tup_r, c, Xr, xq, 2)
+    v = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3], vnode[i, 4],
+                 vnode[i, 5])
+    for a in range(6):
+        vnode[c, a] = v[a]
+    evaluate_node(c, node_joint[c], node_nh[c], node_hoff[c], v, mv, Bt, Pt, G, betaT, gammaT,
+                  RT, bh, ph, eta, beta, gamma, R)
+    fresh[c] = True
+    fresh_list[nfresh[0]] = c
+    nfresh[0] += 1
+
+
 @njit(**KERNEL)
 def _partial_back_substitution(
     eps_max, measure, budget, prev_n,
@@ -660,6 +679,9 @@ def _partial_back_substitution(
     hk, hn, xv, fv,
     # out
     fh, qdd, computed, stats,
+    # lazy evaluation of passive nodes (RGL Sec. 6.2; lazy False: none)
+    lazy, fresh, fresh_list, nfresh, vnode, Tup_E, Tup_r, Xr, xq, mv, Bt, Pt, G, betaT,
+    gammaT, RT, bh, gamma_, R,
 ):
     """Partial back-substitution (RL Sec. 4.3) with a priority queue by total acceleration.
 
@@ -673,7 +695,13 @@ def _partial_back_substitution(
     except on the ``prev_n`` joints of the previous call, ``computed[:prev_n]``, which are
     cleared first (so a call costs O(N_E), not O(n)).
     ``stats`` out: [n computed, bound, A_total, eps_c^2 left, max computed norm, first
-    joint with a non-finite acceleration or -1]."""
+    joint with a non-finite acceleration or -1].
+
+    With ``lazy`` the coefficients of a child that is not ``fresh`` (a passive node of the
+    fully articulated state, RGL Sec. 6.2) are evaluated from its linear-coefficient
+    tensors (:mod:`articulated.algorithms.passive`) at its rigid twist ``vnode`` (its
+    parent's twist moved by ``Tup^-1``) before it is pushed; it is then marked fresh and
+    listed in ``fresh_list[nfresh[0]]``."""
     for t in range(prev_n):
         J = computed[t]
         for rr in range(jnv[J]):
@@ -800,6 +828,10 @@ def _partial_back_substitution(
                     for a in range(6):
                         fh[dst, a] = fh[src, a]
             if node_joint[A] >= 0 and active[node_joint[A]]:
+                if lazy and not fresh[A]:
+                    _lazy_evaluate(A, i, node_joint, node_nh, node_hoff, fresh, fresh_list,
+                                   nfresh, vnode, Tup_E, Tup_r, Xr, xq, mv, Bt, Pt, G,
+                                   betaT, gammaT, RT, bh, ph, eta, beta, gamma_, R)
                 aA = 0.0 if eps_max < 0.0 else _total_acc(A, node_nh, node_hoff, node_ooff,
                                                           n_slots, Psi, ph, eta, fh)
                 if aA < 0.0:
@@ -807,6 +839,10 @@ def _partial_back_substitution(
                 A_children += aA
                 n = _heap_push(hk, hn, n, aA, A)
         if node_joint[B] >= 0 and active[node_joint[B]]:
+            if lazy and not fresh[B]:
+                _lazy_evaluate(B, i, node_joint, node_nh, node_hoff, fresh, fresh_list,
+                               nfresh, vnode, Tup_E, Tup_r, Xr, xq, mv, Bt, Pt, G, betaT,
+                               gammaT, RT, bh, ph, eta, beta, gamma_, R)
             aB = 0.0 if eps_max < 0.0 else _total_acc(B, node_nh, node_hoff, node_ooff,
                                                       n_slots, Psi, ph, eta, fh)
             if aB < 0.0:
@@ -826,15 +862,15 @@ def _partial_back_substitution(
 
 
 @njit(**JIT)
-def _dirty_nodes(node_parent, seeds, n_seeds, mark, out):
+def _dirty_nodes(node_parent, seeds, n_seeds, mark, out, stop):
     """Post-order list of the seeds and all their ancestors (each once): walk up from each
-    seed until a marked node. ``mark`` must be all False on entry and is left all False.
-    Returns the count; ``out[:count]`` sorted increasingly (post-order). Cost O(N_U log(N /
-    N_U)) on a balanced tree (RL Sec. 5.2)."""
+    seed until a marked node or a node with ``stop`` set (not listed). ``mark`` must be all
+    False on entry and is left all False. Returns the count; ``out[:count]`` sorted
+    increasingly (post-order). Cost O(N_U log(N / N_U)) on a balanced tree (RL Sec. 5.2)."""
     m = 0
     for t in range(n_seeds):
         i = seeds[t]
-        while i >= 0 and not mark[i]:
+        while i >= 0 and not mark[i] and not stop[i]:
             mark[i] = True
             out[m] = i
             m += 1
@@ -976,20 +1012,44 @@ class AdaptiveQuasiStatics:
             Aw[j, :d, :d] = blk
         return Aw
 
-    def _update(self, nodes, n, metric=True):
+    def _coefficients(self):
+        """The coefficient arrays of the current state, in :func:`_update_nodes` order."""
+        return (self.Phi, self.bh, self.Psi, self.ph, self.eta, self.W, self.P, self.D,
+                self.beta, self.gamma, self.R)
+
+    def _node_args(self, metric=True, coefficients=None, active=None):
+        """Arguments of :func:`_update_nodes` after ``(nodes, n)``: the model, tree and
+        frames of this solver with ``coefficients`` (default :meth:`_coefficients`) and the
+        ``active`` mask (default ``self.active``)."""
         ma, t, d = self.ma, self.tree, self.dca
-        _update_nodes(nodes, n, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
-                      ma.Xtree_E, ma.Xtree_r, ma.mass, ma.h, ma.Ibar, self._gravity, d.Iinv,
-                      d.H_E, d.H_r, d.perm, d.nfree,
-                      t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh, t.node_hoff,
-                      d.node_ooff, t.node_ca, t.node_cb, self.node_pslot, d.handle_x,
-                      self.n_slots, self.q, self.tau, self.f_ext, self.Aw, self.active,
-                      self._quasi_static, self.v, self.c_al, bool(metric),
-                      self._T, self._V6, self._Xr, self._xq,
-                      self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.b_world, self.z,
-                      self.Phi, self.bh, self.Psi, self.ph, self.eta, self.W, self.P, self.D,
-                      self.beta, self.gamma, self.R, self.Tp_E, self.Tp_r, self.Tup_E,
-                      self.Tup_r)
+        Phi, bh, Psi, ph, eta, W, P, D, beta, gamma, R = (
+            self._coefficients() if coefficients is None else coefficients)
+        return (ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
+                ma.Xtree_E, ma.Xtree_r, ma.mass, ma.h, ma.Ibar, self._gravity, d.Iinv,
+                d.H_E, d.H_r, d.perm, d.nfree,
+                t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh, t.node_hoff,
+                d.node_ooff, t.node_ca, t.node_cb, self.node_pslot, d.handle_x,
+                self.n_slots, self.q, self.tau, self.f_ext, self.Aw,
+                self.active if active is None else active,
+                self._quasi_static, self.v, self.c_al, bool(metric),
+                self._T, self._V6, self._Xr, self._xq,
+                self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.b_world, self.z,
+                Phi, bh, Psi, ph, eta, W, P, D, beta, gamma, R, self.Tp_E, self.Tp_r,
+                self.Tup_E, self.Tup_r)
+
+    def _lazy_args(self, lazy):
+        """The lazy-evaluation arguments of :func:`_partial_back_substitution` (none here:
+        :class:`~articulated.algorithms.adaptive.AdaptiveDynamics` has passive nodes)."""
+        if not hasattr(self, "_no_lazy"):
+            z = np.zeros
+            self._no_lazy = (False, z(1, np.bool_), z(1, np.int64), z(1, np.int64),
+                             z((1, 6)), self.Tup_E, self.Tup_r, self._Xr, self._xq, z(K),
+                             z((1, 6, K)), z((1, 6, K)), z((1, K, K)), z((1, 6, K)),
+                             z((1, 6, K)), z((1, 6, K)), self.bh, self.gamma, self.R)
+        return self._no_lazy
+
+    def _update(self, nodes, n, metric=True):
+        _update_nodes(nodes, n, *self._node_args(metric))
         self.n_updated = int(n)
 
     # ----------------------------------------------------------------- public API
@@ -1039,7 +1099,7 @@ class AdaptiveQuasiStatics:
                                 t.node_of_joint[np.asarray(tau_joints, dtype=np.int64)],
                                 t.leaf_of_body[np.asarray(bodies, dtype=np.int64)]])
         n = _dirty_nodes(t.node_parent, seeds.astype(np.int64), seeds.size, self._mark,
-                         self._dirty)
+                         self._dirty, self._mark)
         self._update(self._dirty, n, metric)
         return n
 
@@ -1092,7 +1152,8 @@ class AdaptiveQuasiStatics:
                                    self.XJ_E, self.XJ_r, self.Phi, self.Psi, self.ph,
                                    self.eta, self.W, self.P, self.D, self.beta, self.gamma,
                                    self.tau, self._hk, self._hn, self._xv, self._fv,
-                                   self.fh, qdd, self._computed, self._stats)
+                                   self.fh, qdd, self._computed, self._stats,
+                                   *self._lazy_args(False))
         n = self._n_computed = int(self._stats[0])
         joints = self._computed[:n]
         if self._stats[5] >= 0:
@@ -1117,7 +1178,7 @@ class AdaptiveQuasiStatics:
                                    self.Phi, self.Psi, self.ph, self.eta, self.W, self.P,
                                    self.D, self.beta, self.gamma, self.tau, self._hk,
                                    self._hn, self._xv, self._fv, self.fh, self._qdd,
-                                   self._computed, self._stats)
+                                   self._computed, self._stats, *self._lazy_args(False))
         self._n_computed = int(self._stats[0])
         if self._stats[5] >= 0:
             j = int(self._stats[5])

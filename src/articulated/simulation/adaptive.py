@@ -63,7 +63,9 @@ class AdaptiveSimulator:
     ----------
     model : Model
     dt : float > 0 - time step [s]
-    max_active : int, optional - N_A, the active-region budget (joints)
+    max_active : int or sequence of int, optional - N_A, the active-region budget (joints):
+        one for the whole model, or one per tree of the model (the trees in the order of
+        their root bodies; RGL Fig. 1: a budget per character of a crowd)
     eps_vel : float >= 0 - velocity-metric threshold of the new active region
     eps_acc : float >= 0 - acceleration-metric threshold of the update region
     max_update : int, optional - budget of the acceleration update region (joints)
@@ -77,7 +79,7 @@ class AdaptiveSimulator:
     Raises ValueError for bad settings.
     """
 
-    def __init__(self, model: Model, dt: float, *, max_active: int | None = None,
+    def __init__(self, model: Model, dt: float, *, max_active=None,
                  eps_vel: float = 0.0, eps_acc: float = 0.0, max_update: int | None = None,
                  update_every: int = 20, weights=None, velocity_weights=None, forces=(),
                  q0=None, qd0=None, assembly="balanced"):
@@ -88,14 +90,26 @@ class AdaptiveSimulator:
         for name, x in (("eps_vel", eps_vel), ("eps_acc", eps_acc)):
             if not (math.isfinite(x) and x >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {x!r}")
-        for name, x in (("max_active", max_active), ("max_update", max_update)):
-            if x is not None and int(x) < 0:
-                raise ValueError(f"{name} must be >= 0, got {x!r}")
+        if max_update is not None and int(max_update) < 0:
+            raise ValueError(f"max_update must be >= 0, got {max_update!r}")
+        if max_active is not None:
+            n_trees = int(np.count_nonzero(model.body_parent < 0))
+            if np.ndim(max_active) == 0:
+                max_active = int(max_active)
+            else:
+                max_active = np.asarray(max_active)
+                if max_active.shape != (n_trees,) or not np.all(max_active == np.round(
+                        max_active)):
+                    raise ValueError(f"max_active per tree must be {n_trees} integers (one "
+                                     f"per tree of the model), got {max_active!r}")
+                max_active = max_active.astype(np.int64)
+            if np.any(np.asarray(max_active) < 0):
+                raise ValueError(f"max_active must be >= 0, got {max_active!r}")
         if int(update_every) < 1:
             raise ValueError(f"update_every must be >= 1, got {update_every!r}")
         self.model = model
         self.dt = float(dt)
-        self.max_active = None if max_active is None else int(max_active)
+        self.max_active = max_active
         self.eps_vel = float(eps_vel)
         self.eps_acc = float(eps_acc)
         self.max_update = None if max_update is None else int(max_update)
@@ -163,39 +177,17 @@ class AdaptiveSimulator:
         return self._tau, self._f_ext
 
     def _region_update(self, tau, f_ext):
-        """RGL Sec. 5.1 steps 1-4; returns the new joint velocities."""
-        s, m, h = self.solver, self.model, self.dt
-        s.set_state(self.q, self.qd, tau, f_ext)                      # fully articulated
-        U = s.acceleration_update_region(self.eps_acc, self.max_update)
-        transient = self.active.copy()
-        transient[U] = True
-        s.active[:] = transient                                       # transient hybrid body
-        s._refresh(metric=False)
-        qdd = s._solve_exact()
-        qd = self.qd + h * qdd
-        s.qd[:] = qd
-        new = s.new_active_region(self.eps_vel, self.max_active)
-        rigid = np.flatnonzero(transient & ~new)
-        if rigid.size and np.any(qd[np.isin(m.dof_body, rigid)] != 0.0):
-            # RGL Sec. 5.4.2: K^R from test impulses for a few joints; for many, the same
-            # projection by momentum conservation of the kept joints in O(n)
-            if rigid.size <= self.impulse_columns:
-                dqd = s.rigidification_impulses(rigid)
-            else:
-                s.qd[:] = qd
-                dqd = s.momentum_projection(new)
-            qd = qd + dqd
-            qd[~new[m.dof_body]] = 0.0
-        self.active = new
-        # conversion to the new hybrid state (O(n) here: RGL Sec. 6 would touch only the
-        # nodes whose state changed)
-        s.active[:] = new
-        s.qd[:] = qd
-        s.tau[:] = tau
-        s.f_ext[:] = f_ext
-        s._refresh(metric=False)
-        s.prepare_region()
-        self.last = dict(active=int(new.sum()), update_region=int(U.size),
+        """RGL Sec. 5.1 steps 1-4 (:meth:`AdaptiveDynamics.region_update`); returns the new
+        joint velocities."""
+        s = self.solver
+        qd, U, rigid = s.region_update(
+            self.q, self.qd, tau, f_ext, self.dt, eps_acc=self.eps_acc,
+            max_update=self.max_update, eps_vel=self.eps_vel, max_active=self.max_active,
+            bodies=None if self._all else self._bodies,
+            joints=None if self._all else self._joints,
+            impulse_columns=self.impulse_columns)
+        self.active = s.active.copy()
+        self.last = dict(active=int(self.active.sum()), update_region=int(U.size),
                          rigidified=int(rigid.size))
         return qd
 

@@ -1,0 +1,278 @@
+"""Linear-coefficient tensors of passive nodes (Redon, Galoppo & Lin 2005, RGL Sec. 6.2,
+Theorems 3-4, eq. 9): the fully articulated coefficients of a rigidified subassembly as
+functions of its rigid velocity, so that converting a hybrid body to the fully articulated
+state costs O(1) per passive node instead of O(size of its subtree).
+
+A *passive* node (RGL Sec. 4.1) has every joint of its subassembly rigidified, so its
+internal configuration is constant and the subassembly moves as one rigid body with twist
+``v`` (a spatial velocity, [rad/s; m/s], in the frame of the node's principal handle, RL
+Sec. 5.1). Its articulated-body coefficients of the fully articulated state (RGL eq. 2,
+RL eq. 9) then split as follows:
+
+* ``Phi``, ``Psi``, ``W``, ``P``, ``D`` depend on the internal configuration and the joint
+  weights only: constant, cached once when the node becomes passive;
+* the bias accelerations ``b_k`` (RGL eq. 3: leaves ``I^-1 (-v_b x* I v_b)``, with
+  ``v_b = X_b v`` for a constant ``X_b``; the joint velocity products vanish), the node
+  quantities ``beta``, ``gamma``, ``R`` and the metric coefficients ``p_k`` are linear in
+  the leaves' velocity-product forces, hence *quadratic* in ``v`` plus a constant (the
+  joint forces ``tau`` held on the internal joints);
+* the metric constant ``eta`` (RL eq. 9: quadratic in ``gamma`` and ``R``) is *quartic*
+  in ``v``.
+
+RGL store these as rank-3 tensors (``B_1``, ``B_2``, ``P_1``, ``P_2``) and a rank-4 tensor
+``E``. We store the same maps over the monomial vector
+
+    m(v) = [1, v_0 v_0, v_0 v_1, ..., v_0 v_5, v_1 v_1, ..., v_5 v_5]   (K = 22 entries)
+
+as ``b_k = Bt[k] m(v)`` (6 x K per handle slot; ``Bt`` for the biases, ``Pt`` for ``p``),
+``beta``, ``gamma``, ``R`` = ``(betaT, gammaT, RT)[J] m(v)`` (6 x K per joint) and ``eta =
+m(v)^T G m(v)`` (K x K per node: the rank-4 tensor ``E`` as a Gram form over the quadratic
+monomials, which is what the recurrence of eq. 9 produces). A child's twist is a constant
+motion transform ``X`` of its parent's, and ``m(X v) = M(X) m(v)`` with the K x K monomial
+map ``M`` (:func:`_monomial_map`), so a node's tensors follow from its children's by RL
+eq. 9 applied column by column (:func:`tensorize_node`), in O(1) per node, when the node
+becomes passive (RGL: "updated only when a node becomes rigid"). External forces are not
+in the tensors: nodes with applied forces on their bodies or joints are recomputed
+exactly (RGL's force-update region).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ..config import INLINE, KERNEL
+
+K = 22
+"""Length of the monomial vector ``m(v)``: 1 and the 21 products ``v_j v_l``, j <= l."""
+
+
+@njit(**INLINE)
+def _midx(j, l):
+    """Index of the monomial ``v_j v_l`` (j <= l) in ``m(v)``."""
+    return 1 + 6 * j - (j * (j - 1)) // 2 + (l - j)
+
+
+@njit(**INLINE)
+def monomials(v, m):
+    """m[:] = m(v) for a twist ``v`` (6 floats)."""
+    m[0] = 1.0
+    for j in range(6):
+        for l in range(j, 6):
+            m[_midx(j, l)] = v[j] * v[l]
+
+
+@njit(**INLINE)
+def _monomial_map(X, t, M, o):
+    """M[o] = the K x K map with ``m(X v) = M m(v)`` for the dense 6 x 6 matrix X[t]."""
+    for r in range(K):
+        for c in range(K):
+            M[o, r, c] = 0.0
+    M[o, 0, 0] = 1.0
+    for a in range(6):
+        for b in range(a, 6):
+            r = _midx(a, b)
+            for j in range(6):
+                xa = X[t, a, j]
+                xb = X[t, b, j]
+                M[o, r, _midx(j, j)] = xa * xb
+                for l in range(j + 1, 6):
+                    M[o, r, _midx(j, l)] = xa * X[t, b, l] + X[t, a, l] * xb
+
+
+@njit(**INLINE)
+def _right(Bsrc, s, M, o, out, t, scale):
+    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0."""
+    for a in range(6):
+        out[t, a, 0] = scale * Bsrc[s, a, 0]
+        for c in range(1, K):
+            x = 0.0
+            for k in range(1, K):
+                x += Bsrc[s, a, k] * M[o, k, c]
+            out[t, a, c] = scale * x
+
+
+@njit(**INLINE)
+def _left(T, i, ta, S, s, out, t, sg):
+    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K)."""
+    for a in range(6):
+        for c in range(K):
+            x = 0.0
+            for k in range(6):
+                x += (T[i, k, a] if ta else T[i, a, k]) * S[s, k, c]
+            out[t, a, c] += sg * x
+
+
+@njit(**INLINE)
+def _gram_add(G, src, M, o, out, tmp):
+    """out += M[o]^T G[src] M[o] (K x K); tmp (K, K) scratch."""
+    for r in range(K):
+        for c in range(K):
+            x = 0.0
+            for k in range(K):
+                x += G[src, r, k] * M[o, k, c]
+            tmp[r, c] = x
+    for r in range(K):
+        for c in range(K):
+            x = 0.0
+            for k in range(K):
+                x += M[o, k, r] * tmp[k, c]
+            out[r, c] += x
+
+
+@njit(**KERNEL)
+def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, tau, Aw, T,
+                   MX, M, S, Gs, Bt, Pt, G, betaT, gammaT, RT):
+    """Tensors of the passive internal node i (joint J, children A and B, ``d`` dofs of J in
+    the fully articulated state) by RL eqs. 2 and 9 column by column (module docstring).
+
+    Must run right after the node's own fully articulated update (``_update_nodes`` with
+    ``metric``), whose scratch ``T`` holds X (T1), W (T2), P (T3), D (T4), Y' (T5), Y (T6)
+    and per handle k of C: C_k (T[12+4k]) and Q_k (T[14+4k]). ``MX`` (2, 6, 6): the dense
+    motion transforms from C's principal-handle frame to A's and B's; the children's tensors
+    must be up to date. Scratch: M (2, K, K), S (8, 6, K), Gs (2, K, K)."""
+    _monomial_map(MX, 0, M, 0)                                  # m(v_A) = M_A m(v)
+    _monomial_map(MX, 1, M, 1)                                  # m(v_B) = M_B m(v)
+    # beta = X b^A_2 - b^B_1 (S2); S0 = b^A_2, S1 = b^B_1 in C's monomials
+    _right(Bt, hA + ca, M, 0, S, 0, 1.0)
+    _right(Bt, hB + cb, M, 1, S, 1, -1.0)
+    for a in range(6):
+        for c in range(K):
+            S[2, a, c] = S[1, a, c]
+    _left(T, 1, False, S, 0, S, 2, 1.0)
+    # gamma = W beta + P Q (S3), R = D Q - P^T beta (S4); Q = tau in the constant column
+    for a in range(6):
+        for c in range(K):
+            S[3, a, c] = 0.0
+            S[4, a, c] = 0.0
+    _left(T, 2, False, S, 2, S, 3, 1.0)
+    _left(T, 3, True, S, 2, S, 4, -1.0)
+    for a in range(6):
+        if a >= d:
+            for c in range(K):
+                S[4, a, c] = 0.0
+    for rr in range(d):
+        for a in range(6):
+            S[3, a, 0] += T[3, a, rr] * tau[va + rr]
+        for ss in range(d):
+            S[4, rr, 0] += T[4, rr, ss] * tau[va + ss]
+    for a in range(6):
+        for c in range(K):
+            betaT[J, a, c] = S[2, a, c]
+            gammaT[J, a, c] = S[3, a, c]
+            RT[J, a, c] = S[4, a, c]
+    # w = p^B_1 - X p^A_2 (S5), Y' gamma (S6), A_J R (S7)
+    for a in range(6):
+        for c in range(K):
+            S[5, a, c] = 0.0
+            S[6, a, c] = 0.0
+            S[7, a, c] = 0.0
+    if psiB:
+        _right(Pt, hB + cb, M, 1, S, 5, 1.0)
+    if psiA:
+        _right(Pt, hA + ca, M, 0, S, 0, 1.0)
+        _left(T, 1, False, S, 0, S, 5, -1.0)
+    _left(T, 5, False, S, 3, S, 6, 1.0)
+    for rr in range(d):
+        for c in range(K):
+            x = 0.0
+            for ss in range(d):
+                x += Aw[J, rr, ss] * S[4, ss, c]
+            S[7, rr, c] = x
+    # G = M_A^T G_A M_A + M_B^T G_B M_B + gamma^T Y' gamma + sym(gamma^T w) + R^T A_J R
+    for r in range(K):
+        for c in range(K):
+            x = 0.0
+            for a in range(6):
+                x += (S[3, a, r] * S[6, a, c]
+                      + 0.5 * (S[3, a, r] * S[5, a, c] + S[5, a, r] * S[3, a, c]))
+            for rr in range(d):
+                x += S[4, rr, r] * S[7, rr, c]
+            Gs[0, r, c] = x
+    if psiA:
+        _gram_add(G, A, M, 0, Gs[0], Gs[1])
+    if psiB:
+        _gram_add(G, B, M, 1, Gs[0], Gs[1])
+    for r in range(K):
+        for c in range(K):
+            G[i, r, c] = 0.5 * (Gs[0, r, c] + Gs[0, c, r])
+    # z = W (w + 2 Y' gamma) - 2 P A_J R (S1; S0 = w + 2 Y' gamma)
+    for a in range(6):
+        for c in range(K):
+            S[0, a, c] = S[5, a, c] + 2.0 * S[6, a, c]
+            S[1, a, c] = 0.0
+    _left(T, 2, False, S, 0, S, 1, 1.0)
+    for a in range(6):
+        for c in range(K):
+            x = 0.0
+            for rr in range(d):
+                x += T[3, a, rr] * S[7, rr, c]
+            S[1, a, c] -= 2.0 * x
+    # per handle k: b^C_k = b_k - C_k^T gamma; p^C_k = p_k + 2 Q_k gamma + C_k^T z
+    for k in range(nC):
+        ck = 12 + 4 * k
+        if k < nAo:
+            kk = k + 1 if k >= ca else k
+            src = hA + kk
+            o = 0
+            hasQ = psiA
+        else:
+            kk = k - nAo
+            kk = kk + 1 if kk >= cb else kk
+            src = hB + kk
+            o = 1
+            hasQ = psiB
+        _right(Bt, src, M, o, S, 0, 1.0)
+        _left(T, ck, True, S, 3, S, 0, -1.0)
+        for a in range(6):
+            for c in range(K):
+                Bt[hC + k, a, c] = S[0, a, c]
+        if hasQ:
+            _right(Pt, src, M, o, S, 0, 1.0)
+            _left(T, ck + 2, False, S, 3, S, 0, 2.0)
+        else:
+            for a in range(6):
+                for c in range(K):
+                    S[0, a, c] = 0.0
+        _left(T, ck, True, S, 1, S, 0, 1.0)
+        for a in range(6):
+            for c in range(K):
+                Pt[hC + k, a, c] = S[0, a, c]
+
+
+@njit(**INLINE)
+def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta,
+                  gamma, R):
+    """Fully articulated coefficients of the passive node i (joint J, -1 for a leaf; ``nh``
+    handles from slot ``ho``) at the rigid twist ``v`` (6 floats, principal-handle frame):
+    ``bh``, ``ph`` of its slots, ``eta[i]`` and ``beta``, ``gamma``, ``R`` of J. ``mv`` (K,)
+    scratch."""
+    monomials(v, mv)
+    for k in range(nh):
+        s = ho + k
+        for a in range(6):
+            x = 0.0
+            y = 0.0
+            for c in range(K):
+                x += Bt[s, a, c] * mv[c]
+                y += Pt[s, a, c] * mv[c]
+            bh[s, a] = x
+            ph[s, a] = y
+    e = 0.0
+    for r in range(K):
+        x = 0.0
+        for c in range(K):
+            x += G[i, r, c] * mv[c]
+        e += mv[r] * x
+    eta[i] = e
+    if J >= 0:
+        for a in range(6):
+            x = 0.0
+            y = 0.0
+            z = 0.0
+            for c in range(K):
+                x += betaT[J, a, c] * mv[c]
+                y += gammaT[J, a, c] * mv[c]
+                z += RT[J, a, c] * mv[c]
+            beta[J, a] = x
+            gamma[J, a] = y
+            R[J, a] = z
