@@ -694,19 +694,49 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self._front_index[self._front] = np.arange(self._front.size)
         self._f0 = np.zeros((self._front.size, 6))
         self._Vw = np.zeros((m.nb, 6))
+        self._hargs = None
+
+    def hybrid_args(self):
+        """Argument tuples of the hybrid-step kernels for the current active region (valid
+        until the next :meth:`prepare_region`): ``(pose, frames, velocities, on_front,
+        front_biases, update, solve)`` for ``_world_pose(b, *pose)``,
+        ``_frames_pass(*frames)``, ``_active_velocities(*velocities)``,
+        ``_forces_on_front(bodies, n, f_ext, *on_front)``, ``_front_biases(*front_biases)``,
+        ``_update_nodes(*update)`` and ``_partial_back_substitution(-1.0, 0, -1, prev_n,
+        *solve)``; shared by :meth:`hybrid_accelerations` and the compiled step loop of
+        :class:`articulated.simulation.adaptive.AdaptiveSimulator`."""
+        if self._hargs is None:
+            ma, t, d = self.ma, self.tree, self.dca
+            Xr, xq = self._Xr, self._xq
+            pose = (t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,
+                    d.H_E, d.H_r, self.Tup_E, self.Tup_r, Xr, xq)
+            frames = (self._anodes, self._anodes.size, ma.jtype, ma.qadr, ma.Xtree_rot,
+                      ma.axis, ma.Xtree_E, ma.Xtree_r, self.q, d.H_E, d.H_r, t.node_A,
+                      t.node_B, t.node_joint, t.node_nh, t.node_hoff, t.node_ca, t.node_cb,
+                      self.node_pslot, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r,
+                      self.Tp_E, self.Tp_r, self.Tup_E, self.Tup_r, Xr, xq)
+            vel = (self._ajoints, self._ajoints.size, ma.parent, self._near, ma.vadr, ma.jnv,
+                   ma.S, self.qd, d.H_E, d.H_r, t.leaf_of_body, t.node_parent,
+                   self.node_pslot, t.node_hoff, d.handle_x, self.Tup_E, self.Tup_r, Xr, xq,
+                   self._Vw, self.c, self.c_al)
+            on_front = (self._front_of, self._front_index, self._front_body,
+                        t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff,
+                        d.handle_x, d.H_E, d.H_r, self.Tup_E, self.Tup_r, Xr, xq, self._f0)
+            fb = (self._front, self._front.size, self._front_body, self._near, self._f0,
+                  self._Vw, d.H_E, d.H_r, t.leaf_of_body, t.node_parent, self.node_pslot,
+                  t.node_nh, t.node_hoff, d.node_ooff, d.handle_x, self.n_slots, self.Tup_E,
+                  self.Tup_r, self.Phi, self._T, Xr, xq, self.bh)
+            upd = (self._anodes, self._anodes.size) + self._node_args(False)
+            self._hargs = (pose, frames, vel, on_front, fb, upd, self._solve_tail())
+        return self._hargs
 
     def sync_frames(self, q) -> None:
         """Set the configuration, which differs from the current one only on active joints,
         and bring the principal joint transforms and hierarchical frames of the active nodes
         up to date (O(N_A)), so that :meth:`body_pose` is exact at ``q`` (forces in world
         coordinates are evaluated between steps). Requires :meth:`prepare_region`."""
-        ma, t, d = self.ma, self.tree, self.dca
         self.q[:] = q
-        _frames_pass(self._anodes, self._anodes.size, ma.jtype, ma.qadr, ma.Xtree_rot,
-                     ma.axis, ma.Xtree_E, ma.Xtree_r, self.q, d.H_E, d.H_r, t.node_A,
-                     t.node_B, t.node_joint, t.node_nh, t.node_hoff, t.node_ca, t.node_cb,
-                     self.node_pslot, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r,
-                     self.Tp_E, self.Tp_r, self.Tup_E, self.Tup_r, self._Xr, self._xq)
+        _frames_pass(*self.hybrid_args()[1])
 
     def hybrid_accelerations(self, q, qd, tau, f_ext=None, bodies=None) -> np.ndarray:
         """Multilevel forward dynamics (RGL Sec. 4.3) at a state that differs from the one
@@ -719,30 +749,19 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
 
         Returns the solver's qdd buffer (nv,) (zero on rigidified joints; valid until the
         next call). Requires :meth:`prepare_region` after the last active-region change."""
-        ma, t, d = self.ma, self.tree, self.dca
+        pose, frames, vel, on_front, fb, upd, solve = self.hybrid_args()
         self.sync_frames(q)
         self.qd[:] = qd
         self.tau[:] = 0.0 if tau is None else tau
-        na = self._anodes.size
-        _active_velocities(self._ajoints, self._ajoints.size, ma.parent, self._near, ma.vadr,
-                           ma.jnv, ma.S, self.qd, d.H_E, d.H_r, t.leaf_of_body,
-                           t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,
-                           self.Tup_E, self.Tup_r, self._Xr, self._xq, self._Vw, self.c,
-                           self.c_al)
+        _active_velocities(*vel)
         self._f0[:] = 0.0
         if f_ext is not None:
             f_ext = np.ascontiguousarray(f_ext, dtype=np.float64)
             idx = (np.flatnonzero(np.any(f_ext != 0.0, axis=1)) if bodies is None
                    else np.asarray(bodies, dtype=np.int64))
-            _forces_on_front(idx, idx.size, f_ext, self._front_of, self._front_index,
-                             self._front_body, t.leaf_of_body, t.node_parent,
-                             self.node_pslot, t.node_hoff, d.handle_x, d.H_E, d.H_r,
-                             self.Tup_E, self.Tup_r, self._Xr, self._xq, self._f0)
-        _front_biases(self._front, self._front.size, self._front_body, self._near, self._f0,
-                      self._Vw, d.H_E, d.H_r, t.leaf_of_body, t.node_parent, self.node_pslot,
-                      t.node_nh, t.node_hoff, d.node_ooff, d.handle_x, self.n_slots,
-                      self.Tup_E, self.Tup_r, self.Phi, self._T, self._Xr, self._xq, self.bh)
-        self._update(self._anodes, na, metric=False)
+            _forces_on_front(idx, idx.size, f_ext, *on_front)
+        _front_biases(*fb)
+        _update_nodes(*upd)
         return self._solve_exact()
 
     def impulse_response(self, joints, impulses) -> np.ndarray:

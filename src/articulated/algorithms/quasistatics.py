@@ -1167,18 +1167,21 @@ class AdaptiveQuasiStatics:
                                  bound=float(self._stats[1]), total=float(self._stats[2]),
                                  error=error, eps_max=float(eps_max))
 
+    def _solve_tail(self):
+        """Arguments of :func:`_partial_back_substitution` after ``(eps_max, measure,
+        budget, prev_n)`` for the current state (exact mode, no lazy evaluation)."""
+        t, d = self.tree, self.dca
+        return (self.ma.jnv, self.ma.vadr, self.Aw, self.active, t.roots, t.node_A, t.node_B,
+                t.node_joint, t.node_nh, t.node_hoff, d.node_ooff, t.node_ca, t.node_cb,
+                self.n_slots, self.XJ_E, self.XJ_r, self.Phi, self.Psi, self.ph, self.eta,
+                self.W, self.P, self.D, self.beta, self.gamma, self.tau, self._hk, self._hn,
+                self._xv, self._fv, self.fh, self._qdd, self._computed,
+                self._stats) + self._lazy_args(False)
+
     def _solve_exact(self):
         """Exact back-substitution over the active nodes without the metric coefficients
         (RGL Sec. 4.3); internal buffer, O(N_active)."""
-        t, d = self.tree, self.dca
-        _partial_back_substitution(-1.0, 0, -1, self._n_computed, self.ma.jnv, self.ma.vadr,
-                                   self.Aw, self.active, t.roots, t.node_A, t.node_B,
-                                   t.node_joint, t.node_nh, t.node_hoff, d.node_ooff,
-                                   t.node_ca, t.node_cb, self.n_slots, self.XJ_E, self.XJ_r,
-                                   self.Phi, self.Psi, self.ph, self.eta, self.W, self.P,
-                                   self.D, self.beta, self.gamma, self.tau, self._hk,
-                                   self._hn, self._xv, self._fv, self.fh, self._qdd,
-                                   self._computed, self._stats, *self._lazy_args(False))
+        _partial_back_substitution(-1.0, 0, -1, self._n_computed, *self._solve_tail())
         self._n_computed = int(self._stats[0])
         if self._stats[5] >= 0:
             j = int(self._stats[5])

@@ -26,11 +26,63 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algorithms.adaptive import AdaptiveDynamics
+from numba import njit
+
+from ..algorithms.adaptive import (AdaptiveDynamics, _active_velocities, _forces_on_front,
+                                   _frames_pass, _front_biases)
 from ..algorithms.kinematics import body_velocities, energy
+from ..algorithms.quasistatics import _partial_back_substitution, _update_nodes
+from ..config import JIT
 from ..model import Model
-from .forces import FramesKinematics
-from .integrators import integrate, integrate_joints_inplace
+from .forces import FramesKinematics, apply_compiled_forces, compile_forces
+from .integrators import integrate_joints_inplace
+
+
+@njit(**JIT)
+def _hybrid_steps(nsteps, h, k0, record_every, q, qd, qdd, stats, prev_n, ajoints, jtype,
+                  qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody, near, Vw, f0, args,
+                  qrec, qdrec):
+    """``nsteps`` hybrid steps (RGL Sec. 4.3) in one compiled loop: per step the frames
+    and velocities of the active region, the compiled forces at those poses and
+    velocities, the rigid-front biases, the active nodes and the exact back-substitution
+    (the kernels of :meth:`AdaptiveDynamics.hybrid_accelerations`, ``args`` its
+    :meth:`~AdaptiveDynamics.hybrid_args`), then ``qd += h qdd``, ``q (+)= h qd`` on the
+    active joints. ``q``, ``qd``: the solver's state arrays (in/out). After global step
+    ``k0 + s + 1`` divisible by ``record_every`` the state is copied into ``qrec``,
+    ``qdrec``. Returns ``(steps done, prev_n, records)``; steps done < nsteps when a force
+    or an acceleration was not finite (the state is that before the failing step)."""
+    pose, frames, vel, on_front, fb, upd, solve = args
+    nf = fbody.shape[0]
+    nu = ubody.shape[0]
+    na = ajoints.shape[0]
+    nrec = 0
+    for s in range(nsteps):
+        _frames_pass(*frames)
+        _active_velocities(*vel)
+        if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
+            return s, prev_n, nrec
+        for u in range(f0.shape[0]):
+            for a in range(6):
+                f0[u, a] = 0.0
+        _forces_on_front(ubody, nu, f_ext, *on_front)
+        _front_biases(*fb)
+        _update_nodes(*upd)
+        _partial_back_substitution(-1.0, 0, -1, prev_n, *solve)
+        prev_n = int(stats[0])
+        if stats[5] >= 0:
+            return s, prev_n, nrec
+        for u in range(na):
+            J = ajoints[u]
+            for r in range(jnv[J]):
+                qd[vadr[J] + r] += h * qdd[vadr[J] + r]
+        integrate_joints_inplace(ajoints, na, jtype, qadr, vadr, q, qd, h)
+        if (k0 + s + 1) % record_every == 0:
+            for a in range(q.shape[0]):
+                qrec[nrec, a] = q[a]
+            for a in range(qd.shape[0]):
+                qdrec[nrec, a] = qd[a]
+            nrec += 1
+    return nsteps, prev_n, nrec
 
 
 @dataclass
@@ -114,9 +166,11 @@ class AdaptiveSimulator:
         self.eps_acc = float(eps_acc)
         self.max_update = None if max_update is None else int(max_update)
         self.update_every = int(update_every)
-        self.impulse_columns = 16
+        self.impulse_columns = 2
         """Rigidification of at most this many joints assembles RGL's K^R from unit test
-        impulses; more use the equivalent momentum projection (O(n))."""
+        impulses (two hybrid solves per column); more use the equivalent momentum projection
+        (one hybrid solve and an O(n) momentum pass, cheaper beyond two joints: measured on
+        pendulum-300)."""
         self.solver = AdaptiveDynamics(model, assembly, weights=weights,
                                        velocity_weights=velocity_weights)
         self.q = model.neutral() if q0 is None else model.check_configuration(q0).copy()
@@ -129,6 +183,8 @@ class AdaptiveSimulator:
         self._bodies = np.zeros(0, dtype=np.int64)
         self._joints = np.zeros(0, dtype=np.int64)
         self._all = False
+        self._compiled = compile_forces(model, [])
+        self._ubody = np.zeros(0, dtype=np.int64)
         for f in forces:
             self.add_force(f)
         self.t = 0.0
@@ -152,12 +208,26 @@ class AdaptiveSimulator:
         else:
             self._bodies = np.union1d(self._bodies, np.asarray(bodies, dtype=np.int64))
             self._joints = np.union1d(self._joints, np.asarray(joints, dtype=np.int64))
+        self._compiled = compile_forces(self.model, self.forces)
+        self._ubody = (np.unique(self._compiled[1]) if self._compiled is not None
+                       else np.zeros(0, dtype=np.int64))
         return force
 
     def _forces(self):
         """Applied forces into the persistent ``tau``, ``f_ext`` (only the rows the forces
         touch are cleared, from :meth:`articulated.Force.support`)."""
         m = self.model
+        if self._compiled is not None:
+            # compiled forces (RGL Sec. 6: poses and velocities from the hierarchical frames)
+            s = self.solver
+            s.qd[:] = self.qd
+            pose, vel = s.hybrid_args()[0], s.hybrid_args()[2]
+            _active_velocities(*vel)
+            kind, body, params = self._compiled
+            if not apply_compiled_forces(kind, body, params, body.size, s._near, s._Vw, pose,
+                                         self._f_ext):
+                raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
+            return self._tau, self._f_ext
         if self._all:
             self._tau[:] = 0.0
             self._f_ext[:] = 0.0
@@ -198,7 +268,9 @@ class AdaptiveSimulator:
         tau, f_ext = self._forces()
         if self.steps % self.update_every == 0:
             qd = self._region_update(tau, f_ext)
-            q = integrate(m, self.q, qd, h)
+            q = self.q.copy()                           # qd is zero outside the new region
+            J = self.solver._ajoints
+            integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, qd, h)
         else:
             # multilevel forward dynamics of the hybrid body (RGL Sec. 4.3): O(N_A log n)
             s = self.solver
@@ -214,41 +286,93 @@ class AdaptiveSimulator:
         self.t += h
         self.steps += 1
 
+    def _compiled_steps(self, n, k0, every):
+        """Up to ``n`` hybrid steps (no region update among them) in the compiled loop
+        :func:`_hybrid_steps`; returns ``(steps done, records)`` with the records as
+        ``(k, q, qd)`` tuples (k: index of the step within the run)."""
+        s, m = self.solver, self.model
+        kind, body, params = self._compiled
+        s.q[:] = self.q
+        s.qd[:] = self.qd
+        s.tau[:] = self._tau
+        first = (-(k0 + 1)) % every            # first record: step k0 + first + 1
+        n_rec = 0 if first >= n else (n - 1 - first) // every + 1
+        qrec = np.empty((n_rec, m.nq))
+        qdrec = np.empty((n_rec, m.nv))
+        done, prev, nrec = _hybrid_steps(
+            n, self.dt, k0, every, s.q, s.qd, s._qdd, s._stats, s._n_computed, s._ajoints,
+            m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv, self._f_ext, kind, body, params,
+            self._ubody, s._near, s._Vw, s._f0, s.hybrid_args(), qrec, qdrec)
+        s._n_computed = prev
+        self.q = s.q.copy()
+        self.qd = s.qd.copy()
+        self.t += done * self.dt
+        self.steps += done
+        ks = [k0 + first + j * every for j in range(nrec)]
+        return done, list(zip(ks, qrec[:nrec], qdrec[:nrec]))
+
     def run(self, steps: int, record_every: int = 1) -> AdaptiveTrajectory:
         """Run ``steps`` steps, recording every ``record_every`` steps (kinetic energy
         included, O(n) per record). Raises ValueError for steps or record_every < 1 and
         :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far)
-        when a step fails on non-finite values."""
+        when a step fails on non-finite values.
+
+        When every applied force has a compiled form (:class:`articulated.PointForce`,
+        :class:`articulated.Spring`, or no forces) the hybrid steps between two
+        active-region updates run in one compiled loop (:func:`_hybrid_steps`, the same
+        kernels and results as :meth:`step`); ``wall`` then gives each of those steps the
+        loop's mean time."""
         if int(steps) < 1 or int(record_every) < 1:
             raise ValueError("steps and record_every must be >= 1")
+        steps, every = int(steps), int(record_every)
         rec = {k: [] for k in ("t", "q", "qd", "kinetic", "active", "update_region",
                                "rigidified")}
-        wall = np.zeros(int(steps))
+        wall = np.zeros(steps)
 
-        def record():
-            rec["t"].append(self.t)
-            rec["q"].append(self.q.copy())
-            rec["qd"].append(self.qd.copy())
-            rec["kinetic"].append(energy(self.model, self.q, self.qd)[0])
-            for k in ("active", "update_region", "rigidified"):
-                rec[k].append(self.last[k])
+        def record(t, q, qd):
+            rec["t"].append(t)
+            rec["q"].append(q.copy())
+            rec["qd"].append(qd.copy())
+            rec["kinetic"].append(energy(self.model, q, qd)[0])
+            for name in ("active", "update_region", "rigidified"):
+                rec[name].append(self.last[name])
 
-        record()
-        for k in range(int(steps)):
+        def diverged(k, e):
+            from .simulator import SimulationDiverged
+
+            return SimulationDiverged(
+                f"adaptive run stopped at step {k + 1}: {e}",
+                trajectory=AdaptiveTrajectory(**{n: np.array(v) for n, v in rec.items()},
+                                              wall=wall[:k]),
+                t=self.t, step=k + 1)
+
+        record(self.t, self.q, self.qd)
+        k = 0
+        while k < steps:
+            phase = self.steps % self.update_every
+            if self._compiled is not None and phase != 0:
+                n = min(steps - k, self.update_every - phase)
+                t_start = self.t
+                t0 = time.perf_counter()
+                done, records = self._compiled_steps(n, k, every)
+                wall[k:k + done] = (time.perf_counter() - t0) / max(done, 1)
+                for kk, q, qd in records:
+                    record(t_start + (kk - k + 1) * self.dt, q, qd)
+                if done < n:
+                    raise diverged(k + done, ValueError(
+                        f"a force or the hybrid-body acceleration is not finite at "
+                        f"t = {self.t:.6g}"))
+                k += n
+                continue
             t0 = time.perf_counter()
             try:
                 self.step()
             except ValueError as e:          # non-finite accelerations or state
-                from .simulator import SimulationDiverged
-
-                raise SimulationDiverged(
-                    f"adaptive run stopped at step {k + 1}: {e}",
-                    trajectory=AdaptiveTrajectory(**{n: np.array(v) for n, v in rec.items()},
-                                                  wall=wall[:k]),
-                    t=self.t, step=k + 1) from e
+                raise diverged(k, e) from e
             wall[k] = time.perf_counter() - t0
-            if (k + 1) % int(record_every) == 0:
-                record()
+            if (k + 1) % every == 0:
+                record(self.t, self.q, self.qd)
+            k += 1
         return AdaptiveTrajectory(**{k: np.array(v) for k, v in rec.items()}, wall=wall)
 
     def __repr__(self):

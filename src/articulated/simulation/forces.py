@@ -26,8 +26,11 @@ import math
 from abc import ABC, abstractmethod
 
 import numpy as np
+from numba import njit
 
 from ..algorithms.kinematics import body_velocities, forward_kinematics
+from ..algorithms.quasistatics import _world_pose
+from ..config import JIT
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 
 
@@ -157,6 +160,12 @@ class Force(ABC):
         default (``None, None``) is always correct and costs a full update."""
         return None, None
 
+    def compiled(self, model: Model):
+        """``(kind, body, params)`` for the compiled step loop of the adaptive simulator
+        (:func:`apply_compiled_forces`), or None when the force has no compiled form (the
+        default: the simulator then calls :meth:`apply` every step)."""
+        return None
+
 
 class PointForce(Force):
     """A constant force applied at a point fixed on a body.
@@ -190,6 +199,10 @@ class PointForce(Force):
     def bind(self, model):
         model.body_id(self.body)
         return self
+
+    def compiled(self, model):
+        return (FORCE_WORLD if self.frame == "world" else FORCE_BODY, model.body_id(self.body),
+                np.r_[self.point, self.force, 0.0, 0.0, 0.0])
 
     def apply(self, model, t, q, qd, tau, f_ext, kin=None):
         b = model.body_id(self.body)
@@ -246,6 +259,11 @@ class Spring(Force):
     def bind(self, model):
         model.body_id(self.body)
         return self
+
+    def compiled(self, model):
+        return (FORCE_SPRING, model.body_id(self.body),
+                np.r_[self.point, self.anchor, self.stiffness, self.rest_length,
+                      self.damping])
 
     def _geometry(self, model, q, qd, kin):
         k = _kin(model, q, qd, kin)
@@ -420,3 +438,89 @@ class JointDamping(Force):
 
     def __repr__(self):
         return f"JointDamping(b={self.b!r})"
+
+
+# ------------------------------------------------------------------ compiled forces
+
+FORCE_WORLD, FORCE_BODY, FORCE_SPRING = 0, 1, 2
+"""Kinds of :meth:`Force.compiled`: a world-frame or body-frame :class:`PointForce`, a
+:class:`Spring`. ``params`` (9,): point (body coordinates), then the force (world or body
+coordinates) and three zeros, or the anchor (world) and stiffness, rest length, damping."""
+
+
+def compile_forces(model, forces):
+    """``(kind (nf,) int64, body (nf,) int64, params (nf, 9) float64)`` for
+    :func:`apply_compiled_forces`, or None when a force has no compiled form."""
+    rows = [f.compiled(model) for f in forces]
+    if any(r is None for r in rows):
+        return None
+    kind = np.array([r[0] for r in rows], dtype=np.int64)
+    body = np.array([r[1] for r in rows], dtype=np.int64)
+    params = (np.array([r[2] for r in rows], dtype=np.float64) if rows
+              else np.zeros((0, 9)))
+    return kind, body, params
+
+
+@njit(**JIT)
+def apply_compiled_forces(kind, body, params, nf, near, Vw, pose_args, f_ext):
+    """Write the compiled forces into the rows of their bodies in ``f_ext`` (nb, 6) (body
+    coordinates, about the body origin; the rows are cleared first), as
+    :meth:`PointForce.apply` and :meth:`Spring.apply` do. World poses come from the
+    hierarchical frames, ``_world_pose(b, *pose_args)`` (O(tree height); ``pose_args`` ends
+    with its scratch ``Xr``, ``xq``), world velocities from ``Vw[near[b]]`` (spatial
+    velocity about the world origin in world coordinates of the nearest active joint on
+    b's path; zero when there is none). Returns False when a force is not finite."""
+    Xr = pose_args[-2]
+    xq = pose_args[-1]
+    for i in range(nf):
+        for a in range(6):
+            f_ext[body[i], a] = 0.0
+    for i in range(nf):
+        b = body[i]
+        k = kind[i]
+        P0, P1, P2 = params[i, 0], params[i, 1], params[i, 2]
+        if k == FORCE_BODY:
+            f0, f1, f2 = params[i, 3], params[i, 4], params[i, 5]
+        else:
+            _world_pose(b, *pose_args)     # (Xr, xq)[0]: E body -> world, r world origin
+            E = Xr[0]
+            r = xq[0]
+            if k == FORCE_WORLD:
+                F0, F1, F2 = params[i, 3], params[i, 4], params[i, 5]
+            else:
+                px = -(E[0, 0] * r[0] + E[0, 1] * r[1] + E[0, 2] * r[2])
+                py = -(E[1, 0] * r[0] + E[1, 1] * r[1] + E[1, 2] * r[2])
+                pz = -(E[2, 0] * r[0] + E[2, 1] * r[1] + E[2, 2] * r[2])
+                x0 = px + E[0, 0] * P0 + E[0, 1] * P1 + E[0, 2] * P2
+                x1 = py + E[1, 0] * P0 + E[1, 1] * P1 + E[1, 2] * P2
+                x2 = pz + E[2, 0] * P0 + E[2, 1] * P1 + E[2, 2] * P2
+                d0, d1, d2 = x0 - params[i, 3], x1 - params[i, 4], x2 - params[i, 5]
+                K, L0, c = params[i, 6], params[i, 7], params[i, 8]
+                L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+                if L0 == 0.0:
+                    s = -K
+                elif L > 0.0:
+                    s = -K * (L - L0) / L
+                else:
+                    s = 0.0
+                j = near[b]
+                if c > 0.0 and L > 0.0 and j >= 0:
+                    w0, w1, w2 = Vw[j, 0], Vw[j, 1], Vw[j, 2]
+                    v0 = Vw[j, 3] + w1 * x2 - w2 * x1
+                    v1 = Vw[j, 4] + w2 * x0 - w0 * x2
+                    v2 = Vw[j, 5] + w0 * x1 - w1 * x0
+                    s -= c * (d0 * v0 + d1 * v1 + d2 * v2) / (L * L)
+                F0, F1, F2 = s * d0, s * d1, s * d2
+            f0 = E[0, 0] * F0 + E[1, 0] * F1 + E[2, 0] * F2
+            f1 = E[0, 1] * F0 + E[1, 1] * F1 + E[2, 1] * F2
+            f2 = E[0, 2] * F0 + E[1, 2] * F1 + E[2, 2] * F2
+        f_ext[b, 0] += P1 * f2 - P2 * f1
+        f_ext[b, 1] += P2 * f0 - P0 * f2
+        f_ext[b, 2] += P0 * f1 - P1 * f0
+        f_ext[b, 3] += f0
+        f_ext[b, 4] += f1
+        f_ext[b, 5] += f2
+        for a in range(6):
+            if not math.isfinite(f_ext[b, a]):
+                return False
+    return True
