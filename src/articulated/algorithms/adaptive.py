@@ -133,32 +133,40 @@ def _front_velocity(b, ho, near, Vw, H_E, H_r, leaf_of_body, node_parent, node_p
 
 
 @njit(**KERNEL)
+def _front_inertias(front, n, node_hoff, Phi, T, I0):
+    """``I0[u] = (Phi_00)^-1`` of the rigid-front node ``front[u]``: the spatial inertia of
+    the rigid node in its handle-0 frame (constant while the node is rigid)."""
+    for u in range(n):
+        ho = node_hoff[front[u]]
+        for a in range(6):
+            for c in range(6):
+                T[0, a, c] = Phi[ho, a, c]
+        spd_inverse(T[0], 6, I0[u], T[1])
+
+
+@njit(**KERNEL)
 def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, node_parent,
                   node_pslot, node_nh, node_hoff, node_ooff, handle_x, n_slots, Tup_E, Tup_r,
-                  Phi, T, Xr, xq, bh):
+                  Phi, I0, Xr, xq, bh):
     """Bias accelerations of the rigid-front nodes (RGL Sec. 6.2: eq. 3 with the node's
     rigid inertia and velocity): a rigid node moves as one rigid body, so with ``I_0 =
-    (Phi_00)^-1`` and ``v_0`` the velocity of its handle-0 frame, ``b_k = Phi_k0 (f_0 - v_0
-    x* I_0 v_0)``. ``f0[u]``: external force on the node in the handle-0 frame."""
+    (Phi_00)^-1`` (``I0[u]``, :func:`_front_inertias`) and ``v_0`` the velocity of its
+    handle-0 frame, ``b_k = Phi_k0 (f_0 - v_0 x* I_0 v_0)``. ``f0[u]``: external force on
+    the node in the handle-0 frame."""
     for u in range(n):
         R = front[u]
         ho = node_hoff[R]
         nh = node_nh[R]
         v = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, leaf_of_body, node_parent,
                             node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq)
-        row, tr = _blk(ho, node_ooff[R], n_slots, nh, 0, 0)
-        for a in range(6):
-            for c in range(6):
-                T[0, a, c] = Phi[row, a, c]
-        spd_inverse(T[0], 6, T[1], T[2])                                # I_0
         p0 = p1 = p2 = p3 = p4 = p5 = 0.0
         for c in range(6):
-            p0 += T[1, 0, c] * v[c]
-            p1 += T[1, 1, c] * v[c]
-            p2 += T[1, 2, c] * v[c]
-            p3 += T[1, 3, c] * v[c]
-            p4 += T[1, 4, c] * v[c]
-            p5 += T[1, 5, c] * v[c]
+            p0 += I0[u, 0, c] * v[c]
+            p1 += I0[u, 1, c] * v[c]
+            p2 += I0[u, 2, c] * v[c]
+            p3 += I0[u, 3, c] * v[c]
+            p4 += I0[u, 4, c] * v[c]
+            p5 += I0[u, 5, c] * v[c]
         # y = f0 - v x* (I_0 v)
         y0 = f0[u, 0] - (v[1] * p2 - v[2] * p1 + v[4] * p5 - v[5] * p4)
         y1 = f0[u, 1] - (v[2] * p0 - v[0] * p2 + v[5] * p3 - v[3] * p5)
@@ -694,6 +702,9 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self._front_index[self._front] = np.arange(self._front.size)
         self._f0 = np.zeros((self._front.size, 6))
         self._Vw = np.zeros((m.nb, 6))
+        self._I0 = np.empty((self._front.size, 6, 6))
+        _front_inertias(self._front, self._front.size, t.node_hoff, self.Phi, self._T,
+                        self._I0)
         self._hargs = None
 
     def hybrid_args(self):
@@ -725,7 +736,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
             fb = (self._front, self._front.size, self._front_body, self._near, self._f0,
                   self._Vw, d.H_E, d.H_r, t.leaf_of_body, t.node_parent, self.node_pslot,
                   t.node_nh, t.node_hoff, d.node_ooff, d.handle_x, self.n_slots, self.Tup_E,
-                  self.Tup_r, self.Phi, self._T, Xr, xq, self.bh)
+                  self.Tup_r, self.Phi, self._I0, Xr, xq, self.bh)
             upd = (self._anodes, self._anodes.size) + self._node_args(False)
             self._hargs = (pose, frames, vel, on_front, fb, upd, self._solve_tail())
         return self._hargs
