@@ -380,3 +380,44 @@ def test_compiled_step_loop_equals_python_steps():
     c = art.Simulator(m, 1e-3, method="adaptive", max_active=6,
                       forces=[JointTorque(np.zeros(m.nv))])
     assert c._compiled is None
+
+
+def test_configuration_dependent_weights():
+    """RGL Sec. 5.2: metric weights may depend on q_i. A callable is evaluated at every
+    region update; the local update then equals the O(n) reference run with the weights
+    of that configuration (the rigidified joints' weights depend on their own q_i only)."""
+    from articulated.simulation.integrators import integrate
+
+    m = models.random_tree(25, 4, branching=0.5)
+
+    def weights(q):
+        w = np.tile(np.eye(6), (m.nb, 1, 1))
+        a = 1.0 + 4.0 * np.sin(q[m.jnt_qadr]) ** 2            # A_i = (1 + 4 sin^2 q_i) 1
+        return w * a[:, None, None]
+
+    q, qd, tau, f = _state(m, 5)
+    h = 1e-3
+    s = AdaptiveDynamics(m, weights=weights)
+    ref = AdaptiveDynamics(m)
+    s.set_state(q, qd, tau, f)
+    s.prepare_region()
+    active = np.ones(m.nb, dtype=bool)
+    for NU, NA in [(6, 3), (5, 4), (7, 2)]:
+        ref.Aw[:] = weights(q)
+        qd_r, U_r, new_r = _reference_region_update(ref, q, qd, tau, f, h, active, NU, NA)
+        qd_f, U_f, _ = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA)
+        assert np.array_equal(U_f, U_r)
+        assert np.array_equal(s.active, new_r)
+        assert np.abs(qd_f - qd_r).max() <= 1e-9 * max(1.0, np.abs(qd_r).max())
+        active, qd = s.active.copy(), qd_f
+        for _ in range(5):
+            qd = qd + h * s.hybrid_accelerations(q, qd, tau, f)
+            q = integrate(m, q, qd, h)
+    with pytest.raises(ValueError, match="finite"):
+        bad = AdaptiveDynamics(m, weights=lambda q: np.full((m.nb, 6, 6), np.nan)
+                               if q[0] > 0.123 else np.tile(np.eye(6), (m.nb, 1, 1)))
+        bad.set_state(q, qd, tau, f)
+        bad.prepare_region()
+        qq = q.copy()
+        qq[0] = 0.5
+        bad.region_update(qq, qd, tau, f, h, max_update=3, max_active=3)

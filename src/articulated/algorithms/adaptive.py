@@ -333,8 +333,13 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
     ----------
     model : Model
     assembly : "balanced" | "serial" | sequence of joints | AssemblyTree
-    weights : (nb, 6, 6), optional - SPD acceleration-metric weights ``A_i`` (identity)
-    velocity_weights : (nb, 6, 6), optional - SPD velocity-metric weights ``V_i`` (identity)
+    weights : (nb, 6, 6) or callable, optional - SPD acceleration-metric weights ``A_i``
+        (identity); a callable ``weights(q) -> (nb, 6, 6)`` gives configuration-dependent
+        weights (RGL Sec. 5.2: ``A_i`` may depend on ``q_i``), evaluated at every
+        :meth:`region_update` (a rigidified joint's weight must depend on its own ``q_i``
+        only: its passive node's tensors keep the weight it had when it was rigidified)
+    velocity_weights : (nb, 6, 6) or callable, optional - SPD velocity-metric weights
+        ``V_i`` (identity), likewise
 
     Attributes (after :meth:`set_state`): ``q``, ``qd``, ``tau``, ``f_ext`` (the state),
     ``active`` (nb,) bool (the active region; all True = fully articulated), and everything
@@ -343,8 +348,13 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
     """
 
     def __init__(self, model, assembly="balanced", *, weights=None, velocity_weights=None):
-        super().__init__(model, assembly, weights=weights)
-        self.Vw = self._weights(velocity_weights)
+        self._weight_fns = (weights if callable(weights) else None,
+                            velocity_weights if callable(velocity_weights) else None)
+        q0 = model.neutral()
+        super().__init__(model, assembly,
+                         weights=weights(q0) if callable(weights) else weights)
+        self.Vw = self._weights(velocity_weights(q0) if callable(velocity_weights)
+                                else velocity_weights)
         self._quasi_static = False
         self.qd = np.zeros(model.nv)
         self.c = np.zeros((model.nb, 6))
@@ -546,6 +556,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self.qd[:] = qd
         self.tau[:] = tau
         self.f_ext[:] = f_ext
+        self._evaluate_weights(self.q)
         _active_velocities(self._ajoints, self._ajoints.size, ma.parent, self._near, ma.vadr,
                            ma.jnv, ma.S, self.qd, d.H_E, d.H_r, t.leaf_of_body,
                            t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,
@@ -641,6 +652,19 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self.passive_stats = dict(updated=int(nreg), evaluated=n_eval,
                                   tensorized=int(nodes.size))
         return qd1, U, rigid
+
+    def _evaluate_weights(self, q):
+        """Configuration-dependent metric weights (callables given at construction) at q,
+        checked for shape and finiteness (symmetry and definiteness are checked on the
+        first evaluation, at construction)."""
+        for fn, W in zip(self._weight_fns, (self.Aw, self.Vw)):
+            if fn is None:
+                continue
+            w = np.asarray(fn(q), dtype=np.float64)
+            if w.shape != W.shape or not np.isfinite(w).all():
+                raise ValueError(f"metric weights callable must return a finite {W.shape} "
+                                 f"array, got shape {w.shape}")
+            W[:] = w                # the kernels read the d_i x d_i blocks only
 
     def _momentum_projection_local(self, keep):
         """:meth:`momentum_projection` on the current transient hybrid body without its

@@ -122,7 +122,9 @@ class AdaptiveSimulator:
     eps_acc : float >= 0 - acceleration-metric threshold of the update region
     max_update : int, optional - budget of the acceleration update region (joints)
     update_every : int >= 1 - steps between active-region updates (RGL f = 1 / update_every)
-    weights, velocity_weights : (nb, 6, 6), optional - SPD metric weights (identity)
+    weights, velocity_weights : (nb, 6, 6) or callable ``(q) -> (nb, 6, 6)``, optional - SPD
+        metric weights (identity; callables: configuration-dependent, evaluated at every
+        active-region update, see :class:`AdaptiveDynamics`)
     forces : iterable of :class:`articulated.Force`
     q0, qd0 : initial state (neutral, zero); assembly : assembly-tree kind or tree
 
