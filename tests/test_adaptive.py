@@ -243,7 +243,9 @@ def test_acceleration_update_region_bound_holds_against_exact_accelerations(seed
 
 def _reference_region_update(s, q, qd, tau, f, h, active, max_update, max_active):
     """RGL Sec. 5.1 with the O(n) public steps: full recompute in the fully articulated
-    state, update region, exact transient solve, new region, K^R impulses."""
+    state, update region, exact transient solve, new region; the rigidification impulses
+    as the M-orthogonal projection they equal (RGL Sec. 5.4.2), from CRBA (independent of
+    both impulse paths and better conditioned than assembling K^R)."""
     m = s.model
     s.set_state(q, qd, tau, f)
     U = s.acceleration_update_region(0.0, max_update)
@@ -256,8 +258,11 @@ def _reference_region_update(s, q, qd, tau, f, h, active, max_update, max_active
     new = s.new_active_region(0.0, max_active)
     rigid = np.flatnonzero(transient & ~new)
     if rigid.size and np.any(qd1[~new[m.dof_body]] != 0.0):
-        qd1 = qd1 + s.rigidification_impulses(rigid)
-        qd1[~new[m.dof_body]] = 0.0
+        M = art.crba(m, q)
+        keep = new[m.dof_body]
+        p = M @ qd1
+        qd1 = np.zeros(m.nv)
+        qd1[keep] = np.linalg.solve(M[np.ix_(keep, keep)], p[keep])
     return qd1, U, new
 
 

@@ -64,8 +64,8 @@ from ..model import Model
 from ._inputs import check_f_ext
 from ..spatial import spd_inverse
 from .passive import K, evaluate_node
-from .dca import (DCA, _copy_block, _leaf_bias, _oidx, _xforce_T, _xmotion,
-                  principal_joint_transform)
+from .dca import (DCA, _copy_block, _leaf_bias, _oidx, _xforce_T, _xj_cols, _xj_rows,
+                  _xmotion, principal_joint_transform)
 
 ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "relative_joint")
 """The acceleration error measures of RL Definition 2, in the order of their codes 0-3."""
@@ -261,11 +261,11 @@ def _update_nodes(
         # ---- K = X Phi^A_2 X^T + Phi^B_1 (T0)
         row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
         _copy_block(Phi, row, tr, T, 0)
+        jt = jtype[J]
         if A >= 0:
-            row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
-            _copy_block(Phi, row, tr, T, 7)
-            _mm(T, 1, False, 7, False, 8)
-            _mm(T, 8, False, 1, True, 9)
+            row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)          # a diagonal block
+            _xj_rows(jt, XJ_E, XJ_r, J, Phi, row, T, 9)
+            _xj_cols(jt, XJ_E, XJ_r, J, T, 9)                     # X Phi^A_2 X^T
             for a in range(6):
                 for c in range(6):
                     T[0, a, c] += T[9, a, c]
@@ -360,9 +360,8 @@ def _update_nodes(
                         T[5, a, c] = 0.0
             if psiA:
                 row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
-                _copy_block(Psi, row, tr, T, 7)
-                _mm(T, 1, False, 7, False, 8)
-                _mm(T, 8, False, 1, True, 9)
+                _xj_rows(jt, XJ_E, XJ_r, J, Psi, row, T, 9)
+                _xj_cols(jt, XJ_E, XJ_r, J, T, 9)                 # X Psi^A_2 X^T
                 for a in range(6):
                     for c in range(6):
                         T[5, a, c] += T[9, a, c]
@@ -426,15 +425,18 @@ def _update_nodes(
             if k < nAo:
                 kk = k + 1 if k >= ca else k
                 row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
-                _copy_block(Phi, row, tr, T, 7)
-                _mm(T, 1, False, 7, False, ck)                 # C_k = X Phi^A_{2k}
+                if tr:
+                    _copy_block(Phi, row, tr, T, 7)
+                    _xj_rows(jt, XJ_E, XJ_r, J, T, 7, T, ck)   # C_k = X Phi^A_{2k}
+                else:
+                    _xj_rows(jt, XJ_E, XJ_r, J, Phi, row, T, ck)
                 if metric and psiA:
                     row, tr = _blk(hA, oA, n_slots, nhA, kk, ca)
-                    _copy_block(Psi, row, tr, T, 7)
-                    _mm(T, 7, False, 1, True, 8)
+                    _copy_block(Psi, row, tr, T, ck + 2)
+                    _xj_cols(jt, XJ_E, XJ_r, J, T, ck + 2)
                     for a in range(6):
                         for c in range(6):
-                            T[ck + 2, a, c] = -T[8, a, c]      # Q_k = -Psi^A_{k2} X^T
+                            T[ck + 2, a, c] = -T[ck + 2, a, c]  # Q_k = -Psi^A_{k2} X^T
                 src = hA + kk
                 hasQ = psiA
             else:
