@@ -333,15 +333,21 @@ def test_region_update_work_does_not_grow_with_n():
 
 def test_per_character_budgets():
     """RGL Fig. 1: one joint budget per character (tree of the model); each character's
-    active region stays within its own budget, a zero budget freezes the character, and a
-    budget list of the wrong length is rejected."""
+    active region stays within its own budget, a zero budget freezes the character (its
+    root joint rigidified: welded to the world, forces on it have no effect), and a budget
+    list of the wrong length is rejected."""
     m = models.crowd(4)
     roots = np.flatnonzero(m.body_parent < 0)
     ends = list(roots[1:]) + [m.nb]
     q0 = models.crowd_configuration(m)
     budgets = [10, 5, 2, 0]
+    from articulated.simulation import PointForce, Spring
+
+    forces = [PointForce(int(roots[3]), (0.0, 50.0, 0.0)),      # on the frozen character
+              Spring(int(roots[3]) + 5, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 10.0, 0.0, 1.0),
+              PointForce(int(roots[0]), (0.0, 50.0, 0.0))]
     sim = art.Simulator(m, 1e-3, method="adaptive", max_active=budgets, max_update=40, q0=q0,
-                        update_every=10)
+                        update_every=10, forces=forces)
     for k in range(31):
         sim.step()
         counts = [int(sim.active[a:b].sum()) for a, b in zip(roots, ends)]
@@ -349,6 +355,12 @@ def test_per_character_budgets():
             assert counts == budgets          # falling characters use their whole budget
     frozen = slice(m.jnt_qadr[roots[3]], m.nq)
     assert np.array_equal(sim.q[frozen], q0[frozen])
+    # the forces on the frozen character act on nothing else
+    alone = art.Simulator(m, 1e-3, method="adaptive", max_active=budgets, max_update=40,
+                          q0=q0, update_every=10, forces=forces[2:])
+    for k in range(31):
+        alone.step()
+    assert np.abs(alone.q - sim.q).max() <= 1e-12
     assert np.linalg.norm(sim.q[:7] - q0[:7]) > 1e-4          # the others fall
     with pytest.raises(ValueError, match="one per tree"):
         art.Simulator(m, 1e-3, method="adaptive", max_active=[1, 2, 3])

@@ -907,6 +907,8 @@ def _forces_on_front(bodies, n, f_ext, front_of, front_index, front_body, leaf_o
                 and f_ext[b, 3] == 0.0 and f_ext[b, 4] == 0.0 and f_ext[b, 5] == 0.0):
             continue
         R = front_of[leaf_of_body[b]]
+        if R < 0:
+            continue                   # no active joint in b's tree: welded to the world
         u = front_index[R]
         b0 = front_body[u]
         _world_pose(b0, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E,
