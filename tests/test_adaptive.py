@@ -293,8 +293,11 @@ def test_local_region_update_equals_full_recompute(name, make, columns):
     budgets = [(6, 3), (4, 4), (8, 2), (3, 5), (6, 3)]
     for k, (NU, NA) in enumerate(budgets):
         qd_r, U_r, new_r = _reference_region_update(ref, q, qd, tau, f, h, active, NU, NA)
+        A_r = ref.eta[ref.tree.roots].copy()     # A of the fully articulated body (eq. 8)
         qd_f, U_f, rigid = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA,
                                            impulse_columns=columns)
+        A_f = s._F[4][s.tree.roots]
+        assert np.abs(A_f - A_r).max() <= 1e-9 * np.abs(A_r).max()
         assert np.array_equal(U_f, U_r), (k, U_f, U_r)
         assert np.array_equal(s.active, new_r)
         assert np.abs(qd_f - qd_r).max() <= 1e-9 * max(1.0, np.abs(qd_r).max())
@@ -438,3 +441,34 @@ def test_configuration_dependent_weights():
         qq = q.copy()
         qq[0] = 0.5
         bad.region_update(qq, qd, tau, f, h, max_update=3, max_active=3)
+
+
+def test_local_region_update_with_changing_joint_forces():
+    """Joint forces that change between updates on rigidified joints (e.g. damping, which
+    drops to zero once a joint is rigidified): the joints whose force differs from the one
+    in their passive node's tensors are recomputed exactly and re-tensorized, so the local
+    update still equals the O(n) recompute."""
+    from articulated.simulation.integrators import integrate
+
+    m = models.random_tree(30, 2, branching=0.6)
+    q, qd, tau0, f = _state(m, 11)
+    f[2:] = 0.0                          # body forces on two bodies only: tensors are used
+    h = 1e-3
+    s, ref = AdaptiveDynamics(m), AdaptiveDynamics(m)
+    s.set_state(q, qd, tau0, f)
+    s.prepare_region()
+    active = np.ones(m.nb, dtype=bool)
+    for k, (NU, NA) in enumerate([(6, 3), (5, 4), (7, 2), (4, 4)]):
+        tau = tau0 * np.cos(k) - 0.3 * qd                  # varies; damping-like part
+        qd_r, U_r, new_r = _reference_region_update(ref, q, qd, tau, f, h, active, NU, NA)
+        A_r = ref.eta[ref.tree.roots].copy()     # A of the fully articulated body (eq. 8)
+        qd_f, U_f, _ = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA)
+        A_f = s._F[4][s.tree.roots]
+        assert np.abs(A_f - A_r).max() <= 1e-9 * np.abs(A_r).max()
+        assert np.array_equal(U_f, U_r)
+        assert np.array_equal(s.active, new_r)
+        assert np.abs(qd_f - qd_r).max() <= 1e-9 * max(1.0, np.abs(qd_r).max())
+        active, qd = s.active.copy(), qd_f
+        for _ in range(5):
+            qd = qd + h * s.hybrid_accelerations(q, qd, tau, f)
+            q = integrate(m, q, qd, h)

@@ -381,6 +381,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self._Pt = z((t.n_slots, 6, K))
         self._G = z((t.n_nodes, K, K))
         self._betaT, self._gammaT, self._RT = z((nb, 6, K)), z((nb, 6, K)), z((nb, 6, K))
+        self._tau_T = z(m.nv)             # joint forces in the passive nodes' tensors
         self._vnode = z((t.n_nodes, 6))
         self._fresh = np.zeros(t.n_nodes, dtype=np.bool_)
         self._fresh_list = np.zeros(t.n_nodes, dtype=np.int64)
@@ -523,8 +524,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
 
     # --------------------------------------------------------------- RGL Sec. 5.1 + 6
     def region_update(self, q, qd, tau, f_ext, h, *, eps_acc=0.0, max_update=None,
-                      eps_vel=0.0, max_active=None, bodies=None, joints=None,
-                      impulse_columns=16):
+                      eps_vel=0.0, max_active=None, bodies=None, impulse_columns=16):
         """The active-region update of RGL Sec. 5.1 from the current hybrid state, touching
         only the active region, its rigid front, the force-update region and the nodes the
         acceleration queue visits (RGL Sec. 6; passive nodes through their linear-coefficient
@@ -532,8 +532,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
 
         1. conversion to the fully articulated state: the front nodes' coefficients from
            their tensors at their rigid twists, the force-update region (passive nodes with
-           applied forces on their bodies or joints, and their passive ancestors) and the
-           active nodes recomputed exactly;
+           external forces on their bodies, or whose joint forces differ from those in their
+           tensors, and their passive ancestors) and the active nodes recomputed exactly;
         2. acceleration update region U: partial back-substitution by priority of the
            acceleration metric (threshold ``eps_acc`` on the metric value, or ``max_update``
            joints), passive nodes evaluated from their tensors as the queue reaches them;
@@ -547,8 +547,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
 
         q (nq,), qd (nv,) (zero on rigidified joints), tau (nv,), f_ext (nb, 6) body
         coordinates: the state (q differs from the last update's only on active joints);
-        h: time step [s]; bodies, joints: the bodies and joints with applied forces (None:
-        scanned from ``f_ext`` and ``tau``). Returns ``(qd_new (nv,), U (joints), rigidified
+        h: time step [s]; bodies: the bodies with external forces (None: scanned from
+        ``f_ext``). Returns ``(qd_new (nv,), U (joints), rigidified
         (joints))``; the solver is left in the new hybrid state (``self.active``).
         Requires :meth:`prepare_region` after the last change of the active region."""
         m, t, ma, d = self.model, self.tree, self.ma, self.dca
@@ -565,15 +565,19 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         # ---- 1. fully articulated state: force-update region, front, active nodes
         if bodies is None:
             bodies = np.flatnonzero(np.any(self.f_ext != 0.0, axis=1))
-        if joints is None:
-            joints = np.unique(m.dof_body[self.tau != 0.0])
         na = self._node_active
-        seeds = np.concatenate([t.leaf_of_body[np.asarray(bodies, dtype=np.int64)],
-                                t.node_of_joint[np.asarray(joints, dtype=np.int64)]])
+        # joints whose force differs from the one in their passive node's tensors: their
+        # paths are recomputed exactly now and re-tensorized in step 5
+        seeds = t.node_of_joint[np.unique(m.dof_body[self.tau != self._tau_T])]
+        n_tau = _dirty_nodes(t.node_parent, seeds.astype(np.int64), seeds.size, self._mark,
+                             self._dirty, na)
+        stale = self._dirty[:n_tau].copy()
+        seeds = t.leaf_of_body[np.asarray(bodies, dtype=np.int64)]     # f_ext: never in tensors
         npath = _dirty_nodes(t.node_parent, seeds.astype(np.int64), seeds.size, self._mark,
                              self._dirty, na)
         proots = t.roots[~na[t.roots]]
-        region = np.union1d(np.union1d(self._dirty[:npath], self._anodes), proots)
+        region = np.union1d(np.union1d(np.union1d(self._dirty[:npath], stale), self._anodes),
+                            proots)
         nreg = region.size
         self._region[:nreg] = region
         self._in_region[region] = True
@@ -640,8 +644,12 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         nodes = np.sort(t.node_of_joint[rigid]).astype(np.int64)
         if nodes.size:
             self._update(nodes, nodes.size, metric=False)  # rigid-state coefficients (eq. 6)
+        stale = stale[~new[np.maximum(t.node_joint[stale], 0)] & (t.node_joint[stale] >= 0)]
+        nodes = np.union1d(nodes, stale).astype(np.int64)
         nodes = nodes[t.node_parent[nodes] >= 0]          # root nodes are never tensorized
         if nodes.size:
+            dofs = np.isin(m.dof_body, t.node_joint[nodes])
+            self._tau_T[dofs] = self.tau[dofs]
             _tensorize_nodes(nodes, nodes.size, self._node_args(True, F, self._all_active),
                              self.tau, self.Aw, t.node_A, t.node_B, t.node_joint, t.node_nh,
                              t.node_hoff, d.node_ooff, t.node_ca, t.node_cb, ma.vadr, ma.jnv,

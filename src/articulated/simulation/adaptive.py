@@ -256,7 +256,6 @@ class AdaptiveSimulator:
             self.q, self.qd, tau, f_ext, self.dt, eps_acc=self.eps_acc,
             max_update=self.max_update, eps_vel=self.eps_vel, max_active=self.max_active,
             bodies=None if self._all else self._bodies,
-            joints=None if self._all else self._joints,
             impulse_columns=self.impulse_columns)
         self.active = s.active.copy()
         self.last = dict(active=int(self.active.sum()), update_region=int(U.size),
