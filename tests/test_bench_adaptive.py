@@ -45,25 +45,92 @@ def test_fig5_cost_and_exactness(quick):
         assert np.isfinite(r["kinetic"]).all() and r["kinetic"][-1] > 0
 
 
-def test_fig6_and_crowd(quick):
+def test_fig6(quick):
     res, out = quick
     f6 = res["fig6"]
     rows = f6["rows"]
     assert rows["full"]["tip_err"] == 0.0
     assert rows["breadth_first"]["joints"][0] == 0       # the root node's joint comes first
     assert len(rows["breadth_first"]["joints"]) == f6["k"]
-    for key in ("adaptive", "adaptive_U_all"):
-        assert 0 < len(rows[key]["joints"]) <= f6["k"]
-        assert np.isfinite(rows[key]["tip_err"])
+    assert list(f6["labels"]) == [v[0] for v in ba.FIG6_VARIANTS]
+    for key in f6["labels"]:
+        assert 0 < len(rows[key]["joints"]) <= f6["k"]  # the budget N_A = k is respected
+        assert rows[key]["joints"][0] == 0               # a subtree containing the root
+        assert np.isfinite(rows[key]["tip_err"]) and np.isfinite(rows[key]["rms_err"])
+        assert np.isfinite(rows[key]["ratio"]) and rows[key]["ratio"] > 0
     # the spring pulls the chain away from its hanging start
     assert np.linalg.norm(rows["full"]["points"][-1] - f6["p0"][-1]) > 0.5
+    # static equilibria: every k-joint subtree with the root, breadth-first among them,
+    # sorted by tip error, each an equilibrium closer to the full one than the start
+    st = f6["static"]
+    sets = [r["joints"] for r in st["sets"]]
+    assert sorted(rows["breadth_first"]["joints"]) in sets
+    assert all(len(j) == f6["k"] and j[0] == 0 for j in sets)
+    tips = [r["tip_err"] for r in st["sets"]]
+    assert tips == sorted(tips) and st["best_ratio"] <= 1.0
+    assert all(t < np.linalg.norm(st["full"][-1] - f6["p0"][-1]) for t in tips)
+    # weights: SPD blocks, the mass carried by each joint / the CRBA diagonal
+    from articulated import models
+
+    m = models.pendulum(4)
+    w = ba.subtree_mass_weights(m)
+    assert np.allclose(w[:, 0, 0], [0.4, 0.3, 0.2, 0.1]) and np.allclose(w[0], 0.4 * np.eye(6))
+    wi = ba.joint_inertia_weights(m)
+    assert wi.shape == (4, 6, 6) and np.all(wi[:, 0, 0] > 0)
+    assert wi[0, 0, 0] > wi[1, 0, 0] > wi[2, 0, 0] > wi[3, 0, 0]
+    assert (out / "adaptive-spring.png").stat().st_size > 10_000
+
+
+def test_distance_budgets():
+    d = np.array([1.0, 2.0, 4.0, 8.0, 100.0])
+    b = ba.distance_budgets(d, 20, np.full(5, 89))
+    assert b.sum() == 20 and b.min() >= 1 and np.all(np.diff(b) <= 0)
+    assert b[-1] == 1                                    # far away: at least the root
+    assert abs(b[0] / b[1] - 2.0) < 0.3                  # ~ 1 / distance
+    # caps at the character's joint count, and totals outside [n, sum(sizes)] are clipped
+    b = ba.distance_budgets(d, 30, np.array([3, 3, 89, 89, 89]))
+    assert b.sum() == 30 and b[0] == 3 and b[1] == 3
+    assert ba.distance_budgets(d, 2, np.full(5, 89)).tolist() == [1] * 5
+    assert ba.distance_budgets(d, 999, np.full(5, 4)).tolist() == [4] * 5
+    with pytest.raises(ValueError):
+        ba.distance_budgets([1.0, -1.0], 3, [2, 2])
+
+
+def test_crowd(quick):
+    res, out = quick
     cr = res["crowd"]
+    n = cr["characters"]
+    b = cr["budgets"]
+    assert b.shape == (n,) and b.sum() == cr["budget"] == int(0.1 * cr["nb"])
+    assert b.min() >= 1 and np.all(b <= cr["sizes"])
+    # budgets decrease with the distance to the camera
+    o = np.argsort(cr["distance"])
+    assert np.all(np.diff(b[o]) <= 0)
+    # every character's active region stayed within its own budget at every update
+    assert np.all(cr["most_active"] <= b) and np.all(cr["most_active"] >= 1)
     assert cr["active"] <= cr["budget"] and cr["update_region"] <= cr["budget"]
     assert cr["dca"] > 0 and cr["hybrid"] > 0 and cr["update"] > cr["hybrid"]
+    assert cr["finite"]
+    pm = cr["pushed_mask"]
+    assert pm.sum() == cr["n_push"] == 2
+    # free fall without a push: no internal motion, the same as the full DCA
+    assert np.all(cr["root_err"][~pm] < 1e-9)
+    # pushed characters: simplified but moving (pushed further than the falling ones), the
+    # drift from the full DCA finite and below the displacement itself
+    assert np.all(cr["root_moved"][pm] > cr["root_moved"][~pm].max() + 1e-3)
+    assert np.all(np.isfinite(cr["root_err"])) and np.all(cr["root_err"][pm] > 0)
+    assert np.all(cr["root_err"][pm] < cr["root_moved"][pm])
+    # linear momentum of each character: the exact impulse (m g + F) t (joint forces and
+    # rigidification impulses are internal) up to the integrator's error, which the full
+    # DCA run has too; exact without a push
+    assert np.all(cr["momentum_err"][~pm] < 1e-9)
+    assert np.all(cr["momentum_err"] < 0.05) and np.all(cr["momentum_err_dca"] < 0.05)
+    assert (out / "adaptive-crowd.png").stat().st_size > 10_000
     for name in ("adaptive-pendulum.png", "adaptive-spring.png"):
         assert (out / name).stat().st_size > 10_000
     rep = res["report"]
     assert "### Table 1" in rep and "full DCA step" in rep and "target" in rep
+    assert "### Crowd" in rep and "momentum" in rep
 
 
 def test_cli_entry():

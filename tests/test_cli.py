@@ -1,5 +1,6 @@
 """The command line: --help is complete, simulate writes its outputs, bad input fails cleanly."""
 
+import re
 import subprocess
 import sys
 
@@ -81,12 +82,66 @@ def test_every_seed_scene_builds_and_simulates(scene, tmp_path):
     assert np.abs(data["qd"][-1]).max() > 0  # it moved
 
 
+AD_ROW = re.compile(r"^  (full DCA|adaptive N_A=\d+|adaptive, by camera)\s+([\d.]+)\s+(\S+)"
+                    r"\s+(\S+)\s+x([\d.]+)\s+(\d+)/(\d+)$", re.M)
+"""A row of the demo's adaptive-dynamics tables: label, mean ms/step, hybrid and update
+medians (ms or -), DCA time / this time, active joints / budget."""
+
+
+def _ad_tables(out):
+    """The two adaptive-dynamics tables (pendulum, crowd) of the demo output as lists of
+    (label, mean, hybrid, update, ratio, active, budget)."""
+    tables, rows = [], None
+    for m in AD_ROW.finditer(out):
+        label, mean, hyb, upd, ratio, active, budget = m.groups()
+        if label == "full DCA":
+            rows = []
+            tables.append(rows)
+        num = lambda x: None if x == "-" else float(x)
+        rows.append((label, float(mean), num(hyb), num(upd), float(ratio), int(active),
+                     int(budget)))
+    return tables
+
+
 def test_demo_runs_and_reports_the_adaptive_speedup(tmp_path, capsys):
-    """The main job, small: pendulum timing and simulation, then adaptive quasi-statics
-    against the full DCA on a molecule (issue 4: the demo shows the adaptive speed-up)."""
-    rc = main(["demo", "--n", "10", "--steps", "20", "--repeats", "2", "--molecule", "400",
-               "--qs-steps", "3", "--out", str(tmp_path)])
+    """The main job, small: pendulum timing and simulation, adaptive dynamics (Redon,
+    Galoppo & Lin 2005) on the pendulum with N_A = 1 and N_A = n and on a 4-character crowd
+    with per-character budgets, then adaptive quasi-statics against the full DCA on a
+    molecule (issue 4: the demo shows the adaptive speed-up)."""
+    n, k = 10, 4
+    rc = main(["demo", "--n", str(n), "--steps", "20", "--repeats", "2", "--molecule", "400",
+               "--qs-steps", "3", "--ad-steps", "40", "--crowd", str(k), "--crowd-steps", "21",
+               "--out", str(tmp_path)])
     assert rc == 0
     out = capsys.readouterr().out
     assert "full DCA" in out and "faster" in out and "relative displacement error" in out
     assert (tmp_path / "trajectory.npz").exists()
+
+    pend, crowd = _ad_tables(out)
+    # pendulum: the DCA row, then N_A = 1 and N_A = min(50, n) = n, each within its budget
+    assert [r[0] for r in pend] == ["full DCA", "adaptive N_A=1", f"adaptive N_A={n}"]
+    dca = pend[0]
+    assert dca[1] > 0 and dca[4] == 1.0 and dca[5:] == (n, n)
+    for label, mean, hyb, upd, ratio, active, budget in pend[1:]:
+        assert budget == int(label.split("=")[1])
+        assert 1 <= active <= budget
+        assert all(np.isfinite(x) and x > 0 for x in (mean, hyb, upd, ratio))
+        # the ratio is the DCA's mean time over this one (both printed to 3 decimals in ms,
+        # a few per cent for times of 0.01 ms)
+        assert ratio == pytest.approx(dca[1] / mean, rel=0.1, abs=0.01)
+    # crowd(k): 89 joints per character, budgets totalling about 10% of them
+    nb = 89 * k
+    assert [r[0] for r in crowd] == ["full DCA", "adaptive, by camera"]
+    assert crowd[0][5:] == (nb, nb)
+    _, mean, hyb, upd, ratio, active, budget = crowd[1]
+    assert 0.05 * nb <= budget <= 0.15 * nb
+    assert 1 <= active <= budget
+    assert all(np.isfinite(x) and x > 0 for x in (mean, hyb, upd, ratio))
+    assert ratio == pytest.approx(crowd[0][1] / mean, rel=0.1, abs=0.01)
+    # the most active joints of each character over the run's active regions
+    m = re.search(r"max active/budget: nearest (\d+)/(\d+), farthest (\d+)/(\d+) \((.*?)\)",
+                  out)
+    a_near, b_near, a_far, b_far = map(int, m.groups()[:4])
+    assert m.group(5) == "all within"
+    assert a_near <= b_near and a_far <= b_far
+    assert b_near > b_far >= 1           # budgets decrease with the distance to the camera

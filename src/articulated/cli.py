@@ -103,7 +103,9 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
 
 def _print(console, *args):
     if console is not None:
-        console.print(*args)
+        # "[articulated demo]" is text, not rich markup; lines are not re-wrapped to the
+        # console width (tables and numbers stay on one line each)
+        console.print(*args, markup=False, soft_wrap=True)
     else:
         print(*args)
 
@@ -136,7 +138,9 @@ def _simulate(model, q0, args, title, console):
 
 
 def cmd_demo(args) -> int:
-    """Simulate the 300-link pendulum, compare against the installed peers, write outputs."""
+    """Simulate the 300-link pendulum, compare against the installed peers, write outputs;
+    then adaptive dynamics on the pendulum and a crowd, adaptive quasi-statics on a molecule
+    (each part skipped when its size option is 0)."""
     from . import models
     from .bench import peer_timings
 
@@ -157,10 +161,120 @@ def cmd_demo(args) -> int:
                             f"  x{seconds / ours:5.2f} our time")
     _simulate(model, q0, args, f"articulated demo: {args.n}-link pendulum, "
                                 f"{args.integrator}, dt = {args.dt:g} s", console)
+    if args.ad_steps or args.crowd:
+        from .bench_adaptive import _warm_up
+
+        _warm_up()        # compile (or load) every adaptive kernel before any timing
+    if args.ad_steps:
+        _demo_adaptive_pendulum(console, args.n, args.ad_steps)
+    if args.crowd:
+        _demo_adaptive_crowd(console, args.crowd, args.crowd_steps)
     if args.molecule:
         _demo_quasistatics(console, args.molecule, args.qs_steps)
     _print(console, f"total {time.perf_counter() - t0:.1f} s")
     return 0
+
+
+AD_HEADER = (f"  {'':<22}{'ms/step':>8}{'hybrid':>8}{'update':>8}{'vs DCA':>8}"
+             f"{'active/budget':>15}")
+"""Column heads of the adaptive-dynamics tables of the demo: amortized mean ms per step,
+median ms of the hybrid steps and of the active-region updates, DCA time / this time, most
+active joints over the timed steps / joint budget."""
+
+
+def _ad_row(label, mean, dca, active, budget, hybrid=None, update=None):
+    """One row of an adaptive-dynamics table (times in s; see :data:`AD_HEADER`)."""
+    ms = lambda x: f"{'-':>8}" if x is None else f"{x * 1e3:8.3f}"
+    return (f"  {label:<22}{ms(mean)}{ms(hybrid)}{ms(update)}{f'x{dca / mean:.2f}':>8}"
+            f"{f'{active}/{budget}':>15}")
+
+
+def _demo_adaptive_pendulum(console, n, steps, na_values=(1, 50)):
+    """Adaptive dynamics (Redon, Galoppo & Lin 2005, Sec. 7.2, Table 1 with N_F = 1) on
+    ``pendulum(n)`` against the full DCA: same start (:func:`bench_adaptive.initial_state`),
+    one 0.05 N force on the last link, semi-implicit Euler with dt = 1 ms, active-region
+    update every 20 steps with ``max_active = max_update = N_A``; ``steps + 1`` steps each,
+    the first (JIT cache load; for the adaptive runs the update from the fully articulated
+    body) left out. Prints the amortized mean time per step (mean over all timed steps,
+    region updates included), the medians of the hybrid steps and of the region updates,
+    the DCA's mean time over it, and the most active joints of any timed step next to
+    N_A."""
+    from . import models
+    from .bench_adaptive import (UPDATE_EVERY, _adaptive, initial_state, reference_run,
+                                 split_times, spread_forces)
+
+    model = models.pendulum(n)
+    q0 = initial_state(model)
+    _print(console, f"[articulated demo] adaptive dynamics (Redon, Galoppo & Lin 2005) on the "
+                    f"{n}-link pendulum: one force on the tip link, region update every "
+                    f"{UPDATE_EVERY} steps (N_U = N_A), {steps} steps after a warm-up step; "
+                    f"ms/step: mean of all steps, updates included; hybrid, update: median ms "
+                    f"of those steps; vs DCA: the DCA's ms/step over this one (> 1: faster):")
+    _, _, wd = reference_run(model, q0, np.zeros(model.nv), spread_forces(model, 1), steps + 1,
+                             "dca")
+    dca = float(wd[1:].mean())
+    _print(console, AD_HEADER)
+    _print(console, _ad_row("full DCA", dca, dca, model.nb, model.nb))
+    for na in sorted({min(int(v), n) for v in na_values}):
+        sim = _adaptive(model, q0, na, spread_forces(model, 1), update_every=UPDATE_EVERY)
+        tr = sim.run(steps + 1)
+        c = split_times(tr.wall[1:], UPDATE_EVERY, first_step=1)
+        _print(console, _ad_row(f"adaptive N_A={na}", c["mean"], dca, int(tr.active[2:].max()),
+                                na, c["hybrid"], c["update"]))
+
+
+def _demo_adaptive_crowd(console, k, steps, n_push=10, fraction=0.1):
+    """Adaptive dynamics on ``crowd(k)`` (RGL Fig. 1, smaller): free-falling humanoids,
+    ``n_push`` of them pushed (:func:`bench_adaptive.crowd_forces`), one joint budget per
+    character decreasing with its distance to the benchmark's camera point
+    (:func:`bench_adaptive.camera_point`, :func:`bench_adaptive.distance_budgets`:
+    ``fraction`` of the joints in all), ``max_update`` the total budget, region update
+    every 20 steps; against the full DCA, ``steps + 1`` steps each, the first left out.
+    Prints the table of :func:`_demo_adaptive_pendulum` and, for the nearest and the
+    farthest character, the most active joints of any active region of the run next to the
+    budget (and whether every character kept within its budget)."""
+    from . import models
+    from .bench_adaptive import (UPDATE_EVERY, _adaptive, camera_point, crowd_forces,
+                                 distance_budgets, reference_run, split_times,
+                                 tree_of_bodies)
+
+    model, q0 = models.crowd(k, return_configuration=True)
+    roots = np.flatnonzero(model.body_parent < 0)
+    camera = camera_point(model, q0)
+    tree = tree_of_bodies(model)
+    pos = q0[model.jnt_qadr[roots][:, None] + np.arange(3)]     # free joints: position first
+    dist = np.linalg.norm(pos - camera, axis=1)
+    budgets = distance_budgets(dist, round(fraction * model.nb),
+                               np.bincount(tree, minlength=roots.size))
+    total = int(budgets.sum())
+    forces = lambda: crowd_forces(model, k, n_push)
+    _print(console, f"[articulated demo] adaptive dynamics on a crowd of {k} humanoids (RGL "
+                    f"2005, Fig. 1): {model.nb:,} bodies, {model.nv:,} DOF, "
+                    f"{len(forces())} pushed, {steps} steps after a warm-up step; joint "
+                    f"budget per character by distance to a camera at ({camera[0]:.1f}, "
+                    f"{camera[1]:.1f}, {camera[2]:.1f}) m: {budgets.max()} (nearest) to "
+                    f"{budgets.min()} (farthest), {total} in all "
+                    f"({100.0 * total / model.nb:.1f}% of the joints):")
+    _, _, wd = reference_run(model, q0, np.zeros(model.nv), forces(), steps + 1, "dca")
+    dca = float(wd[1:].mean())
+    sim = _adaptive(model, q0, budgets, forces(), n_update=total, update_every=UPDATE_EVERY)
+    per = np.zeros(roots.size, dtype=np.int64)   # most active joints of each character
+    wall, active = [], []
+    while sum(w.size for w in wall) < steps + 1:   # one region update per chunk, at its start
+        tr = sim.run(min(UPDATE_EVERY, steps + 1 - sum(w.size for w in wall)))
+        wall.append(tr.wall)
+        active.append(tr.active[1:])
+        per = np.maximum(per, np.bincount(tree[sim.active], minlength=roots.size))
+    wall, active = np.concatenate(wall), np.concatenate(active)
+    c = split_times(wall[1:], UPDATE_EVERY, first_step=1)
+    _print(console, AD_HEADER)
+    _print(console, _ad_row("full DCA", dca, dca, model.nb, model.nb))
+    _print(console, _ad_row("adaptive, by camera", c["mean"], dca, int(active[1:].max()),
+                            total, c["hybrid"], c["update"]))
+    near, far = int(np.argmin(dist)), int(np.argmax(dist))
+    ok = "all within" if np.all(per <= budgets) else "NOT all within"
+    _print(console, f"  per character, max active/budget: nearest {per[near]}/{budgets[near]}, "
+                    f"farthest {per[far]}/{budgets[far]} ({ok})")
 
 
 def _demo_quasistatics(console, n, steps, eps_max=2.0 ** -19):
@@ -309,11 +423,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("demo", help="simulate the 300-link pendulum, print speed against the "
-                                    "installed peers, write trajectory.npz and trajectory.png",
+                                    "installed peers, write trajectory.npz and trajectory.png, "
+                                    "run adaptive dynamics and adaptive quasi-statics",
                        description="The main job: simulate the 300-link pendulum of Redon, "
                                    "Galoppo & Lin (2005), time one forward-dynamics call against "
                                    "Pinocchio and MuJoCo when installed, and write the "
-                                   "trajectory (.npz) and a plot of energy and tip path (.png).")
+                                   "trajectory (.npz) and a plot of energy and tip path (.png); "
+                                   "then run adaptive dynamics (Redon, Galoppo & Lin 2005) on "
+                                   "the pendulum and on a humanoid crowd, and error-bounded "
+                                   "adaptive quasi-statics (Redon & Lin 2005) on a molecule, "
+                                   "each next to the full DCA.")
     p.add_argument("--n", type=int, default=300, help="number of links (default 300)")
     p.add_argument("--repeats", type=int, default=200, help="timing repeats (default 200)")
     p.add_argument("--molecule", type=int, default=50_000,
@@ -321,6 +440,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 50000; 0 skips it)")
     p.add_argument("--qs-steps", type=int, default=10,
                    help="quasi-static steps per method (default 10)")
+    p.add_argument("--ad-steps", type=int, default=200,
+                   help="adaptive-dynamics steps on the pendulum per run, N_A = 1, 50 and "
+                        "the full DCA (default 200; 0 skips it)")
+    p.add_argument("--crowd", type=int, default=20,
+                   help="characters of the humanoid crowd for the adaptive-dynamics part "
+                        "(default 20; 0 skips it)")
+    p.add_argument("--crowd-steps", type=int, default=50,
+                   help="adaptive-dynamics steps on the crowd per run (default 50)")
     _add_sim_options(p, steps=4000, dt=1e-3, out="articulated-demo")
     p.set_defaults(func=cmd_demo)
 
@@ -360,6 +487,11 @@ def main(argv=None) -> int:
         v = getattr(args, name, None)
         if v is not None and v < 1:
             parser.error(f"--{name} must be >= 1, got {v}")
+    for name, least in (("ad_steps", 0), ("crowd", 0), ("molecule", 0), ("qs_steps", 1),
+                        ("crowd_steps", 1)):
+        v = getattr(args, name, None)
+        if v is not None and v < least:
+            parser.error(f"--{name.replace('_', '-')} must be >= {least}, got {v}")
     if getattr(args, "dt", 1.0) <= 0:
         parser.error(f"--dt must be > 0, got {args.dt}")
     try:
