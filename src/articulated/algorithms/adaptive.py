@@ -46,7 +46,7 @@ from ._inputs import check_f_ext
 from .dca import _dca_kinematics, _leaf_bias, _xmotion, principal_joint_transform
 from .kinematics import joint_motion
 from ..spatial import get_mat3, get_vec3, inertia_times, spd_inverse, xform_force_T
-from .passive import K, _midx, evaluate_node, tensorize_node
+from .passive import K, _midx, evaluate_fresh, tensorize_node
 from .quasistatics import (AdaptiveQuasiStatics, _blk, _children, _dirty_nodes, _heap_pop,
                            _heap_push, _node_frames, _partial_back_substitution, _tinv, _tmul,
                            _update_nodes, _world_pose, _xdense)
@@ -253,19 +253,6 @@ def _tensorize_nodes(nodes, n, uargs, tau, Aw, node_A, node_B, node_joint, node_
                        M, S, Gs, Bt, Pt, G, betaT, gammaT, RT)
 
 
-@njit(**INLINE)
-def _evaluate(c, v0, v1, v2, v3, v4, v5, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt,
-              G, betaT, gammaT, RT, bh, ph, eta, beta, gamma, R, fresh, fresh_list, nfresh):
-    v = (v0, v1, v2, v3, v4, v5)
-    for a in range(6):
-        vnode[c, a] = v[a]
-    evaluate_node(c, node_joint[c], node_nh[c], node_hoff[c], v, mv, Bt, Pt, G, betaT, gammaT,
-                  RT, bh, ph, eta, beta, gamma, R)
-    fresh[c] = True
-    fresh_list[nfresh[0]] = c
-    nfresh[0] += 1
-
-
 @njit(**KERNEL)
 def _passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region, node_active,
                    H_E, H_r, leaf_of_body, node_parent, node_pslot, node_hoff, node_nh, node_A,
@@ -288,9 +275,8 @@ def _passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region,
         for a in range(6):
             vnode[Rn, a] = x[a]
         if not in_region[Rn]:
-            _evaluate(Rn, x[0], x[1], x[2], x[3], x[4], x[5], node_joint, node_nh, node_hoff,
-                      vnode, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta, gamma, R,
-                      fresh, fresh_list, nfresh)
+            evaluate_fresh(Rn, x, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G, betaT,
+                           gammaT, RT, bh, ph, eta, beta, gamma, R, fresh, fresh_list, nfresh)
     for u in range(nreg - 1, -1, -1):                 # parents first
         i = region[u]
         fresh[i] = True
@@ -321,9 +307,9 @@ def _passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region,
                 _tinv(Tup_E, Tup_r, ch, Xr, xq, 2)
                 x = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3],
                              vnode[i, 4], vnode[i, 5])
-                _evaluate(ch, x[0], x[1], x[2], x[3], x[4], x[5], node_joint, node_nh,
-                          node_hoff, vnode, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta,
-                          beta, gamma, R, fresh, fresh_list, nfresh)
+                evaluate_fresh(ch, x, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G,
+                               betaT, gammaT, RT, bh, ph, eta, beta, gamma, R, fresh,
+                               fresh_list, nfresh)
 
 
 class AdaptiveDynamics(AdaptiveQuasiStatics):
@@ -674,11 +660,9 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                                  f"array, got shape {w.shape}")
             W[:] = w                # the kernels read the d_i x d_i blocks only
 
-    def _momentum_projection_local(self, keep):
-        """:meth:`momentum_projection` on the current transient hybrid body without its
-        O(n) coefficient pass: ``p = M qd`` from the body momenta (O(n) kinematics), then
-        one hybrid solve at rest without gravity or external forces over the region
-        ``keep`` (its rigid-front biases vanish at rest). Returns ``dqd`` (nv,)."""
+    def _momentum(self):
+        """``p = M qd`` (nv,) at the solver's ``q``, ``qd`` in O(n) from the body momenta
+        (:func:`_generalized_momentum`; kinematics refreshed for every body)."""
         m, ma, d = self.model, self.ma, self.dca
         _dca_kinematics(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
                         ma.Xtree_E, ma.Xtree_r, ma.S, d.H_E, d.H_r, self._gravity, self.q,
@@ -687,6 +671,15 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         p = np.empty(m.nv)
         _generalized_momentum(ma.parent, ma.vadr, ma.jnv, ma.S, self.Xup_E, self.Xup_r,
                               ma.mass, ma.h, ma.Ibar, self.v, np.empty((m.nb, 6)), p)
+        return p
+
+    def _momentum_projection_local(self, keep):
+        """:meth:`momentum_projection` on the current transient hybrid body without its
+        O(n) coefficient pass: ``p = M qd`` from the body momenta (O(n) kinematics), then
+        one hybrid solve at rest without gravity or external forces over the region
+        ``keep`` (its rigid-front biases vanish at rest). Returns ``dqd`` (nv,)."""
+        m = self.model
+        p = self._momentum()
         qd_old = self.qd.copy()
         tau_old, f_old = self.tau.copy(), self.f_ext.copy()
         g = self._gravity.copy()
@@ -833,14 +826,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         hybrid solve (active = ``keep``) at rest without gravity or external forces.
         Returns ``dqd`` (nv,) for the solver's current ``q``, ``qd``; leaves the solver's
         coefficients in that auxiliary state (call :meth:`set_state` next)."""
-        m, ma, d = self.model, self.ma, self.dca
-        _dca_kinematics(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
-                        ma.Xtree_E, ma.Xtree_r, ma.S, d.H_E, d.H_r, self._gravity, self.q,
-                        self.qd, False, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v,
-                        self.c, self.c_al, self.b_world)
-        p = np.empty(m.nv)
-        _generalized_momentum(ma.parent, ma.vadr, ma.jnv, ma.S, self.Xup_E, self.Xup_r,
-                              ma.mass, ma.h, ma.Ibar, self.v, np.empty((m.nb, 6)), p)
+        m = self.model
+        p = self._momentum()
         qd_old = self.qd.copy()
         g = self._gravity.copy()
         try:

@@ -276,3 +276,17 @@ def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta
             beta[J, a] = x
             gamma[J, a] = y
             R[J, a] = z
+
+
+@njit(**INLINE)
+def evaluate_fresh(c, v, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G, betaT, gammaT,
+                   RT, bh, ph, eta, beta, gamma, R, fresh, fresh_list, nfresh):
+    """:func:`evaluate_node` for node c at twist ``v`` (a 6-tuple), kept in ``vnode[c]``,
+    and mark c fresh (appended to ``fresh_list[nfresh[0]]``)."""
+    for a in range(6):
+        vnode[c, a] = v[a]
+    evaluate_node(c, node_joint[c], node_nh[c], node_hoff[c], v, mv, Bt, Pt, G, betaT, gammaT,
+                  RT, bh, ph, eta, beta, gamma, R)
+    fresh[c] = True
+    fresh_list[nfresh[0]] = c
+    nfresh[0] += 1

@@ -63,7 +63,7 @@ from ..config import INLINE, JIT, KERNEL
 from ..model import Model
 from ._inputs import check_f_ext
 from ..spatial import spd_inverse
-from .passive import K, evaluate_node
+from .passive import K, evaluate_fresh
 from .dca import (DCA, _copy_block, _leaf_bias, _oidx, _xforce_T, _xj_cols, _xj_rows,
                   _xmotion, principal_joint_transform)
 
@@ -656,13 +656,8 @@ def _lazy_evaluate(c, i, node_joint, node_nh, node_hoff, fresh, fresh_list, nfre
     _tinv(Tup_E, Tup_r, c, Xr, xq, 2)
     v = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3], vnode[i, 4],
                  vnode[i, 5])
-    for a in range(6):
-        vnode[c, a] = v[a]
-    evaluate_node(c, node_joint[c], node_nh[c], node_hoff[c], v, mv, Bt, Pt, G, betaT, gammaT,
-                  RT, bh, ph, eta, beta, gamma, R)
-    fresh[c] = True
-    fresh_list[nfresh[0]] = c
-    nfresh[0] += 1
+    evaluate_fresh(c, v, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G, betaT, gammaT,
+                   RT, bh, ph, eta, beta, gamma, R, fresh, fresh_list, nfresh)
 
 
 @njit(**KERNEL)
