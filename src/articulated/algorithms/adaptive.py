@@ -26,12 +26,18 @@ and hierarchical frames), run here with velocities:
   hybrid body (Kokkevis et al. 1996); the resulting velocity change is the M-orthogonal
   projection onto the new active joints, so kinetic energy never increases.
 
-Status: the multilevel step between active-region updates costs O(N_A log n)
+Cost: the multilevel step between active-region updates is O(N_A log n)
 (:meth:`AdaptiveDynamics.hybrid_accelerations`: active nodes only, world velocities from the
 hierarchical frames, rigid-front biases from each front node's rigid inertia and velocity,
-RGL Sec. 4.3 and 6.2). The active-region update is still O(n): it recomputes every node
-(the linear-coefficient tensors of Theorems 3-4 and cached rigid-node coefficients, which
-would make it sub-linear, are not implemented).
+RGL Sec. 4.3 and 6.2). The active-region update (:meth:`AdaptiveDynamics.region_update`,
+RGL Sec. 5.1 and 6) recomputes only the active region, the force-update region and the
+nodes the acceleration queue reaches, and evaluates the rigid front and the queue's passive
+nodes from their linear-coefficient tensors (RGL Theorems 3-4,
+:mod:`articulated.algorithms.passive`); what remains O(n) in it are integer and vector
+passes (the region bookkeeping of :meth:`AdaptiveDynamics.prepare_region`, the velocity
+metric, and the momentum pass of the projection when more than two joints are rigidified),
+no node coefficients. The first update from the fully articulated state builds the tensors
+of every node that becomes passive (O(n), once).
 """
 
 from __future__ import annotations
@@ -582,10 +588,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                            self._xq, self._mv, self._vnode, self.v, self._Bt, self._Pt,
                            self._G, self._betaT, self._gammaT, self._RT, bh, ph, eta, beta,
                            gamma, R, self._fresh, self._fresh_list, self._nfresh)
-            n_eval = int(self._nfresh[0]) - nreg
             _update_nodes(self._region, nreg, *self._node_args(True, F, self._all_active))
             # ---- 2. acceleration update region (lazy partial back-substitution)
-            qdd = self._qdd
             eps = math.sqrt(max(float(eps_acc), 0.0))
             budget = -1 if max_update is None else int(max_update)
             _partial_back_substitution(
@@ -593,7 +597,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                 self._all_active, t.roots, t.node_A, t.node_B, t.node_joint, t.node_nh,
                 t.node_hoff, d.node_ooff, t.node_ca, t.node_cb, self.n_slots, self.XJ_E,
                 self.XJ_r, Phi, Psi, ph, eta, W, P, D, beta, gamma, self.tau, self._hk,
-                self._hn, self._xv, self._fv, self.fh, qdd, self._computed, self._stats,
+                self._hn, self._xv, self._fv, self.fh, self._qdd, self._computed, self._stats,
                 True, self._fresh, self._fresh_list, self._nfresh, self._vnode, self.Tup_E,
                 self.Tup_r, self._Xr, self._xq, self._mv, self._Bt, self._Pt, self._G,
                 self._betaT, self._gammaT, self._RT, bh, gamma, R)

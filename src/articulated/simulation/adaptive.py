@@ -15,7 +15,9 @@ Sec. 5.1 runs instead of the plain hybrid step:
 4. conversion to the new hybrid state.
 
 The solver is :class:`articulated.algorithms.adaptive.AdaptiveDynamics`: the steps between
-updates cost O(N_A log n), an active-region update O(n) (see its module docstring).
+updates cost O(N_A log n) and run in one compiled loop when every force has a compiled
+form; an active-region update recomputes only the nodes around the active region (see the
+solver's module docstring).
 """
 
 from __future__ import annotations
