@@ -611,6 +611,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
             raise ValueError(f"the fully articulated acceleration is not finite at joint "
                              f"{m.joint_name[int(self._stats[5])]!r}")
         # ---- 3. transient hybrid body
+        moved = self.active.copy()             # the joints that moved since the last update
         transient = self.active.copy()
         transient[U] = True
         grown = not np.array_equal(transient, self.active)
@@ -639,7 +640,11 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         if nodes.size:
             self._update(nodes, nodes.size, metric=False)  # rigid-state coefficients (eq. 6)
         stale = stale[~new[np.maximum(t.node_joint[stale], 0)] & (t.node_joint[stale] >= 0)]
-        nodes = np.union1d(nodes, stale).astype(np.int64)
+        # tensors change only where the configuration did (joints active before this
+        # update) or where the joint forces did (stale); a node of the update region that
+        # is rigidified again keeps its tensors
+        nodes = np.union1d(np.sort(t.node_of_joint[rigid[moved[rigid]]]), stale).astype(
+            np.int64)
         nodes = nodes[t.node_parent[nodes] >= 0]          # root nodes are never tensorized
         if nodes.size:
             dofs = np.isin(m.dof_body, t.node_joint[nodes])
