@@ -81,6 +81,19 @@ def test_fig6(quick):
     assert (out / "adaptive-spring.png").stat().st_size > 10_000
 
 
+def test_fig6_sweep(quick):
+    """The sweep over the attachment link: one row per link, the spring on that link (the
+    anchor 2 m above its hanging end), budgets respected, finite positive ratios."""
+    res, _ = quick
+    sw = res["fig6_sweep"]
+    assert [r["link"] for r in sw["rows"]] == [5, 10, 19]
+    for r in sw["rows"]:
+        assert r["anchor"][2] == pytest.approx(-(r["link"] + 1) * 0.1 + 2.0)   # 0.1 m links
+        assert 0 < len(r["joints"]) <= sw["k"] and r["joints"][0] == 0
+        assert r["bfs_tip"] > 0 and np.isfinite(r["ratio"]) and r["ratio"] > 0
+    assert "Fig. 6 over the attachment link" in res["report"]
+
+
 def test_distance_budgets():
     d = np.array([1.0, 2.0, 4.0, 8.0, 100.0])
     b = ba.distance_budgets(d, 20, np.full(5, 89))

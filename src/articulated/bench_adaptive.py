@@ -315,7 +315,8 @@ def _spring_forces(model, scene):
     from . import JointDamping, Spring
 
     L = abs(float(model.jnt_Xtree_r[1, 2]))
-    return [Spring(model.nb - 1, (0.0, 0.0, -L), scene["anchor"], scene["stiffness"],
+    link = scene.get("link", -1) % model.nb
+    return [Spring(link, (0.0, 0.0, -L), scene["anchor"], scene["stiffness"],
                    damping=scene["damping"]),
             JointDamping(scene["joint_damping"])]
 
@@ -448,7 +449,45 @@ def static_equilibria(model, forces, tree, k):
     return dict(full=full, sets=sets)
 
 
-def bench_fig6(n=50, steps=20_000, *, k=5, scene=SPRING, variants=FIG6_VARIANTS, log=print):
+FIG6_LINKS = (6, 12, 18, 24, 30, 36, 42, 49)
+"""Attachment links of the Fig. 6 sweep (:func:`bench_fig6_sweep`): RGL attach "one of the
+links" without saying which; 49 is the tip (the scene of :func:`bench_fig6`)."""
+
+
+def spring_scene(model, link, scene=SPRING):
+    """:data:`SPRING` with the spring on ``link`` and the anchor 3 m to the side (+y) and
+    2 m above the link's end hanging straight down (for the tip of pendulum-50: the
+    anchor (0, 3, -3) of :data:`SPRING`)."""
+    L = abs(float(model.jnt_Xtree_r[1, 2]))
+    return dict(scene, link=int(link), anchor=(0.0, 3.0, -(int(link) + 1) * L + 2.0))
+
+
+def bench_fig6_sweep(n=50, steps=20_000, *, k=5, links=FIG6_LINKS, log=print):
+    """RGL Fig. 6 over the attachment link: for each link of ``links`` the spring scene of
+    :func:`spring_scene` run to equilibrium with all joints, ``k`` breadth-first joints and
+    ``k`` adaptive joints with RGL's settings (identity weights, N_U = k, f = 1/20): the
+    tip and RMS equilibrium errors against the full model and their ratios to the
+    breadth-first ones. Returns dict(n, steps, k, rows=[dict(link, anchor, bfs_tip,
+    bfs_rms, tip, rms, ratio, rms_ratio, joints)])."""
+    from . import models
+
+    model = models.pendulum(n)
+    rows = []
+    for link in links:
+        sc = spring_scene(model, link)
+        r = bench_fig6(n, steps, k=k, scene=sc, variants=FIG6_VARIANTS[:1], static=False,
+                       log=lambda *a: None)
+        a, b = r["rows"]["adaptive"], r["rows"]["breadth_first"]
+        rows.append(dict(link=int(link), anchor=sc["anchor"], bfs_tip=b["tip_err"],
+                         bfs_rms=b["rms_err"], tip=a["tip_err"], rms=a["rms_err"],
+                         ratio=a["ratio"], rms_ratio=a["rms_ratio"], joints=a["joints"]))
+        log(f"fig. 6 sweep, spring on link {link}: tip error breadth-first "
+            f"{b['tip_err']:.4f} m, adaptive {a['tip_err']:.4f} m (x{a['ratio']:.2f})")
+    return dict(n=n, steps=steps, k=k, rows=rows)
+
+
+def bench_fig6(n=50, steps=20_000, *, k=5, scene=SPRING, variants=FIG6_VARIANTS, static=True,
+               log=print):
     """RGL Fig. 6: equilibrium of ``pendulum(n)`` with the spring scene :data:`SPRING`:
     full model, ``k`` breadth-first joints (fixed), ``k`` adaptive joints with each of
     :data:`FIG6_VARIANTS` (metric weights, update-region size). Equilibrium = mean chain
@@ -502,16 +541,19 @@ def bench_fig6(n=50, steps=20_000, *, k=5, scene=SPRING, variants=FIG6_VARIANTS,
         res["ratio"] = res["rows"]["adaptive"]["ratio"]
     if "adaptive_U_all" in labels:
         res["ratio_U_all"] = res["rows"]["adaptive_U_all"]["ratio"]
-    st = static_equilibria(model, _spring_forces(model, scene), ad.tree, k)
-    sb = next(r for r in st["sets"] if r["joints"] == sorted(bfs))
-    st["bfs"] = sb
-    st["best_ratio"] = st["sets"][0]["tip_err"] / max(sb["tip_err"], 1e-300)
-    st["bfs_rank"] = 1 + [r["joints"] for r in st["sets"]].index(sorted(bfs))
-    res["static"] = st
-    log(f"fig. 6: tip error breadth-first {rb['tip_err']:.4f} m; " + ", ".join(
+    msg = f"fig. 6: tip error breadth-first {rb['tip_err']:.4f} m; " + ", ".join(
         f"{name} {res['rows'][name]['tip_err']:.4f} m (x{res['rows'][name]['ratio']:.2f})"
-        for name in labels) + f"; static: best of {len(st['sets'])} fixed {k}-joint regions "
-        f"{st['sets'][0]['joints']} x{st['best_ratio']:.2f} of breadth-first")
+        for name in labels)
+    if static:
+        st = static_equilibria(model, _spring_forces(model, scene), ad.tree, k)
+        sb = next(r for r in st["sets"] if r["joints"] == sorted(bfs))
+        st["bfs"] = sb
+        st["best_ratio"] = st["sets"][0]["tip_err"] / max(sb["tip_err"], 1e-300)
+        st["bfs_rank"] = 1 + [r["joints"] for r in st["sets"]].index(sorted(bfs))
+        res["static"] = st
+        msg += (f"; static: best of {len(st['sets'])} fixed {k}-joint regions "
+                f"{st['sets'][0]['joints']} x{st['best_ratio']:.2f} of breadth-first")
+    log(msg)
     return res
 
 
@@ -955,6 +997,23 @@ def format_report(res) -> str:
                 mark = " (breadth-first)" if r is st["bfs"] else ""
                 lines.append(f"| {', '.join(map(str, r['joints']))}{mark} | "
                              f"{r['tip_err']:.4f} | {r['rms_err']:.4f} |")
+    sw = res.get("fig6_sweep")
+    if sw:
+        lines.append(f"### Fig. 6 over the attachment link: pendulum-{sw['n']}, spring on "
+                     f"link i, anchor 3 m to the side and 2 m above the link's hanging end, "
+                     f"{sw['steps']} steps, {sw['k']} joints, RGL settings (identity "
+                     f"weights, N_U = {sw['k']})")
+        lines.append("")
+        lines.append("| spring on link | anchor [m] | breadth-first tip error [m] | adaptive "
+                     "tip error [m] | tip / breadth-first | RMS / breadth-first | adaptive "
+                     "joints (end) |")
+        lines.append("|---:|---|---:|---:|---:|---:|---|")
+        for r in sw["rows"]:
+            lines.append(f"| {r['link']} | ({r['anchor'][0]:g}, {r['anchor'][1]:g}, "
+                         f"{r['anchor'][2]:g}) | {r['bfs_tip']:.4f} | {r['tip']:.4f} | "
+                         f"{r['ratio']:.2f} | {r['rms_ratio']:.2f} | "
+                         f"{', '.join(map(str, r['joints']))} |")
+        lines.append("")
     cr = res.get("crowd")
     if cr:
         lines.append("")
@@ -1026,6 +1085,12 @@ def _targets(res):
                    f"variant {best[1]}: {best[0]:.2f}"
                    + (f"; best fixed {f6['k']}-joint region with straight rigid segments, "
                       f"static: {st['best_ratio']:.2f}" if st else "") + ")")
+    sw = res.get("fig6_sweep")
+    if sw:
+        met = [r for r in sw["rows"] if r["ratio"] <= TARGETS["fig6"]]
+        out.append(f"target Fig. 6 over the attachment link (RGL settings): met for "
+                   f"{len(met)} of {len(sw['rows'])} links (" + ", ".join(
+                       f"link {r['link']}: {r['ratio']:.2f}" for r in sw["rows"]) + ")")
     return out
 
 
@@ -1049,11 +1114,13 @@ def bench_adaptive(quick=False, out="docs", *, log=print) -> dict:
         res["table1"] = bench_table1(60, 60, na_values=NA_QUICK, nf_values=NF_QUICK, log=log)
         res["fig5"] = bench_fig5(60, 600, na_values=NA_FIG5_QUICK, log=log)
         res["fig6"] = bench_fig6(20, 4000, k=3, log=log)
+        res["fig6_sweep"] = bench_fig6_sweep(20, 4000, k=3, links=(5, 10, 19), log=log)
         res["crowd"] = bench_crowd(4, 100, n_push=2, log=log)
     else:
         res["table1"] = bench_table1(log=log)
         res["fig5"] = bench_fig5(log=log)
         res["fig6"] = bench_fig6(log=log)
+        res["fig6_sweep"] = bench_fig6_sweep(log=log)
         res["crowd"] = bench_crowd(log=log)
     res["figures"] = [plot_fig5(res["fig5"], outdir / "adaptive-pendulum.png"),
                       plot_fig6(res["fig6"], outdir / "adaptive-spring.png"),
