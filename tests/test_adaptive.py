@@ -266,6 +266,38 @@ def _reference_region_update(s, q, qd, tau, f, h, active, max_update, max_active
     return qd1, U, new
 
 
+def _check_local_updates(s, q, qd, tau_of, f, budgets, columns=16, weights=None):
+    """Region updates of the solver ``s`` (local, RGL Sec. 6) next to the O(n) reference
+    of :func:`_reference_region_update`, five hybrid steps between updates (the active
+    joints move, the region moves): the same A(root) of the fully articulated state (1e-9),
+    update region and new active region, the same velocities (1e-9). ``tau_of(k, qd)``
+    gives the joint forces of update k; ``weights(q)`` the reference's metric weights."""
+    from articulated.simulation.integrators import integrate
+
+    m, h = s.model, 1e-3
+    ref = AdaptiveDynamics(m)
+    s.set_state(q, qd, tau_of(0, qd), f)
+    s.prepare_region()
+    active = np.ones(m.nb, dtype=bool)
+    for k, (NU, NA) in enumerate(budgets):
+        tau = tau_of(k, qd)
+        if weights is not None:
+            ref.Aw[:] = weights(q)
+        qd_r, U_r, new_r = _reference_region_update(ref, q, qd, tau, f, h, active, NU, NA)
+        A_r = ref.eta[ref.tree.roots].copy()     # A of the fully articulated body (eq. 8)
+        qd_f, U_f, _ = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA,
+                                       impulse_columns=columns)
+        A_f = s._F[4][s.tree.roots]
+        assert np.abs(A_f - A_r).max() <= 1e-9 * np.abs(A_r).max()
+        assert np.array_equal(U_f, U_r), (k, U_f, U_r)
+        assert np.array_equal(s.active, new_r)
+        assert np.abs(qd_f - qd_r).max() <= 1e-9 * max(1.0, np.abs(qd_r).max())
+        active, qd = s.active.copy(), qd_f
+        for _ in range(5):
+            qd = qd + h * s.hybrid_accelerations(q, qd, tau, f)
+            q = integrate(m, q, qd, h)
+
+
 REGION_TREES = TREES + [("humanoid", lambda: models.humanoid())]
 
 
@@ -277,35 +309,13 @@ def test_local_region_update_equals_full_recompute(name, make, columns):
     linear-coefficient tensors) picks the same update region and new active region and
     gives the same velocities as the O(n) recompute, update after update, while the
     active region moves; forces on bodies and joints inside the rigid region included."""
-    from articulated.simulation.integrators import integrate
-
     m = make()
     rng = np.random.default_rng(7)
     q, qd, tau, f = _state(m, 3)
     tau[rng.random(m.nv) < 0.7] = 0.0                 # joint forces on some joints only
     f[rng.random(m.nb) < 0.7] = 0.0                   # body forces on some bodies only
-    h = 1e-3
-    s = AdaptiveDynamics(m)
-    ref = AdaptiveDynamics(m)
-    s.set_state(q, qd, tau, f)
-    s.prepare_region()
-    active = np.ones(m.nb, dtype=bool)
-    budgets = [(6, 3), (4, 4), (8, 2), (3, 5), (6, 3)]
-    for k, (NU, NA) in enumerate(budgets):
-        qd_r, U_r, new_r = _reference_region_update(ref, q, qd, tau, f, h, active, NU, NA)
-        A_r = ref.eta[ref.tree.roots].copy()     # A of the fully articulated body (eq. 8)
-        qd_f, U_f, rigid = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA,
-                                           impulse_columns=columns)
-        A_f = s._F[4][s.tree.roots]
-        assert np.abs(A_f - A_r).max() <= 1e-9 * np.abs(A_r).max()
-        assert np.array_equal(U_f, U_r), (k, U_f, U_r)
-        assert np.array_equal(s.active, new_r)
-        assert np.abs(qd_f - qd_r).max() <= 1e-9 * max(1.0, np.abs(qd_r).max())
-        active = s.active.copy()
-        qd = qd_f
-        for _ in range(5):                            # hybrid steps move the active joints
-            qd = qd + h * s.hybrid_accelerations(q, qd, tau, f)
-            q = integrate(m, q, qd, h)
+    _check_local_updates(AdaptiveDynamics(m), q, qd, lambda k, qd: tau, f,
+                         [(6, 3), (4, 4), (8, 2), (3, 5), (6, 3)], columns=columns)
 
 
 def test_region_update_work_does_not_grow_with_n():
@@ -406,8 +416,6 @@ def test_configuration_dependent_weights():
     """RGL Sec. 5.2: metric weights may depend on q_i. A callable is evaluated at every
     region update; the local update then equals the O(n) reference run with the weights
     of that configuration (the rigidified joints' weights depend on their own q_i only)."""
-    from articulated.simulation.integrators import integrate
-
     m = models.random_tree(25, 4, branching=0.5)
 
     def weights(q):
@@ -417,22 +425,8 @@ def test_configuration_dependent_weights():
 
     q, qd, tau, f = _state(m, 5)
     h = 1e-3
-    s = AdaptiveDynamics(m, weights=weights)
-    ref = AdaptiveDynamics(m)
-    s.set_state(q, qd, tau, f)
-    s.prepare_region()
-    active = np.ones(m.nb, dtype=bool)
-    for NU, NA in [(6, 3), (5, 4), (7, 2)]:
-        ref.Aw[:] = weights(q)
-        qd_r, U_r, new_r = _reference_region_update(ref, q, qd, tau, f, h, active, NU, NA)
-        qd_f, U_f, _ = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA)
-        assert np.array_equal(U_f, U_r)
-        assert np.array_equal(s.active, new_r)
-        assert np.abs(qd_f - qd_r).max() <= 1e-9 * max(1.0, np.abs(qd_r).max())
-        active, qd = s.active.copy(), qd_f
-        for _ in range(5):
-            qd = qd + h * s.hybrid_accelerations(q, qd, tau, f)
-            q = integrate(m, q, qd, h)
+    _check_local_updates(AdaptiveDynamics(m, weights=weights), q, qd, lambda k, qd: tau, f,
+                         [(6, 3), (5, 4), (7, 2)], weights=weights)
     with pytest.raises(ValueError, match="finite"):
         bad = AdaptiveDynamics(m, weights=lambda q: np.full((m.nb, 6, 6), np.nan)
                                if q[0] > 0.123 else np.tile(np.eye(6), (m.nb, 1, 1)))
@@ -448,27 +442,9 @@ def test_local_region_update_with_changing_joint_forces():
     drops to zero once a joint is rigidified): the joints whose force differs from the one
     in their passive node's tensors are recomputed exactly and re-tensorized, so the local
     update still equals the O(n) recompute."""
-    from articulated.simulation.integrators import integrate
-
     m = models.random_tree(30, 2, branching=0.6)
     q, qd, tau0, f = _state(m, 11)
     f[2:] = 0.0                          # body forces on two bodies only: tensors are used
-    h = 1e-3
-    s, ref = AdaptiveDynamics(m), AdaptiveDynamics(m)
-    s.set_state(q, qd, tau0, f)
-    s.prepare_region()
-    active = np.ones(m.nb, dtype=bool)
-    for k, (NU, NA) in enumerate([(6, 3), (5, 4), (7, 2), (4, 4)]):
-        tau = tau0 * np.cos(k) - 0.3 * qd                  # varies; damping-like part
-        qd_r, U_r, new_r = _reference_region_update(ref, q, qd, tau, f, h, active, NU, NA)
-        A_r = ref.eta[ref.tree.roots].copy()     # A of the fully articulated body (eq. 8)
-        qd_f, U_f, _ = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA)
-        A_f = s._F[4][s.tree.roots]
-        assert np.abs(A_f - A_r).max() <= 1e-9 * np.abs(A_r).max()
-        assert np.array_equal(U_f, U_r)
-        assert np.array_equal(s.active, new_r)
-        assert np.abs(qd_f - qd_r).max() <= 1e-9 * max(1.0, np.abs(qd_r).max())
-        active, qd = s.active.copy(), qd_f
-        for _ in range(5):
-            qd = qd + h * s.hybrid_accelerations(q, qd, tau, f)
-            q = integrate(m, q, qd, h)
+    _check_local_updates(AdaptiveDynamics(m), q, qd,
+                         lambda k, qd: tau0 * np.cos(k) - 0.3 * qd,   # varies; damping-like
+                         f, [(6, 3), (5, 4), (7, 2), (4, 4)])
