@@ -720,29 +720,31 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         after the active region changes (the coefficients must be those of the current
         hybrid body, e.g. after :meth:`set_state`)."""
         t, m = self.tree, self.model
-        jn = np.maximum(t.node_joint, 0)
-        node_active = (t.node_joint >= 0) & self.active[jn]
-        self._anodes = np.flatnonzero(node_active).astype(np.int64)
-        self._node_active = node_active
-        par = t.node_parent
-        front = ~node_active & (par >= 0) & node_active[np.maximum(par, 0)]
-        self._front = np.flatnonzero(front).astype(np.int64)
-        hs = t.node_hoff[self._front]
-        hj, side = t.handle_joint[hs], t.handle_side[hs]
-        self._front_body = np.where(side == 1, hj, m.body_parent[hj]).astype(np.int64)
-        self._ajoints = np.flatnonzero(self.active).astype(np.int64)
-        self._near = np.empty(m.nb, dtype=np.int64)
-        _nearest_active(m.body_parent, self.active, self._near)
-        front_of = np.full(t.n_nodes, -1, dtype=np.int64)
-        _front_of_nodes(par, front, front_of)
-        self._front_of = front_of
-        self._front_index = np.full(t.n_nodes, -1, dtype=np.int64)
-        self._front_index[self._front] = np.arange(self._front.size)
-        self._f0 = np.zeros((self._front.size, 6))
-        self._Vw = np.zeros((m.nb, 6))
-        self._I0 = np.empty((self._front.size, 6, 6))
-        _front_inertias(self._front, self._front.size, t.node_hoff, self.Phi, self._T,
-                        self._I0)
+        if getattr(self, "_bk", None) is None:          # buffers, allocated once
+            nn, nb = t.n_nodes, m.nb
+            z = lambda *shape: np.zeros(shape, dtype=np.int64)
+            self._bk = dict(node_active=np.zeros(nn, dtype=np.bool_), anodes=z(nn),
+                            front=z(nn), front_body=z(nn), ajoints=z(nb), near=z(nb),
+                            front_of=z(nn), front_index=z(nn), f0=np.zeros((nn, 6)),
+                            I0=np.zeros((nn, 6, 6)))
+            self._Vw = np.zeros((nb, 6))       # rows written before they are read
+        k = self._bk
+        na, nf, nj = _region_bookkeeping(self.active, t.node_joint, t.node_parent,
+                                         t.node_hoff, t.handle_joint, t.handle_side,
+                                         m.body_parent, k["node_active"], k["anodes"],
+                                         k["front"], k["front_body"], k["ajoints"], k["near"],
+                                         k["front_of"], k["front_index"])
+        self._node_active = k["node_active"]
+        self._anodes = k["anodes"][:na]
+        self._front = k["front"][:nf]
+        self._front_body = k["front_body"][:nf]
+        self._ajoints = k["ajoints"][:nj]
+        self._near = k["near"]
+        self._front_of = k["front_of"]
+        self._front_index = k["front_index"]
+        self._f0 = k["f0"][:nf]
+        self._I0 = k["I0"][:nf]
+        _front_inertias(self._front, nf, t.node_hoff, self.Phi, self._T, self._I0)
         self._hargs = None
 
     def hybrid_args(self):
@@ -992,14 +994,50 @@ def _velocity_metric(node_A, node_B, node_joint, vadr, jnv, Vw, qd, V):
 
 
 @njit(**KERNEL)
-def _front_of_nodes(node_parent, front, front_of):
-    """front_of[i] = the rigid-front node containing node i (itself if in the front, -1
-    inside the active region); reverse post-order visits parents first."""
-    for i in range(node_parent.shape[0] - 1, -1, -1):
-        if front[i]:
+def _region_bookkeeping(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
+                        body_parent, node_active, anodes, front, front_body, ajoints, near,
+                        front_of, front_index):
+    """The bookkeeping of an active region (RGL Sec. 4.1) in one O(n) integer pass:
+    ``node_active``, the active nodes ``anodes`` (post-order), the rigid front ``front``
+    (rigid nodes whose parent is active, leaves included) with ``front_index`` (-1 off the
+    front), the body carrying each front node's handle 0 ``front_body``, the active joints
+    ``ajoints``, the nearest active joint on every body's path ``near`` and the front node
+    containing every node ``front_of`` (itself on the front, -1 inside the active region or
+    in a tree without active joints). Returns the counts ``(na, nf, nj)``."""
+    nn = node_joint.shape[0]
+    na = 0
+    for i in range(nn):
+        J = node_joint[i]
+        a = J >= 0 and active[J]
+        node_active[i] = a
+        if a:
+            anodes[na] = i
+            na += 1
+    nf = 0
+    for i in range(nn):
+        front_index[i] = -1
+        p = node_parent[i]
+        if not node_active[i] and p >= 0 and node_active[p]:
+            front_index[i] = nf
+            front[nf] = i
+            s = node_hoff[i]
+            hj = handle_joint[s]
+            front_body[nf] = hj if handle_side[s] == 1 else body_parent[hj]
+            nf += 1
+    nj = 0
+    for b in range(active.shape[0]):
+        if active[b]:
+            ajoints[nj] = b
+            nj += 1
+    _nearest_active(body_parent, active, near)
+    for i in range(nn - 1, -1, -1):                   # reverse post-order: parents first
+        if front_index[i] >= 0:
             front_of[i] = i
         elif node_parent[i] >= 0:
             front_of[i] = front_of[node_parent[i]]
+        else:
+            front_of[i] = -1
+    return na, nf, nj
 
 
 @njit(**KERNEL)
