@@ -58,10 +58,6 @@ from .quasistatics import (AdaptiveQuasiStatics, _blk, _children, _dirty_nodes, 
                            _update_nodes, _world_pose, _xdense)
 
 
-def z_like(x):
-    return np.zeros_like(x)
-
-
 # ------------------------------------------------------------------ hybrid-step kernels
 
 @njit(**KERNEL)
@@ -369,9 +365,10 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         of :mod:`articulated.algorithms.passive` (leaves' at once: they are constant)."""
         m, t, d, ma = self.model, self.tree, self.dca, self.ma
         nb, z = m.nb, np.zeros
-        self._F = (self.Phi.copy(), z_like(self.bh), self.Psi.copy(), z_like(self.ph),
-                   z_like(self.eta), self.W.copy(), self.P.copy(), self.D.copy(),
-                   z_like(self.beta), z_like(self.gamma), z_like(self.R))
+        zl = np.zeros_like
+        self._F = (self.Phi.copy(), zl(self.bh), self.Psi.copy(), zl(self.ph), zl(self.eta),
+                   self.W.copy(), self.P.copy(), self.D.copy(), zl(self.beta),
+                   zl(self.gamma), zl(self.R))
         self._all_active = np.ones(nb, dtype=np.bool_)
         self._Bt = z((t.n_slots, 6, K))
         self._Pt = z((t.n_slots, 6, K))
@@ -520,7 +517,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
 
     # --------------------------------------------------------------- RGL Sec. 5.1 + 6
     def region_update(self, q, qd, tau, f_ext, h, *, eps_acc=0.0, max_update=None,
-                      eps_vel=0.0, max_active=None, bodies=None, impulse_columns=16):
+                      eps_vel=0.0, max_active=None, bodies=None, impulse_columns=2):
         """The active-region update of RGL Sec. 5.1 from the current hybrid state, touching
         only the active region, its rigid front, the force-update region and the nodes the
         acceleration queue visits (RGL Sec. 6; passive nodes through their linear-coefficient

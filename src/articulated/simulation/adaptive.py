@@ -225,7 +225,7 @@ class AdaptiveSimulator:
             # compiled forces (RGL Sec. 6: poses and velocities from the hierarchical frames)
             s = self.solver
             s.qd[:] = self.qd
-            pose, vel = s.hybrid_args()[0], s.hybrid_args()[2]
+            pose, _, vel = s.hybrid_args()[:3]
             _active_velocities(*vel)
             kind, body, params = self._compiled
             if not apply_compiled_forces(kind, body, params, body.size, s._near, s._Vw, pose,
