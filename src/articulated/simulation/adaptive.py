@@ -23,68 +23,127 @@ solver's module docstring).
 from __future__ import annotations
 
 import math
+import platform
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from numba import njit
+from llvmlite import ir as llvm_ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-from ..algorithms.adaptive import (AdaptiveDynamics, _active_velocities, _forces_on_front,
-                                   _frames_pass, _front_biases)
+from ..algorithms.adaptive import AdaptiveDynamics
+from ..algorithms.hybrid import _hybrid_dynamics, _hybrid_kinematics
+from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..algorithms.kinematics import body_velocities, energy
-from ..algorithms.quasistatics import _partial_back_substitution, _update_nodes
 from ..config import JIT
 from ..model import Model
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces
 from .integrators import integrate_joints_inplace
 
 
+ERR_FORCE = 3
+"""Error code of :func:`_adaptive_steps`: an applied force is not finite."""
+
+
+@intrinsic
+def _cycles(typingctx):
+    """The CPU's cycle counter (LLVM ``readcyclecounter``: the time-stamp counter on x86),
+    for per-step wall times inside :func:`_adaptive_steps` (numba has no clock)."""
+    def codegen(context, builder, signature, args):
+        fnty = llvm_ir.FunctionType(llvm_ir.IntType(64), [])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
+        return builder.call(fn, [])
+    return types.int64(), codegen
+
+
 @njit(**JIT)
-def _hybrid_steps(nsteps, h, k0, record_every, q, qd, qdd, stats, prev_n, ajoints, jtype,
-                  qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody, near, Vw, f0, args,
-                  qrec, qdrec):
-    """``nsteps`` hybrid steps (RGL Sec. 4.3) in one compiled loop: per step the frames
-    and velocities of the active region, the compiled forces at those poses and
-    velocities, the rigid-front biases, the active nodes and the exact back-substitution
-    (the kernels of :meth:`AdaptiveDynamics.hybrid_accelerations`, ``args`` its
-    :meth:`~AdaptiveDynamics.hybrid_args`), then ``qd += h qdd``, ``q (+)= h qd`` on the
-    active joints. ``q``, ``qd``: the solver's state arrays (in/out). After global step
-    ``k0 + s + 1`` divisible by ``record_every`` the state is copied into ``qrec``,
-    ``qdrec``. Returns ``(steps done, prev_n, records)``; steps done < nsteps when a force
-    or an acceleration was not finite (the state is that before the failing step)."""
-    pose, frames, vel, on_front, fb, upd, solve = args
+def _read_cycles():
+    return _cycles()
+
+
+_RATE = None
+
+
+def _cycle_rate(seconds=0.02):
+    """Cycles per second of :func:`_cycles` (measured once against ``time.perf_counter``);
+    None off x86 (the counter may not be readable or steady there; per-step times are then
+    not recorded)."""
+    global _RATE
+    if _RATE is None:
+        _RATE = 0.0
+        if platform.machine().lower() in ("x86_64", "amd64"):
+            c0, t0 = _read_cycles(), time.perf_counter()
+            while time.perf_counter() - t0 < seconds:
+                pass
+            c1, t1 = _read_cycles(), time.perf_counter()
+            if c1 > c0:
+                _RATE = (c1 - c0) / (t1 - t0)
+    return _RATE or None
+
+
+@njit(**JIT)
+def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q, qd, qdd,
+                    stats, ncomp, jtype, qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody,
+                    rbody, bk, Vw, hargs, rargs, last, qrec, qdrec, srec, cycles):
+    """``nsteps`` adaptive steps in one compiled loop: every step whose global index
+    ``step0 + s`` is a multiple of ``update_every`` runs the active-region update
+    (:func:`articulated.algorithms.region.region_update_kernel`, criteria ``crit``,
+    arguments ``rargs``; external forces on ``rbody``), the others the multilevel forward
+    dynamics of the hybrid body (RGL Sec. 4.3:
+    :func:`~articulated.algorithms.hybrid._hybrid_kinematics` and
+    :func:`~articulated.algorithms.hybrid._hybrid_dynamics`, as
+    :meth:`AdaptiveDynamics.hybrid_accelerations`; forces on ``ubody``) and ``qd += h
+    qdd``; the compiled forces are applied at every step's poses and velocities (into the
+    solver's ``f_ext``), then ``q (+)= h qd`` on the active joints. ``q``, ``qd``: the
+    solver's state arrays (in/out). ``last`` (3,) int64 in/out: (active joints, update
+    region, rigidified) of the last update; after global step ``step0 + s + 1`` divisible
+    by ``record_every`` the state and ``last`` are copied into ``qrec``, ``qdrec``,
+    ``srec``. With ``timed``, ``cycles[s]`` is the cycle count of step s. Returns ``(steps
+    done, error, joint, records)``: error 0, the region kernel's codes, or
+    :data:`ERR_FORCE` (the state is that before the failing step, except after a failed
+    region update)."""
+    eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
+    pose = hargs[0]
+    near, ajoints, counts = bk[5], bk[4], bk[10]
     nf = fbody.shape[0]
     nu = ubody.shape[0]
-    na = ajoints.shape[0]
     nrec = 0
     for s in range(nsteps):
-        _frames_pass(*frames)
-        _active_velocities(*vel)
+        c0 = _cycles() if timed else 0
+        _hybrid_kinematics(bk, hargs)
         if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
-            return s, prev_n, nrec
-        for u in range(f0.shape[0]):
-            for a in range(6):
-                f0[u, a] = 0.0
-        _forces_on_front(ubody, nu, f_ext, *on_front)
-        _front_biases(*fb)
-        _update_nodes(*upd)
-        _partial_back_substitution(-1.0, 0, -1, prev_n, *solve)
-        prev_n = int(stats[0])
-        if stats[5] >= 0:
-            return s, prev_n, nrec
-        for u in range(na):
-            J = ajoints[u]
-            for r in range(jnv[J]):
-                qd[vadr[J] + r] += h * qdd[vadr[J] + r]
-        integrate_joints_inplace(ajoints, na, jtype, qadr, vadr, q, qd, h)
-        if (k0 + s + 1) % record_every == 0:
+            return s, ERR_FORCE, -1, nrec
+        if (step0 + s) % update_every == 0:
+            res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
+                                       rbody.shape[0], rbody, columns, *rargs)
+            if res[5] != 0:
+                return s, res[5], res[6], nrec
+            last[0] = counts[2]
+            last[1] = res[0]
+            last[2] = res[1]
+        else:
+            ncomp[0] = _hybrid_dynamics(bk, nu, ubody, f_ext, hargs, ncomp[0], stats)
+            if stats[5] >= 0:
+                return s, ERR_HYBRID, int(stats[5]), nrec
+            for u in range(counts[2]):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    qd[vadr[J] + r] += h * qdd[vadr[J] + r]
+        integrate_joints_inplace(ajoints, counts[2], jtype, qadr, vadr, q, qd, h)
+        if timed:
+            cycles[s] = _cycles() - c0
+        if (step0 + s + 1) % record_every == 0:
             for a in range(q.shape[0]):
                 qrec[nrec, a] = q[a]
             for a in range(qd.shape[0]):
                 qdrec[nrec, a] = qd[a]
+            for a in range(3):
+                srec[nrec, a] = last[a]
             nrec += 1
-    return nsteps, prev_n, nrec
+    return nsteps, 0, -1, nrec
 
 
 @dataclass
@@ -224,12 +283,13 @@ class AdaptiveSimulator:
         if self._compiled is not None:
             # compiled forces (RGL Sec. 6: poses and velocities from the hierarchical frames)
             s = self.solver
+            s.q[:] = self.q
             s.qd[:] = self.qd
-            pose, _, vel = s.hybrid_args()[:3]
-            _active_velocities(*vel)
+            args = s.hybrid_args()
+            _hybrid_kinematics(s._bk, args)
             kind, body, params = self._compiled
-            if not apply_compiled_forces(kind, body, params, body.size, s._near, s._Vw, pose,
-                                         self._f_ext):
+            if not apply_compiled_forces(kind, body, params, body.size, s._near, s._Vw,
+                                         args[0], self._f_ext):
                 raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
             return self._tau, self._f_ext
         if self._all:
@@ -290,9 +350,10 @@ class AdaptiveSimulator:
         self.steps += 1
 
     def _compiled_steps(self, n, k0, every):
-        """Up to ``n`` hybrid steps (no region update among them) in the compiled loop
-        :func:`_hybrid_steps`; returns ``(steps done, records)`` with the records as
-        ``(k, q, qd)`` tuples (k: index of the step within the run)."""
+        """Up to ``n`` steps in the compiled loop :func:`_adaptive_steps` (region updates
+        included); returns ``(steps done, records, wall per step (n,) or None, error)``
+        with the records as ``(k, q, qd, (active, update_region, rigidified))`` tuples (k:
+        index of the step within the run) and error None or a ValueError."""
         s, m = self.solver, self.model
         kind, body, params = self._compiled
         s.q[:] = self.q
@@ -300,19 +361,36 @@ class AdaptiveSimulator:
         s.tau[:] = self._tau
         first = (-(k0 + 1)) % every            # first record: step k0 + first + 1
         n_rec = 0 if first >= n else (n - 1 - first) // every + 1
-        qrec = np.empty((n_rec, m.nq))
-        qdrec = np.empty((n_rec, m.nv))
-        done, prev, nrec = _hybrid_steps(
-            n, self.dt, k0, every, s.q, s.qd, s._qdd, s._stats, s._n_computed, s._ajoints,
-            m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv, self._f_ext, kind, body, params,
-            self._ubody, s._near, s._Vw, s._f0, s.hybrid_args(), qrec, qdrec)
-        s._n_computed = prev
+        qrec, qdrec = np.empty((n_rec, m.nq)), np.empty((n_rec, m.nv))
+        srec = np.empty((n_rec, 3), dtype=np.int64)
+        rate = _cycle_rate()
+        cycles = np.zeros(n if rate else 0, dtype=np.int64)
+        crit = s._region_criteria(self.eps_acc, self.max_update, self.eps_vel,
+                                  self.max_active, self.impulse_columns)
+        last = np.array([self.last["active"], self.last["update_region"],
+                         self.last["rigidified"]], dtype=np.int64)
+        done, err, joint, nrec = _adaptive_steps(
+            n, self.steps, self.update_every, every, self.dt, rate is not None, crit, s.q,
+            s.qd, s._qdd, s._stats, s._ncomp, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
+            s.f_ext, kind, body, params, self._ubody, self._bodies, s._bk, s._Vw,
+            s.hybrid_args(), s._region_args(crit[-1]), last, qrec, qdrec, srec, cycles)
         self.q = s.q.copy()
         self.qd = s.qd.copy()
         self.t += done * self.dt
         self.steps += done
+        self.active = s.active.copy()
+        self.last = dict(active=int(last[0]), update_region=int(last[1]),
+                         rigidified=int(last[2]))
         ks = [k0 + first + j * every for j in range(nrec)]
-        return done, list(zip(ks, qrec[:nrec], qdrec[:nrec]))
+        error = None
+        if err:
+            what = {ERR_FORCE: "an applied force",
+                    ERR_HYBRID: "the hybrid-body acceleration"}.get(
+                        err, "the fully articulated acceleration")
+            where = f" at joint {m.joint_name[joint]!r}" if joint >= 0 else ""
+            error = ValueError(f"{what} is not finite{where} at t = {self.t:.6g}")
+        wall = cycles[:done] / rate if rate else None
+        return done, list(zip(ks, qrec[:nrec], qdrec[:nrec], srec[:nrec])), wall, error
 
     def run(self, steps: int, record_every: int = 1) -> AdaptiveTrajectory:
         """Run ``steps`` steps, recording every ``record_every`` steps (kinetic energy
@@ -321,24 +399,26 @@ class AdaptiveSimulator:
         when a step fails on non-finite values.
 
         When every applied force has a compiled form (:class:`articulated.PointForce`,
-        :class:`articulated.Spring`, or no forces) the hybrid steps between two
-        active-region updates run in one compiled loop (:func:`_hybrid_steps`, the same
-        kernels and results as :meth:`step`); ``wall`` then gives each of those steps the
-        loop's mean time."""
+        :class:`articulated.Spring`, or no forces) the steps run in one compiled loop
+        (:func:`_adaptive_steps`, the same kernels and results as :meth:`step`; with
+        callable metric weights only the hybrid steps between two active-region updates
+        do); ``wall`` then comes from the CPU's cycle counter (x86; elsewhere each step of
+        a compiled stretch gets the stretch's mean time)."""
         if int(steps) < 1 or int(record_every) < 1:
             raise ValueError("steps and record_every must be >= 1")
         steps, every = int(steps), int(record_every)
         rec = {k: [] for k in ("t", "q", "qd", "kinetic", "active", "update_region",
                                "rigidified")}
         wall = np.zeros(steps)
+        python_updates = any(fn is not None for fn in self.solver._weight_fns)
 
-        def record(t, q, qd):
+        def record(t, q, qd, last):
             rec["t"].append(t)
             rec["q"].append(q.copy())
             rec["qd"].append(qd.copy())
             rec["kinetic"].append(energy(self.model, q, qd)[0])
-            for name in ("active", "update_region", "rigidified"):
-                rec[name].append(self.last[name])
+            for name, x in zip(("active", "update_region", "rigidified"), last):
+                rec[name].append(int(x))
 
         def diverged(k, e):
             from .simulator import SimulationDiverged
@@ -349,22 +429,25 @@ class AdaptiveSimulator:
                                               wall=wall[:k]),
                 t=self.t, step=k + 1)
 
-        record(self.t, self.q, self.qd)
+        def last():
+            return [self.last[n] for n in ("active", "update_region", "rigidified")]
+
+        record(self.t, self.q, self.qd, last())
         k = 0
         while k < steps:
             phase = self.steps % self.update_every
-            if self._compiled is not None and phase != 0:
-                n = min(steps - k, self.update_every - phase)
+            if self._compiled is not None and not (python_updates and phase == 0):
+                n = steps - k if not python_updates else min(steps - k,
+                                                             self.update_every - phase)
                 t_start = self.t
                 t0 = time.perf_counter()
-                done, records = self._compiled_steps(n, k, every)
-                wall[k:k + done] = (time.perf_counter() - t0) / max(done, 1)
-                for kk, q, qd in records:
-                    record(t_start + (kk - k + 1) * self.dt, q, qd)
-                if done < n:
-                    raise diverged(k + done, ValueError(
-                        f"a force or the hybrid-body acceleration is not finite at "
-                        f"t = {self.t:.6g}"))
+                done, records, w, error = self._compiled_steps(n, k, every)
+                wall[k:k + done] = (time.perf_counter() - t0) / max(done, 1) if w is None \
+                    else w
+                for kk, q, qd, st in records:
+                    record(t_start + (kk - k + 1) * self.dt, q, qd, st)
+                if error is not None:
+                    raise diverged(k + done, error)
                 k += n
                 continue
             t0 = time.perf_counter()
@@ -374,9 +457,10 @@ class AdaptiveSimulator:
                 raise diverged(k, e) from e
             wall[k] = time.perf_counter() - t0
             if (k + 1) % every == 0:
-                record(self.t, self.q, self.qd)
+                record(self.t, self.q, self.qd, last())
             k += 1
         return AdaptiveTrajectory(**{k: np.array(v) for k, v in rec.items()}, wall=wall)
+
 
     def __repr__(self):
         return (f"AdaptiveSimulator(nb={self.model.nb}, dt={self.dt:g}, "

@@ -1,0 +1,505 @@
+"""Compiled kernels of the hybrid body (Redon, Galoppo & Lin 2005, RGL Sec. 4.3, 5.4 and
+6): the multilevel forward dynamics of the active region (frames, world velocities,
+rigid-front biases and external forces on the rigid front), the region bookkeeping, the
+velocity metric and its traversal, the generalized momentum, and the conversion of passive
+nodes to and from their linear-coefficient tensors. Used by
+:class:`articulated.algorithms.adaptive.AdaptiveDynamics` and by the compiled active-region
+update of :mod:`articulated.algorithms.region`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import INLINE, JIT, KERNEL
+from ..spatial import get_mat3, get_vec3, inertia_times, spd_inverse, xform_force_T
+from .dca import _leaf_bias, _xmotion, principal_joint_transform
+from .kinematics import joint_motion
+from .passive import K, _midx, evaluate_fresh, tensorize_node
+from .quasistatics import (_blk, _children, _heap_pop, _heap_push, _node_frames,
+                           _partial_back_substitution, _tinv, _tmul, _update_nodes, _world_pose,
+                           _xdense)
+
+# ------------------------------------------------------------------ hybrid-step kernels
+
+@njit(**KERNEL)
+def _frames_pass(nodes, n, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, H_E, H_r,
+                 node_A, node_B, node_joint, node_nh, node_hoff, node_ca, node_cb, node_pslot,
+                 Xup_E, Xup_r, XJ_E, XJ_r, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq):
+    """Principal joint transforms and hierarchical frames (RL Sec. 5.1) of the internal
+    nodes ``nodes[:n]`` (post-order) only: what moves when only their joints move."""
+    for u in range(n):
+        i = nodes[u]
+        J = node_joint[i]
+        principal_joint_transform(J, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q,
+                                  Xup_E, Xup_r, XJ_E, XJ_r)
+        A = node_A[i]
+        B = node_B[i]
+        nC = node_nh[i]
+        if nC == 0:
+            _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
+            _tinv(Xr, xq, 0, Tup_E, Tup_r, B)
+            continue
+        nAo = node_nh[A] - 1 if A >= 0 else 0
+        hA = node_hoff[A] if A >= 0 else 0
+        _node_frames(i, J, B, A, nC, nAo, node_ca[i], node_cb[i], hA, node_hoff[B],
+                     node_hoff[i], node_pslot, XJ_E, XJ_r, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq)
+
+
+@njit(**KERNEL)
+def _active_velocities(joints, n, parent, near, vadr, jnv, S, qd, H_E, H_r, leaf_of_body,
+                       node_parent, node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq,
+                       Vw, c, c_al):
+    """World spatial velocities (about the world origin) of the child bodies of the active
+    joints ``joints[:n]`` (increasing, so parents first), ``Vw[J] = Vw[near[parent J]] +
+    X_{w<-J} S qd_J`` (rigidified joints add nothing), and the velocity products
+    ``c = v_J x S qd_J`` (body coordinates; aligned in c_al). World poses from the
+    hierarchical frames, O(log n) each."""
+    for u in range(n):
+        J = joints[u]
+        _world_pose(J, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r,
+                    Tup_E, Tup_r, Xr, xq)                      # (Xr, xq)[0] = w X J
+        m = joint_motion(J, vadr, jnv, S, qd)
+        w = _xmotion(Xr, xq, 0, m[0], m[1], m[2], m[3], m[4], m[5])
+        p = parent[J]
+        k = near[p] if p >= 0 else -1
+        for a in range(6):
+            Vw[J, a] = w[a] + (Vw[k, a] if k >= 0 else 0.0)
+        _tinv(Xr, xq, 0, Xr, xq, 1)                            # J X w
+        v = _xmotion(Xr, xq, 1, Vw[J, 0], Vw[J, 1], Vw[J, 2], Vw[J, 3], Vw[J, 4], Vw[J, 5])
+        # c = v x (S qd) (RBDA eq. 7.34)
+        c[J, 0] = v[1] * m[2] - v[2] * m[1]
+        c[J, 1] = v[2] * m[0] - v[0] * m[2]
+        c[J, 2] = v[0] * m[1] - v[1] * m[0]
+        c[J, 3] = v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1]
+        c[J, 4] = v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2]
+        c[J, 5] = v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
+        x = _xmotion(H_E, H_r, 2 * J + 1, c[J, 0], c[J, 1], c[J, 2], c[J, 3], c[J, 4],
+                     c[J, 5])
+        for a in range(6):
+            c_al[J, a] = x[a]
+
+
+@njit(**INLINE)
+def _front_velocity(b, ho, near, Vw, H_E, H_r, leaf_of_body, node_parent, node_pslot,
+                    node_hoff, handle_x, Tup_E, Tup_r, Xr, xq):
+    """Spatial velocity (a 6-tuple) of a rigid node's handle-0 frame (slot ``ho``, fixed to
+    body b): the world velocity of the nearest active joint on b's path, ``Vw[near[b]]``
+    (zero if none), moved into the handle frame through the hierarchical frames."""
+    k = near[b]
+    if k < 0:
+        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r,
+                Tup_E, Tup_r, Xr, xq)
+    _tinv(Xr, xq, 0, Xr, xq, 1)                                # b X w
+    vb = _xmotion(Xr, xq, 1, Vw[k, 0], Vw[k, 1], Vw[k, 2], Vw[k, 3], Vw[k, 4], Vw[k, 5])
+    return _xmotion(H_E, H_r, handle_x[ho], vb[0], vb[1], vb[2], vb[3], vb[4], vb[5])
+
+
+@njit(**KERNEL)
+def _front_inertias(front, n, node_hoff, Phi, T, I0):
+    """``I0[u] = (Phi_00)^-1`` of the rigid-front node ``front[u]``: the spatial inertia of
+    the rigid node in its handle-0 frame (constant while the node is rigid)."""
+    for u in range(n):
+        ho = node_hoff[front[u]]
+        for a in range(6):
+            for c in range(6):
+                T[0, a, c] = Phi[ho, a, c]
+        spd_inverse(T[0], 6, I0[u], T[1])
+
+
+@njit(**KERNEL)
+def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, node_parent,
+                  node_pslot, node_nh, node_hoff, node_ooff, handle_x, n_slots, Tup_E, Tup_r,
+                  Phi, I0, Xr, xq, bh):
+    """Bias accelerations of the rigid-front nodes (RGL Sec. 6.2: eq. 3 with the node's
+    rigid inertia and velocity): a rigid node moves as one rigid body, so with ``I_0 =
+    (Phi_00)^-1`` (``I0[u]``, :func:`_front_inertias`) and ``v_0`` the velocity of its
+    handle-0 frame, ``b_k = Phi_k0 (f_0 - v_0 x* I_0 v_0)``. ``f0[u]``: external force on
+    the node in the handle-0 frame."""
+    for u in range(n):
+        R = front[u]
+        ho = node_hoff[R]
+        nh = node_nh[R]
+        v = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, leaf_of_body, node_parent,
+                            node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq)
+        p0 = p1 = p2 = p3 = p4 = p5 = 0.0
+        for c in range(6):
+            p0 += I0[u, 0, c] * v[c]
+            p1 += I0[u, 1, c] * v[c]
+            p2 += I0[u, 2, c] * v[c]
+            p3 += I0[u, 3, c] * v[c]
+            p4 += I0[u, 4, c] * v[c]
+            p5 += I0[u, 5, c] * v[c]
+        # y = f0 - v x* (I_0 v)
+        y0 = f0[u, 0] - (v[1] * p2 - v[2] * p1 + v[4] * p5 - v[5] * p4)
+        y1 = f0[u, 1] - (v[2] * p0 - v[0] * p2 + v[5] * p3 - v[3] * p5)
+        y2 = f0[u, 2] - (v[0] * p1 - v[1] * p0 + v[3] * p4 - v[4] * p3)
+        y3 = f0[u, 3] - (v[1] * p5 - v[2] * p4)
+        y4 = f0[u, 4] - (v[2] * p3 - v[0] * p5)
+        y5 = f0[u, 5] - (v[0] * p4 - v[1] * p3)
+        for kk in range(nh):
+            row, tr = _blk(ho, node_ooff[R], n_slots, nh, kk, 0)
+            for a in range(6):
+                if tr:
+                    s = (Phi[row, 0, a] * y0 + Phi[row, 1, a] * y1 + Phi[row, 2, a] * y2
+                         + Phi[row, 3, a] * y3 + Phi[row, 4, a] * y4 + Phi[row, 5, a] * y5)
+                else:
+                    s = (Phi[row, a, 0] * y0 + Phi[row, a, 1] * y1 + Phi[row, a, 2] * y2
+                         + Phi[row, a, 3] * y3 + Phi[row, a, 4] * y4 + Phi[row, a, 5] * y5)
+                bh[ho + kk, a] = s
+
+
+# ------------------------------------------------------------- passive nodes (RGL Sec. 6.2)
+
+@njit(**KERNEL)
+def _leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H_E, H_r, mass,
+                  h, Ibar, Iinv, vs, zs, bs, nof, Xr, xq, X6, Bt, Pt, G):
+    """Linear-coefficient tensors of the leaves (RGL eq. 3 with the velocity of a body
+    moving with the twist ``v`` of its principal handle: ``b_k = X_k I^-1 (-v_b x* I v_b)``,
+    ``v_b = X_b v``): the quadratic coefficients by polarization; ``p = 0``, ``eta = 0``
+    (RL Lemma 1). External forces are not included (module :mod:`.passive`). Scratch: vs,
+    zs (nb, 6), bs (hmax, 6), nof (0, 6), X6 (1, 6, 6)."""
+    for u in range(leaves.shape[0]):
+        i = leaves[u]
+        b = node_body[i]
+        ho = node_hoff[i]
+        nh = node_nh[i]
+        _tinv(H_E, H_r, handle_x[ho + node_pslot[i]], Xr, xq, 0)   # body <- principal
+        _xdense(Xr, xq, 0, X6, 0)
+        for k in range(nh):
+            for a in range(6):
+                for c in range(K):
+                    Bt[ho + k, a, c] = 0.0
+                    Pt[ho + k, a, c] = 0.0
+        for r in range(K):
+            for c in range(K):
+                G[i, r, c] = 0.0
+        for j in range(6):
+            for l in range(j, 6):
+                for a in range(6):
+                    vs[b, a] = X6[0, a, j] + (X6[0, a, l] if l != j else 0.0)
+                _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x,
+                           vs, nof, False, zs, bs, 0)
+                m = _midx(j, l)
+                for k in range(nh):
+                    for a in range(6):
+                        Bt[ho + k, a, m] = bs[k, a]
+        for j in range(6):
+            for l in range(j + 1, 6):
+                m = _midx(j, l)
+                for k in range(nh):
+                    for a in range(6):
+                        Bt[ho + k, a, m] -= Bt[ho + k, a, _midx(j, j)] + Bt[ho + k, a,
+                                                                            _midx(l, l)]
+
+
+@njit(**KERNEL)
+def _tensorize_nodes(nodes, n, uargs, tau, Aw, node_A, node_B, node_joint, node_nh, node_hoff,
+                     node_ooff, node_ca, node_cb, vadr, jnv, Tup_E, Tup_r, Xr, xq, T, MX, M, S,
+                     Gs, Bt, Pt, G, betaT, gammaT, RT):
+    """Nodes becoming passive (post-order; internal, non-root): each node's fully
+    articulated update (``uargs``: the arguments of :func:`_update_nodes` for the fully
+    articulated coefficient set, which caches Phi, Psi, W, P, D) followed by its tensors
+    (:func:`articulated.algorithms.passive.tensorize_node`)."""
+    for u in range(n):
+        i = nodes[u]
+        _update_nodes(nodes[u:u + 1], 1, *uargs)
+        J = node_joint[i]
+        A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
+            i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
+        _tinv(Tup_E, Tup_r, A, Xr, xq, 0)
+        _xdense(Xr, xq, 0, MX, 0)
+        _tinv(Tup_E, Tup_r, B, Xr, xq, 0)
+        _xdense(Xr, xq, 0, MX, 1)
+        tensorize_node(i, J, jnv[J], vadr[J], A, B, ca, cb, hA, hB, nAo, node_nh[i],
+                       node_hoff[i], node_joint[A] >= 0, node_joint[B] >= 0, tau, Aw, T, MX,
+                       M, S, Gs, Bt, Pt, G, betaT, gammaT, RT)
+
+
+@njit(**KERNEL)
+def _passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region, node_active,
+                   H_E, H_r, leaf_of_body, node_parent, node_pslot, node_hoff, node_nh, node_A,
+                   node_B, node_joint, node_body, handle_x, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq,
+                   mv, vnode, v, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta, gamma, R,
+                   fresh, fresh_list, nfresh):
+    """Conversion of the hybrid body to the fully articulated state around the active region
+    (RGL Sec. 6): the rigid twists ``vnode`` of the rigid-front nodes (principal-handle
+    frame) and of the passive nodes of ``region`` (the force-update region and passive root
+    nodes, recomputed exactly), the body velocities ``v`` of the region's leaves, and the
+    fully articulated coefficients, from their tensors, of every front node and every child
+    of a passive region node outside the region. Every region node and every evaluated node
+    is marked fresh (listed in ``fresh_list``)."""
+    for u in range(nfront):
+        Rn = front[u]
+        ho = node_hoff[Rn]
+        w = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, leaf_of_body, node_parent,
+                            node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq)
+        x = _xmotion(Tp_E, Tp_r, ho, w[0], w[1], w[2], w[3], w[4], w[5])
+        for a in range(6):
+            vnode[Rn, a] = x[a]
+        if not in_region[Rn]:
+            evaluate_fresh(Rn, x, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G, betaT,
+                           gammaT, RT, bh, ph, eta, beta, gamma, R, fresh, fresh_list, nfresh)
+    for u in range(nreg - 1, -1, -1):                 # parents first
+        i = region[u]
+        fresh[i] = True
+        fresh_list[nfresh[0]] = i
+        nfresh[0] += 1
+        if node_active[i]:
+            continue
+        p = node_parent[i]
+        if p < 0:
+            for a in range(6):
+                vnode[i, a] = 0.0                     # a rigid root joint: welded to the world
+        elif not node_active[p]:
+            _tinv(Tup_E, Tup_r, i, Xr, xq, 2)
+            x = _xmotion(Xr, xq, 2, vnode[p, 0], vnode[p, 1], vnode[p, 2], vnode[p, 3],
+                         vnode[p, 4], vnode[p, 5])
+            for a in range(6):
+                vnode[i, a] = x[a]
+        if node_joint[i] < 0:
+            b = node_body[i]
+            _tinv(H_E, H_r, handle_x[node_hoff[i] + node_pslot[i]], Xr, xq, 2)
+            x = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3],
+                         vnode[i, 4], vnode[i, 5])
+            for a in range(6):
+                v[b, a] = x[a]
+            continue
+        for ch in (node_A[i], node_B[i]):
+            if ch >= 0 and not in_region[ch]:
+                _tinv(Tup_E, Tup_r, ch, Xr, xq, 2)
+                x = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3],
+                             vnode[i, 4], vnode[i, 5])
+                evaluate_fresh(ch, x, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G,
+                               betaT, gammaT, RT, bh, ph, eta, beta, gamma, R, fresh,
+                               fresh_list, nfresh)
+
+
+@njit(**KERNEL)
+def _generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, hc, p):
+    """``p = M qd`` in O(n) from the body velocities: composite momenta ``h_i = I_i v_i +
+    sum_children Xup_c^T h_c`` (body coordinates) and ``p_i = S_i^T h_i`` (RBDA Sec. 7.1,
+    the momentum form of the CRBA). ``hc`` (nb, 6) scratch."""
+    nb = parent.shape[0]
+    for i in range(nb):
+        x = inertia_times(mass[i], get_vec3(h, i), get_mat3(Ibar, i),
+                          (v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]))
+        for a in range(6):
+            hc[i, a] = x[a]
+    for i in range(nb - 1, -1, -1):
+        for r in range(jnv[i]):
+            s = 0.0
+            for a in range(6):
+                s += S[vadr[i] + r, a] * hc[i, a]
+            p[vadr[i] + r] = s
+        pa = parent[i]
+        if pa >= 0:
+            y = xform_force_T(get_mat3(Xup_E, i), get_vec3(Xup_r, i),
+                              (hc[i, 0], hc[i, 1], hc[i, 2], hc[i, 3], hc[i, 4], hc[i, 5]))
+            for a in range(6):
+                hc[pa, a] += y[a]
+
+
+@njit(**KERNEL)
+def _forces_on_front(bodies, n, f_ext, front_of, front_index, front_body, leaf_of_body,
+                     node_parent, node_pslot, node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, Xr,
+                     xq, f0):
+    """Add the external forces of ``bodies[:n]`` (body coordinates) to their rigid-front
+    node's handle-0 frame: ``f0[u] += X*_{h0<-b} f_b`` with ``h0 X b = H_h0 (b0 X w)
+    (w X b)`` from the hierarchical frames (O(log n) per body)."""
+    for t in range(n):
+        b = bodies[t]
+        if (f_ext[b, 0] == 0.0 and f_ext[b, 1] == 0.0 and f_ext[b, 2] == 0.0
+                and f_ext[b, 3] == 0.0 and f_ext[b, 4] == 0.0 and f_ext[b, 5] == 0.0):
+            continue
+        R = front_of[leaf_of_body[b]]
+        if R < 0:
+            continue                   # no active joint in b's tree: welded to the world
+        u = front_index[R]
+        b0 = front_body[u]
+        _world_pose(b0, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E,
+                    H_r, Tup_E, Tup_r, Xr, xq)
+        _tinv(Xr, xq, 0, Xr, xq, 2)                            # b0 X w
+        _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E,
+                    H_r, Tup_E, Tup_r, Xr, xq)                 # w X b in slot 0
+        _tmul(Xr, xq, 2, Xr, xq, 0, Xr, xq, 1)                 # b0 X b
+        _tmul(H_E, H_r, handle_x[node_hoff[R]], Xr, xq, 1, Xr, xq, 0)   # h0 X b
+        # f_h = X* f = [E (n - r x f); E f]
+        fx, fy, fz = f_ext[b, 3], f_ext[b, 4], f_ext[b, 5]
+        n0 = f_ext[b, 0] - (xq[0, 1] * fz - xq[0, 2] * fy)
+        n1 = f_ext[b, 1] - (xq[0, 2] * fx - xq[0, 0] * fz)
+        n2 = f_ext[b, 2] - (xq[0, 0] * fy - xq[0, 1] * fx)
+        for a in range(3):
+            f0[u, a] += Xr[0, a, 0] * n0 + Xr[0, a, 1] * n1 + Xr[0, a, 2] * n2
+            f0[u, 3 + a] += Xr[0, a, 0] * fx + Xr[0, a, 1] * fy + Xr[0, a, 2] * fz
+
+
+@njit(**JIT)
+def _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budget, new):
+    """Top-down traversal of the trees below ``roots`` by priority of the velocity metric
+    ``V`` (RGL Sec. 5.4.1) with an array heap: marks ``new[J]`` for every joint visited;
+    stops after ``budget`` joints (< 0: no budget) or when the metric left in the queue is
+    at most ``eps_vel`` (> 0; the queue sum is recomputed exactly before stopping)."""
+    n = node_joint.shape[0]
+    hk = np.empty(n)
+    hn = np.empty(n, dtype=np.int64)
+    m = 0
+    left = 0.0
+    for r in roots:
+        m = _heap_push(hk, hn, m, V[r], r)
+        left += V[r]
+    count = 0
+    while m > 0:
+        if budget >= 0 and count >= budget:
+            break
+        if eps_vel > 0.0 and left <= eps_vel:
+            left = 0.0
+            for k in range(m):
+                left += hk[k]
+            if left <= eps_vel:
+                break
+        key = hk[0]
+        i = hn[0]
+        m = _heap_pop(hk, hn, m)
+        left -= key
+        new[node_joint[i]] = True
+        count += 1
+        for ch in (node_A[i], node_B[i]):
+            if ch >= 0 and node_joint[ch] >= 0:
+                m = _heap_push(hk, hn, m, V[ch], ch)
+                left += V[ch]
+
+
+@njit(**KERNEL)
+def _velocity_metric(node_A, node_B, node_joint, vadr, jnv, Vw, qd, V):
+    """``V(C) = qd_J^T V_J qd_J + V(A) + V(B)`` bottom-up (RGL Sec. 5.4.1); leaves 0."""
+    for i in range(node_joint.shape[0]):
+        J = node_joint[i]
+        if J < 0:
+            V[i] = 0.0
+            continue
+        s = 0.0
+        va = vadr[J]
+        for r in range(jnv[J]):
+            for c in range(jnv[J]):
+                s += qd[va + r] * Vw[J, r, c] * qd[va + c]
+        s += V[node_B[i]]
+        if node_A[i] >= 0:
+            s += V[node_A[i]]
+        V[i] = s
+
+
+@njit(**KERNEL)
+def _region_bookkeeping(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
+                        body_parent, node_active, anodes, front, front_body, ajoints, near,
+                        front_of, front_index):
+    """The bookkeeping of an active region (RGL Sec. 4.1) in one O(n) integer pass:
+    ``node_active``, the active nodes ``anodes`` (post-order), the rigid front ``front``
+    (rigid nodes whose parent is active, leaves included) with ``front_index`` (-1 off the
+    front), the body carrying each front node's handle 0 ``front_body``, the active joints
+    ``ajoints``, the nearest active joint on every body's path ``near`` and the front node
+    containing every node ``front_of`` (itself on the front, -1 inside the active region or
+    in a tree without active joints). Returns the counts ``(na, nf, nj)``."""
+    nn = node_joint.shape[0]
+    na = 0
+    for i in range(nn):
+        J = node_joint[i]
+        a = J >= 0 and active[J]
+        node_active[i] = a
+        if a:
+            anodes[na] = i
+            na += 1
+    nf = 0
+    for i in range(nn):
+        front_index[i] = -1
+        p = node_parent[i]
+        if not node_active[i] and p >= 0 and node_active[p]:
+            front_index[i] = nf
+            front[nf] = i
+            s = node_hoff[i]
+            hj = handle_joint[s]
+            front_body[nf] = hj if handle_side[s] == 1 else body_parent[hj]
+            nf += 1
+    nj = 0
+    for b in range(active.shape[0]):
+        if active[b]:
+            ajoints[nj] = b
+            nj += 1
+    _nearest_active(body_parent, active, near)
+    for i in range(nn - 1, -1, -1):                   # reverse post-order: parents first
+        if front_index[i] >= 0:
+            front_of[i] = i
+        elif node_parent[i] >= 0:
+            front_of[i] = front_of[node_parent[i]]
+        else:
+            front_of[i] = -1
+    return na, nf, nj
+
+
+@njit(**KERNEL)
+def _nearest_active(parent, active, near):
+    """near[b] = the nearest active joint on body b's path to the root (b's own joint
+    included), -1 if none; bodies in depth-first order (parents first)."""
+    for b in range(parent.shape[0]):
+        if active[b]:
+            near[b] = b
+        elif parent[b] >= 0:
+            near[b] = near[parent[b]]
+        else:
+            near[b] = -1
+
+
+# ------------------------------------------------------- composite steps (RGL Sec. 4.1, 4.3)
+# ``bk``: the region buffers (node_active, anodes, front, front_body, ajoints, near, front_of,
+# front_index, f0, I0, counts), allocated once per solver; counts = (na, nf, nj) of the
+# current active region. ``args``: the hybrid-step argument tuples (pose, frames, vel,
+# on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args` (full buffers, the
+# region's lists and counts come from ``bk``).
+
+@njit(**JIT)
+def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
+                    body_parent, Phi, T, bk):
+    """Bookkeeping of the active region ``active`` (:func:`_region_bookkeeping`) into the
+    buffers ``bk`` and the rigid-front inertias (:func:`_front_inertias`); O(n) integer
+    pass, O(N_front) inertias."""
+    node_active, anodes, front, front_body, ajoints, near, front_of, front_index, f0, I0, \
+        counts = bk
+    na, nf, nj = _region_bookkeeping(active, node_joint, node_parent, node_hoff,
+                                     handle_joint, handle_side, body_parent, node_active,
+                                     anodes, front, front_body, ajoints, near, front_of,
+                                     front_index)
+    counts[0] = na
+    counts[1] = nf
+    counts[2] = nj
+    _front_inertias(front, nf, node_hoff, Phi, T, I0)
+
+
+@njit(**JIT)
+def _hybrid_kinematics(bk, args):
+    """Frames and principal transforms of the active nodes and world velocities of the
+    active joints' bodies at the solver's ``q``, ``qd`` (O(N_A log n))."""
+    anodes, ajoints, counts = bk[1], bk[4], bk[10]
+    _frames_pass(anodes, counts[0], *args[1])
+    _active_velocities(ajoints, counts[2], *args[2])
+
+
+@njit(**JIT)
+def _hybrid_dynamics(bk, nbodies, bodies, f_ext, args, prev_n, stats):
+    """The rest of the multilevel forward dynamics (RGL Sec. 4.3) after
+    :func:`_hybrid_kinematics`: external forces of ``bodies[:nbodies]`` on the rigid front,
+    rigid-front biases, active-node coefficients (no metric) and the exact back-substitution
+    over the active region into the solver's qdd. Returns the number of joints computed
+    (the next ``prev_n``); ``stats[5] >= 0`` names a joint whose acceleration is not
+    finite."""
+    front, f0, counts = bk[2], bk[8], bk[10]
+    anodes = bk[1]
+    for u in range(counts[1]):
+        for a in range(6):
+            f0[u, a] = 0.0
+    _forces_on_front(bodies, nbodies, f_ext, *args[3])
+    _front_biases(front, counts[1], *args[4])
+    _update_nodes(anodes, counts[0], *args[5])
+    _partial_back_substitution(-1.0, 0, -1, prev_n, *args[6])
+    return int(stats[0])

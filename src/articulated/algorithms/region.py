@@ -1,0 +1,336 @@
+"""The active-region update of adaptive dynamics (Redon, Galoppo & Lin 2005, RGL Sec. 5.1
+and 6) as one compiled kernel, :func:`region_update_kernel`, behind
+:meth:`articulated.algorithms.adaptive.AdaptiveDynamics.region_update` and the compiled run
+loop of :class:`articulated.simulation.adaptive.AdaptiveSimulator`.
+
+The steps (RGL Sec. 5.1):
+
+1. conversion to the fully articulated state around the active region (RGL Sec. 6): the
+   rigid-front nodes from their linear-coefficient tensors, the force-update region
+   (passive nodes with external forces on their bodies or joint forces other than those in
+   their tensors, and their passive ancestors), the passive root nodes and the active nodes
+   recomputed exactly;
+2. acceleration update region U by the partial back-substitution in priority of the
+   acceleration metric (RGL Sec. 5.3.1), passive nodes evaluated from their tensors as the
+   queue reaches them;
+3. joint accelerations on the transient hybrid body (active region + U, RGL Sec. 5.3.2),
+   ``qd += h qdd``;
+4. new active region by the velocity metric (RGL Sec. 5.4.1) and rigidification impulses
+   (RGL Sec. 5.4.2): ``K^R Q^R = -qd^R`` with ``K^R`` from unit test impulses for at most
+   ``columns`` joints, else the equal M-orthogonal projection from the generalized momentum
+   (one hybrid solve);
+5. conversion to the new hybrid state: rigid-state coefficients (RGL eq. 6) and tensors of
+   the nodes that became passive, the new region's bookkeeping.
+
+No Python between the steps: the per-update cost is that of the nodes touched plus the
+integer and vector passes listed in :mod:`articulated.algorithms.adaptive`.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ..config import JIT
+from .dca import _dca_kinematics
+from .hybrid import (_generalized_momentum, _hybrid_dynamics, _hybrid_kinematics,
+                     _passive_front, _prepare_region, _tensorize_nodes, _velocity_metric,
+                     _velocity_traversal)
+from .quasistatics import _dirty_nodes, _partial_back_substitution, _update_nodes
+
+ERR_FULL = 1
+"""Error code of :func:`region_update_kernel`: the fully articulated acceleration is not
+finite at the returned joint."""
+ERR_HYBRID = 2
+"""Error code: the hybrid-body acceleration is not finite at the returned joint."""
+
+
+@njit(**JIT)
+def _spd_solve(K, n, x):
+    """x[:n] = K[:n, :n]^-1 x[:n] for a symmetric positive definite K by Cholesky, in place
+    (K's lower triangle is overwritten by the factor)."""
+    for j in range(n):
+        s = K[j, j]
+        for k in range(j):
+            s -= K[j, k] * K[j, k]
+        K[j, j] = s ** 0.5 if s > 0.0 else float("nan")
+        for i in range(j + 1, n):
+            t = K[i, j]
+            for k in range(j):
+                t -= K[i, k] * K[j, k]
+            K[i, j] = t / K[j, j]
+    for i in range(n):
+        t = x[i]
+        for k in range(i):
+            t -= K[i, k] * x[k]
+        x[i] = t / K[i, i]
+    for i in range(n - 1, -1, -1):
+        t = x[i]
+        for k in range(i + 1, n):
+            t -= K[k, i] * x[k]
+        x[i] = t / K[i, i]
+
+
+@njit(**JIT)
+def _solve(args, prev_n, stats):
+    """Exact back-substitution over the current active region (RGL Sec. 4.3)."""
+    _partial_back_substitution(-1.0, 0, -1, prev_n, *args[6])
+    return int(stats[0])
+
+
+@njit(**JIT)
+def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj,
+                             vadr, jnv, args, ncomp, stats):
+    """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
+    test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (their nodes and
+    ancestors ``path[:npath]`` recomputed for each, Kokkevis et al. 1996),
+    ``K^R Q^R = -qd^R`` and ``qd += M_T^-1 G^T Q^R`` on the active dofs. ``base`` holds
+    the accelerations at the solver's joint forces on the active dofs. Returns False when
+    an acceleration is not finite."""
+    upd = args[5]
+    for c in range(nd):
+        tau[dofs[c]] += 1.0
+        _update_nodes(path, npath, *upd)
+        ncomp[0] = _solve(args, ncomp[0], stats)
+        if stats[5] >= 0:
+            return False
+        for r in range(nd):
+            Kb[r, c] = qdd[dofs[r]] - base[dofs[r]]
+        tau[dofs[c]] -= 1.0
+    for r in range(nd):
+        for c in range(r):
+            s = 0.5 * (Kb[r, c] + Kb[c, r])
+            Kb[r, c] = s
+            Kb[c, r] = s
+        x[r] = -qd[dofs[r]]
+    _spd_solve(Kb, nd, x)
+    for r in range(nd):
+        tau[dofs[r]] += x[r]
+    _update_nodes(path, npath, *upd)
+    ncomp[0] = _solve(args, ncomp[0], stats)
+    if stats[5] >= 0:
+        return False
+    for u in range(nj):
+        J = ajoints[u]
+        for r in range(jnv[J]):
+            k = vadr[J] + r
+            qd[k] += qdd[k] - base[k]
+    for r in range(nd):
+        tau[dofs[r]] -= x[r]
+    _update_nodes(path, npath, *upd)          # back to the coefficients at tau
+    return True
+
+
+@njit(**JIT)
+def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
+                         bodies, columns, bk, args, prep, fupd, fsolve, pfront, tens, kin,
+                         mom, vmet, topo, buf, st):
+    """RGL Sec. 5.1 steps 1-5 (module docstring) from the current hybrid state at the
+    solver's ``q``, ``qd``, ``tau``, ``f_ext``; leaves the solver in the new hybrid state.
+
+    h: time step [s]; eps: square root of the acceleration-metric threshold, budget_u: joint
+    budget of the update region (-1: none); eps_vel, budgets (per tree when ``per_tree``,
+    else ``budgets[0]`` for the whole model; -1: none), keep_region (no criterion: keep
+    the transient region); bodies[:nbodies]: the bodies with external forces; columns: K^R
+    for at most this many rigidified joints. The tuples are those of
+    :meth:`AdaptiveDynamics._region_args`.
+
+    Returns ``(nU, nrigid, nreg, n_eval, n_tensorized, err, joint)``: U in ``buf``'s U,
+    the rigidified joints in its ``rigid``; ``err`` 0, :data:`ERR_FULL` or
+    :data:`ERR_HYBRID` with the joint whose acceleration is not finite (the solver's state
+    is then undefined)."""
+    counts = bk[10]
+    node_active, anodes, ajoints = bk[0], bk[1], bk[4]
+    dof_body, node_of_joint, leaf_of_body, roots, node_parent, node_joint, node_A, node_B, \
+        vadr, jnv = topo
+    q, qd, tau, f_ext, qdd, active, tau_T, gravity, c, c_al, stats, ncomp, computed, Vw = st
+    mark, dirty, stale, seeds, region, in_region, fresh, fresh_list, nfresh, U, rigid, new, \
+        moved, V, Kb, x, base, save, dofs, path = buf
+    nb = active.shape[0]
+    nv = qd.shape[0]
+    front, front_body, near = bk[2], bk[3], bk[5]
+    upd = args[5]
+
+    # ---- 1. fully articulated state around the active region (RGL Sec. 6)
+    _hybrid_kinematics(bk, args)
+    ns = 0
+    for k in range(nv):
+        if tau[k] != tau_T[k]:            # joint forces other than those in the tensors
+            seeds[ns] = node_of_joint[dof_body[k]]
+            ns += 1
+    n_tau = _dirty_nodes(node_parent, seeds, ns, mark, dirty, node_active)
+    for k in range(n_tau):
+        stale[k] = dirty[k]
+    for k in range(nbodies):
+        seeds[k] = leaf_of_body[bodies[k]]
+    npath = _dirty_nodes(node_parent, seeds, nbodies, mark, dirty, node_active)
+    nreg = 0
+    for k in range(npath + n_tau + counts[0] + roots.shape[0]):
+        if k < npath:
+            i = dirty[k]
+        elif k < npath + n_tau:
+            i = stale[k - npath]
+        elif k < npath + n_tau + counts[0]:
+            i = anodes[k - npath - n_tau]
+        else:
+            i = roots[k - npath - n_tau - counts[0]]
+            if node_active[i]:
+                continue
+        if not in_region[i]:
+            in_region[i] = True
+            region[nreg] = i
+            nreg += 1
+    region[:nreg].sort()
+    nfresh[0] = 0
+    _passive_front(front, counts[1], front_body, near, Vw, region, nreg, in_region,
+                   node_active, *pfront)
+    _update_nodes(region, nreg, *fupd)
+    # ---- 2. acceleration update region (lazy partial back-substitution, RGL Sec. 5.3.1)
+    _partial_back_substitution(eps, 0, budget_u, ncomp[0], *fsolve)
+    ncomp[0] = int(stats[0])
+    nU = ncomp[0]
+    for k in range(nU):
+        U[k] = computed[k]
+    n_eval = nfresh[0] - nreg
+    for k in range(nfresh[0]):
+        fresh[fresh_list[k]] = False
+    for k in range(nreg):
+        in_region[region[k]] = False
+    if stats[5] >= 0:
+        return nU, 0, nreg, n_eval, 0, ERR_FULL, int(stats[5])
+    # ---- 3. transient hybrid body (RGL Sec. 5.3.2)
+    grown = False
+    for j in range(nb):
+        moved[j] = active[j]              # the joints that moved since the last update
+    for k in range(nU):
+        if not active[U[k]]:
+            active[U[k]] = True
+            grown = True
+    if grown:
+        _prepare_region(active, *prep, bk)
+    _hybrid_kinematics(bk, args)
+    ncomp[0] = _hybrid_dynamics(bk, nbodies, bodies, f_ext, args, ncomp[0], stats)
+    if stats[5] >= 0:
+        return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
+    for u in range(counts[2]):
+        J = ajoints[u]
+        for r in range(jnv[J]):
+            k = vadr[J] + r
+            base[k] = qdd[k]
+            qd[k] += h * qdd[k]
+    # ---- 4. new active region (RGL Sec. 5.4.1), rigidification impulses (Sec. 5.4.2)
+    if keep_region:
+        for j in range(nb):
+            new[j] = active[j]
+    else:
+        _velocity_metric(node_A, node_B, node_joint, vadr, jnv, vmet, qd, V)
+        for j in range(nb):
+            new[j] = False
+        if per_tree:
+            for k in range(roots.shape[0]):
+                _velocity_traversal(roots[k:k + 1], V, node_A, node_B, node_joint, eps_vel,
+                                    budgets[k], new)
+        else:
+            _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budgets[0],
+                                new)
+    nrig = 0
+    moving = False
+    for j in range(nb):
+        if active[j] and not new[j]:
+            rigid[nrig] = j
+            nrig += 1
+            for r in range(jnv[j]):
+                moving = moving or qd[vadr[j] + r] != 0.0
+    if nrig > 0 and moving:
+        if nrig <= columns:
+            nr = 0
+            nd = 0
+            for k in range(nrig):
+                j = rigid[k]
+                if jnv[j] > 0:
+                    seeds[nr] = node_of_joint[j]
+                    nr += 1
+                    for r in range(jnv[j]):
+                        dofs[nd] = vadr[j] + r
+                        nd += 1
+            np_ = _dirty_nodes(node_parent, seeds, nr, mark, path, mark)
+            if not _rigidification_impulses(path, np_, dofs, nd, Kb, x, tau, qd, qdd, base,
+                                            ajoints, counts[2], vadr, jnv, args, ncomp,
+                                            stats):
+                return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
+        else:
+            # the equal M-orthogonal projection: p = M qd is kept on the new active
+            # joints, qd_new = M_NN^-1 p_N by one hybrid solve at rest without gravity
+            _dca_kinematics(*kin)                              # O(n) body velocities
+            _generalized_momentum(*mom)                        # p into ``save``
+            for k in range(nrig):
+                active[rigid[k]] = False
+                seeds[k] = node_of_joint[rigid[k]]
+            seeds[:nrig].sort()
+            _update_nodes(seeds, nrig, *upd)                   # rigid-state coefficients
+            _prepare_region(active, *prep, bk)
+            g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+            gravity[0] = gravity[1] = gravity[2] = 0.0
+            for k in range(nv):
+                x_k = tau[k]
+                tau[k] = save[k]
+                save[k] = x_k                                  # save <-> tau
+                base[k] = qd[k]
+                qd[k] = 0.0
+            _hybrid_kinematics(bk, args)
+            ncomp[0] = _hybrid_dynamics(bk, 0, bodies, f_ext, args, ncomp[0], stats)
+            gravity[0], gravity[1], gravity[2] = g0, g1, g2
+            for k in range(nv):
+                tau[k] = save[k]
+                qd[k] = base[k]
+            if stats[5] >= 0:
+                return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
+            for u in range(counts[2]):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    qd[vadr[J] + r] = qdd[vadr[J] + r]
+        for k in range(nrig):
+            j = rigid[k]
+            for r in range(jnv[j]):
+                qd[vadr[j] + r] = 0.0
+    # ---- 5. new hybrid state
+    for j in range(nb):
+        active[j] = new[j]
+    for k in range(nrig):
+        j = rigid[k]
+        for a in range(6):
+            c[j, a] = 0.0
+            c_al[j, a] = 0.0
+        seeds[k] = node_of_joint[j]
+    seeds[:nrig].sort()
+    if nrig:
+        _update_nodes(seeds, nrig, *upd)          # rigid-state coefficients (RGL eq. 6)
+    # tensors change only where the configuration did (joints active before this update)
+    # or where the joint forces did (stale); a node of the update region that is
+    # rigidified again keeps its tensors
+    nt = 0
+    for k in range(nrig + n_tau):
+        if k < nrig:
+            if not moved[rigid[k]]:
+                continue
+            i = node_of_joint[rigid[k]]
+        else:
+            i = stale[k - nrig]
+            J = node_joint[i]
+            if J < 0 or new[J]:
+                continue
+        if node_parent[i] < 0 or in_region[i]:
+            continue                          # root nodes are never tensorized
+        in_region[i] = True
+        dirty[nt] = i
+        nt += 1
+    dirty[:nt].sort()
+    for k in range(nt):
+        i = dirty[k]
+        in_region[i] = False
+        J = node_joint[i]
+        for r in range(jnv[J]):
+            tau_T[vadr[J] + r] = tau[vadr[J] + r]
+    if nt:
+        _tensorize_nodes(dirty, nt, fupd, *tens)
+    _prepare_region(active, *prep, bk)
+    return nU, nrig, nreg, n_eval, nt, 0, -1
