@@ -250,7 +250,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         for k in range(budgets.size):
             roots = t.roots[k:k + 1] if per_tree else t.roots
             _velocity_traversal(roots, V, t.node_A, t.node_B, t.node_joint, float(eps_vel),
-                                int(budgets[k]), new)
+                                int(budgets[k]), new, self._hk, self._hn)
         return new
 
     # --------------------------------------------------------------- RGL Sec. 5.1 + 6
@@ -385,8 +385,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         st = (self.q, self.qd, self.tau, self.f_ext, self._qdd, self.active, self._tau_T,
               self._gravity, self.c, self.c_al, self._stats, self._ncomp, self._computed,
               self._Vw)
-        self._rargs = (self._bk, hyb, prep, fupd, fsolve, pfront, tens, kin, mom, self.Vw,
-                       topo, buf, st)
+        self._rargs = (self._bk, hyb, prep, fupd, fsolve, pfront, tens, kin, mom,
+                       (self.Vw, self._hk, self._hn), topo, buf, st)
         return self._rargs
 
     def _kinematics_args(self):

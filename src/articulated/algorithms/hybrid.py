@@ -9,10 +9,9 @@ update of :mod:`articulated.algorithms.region`.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from ..config import INLINE, JIT, KERNEL
+from ..config import INLINE, KERNEL
 from ..spatial import get_mat3, get_vec3, inertia_times, spd_inverse, xform_force_T
 from .dca import _leaf_bias, _xmotion, principal_joint_transform
 from .kinematics import joint_motion
@@ -336,15 +335,13 @@ def _forces_on_front(bodies, n, f_ext, front_of, front_index, front_body, leaf_o
             f0[u, 3 + a] += Xr[0, a, 0] * fx + Xr[0, a, 1] * fy + Xr[0, a, 2] * fz
 
 
-@njit(**JIT)
-def _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budget, new):
+@njit(**KERNEL)
+def _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budget, new, hk, hn):
     """Top-down traversal of the trees below ``roots`` by priority of the velocity metric
-    ``V`` (RGL Sec. 5.4.1) with an array heap: marks ``new[J]`` for every joint visited;
-    stops after ``budget`` joints (< 0: no budget) or when the metric left in the queue is
-    at most ``eps_vel`` (> 0; the queue sum is recomputed exactly before stopping)."""
-    n = node_joint.shape[0]
-    hk = np.empty(n)
-    hn = np.empty(n, dtype=np.int64)
+    ``V`` (RGL Sec. 5.4.1) with an array heap (``hk``, ``hn``: (n_nodes,) scratch): marks
+    ``new[J]`` for every joint visited; stops after ``budget`` joints (< 0: no budget) or
+    when the metric left in the queue is at most ``eps_vel`` (> 0; the queue sum is
+    recomputed exactly before stopping)."""
     m = 0
     left = 0.0
     for r in roots:
@@ -458,7 +455,7 @@ def _nearest_active(parent, active, near):
 # on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args` (full buffers, the
 # region's lists and counts come from ``bk``).
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
                     body_parent, Phi, T, bk):
     """Bookkeeping of the active region ``active`` (:func:`_region_bookkeeping`) into the
@@ -476,7 +473,7 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
     _front_inertias(front, nf, node_hoff, Phi, T, I0)
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _hybrid_kinematics(bk, args):
     """Frames and principal transforms of the active nodes and world velocities of the
     active joints' bodies at the solver's ``q``, ``qd`` (O(N_A log n))."""
@@ -485,7 +482,7 @@ def _hybrid_kinematics(bk, args):
     _active_velocities(ajoints, counts[2], *args[2])
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _hybrid_dynamics(bk, nbodies, bodies, f_ext, args, prev_n, stats):
     """The rest of the multilevel forward dynamics (RGL Sec. 4.3) after
     :func:`_hybrid_kinematics`: external forces of ``bodies[:nbodies]`` on the rigid front,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..config import JIT
+from ..config import KERNEL
 from .dca import _dca_kinematics
 from .hybrid import (_generalized_momentum, _hybrid_dynamics, _hybrid_kinematics,
                      _passive_front, _prepare_region, _tensorize_nodes, _velocity_metric,
@@ -44,7 +44,35 @@ ERR_HYBRID = 2
 """Error code: the hybrid-body acceleration is not finite at the returned joint."""
 
 
-@njit(**JIT)
+@njit(**KERNEL)
+def _heapsort(a, n):
+    """Sort ``a[:n]`` increasingly in place (heapsort: O(n log n), no allocation)."""
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(a, start, n)
+    for end in range(n - 1, 0, -1):
+        t = a[0]
+        a[0] = a[end]
+        a[end] = t
+        _sift(a, 0, end)
+
+
+@njit(**KERNEL)
+def _sift(a, i, n):
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and a[c + 1] > a[c]:
+            c += 1
+        if a[i] >= a[c]:
+            return
+        t = a[i]
+        a[i] = a[c]
+        a[c] = t
+        i = c
+
+
+@njit(**KERNEL)
 def _spd_solve(K, n, x):
     """x[:n] = K[:n, :n]^-1 x[:n] for a symmetric positive definite K by Cholesky, in place
     (K's lower triangle is overwritten by the factor)."""
@@ -70,14 +98,14 @@ def _spd_solve(K, n, x):
         x[i] = t / K[i, i]
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _solve(args, prev_n, stats):
     """Exact back-substitution over the current active region (RGL Sec. 4.3)."""
     _partial_back_substitution(-1.0, 0, -1, prev_n, *args[6])
     return int(stats[0])
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj,
                              vadr, jnv, args, ncomp, stats):
     """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
@@ -120,7 +148,7 @@ def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, a
     return True
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
                          bodies, columns, bk, args, prep, fupd, fsolve, pfront, tens, kin,
                          mom, vmet, topo, buf, st):
@@ -145,6 +173,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     q, qd, tau, f_ext, qdd, active, tau_T, gravity, c, c_al, stats, ncomp, computed, Vw = st
     mark, dirty, stale, seeds, region, in_region, fresh, fresh_list, nfresh, U, rigid, new, \
         moved, V, Kb, x, base, save, dofs, path = buf
+    Vweights, hk, hn = vmet
     nb = active.shape[0]
     nv = qd.shape[0]
     front, front_body, near = bk[2], bk[3], bk[5]
@@ -179,7 +208,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             in_region[i] = True
             region[nreg] = i
             nreg += 1
-    region[:nreg].sort()
+    _heapsort(region, nreg)
     nfresh[0] = 0
     _passive_front(front, counts[1], front_body, near, Vw, region, nreg, in_region,
                    node_active, *pfront)
@@ -222,16 +251,16 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         for j in range(nb):
             new[j] = active[j]
     else:
-        _velocity_metric(node_A, node_B, node_joint, vadr, jnv, vmet, qd, V)
+        _velocity_metric(node_A, node_B, node_joint, vadr, jnv, Vweights, qd, V)
         for j in range(nb):
             new[j] = False
         if per_tree:
             for k in range(roots.shape[0]):
                 _velocity_traversal(roots[k:k + 1], V, node_A, node_B, node_joint, eps_vel,
-                                    budgets[k], new)
+                                    budgets[k], new, hk, hn)
         else:
             _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budgets[0],
-                                new)
+                                new, hk, hn)
     nrig = 0
     moving = False
     for j in range(nb):
@@ -265,7 +294,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             for k in range(nrig):
                 active[rigid[k]] = False
                 seeds[k] = node_of_joint[rigid[k]]
-            seeds[:nrig].sort()
+            _heapsort(seeds, nrig)
             _update_nodes(seeds, nrig, *upd)                   # rigid-state coefficients
             _prepare_region(active, *prep, bk)
             g0, g1, g2 = gravity[0], gravity[1], gravity[2]
@@ -301,7 +330,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             c[j, a] = 0.0
             c_al[j, a] = 0.0
         seeds[k] = node_of_joint[j]
-    seeds[:nrig].sort()
+    _heapsort(seeds, nrig)
     if nrig:
         _update_nodes(seeds, nrig, *upd)          # rigid-state coefficients (RGL eq. 6)
     # tensors change only where the configuration did (joints active before this update)
@@ -323,7 +352,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         in_region[i] = True
         dirty[nt] = i
         nt += 1
-    dirty[:nt].sort()
+    _heapsort(dirty, nt)
     for k in range(nt):
         i = dirty[k]
         in_region[i] = False

@@ -38,7 +38,7 @@ from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.hybrid import _hybrid_dynamics, _hybrid_kinematics
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..algorithms.kinematics import body_velocities, energy
-from ..config import JIT
+from ..config import JIT, KERNEL
 from ..model import Model
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces
 from .integrators import integrate_joints_inplace
@@ -84,7 +84,7 @@ def _cycle_rate(seconds=0.02):
     return _RATE or None
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q, qd, qdd,
                     stats, ncomp, jtype, qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody,
                     rbody, bk, Vw, hargs, rargs, last, qrec, qdrec, srec, cycles):
