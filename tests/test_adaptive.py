@@ -407,9 +407,32 @@ def test_compiled_step_loop_equals_python_steps():
     assert np.abs(ta.q - tb.q).max() <= 1e-10
     assert np.abs(ta.qd - tb.qd).max() <= 1e-9 * np.abs(tb.qd).max()
     assert np.abs(ta.q[-1] - q0).max() > 1e-3                  # it moved
+    for name in ("active", "update_region", "rigidified"):     # region updates compiled too
+        assert np.array_equal(getattr(ta, name), getattr(tb, name)), name
+    assert tb.rigidified.sum() > 0 and ta.update_region.max() == 8
+    assert ta.wall.shape == (50,) and np.all(ta.wall > 0) and np.all(np.isfinite(ta.wall))
     c = art.Simulator(m, 1e-3, method="adaptive", max_active=6,
                       forces=[JointTorque(np.zeros(m.nv))])
     assert c._compiled is None
+
+
+def test_compiled_run_divergence_keeps_records():
+    """A diverging compiled run (a stiff spring blows the chain up) stops with
+    SimulationDiverged naming the step, and keeps the states recorded before it."""
+    from articulated.simulation import Spring
+    from articulated.simulation.simulator import SimulationDiverged
+
+    m = models.pendulum(12)
+    sim = art.Simulator(m, 0.05, method="adaptive", max_active=4, update_every=3,
+                        forces=[Spring(11, (0.0, 0.0, 0.0), (0.0, 3.0, 0.0), 1e9)])
+    assert sim._compiled is not None
+    with pytest.raises(SimulationDiverged, match="not finite") as info:
+        sim.run(500, record_every=1)
+    tr = info.value.trajectory
+    step = info.value.step
+    assert 1 < step < 500 and len(tr) == step             # records up to the failing step
+    assert np.isfinite(tr.q).all() and np.isfinite(tr.kinetic).all()
+    assert tr.wall.shape == (step - 1,)
 
 
 def test_configuration_dependent_weights():
