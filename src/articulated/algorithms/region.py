@@ -263,6 +263,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                                 new, hk, hn)
     nrig = 0
     moving = False
+    projected = False
     for j in range(nb):
         if active[j] and not new[j]:
             rigid[nrig] = j
@@ -292,11 +293,16 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             _dca_kinematics(*kin)                              # O(n) body velocities
             _generalized_momentum(*mom)                        # p into ``save``
             for k in range(nrig):
-                active[rigid[k]] = False
-                seeds[k] = node_of_joint[rigid[k]]
+                j = rigid[k]
+                active[j] = False
+                for a in range(6):
+                    c[j, a] = 0.0
+                    c_al[j, a] = 0.0
+                seeds[k] = node_of_joint[j]
             _heapsort(seeds, nrig)
-            _update_nodes(seeds, nrig, *upd)                   # rigid-state coefficients
-            _prepare_region(active, *prep, bk)
+            _update_nodes(seeds, nrig, *upd)       # rigid-state coefficients (RGL eq. 6)
+            _prepare_region(active, *prep, bk)     # of the new region: step 5 needs none
+            projected = True
             g0, g1, g2 = gravity[0], gravity[1], gravity[2]
             gravity[0] = gravity[1] = gravity[2] = 0.0
             for k in range(nv):
@@ -324,14 +330,14 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     # ---- 5. new hybrid state
     for j in range(nb):
         active[j] = new[j]
-    for k in range(nrig):
-        j = rigid[k]
-        for a in range(6):
-            c[j, a] = 0.0
-            c_al[j, a] = 0.0
-        seeds[k] = node_of_joint[j]
-    _heapsort(seeds, nrig)
-    if nrig:
+    if nrig and not projected:
+        for k in range(nrig):
+            j = rigid[k]
+            for a in range(6):
+                c[j, a] = 0.0
+                c_al[j, a] = 0.0
+            seeds[k] = node_of_joint[j]
+        _heapsort(seeds, nrig)
         _update_nodes(seeds, nrig, *upd)          # rigid-state coefficients (RGL eq. 6)
     # tensors change only where the configuration did (joints active before this update)
     # or where the joint forces did (stale); a node of the update region that is
@@ -361,5 +367,6 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             tau_T[vadr[J] + r] = tau[vadr[J] + r]
     if nt:
         _tensorize_nodes(dirty, nt, fupd, *tens)
-    _prepare_region(active, *prep, bk)
+    if nrig and not projected:
+        _prepare_region(active, *prep, bk)
     return nU, nrig, nreg, n_eval, nt, 0, -1
