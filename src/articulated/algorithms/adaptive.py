@@ -195,6 +195,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                         ma.Xtree_E, ma.Xtree_r, ma.S, d.H_E, d.H_r, self._gravity, self.q,
                         self.qd, False, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v,
                         self.c, self.c_al, self.b_world)
+        self._bk[10][3] += 1            # every frame may have moved: re-walk cached poses
         self._update(self._all, self.tree.n_nodes, metric)
 
     def forward_dynamics(self, q, qd, tau=None, f_ext=None, active=None) -> np.ndarray:
@@ -365,7 +366,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                   self.Tp_E, self.Tp_r, self.Tup_E, self.Tup_r, self._Xr, self._xq, self._mv,
                   self._vnode, self.v, self._Bt, self._Pt, self._G, self._betaT, self._gammaT,
                   self._RT, bh, ph, eta, beta, gamma, R, self._fresh, self._fresh_list,
-                  self._nfresh)
+                  self._nfresh, hyb[0])
         tens = (self.tau, self.Aw, t.node_A, t.node_B, t.node_joint, t.node_nh, t.node_hoff,
                 d.node_ooff, t.node_ca, t.node_cb, ma.vadr, ma.jnv, self.Tup_E, self.Tup_r,
                 self._Xr, self._xq, self._T, self._MX, self._M, self._S, self._Gs, self._Bt,
@@ -437,11 +438,11 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
     def _region_buffers(self):
         """The region buffers ``bk`` of :mod:`articulated.algorithms.hybrid`, allocated
         once: (node_active, anodes, front, front_body, ajoints, near, front_of,
-        front_index, f0, I0, counts)."""
+        front_index, f0, I0, counts); counts = (na, nf, nj, region stamp)."""
         nn, nb = self.tree.n_nodes, self.model.nb
         z = lambda *shape: np.zeros(shape, dtype=np.int64)
         return (np.zeros(nn, dtype=np.bool_), z(nn), z(nn), z(nn), z(nb), z(nb), z(nn),
-                z(nn), np.zeros((nn, 6)), np.zeros((nn, 6, 6)), z(3))
+                z(nn), np.zeros((nn, 6)), np.zeros((nn, 6, 6)), z(4))
 
     # views of the current region (counts from the last bookkeeping)
     _anodes = property(lambda self: self._bk[1][:self._bk[10][0]])
@@ -477,8 +478,11 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
             near, front_of, front_index, front_body = (self._bk[5], self._bk[6],
                                                        self._bk[7], self._bk[3])
             f0, I0 = self._bk[8], self._bk[9]
+            nn, nb = t.n_nodes, self.model.nb
             pose = (t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,
-                    d.H_E, d.H_r, self.Tup_E, self.Tup_r, Xr, xq)
+                    d.H_E, d.H_r, self.Tup_E, self.Tup_r, front_of, np.zeros((nn, 3, 3)),
+                    np.zeros((nn, 3)), np.zeros((nb, 3, 3)), np.zeros((nb, 3)),
+                    np.full(nb, -1, dtype=np.int64), self._bk[10], Xr, xq)
             frames = (ma.jtype, ma.qadr, ma.Xtree_rot, ma.axis, ma.Xtree_E, ma.Xtree_r,
                       self.q, d.H_E, d.H_r, t.node_A, t.node_B, t.node_joint, t.node_nh,
                       t.node_hoff, t.node_ca, t.node_cb, self.node_pslot, self.Xup_E,
@@ -486,14 +490,14 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                       self.Tup_r, Xr, xq)
             vel = (ma.parent, near, ma.vadr, ma.jnv, ma.S, self.qd, d.H_E, d.H_r,
                    t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,
-                   self.Tup_E, self.Tup_r, Xr, xq, self._Vw, self.c, self.c_al)
+                   self.Tup_E, self.Tup_r, Xr, xq, self._Vw, self.c, self.c_al, pose)
             on_front = (front_of, front_index, front_body, t.leaf_of_body, t.node_parent,
                         self.node_pslot, t.node_hoff, d.handle_x, d.H_E, d.H_r, self.Tup_E,
-                        self.Tup_r, Xr, xq, f0)
+                        self.Tup_r, Xr, xq, f0, pose)
             fb = (front_body, near, f0, self._Vw, d.H_E, d.H_r, t.leaf_of_body,
                   t.node_parent, self.node_pslot, t.node_nh, t.node_hoff, d.node_ooff,
                   d.handle_x, self.n_slots, self.Tup_E, self.Tup_r, self.Phi, I0, Xr, xq,
-                  self.bh)
+                  self.bh, pose)
             self._hargs = (pose, frames, vel, on_front, fb, self._node_args(False),
                            self._solve_tail())
         return self._hargs

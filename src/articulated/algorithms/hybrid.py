@@ -17,8 +17,8 @@ from .dca import _leaf_bias, _xmotion, principal_joint_transform
 from .kinematics import joint_motion
 from .passive import K, _midx, evaluate_fresh, tensorize_node
 from .quasistatics import (_blk, _children, _heap_pop, _heap_push, _node_frames,
-                           _partial_back_substitution, _tinv, _tmul, _update_nodes, _world_pose,
-                           _xdense)
+                           _partial_back_substitution, _tcopy, _tinv, _tmul, _update_nodes,
+                           _world_pose, _xdense)
 
 # ------------------------------------------------------------------ hybrid-step kernels
 
@@ -46,19 +46,64 @@ def _frames_pass(nodes, n, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, H_
                      node_hoff[i], node_pslot, XJ_E, XJ_r, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq)
 
 
+@njit(**INLINE)
+def _cached_pose(b, pose):
+    """``world X body`` of body b into (Xr, xq)[0] (RL Sec. 5.1) with ``pose = (leaf_of_body,
+    node_parent, node_pslot, node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, front_of, P_E,
+    P_r, C_E, C_r, C_stamp, counts, Xr, xq)``: the world frame ``P`` of b's rigid-front node
+    R (:func:`_world_frames`, every step) times the transform ``C[b]`` from b to R's
+    principal handle, which is constant while R is rigid: walked once per active region
+    (``C_stamp[b] == counts[3]``), so a pose costs O(1) between region changes instead of
+    O(tree height). A body in a tree without active joints walks the whole path."""
+    leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, \
+        front_of, P_E, P_r, C_E, C_r, C_stamp, counts, Xr, xq = pose
+    i = leaf_of_body[b]
+    R = front_of[i]
+    if R < 0:
+        _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r,
+                    Tup_E, Tup_r, Xr, xq)
+        return
+    if C_stamp[b] != counts[3]:
+        _tcopy(H_E, H_r, handle_x[node_hoff[i] + node_pslot[i]], C_E, C_r, b)
+        while i != R:
+            _tmul(Tup_E, Tup_r, i, C_E, C_r, b, Xr, xq, 1)
+            _tcopy(Xr, xq, 1, C_E, C_r, b)
+            i = node_parent[i]
+        C_stamp[b] = counts[3]
+    _tmul(P_E, P_r, R, C_E, C_r, b, Xr, xq, 0)
+
+
+@njit(**KERNEL)
+def _world_frames(anodes, na, front, nf, node_parent, node_pslot, Tup_E, Tup_r, P_E, P_r):
+    """World frames ``P[i] = P[parent] Tup[i]`` (identity at the roots) of the principal
+    handles of the active nodes (top-down) and of the rigid-front nodes, O(N_A) per step:
+    the part of every world pose that the active joints move."""
+    for u in range(na - 1, -1, -1):
+        i = anodes[u]
+        if node_pslot[i] < 0:
+            for a in range(3):
+                P_r[i, a] = 0.0
+                for c in range(3):
+                    P_E[i, a, c] = 1.0 if a == c else 0.0
+        else:
+            _tmul(P_E, P_r, node_parent[i], Tup_E, Tup_r, i, P_E, P_r, i)
+    for u in range(nf):
+        i = front[u]
+        _tmul(P_E, P_r, node_parent[i], Tup_E, Tup_r, i, P_E, P_r, i)
+
+
 @njit(**KERNEL)
 def _active_velocities(joints, n, parent, near, vadr, jnv, S, qd, H_E, H_r, leaf_of_body,
                        node_parent, node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq,
-                       Vw, c, c_al):
+                       Vw, c, c_al, pose):
     """World spatial velocities (about the world origin) of the child bodies of the active
     joints ``joints[:n]`` (increasing, so parents first), ``Vw[J] = Vw[near[parent J]] +
     X_{w<-J} S qd_J`` (rigidified joints add nothing), and the velocity products
     ``c = v_J x S qd_J`` (body coordinates; aligned in c_al). World poses from the
-    hierarchical frames, O(log n) each."""
+    hierarchical frames (:func:`_cached_pose` with ``pose``)."""
     for u in range(n):
         J = joints[u]
-        _world_pose(J, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r,
-                    Tup_E, Tup_r, Xr, xq)                      # (Xr, xq)[0] = w X J
+        _cached_pose(J, pose)                                  # (Xr, xq)[0] = w X J
         m = joint_motion(J, vadr, jnv, S, qd)
         w = _xmotion(Xr, xq, 0, m[0], m[1], m[2], m[3], m[4], m[5])
         p = parent[J]
@@ -81,16 +126,14 @@ def _active_velocities(joints, n, parent, near, vadr, jnv, S, qd, H_E, H_r, leaf
 
 
 @njit(**INLINE)
-def _front_velocity(b, ho, near, Vw, H_E, H_r, leaf_of_body, node_parent, node_pslot,
-                    node_hoff, handle_x, Tup_E, Tup_r, Xr, xq):
+def _front_velocity(b, ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose):
     """Spatial velocity (a 6-tuple) of a rigid node's handle-0 frame (slot ``ho``, fixed to
     body b): the world velocity of the nearest active joint on b's path, ``Vw[near[b]]``
     (zero if none), moved into the handle frame through the hierarchical frames."""
     k = near[b]
     if k < 0:
         return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r,
-                Tup_E, Tup_r, Xr, xq)
+    _cached_pose(b, pose)
     _tinv(Xr, xq, 0, Xr, xq, 1)                                # b X w
     vb = _xmotion(Xr, xq, 1, Vw[k, 0], Vw[k, 1], Vw[k, 2], Vw[k, 3], Vw[k, 4], Vw[k, 5])
     return _xmotion(H_E, H_r, handle_x[ho], vb[0], vb[1], vb[2], vb[3], vb[4], vb[5])
@@ -111,7 +154,7 @@ def _front_inertias(front, n, node_hoff, Phi, T, I0):
 @njit(**KERNEL)
 def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, node_parent,
                   node_pslot, node_nh, node_hoff, node_ooff, handle_x, n_slots, Tup_E, Tup_r,
-                  Phi, I0, Xr, xq, bh):
+                  Phi, I0, Xr, xq, bh, pose):
     """Bias accelerations of the rigid-front nodes (RGL Sec. 6.2: eq. 3 with the node's
     rigid inertia and velocity): a rigid node moves as one rigid body, so with ``I_0 =
     (Phi_00)^-1`` (``I0[u]``, :func:`_front_inertias`) and ``v_0`` the velocity of its
@@ -121,8 +164,7 @@ def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, no
         R = front[u]
         ho = node_hoff[R]
         nh = node_nh[R]
-        v = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, leaf_of_body, node_parent,
-                            node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq)
+        v = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose)
         p0 = p1 = p2 = p3 = p4 = p5 = 0.0
         for c in range(6):
             p0 += I0[u, 0, c] * v[c]
@@ -222,7 +264,7 @@ def _passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region,
                    H_E, H_r, leaf_of_body, node_parent, node_pslot, node_hoff, node_nh, node_A,
                    node_B, node_joint, node_body, handle_x, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq,
                    mv, vnode, v, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta, gamma, R,
-                   fresh, fresh_list, nfresh):
+                   fresh, fresh_list, nfresh, pose):
     """Conversion of the hybrid body to the fully articulated state around the active region
     (RGL Sec. 6): the rigid twists ``vnode`` of the rigid-front nodes (principal-handle
     frame) and of the passive nodes of ``region`` (the force-update region and passive root
@@ -233,8 +275,7 @@ def _passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region,
     for u in range(nfront):
         Rn = front[u]
         ho = node_hoff[Rn]
-        w = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, leaf_of_body, node_parent,
-                            node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq)
+        w = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose)
         x = _xmotion(Tp_E, Tp_r, ho, w[0], w[1], w[2], w[3], w[4], w[5])
         for a in range(6):
             vnode[Rn, a] = x[a]
@@ -304,7 +345,7 @@ def _generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, 
 @njit(**KERNEL)
 def _forces_on_front(bodies, n, f_ext, front_of, front_index, front_body, leaf_of_body,
                      node_parent, node_pslot, node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, Xr,
-                     xq, f0):
+                     xq, f0, pose):
     """Add the external forces of ``bodies[:n]`` (body coordinates) to their rigid-front
     node's handle-0 frame: ``f0[u] += X*_{h0<-b} f_b`` with ``h0 X b = H_h0 (b0 X w)
     (w X b)`` from the hierarchical frames (O(log n) per body)."""
@@ -318,11 +359,9 @@ def _forces_on_front(bodies, n, f_ext, front_of, front_index, front_body, leaf_o
             continue                   # no active joint in b's tree: welded to the world
         u = front_index[R]
         b0 = front_body[u]
-        _world_pose(b0, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E,
-                    H_r, Tup_E, Tup_r, Xr, xq)
+        _cached_pose(b0, pose)
         _tinv(Xr, xq, 0, Xr, xq, 2)                            # b0 X w
-        _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E,
-                    H_r, Tup_E, Tup_r, Xr, xq)                 # w X b in slot 0
+        _cached_pose(b, pose)                                  # w X b in slot 0
         _tmul(Xr, xq, 2, Xr, xq, 0, Xr, xq, 1)                 # b0 X b
         _tmul(H_E, H_r, handle_x[node_hoff[R]], Xr, xq, 1, Xr, xq, 0)   # h0 X b
         # f_h = X* f = [E (n - r x f); E f]
@@ -470,6 +509,7 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
     counts[0] = na
     counts[1] = nf
     counts[2] = nj
+    counts[3] += 1                     # new region: cached body transforms are stale
     _front_inertias(front, nf, node_hoff, Phi, T, I0)
 
 
@@ -477,8 +517,11 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
 def _hybrid_kinematics(bk, args):
     """Frames and principal transforms of the active nodes and world velocities of the
     active joints' bodies at the solver's ``q``, ``qd`` (O(N_A log n))."""
-    anodes, ajoints, counts = bk[1], bk[4], bk[10]
+    anodes, front, ajoints, counts = bk[1], bk[2], bk[4], bk[10]
+    pose = args[0]
     _frames_pass(anodes, counts[0], *args[1])
+    _world_frames(anodes, counts[0], front, counts[1], pose[1], pose[2], pose[7], pose[8],
+                  pose[10], pose[11])
     _active_velocities(ajoints, counts[2], *args[2])
 
 
