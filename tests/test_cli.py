@@ -84,8 +84,8 @@ def test_every_seed_scene_builds_and_simulates(scene, tmp_path):
 
 AD_ROW = re.compile(r"^  (full DCA|adaptive N_A=\d+|adaptive, by camera)\s+([\d.]+)\s+(\S+)"
                     r"\s+(\S+)\s+x([\d.]+)\s+(\d+)/(\d+)$", re.M)
-"""A row of the demo's adaptive-dynamics tables: label, mean ms/step, hybrid and update
-medians (ms or -), DCA time / this time, active joints / budget."""
+"""A row of the demo's adaptive-dynamics tables: label, mean us/step, hybrid and update
+medians (us or -), DCA time / this time, active joints / budget."""
 
 
 def _ad_tables(out):
@@ -126,8 +126,8 @@ def test_demo_runs_and_reports_the_adaptive_speedup(tmp_path, capsys):
         assert budget == int(label.split("=")[1])
         assert 1 <= active <= budget
         assert all(np.isfinite(x) and x > 0 for x in (mean, hyb, upd, ratio))
-        # the ratio is the DCA's mean time over this one (both printed to 3 decimals in ms,
-        # a few per cent for times of 0.01 ms)
+        # the ratio is the DCA's mean time over this one (both printed to 0.1 us: a few per
+        # cent for times of a few us)
         assert ratio == pytest.approx(dca[1] / mean, rel=0.1, abs=0.01)
     # crowd(k): 89 joints per character, budgets totalling about 10% of them
     nb = 89 * k

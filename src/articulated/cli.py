@@ -175,17 +175,17 @@ def cmd_demo(args) -> int:
     return 0
 
 
-AD_HEADER = (f"  {'':<22}{'ms/step':>8}{'hybrid':>8}{'update':>8}{'vs DCA':>8}"
+AD_HEADER = (f"  {'':<22}{'us/step':>9}{'hybrid':>9}{'update':>9}{'vs DCA':>8}"
              f"{'active/budget':>15}")
-"""Column heads of the adaptive-dynamics tables of the demo: amortized mean ms per step,
-median ms of the hybrid steps and of the active-region updates, DCA time / this time, most
+"""Column heads of the adaptive-dynamics tables of the demo: amortized mean us per step,
+median us of the hybrid steps and of the active-region updates, DCA time / this time, most
 active joints over the timed steps / joint budget."""
 
 
 def _ad_row(label, mean, dca, active, budget, hybrid=None, update=None):
     """One row of an adaptive-dynamics table (times in s; see :data:`AD_HEADER`)."""
-    ms = lambda x: f"{'-':>8}" if x is None else f"{x * 1e3:8.3f}"
-    return (f"  {label:<22}{ms(mean)}{ms(hybrid)}{ms(update)}{f'x{dca / mean:.2f}':>8}"
+    us = lambda x: f"{'-':>9}" if x is None else f"{x * 1e6:9.1f}"
+    return (f"  {label:<22}{us(mean)}{us(hybrid)}{us(update)}{f'x{dca / mean:.2f}':>8}"
             f"{f'{active}/{budget}':>15}")
 
 
@@ -228,14 +228,14 @@ def _demo_adaptive_crowd(console, k, steps, n_push=10, fraction=0.1):
     ``n_push`` of them pushed (:func:`bench_adaptive.crowd_forces`), one joint budget per
     character decreasing with its distance to the benchmark's camera point
     (:func:`bench_adaptive.camera_point`, :func:`bench_adaptive.distance_budgets`:
-    ``fraction`` of the joints in all), ``max_update`` the total budget, region update
-    every 20 steps; against the full DCA, ``steps + 1`` steps each, the first left out.
+    ``fraction`` of the joints in all), ``max_update`` a tenth of the total budget
+    (:func:`bench_adaptive.crowd_update`), region update every 20 steps; against the full DCA, ``steps + 1`` steps each, the first left out.
     Prints the table of :func:`_demo_adaptive_pendulum` and, for the nearest and the
     farthest character, the most active joints of any active region of the run next to the
     budget (and whether every character kept within its budget)."""
     from . import models
     from .bench_adaptive import (UPDATE_EVERY, _adaptive, camera_point, crowd_forces,
-                                 distance_budgets, reference_run, split_times,
+                                 crowd_update, distance_budgets, reference_run, split_times,
                                  tree_of_bodies)
 
     model, q0 = models.crowd(k, return_configuration=True)
@@ -257,7 +257,8 @@ def _demo_adaptive_crowd(console, k, steps, n_push=10, fraction=0.1):
                     f"({100.0 * total / model.nb:.1f}% of the joints):")
     _, _, wd = reference_run(model, q0, np.zeros(model.nv), forces(), steps + 1, "dca")
     dca = float(wd[1:].mean())
-    sim = _adaptive(model, q0, budgets, forces(), n_update=total, update_every=UPDATE_EVERY)
+    sim = _adaptive(model, q0, budgets, forces(), n_update=crowd_update(budgets),
+                    update_every=UPDATE_EVERY)
     per = np.zeros(roots.size, dtype=np.int64)   # most active joints of each character
     wall, active = [], []
     while sum(w.size for w in wall) < steps + 1:   # one region update per chunk, at its start
