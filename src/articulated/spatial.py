@@ -733,9 +733,10 @@ def axis_angle_E(a, c, s, E_out):
 
 @njit(**INLINE)
 def spd_inverse(A, n, out, W):
-    """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (n <= 6).
+    """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (6 x 6 blocks and
+    smaller in the kernels; any n).
 
-    ``W`` is a (6, 6) scratch array. A singular or indefinite block yields NaN/inf, which
+    ``W`` is a scratch array of at least (n, n). A singular or indefinite block yields NaN/inf, which
     the public wrappers detect on the result and report with the joint name.
     """
     if n == 1:

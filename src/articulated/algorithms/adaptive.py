@@ -344,7 +344,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         the K^R buffers sized for ``columns`` rigidified joints)."""
         m, t, ma, d = self.model, self.tree, self.ma, self.dca
         nd = min(6 * max(int(columns), 1), max(m.nv, 1))
-        if getattr(self, "_rargs", None) is not None and self._rargs[-2][14].shape[0] >= nd:
+        if getattr(self, "_rargs", None) is not None and self._rargs[-2][14].shape[1] >= nd:
             return self._rargs
         nn, nb, nv = t.n_nodes, m.nb, m.nv
         i64 = lambda n: np.zeros(n, dtype=np.int64)
@@ -381,7 +381,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         buf = (self._mark, self._dirty, i64(nn), i64(max(nn, nv)), self._region,
                self._in_region, self._fresh, self._fresh_list, self._nfresh, i64(nb),
                i64(nb), np.zeros(nb, dtype=np.bool_), np.zeros(nb, dtype=np.bool_),
-               np.zeros(nn), np.zeros((nd, nd)), np.zeros(nd), np.zeros(nv), save, i64(nv),
+               np.zeros(nn), np.zeros((3, nd, nd)), np.zeros(nd), np.zeros(nv), save, i64(nv),
                i64(nn))
         st = (self.q, self.qd, self.tau, self.f_ext, self._qdd, self.active, self._tau_T,
               self._gravity, self.c, self.c_al, self._stats, self._ncomp, self._computed,

@@ -31,6 +31,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..config import KERNEL
+from ..spatial import spd_inverse
 from .dca import _dca_kinematics
 from .hybrid import (_generalized_momentum, _hybrid_dynamics, _hybrid_kinematics,
                      _passive_front, _prepare_region, _tensorize_nodes, _velocity_metric,
@@ -93,29 +94,19 @@ def _ancestors(node_parent, seeds, n_seeds, mark, out, stop):
 
 
 @njit(**KERNEL)
-def _spd_solve(K, n, x):
-    """x[:n] = K[:n, :n]^-1 x[:n] for a symmetric positive definite K by Cholesky, in place
-    (K's lower triangle is overwritten by the factor)."""
-    for j in range(n):
-        s = K[j, j]
-        for k in range(j):
-            s -= K[j, k] * K[j, k]
-        K[j, j] = s ** 0.5 if s > 0.0 else float("nan")
-        for i in range(j + 1, n):
-            t = K[i, j]
-            for k in range(j):
-                t -= K[i, k] * K[j, k]
-            K[i, j] = t / K[j, j]
-    for i in range(n):
-        t = x[i]
-        for k in range(i):
-            t -= K[i, k] * x[k]
-        x[i] = t / K[i, i]
-    for i in range(n - 1, -1, -1):
-        t = x[i]
-        for k in range(i + 1, n):
-            t -= K[k, i] * x[k]
-        x[i] = t / K[i, i]
+def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd):
+    """Rigidify the joints ``rigid[:nrig]`` of the hybrid body: inactive, no velocity
+    product, and their nodes' rigid-state coefficients (RGL Sec. 4.2, eq. 6; ``nodes``
+    scratch, ``upd`` the arguments of :func:`_update_nodes` after the node list)."""
+    for k in range(nrig):
+        j = rigid[k]
+        active[j] = False
+        for a in range(6):
+            c[j, a] = 0.0
+            c_al[j, a] = 0.0
+        nodes[k] = node_of_joint[j]
+    _heapsort(nodes, nrig)
+    _update_nodes(nodes, nrig, *upd)
 
 
 @njit(**KERNEL)
@@ -142,15 +133,19 @@ def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, a
         if stats[5] >= 0:
             return False
         for r in range(nd):
-            Kb[r, c] = qdd[dofs[r]] - base[dofs[r]]
+            Kb[0, r, c] = qdd[dofs[r]] - base[dofs[r]]
         tau[dofs[c]] -= 1.0
     for r in range(nd):
         for c in range(r):
-            s = 0.5 * (Kb[r, c] + Kb[c, r])
-            Kb[r, c] = s
-            Kb[c, r] = s
-        x[r] = -qd[dofs[r]]
-    _spd_solve(Kb, nd, x)
+            s = 0.5 * (Kb[0, r, c] + Kb[0, c, r])
+            Kb[0, r, c] = s
+            Kb[0, c, r] = s
+    spd_inverse(Kb[0], nd, Kb[1], Kb[2])
+    for r in range(nd):
+        s = 0.0
+        for c in range(nd):
+            s -= Kb[1, r, c] * qd[dofs[c]]
+        x[r] = s
     for r in range(nd):
         tau[dofs[r]] += x[r]
     _update_nodes(path, npath, *upd)
@@ -312,15 +307,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             # joints, qd_new = M_NN^-1 p_N by one hybrid solve at rest without gravity
             _dca_kinematics(*kin)                              # O(n) body velocities
             _generalized_momentum(*mom)                        # p into ``save``
-            for k in range(nrig):
-                j = rigid[k]
-                active[j] = False
-                for a in range(6):
-                    c[j, a] = 0.0
-                    c_al[j, a] = 0.0
-                seeds[k] = node_of_joint[j]
-            _heapsort(seeds, nrig)
-            _update_nodes(seeds, nrig, *upd)       # rigid-state coefficients (RGL eq. 6)
+            _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd)
             _prepare_region(active, *prep, bk)     # of the new region: step 5 needs none
             projected = True
             g0, g1, g2 = gravity[0], gravity[1], gravity[2]
@@ -351,14 +338,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     for j in range(nb):
         active[j] = new[j]
     if nrig and not projected:
-        for k in range(nrig):
-            j = rigid[k]
-            for a in range(6):
-                c[j, a] = 0.0
-                c_al[j, a] = 0.0
-            seeds[k] = node_of_joint[j]
-        _heapsort(seeds, nrig)
-        _update_nodes(seeds, nrig, *upd)          # rigid-state coefficients (RGL eq. 6)
+        _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd)
     # tensors change only where the configuration did (joints active before this update)
     # or where the joint forces did (stale); a node of the update region that is
     # rigidified again keeps its tensors
