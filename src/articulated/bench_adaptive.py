@@ -760,6 +760,7 @@ def bench_crowd(characters=200, steps=300, *, fraction=0.1, n_push=10, log=print
     mom_scale = np.maximum(np.linalg.norm(mom_exact, axis=1), 1e-300)
     c = split_times(wall)
     res = dict(characters=characters, nb=model.nb, dof=model.nv, budget=int(budgets.sum()),
+               max_update=crowd_update(budgets),
                fraction=fraction, steps=steps, dt=DT, n_push=n_push, build_s=build,
                setup_s=setup, dca=float(np.median(wd)), aba=float(np.median(wa)),
                active=int(sim.active.sum()), update_region=int(sim.last["update_region"]),
@@ -1031,8 +1032,9 @@ def format_report(res) -> str:
         b = cr["budgets"]
         lines.append(f"### Crowd: crowd({cr['characters']}) = {cr['nb']} bodies, {cr['dof']} "
                      f"DOF, {cr['n_push']} push forces, per-character budgets ~ 1/distance "
-                     f"to the camera ({b.min()}..{b.max()} joints, N_A = N_U = "
-                     f"{cr['budget']} in all), {cr['steps']} steps (ms per step)")
+                     f"to the camera ({b.min()}..{b.max()} joints, N_A = {cr['budget']} in "
+                     f"all, update region N_U = {cr['max_update']}), {cr['steps']} steps (ms "
+                     f"per step)")
         lines.append("")
         lines.append("| hybrid step | region update | mean (amortized) | full DCA step | full "
                      "ABA step | speed-up vs DCA (mean) | vs DCA (hybrid only) | rigidified at "
