@@ -227,8 +227,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         (RGL Sec. 5.2, computed bottom-up as in Sec. 5.4.1)."""
         t, ma = self.tree, self.ma
         V = np.zeros(t.n_nodes)
-        _velocity_metric(t.node_A, t.node_B, t.node_joint, ma.vadr, ma.jnv, self.Vw, self.qd,
-                         V)
+        _velocity_metric(self._all, t.n_nodes, t.node_A, t.node_B, t.node_joint, ma.vadr,
+                         ma.jnv, self.Vw, self.qd, V)
         return V
 
     def new_active_region(self, eps_vel: float = 0.0, max_active=None):

@@ -409,9 +409,12 @@ def _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budget, n
 
 
 @njit(**KERNEL)
-def _velocity_metric(node_A, node_B, node_joint, vadr, jnv, Vw, qd, V):
-    """``V(C) = qd_J^T V_J qd_J + V(A) + V(B)`` bottom-up (RGL Sec. 5.4.1); leaves 0."""
-    for i in range(node_joint.shape[0]):
+def _velocity_metric(nodes, n, node_A, node_B, node_joint, vadr, jnv, Vw, qd, V):
+    """``V(C) = qd_J^T V_J qd_J + V(A) + V(B)`` of the internal nodes ``nodes[:n]``
+    (post-order), bottom-up (RGL Sec. 5.4.1); ``V`` must hold the children's values (zero
+    for leaves and for nodes whose joints all have zero velocity)."""
+    for u in range(n):
+        i = nodes[u]
         J = node_joint[i]
         if J < 0:
             V[i] = 0.0

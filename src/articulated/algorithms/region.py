@@ -266,7 +266,10 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         for j in range(nb):
             new[j] = active[j]
     else:
-        _velocity_metric(node_A, node_B, node_joint, vadr, jnv, Vweights, qd, V)
+        # only the transient active nodes have moving joints (RGL Sec. 5.4.1: the
+        # transient rigid front has V = 0); V is zero elsewhere between updates
+        _velocity_metric(anodes, counts[0], node_A, node_B, node_joint, vadr, jnv, Vweights,
+                         qd, V)
         for j in range(nb):
             new[j] = False
         if per_tree:
@@ -276,6 +279,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         else:
             _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budgets[0],
                                 new, hk, hn)
+        for u in range(counts[0]):
+            V[anodes[u]] = 0.0
     nrig = 0
     moving = False
     projected = False
