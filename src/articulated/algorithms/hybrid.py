@@ -17,8 +17,8 @@ from .dca import _leaf_bias, _xmotion, principal_joint_transform
 from .kinematics import joint_motion
 from .passive import K, _midx, evaluate_fresh, tensorize_node
 from .quasistatics import (_blk, _children, _heap_pop, _heap_push, _node_frames,
-                           _partial_back_substitution, _tcopy, _tinv, _tmul, _update_nodes,
-                           _world_pose, _xdense)
+                           _partial_back_substitution, _tcopy, _tensor_scratch, _tinv, _tmul,
+                           _update_nodes, _world_pose, _xdense)
 
 # ------------------------------------------------------------------ hybrid-step kernels
 
@@ -242,11 +242,13 @@ def _tensorize_nodes(nodes, n, uargs, tau, Aw, node_A, node_B, node_joint, node_
                      Gs, Bt, Pt, G, betaT, gammaT, RT):
     """Nodes becoming passive (post-order; internal, non-root): each node's fully
     articulated update (``uargs``: the arguments of :func:`_update_nodes` for the fully
-    articulated coefficient set, which caches Phi, Psi, W, P, D) followed by its tensors
+    articulated coefficient set, which caches Phi, Psi, W, P, D), its dense blocks
+    (:func:`~articulated.algorithms.quasistatics._tensor_scratch`, into ``T``) and its tensors
     (:func:`articulated.algorithms.passive.tensorize_node`)."""
     for u in range(n):
         i = nodes[u]
         _update_nodes(nodes[u:u + 1], 1, *uargs)
+        _tensor_scratch(i, *uargs)
         J = node_joint[i]
         A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
             i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)

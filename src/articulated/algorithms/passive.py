@@ -126,10 +126,11 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
     the fully articulated state) by RL eqs. 2 and 9 column by column (module docstring).
 
     Must run right after the node's own fully articulated update (``_update_nodes`` with
-    ``metric``), whose scratch ``T`` holds X (T1), W (T2), P (T3), D (T4), Y' (T5), Y (T6)
-    and per handle k of C: C_k (T[12+4k]) and Q_k (T[14+4k]). ``MX`` (2, 6, 6): the dense
-    motion transforms from C's principal-handle frame to A's and B's; the children's tensors
-    must be up to date. Scratch: M (2, K, K), S (8, 6, K), Gs (2, K, K)."""
+    ``metric``) and ``_tensor_scratch``, whose scratch ``T`` holds X (T1), W (T2), P (T3),
+    D (T4), Y' (T5) and per handle k of C: C_k (T[12+4k]) and Q_k (T[14+4k]). ``MX``
+    (2, 6, 6): the dense motion transforms from C's principal-handle frame to A's and B's;
+    the children's tensors must be up to date. Scratch: M (2, K, K), S (8, 6, K),
+    Gs (2, K, K)."""
     _monomial_map(MX, 0, M, 0)                                  # m(v_A) = M_A m(v)
     _monomial_map(MX, 1, M, 1)                                  # m(v_B) = M_B m(v)
     # beta = X b^A_2 - b^B_1 (S2); S0 = b^A_2, S1 = b^B_1 in C's monomials

@@ -62,10 +62,10 @@ from ..assembly import build_assembly
 from ..config import INLINE, JIT, KERNEL
 from ..model import Model
 from ._inputs import check_f_ext
-from ..spatial import spd_inverse
 from .passive import K, evaluate_fresh
-from .dca import (DCA, _copy_block, _leaf_bias, _oidx, _xforce_T, _xj_cols, _xj_rows,
-                  _xmotion, principal_joint_transform)
+from .dca import (DCA, _chol, _chol5_perm, _copy_block, _ctv, _fwd_rows, _leaf_bias, _oidx,
+                  _outer_acc, _outer_sym, _pair5, _pair5_sym, _solve5, _xforce_T, _xj_cols,
+                  _xj_rows, _xmotion, _zrows5, principal_joint_transform)
 
 ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "relative_joint")
 """The acceleration error measures of RL Definition 2, in the order of their codes 0-3."""
@@ -199,6 +199,318 @@ def _children(i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff
 
 # --------------------------------------------------------------------------- kernels
 
+@njit(**INLINE)
+def _chol_inverse(L, Ld, J, n, T, t, w):
+    """``T[t][:n, :n] = (L L^T)^-1`` for the Cholesky factor in (L[J], Ld[J]) of
+    :func:`~articulated.algorithms.dca._chol` (strict lower triangle packed row by row,
+    ``1 / diag(L)`` in Ld): ``M^T M`` with ``M = L^-1`` (in T[w]); the upper triangle is
+    computed and mirrored, so the result is exactly symmetric."""
+    for c in range(n):
+        T[w, c, c] = Ld[J, c]
+        for a in range(c + 1, n):
+            s = 0.0
+            for j in range(c, a):
+                s -= L[J, (a * (a - 1)) // 2 + j] * T[w, j, c]
+            T[w, a, c] = s * Ld[J, a]
+    for a in range(n):
+        for c in range(a, n):
+            s = 0.0
+            for m in range(c, n):
+                s += T[w, m, a] * T[w, m, c]
+            T[t, a, c] = s
+            T[t, c, a] = s
+
+
+@njit(**INLINE)
+def _ldl5_inverse(L, Ld, J, T, t):
+    """``T[t][:5, :5] = K_FF^-1 = (L D L^T)^-1`` for the factor in (L[J], Ld[J]) of
+    :func:`~articulated.algorithms.dca._chol5_perm`: ``K_FF^-1 = M^T D^-1 M`` with
+    ``M = L^-1`` (unit lower triangular); exactly symmetric (generated code)."""
+    l10 = L[J, 0]
+    l20 = L[J, 1]
+    l21 = L[J, 2]
+    l30 = L[J, 3]
+    l31 = L[J, 4]
+    l32 = L[J, 5]
+    l40 = L[J, 6]
+    l41 = L[J, 7]
+    l42 = L[J, 8]
+    l43 = L[J, 9]
+    e0 = Ld[J, 0]
+    e1 = Ld[J, 1]
+    e2 = Ld[J, 2]
+    e3 = Ld[J, 3]
+    e4 = Ld[J, 4]
+    m10 = -l10
+    m20 = -(l20 + l21 * m10)
+    m21 = -l21
+    m30 = -(l30 + l31 * m10 + l32 * m20)
+    m31 = -(l31 + l32 * m21)
+    m32 = -l32
+    m40 = -(l40 + l41 * m10 + l42 * m20 + l43 * m30)
+    m41 = -(l41 + l42 * m21 + l43 * m31)
+    m42 = -(l42 + l43 * m32)
+    m43 = -l43
+    w00 = e0 + e1 * m10 * m10 + e2 * m20 * m20 + e3 * m30 * m30 + e4 * m40 * m40
+    w01 = m10 * e1 + m20 * m21 * e2 + m30 * m31 * e3 + m40 * m41 * e4
+    w02 = m20 * e2 + m30 * m32 * e3 + m40 * m42 * e4
+    w03 = m30 * e3 + m40 * m43 * e4
+    w04 = m40 * e4
+    w11 = e1 + e2 * m21 * m21 + e3 * m31 * m31 + e4 * m41 * m41
+    w12 = m21 * e2 + m31 * m32 * e3 + m41 * m42 * e4
+    w13 = m31 * e3 + m41 * m43 * e4
+    w14 = m41 * e4
+    w22 = e2 + e3 * m32 * m32 + e4 * m42 * m42
+    w23 = m32 * e3 + m42 * m43 * e4
+    w24 = m42 * e4
+    w33 = e3 + e4 * m43 * m43
+    w34 = m43 * e4
+    w44 = e4
+    T[t, 0, 0] = w00
+    T[t, 0, 1] = w01
+    T[t, 0, 2] = w02
+    T[t, 0, 3] = w03
+    T[t, 0, 4] = w04
+    T[t, 1, 0] = w01
+    T[t, 1, 1] = w11
+    T[t, 1, 2] = w12
+    T[t, 1, 3] = w13
+    T[t, 1, 4] = w14
+    T[t, 2, 0] = w02
+    T[t, 2, 1] = w12
+    T[t, 2, 2] = w22
+    T[t, 2, 3] = w23
+    T[t, 2, 4] = w24
+    T[t, 3, 0] = w03
+    T[t, 3, 1] = w13
+    T[t, 3, 2] = w23
+    T[t, 3, 3] = w33
+    T[t, 3, 4] = w34
+    T[t, 4, 0] = w04
+    T[t, 4, 1] = w14
+    T[t, 4, 2] = w24
+    T[t, 4, 3] = w34
+    T[t, 4, 4] = w44
+
+
+@njit(**INLINE)
+def _joint_coefficients(J, nf, d, perm, T, L, Ld, V6, W, P, D, gamma, R):
+    """Joint J's coefficients of RL eqs. 4-5 from ``K = V^-1`` (T[0]) and the Cholesky
+    factor ``K_FF = L L^T`` in (L[0], Ld[0]) (:func:`~articulated.algorithms.dca._chol`),
+    with ``S = [0; 1_d]`` after the permutation ``perm[J]`` (free coordinates F first):
+    ``W = [K_FF^-1, 0; 0, 0]``, ``P = V S (S^T V S)^-1 = [-K_FF^-1 K_FJ; 1]``,
+    ``D = (S^T V S)^-1 = K_JJ - K_JF K_FF^-1 K_FJ``, ``gamma = W beta + P Q`` and
+    ``R = D Q - P^T beta`` (beta in V6[0], Q in V6[1, :d]; gamma also into V6[2], R into
+    V6[3]); ``K_FF^-1`` also into T[8] (F coordinates; T[9] scratch)."""
+    _chol_inverse(L, Ld, 0, nf, T, 8, 9)
+    for a in range(6):
+        for c in range(6):
+            W[J, a, c] = 0.0
+    for a in range(6):
+        for c in range(6):
+            P[J, a, c] = 0.0
+    for a in range(6):
+        for c in range(6):
+            D[J, a, c] = 0.0
+    for a in range(nf):
+        pa = perm[J, a]
+        for c in range(nf):
+            W[J, pa, perm[J, c]] = T[8, a, c]
+    for rr in range(d):
+        jr = perm[J, nf + rr]
+        P[J, jr, rr] = 1.0
+        for a in range(nf):
+            s = 0.0
+            for c in range(nf):
+                s += T[8, a, c] * T[0, perm[J, c], jr]
+            P[J, perm[J, a], rr] = -s
+    for rr in range(d):
+        jr = perm[J, nf + rr]
+        for ss in range(d):
+            s = T[0, jr, perm[J, nf + ss]]
+            for a in range(nf):
+                s += T[0, jr, perm[J, a]] * P[J, perm[J, a], ss]
+            D[J, rr, ss] = s
+    for a in range(6):
+        s = 0.0
+        for c in range(6):
+            s += W[J, a, c] * V6[0, c]
+        for rr in range(d):
+            s += P[J, a, rr] * V6[1, rr]
+        gamma[J, a] = s
+        V6[2, a] = s
+    for rr in range(6):
+        s = 0.0
+        if rr < d:
+            for ss in range(d):
+                s += D[J, rr, ss] * V6[1, ss]
+            for c in range(6):
+                s -= P[J, c, rr] * V6[0, c]
+        R[J, rr] = s
+        V6[3, rr] = s
+
+
+@njit(**INLINE)
+def _joint_coefficients5(J, perm, T, L, Ld, V6, W, P, D, gamma, R):
+    """:func:`_joint_coefficients` for ``|F| = 5, d = 1`` (revolute and prismatic joints)
+    and the factor ``K_FF = L D L^T`` of :func:`~articulated.algorithms.dca._chol5_perm`,
+    with ``x = K_FF^-1 K_FJ = -P_F`` and ``gamma_F = K_FF^-1 (beta_F - K_FJ Q)`` solved in
+    registers (:func:`~articulated.algorithms.dca._solve5`)."""
+    _ldl5_inverse(L, Ld, 0, T, 8)
+    for a in range(6):
+        for c in range(6):
+            W[J, a, c] = 0.0
+    for a in range(5):
+        pa = perm[J, a]
+        for c in range(5):
+            W[J, pa, perm[J, c]] = T[8, a, c]
+    p0 = perm[J, 0]
+    p1 = perm[J, 1]
+    p2 = perm[J, 2]
+    p3 = perm[J, 3]
+    p4 = perm[J, 4]
+    pj = perm[J, 5]
+    k0 = T[0, p0, pj]
+    k1 = T[0, p1, pj]
+    k2 = T[0, p2, pj]
+    k3 = T[0, p3, pj]
+    k4 = T[0, p4, pj]
+    x = _solve5(L, Ld, 0, k0, k1, k2, k3, k4)
+    dd = T[0, pj, pj] - (k0 * x[0] + k1 * x[1] + k2 * x[2] + k3 * x[3] + k4 * x[4])
+    qj = V6[1, 0]
+    b0 = V6[0, p0]
+    b1 = V6[0, p1]
+    b2 = V6[0, p2]
+    b3 = V6[0, p3]
+    b4 = V6[0, p4]
+    g = _solve5(L, Ld, 0, b0 - k0 * qj, b1 - k1 * qj, b2 - k2 * qj, b3 - k3 * qj,
+                b4 - k4 * qj)
+    rj = dd * qj - (V6[0, pj] - (x[0] * b0 + x[1] * b1 + x[2] * b2 + x[3] * b3
+                                 + x[4] * b4))
+    for a in range(6):
+        for c in range(6):
+            P[J, a, c] = 0.0
+    for a in range(6):
+        for c in range(6):
+            D[J, a, c] = 0.0
+    P[J, p0, 0] = -x[0]
+    P[J, p1, 0] = -x[1]
+    P[J, p2, 0] = -x[2]
+    P[J, p3, 0] = -x[3]
+    P[J, p4, 0] = -x[4]
+    P[J, pj, 0] = 1.0
+    D[J, 0, 0] = dd
+    V6[2, p0] = g[0]
+    V6[2, p1] = g[1]
+    V6[2, p2] = g[2]
+    V6[2, p3] = g[3]
+    V6[2, p4] = g[4]
+    V6[2, pj] = qj
+    for a in range(6):
+        gamma[J, a] = V6[2, a]
+        R[J, a] = 0.0
+        V6[3, a] = 0.0
+    R[J, 0] = rj
+    V6[3, 0] = rj
+
+
+@njit(**INLINE)
+def _rows_mul(M, m, n, nt, X, x, xr, out, o, r, sg, acc):
+    """``out[o][r + a, :] (+)= sg sum_{t < nt} M[m][a, t] X[x][xr + t, :]`` for ``a < n``
+    (``+=`` if acc), the row sums kept in registers."""
+    for a in range(n):
+        s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+        for t in range(nt):
+            w = M[m, a, t]
+            s0 += w * X[x, xr + t, 0]
+            s1 += w * X[x, xr + t, 1]
+            s2 += w * X[x, xr + t, 2]
+            s3 += w * X[x, xr + t, 3]
+            s4 += w * X[x, xr + t, 4]
+            s5 += w * X[x, xr + t, 5]
+        if acc:
+            out[o, r + a, 0] += sg * s0
+            out[o, r + a, 1] += sg * s1
+            out[o, r + a, 2] += sg * s2
+            out[o, r + a, 3] += sg * s3
+            out[o, r + a, 4] += sg * s4
+            out[o, r + a, 5] += sg * s5
+        else:
+            out[o, r + a, 0] = sg * s0
+            out[o, r + a, 1] = sg * s1
+            out[o, r + a, 2] = sg * s2
+            out[o, r + a, 3] = sg * s3
+            out[o, r + a, 4] = sg * s4
+            out[o, r + a, 5] = sg * s5
+
+
+@njit(**INLINE)
+def _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Phi, T,
+               t):
+    """Handle k of the node C of joint J (children A, B; RL eq. 2): ``C_k = s_k Ct_k`` with
+    ``Ct_k = X Phi^A_{2k}`` and ``s_k = 1`` for a handle of A, ``Ct_k = Phi^B_{1k}`` and
+    ``s_k = -1`` for one of B. Writes Ct_k into T[t] (T[9] scratch); returns
+    ``(s_k, slot of the handle in its child)``."""
+    if k < nAo:
+        kk = k + 1 if k >= ca else k
+        row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+        if tr:
+            _copy_block(Phi, row, tr, T, 9)
+            _xj_rows(jt, XJ_E, XJ_r, J, T, 9, T, t)
+        else:
+            _xj_rows(jt, XJ_E, XJ_r, J, Phi, row, T, t)
+        return 1.0, hA + kk
+    kk = k - nAo
+    kk = kk + 1 if kk >= cb else kk
+    row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+    _copy_block(Phi, row, tr, T, t)
+    return -1.0, hB + kk
+
+
+@njit(**INLINE)
+def _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T,
+               t):
+    """``Q_k^T`` of handle k of the node C of joint J (RL eq. 9) into T[t]:
+    ``-X Psi^A_{2k}`` for a handle of A, ``Psi^B_{1k}`` for one of B (T[9] scratch)."""
+    if k < nAo:
+        kk = k + 1 if k >= ca else k
+        row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+        if tr:
+            _copy_block(Psi, row, tr, T, 9)
+            _xj_rows(jt, XJ_E, XJ_r, J, T, 9, T, t)
+        else:
+            _xj_rows(jt, XJ_E, XJ_r, J, Psi, row, T, t)
+        for a in range(6):
+            for c in range(6):
+                T[t, a, c] = -T[t, a, c]
+    else:
+        kk = k - nAo
+        kk = kk + 1 if kk >= cb else kk
+        row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+        _copy_block(Psi, row, tr, T, t)
+
+
+@njit(**INLINE)
+def _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T,
+             t):
+    """``Y' = X Psi^A_2 X^T + Psi^B_1`` of the node of joint J (RL eq. 9) into T[t]; a leaf
+    child contributes nothing (RL Lemma 1). T[9] scratch."""
+    if psiB:
+        row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
+        _copy_block(Psi, row, tr, T, t)
+    else:
+        for a in range(6):
+            for c in range(6):
+                T[t, a, c] = 0.0
+    if psiA:
+        row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
+        _xj_rows(jt, XJ_E, XJ_r, J, Psi, row, T, 9)
+        _xj_cols(jt, XJ_E, XJ_r, J, T, 9)
+        for a in range(6):
+            for c in range(6):
+                T[t, a, c] += T[9, a, c]
+
+
 @njit(**KERNEL)
 def _update_nodes(
     nodes, n_upd,
@@ -228,7 +540,21 @@ def _update_nodes(
     the total-acceleration coefficients (Psi, p, eta) are left alone (the multilevel
     forward dynamics of RGL Sec. 4.3 needs only Phi and b).
 
+    As in :func:`~articulated.algorithms.dca._dca_main_pass`, with ``S = [0; 1_d]`` after
+    the permutation ``perm[J]`` (free coordinates F first), ``W = [K_FF^-1, 0; 0, 0]``
+    and ``P = [-K_FF^-1 K_FJ; 1]`` need only the Cholesky factor ``L`` of ``K_FF``
+    (``L D L^T`` for ``|F| = 5``): ``C_k^T W C_l = Z_k^T Z_l`` with ``Z_k = L^-1 C_k[F, :]``
+    (D-weighted for ``L D L^T``) gives the blocks of RL eq. 2, and ``W_FF = K_FF^-1`` (an
+    output) follows from L. With ``G_k = K_FF^-1 C_k[F, :]`` (``W C_k`` on the rows F) and
+    ``U_k = P^T C_k`` the blocks of RL eq. 9 are
+    ``Psi^C_kl = [same] Psi_kl + Q_k[:, F] G_l + [G_k; U_k]^T [Q_l[:, F]^T + Y'_FF G_l;
+    A_J U_l]`` (``C_k^T Y C_l = G_k^T Y' G_l + U_k^T A_J U_l``, ``C_k^T W Q_l^T =
+    G_k^T Q_l[:, F]^T``), so neither ``Y`` nor any dense ``W C_k`` is formed.
+
     Scratch: T (12 + 4 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3)."""
+    # the factor of K_FF: strict lower triangle of L in T[10] (flattened), 1 / diag in T[11]
+    Lf = T[10].reshape(1, 36)
+    Ldf = T[11].reshape(1, 36)
     for u in range(n_upd):
         i = nodes[u]
         J = node_joint[i]
@@ -257,7 +583,6 @@ def _update_nodes(
         va = vadr[J]
         E, r = principal_joint_transform(J, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r,
                                          q, Xup_E, Xup_r, XJ_E, XJ_r)
-        _xdense(XJ_E, XJ_r, J, T, 1)                          # T1 = X
         # ---- K = X Phi^A_2 X^T + Phi^B_1 (T0)
         row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
         _copy_block(Phi, row, tr, T, 0)
@@ -281,41 +606,7 @@ def _update_nodes(
                 s = 0.5 * (T[0, a, c] + T[0, c, a])
                 T[0, a, c] = s
                 T[0, c, a] = s
-        # ---- W = [K_FF^-1, 0; 0, 0] (T2), P = V S (S^T V S)^-1 (T3), D = (S^T V S)^-1 (T4)
-        for a in range(nf):
-            for c in range(nf):
-                T[7, a, c] = T[0, perm[J, a], perm[J, c]]
-        spd_inverse(T[7], nf, T[8], T[9])                               # T8 = K_FF^-1
-        for a in range(6):
-            for c in range(6):
-                T[2, a, c] = 0.0
-                T[3, a, c] = 0.0
-                T[4, a, c] = 0.0
-        for a in range(nf):
-            for c in range(nf):
-                T[2, perm[J, a], perm[J, c]] = T[8, a, c]
-        for rr in range(d):
-            jr = perm[J, nf + rr]
-            T[3, jr, rr] = 1.0
-            for a in range(nf):
-                s = 0.0
-                for c in range(nf):
-                    s += T[8, a, c] * T[0, perm[J, c], jr]
-                T[3, perm[J, a], rr] = -s
-        for rr in range(d):
-            jr = perm[J, nf + rr]
-            for ss in range(d):
-                s = T[0, jr, perm[J, nf + ss]]
-                for a in range(nf):
-                    s += T[0, jr, perm[J, a]] * T[3, perm[J, a], ss]
-                T[4, rr, ss] = s
-        for a in range(6):
-            for c in range(6):
-                W[J, a, c] = T[2, a, c]
-                P[J, a, c] = T[3, a, c]
-                D[J, a, c] = T[4, a, c]
-        # ---- beta = X b^A_2 - b^B_1 (root: b_world - b^B_1); gamma = W beta + P Q;
-        #      R = D Q - P^T beta
+        # ---- beta = X b^A_2 - b^B_1 (root: b_world - b^B_1) (V6[0]), Q (V6[1])
         for a in range(6):
             V6[0, a] = -bh[hB + cb, a]
         if A >= 0:
@@ -332,56 +623,37 @@ def _update_nodes(
             V6[1, a] = 0.0                                     # Q in S coordinates
         for rr in range(d):
             V6[1, rr] = tau[va + rr]
-        for a in range(6):
-            s = 0.0
-            for c in range(6):
-                s += T[2, a, c] * V6[0, c]
-            for rr in range(d):
-                s += T[3, a, rr] * V6[1, rr]
-            gamma[J, a] = s
-            V6[2, a] = s                                       # gamma
-        for rr in range(6):
-            s = 0.0
-            if rr < d:
-                for ss in range(d):
-                    s += T[4, rr, ss] * V6[1, ss]
-                for c in range(6):
-                    s -= T[3, c, rr] * V6[0, c]
-            R[J, rr] = s
-            V6[3, rr] = s                                      # R
+        # ---- Cholesky factor of K_FF (Lf, Ldf); W, P, D, gamma (V6[2]) and R (V6[3])
+        pJ = perm[J:J + 1]
+        if nf == 5:
+            _chol5_perm(T, 0, pJ, 0, Lf, Ldf)
+            _joint_coefficients5(J, perm, T, Lf, Ldf, V6, W, P, D, gamma, R)
+        else:
+            if nf > 0:
+                for a in range(nf):
+                    pa = perm[J, a]
+                    for c in range(a + 1):
+                        T[1, a, c] = T[0, pa, perm[J, c]]
+                _chol(T, 1, nf, Lf, Ldf, 0)
+            if nf == 6:
+                # rigidified or fixed joint (d = 0): unrolled
+                _joint_coefficients(J, 6, 0, perm, T, Lf, Ldf, V6, W, P, D, gamma, R)
+            else:
+                _joint_coefficients(J, nf, d, perm, T, Lf, Ldf, V6, W, P, D, gamma, R)
+        hasY = metric and (psiA or psiB)
         if metric:
-            # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5); Y = W Y' W + P A_J P^T (T6)
-            if psiB:
-                row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
-                _copy_block(Psi, row, tr, T, 5)
-            else:
-                for a in range(6):
-                    for c in range(6):
-                        T[5, a, c] = 0.0
-            if psiA:
-                row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
-                _xj_rows(jt, XJ_E, XJ_r, J, Psi, row, T, 9)
-                _xj_cols(jt, XJ_E, XJ_r, J, T, 9)                 # X Psi^A_2 X^T
-                for a in range(6):
-                    for c in range(6):
-                        T[5, a, c] += T[9, a, c]
-            if psiA or psiB:
-                _mm(T, 2, False, 5, False, 8)
-                _mm(T, 8, False, 2, False, 6)
-            else:
-                for a in range(6):
-                    for c in range(6):
-                        T[6, a, c] = 0.0
-            for a in range(6):
-                for c in range(6):
-                    s = 0.0
-                    for rr in range(d):
-                        t = 0.0
-                        for ss in range(d):
-                            t += Aw[J, rr, ss] * T[3, c, ss]
-                        s += T[3, a, rr] * t
-                    T[6, a, c] += s
-            # ---- w = p^B_1 - X p^A_2 (V6[4]); z (V6[5])
+            # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5), Y'_FF (T2, F coordinates), P_F^T (T4)
+            _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r,
+                     J, Psi, T, 5)
+            if hasY:
+                for a in range(nf):
+                    pa = perm[J, a]
+                    for c in range(nf):
+                        T[2, a, c] = T[5, pa, perm[J, c]]
+            for rr in range(d):                            # P_F^T (T4)
+                for a in range(nf):
+                    T[4, rr, a] = P[J, perm[J, a], rr]
+            # ---- w = p^B_1 - X p^A_2 (V6[4]); z = W (w + 2 Y' gamma) - 2 P A_J R (V6[5])
             for a in range(6):
                 V6[4, a] = ph[hB + cb, a]
             if A >= 0:
@@ -409,69 +681,77 @@ def _update_nodes(
             for a in range(6):
                 s = 0.0
                 for c in range(6):
-                    s += T[2, a, c] * V6[6, c]
+                    s += W[J, a, c] * V6[6, c]
                 for rr in range(d):
-                    s -= 2.0 * T[3, a, rr] * V6[7, rr]
+                    s -= 2.0 * P[J, a, rr] * V6[7, rr]
                 V6[5, a] = s
         if nC == 0:
             # a root node (no handles): Tup of its child = (world -> (J, 0) -> (J, 1))^-1
             _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
             _tinv(Xr, xq, 0, Tup_E, Tup_r, B)
             continue
-        # ---- per handle k of C: C_k (T[12 + 4k]), W C_k (T[13 + 4k]), Q_k (T[14 + 4k]) and
-        # H_k = W Q_k^T + Y C_k (T[15 + 4k])
+        # ---- per handle k of C, with C_k = s_k Ct_k (Ct_k in T7; s_k = 1 for a handle of
+        # A, -1 for one of B): b^C_k = b_k - C_k^T gamma and Z_k = L^-1 Ct_k[F, :]
+        # (T[12 + 4k]); with the metric also Q_k^T with its rows in F-first order
+        # (T[13 + 4k]), [G_k; U_k] (T[14 + 4k]) and [Q_k[:, F]^T + Y'_FF G_k; A_J U_k]
+        # (T[15 + 4k]), and p^C_k = p_k + 2 Q_k gamma + C_k^T z
         for k in range(nC):
             ck = 12 + 4 * k
-            if k < nAo:
-                kk = k + 1 if k >= ca else k
-                row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
-                if tr:
-                    _copy_block(Phi, row, tr, T, 7)
-                    _xj_rows(jt, XJ_E, XJ_r, J, T, 7, T, ck)   # C_k = X Phi^A_{2k}
-                else:
-                    _xj_rows(jt, XJ_E, XJ_r, J, Phi, row, T, ck)
-                if metric and psiA:
-                    row, tr = _blk(hA, oA, n_slots, nhA, kk, ca)
-                    _copy_block(Psi, row, tr, T, ck + 2)
-                    _xj_cols(jt, XJ_E, XJ_r, J, T, ck + 2)
-                    for a in range(6):
-                        for c in range(6):
-                            T[ck + 2, a, c] = -T[ck + 2, a, c]  # Q_k = -Psi^A_{k2} X^T
-                src = hA + kk
-                hasQ = psiA
-            else:
-                kk = k - nAo
-                kk = kk + 1 if kk >= cb else kk
-                row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
-                _copy_block(Phi, row, tr, T, ck)
-                for a in range(6):
-                    for c in range(6):
-                        T[ck, a, c] = -T[ck, a, c]             # C_k = -Phi^B_{1k}
-                if metric and psiB:
-                    row, tr = _blk(hB, oB, n_slots, nhB, kk, cb)
-                    _copy_block(Psi, row, tr, T, ck + 2)             # Q_k = Psi^B_{k1}
-                src = hB + kk
-                hasQ = psiB
-            _mm(T, 2, False, ck, False, ck + 1)
-            if metric:
-                _mm(T, 6, False, ck, False, ck + 3)            # H_k = Y C_k (+ W Q_k^T)
-                if hasQ:
-                    _mm(T, 2, False, ck + 2, True, 9)
-                    for a in range(6):
-                        for c in range(6):
-                            T[ck + 3, a, c] += T[9, a, c]
-            # b^C_k = b_k - C_k^T gamma; p^C_k = p_k + 2 Q_k gamma + C_k^T z
+            sg, src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt,
+                                 XJ_E, XJ_r, J, Phi, T, 7)
+            hasQ = psiA if k < nAo else psiB
             dst = hC + k
+            t6 = _ctv(T, 7, gamma, J)
             for a in range(6):
-                bh[dst, a] = bh[src, a]
-            _mv(T, ck, True, V6, 2, bh, dst, -1.0)
-            if metric:
-                for a in range(6):
-                    ph[dst, a] = ph[src, a]
+                bh[dst, a] = bh[src, a] - sg * t6[a]
+            if nf == 5:
+                _zrows5(Lf, Ldf, 0, pJ, T, 7, T, ck)
+            elif nf > 0:
+                for a in range(nf):
+                    pa = perm[J, a]
+                    for c in range(6):
+                        T[ck, a, c] = T[7, pa, c]
+                if nf == 6:                                # rigidified: unrolled
+                    _fwd_rows(Lf, Ldf, 0, 6, T, ck)
+                else:
+                    _fwd_rows(Lf, Ldf, 0, nf, T, ck)
+            if not metric:
+                continue
+            if hasQ:
+                _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E,
+                           XJ_r, J, Psi, T, 3)
+                for a in range(6):                         # rows in F-first order
+                    pa = perm[J, a]
+                    for c in range(6):
+                        T[ck + 1, a, c] = T[3, pa, c]
+            # G_k = K_FF^-1 C_k[F, :] and U_k = P^T C_k = s_k (Ct_k[J, :] + P_F^T Ct_k[F, :])
+            # (Ct_k[F, :] gathered in T1)
+            for a in range(nf):
+                pa = perm[J, a]
+                for c in range(6):
+                    T[1, a, c] = T[7, pa, c]
+            _rows_mul(T, 8, nf, nf, T, 1, 0, T, ck + 2, 0, sg, False)
+            for rr in range(d):
+                jr = perm[J, nf + rr]
+                for c in range(6):
+                    T[ck + 2, nf + rr, c] = sg * T[7, jr, c]
+            _rows_mul(T, 4, d, nf, T, 1, 0, T, ck + 2, nf, sg, True)
+            # [Q_k[:, F]^T + Y'_FF G_k; A_J U_k]
+            for a in range(nf):
+                for c in range(6):
+                    T[ck + 3, a, c] = T[ck + 1, a, c] if hasQ else 0.0
+            if hasY:
+                _rows_mul(T, 2, nf, nf, T, ck + 2, 0, T, ck + 3, 0, 1.0, True)
+            _rows_mul(Aw, J, d, d, T, ck + 2, nf, T, ck + 3, nf, 1.0, False)
+            t6 = _ctv(T, 7, V6, 5)
+            for c in range(6):
+                s = 0.0
                 if hasQ:
-                    _mv(T, ck + 2, False, V6, 2, ph, dst, 2.0)
-                _mv(T, ck, True, V6, 5, ph, dst, 1.0)
-        # ---- blocks (k, l), k <= l
+                    for a in range(6):
+                        s += T[ck + 1, a, c] * V6[2, perm[J, a]]
+                ph[dst, c] = ph[src, c] + 2.0 * s + sg * t6[c]
+        # ---- blocks (k, l), k <= l: Phi^C_kl = [same] Phi_kl - s_k s_l Z_k^T Z_l
+        # (D^-1-weighted for |F| = 5) and, with the metric, Psi^C_kl as above
         for k in range(nC):
             ck = 12 + 4 * k
             fromA_k = k < nAo
@@ -484,7 +764,8 @@ def _update_nodes(
                 cl = 12 + 4 * l
                 fromA_l = l < nAo
                 dst, _t = _blk(hC, oC, n_slots, nC, k, l)
-                if fromA_k == fromA_l:
+                same = fromA_k == fromA_l
+                if same:
                     if fromA_l:
                         ll = l + 1 if l >= ca else l
                         row, tr = _blk(hA, oA, n_slots, nhA, kk, ll)
@@ -492,43 +773,43 @@ def _update_nodes(
                         ll = l - nAo
                         ll = ll + 1 if ll >= cb else ll
                         row, tr = _blk(hB, oB, n_slots, nhB, kk, ll)
-                    _copy_block(Phi, row, tr, T, 7)
-                    if metric:
-                        if psiA if fromA_l else psiB:
-                            _copy_block(Psi, row, tr, T, 8)
+                else:
+                    row = 0
+                    tr = False
+                sg = -1.0 if same else 1.0
+                if nf == 5:
+                    if k == l:
+                        _pair5_sym(T, ck, Ldf, 0, Phi, row, Phi, dst)
+                    else:
+                        _pair5(T, ck, cl, Ldf, 0, Phi, row, tr, same, sg, Phi, dst)
+                else:
+                    if same:
+                        _copy_block(Phi, row, tr, Phi, dst)
+                    else:
+                        for a in range(6):
+                            for c in range(6):
+                                Phi[dst, a, c] = 0.0
+                    if nf == 6:                            # rigidified: unrolled
+                        if k == l:
+                            _outer_sym(T, ck, 6, Phi, dst)
                         else:
-                            for a in range(6):
-                                for c in range(6):
-                                    T[8, a, c] = 0.0
+                            _outer_acc(T, ck, cl, 6, Phi, dst, sg)
+                    elif nf > 0:
+                        if k == l:
+                            _outer_sym(T, ck, nf, Phi, dst)
+                        else:
+                            _outer_acc(T, ck, cl, nf, Phi, dst, sg)
+                if not metric:
+                    continue
+                if same and (psiA if fromA_l else psiB):
+                    _copy_block(Psi, row, tr, Psi, dst)
                 else:
                     for a in range(6):
                         for c in range(6):
-                            T[7, a, c] = 0.0
-                            T[8, a, c] = 0.0
-                # Phi^C_kl = [same] Phi_kl - C_k^T W C_l
-                _mm(T, ck, True, cl + 1, False, 9)
-                for a in range(6):
-                    for c in range(6):
-                        Phi[dst, a, c] = T[7, a, c] - T[9, a, c]
-                if k == l:
-                    for a in range(6):
-                        for c in range(a):
-                            s = 0.5 * (Phi[dst, a, c] + Phi[dst, c, a])
-                            Phi[dst, a, c] = s
-                            Phi[dst, c, a] = s
-                if not metric:
-                    continue
-                # Psi^C_kl = [same] Psi_kl + Q_k W C_l + (Q_l W C_k)^T + C_k^T Y C_l
-                #          = [same] Psi_kl + Q_k W C_l + C_k^T H_l
-                _mm(T, ck, True, cl + 3, False, 10)
+                            Psi[dst, a, c] = 0.0
                 if psiA if fromA_k else psiB:
-                    _mm(T, ck + 2, False, cl + 1, False, 9)
-                    for a in range(6):
-                        for c in range(6):
-                            T[10, a, c] += T[9, a, c]
-                for a in range(6):
-                    for c in range(6):
-                        Psi[dst, a, c] = T[8, a, c] + T[10, a, c]
+                    _outer_acc(T, ck + 1, cl + 2, nf, Psi, dst, 1.0)    # Q_k[:, F] G_l
+                _outer_acc(T, ck + 2, cl + 3, 6, Psi, dst, 1.0)
                 if k == l:
                     for a in range(6):
                         for c in range(a):
@@ -539,33 +820,128 @@ def _update_nodes(
                      Tp_r, Tup_E, Tup_r, Xr, xq)
 
 
+@njit(**KERNEL)
+def _tensor_scratch(
+    i,
+    jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
+    H_E, H_r, perm, nfree,
+    node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
+    node_pslot, handle_x, n_slots,
+    q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
+    T, V6, Xr, xq,
+    Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
+    W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
+):
+    """The dense blocks of the internal, non-root node i that
+    :func:`~articulated.algorithms.passive.tensorize_node` reads, right after the node's
+    :func:`_update_nodes` (same arguments, ``nodes`` replaced by i): X (T1), W (T2), P (T3),
+    D (T4), Y' (T5) and per handle k: ``C_k`` (T[12 + 4k]) and ``Q_k`` (T[14 + 4k]) of RL
+    eqs. 2 and 9. :func:`_update_nodes` itself forms none of them densely."""
+    J = node_joint[i]
+    A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
+        i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
+    psiA = A >= 0 and node_joint[A] >= 0
+    psiB = node_joint[B] >= 0
+    jt = jtype[J]
+    _xdense(XJ_E, XJ_r, J, T, 1)
+    for a in range(6):
+        for c in range(6):
+            T[2, a, c] = W[J, a, c]
+            T[3, a, c] = P[J, a, c]
+            T[4, a, c] = D[J, a, c]
+    _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T,
+             5)
+    for k in range(node_nh[i]):
+        ck = 12 + 4 * k
+        sg, _src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E,
+                              XJ_r, J, Phi, T, ck)
+        for a in range(6):
+            for c in range(6):
+                T[ck, a, c] *= sg
+        if psiA if k < nAo else psiB:
+            _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J,
+                       Psi, T, ck + 1)
+            for a in range(6):
+                for c in range(6):
+                    T[ck + 2, a, c] = T[ck + 1, c, a]
+
+
 @njit(**INLINE)
 def _node_frames(i, J, B, A, nC, nAo, ca, cb, hA, hB, hC, node_pslot, XJ_E, XJ_r, Tp_E, Tp_r,
                  Tup_E, Tup_r, Xr, xq):
-    """Hierarchical frames of a non-root internal node (RL Sec. 5.1): ``Tp`` of each handle
-    (its frame -> the node's principal handle frame, via the frame of (J, 1)) and ``Tup`` of
-    both children."""
+    """Hierarchical frames of a non-root internal node (RL Sec. 5.1): ``Tup`` of both
+    children (their principal-handle frames -> C's principal-handle frame, via the frame of
+    (J, 1)) and ``Tp`` of each handle, ``Tp^C_k = Tup_child Tp_child`` (the handle's
+    frame -> its child's principal-handle frame -> C's; the identity for C's principal
+    handle). The transforms are kept in registers (Xr, xq: unused)."""
     p = node_pslot[i]
-    _handle_to_j1(p, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, 0)
-    _tinv(Xr, xq, 0, Xr, xq, 1)                                # (J, 1) -> principal of C
-    for k in range(nC):
-        _handle_to_j1(k, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, 2)
-        _tmul(Xr, xq, 1, Xr, xq, 2, Tp_E, Tp_r, hC + k)
-    _tcopy(Xr, xq, 1, Tup_E, Tup_r, B)
+    if p < nAo:
+        kk = p + 1 if p >= ca else p
+        Y = _tinv_t(_tmul_t(_tget(XJ_E, XJ_r, J), _tget(Tp_E, Tp_r, hA + kk)))
+    else:
+        kk = p - nAo
+        kk = kk + 1 if kk >= cb else kk
+        Y = _tinv_t(_tget(Tp_E, Tp_r, hB + kk))
+    # Y: (J, 1) -> principal handle of C
+    _tset(Tup_E, Tup_r, B, Y)
     if A >= 0:
-        _tmul(Xr, xq, 1, XJ_E, XJ_r, J, Tup_E, Tup_r, A)
+        YA = _tmul_t(Y, _tget(XJ_E, XJ_r, J))
+        _tset(Tup_E, Tup_r, A, YA)
+    else:
+        YA = Y
+    for k in range(nC):
+        if k == p:
+            _tset(Tp_E, Tp_r, hC + k, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
+                                       0.0))
+        elif k < nAo:
+            kk = k + 1 if k >= ca else k
+            _tset(Tp_E, Tp_r, hC + k, _tmul_t(YA, _tget(Tp_E, Tp_r, hA + kk)))
+        else:
+            kk = k - nAo
+            kk = kk + 1 if kk >= cb else kk
+            _tset(Tp_E, Tp_r, hC + k, _tmul_t(Y, _tget(Tp_E, Tp_r, hB + kk)))
 
 
 @njit(**INLINE)
-def _handle_to_j1(k, nAo, ca, cb, hA, hB, J, XJ_E, XJ_r, Tp_E, Tp_r, Xr, xq, o):
-    """(Xr, xq)[o] = transform from the frame of C's handle k to the frame of (J, 1)."""
-    if k < nAo:
-        kk = k + 1 if k >= ca else k
-        _tmul(XJ_E, XJ_r, J, Tp_E, Tp_r, hA + kk, Xr, xq, o)
-    else:
-        kk = k - nAo
-        kk = kk + 1 if kk >= cb else kk
-        _tcopy(Tp_E, Tp_r, hB + kk, Xr, xq, o)
+def _tget(E, r, i):
+    """(E, r)[i] as a 12-tuple: E row by row, then r."""
+    return (E[i, 0, 0], E[i, 0, 1], E[i, 0, 2], E[i, 1, 0], E[i, 1, 1], E[i, 1, 2],
+            E[i, 2, 0], E[i, 2, 1], E[i, 2, 2], r[i, 0], r[i, 1], r[i, 2])
+
+
+@njit(**INLINE)
+def _tset(E, r, i, t):
+    """(E, r)[i] = the 12-tuple t (:func:`_tget`)."""
+    E[i, 0, 0], E[i, 0, 1], E[i, 0, 2] = t[0], t[1], t[2]
+    E[i, 1, 0], E[i, 1, 1], E[i, 1, 2] = t[3], t[4], t[5]
+    E[i, 2, 0], E[i, 2, 1], E[i, 2, 2] = t[6], t[7], t[8]
+    r[i, 0], r[i, 1], r[i, 2] = t[9], t[10], t[11]
+
+
+@njit(**INLINE)
+def _tmul_t(a, b):
+    """``a o b`` (apply b first) for 12-tuple transforms, as :func:`_tmul`."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
+            a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+            a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+            a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+            a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6],
+            a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8],
+            b[9] + b[0] * a[9] + b[3] * a[10] + b[6] * a[11],
+            b[10] + b[1] * a[9] + b[4] * a[10] + b[7] * a[11],
+            b[11] + b[2] * a[9] + b[5] * a[10] + b[8] * a[11])
+
+
+@njit(**INLINE)
+def _tinv_t(a):
+    """Inverse of a 12-tuple transform, as :func:`_tinv`: ``(E^T, -E r)``."""
+    return (a[0], a[3], a[6], a[1], a[4], a[7], a[2], a[5], a[8],
+            -(a[0] * a[9] + a[1] * a[10] + a[2] * a[11]),
+            -(a[3] * a[9] + a[4] * a[10] + a[5] * a[11]),
+            -(a[6] * a[9] + a[7] * a[10] + a[8] * a[11]))
 
 
 @njit(**INLINE)
@@ -858,12 +1234,41 @@ def _partial_back_substitution(
     stats[5] = bad
 
 
-@njit(**JIT)
+@njit(**KERNEL)
+def _heapsort(a, n):
+    """Sort ``a[:n]`` increasingly in place (heapsort: O(n log n), no allocation)."""
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(a, start, n)
+    for end in range(n - 1, 0, -1):
+        t = a[0]
+        a[0] = a[end]
+        a[end] = t
+        _sift(a, 0, end)
+
+
+@njit(**KERNEL)
+def _sift(a, i, n):
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and a[c + 1] > a[c]:
+            c += 1
+        if a[i] >= a[c]:
+            return
+        t = a[i]
+        a[i] = a[c]
+        a[c] = t
+        i = c
+
+
+@njit(**KERNEL)
 def _dirty_nodes(node_parent, seeds, n_seeds, mark, out, stop):
     """Post-order list of the seeds and all their ancestors (each once): walk up from each
     seed until a marked node or a node with ``stop`` set (not listed). ``mark`` must be all
     False on entry and is left all False. Returns the count; ``out[:count]`` sorted
-    increasingly (post-order). Cost O(N_U log(N / N_U)) on a balanced tree (RL Sec. 5.2)."""
+    increasingly (post-order) by :func:`_heapsort`. Cost O(N_U log(N / N_U)) on a balanced
+    tree (RL Sec. 5.2). Compiled without NRT, so the region kernels can call it."""
     m = 0
     for t in range(n_seeds):
         i = seeds[t]
@@ -872,7 +1277,7 @@ def _dirty_nodes(node_parent, seeds, n_seeds, mark, out, stop):
             out[m] = i
             m += 1
             i = node_parent[i]
-    out[:m].sort()
+    _heapsort(out, m)
     for t in range(m):
         mark[out[t]] = False
     return m

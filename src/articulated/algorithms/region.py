@@ -36,61 +36,13 @@ from .dca import _dca_kinematics
 from .hybrid import (_generalized_momentum, _hybrid_dynamics, _hybrid_kinematics,
                      _passive_front, _prepare_region, _tensorize_nodes, _velocity_metric,
                      _velocity_traversal)
-from .quasistatics import _partial_back_substitution, _update_nodes
+from .quasistatics import _dirty_nodes, _heapsort, _partial_back_substitution, _update_nodes
 
 ERR_FULL = 1
 """Error code of :func:`region_update_kernel`: the fully articulated acceleration is not
 finite at the returned joint."""
 ERR_HYBRID = 2
 """Error code: the hybrid-body acceleration is not finite at the returned joint."""
-
-
-@njit(**KERNEL)
-def _heapsort(a, n):
-    """Sort ``a[:n]`` increasingly in place (heapsort: O(n log n), no allocation)."""
-    for start in range(n // 2 - 1, -1, -1):
-        _sift(a, start, n)
-    for end in range(n - 1, 0, -1):
-        t = a[0]
-        a[0] = a[end]
-        a[end] = t
-        _sift(a, 0, end)
-
-
-@njit(**KERNEL)
-def _sift(a, i, n):
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            return
-        if c + 1 < n and a[c + 1] > a[c]:
-            c += 1
-        if a[i] >= a[c]:
-            return
-        t = a[i]
-        a[i] = a[c]
-        a[c] = t
-        i = c
-
-
-@njit(**KERNEL)
-def _ancestors(node_parent, seeds, n_seeds, mark, out, stop):
-    """:func:`articulated.algorithms.quasistatics._dirty_nodes` without NRT (sorted by
-    :func:`_heapsort`): the seeds and all their ancestors, each once, in post-order,
-    walking up until a marked node or one with ``stop`` set; ``mark`` all False on entry
-    and exit. Returns the count."""
-    m = 0
-    for t in range(n_seeds):
-        i = seeds[t]
-        while i >= 0 and not mark[i] and not stop[i]:
-            mark[i] = True
-            out[m] = i
-            m += 1
-            i = node_parent[i]
-    _heapsort(out, m)
-    for t in range(m):
-        mark[out[t]] = False
-    return m
 
 
 @njit(**KERNEL)
@@ -201,12 +153,12 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         if tau[k] != tau_T[k]:            # joint forces other than those in the tensors
             seeds[ns] = node_of_joint[dof_body[k]]
             ns += 1
-    n_tau = _ancestors(node_parent, seeds, ns, mark, dirty, node_active)
+    n_tau = _dirty_nodes(node_parent, seeds, ns, mark, dirty, node_active)
     for k in range(n_tau):
         stale[k] = dirty[k]
     for k in range(nbodies):
         seeds[k] = leaf_of_body[bodies[k]]
-    npath = _ancestors(node_parent, seeds, nbodies, mark, dirty, node_active)
+    npath = _dirty_nodes(node_parent, seeds, nbodies, mark, dirty, node_active)
     nreg = 0
     for k in range(npath + n_tau + counts[0] + roots.shape[0]):
         if k < npath:
@@ -302,7 +254,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                     for r in range(jnv[j]):
                         dofs[nd] = vadr[j] + r
                         nd += 1
-            np_ = _ancestors(node_parent, seeds, nr, mark, path, mark)
+            np_ = _dirty_nodes(node_parent, seeds, nr, mark, path, mark)
             if not _rigidification_impulses(path, np_, dofs, nd, Kb, x, tau, qd, qdd, base,
                                             ajoints, counts[2], vadr, jnv, args, ncomp,
                                             stats):
