@@ -471,23 +471,14 @@ def _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r
 def _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T,
                t):
     """``Q_k^T`` of handle k of the node C of joint J (RL eq. 9) into T[t]:
-    ``-X Psi^A_{2k}`` for a handle of A, ``Psi^B_{1k}`` for one of B (T[9] scratch)."""
-    if k < nAo:
-        kk = k + 1 if k >= ca else k
-        row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
-        if tr:
-            _copy_block(Psi, row, tr, T, 9)
-            _xj_rows(jt, XJ_E, XJ_r, J, T, 9, T, t)
-        else:
-            _xj_rows(jt, XJ_E, XJ_r, J, Psi, row, T, t)
+    ``-X Psi^A_{2k}`` for a handle of A, ``Psi^B_{1k}`` for one of B (T[9] scratch): the
+    blocks of :func:`_handle_Ct` with Psi for Phi and the opposite sign."""
+    sg, _src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r,
+                          J, Psi, T, t)
+    if sg > 0.0:
         for a in range(6):
             for c in range(6):
                 T[t, a, c] = -T[t, a, c]
-    else:
-        kk = k - nAo
-        kk = kk + 1 if kk >= cb else kk
-        row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
-        _copy_block(Psi, row, tr, T, t)
 
 
 @njit(**INLINE)
