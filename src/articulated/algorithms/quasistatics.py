@@ -87,40 +87,6 @@ def _blk(hoff, ooff, n_slots, nh, k, l):
 
 
 @njit(**INLINE)
-def _mm(T, a, ta, b, tb, c):
-    """T[c] = op(T[a]) op(T[b]), op = transpose where ta / tb (c distinct from a, b).
-    The transposes are resolved outside the loops so that each case is a plain loop nest."""
-    if ta and tb:
-        for i in range(6):
-            for j in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += T[a, k, i] * T[b, j, k]
-                T[c, i, j] = s
-    elif ta:
-        for i in range(6):
-            for j in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += T[a, k, i] * T[b, k, j]
-                T[c, i, j] = s
-    elif tb:
-        for i in range(6):
-            for j in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += T[a, i, k] * T[b, j, k]
-                T[c, i, j] = s
-    else:
-        for i in range(6):
-            for j in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += T[a, i, k] * T[b, k, j]
-                T[c, i, j] = s
-
-
-@njit(**INLINE)
 def _xdense(E, r, J, T, t):
     """T[t] = the dense 6x6 motion transform ``[[E, 0], [-E r^, E]]`` of (E[J], r[J])."""
     for a in range(6):
@@ -136,16 +102,6 @@ def _xdense(E, r, J, T, t):
         T[t, 3 + a, 0] = -(E[J, a, 1] * r[J, 2] - E[J, a, 2] * r[J, 1])
         T[t, 3 + a, 1] = -(E[J, a, 2] * r[J, 0] - E[J, a, 0] * r[J, 2])
         T[t, 3 + a, 2] = -(E[J, a, 0] * r[J, 1] - E[J, a, 1] * r[J, 0])
-
-
-@njit(**INLINE)
-def _mv(T, a, ta, x, ix, y, iy, sg):
-    """y[iy] += sg op(T[a]) x[ix] for (n, 6) arrays x, y."""
-    for i in range(6):
-        s = 0.0
-        for k in range(6):
-            s += (T[a, k, i] if ta else T[a, i, k]) * x[ix, k]
-        y[iy, i] += sg * s
 
 
 # ---------------------------------------------------------------- compact transforms
