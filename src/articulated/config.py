@@ -2,10 +2,11 @@
 
 Kernels import :data:`JIT` or :data:`KERNEL` (hot loops) and :data:`INLINE` (small spatial
 helpers) from here, so the whole library can be switched e.g. to ``boundscheck=True`` by
-editing one file. Numba's on-disk cache does not notice edits to this file or to inlined
-helpers in other modules: delete the ``__pycache__/*.nbi``/``*.nbc`` files after such edits.
-Set the environment variable ``NUMBA_DISABLE_JIT=1`` to run every kernel as plain Python
-(for coverage and debugging).
+editing one file. Numba's on-disk cache of every kernel is keyed on the source of the whole
+package (:mod:`articulated._numba_cache`): an edit to any of its modules, this one
+included, or an upgrade recompiles all the kernels on their next use. Set the environment
+variable ``NUMBA_DISABLE_JIT=1`` to run every kernel as plain Python (for coverage and
+debugging).
 """
 
 JIT = dict(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")
@@ -23,6 +24,10 @@ INLINE = dict(inline="always", cache=True, fastmath=False, boundscheck=False, no
 """Flags of the small spatial-algebra helpers inlined into kernels."""
 
 import warnings as _warnings
+
+from . import _numba_cache
+
+_numba_cache.install()        # before any kernel is defined
 
 from numba.core.errors import NumbaIRAssumptionWarning as _NumbaIRAssumptionWarning
 
