@@ -287,6 +287,13 @@ def _joint_coefficients(J, nf, d, perm, T, L, Ld, V6, W, P, D, gamma, R):
             for a in range(nf):
                 s += T[0, jr, perm[J, a]] * P[J, perm[J, a], ss]
             D[J, rr, ss] = s
+    _gamma_R(J, d, W, P, D, V6, gamma, R)
+
+
+@njit(**INLINE)
+def _gamma_R(J, d, W, P, D, V6, gamma, R):
+    """``gamma = W beta + P Q`` and ``R = D Q - P^T beta`` (RL eqs. 4-5) of joint J from its
+    W, P, D (beta in V6[0], Q in V6[1, :d]) into ``gamma[J]``, V6[2] and ``R[J]``, V6[3]."""
     for a in range(6):
         s = 0.0
         for c in range(6):
@@ -458,6 +465,96 @@ def _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ
                 T[t, a, c] += T[9, a, c]
 
 
+@njit(**INLINE)
+def _root_bias(J, Xup_E, Xup_r, H_E, H_r, gravity, b_world):
+    """Root node of joint J: the world's handle accelerates with ``a_0 = -g``, in the
+    joint's handle (J, 1) frame, into ``b_world[J]``."""
+    x0 = _xmotion(Xup_E, Xup_r, J, 0.0, 0.0, 0.0, -gravity[0], -gravity[1], -gravity[2])
+    x = _xmotion(H_E, H_r, 2 * J + 1, x0[0], x0[1], x0[2], x0[3], x0[4], x0[5])
+    for a in range(6):
+        b_world[J, a] = x[a]
+
+
+@njit(**INLINE)
+def _node_beta(J, A, B, ca, cb, hA, hB, XJ_E, XJ_r, bh, b_world, c_al, quasi_static, beta,
+               V6):
+    """``beta = X b^A_2 - b^B_1`` of the node of joint J (root: ``b_world - b^B_1``), plus
+    the joint's velocity product ``c_al`` unless ``quasi_static`` (RGL eq. 2; RL eq. 2),
+    into ``beta[J]`` and V6[0]."""
+    for a in range(6):
+        V6[0, a] = -bh[hB + cb, a]
+    if A >= 0:
+        x = _xmotion(XJ_E, XJ_r, J, bh[hA + ca, 0], bh[hA + ca, 1], bh[hA + ca, 2],
+                     bh[hA + ca, 3], bh[hA + ca, 4], bh[hA + ca, 5])
+    else:
+        x = (b_world[J, 0], b_world[J, 1], b_world[J, 2], b_world[J, 3], b_world[J, 4],
+             b_world[J, 5])
+    for a in range(6):
+        V6[0, a] += x[a]
+        if not quasi_static:
+            V6[0, a] += c_al[J, a]
+        beta[J, a] = V6[0, a]
+
+
+@njit(**INLINE)
+def _metric_bias(i, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6):
+    """The velocity-dependent terms of RL eq. 9 at node i (joint J, d free dofs): ``w =
+    p^B_1 - X p^A_2`` (V6[4]), ``eta^C = eta^A + eta^B + gamma^T (Y' gamma + w) + R^T A_J
+    R`` (into ``eta[i]``) and ``z = W (w + 2 Y' gamma) - 2 P A_J R`` (V6[5]), from Y' (T5),
+    gamma (V6[2]) and R (V6[3]); V6[6], V6[7] scratch."""
+    for a in range(6):
+        V6[4, a] = ph[hB + cb, a]
+    if A >= 0:
+        x = _xmotion(XJ_E, XJ_r, J, ph[hA + ca, 0], ph[hA + ca, 1], ph[hA + ca, 2],
+                     ph[hA + ca, 3], ph[hA + ca, 4], ph[hA + ca, 5])
+        for a in range(6):
+            V6[4, a] -= x[a]
+    et = 0.0
+    if A >= 0:
+        et += eta[A]
+    et += eta[B]
+    for a in range(6):
+        s = 0.0
+        for c in range(6):
+            s += T[5, a, c] * V6[2, c]
+        V6[6, a] = V6[4, a] + 2.0 * s                      # w + 2 Y' gamma
+        et += V6[2, a] * (s + V6[4, a])
+    for rr in range(d):
+        t = 0.0
+        for ss in range(d):
+            t += Aw[J, rr, ss] * V6[3, ss]
+        V6[7, rr] = t                                      # A_J R
+        et += V6[3, rr] * t
+    eta[i] = et
+    for a in range(6):
+        s = 0.0
+        for c in range(6):
+            s += W[J, a, c] * V6[6, c]
+        for rr in range(d):
+            s -= 2.0 * P[J, a, rr] * V6[7, rr]
+        V6[5, a] = s
+
+
+@njit(**INLINE)
+def _handle_biases(T, ct, qt, hasQ, metric, sg, src, dst, J, gamma, V6, bh, ph):
+    """The linear coefficients of handle ``dst`` of a node (RL eqs. 2 and 9), from its
+    handle ``src`` in a child, ``C = sg Ct`` (Ct in T[ct]) and, when ``hasQ``, ``Q^T`` in
+    T[qt]: ``b^C = b - C^T gamma`` and, with the metric, ``p^C = p + 2 Q gamma + C^T z``
+    (gamma in ``gamma[J]`` and V6[2], z in V6[5])."""
+    t6 = _ctv(T, ct, gamma, J)
+    for a in range(6):
+        bh[dst, a] = bh[src, a] - sg * t6[a]
+    if not metric:
+        return
+    t6 = _ctv(T, ct, V6, 5)
+    for c in range(6):
+        s = 0.0
+        if hasQ:
+            for a in range(6):
+                s += T[qt, a, c] * V6[2, a]
+        ph[dst, c] = ph[src, c] + 2.0 * s + sg * t6[c]
+
+
 @njit(**KERNEL)
 def _update_nodes(
     nodes, n_upd,
@@ -542,31 +639,16 @@ def _update_nodes(
                 for c in range(6):
                     T[0, a, c] += T[9, a, c]
         else:
-            # root node: the world's handle accelerates with a_0 = -g
-            x0 = _xmotion(Xup_E, Xup_r, J, 0.0, 0.0, 0.0, -gravity[0], -gravity[1],
-                          -gravity[2])
-            x = _xmotion(H_E, H_r, 2 * J + 1, x0[0], x0[1], x0[2], x0[3], x0[4], x0[5])
-            for a in range(6):
-                b_world[J, a] = x[a]
+            _root_bias(J, Xup_E, Xup_r, H_E, H_r, gravity, b_world)
         for a in range(6):
             for c in range(a):
                 s = 0.5 * (T[0, a, c] + T[0, c, a])
                 T[0, a, c] = s
                 T[0, c, a] = s
-        # ---- beta = X b^A_2 - b^B_1 (root: b_world - b^B_1) (V6[0]), Q (V6[1])
+        # ---- beta (V6[0]), Q (V6[1])
+        _node_beta(J, A, B, ca, cb, hA, hB, XJ_E, XJ_r, bh, b_world, c_al, quasi_static,
+                   beta, V6)
         for a in range(6):
-            V6[0, a] = -bh[hB + cb, a]
-        if A >= 0:
-            x = _xmotion(XJ_E, XJ_r, J, bh[hA + ca, 0], bh[hA + ca, 1], bh[hA + ca, 2],
-                         bh[hA + ca, 3], bh[hA + ca, 4], bh[hA + ca, 5])
-        else:
-            x = (b_world[J, 0], b_world[J, 1], b_world[J, 2], b_world[J, 3], b_world[J, 4],
-                 b_world[J, 5])
-        for a in range(6):
-            V6[0, a] += x[a]
-            if not quasi_static:
-                V6[0, a] += c_al[J, a]                         # S-dot q-dot (RGL eq. 2)
-            beta[J, a] = V6[0, a]
             V6[1, a] = 0.0                                     # Q in S coordinates
         for rr in range(d):
             V6[1, rr] = tau[va + rr]
@@ -600,38 +682,7 @@ def _update_nodes(
             for rr in range(d):                            # P_F^T (T4)
                 for a in range(nf):
                     T[4, rr, a] = P[J, perm[J, a], rr]
-            # ---- w = p^B_1 - X p^A_2 (V6[4]); z = W (w + 2 Y' gamma) - 2 P A_J R (V6[5])
-            for a in range(6):
-                V6[4, a] = ph[hB + cb, a]
-            if A >= 0:
-                x = _xmotion(XJ_E, XJ_r, J, ph[hA + ca, 0], ph[hA + ca, 1], ph[hA + ca, 2],
-                             ph[hA + ca, 3], ph[hA + ca, 4], ph[hA + ca, 5])
-                for a in range(6):
-                    V6[4, a] -= x[a]
-            et = 0.0
-            if A >= 0:
-                et += eta[A]
-            et += eta[B]
-            for a in range(6):
-                s = 0.0
-                for c in range(6):
-                    s += T[5, a, c] * V6[2, c]
-                V6[6, a] = V6[4, a] + 2.0 * s                      # w + 2 Y' gamma
-                et += V6[2, a] * (s + V6[4, a])
-            for rr in range(d):
-                t = 0.0
-                for ss in range(d):
-                    t += Aw[J, rr, ss] * V6[3, ss]
-                V6[7, rr] = t                                      # A_J R
-                et += V6[3, rr] * t
-            eta[i] = et
-            for a in range(6):
-                s = 0.0
-                for c in range(6):
-                    s += W[J, a, c] * V6[6, c]
-                for rr in range(d):
-                    s -= 2.0 * P[J, a, rr] * V6[7, rr]
-                V6[5, a] = s
+            _metric_bias(i, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6)
         if nC == 0:
             # a root node (no handles): Tup of its child = (world -> (J, 0) -> (J, 1))^-1
             _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
@@ -648,9 +699,6 @@ def _update_nodes(
                                  XJ_E, XJ_r, J, Phi, T, 7)
             hasQ = psiA if k < nAo else psiB
             dst = hC + k
-            t6 = _ctv(T, 7, gamma, J)
-            for a in range(6):
-                bh[dst, a] = bh[src, a] - sg * t6[a]
             if nf == 5:
                 _zrows5(Lf, Ldf, 0, pJ, T, 7, T, ck)
             elif nf > 0:
@@ -663,6 +711,7 @@ def _update_nodes(
                 else:
                     _fwd_rows(Lf, Ldf, 0, nf, T, ck)
             if not metric:
+                _handle_biases(T, 7, 3, False, False, sg, src, dst, J, gamma, V6, bh, ph)
                 continue
             if hasQ:
                 _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E,
@@ -690,13 +739,7 @@ def _update_nodes(
             if hasY:
                 _rows_mul(T, 2, nf, nf, T, ck + 2, 0, T, ck + 3, 0, 1.0, True)
             _rows_mul(Aw, J, d, d, T, ck + 2, nf, T, ck + 3, nf, 1.0, False)
-            t6 = _ctv(T, 7, V6, 5)
-            for c in range(6):
-                s = 0.0
-                if hasQ:
-                    for a in range(6):
-                        s += T[ck + 1, a, c] * V6[2, perm[J, a]]
-                ph[dst, c] = ph[src, c] + 2.0 * s + sg * t6[c]
+            _handle_biases(T, 7, 3, hasQ, True, sg, src, dst, J, gamma, V6, bh, ph)
         # ---- blocks (k, l), k <= l: Phi^C_kl = [same] Phi_kl - s_k s_l Z_k^T Z_l
         # (D^-1-weighted for |F| = 5) and, with the metric, Psi^C_kl as above
         for k in range(nC):
@@ -765,6 +808,64 @@ def _update_nodes(
                             Psi[dst, c, a] = s
         _node_frames(i, J, B, A, nC, nAo, ca, cb, hA, hB, hC, node_pslot, XJ_E, XJ_r, Tp_E,
                      Tp_r, Tup_E, Tup_r, Xr, xq)
+
+
+@njit(**KERNEL)
+def _update_biases(
+    nodes, n_upd,
+    jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
+    H_E, H_r, perm, nfree,
+    node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
+    node_pslot, handle_x, n_slots,
+    q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
+    T, V6, Xr, xq,
+    Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
+    W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
+):
+    """The linear coefficients (b; with ``metric`` also p and eta) of the passive nodes
+    ``nodes[:n_upd]`` (post-order), same arguments as :func:`_update_nodes`: no joint of a
+    passive node's subtree has moved since the node's last full update (when it became
+    passive, RGL Sec. 6), so its inverse inertias Phi, Psi, its joint's W, P, D and its
+    frames are still those of that update, and only the terms that depend on forces and
+    velocities are recomputed (the force-update region of RGL Sec. 6): leaf biases (RGL
+    eq. 3), ``beta``, ``gamma``, ``R`` (RL eqs. 4-5; ``active[J]`` as in
+    :func:`_update_nodes`) and the handles' b, p, eta (RL eqs. 2 and 9). Its children
+    must be up to date."""
+    for u in range(n_upd):
+        i = nodes[u]
+        J = node_joint[i]
+        if J < 0:
+            _leaf_bias(node_body[i], i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff,
+                       handle_x, v, f_ext, quasi_static, z, bh, node_hoff[i])
+            continue
+        A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
+            i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
+        psiA = A >= 0 and node_joint[A] >= 0
+        psiB = node_joint[B] >= 0
+        jt = jtype[J]
+        d = jnv[J] if active[J] else 0
+        if A < 0:
+            _root_bias(J, Xup_E, Xup_r, H_E, H_r, gravity, b_world)
+        _node_beta(J, A, B, ca, cb, hA, hB, XJ_E, XJ_r, bh, b_world, c_al, quasi_static,
+                   beta, V6)
+        for a in range(6):
+            V6[1, a] = 0.0
+        for rr in range(d):
+            V6[1, rr] = tau[vadr[J] + rr]
+        _gamma_R(J, d, W, P, D, V6, gamma, R)
+        if metric:
+            _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r,
+                     J, Psi, T, 5)
+            _metric_bias(i, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6)
+        hC = node_hoff[i]
+        for k in range(node_nh[i]):
+            sg, src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt,
+                                 XJ_E, XJ_r, J, Phi, T, 7)
+            hasQ = metric and (psiA if k < nAo else psiB)
+            if hasQ:
+                _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E,
+                           XJ_r, J, Psi, T, 3)
+            _handle_biases(T, 7, 3, hasQ, metric, sg, src, hC + k, J, gamma, V6, bh, ph)
 
 
 @njit(**KERNEL)

@@ -8,8 +8,9 @@ The steps (RGL Sec. 5.1):
 1. conversion to the fully articulated state around the active region (RGL Sec. 6): the
    rigid-front nodes from their linear-coefficient tensors, the force-update region
    (passive nodes with external forces on their bodies or joint forces other than those in
-   their tensors, and their passive ancestors), the passive root nodes and the active nodes
-   recomputed exactly;
+   their tensors, and their passive ancestors) and the passive root nodes recomputed
+   exactly in their linear coefficients only (their inverse inertias do not change while
+   they are passive), the active nodes recomputed in full;
 2. acceleration update region U by the partial back-substitution in priority of the
    acceleration metric (RGL Sec. 5.3.1), passive nodes evaluated from their tensors as the
    queue reaches them;
@@ -36,7 +37,8 @@ from .dca import _dca_kinematics
 from .hybrid import (_generalized_momentum, _hybrid_dynamics, _hybrid_kinematics,
                      _passive_front, _prepare_region, _tensorize_nodes, _velocity_metric,
                      _velocity_traversal)
-from .quasistatics import _dirty_nodes, _heapsort, _partial_back_substitution, _update_nodes
+from .quasistatics import (_dirty_nodes, _heapsort, _partial_back_substitution, _update_biases,
+                           _update_nodes)
 
 ERR_FULL = 1
 """Error code of :func:`region_update_kernel`: the fully articulated acceleration is not
@@ -179,7 +181,20 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     nfresh[0] = 0
     _passive_front(front, counts[1], front_body, near, Vw, region, nreg, in_region,
                    node_active, *pfront)
-    _update_nodes(region, nreg, *fupd)
+    # passive nodes (post-order, below every active one): linear coefficients only, their
+    # inverse inertias are those of their last update; then the active nodes in full
+    nact = 0
+    npas = 0
+    for k in range(nreg):
+        i = region[k]
+        if node_active[i]:
+            seeds[nact] = i
+            nact += 1
+        else:
+            path[npas] = i
+            npas += 1
+    _update_biases(path, npas, *fupd)
+    _update_nodes(seeds, nact, *fupd)
     # ---- 2. acceleration update region (lazy partial back-substitution, RGL Sec. 5.3.1)
     _partial_back_substitution(eps, 0, budget_u, ncomp[0], *fsolve)
     ncomp[0] = int(stats[0])
