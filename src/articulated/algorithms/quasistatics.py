@@ -536,16 +536,19 @@ def _metric_bias(i, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T
 
 
 @njit(**INLINE)
-def _handle_biases(T, ct, qt, hasQ, metric, sg, src, dst, J, gamma, V6, bh, ph):
-    """The linear coefficients of handle ``dst`` of a node (RL eqs. 2 and 9), from its
-    handle ``src`` in a child, ``C = sg Ct`` (Ct in T[ct]) and, when ``hasQ``, ``Q^T`` in
-    T[qt]: ``b^C = b - C^T gamma`` and, with the metric, ``p^C = p + 2 Q gamma + C^T z``
-    (gamma in ``gamma[J]`` and V6[2], z in V6[5])."""
+def _handle_b(T, ct, sg, src, dst, J, gamma, bh):
+    """``b^C = b - C^T gamma`` (RL eq. 2) for handle ``dst`` of a node from its handle
+    ``src`` in a child, ``C = sg Ct`` (Ct in T[ct], gamma in ``gamma[J]``)."""
     t6 = _ctv(T, ct, gamma, J)
     for a in range(6):
         bh[dst, a] = bh[src, a] - sg * t6[a]
-    if not metric:
-        return
+
+
+@njit(**INLINE)
+def _handle_p(T, ct, qt, hasQ, sg, src, dst, V6, ph):
+    """``p^C = p + 2 Q gamma + C^T z`` (RL eq. 9) for handle ``dst`` of a node from its
+    handle ``src`` in a child, ``C = sg Ct`` (Ct in T[ct]) and, when ``hasQ``, ``Q^T`` in
+    T[qt] (gamma in V6[2], z in V6[5])."""
     t6 = _ctv(T, ct, V6, 5)
     for c in range(6):
         s = 0.0
@@ -699,6 +702,7 @@ def _update_nodes(
                                  XJ_E, XJ_r, J, Phi, T, 7)
             hasQ = psiA if k < nAo else psiB
             dst = hC + k
+            _handle_b(T, 7, sg, src, dst, J, gamma, bh)
             if nf == 5:
                 _zrows5(Lf, Ldf, 0, pJ, T, 7, T, ck)
             elif nf > 0:
@@ -711,7 +715,6 @@ def _update_nodes(
                 else:
                     _fwd_rows(Lf, Ldf, 0, nf, T, ck)
             if not metric:
-                _handle_biases(T, 7, 3, False, False, sg, src, dst, J, gamma, V6, bh, ph)
                 continue
             if hasQ:
                 _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E,
@@ -739,7 +742,7 @@ def _update_nodes(
             if hasY:
                 _rows_mul(T, 2, nf, nf, T, ck + 2, 0, T, ck + 3, 0, 1.0, True)
             _rows_mul(Aw, J, d, d, T, ck + 2, nf, T, ck + 3, nf, 1.0, False)
-            _handle_biases(T, 7, 3, hasQ, True, sg, src, dst, J, gamma, V6, bh, ph)
+            _handle_p(T, 7, 3, hasQ, sg, src, dst, V6, ph)
         # ---- blocks (k, l), k <= l: Phi^C_kl = [same] Phi_kl - s_k s_l Z_k^T Z_l
         # (D^-1-weighted for |F| = 5) and, with the metric, Psi^C_kl as above
         for k in range(nC):
@@ -865,7 +868,9 @@ def _update_biases(
             if hasQ:
                 _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E,
                            XJ_r, J, Psi, T, 3)
-            _handle_biases(T, 7, 3, hasQ, metric, sg, src, hC + k, J, gamma, V6, bh, ph)
+            _handle_b(T, 7, sg, src, hC + k, J, gamma, bh)
+            if metric:
+                _handle_p(T, 7, 3, hasQ, sg, src, hC + k, V6, ph)
 
 
 @njit(**KERNEL)
