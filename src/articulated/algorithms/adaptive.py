@@ -48,9 +48,8 @@ import numpy as np
 
 from ._inputs import check_f_ext
 from .dca import _dca_kinematics
-from .hybrid import (_frames_pass, _generalized_momentum, _hybrid_dynamics,
-                     _hybrid_kinematics, _leaf_tensors, _prepare_region, _velocity_metric,
-                     _velocity_traversal)
+from .hybrid import (_generalized_momentum, _leaf_tensors, _prepare_region,
+                     _velocity_metric, _velocity_traversal, hybrid_frames, hybrid_step)
 from .passive import K
 from .quasistatics import AdaptiveQuasiStatics
 from .region import ERR_FULL, region_update_kernel
@@ -465,11 +464,12 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
     def hybrid_args(self):
         """Argument tuples of the hybrid-step kernels (built once; full buffers, the
         region's lists and counts are in ``self._bk``): ``(pose, frames, velocities,
-        on_front, front_biases, update, solve)`` for ``_world_pose(b, *pose)``,
-        ``_frames_pass(nodes, n, *frames)``, ``_active_velocities(joints, n,
-        *velocities)``, ``_forces_on_front(bodies, n, f_ext, *on_front)``,
-        ``_front_biases(front, n, *front_biases)``, ``_update_nodes(nodes, n, *update)`` and
-        ``_partial_back_substitution(-1.0, 0, -1, prev_n, *solve)``; shared by
+        on_front, front_biases, update, solve)`` for ``_world_pose(b, *pose)`` and for
+        ``_frames_pass(nodes, n, frames)``, ``_active_velocities(joints, n, velocities)``,
+        ``_forces_on_front(bodies, n, f_ext, on_front)``, ``_front_biases(front, n,
+        front_biases)``, ``_update_nodes(nodes, n, update)`` and
+        ``_partial_back_substitution(-1.0, 0, -1, prev_n, solve)``, which take each tuple
+        by reference (:func:`articulated._byref.byref_each`); shared by
         :meth:`hybrid_accelerations`, :func:`articulated.algorithms.region.region_update_kernel`
         and the compiled step loop of :class:`articulated.simulation.adaptive.AdaptiveSimulator`."""
         if self._hargs is None:
@@ -508,7 +508,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         up to date (O(N_A)), so that :meth:`body_pose` is exact at ``q`` (forces in world
         coordinates are evaluated between steps). Requires :meth:`prepare_region`."""
         self.q[:] = q
-        _frames_pass(self._bk[1], self._bk[10][0], *self.hybrid_args()[1])
+        hybrid_frames(self._bk, self.hybrid_args())
 
     def hybrid_accelerations(self, q, qd, tau, f_ext=None, bodies=None) -> np.ndarray:
         """Multilevel forward dynamics (RGL Sec. 4.3) at a state that differs from the one
@@ -526,7 +526,6 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self.q[:] = q
         self.qd[:] = qd
         self.tau[:] = 0.0 if tau is None else tau
-        _hybrid_kinematics(self._bk, args)
         if f_ext is None:
             idx = np.zeros(0, dtype=np.int64)
             f_ext = self.f_ext
@@ -534,8 +533,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
             f_ext = np.ascontiguousarray(f_ext, dtype=np.float64)
             idx = (np.flatnonzero(np.any(f_ext != 0.0, axis=1)) if bodies is None
                    else np.asarray(bodies, dtype=np.int64))
-        self._n_computed = _hybrid_dynamics(self._bk, idx.size, idx, f_ext, args,
-                                            self._n_computed, self._stats)
+        self._n_computed = hybrid_step(self._bk, idx.size, idx, f_ext, args,
+                                       self._n_computed, self._stats, True)
         if self._stats[5] >= 0:
             raise ValueError(f"the hybrid-body acceleration is not finite at joint "
                              f"{self.model.joint_name[int(self._stats[5])]!r}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from .._byref import byref, byref_each, deref
 from ..config import INLINE, KERNEL
 from ..spatial import get_mat3, get_vec3, inertia_times, spd_inverse, xform_force_T
 from .dca import _leaf_bias, _xmotion, principal_joint_transform
@@ -23,11 +24,17 @@ from .quasistatics import (_blk, _children, _heap_pop, _heap_push, _node_frames,
 # ------------------------------------------------------------------ hybrid-step kernels
 
 @njit(**KERNEL)
-def _frames_pass(nodes, n, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, H_E, H_r,
-                 node_A, node_B, node_joint, node_nh, node_hoff, node_ca, node_cb, node_pslot,
-                 Xup_E, Xup_r, XJ_E, XJ_r, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq):
+def _frames_pass(nodes, n, args):
     """Principal joint transforms and hierarchical frames (RL Sec. 5.1) of the internal
-    nodes ``nodes[:n]`` (post-order) only: what moves when only their joints move."""
+    nodes ``nodes[:n]`` (post-order) only: what moves when only their joints move.
+
+    ``args``: a :func:`~articulated._byref.byref` pointer to the tuple of the arguments
+    unpacked below."""
+    (
+        jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, H_E, H_r, node_A, node_B,
+        node_joint, node_nh, node_hoff, node_ca, node_cb, node_pslot, Xup_E, Xup_r,
+        XJ_E, XJ_r, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq,
+    ) = deref(args)
     for u in range(n):
         i = nodes[u]
         J = node_joint[i]
@@ -93,14 +100,19 @@ def _world_frames(anodes, na, front, nf, node_parent, node_pslot, Tup_E, Tup_r, 
 
 
 @njit(**KERNEL)
-def _active_velocities(joints, n, parent, near, vadr, jnv, S, qd, H_E, H_r, leaf_of_body,
-                       node_parent, node_pslot, node_hoff, handle_x, Tup_E, Tup_r, Xr, xq,
-                       Vw, c, c_al, pose):
+def _active_velocities(joints, n, args):
     """World spatial velocities (about the world origin) of the child bodies of the active
     joints ``joints[:n]`` (increasing, so parents first), ``Vw[J] = Vw[near[parent J]] +
     X_{w<-J} S qd_J`` (rigidified joints add nothing), and the velocity products
     ``c = v_J x S qd_J`` (body coordinates; aligned in c_al). World poses from the
-    hierarchical frames (:func:`_cached_pose` with ``pose``)."""
+    hierarchical frames (:func:`_cached_pose` with ``pose``).
+
+    ``args``: a :func:`~articulated._byref.byref` pointer to the tuple of the arguments
+    unpacked below."""
+    (
+        parent, near, vadr, jnv, S, qd, H_E, H_r, leaf_of_body, node_parent, node_pslot,
+        node_hoff, handle_x, Tup_E, Tup_r, Xr, xq, Vw, c, c_al, pose,
+    ) = deref(args)
     for u in range(n):
         J = joints[u]
         _cached_pose(J, pose)                                  # (Xr, xq)[0] = w X J
@@ -152,14 +164,20 @@ def _front_inertias(front, n, node_hoff, Phi, T, I0):
 
 
 @njit(**KERNEL)
-def _front_biases(front, n, front_body, near, f0, Vw, H_E, H_r, leaf_of_body, node_parent,
-                  node_pslot, node_nh, node_hoff, node_ooff, handle_x, n_slots, Tup_E, Tup_r,
-                  Phi, I0, Xr, xq, bh, pose):
+def _front_biases(front, n, args):
     """Bias accelerations of the rigid-front nodes (RGL Sec. 6.2: eq. 3 with the node's
     rigid inertia and velocity): a rigid node moves as one rigid body, so with ``I_0 =
     (Phi_00)^-1`` (``I0[u]``, :func:`_front_inertias`) and ``v_0`` the velocity of its
     handle-0 frame, ``b_k = Phi_k0 (f_0 - v_0 x* I_0 v_0)``. ``f0[u]``: external force on
-    the node in the handle-0 frame."""
+    the node in the handle-0 frame.
+
+    ``args``: a :func:`~articulated._byref.byref` pointer to the tuple of the arguments
+    unpacked below."""
+    (
+        front_body, near, f0, Vw, H_E, H_r, leaf_of_body, node_parent, node_pslot,
+        node_nh, node_hoff, node_ooff, handle_x, n_slots, Tup_E, Tup_r, Phi, I0, Xr, xq,
+        bh, pose,
+    ) = deref(args)
     for u in range(n):
         R = front[u]
         ho = node_hoff[R]
@@ -245,10 +263,11 @@ def _tensorize_nodes(nodes, n, uargs, tau, Aw, node_A, node_B, node_joint, node_
     articulated coefficient set, which caches Phi, Psi, W, P, D), its dense blocks
     (:func:`~articulated.algorithms.quasistatics._tensor_scratch`, into ``T``) and its tensors
     (:func:`articulated.algorithms.passive.tensorize_node`)."""
+    up = byref(uargs)
     for u in range(n):
         i = nodes[u]
-        _update_nodes(nodes[u:u + 1], 1, *uargs)
-        _tensor_scratch(i, *uargs)
+        _update_nodes(nodes[u:u + 1], 1, up)
+        _tensor_scratch(i, up)
         J = node_joint[i]
         A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
             i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
@@ -345,12 +364,17 @@ def _generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, 
 
 
 @njit(**KERNEL)
-def _forces_on_front(bodies, n, f_ext, front_of, front_index, front_body, leaf_of_body,
-                     node_parent, node_pslot, node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, Xr,
-                     xq, f0, pose):
+def _forces_on_front(bodies, n, f_ext, args):
     """Add the external forces of ``bodies[:n]`` (body coordinates) to their rigid-front
     node's handle-0 frame: ``f0[u] += X*_{h0<-b} f_b`` with ``h0 X b = H_h0 (b0 X w)
-    (w X b)`` from the hierarchical frames (O(log n) per body)."""
+    (w X b)`` from the hierarchical frames (O(log n) per body).
+
+    ``args``: a :func:`~articulated._byref.byref` pointer to the tuple of the arguments
+    unpacked below."""
+    (
+        front_of, front_index, front_body, leaf_of_body, node_parent, node_pslot,
+        node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, Xr, xq, f0, pose,
+    ) = deref(args)
     for t in range(n):
         b = bodies[t]
         if (f_ext[b, 0] == 0.0 and f_ext[b, 1] == 0.0 and f_ext[b, 2] == 0.0
@@ -497,7 +521,8 @@ def _nearest_active(parent, active, near):
 # front_index, f0, I0, counts), allocated once per solver; counts = (na, nf, nj) of the
 # current active region. ``args``: the hybrid-step argument tuples (pose, frames, vel,
 # on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args` (full buffers, the
-# region's lists and counts come from ``bk``).
+# region's lists and counts come from ``bk``); ``hp``: pointers to them
+# (:func:`~articulated._byref.byref_each`, made once by the calling kernel).
 
 @njit(**KERNEL)
 def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
@@ -519,19 +544,19 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
 
 
 @njit(**KERNEL)
-def _hybrid_kinematics(bk, args):
+def _hybrid_kinematics(bk, hp):
     """Frames and principal transforms of the active nodes and world velocities of the
     active joints' bodies at the solver's ``q``, ``qd`` (O(N_A log n))."""
     anodes, front, ajoints, counts = bk[1], bk[2], bk[4], bk[10]
-    pose = args[0]
-    _frames_pass(anodes, counts[0], *args[1])
+    pose = deref(hp[0])
+    _frames_pass(anodes, counts[0], hp[1])
     _world_frames(anodes, counts[0], front, counts[1], pose[1], pose[2], pose[7], pose[8],
                   pose[10], pose[11])
-    _active_velocities(ajoints, counts[2], *args[2])
+    _active_velocities(ajoints, counts[2], hp[2])
 
 
 @njit(**KERNEL)
-def _hybrid_dynamics(bk, nbodies, bodies, f_ext, args, prev_n, stats):
+def _hybrid_dynamics(bk, nbodies, bodies, f_ext, hp, prev_n, stats):
     """The rest of the multilevel forward dynamics (RGL Sec. 4.3) after
     :func:`_hybrid_kinematics`: external forces of ``bodies[:nbodies]`` on the rigid front,
     rigid-front biases, active-node coefficients (no metric) and the exact back-substitution
@@ -543,8 +568,27 @@ def _hybrid_dynamics(bk, nbodies, bodies, f_ext, args, prev_n, stats):
     for u in range(counts[1]):
         for a in range(6):
             f0[u, a] = 0.0
-    _forces_on_front(bodies, nbodies, f_ext, *args[3])
-    _front_biases(front, counts[1], *args[4])
-    _update_nodes(anodes, counts[0], *args[5])
-    _partial_back_substitution(-1.0, 0, -1, prev_n, *args[6])
+    _forces_on_front(bodies, nbodies, f_ext, hp[3])
+    _front_biases(front, counts[1], hp[4])
+    _update_nodes(anodes, counts[0], hp[5])
+    _partial_back_substitution(-1.0, 0, -1, prev_n, hp[6])
     return int(stats[0])
+
+
+@njit(**KERNEL)
+def hybrid_frames(bk, args):
+    """:func:`_frames_pass` over the active nodes with the argument tuples ``args`` (for
+    callers in Python)."""
+    _frames_pass(bk[1], bk[10][0], byref(args[1]))
+
+
+@njit(**KERNEL)
+def hybrid_step(bk, nbodies, bodies, f_ext, args, prev_n, stats, dynamics):
+    """:func:`_hybrid_kinematics`, and with ``dynamics`` :func:`_hybrid_dynamics`, with the
+    argument tuples ``args`` (for callers in Python). Returns the number of joints computed
+    (``prev_n`` without ``dynamics``)."""
+    hp = byref_each(args)
+    _hybrid_kinematics(bk, hp)
+    if not dynamics:
+        return prev_n
+    return _hybrid_dynamics(bk, nbodies, bodies, f_ext, hp, prev_n, stats)

@@ -59,6 +59,7 @@ import numpy as np
 from numba import njit
 
 from ..assembly import build_assembly
+from .._byref import byref, deref
 from ..config import INLINE, JIT, KERNEL
 from ..model import Model
 from ._inputs import check_f_ext
@@ -559,23 +560,7 @@ def _handle_p(T, ct, qt, hasQ, sg, src, dst, V6, ph):
 
 
 @njit(**KERNEL)
-def _update_nodes(
-    nodes, n_upd,
-    # model
-    jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
-    # handle frames
-    H_E, H_r, perm, nfree,
-    # tree
-    node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
-    node_pslot, handle_x, n_slots,
-    # inputs
-    q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
-    # scratch
-    T, V6, Xr, xq,
-    # state (in/out)
-    Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
-    W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
-):
+def _update_nodes(nodes, n_upd, args):
     """Recompute the coefficients of ``nodes[:n_upd]`` (node indices in increasing order,
     i.e. post-order: children before parents): leaf biases (RGL eq. 3 with zero velocity),
     the principal joint transform and root bias, the DCA coefficients (RL eq. 2), the
@@ -598,7 +583,25 @@ def _update_nodes(
     A_J U_l]`` (``C_k^T Y C_l = G_k^T Y' G_l + U_k^T A_J U_l``, ``C_k^T W Q_l^T =
     G_k^T Q_l[:, F]^T``), so neither ``Y`` nor any dense ``W C_k`` is formed.
 
-    Scratch: T (12 + 4 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3)."""
+    Scratch: T (12 + 4 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3). ``args``: a
+    :func:`~articulated._byref.byref` pointer to the tuple of the arguments unpacked below
+    (:func:`update_nodes` takes the tuple itself)."""
+    (
+        # model
+        jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
+        # handle frames
+        H_E, H_r, perm, nfree,
+        # tree
+        node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
+        node_pslot, handle_x, n_slots,
+        # inputs
+        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
+        # scratch
+        T, V6, Xr, xq,
+        # state (in/out)
+        Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
+        W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
+    ) = deref(args)
     # the factor of K_FF: strict lower triangle of L in T[10] (flattened), 1 / diag in T[11]
     Lf = T[10].reshape(1, 36)
     Ldf = T[11].reshape(1, 36)
@@ -814,17 +817,7 @@ def _update_nodes(
 
 
 @njit(**KERNEL)
-def _update_biases(
-    nodes, n_upd,
-    jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
-    H_E, H_r, perm, nfree,
-    node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
-    node_pslot, handle_x, n_slots,
-    q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
-    T, V6, Xr, xq,
-    Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
-    W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
-):
+def _update_biases(nodes, n_upd, args):
     """The linear coefficients (b; with ``metric`` also p and eta) of the passive nodes
     ``nodes[:n_upd]`` (post-order), same arguments as :func:`_update_nodes`: no joint of a
     passive node's subtree has moved since the node's last full update (when it became
@@ -834,6 +827,16 @@ def _update_biases(
     eq. 3), ``beta``, ``gamma``, ``R`` (RL eqs. 4-5; ``active[J]`` as in
     :func:`_update_nodes`) and the handles' b, p, eta (RL eqs. 2 and 9). Its children
     must be up to date."""
+    (
+        jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
+        H_E, H_r, perm, nfree,
+        node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
+        node_pslot, handle_x, n_slots,
+        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
+        T, V6, Xr, xq,
+        Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
+        W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
+    ) = deref(args)
     for u in range(n_upd):
         i = nodes[u]
         J = node_joint[i]
@@ -874,22 +877,22 @@ def _update_biases(
 
 
 @njit(**KERNEL)
-def _tensor_scratch(
-    i,
-    jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
-    H_E, H_r, perm, nfree,
-    node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
-    node_pslot, handle_x, n_slots,
-    q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
-    T, V6, Xr, xq,
-    Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
-    W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
-):
+def _tensor_scratch(i, args):
     """The dense blocks of the internal, non-root node i that
     :func:`~articulated.algorithms.passive.tensorize_node` reads, right after the node's
     :func:`_update_nodes` (same arguments, ``nodes`` replaced by i): X (T1), W (T2), P (T3),
     D (T4), Y' (T5) and per handle k: ``C_k`` (T[12 + 4k]) and ``Q_k`` (T[14 + 4k]) of RL
     eqs. 2 and 9. :func:`_update_nodes` itself forms none of them densely."""
+    (
+        jtype, qadr, vadr, jnv, Xtree_rot, axis, Xtree_E, Xtree_r, mass, h, Ibar, gravity, Iinv,
+        H_E, H_r, perm, nfree,
+        node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
+        node_pslot, handle_x, n_slots,
+        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
+        T, V6, Xr, xq,
+        Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
+        W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
+    ) = deref(args)
     J = node_joint[i]
     A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
         i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
@@ -1090,25 +1093,7 @@ def _lazy_evaluate(c, i, node_joint, node_nh, node_hoff, fresh, fresh_list, nfre
 
 
 @njit(**KERNEL)
-def _partial_back_substitution(
-    eps_max, measure, budget, prev_n,
-    # model
-    jnv, vadr, Aw, active,
-    # tree
-    roots, node_A, node_B, node_joint, node_nh, node_hoff, node_ooff, node_ca, node_cb,
-    n_slots,
-    # coefficients
-    XJ_E, XJ_r, Phi, Psi, ph, eta, W, P, D, beta, gamma,
-    # inputs
-    tau,
-    # scratch
-    hk, hn, xv, fv,
-    # out
-    fh, qdd, computed, stats,
-    # lazy evaluation of passive nodes (RGL Sec. 6.2; lazy False: none)
-    lazy, fresh, fresh_list, nfresh, vnode, Tup_E, Tup_r, Xr, xq, mv, Bt, Pt, G, betaT,
-    gammaT, RT, bh, gamma_, R,
-):
+def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
     """Partial back-substitution (RL Sec. 4.3) with a priority queue by total acceleration.
 
     Pops the node with the largest ``A(C)``, computes its joint acceleration (RL eq. 4) and
@@ -1127,7 +1112,27 @@ def _partial_back_substitution(
     fully articulated state, RGL Sec. 6.2) are evaluated from its linear-coefficient
     tensors (:mod:`articulated.algorithms.passive`) at its rigid twist ``vnode`` (its
     parent's twist moved by ``Tup^-1``) before it is pushed; it is then marked fresh and
-    listed in ``fresh_list[nfresh[0]]``."""
+    listed in ``fresh_list[nfresh[0]]``. ``args``: a :func:`~articulated._byref.byref`
+    pointer to the tuple of the arguments unpacked below (:func:`partial_back_substitution`
+    takes the tuple itself)."""
+    (
+        # model
+        jnv, vadr, Aw, active,
+        # tree
+        roots, node_A, node_B, node_joint, node_nh, node_hoff, node_ooff, node_ca, node_cb,
+        n_slots,
+        # coefficients
+        XJ_E, XJ_r, Phi, Psi, ph, eta, W, P, D, beta, gamma,
+        # inputs
+        tau,
+        # scratch
+        hk, hn, xv, fv,
+        # out
+        fh, qdd, computed, stats,
+        # lazy evaluation of passive nodes (RGL Sec. 6.2; lazy False: none)
+        lazy, fresh, fresh_list, nfresh, vnode, Tup_E, Tup_r, Xr, xq, mv, Bt, Pt, G, betaT,
+        gammaT, RT, bh, gamma_, R,
+    ) = deref(args)
     for t in range(prev_n):
         J = computed[t]
         for rr in range(jnv[J]):
@@ -1286,6 +1291,19 @@ def _partial_back_substitution(
     stats[4] = maxnorm
     stats[5] = bad
 
+
+
+@njit(**KERNEL)
+def update_nodes(nodes, n_upd, args):
+    """:func:`_update_nodes` with its argument tuple ``args`` (for callers in Python)."""
+    _update_nodes(nodes, n_upd, byref(args))
+
+
+@njit(**KERNEL)
+def partial_back_substitution(eps_max, measure, budget, prev_n, args):
+    """:func:`_partial_back_substitution` with its argument tuple ``args`` (for callers in
+    Python)."""
+    _partial_back_substitution(eps_max, measure, budget, prev_n, byref(args))
 
 @njit(**KERNEL)
 def _heapsort(a, n):
@@ -1504,7 +1522,7 @@ class AdaptiveQuasiStatics:
         return self._no_lazy
 
     def _update(self, nodes, n, metric=True):
-        _update_nodes(nodes, n, *self._node_args(metric))
+        update_nodes(nodes, n, self._node_args(metric))
         self.n_updated = int(n)
 
     # ----------------------------------------------------------------- public API
@@ -1598,17 +1616,14 @@ class AdaptiveQuasiStatics:
             raise ValueError(f"max_joints must be >= 0, got {max_joints!r}")
         t, d = self.tree, self.dca
         qdd = self._qdd
-        _partial_back_substitution(float(eps_max), ERROR_MEASURES.index(error), budget,
-                                   self._n_computed,
-                                   self.ma.jnv, self.ma.vadr, self.Aw, self.active,
-                                   t.roots, t.node_A,
-                                   t.node_B, t.node_joint, t.node_nh, t.node_hoff,
-                                   d.node_ooff, t.node_ca, t.node_cb, self.n_slots,
-                                   self.XJ_E, self.XJ_r, self.Phi, self.Psi, self.ph,
-                                   self.eta, self.W, self.P, self.D, self.beta, self.gamma,
-                                   self.tau, self._hk, self._hn, self._xv, self._fv,
-                                   self.fh, qdd, self._computed, self._stats,
-                                   *self._lazy_args(False))
+        partial_back_substitution(
+            float(eps_max), ERROR_MEASURES.index(error), budget, self._n_computed,
+            (self.ma.jnv, self.ma.vadr, self.Aw, self.active, t.roots, t.node_A, t.node_B,
+             t.node_joint, t.node_nh, t.node_hoff, d.node_ooff, t.node_ca, t.node_cb,
+             self.n_slots, self.XJ_E, self.XJ_r, self.Phi, self.Psi, self.ph, self.eta,
+             self.W, self.P, self.D, self.beta, self.gamma, self.tau, self._hk, self._hn,
+             self._xv, self._fv, self.fh, qdd, self._computed, self._stats,
+             *self._lazy_args(False)))
         n = self._n_computed = int(self._stats[0])
         joints = self._computed[:n]
         if self._stats[5] >= 0:
@@ -1636,7 +1651,7 @@ class AdaptiveQuasiStatics:
     def _solve_exact(self):
         """Exact back-substitution over the active nodes without the metric coefficients
         (RGL Sec. 4.3); internal buffer, O(N_active)."""
-        _partial_back_substitution(-1.0, 0, -1, self._n_computed, *self._solve_tail())
+        partial_back_substitution(-1.0, 0, -1, self._n_computed, self._solve_tail())
         self._n_computed = int(self._stats[0])
         if self._stats[5] >= 0:
             j = int(self._stats[5])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from .._byref import byref, byref_each
 from ..config import KERNEL
 from ..spatial import spd_inverse
 from .dca import _dca_kinematics
@@ -51,7 +52,8 @@ ERR_HYBRID = 2
 def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd):
     """Rigidify the joints ``rigid[:nrig]`` of the hybrid body: inactive, no velocity
     product, and their nodes' rigid-state coefficients (RGL Sec. 4.2, eq. 6; ``nodes``
-    scratch, ``upd`` the arguments of :func:`_update_nodes` after the node list)."""
+    scratch, ``upd`` a pointer to the arguments of :func:`_update_nodes` after the node
+    list, :func:`~articulated._byref.byref`)."""
     for k in range(nrig):
         j = rigid[k]
         active[j] = False
@@ -60,30 +62,30 @@ def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd):
             c_al[j, a] = 0.0
         nodes[k] = node_of_joint[j]
     _heapsort(nodes, nrig)
-    _update_nodes(nodes, nrig, *upd)
+    _update_nodes(nodes, nrig, upd)
 
 
 @njit(**KERNEL)
-def _solve(args, prev_n, stats):
+def _solve(hp, prev_n, stats):
     """Exact back-substitution over the current active region (RGL Sec. 4.3)."""
-    _partial_back_substitution(-1.0, 0, -1, prev_n, *args[6])
+    _partial_back_substitution(-1.0, 0, -1, prev_n, hp[6])
     return int(stats[0])
 
 
 @njit(**KERNEL)
 def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj,
-                             vadr, jnv, args, ncomp, stats):
+                             vadr, jnv, hp, ncomp, stats):
     """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
     test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (their nodes and
     ancestors ``path[:npath]`` recomputed for each, Kokkevis et al. 1996),
     ``K^R Q^R = -qd^R`` and ``qd += M_T^-1 G^T Q^R`` on the active dofs. ``base`` holds
     the accelerations at the solver's joint forces on the active dofs. Returns False when
     an acceleration is not finite."""
-    upd = args[5]
+    upd = hp[5]
     for c in range(nd):
         tau[dofs[c]] += 1.0
-        _update_nodes(path, npath, *upd)
-        ncomp[0] = _solve(args, ncomp[0], stats)
+        _update_nodes(path, npath, upd)
+        ncomp[0] = _solve(hp, ncomp[0], stats)
         if stats[5] >= 0:
             return False
         for r in range(nd):
@@ -102,8 +104,8 @@ def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, a
         x[r] = s
     for r in range(nd):
         tau[dofs[r]] += x[r]
-    _update_nodes(path, npath, *upd)
-    ncomp[0] = _solve(args, ncomp[0], stats)
+    _update_nodes(path, npath, upd)
+    ncomp[0] = _solve(hp, ncomp[0], stats)
     if stats[5] >= 0:
         return False
     for u in range(nj):
@@ -113,7 +115,7 @@ def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, a
             qd[k] += qdd[k] - base[k]
     for r in range(nd):
         tau[dofs[r]] -= x[r]
-    _update_nodes(path, npath, *upd)          # back to the coefficients at tau
+    _update_nodes(path, npath, upd)           # back to the coefficients at tau
     return True
 
 
@@ -146,10 +148,12 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     nb = active.shape[0]
     nv = qd.shape[0]
     front, front_body, near = bk[2], bk[3], bk[5]
-    upd = args[5]
+    hp = byref_each(args)           # pointers: the kernels below take them
+    fup = byref(fupd)
+    upd = hp[5]
 
     # ---- 1. fully articulated state around the active region (RGL Sec. 6)
-    _hybrid_kinematics(bk, args)
+    _hybrid_kinematics(bk, hp)
     ns = 0
     for k in range(nv):
         if tau[k] != tau_T[k]:            # joint forces other than those in the tensors
@@ -193,10 +197,10 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         else:
             path[npas] = i
             npas += 1
-    _update_biases(path, npas, *fupd)
-    _update_nodes(seeds, nact, *fupd)
+    _update_biases(path, npas, fup)
+    _update_nodes(seeds, nact, fup)
     # ---- 2. acceleration update region (lazy partial back-substitution, RGL Sec. 5.3.1)
-    _partial_back_substitution(eps, 0, budget_u, ncomp[0], *fsolve)
+    _partial_back_substitution(eps, 0, budget_u, ncomp[0], byref(fsolve))
     ncomp[0] = int(stats[0])
     nU = ncomp[0]
     for k in range(nU):
@@ -218,8 +222,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             grown = True
     if grown:
         _prepare_region(active, *prep, bk)
-    _hybrid_kinematics(bk, args)
-    ncomp[0] = _hybrid_dynamics(bk, nbodies, bodies, f_ext, args, ncomp[0], stats)
+    _hybrid_kinematics(bk, hp)
+    ncomp[0] = _hybrid_dynamics(bk, nbodies, bodies, f_ext, hp, ncomp[0], stats)
     if stats[5] >= 0:
         return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
     for u in range(counts[2]):
@@ -271,7 +275,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                         nd += 1
             np_ = _dirty_nodes(node_parent, seeds, nr, mark, path, mark)
             if not _rigidification_impulses(path, np_, dofs, nd, Kb, x, tau, qd, qdd, base,
-                                            ajoints, counts[2], vadr, jnv, args, ncomp,
+                                            ajoints, counts[2], vadr, jnv, hp, ncomp,
                                             stats):
                 return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
         else:
@@ -290,8 +294,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                 save[k] = x_k                                  # save <-> tau
                 base[k] = qd[k]
                 qd[k] = 0.0
-            _hybrid_kinematics(bk, args)
-            ncomp[0] = _hybrid_dynamics(bk, 0, bodies, f_ext, args, ncomp[0], stats)
+            _hybrid_kinematics(bk, hp)
+            ncomp[0] = _hybrid_dynamics(bk, 0, bodies, f_ext, hp, ncomp[0], stats)
             gravity[0], gravity[1], gravity[2] = g0, g1, g2
             for k in range(nv):
                 tau[k] = save[k]

@@ -35,7 +35,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ..algorithms.adaptive import AdaptiveDynamics
-from ..algorithms.hybrid import _hybrid_dynamics, _hybrid_kinematics
+from .._byref import byref_each
+from ..algorithms.hybrid import _hybrid_dynamics, _hybrid_kinematics, hybrid_step
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..algorithms.kinematics import body_velocities, energy
 from ..config import JIT, KERNEL
@@ -110,10 +111,11 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
     near, ajoints, counts = bk[5], bk[4], bk[10]
     nf = fbody.shape[0]
     nu = ubody.shape[0]
+    hp = byref_each(hargs)          # by reference to the kernels below
     nrec = 0
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
-        _hybrid_kinematics(bk, hargs)
+        _hybrid_kinematics(bk, hp)
         if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
             return s, ERR_FORCE, -1, nrec
         if (step0 + s) % update_every == 0:
@@ -125,7 +127,7 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
             last[1] = res[0]
             last[2] = res[1]
         else:
-            ncomp[0] = _hybrid_dynamics(bk, nu, ubody, f_ext, hargs, ncomp[0], stats)
+            ncomp[0] = _hybrid_dynamics(bk, nu, ubody, f_ext, hp, ncomp[0], stats)
             if stats[5] >= 0:
                 return s, ERR_HYBRID, int(stats[5]), nrec
             for u in range(counts[2]):
@@ -286,7 +288,7 @@ class AdaptiveSimulator:
             s.q[:] = self.q
             s.qd[:] = self.qd
             args = s.hybrid_args()
-            _hybrid_kinematics(s._bk, args)
+            hybrid_step(s._bk, 0, self._ubody, s.f_ext, args, 0, s._stats, False)
             kind, body, params = self._compiled
             if not apply_compiled_forces(kind, body, params, body.size, s._near, s._Vw,
                                          args[0], self._f_ext):
