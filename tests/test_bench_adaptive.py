@@ -152,3 +152,26 @@ def test_cli_entry():
     assert "adaptive" in BENCHES
     with pytest.raises(SystemExit):
         ba.main(["--bogus"])
+
+
+def test_crowd_budget_in_dof(quick):
+    res, _ = quick
+    from articulated import models
+
+    # crowd(200): 200 free roots (6 DOF each) and 17,600 other joints with 17,800 DOF;
+    # 10% of the 19,000 DOF leaves 1,900 - 1,200 = 700 DOF, 700 / (17800 / 17600) = 692.1
+    # joints besides the roots
+    m = models.crowd(200)
+    assert (m.nb, m.nv) == (17_800, 19_000)
+    assert ba.crowd_budget_total(m, 0.1, "dof") == 200 + 692
+    assert ba.crowd_budget_total(m, 0.1) == 1_780
+    with pytest.raises(ValueError, match="unit"):
+        ba.crowd_budget_total(m, 0.1, "links")
+    cr, cj = res["crowd_dof"], res["crowd"]
+    n = cr["characters"]
+    assert cr["unit"] == "dof" and cj["unit"] == "joints"
+    assert cr["budget"] == ba.crowd_budget_total(models.crowd(n), 0.1, "dof")
+    assert n <= cr["budget"] < cj["budget"]
+    assert np.all(cr["most_active"] <= cr["budgets"]) and cr["finite"]
+    # the active DOF stay near 10% of the DOF: the roots' 6 and at most 3 per other joint
+    assert 6 * n <= cr["most_dof"] <= 6 * n + 3 * (cr["budget"] - n)

@@ -498,7 +498,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                   t.node_parent, self.node_pslot, t.node_nh, t.node_hoff, d.node_ooff,
                   d.handle_x, self.n_slots, self.Tup_E, self.Tup_r, self.Phi, I0, Xr, xq,
                   self.bh, pose)
-            self._hargs = (pose, frames, vel, on_front, fb, self._node_args(False),
+            self._hargs = (pose, frames, vel, on_front, fb,
+                           self._node_args(False, frames=False),
                            self._solve_tail())
         return self._hargs
 

@@ -559,8 +559,9 @@ def _hybrid_kinematics(bk, hp):
 def _hybrid_dynamics(bk, nbodies, bodies, f_ext, hp, prev_n, stats):
     """The rest of the multilevel forward dynamics (RGL Sec. 4.3) after
     :func:`_hybrid_kinematics`: external forces of ``bodies[:nbodies]`` on the rigid front,
-    rigid-front biases, active-node coefficients (no metric) and the exact back-substitution
-    over the active region into the solver's qdd. Returns the number of joints computed
+    rigid-front biases, active-node coefficients (no metric; their frames are those of
+    :func:`_hybrid_kinematics`) and the exact back-substitution over the active region into
+    the solver's qdd. Returns the number of joints computed
     (the next ``prev_n``); ``stats[5] >= 0`` names a joint whose acceleration is not
     finite."""
     front, f0, counts = bk[2], bk[8], bk[10]

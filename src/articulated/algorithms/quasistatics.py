@@ -570,7 +570,9 @@ def _update_nodes(nodes, n_upd, args):
     ``quasi_static``, the leaf biases include ``-v x* I v`` (body velocities ``v``) and
     ``beta`` the velocity product ``c_al`` of the joint (RGL eqs. 2-3). Without ``metric``
     the total-acceleration coefficients (Psi, p, eta) are left alone (the multilevel
-    forward dynamics of RGL Sec. 4.3 needs only Phi and b).
+    forward dynamics of RGL Sec. 4.3 needs only Phi and b). Without ``frames`` the
+    principal joint transforms and the hierarchical frames are taken as they are (the
+    hybrid step computes them first, :func:`articulated.algorithms.hybrid._frames_pass`).
 
     As in :func:`~articulated.algorithms.dca._dca_main_pass`, with ``S = [0; 1_d]`` after
     the permutation ``perm[J]`` (free coordinates F first), ``W = [K_FF^-1, 0; 0, 0]``
@@ -595,7 +597,7 @@ def _update_nodes(nodes, n_upd, args):
         node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
         node_pslot, handle_x, n_slots,
         # inputs
-        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
+        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric, frames,
         # scratch
         T, V6, Xr, xq,
         # state (in/out)
@@ -631,8 +633,9 @@ def _update_nodes(nodes, n_upd, args):
             d = 0
             nf = 6
         va = vadr[J]
-        E, r = principal_joint_transform(J, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r,
-                                         q, Xup_E, Xup_r, XJ_E, XJ_r)
+        if frames:
+            principal_joint_transform(J, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q,
+                                      Xup_E, Xup_r, XJ_E, XJ_r)
         # ---- K = X Phi^A_2 X^T + Phi^B_1 (T0)
         row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
         _copy_block(Phi, row, tr, T, 0)
@@ -691,8 +694,9 @@ def _update_nodes(nodes, n_upd, args):
             _metric_bias(i, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6)
         if nC == 0:
             # a root node (no handles): Tup of its child = (world -> (J, 0) -> (J, 1))^-1
-            _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
-            _tinv(Xr, xq, 0, Tup_E, Tup_r, B)
+            if frames:
+                _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
+                _tinv(Xr, xq, 0, Tup_E, Tup_r, B)
             continue
         # ---- per handle k of C, with C_k = s_k Ct_k (Ct_k in T7; s_k = 1 for a handle of
         # A, -1 for one of B): b^C_k = b_k - C_k^T gamma and Z_k = L^-1 Ct_k[F, :]
@@ -812,8 +816,9 @@ def _update_nodes(nodes, n_upd, args):
                             s = 0.5 * (Psi[dst, a, c] + Psi[dst, c, a])
                             Psi[dst, a, c] = s
                             Psi[dst, c, a] = s
-        _node_frames(i, J, B, A, nC, nAo, ca, cb, hA, hB, hC, node_pslot, XJ_E, XJ_r, Tp_E,
-                     Tp_r, Tup_E, Tup_r, Xr, xq)
+        if frames:
+            _node_frames(i, J, B, A, nC, nAo, ca, cb, hA, hB, hC, node_pslot, XJ_E, XJ_r,
+                         Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq)
 
 
 @njit(**KERNEL)
@@ -832,7 +837,7 @@ def _update_biases(nodes, n_upd, args):
         H_E, H_r, perm, nfree,
         node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
         node_pslot, handle_x, n_slots,
-        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
+        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric, frames,
         T, V6, Xr, xq,
         Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
         W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
@@ -888,7 +893,7 @@ def _tensor_scratch(i, args):
         H_E, H_r, perm, nfree,
         node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca, node_cb,
         node_pslot, handle_x, n_slots,
-        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric,
+        q, tau, f_ext, Aw, active, quasi_static, v, c_al, metric, frames,
         T, V6, Xr, xq,
         Xup_E, Xup_r, XJ_E, XJ_r, b_world, z, Phi, bh, Psi, ph, eta,
         W, P, D, beta, gamma, R, Tp_E, Tp_r, Tup_E, Tup_r,
@@ -1490,10 +1495,11 @@ class AdaptiveQuasiStatics:
         return (self.Phi, self.bh, self.Psi, self.ph, self.eta, self.W, self.P, self.D,
                 self.beta, self.gamma, self.R)
 
-    def _node_args(self, metric=True, coefficients=None, active=None):
+    def _node_args(self, metric=True, coefficients=None, active=None, frames=True):
         """Arguments of :func:`_update_nodes` after ``(nodes, n)``: the model, tree and
         frames of this solver with ``coefficients`` (default :meth:`_coefficients`) and the
-        ``active`` mask (default ``self.active``)."""
+        ``active`` mask (default ``self.active``); without ``frames`` the nodes' principal
+        joint transforms and hierarchical frames are not recomputed."""
         ma, t, d = self.ma, self.tree, self.dca
         Phi, bh, Psi, ph, eta, W, P, D, beta, gamma, R = (
             self._coefficients() if coefficients is None else coefficients)
@@ -1504,7 +1510,7 @@ class AdaptiveQuasiStatics:
                 d.node_ooff, t.node_ca, t.node_cb, self.node_pslot, d.handle_x,
                 self.n_slots, self.q, self.tau, self.f_ext, self.Aw,
                 self.active if active is None else active,
-                self._quasi_static, self.v, self.c_al, bool(metric),
+                self._quasi_static, self.v, self.c_al, bool(metric), bool(frames),
                 self._T, self._V6, self._Xr, self._xq,
                 self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.b_world, self.z,
                 Phi, bh, Psi, ph, eta, W, P, D, beta, gamma, R, self.Tp_E, self.Tp_r,
