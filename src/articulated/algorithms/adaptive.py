@@ -52,7 +52,7 @@ from .hybrid import (_generalized_momentum, _leaf_tensors, _prepare_region,
                      _velocity_metric, _velocity_traversal, hybrid_frames, hybrid_step)
 from .passive import K
 from .quasistatics import AdaptiveQuasiStatics
-from .region import ERR_FULL, region_update_kernel
+from .region import ERR_FULL, region_update
 
 
 class AdaptiveDynamics(AdaptiveQuasiStatics):
@@ -308,13 +308,13 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                 per_tree, int(columns))
 
     def _region_kernel(self, h, criteria, bodies):
-        """Run :func:`region_update_kernel` with ``criteria`` (:meth:`_region_criteria`);
+        """Run :func:`~articulated.algorithms.region.region_update` with ``criteria`` (:meth:`_region_criteria`);
         raises ValueError naming the joint of a non-finite acceleration. Returns the
         kernel's counts."""
         eps, budget_u, eps_vel, keep, budgets, per_tree, columns = criteria
         args = self._region_args(columns)
-        res = region_update_kernel(float(h), eps, budget_u, eps_vel, keep, budgets, per_tree,
-                                   bodies.size, bodies, columns, *args)
+        res = region_update(float(h), eps, budget_u, eps_vel, keep, budgets, per_tree,
+                            bodies.size, bodies, columns, *args)
         nU, nrig, nreg, n_eval, nt, err, joint = res
         if err:
             what = "fully articulated" if err == ERR_FULL else "hybrid-body"

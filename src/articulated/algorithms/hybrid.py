@@ -522,7 +522,8 @@ def _nearest_active(parent, active, near):
 # current active region. ``args``: the hybrid-step argument tuples (pose, frames, vel,
 # on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args` (full buffers, the
 # region's lists and counts come from ``bk``); ``hp``: pointers to them
-# (:func:`~articulated._byref.byref_each`, made once by the calling kernel).
+# (:func:`~articulated._byref.byref_each`, made once by the calling kernel), ``bkp``: a
+# pointer to ``bk`` (:func:`~articulated._byref.byref`).
 
 @njit(**KERNEL)
 def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
@@ -544,9 +545,10 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
 
 
 @njit(**KERNEL)
-def _hybrid_kinematics(bk, hp):
+def _hybrid_kinematics(bkp, hp):
     """Frames and principal transforms of the active nodes and world velocities of the
     active joints' bodies at the solver's ``q``, ``qd`` (O(N_A log n))."""
+    bk = deref(bkp)
     anodes, front, ajoints, counts = bk[1], bk[2], bk[4], bk[10]
     pose = deref(hp[0])
     _frames_pass(anodes, counts[0], hp[1])
@@ -556,7 +558,7 @@ def _hybrid_kinematics(bk, hp):
 
 
 @njit(**KERNEL)
-def _hybrid_dynamics(bk, nbodies, bodies, f_ext, hp, prev_n, stats):
+def _hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, prev_n, stats):
     """The rest of the multilevel forward dynamics (RGL Sec. 4.3) after
     :func:`_hybrid_kinematics`: external forces of ``bodies[:nbodies]`` on the rigid front,
     rigid-front biases, active-node coefficients (no metric; their frames are those of
@@ -564,6 +566,7 @@ def _hybrid_dynamics(bk, nbodies, bodies, f_ext, hp, prev_n, stats):
     the solver's qdd. Returns the number of joints computed
     (the next ``prev_n``); ``stats[5] >= 0`` names a joint whose acceleration is not
     finite."""
+    bk = deref(bkp)
     front, f0, counts = bk[2], bk[8], bk[10]
     anodes = bk[1]
     for u in range(counts[1]):
@@ -589,7 +592,8 @@ def hybrid_step(bk, nbodies, bodies, f_ext, args, prev_n, stats, dynamics):
     argument tuples ``args`` (for callers in Python). Returns the number of joints computed
     (``prev_n`` without ``dynamics``)."""
     hp = byref_each(args)
-    _hybrid_kinematics(bk, hp)
+    bkp = byref(bk)
+    _hybrid_kinematics(bkp, hp)
     if not dynamics:
         return prev_n
-    return _hybrid_dynamics(bk, nbodies, bodies, f_ext, hp, prev_n, stats)
+    return _hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, prev_n, stats)

@@ -121,7 +121,7 @@ def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, a
 
 @njit(**KERNEL)
 def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
-                         bodies, columns, bk, args, prep, fupd, fsolve, pfront, tens, kin,
+                         bodies, columns, bk, hp, prep, fupd, fsolve, pfront, tens, kin,
                          mom, vmet, topo, buf, st):
     """RGL Sec. 5.1 steps 1-5 (module docstring) from the current hybrid state at the
     solver's ``q``, ``qd``, ``tau``, ``f_ext``; leaves the solver in the new hybrid state.
@@ -131,7 +131,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     else ``budgets[0]`` for the whole model; -1: none), keep_region (no criterion: keep
     the transient region); bodies[:nbodies]: the bodies with external forces; columns: K^R
     for at most this many rigidified joints. The tuples are those of
-    :meth:`AdaptiveDynamics._region_args`.
+    :meth:`AdaptiveDynamics._region_args`, with the hybrid-step tuples by reference (``hp``,
+    :func:`~articulated._byref.byref_each`; :func:`region_update` takes them as tuples).
 
     Returns ``(nU, nrigid, nreg, n_eval, n_tensorized, err, joint)``: U in ``buf``'s U,
     the rigidified joints in its ``rigid``; ``err`` 0, :data:`ERR_FULL` or
@@ -148,12 +149,12 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     nb = active.shape[0]
     nv = qd.shape[0]
     front, front_body, near = bk[2], bk[3], bk[5]
-    hp = byref_each(args)           # pointers: the kernels below take them
+    bkp = byref(bk)                 # pointers: the kernels below take them
     fup = byref(fupd)
     upd = hp[5]
 
     # ---- 1. fully articulated state around the active region (RGL Sec. 6)
-    _hybrid_kinematics(bk, hp)
+    _hybrid_kinematics(bkp, hp)
     ns = 0
     for k in range(nv):
         if tau[k] != tau_T[k]:            # joint forces other than those in the tensors
@@ -222,8 +223,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             grown = True
     if grown:
         _prepare_region(active, *prep, bk)
-    _hybrid_kinematics(bk, hp)
-    ncomp[0] = _hybrid_dynamics(bk, nbodies, bodies, f_ext, hp, ncomp[0], stats)
+    _hybrid_kinematics(bkp, hp)
+    ncomp[0] = _hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, ncomp[0], stats)
     if stats[5] >= 0:
         return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
     for u in range(counts[2]):
@@ -294,8 +295,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                 save[k] = x_k                                  # save <-> tau
                 base[k] = qd[k]
                 qd[k] = 0.0
-            _hybrid_kinematics(bk, hp)
-            ncomp[0] = _hybrid_dynamics(bk, 0, bodies, f_ext, hp, ncomp[0], stats)
+            _hybrid_kinematics(bkp, hp)
+            ncomp[0] = _hybrid_dynamics(bkp, 0, bodies, f_ext, hp, ncomp[0], stats)
             gravity[0], gravity[1], gravity[2] = g0, g1, g2
             for k in range(nv):
                 tau[k] = save[k]
@@ -346,3 +347,14 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     if nrig and not projected:
         _prepare_region(active, *prep, bk)
     return nU, nrig, nreg, n_eval, nt, 0, -1
+
+
+@njit(**KERNEL)
+def region_update(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies, bodies,
+                  columns, bk, args, prep, fupd, fsolve, pfront, tens, kin, mom, vmet, topo,
+                  buf, st):
+    """:func:`region_update_kernel` with the hybrid-step argument tuples ``args`` (for
+    callers in Python)."""
+    return region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree,
+                                nbodies, bodies, columns, bk, byref_each(args), prep, fupd,
+                                fsolve, pfront, tens, kin, mom, vmet, topo, buf, st)

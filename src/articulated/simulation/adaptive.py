@@ -35,7 +35,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ..algorithms.adaptive import AdaptiveDynamics
-from .._byref import byref_each
+from .._byref import byref, byref_each
 from ..algorithms.hybrid import _hybrid_dynamics, _hybrid_kinematics, hybrid_step
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..algorithms.kinematics import body_velocities, energy
@@ -112,22 +112,24 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
     nf = fbody.shape[0]
     nu = ubody.shape[0]
     hp = byref_each(hargs)          # by reference to the kernels below
+    bkp = byref(bk)
     nrec = 0
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
-        _hybrid_kinematics(bk, hp)
+        _hybrid_kinematics(bkp, hp)
         if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
             return s, ERR_FORCE, -1, nrec
         if (step0 + s) % update_every == 0:
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
-                                       rbody.shape[0], rbody, columns, *rargs)
+                                       rbody.shape[0], rbody, columns, rargs[0], hp,
+                                       *rargs[2:])
             if res[5] != 0:
                 return s, res[5], res[6], nrec
             last[0] = counts[2]
             last[1] = res[0]
             last[2] = res[1]
         else:
-            ncomp[0] = _hybrid_dynamics(bk, nu, ubody, f_ext, hp, ncomp[0], stats)
+            ncomp[0] = _hybrid_dynamics(bkp, nu, ubody, f_ext, hp, ncomp[0], stats)
             if stats[5] >= 0:
                 return s, ERR_HYBRID, int(stats[5]), nrec
             for u in range(counts[2]):

@@ -30,7 +30,7 @@ from numba import njit
 
 from ..algorithms.kinematics import body_velocities, forward_kinematics
 from ..algorithms.hybrid import _cached_pose
-from ..config import JIT
+from ..config import KERNEL
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 
 
@@ -461,7 +461,7 @@ def compile_forces(model, forces):
     return kind, body, params
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def apply_compiled_forces(kind, body, params, nf, near, Vw, pose_args, f_ext):
     """Write the compiled forces into the rows of their bodies in ``f_ext`` (nb, 6) (body
     coordinates, about the body origin; the rows are cleared first), as

@@ -66,7 +66,7 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, JIT
+from ..config import INLINE, JIT, KERNEL
 from ..model import (JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL, Model)
 
 INTEGRATORS = ("rk4", "euler", "semi_implicit_euler", "rk45")
@@ -176,7 +176,7 @@ def _integrate_kernel(jtype, qadr, vadr, q, v, dt, q_out):
         integrate_joint(i, jtype, qadr, vadr, q, v, dt, q_out)
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def integrate_joints_inplace(joints, n, jtype, qadr, vadr, q, v, dt):
     """``q (+)= v dt`` on ``joints[:n]`` only (in place; quaternions renormalized); cost
     O(n), independent of the model size."""
