@@ -308,9 +308,9 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                 per_tree, int(columns))
 
     def _region_kernel(self, h, criteria, bodies):
-        """Run :func:`~articulated.algorithms.region.region_update` with ``criteria`` (:meth:`_region_criteria`);
-        raises ValueError naming the joint of a non-finite acceleration. Returns the
-        kernel's counts."""
+        """Run :func:`~articulated.algorithms.region.region_update` with ``criteria``
+        (:meth:`_region_criteria`); raises ValueError naming the joint of a non-finite
+        acceleration. Returns the kernel's counts."""
         eps, budget_u, eps_vel, keep, budgets, per_tree, columns = criteria
         args = self._region_args(columns)
         res = region_update(float(h), eps, budget_u, eps_vel, keep, budgets, per_tree,
