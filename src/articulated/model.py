@@ -44,7 +44,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from .config import INLINE
+from .config import INLINE_IR
 
 
 JOINT_FIXED = 0
@@ -103,7 +103,7 @@ _MODEL_BODY = 32
 """Entries of a body's record in the packed model floats (four 64-byte cache lines)."""
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def model_arrays(model_i, model_f):
     """Named views into the two packed buffers of a :class:`ModelArrays` (see there).
 
@@ -646,7 +646,7 @@ def data_size(nb, nv):
     return _DATA_BODY * nb + _DATA_STACK * (nb + 1) + (_DATA_DOF + 8) * nv + 96
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def data_arrays(data_f, nb, nv):
     """Named views into the packed workspace buffer of a :class:`Data` (see there).
 

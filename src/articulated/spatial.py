@@ -43,18 +43,18 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .config import INLINE
+from .config import INLINE_IR
 
 
 # ----------------------------------------------------------------- loads and stores
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def get_vec3(A, i):
     """Row i of an (n, 3) array as a 3-tuple."""
     return (A[i, 0], A[i, 1], A[i, 2])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def set_vec3(A, i, x):
     """Row i of an (n, 3) array = the 3-tuple x."""
     A[i, 0] = x[0]
@@ -62,13 +62,13 @@ def set_vec3(A, i, x):
     A[i, 2] = x[2]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def get_vec6(A, i):
     """Row i of an (n, 6) array as a 6-tuple."""
     return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def set_vec6(A, i, x):
     """Row i of an (n, 6) array = the 6-vector x."""
     A[i, 0] = x[0]
@@ -79,7 +79,7 @@ def set_vec6(A, i, x):
     A[i, 5] = x[5]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def add_vec6(A, i, x):
     """Row i of an (n, 6) array += the 6-vector x."""
     A[i, 0] += x[0]
@@ -138,7 +138,7 @@ def _set_mat3_jit(A, i, E):
     return impl
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def get_sym6(A, i):
     """Row i of an (n, 21) array of packed symmetric matrices as a 21-tuple."""
     return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7], A[i, 8],
@@ -146,7 +146,7 @@ def get_sym6(A, i):
             A[i, 17], A[i, 18], A[i, 19], A[i, 20])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def set_sym6(A, i, M):
     """Row i of an (n, 21) array = the packed symmetric 21-tuple M."""
     A[i, 0] = M[0]
@@ -172,13 +172,13 @@ def set_sym6(A, i, M):
     A[i, 20] = M[20]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def as_mat3(E):
     """A (3, 3) array as a row-major 9-tuple."""
     return (E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1], E[2, 2])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def as_vec3(r):
     """A (3,) array as a 3-tuple."""
     return (r[0], r[1], r[2])
@@ -186,32 +186,32 @@ def as_vec3(r):
 
 # -------------------------------------------------------------------- 6-vectors
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def add6(x, y):
     """x + y (a 6-tuple) for 6-vectors."""
     return (x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def sub6(x, y):
     """x - y (a 6-tuple) for 6-vectors."""
     return (x[0] - y[0], x[1] - y[1], x[2] - y[2], x[3] - y[3], x[4] - y[4], x[5] - y[5])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def scale6(x, s):
     """s x (a 6-tuple) for a 6-vector x and a scalar s."""
     return (x[0] * s, x[1] * s, x[2] * s, x[3] * s, x[4] * s, x[5] * s)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def dot6(x, y):
     """x . y for 6-vectors (summed pairwise: a shorter dependency chain)."""
     return ((x[0] * y[0] + x[1] * y[1]) + (x[2] * y[2] + x[3] * y[3])
             + (x[4] * y[4] + x[5] * y[5]))
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def cross_motion(v, m):
     """``v x m`` (a 6-tuple), the spatial motion cross product (RBDA eq. 2.31)."""
     v0, v1, v2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -224,7 +224,7 @@ def cross_motion(v, m):
             v0 * m4 - v1 * m3 + v3 * m1 - v4 * m0)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def cross_force(v, f):
     """``v x* f`` (a 6-tuple), the spatial force cross product (RBDA eq. 2.32)."""
     v0, v1, v2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -239,7 +239,7 @@ def cross_force(v, f):
 
 # ------------------------------------------------------------------- transforms
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def xform_motion(E, r, v):
     """``bXa v`` (a 6-tuple): ``[E w; E (v_O - r x w)]``; E a 9-tuple, r a 3-tuple."""
     e00, e01, e02, e10, e11, e12, e20, e21, e22 = E
@@ -256,7 +256,7 @@ def xform_motion(E, r, v):
             e20 * l0 + e21 * l1 + e22 * l2)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def xform_force_T(E, r, f):
     """``bXa^T f`` (a 6-tuple): the force f given in B coordinates, in A coordinates,
     ``[E^T n + r x E^T f; E^T f]`` (RBDA eq. 2.25); E a 9-tuple, r a 3-tuple."""
@@ -273,7 +273,7 @@ def xform_force_T(E, r, f):
             l0, l1, l2)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def mat3_mul(G, F):
     """``G F`` (a 9-tuple) for row-major 9-tuples."""
     g00, g01, g02, g10, g11, g12, g20, g21, g22 = G
@@ -289,7 +289,7 @@ def mat3_mul(G, F):
             g20 * f02 + g21 * f12 + g22 * f22)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def mat3T_vec(E, x):
     """``E^T x`` (a 3-tuple) for a row-major 9-tuple E and a 3-vector x."""
     return (E[0] * x[0] + E[3] * x[1] + E[6] * x[2],
@@ -297,7 +297,7 @@ def mat3T_vec(E, x):
             E[2] * x[0] + E[5] * x[1] + E[8] * x[2])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def axis_rotation(a, c, s):
     """Coordinate rotation E (a 9-tuple; parent -> child) for a rotation by angle t about
     the unit axis a (3-vector); ``c = cos t``, ``s = sin t``. E is the transpose of
@@ -312,7 +312,7 @@ def axis_rotation(a, c, s):
             txz + s * y, tyz - s * x, c + t * z * z)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def quat_rotation(qw, qx, qy, qz):
     """Rotation matrix R (a 9-tuple) of the unit quaternion (w, x, y, z) (Hamilton, scalar
     first). ``R`` maps child-frame coordinates to parent-frame coordinates (columns are the
@@ -325,7 +325,7 @@ def quat_rotation(qw, qx, qy, qz):
 
 # ------------------------------------------------------------------- inertias
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def inertia_times(m, h, Ibar, v):
     """``I v`` (a 6-tuple) for the compact rigid-body inertia ``(m, h, Ibar)`` (RBDA
     eq. 2.63; h a 3-vector, Ibar a row-major 9-tuple) and a 6-vector."""
@@ -340,7 +340,7 @@ def inertia_times(m, h, Ibar, v):
             m * v5 - (h0 * w1 - h1 * w0))
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def rigid_inertia(m, h, Ibar):
     """The packed 21-tuple of the rigid-body inertia ``(m, h, Ibar)`` (RBDA eq. 2.63):
     ``[[Ibar, h^], [h^T, m 1]]`` (h a 3-vector, Ibar a row-major 9-tuple)."""
@@ -350,7 +350,7 @@ def rigid_inertia(m, h, Ibar):
             m, z, z, m, z, m)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def sym6_index(k, l):
     """Position of entry (k, l) of a symmetric 6x6 matrix in the packed (21,) layout."""
     if k > l:
@@ -362,7 +362,7 @@ def sym6_index(k, l):
     return 15 + (k - 3) * (8 - k) // 2 + l - 3
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def sym6_from_dense(T):
     """The packed 21-tuple of the symmetric (6, 6) array ``T`` (its upper triangle)."""
     return (T[0, 0], T[0, 1], T[0, 2], T[1, 1], T[1, 2], T[2, 2],
@@ -370,7 +370,7 @@ def sym6_from_dense(T):
             T[3, 3], T[3, 4], T[3, 5], T[4, 4], T[4, 5], T[5, 5])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def sym6_to_dense(M, T_out):
     """Write the packed 21-tuple ``M`` into the (6, 6) array ``T_out`` (both triangles)."""
     for k in range(6):
@@ -380,7 +380,7 @@ def sym6_to_dense(M, T_out):
             T_out[l, k] = x
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def sym6_add(M, N):
     """M + N for packed symmetric 21-tuples."""
     return (M[0] + N[0], M[1] + N[1], M[2] + N[2], M[3] + N[3], M[4] + N[4], M[5] + N[5],
@@ -389,7 +389,7 @@ def sym6_add(M, N):
             M[16] + N[16], M[17] + N[17], M[18] + N[18], M[19] + N[19], M[20] + N[20])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def sym6_apply(M, x):
     """``M x`` (a 6-tuple) for a packed symmetric 21-tuple M and a 6-vector x."""
     a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21, b22, \
@@ -403,7 +403,7 @@ def sym6_apply(M, x):
             b02 * x0 + b12 * x1 + b22 * x2 + c02 * x3 + c12 * x4 + c22 * x5)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def sym6_apply_half(M, x, angular):
     """``M [x; 0]`` if ``angular`` else ``M [0; x]`` (a 6-tuple) for a packed symmetric
     21-tuple M and a 3-vector x: the product with a 6-vector that has only an angular or
@@ -427,7 +427,7 @@ def sym6_apply_half(M, x, angular):
             c02 * x0 + c12 * x1 + c22 * x2)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def sym6_rank1_sub(M, U, w):
     """``M - U w^T`` for a packed symmetric 21-tuple M and 6-vectors with ``w`` parallel to
     ``U`` (e.g. ``w = U / D``), so that the result is symmetric; only ``k <= l`` is formed."""
@@ -442,7 +442,7 @@ def sym6_rank1_sub(M, U, w):
             M[18] - u4 * w4, M[19] - u4 * w5, M[20] - u5 * w5)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22, s00, s01, s02, s11, s12, s22):
     """Upper triangle of ``E^T S E`` for symmetric S (six entries, row-major)."""
     p00 = s00 * e00 + s01 * e10 + s02 * e20
@@ -462,7 +462,7 @@ def _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22, s00, s01, s02, s11, s1
             e02 * p02 + e12 * p12 + e22 * p22)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def congruence(E, r, M):
     """``bXa^T M bXa`` (a packed 21-tuple) for a packed symmetric 21-tuple M in B
     coordinates; E a 9-tuple, r a 3-tuple.
@@ -600,7 +600,7 @@ def _sincos_jit(x):
 
 # ---------------------------------------------------------------- array helpers
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def cross3(a, b, out):
     """out = a x b for (3,) arrays (out may not alias a or b)."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -608,7 +608,7 @@ def cross3(a, b, out):
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def xform_compose(E1, r1, E2, r2, E_out, r_out):
     """Compact product ``cXa = cXb bXa`` with ``bXa = (E1, r1)``, ``cXb = (E2, r2)``
     ((3, 3) and (3,) arrays). ``E = E2 E1`` and ``r = r1 + E1^T r2`` (RBDA Table 2.5).
@@ -620,14 +620,14 @@ def xform_compose(E1, r1, E2, r2, E_out, r_out):
         r_out[i] = r1[i] + E1[0, i] * r2[0] + E1[1, i] * r2[1] + E1[2, i] * r2[2]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def motion_apply(E, r, v, out):
     """out = bXa v (:func:`xform_motion`) for a (3, 3) array E and a (3,) array r."""
     x = xform_motion(as_mat3(E), as_vec3(r), v)
     out[0], out[1], out[2], out[3], out[4], out[5] = x
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def motion_apply_inv(E, r, v, out):
     """out = bXa^-1 v = aXb v: ``[E^T w; E^T v_O + r x E^T w]`` (out must not alias v)."""
     w0 = E[0, 0] * v[0] + E[1, 0] * v[1] + E[2, 0] * v[2]
@@ -644,7 +644,7 @@ def motion_apply_inv(E, r, v, out):
     out[5] = l2 + r[0] * w1 - r[1] * w0
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def force_apply(E, r, f, out):
     """out = bXa* f: ``[E (n - r x f); E f]`` (force from A to B coordinates)."""
     n0 = f[0] - (r[1] * f[5] - r[2] * f[4])
@@ -655,7 +655,7 @@ def force_apply(E, r, f, out):
         out[3 + i] = E[i, 0] * f[3] + E[i, 1] * f[4] + E[i, 2] * f[5]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def force_apply_T_add(E, r, f, out):
     """out += bXa^T f (:func:`xform_force_T`) for a (3, 3) array E and a (3,) array r;
     out must not alias f."""
@@ -668,13 +668,13 @@ def force_apply_T_add(E, r, f, out):
     out[5] += x[5]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def crm_apply(v, m, out):
     """out = v x m (:func:`cross_motion`)."""
     out[0], out[1], out[2], out[3], out[4], out[5] = cross_motion(v, m)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def crf_add(v, f, out):
     """out += v x* f (:func:`cross_force`)."""
     x = cross_force(v, f)
@@ -686,13 +686,13 @@ def crf_add(v, f, out):
     out[5] += x[5]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def inertia_apply(m, h, Ibar, v, out):
     """out = I v (:func:`inertia_times`) for a (3, 3) array Ibar."""
     out[0], out[1], out[2], out[3], out[4], out[5] = inertia_times(m, h, as_mat3(Ibar), v)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def mat6_vec_add(M, v, out):
     """out += M v for a (6, 6) matrix."""
     for i in range(6):
@@ -700,7 +700,7 @@ def mat6_vec_add(M, v, out):
                    + M[i, 3] * v[3] + M[i, 4] * v[4] + M[i, 5] * v[5])
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def congruence_add(E, r, M, out):
     """out += bXa^T M bXa (:func:`congruence`) for a (3, 3) array E, a (3,) array r and
     symmetric dense (6, 6) arrays M and out, which must not alias."""
@@ -713,7 +713,7 @@ def congruence_add(E, r, M, out):
                 out[l, k] += x
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def quat_to_rot(qw, qx, qy, qz, R_out):
     """R_out (3, 3) = the rotation matrix of a unit quaternion (:func:`quat_rotation`)."""
     R = quat_rotation(qw, qx, qy, qz)
@@ -722,7 +722,7 @@ def quat_to_rot(qw, qx, qy, qz, R_out):
             R_out[k, l] = R[3 * k + l]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def axis_angle_E(a, c, s, E_out):
     """E_out (3, 3) = the coordinate rotation about the unit axis a (:func:`axis_rotation`)."""
     E = axis_rotation(a, c, s)
@@ -731,7 +731,7 @@ def axis_angle_E(a, c, s, E_out):
             E_out[k, l] = E[3 * k + l]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def spd_inverse(A, n, out, W):
     """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (6 x 6 blocks and
     smaller in the kernels; any n).

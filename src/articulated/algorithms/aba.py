@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import INLINE_IR, KERNEL
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model, data_arrays, model_arrays
 from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, get_vec3,
                        get_vec6, inertia_times, rigid_inertia, scale6, set_sym6, set_vec6,
@@ -28,7 +28,7 @@ from ._inputs import (as_configuration, as_f_ext, as_state, as_vector, check_dty
 from .kinematics import base_acceleration, joint_motion, joint_xup, pop_children, velocity_step
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def _project_1dof(IA, pA, c, a, angular, tau, one):
     """Pass 2 at a one-dof joint, all in registers: ``U = IA S``, ``D = S^T U``,
     ``u = tau - S^T pA``, ``Ia = IA - U U^T / D``, ``pa = pA + Ia c + U u / D`` (RBDA
@@ -51,7 +51,7 @@ def _project_1dof(IA, pA, c, a, angular, tau, one):
     return Ia, pa, UDinv, Dinv_u
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, UDinv, Dinv_u, T, T2, modified):
     """Pass 2 at a joint with ``n`` dofs (0 for a fixed joint): as :func:`_project_1dof`
     with ``D`` an (n, n) block inverted by Cholesky, on the dense scratch ``T``. With
@@ -95,7 +95,7 @@ def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, UDinv, Dinv_u, T, T2,
     return Ia, pa
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def _add_pivot(M, S, va, n, D):
     """``D_i += S_i^T M S_i`` for the (n, n) pivot block of joint i (the modified ABA
     accumulates ``D_i`` term by term, Ascher-Pai-Cloutier eq. 11)."""

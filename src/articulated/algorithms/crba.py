@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import INLINE_IR, KERNEL
 from ..model import Model, data_arrays, model_arrays
 from ..spatial import (congruence, dot6, get_mat3, get_sym6, get_vec3, get_vec6, rigid_inertia,
                        set_sym6, set_vec6, sym6_add, sym6_apply, xform_force_T)
@@ -76,14 +76,14 @@ def _crba_kernel(
     return _mirror_upper(M_out)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def _dof_end(i, subtree_end, vadr, nv):
     """One past the last dof of the subtree of body i (its dofs are contiguous)."""
     e = subtree_end[i]
     return vadr[e] if e < subtree_end.shape[0] else nv
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def _mirror_upper(M):
     """Copy the strict upper triangle of the square M onto its lower triangle, in cache
     blocks; returns False if M is not finite."""

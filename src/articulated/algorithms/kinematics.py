@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import INLINE_IR, KERNEL
 from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL,
                      Model, data_arrays, model_arrays)
 from ..spatial import (add6, axis_rotation, cross_motion, get_mat3, get_vec3, get_vec6,
@@ -22,7 +22,7 @@ from ..spatial import (add6, axis_rotation, cross_motion, get_mat3, get_vec3, ge
 from ._inputs import as_state
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q):
     """``Xup_i = X_J(q_i) X_tree[i]`` (parent body -> body i coordinates) as ``(E, r)``,
     a row-major 9-tuple and a 3-tuple in the dtype of the model arrays.
@@ -62,7 +62,7 @@ def joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q):
             (f(r[0]), f(r[1]), f(r[2])))
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r):
     """Write ``Xup[i]`` (:func:`joint_transform`) into ``Xup_E[i]``, ``Xup_r[i]`` and return
     it as ``(E, r)`` tuples."""
@@ -72,7 +72,7 @@ def joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r
     return E, r
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def joint_motion(i, vadr, jnv, S, x):
     """``S_i x_i`` (a 6-tuple): the joint's motion for the joint-space vector ``x`` (nv,)
     (``vJ = S qd`` for velocities, ``S qdd`` for accelerations)."""
@@ -91,7 +91,7 @@ def joint_motion(i, vadr, jnv, S, x):
     return j0, j1, j2, j3, j4, j5
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def pop_children(i, subtree_end, stack, top):
     """Pop the rows the children of body i pushed onto ``stack`` in a backward pass, summed
     in place into one row; returns ``(row, top)``, the row holding the sum and the new top.
@@ -116,7 +116,7 @@ def pop_children(i, subtree_end, stack, top):
     return top, top
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def base_acceleration(gravity, use_gravity):
     """``a_0 = [0; -g]`` (a 6-tuple), gravity folded in as an acceleration of the world
     (RBDA sec. 5.3), or zero without gravity."""
@@ -126,7 +126,7 @@ def base_acceleration(gravity, use_gravity):
     return (z, z, z, z, z, z)
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c):
     """``v_i = Xup_i v_parent + S_i qd_i`` and ``c_i = v_i x (S_i qd_i)`` (RBDA eq. 7.34;
     ``S-dot = 0`` in body coordinates) with ``Xup_i = (E, r)``. Writes ``v[i]`` and
@@ -142,7 +142,7 @@ def velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c):
     return vi
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def world_pose_step(i, parent, E, r, oE, op):
     """World pose of body i from its parent's and ``Xup = (E, r)``: ``iX0 = iXp pX0``,
     ``oE_i = E oE_p``, ``op_i = op_p + oE_p^T r`` (RBDA Table 2.5); a root body's is Xup."""
