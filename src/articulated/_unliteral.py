@@ -8,7 +8,7 @@ also calls the dispatcher while a loop counter initialized to ``0`` is still typ
 ``Literal[int](0)``, before it settles on ``int64``, and compiles that version too. Each
 version is a full compile of the kernel and of everything it inlines. In a cold test run
 (numba 0.68) such versions of ``_update_nodes``, ``_update_biases``,
-``_partial_back_substitution``, ``_aba_kernel`` and six smaller kernels took about a quarter
+``_partial_back_substitution``, ``_aba_kernel`` and seven smaller kernels took about a quarter
 of the compile time, ``_update_nodes`` alone 200 s.
 
 No kernel or helper of this package specializes on a constant argument (the tuples they
