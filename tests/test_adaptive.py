@@ -181,8 +181,10 @@ def test_momentum_projection_equals_rigidification_impulses(seed):
 def test_sublinear_hybrid_step_equals_full_recompute(name, make):
     """The O(N_A log n) multilevel step (active-node frames and coefficients, world
     velocities from the hierarchical frames, rigid-front biases from each front node's
-    rigid inertia, RGL Sec. 4.3 / 6.2) equals a full recomputation of the hybrid body, also
-    after the active joints moved and with external forces inside rigid nodes."""
+    rigid inertia, RGL Sec. 4.3 / 6.2) and the ABA on the reduced tree (one rigid body per
+    rigid-front node) equal a full recomputation of the hybrid body and the constrained
+    dynamics from CRBA and RNEA, also after the active joints moved and with external
+    forces inside rigid nodes."""
     m = make()
     s = AdaptiveDynamics(m)
     q, qd, tau, f = _state(m, 9)
@@ -193,12 +195,23 @@ def test_sublinear_hybrid_step_equals_full_recompute(name, make):
     qd[~act[m.dof_body]] = 0.0
     s.set_state(q, qd, tau, f, active=act)
     s.prepare_region()
+    a = act[m.dof_body]
     for step in range(3):
-        fast = s.hybrid_accelerations(q, qd, tau, f).copy()
+        fast = s.hybrid_accelerations(q, qd, tau, f, method="dca").copy()
+        reduced = s.hybrid_accelerations(q, qd, tau, f).copy()
         ref = AdaptiveDynamics(m).forward_dynamics(q, qd, tau, f, active=act)
         assert np.abs(fast - ref).max() <= 1e-9 * np.abs(ref).max()
+        assert np.abs(reduced - ref).max() <= 1e-9 * np.abs(ref).max()
+        assert np.all(reduced[~a] == 0.0)
+        # and the constrained dynamics computed independently from CRBA and RNEA
+        M = art.crba(m, q)
+        C = bias_forces(m, q, qd, f)
+        exact = np.linalg.solve(M[np.ix_(a, a)], (tau - C)[a])
+        assert np.abs(reduced[a] - exact).max() <= 1e-9 * np.abs(exact).max()
         qd = qd + 0.01 * fast
         q = art.integrate(m, q, qd, 0.01)
+    with pytest.raises(ValueError, match="unknown method"):
+        s.hybrid_accelerations(q, qd, tau, f, method="aba")
 
 
 def test_adaptive_simulator_with_world_forces_equals_full_dynamics():

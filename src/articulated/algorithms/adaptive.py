@@ -46,12 +46,14 @@ import math
 
 import numpy as np
 
+from ..model import _MODEL_BODY
 from ._inputs import check_f_ext
 from .dca import _dca_kinematics
 from .hybrid import (_generalized_momentum, _leaf_tensors, _prepare_region,
                      _velocity_metric, _velocity_traversal, hybrid_frames, hybrid_step)
 from .passive import K
 from .quasistatics import AdaptiveQuasiStatics
+from .reduced import reduced_step
 from .region import ERR_FULL, region_update
 
 
@@ -132,7 +134,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                       self._xq, z((1, 6, 6)), self._Bt, self._Pt, self._G)
         self._bk = self._region_buffers()
         self._Vw = np.zeros((nb, 6))       # rows written before they are read
-        self._hargs = self._rargs = None
+        self._hargs = self._rargs = self._redargs = None
         self.passive_stats = dict(updated=0, evaluated=0, tensorized=0)
         """Work of the last :meth:`region_update`: nodes recomputed exactly in the fully
         articulated state, nodes evaluated from their tensors, nodes tensorized."""
@@ -503,6 +505,24 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                            self._solve_tail())
         return self._hargs
 
+    def _reduced_args(self):
+        """Buffers of the reduced tree of :mod:`articulated.algorithms.reduced` (built
+        once): the packed model and workspace of an ABA over at most nb bodies, the reduced
+        index of each joint, the region stamp of the last build, the model arrays it reads,
+        the solver's state and the gathered reduced state."""
+        if self._redargs is None:
+            m, ma = self.model, self.ma
+            nb, nv = m.nb, m.nv
+            self._redargs = (
+                np.zeros(7 * nb, dtype=np.int64), np.zeros(_MODEL_BODY * nb + 6 * nv + 3),
+                np.zeros_like(m.data(np.float64).buf), np.full(nb, -1, dtype=np.int64),
+                np.full(1, -1, dtype=np.int64), ma.parent, ma.jtype, ma.qadr, ma.vadr,
+                ma.jnv, m.jnt_nq.astype(np.int64), m.body_subtree_end.astype(np.int64),
+                ma.axis, ma.Xtree_E, ma.Xtree_r, ma.S, self._gravity, self.q, self.qd,
+                self.tau, self._qdd, np.zeros(m.nq), np.zeros(nv), np.zeros(nv),
+                np.zeros((nb, 6)), np.zeros((4, 3, 3)), np.zeros((4, 3)))
+        return self._redargs
+
     def sync_frames(self, q) -> None:
         """Set the configuration, which differs from the current one only on active joints,
         and bring the principal joint transforms and hierarchical frames of the active nodes
@@ -511,18 +531,29 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self.q[:] = q
         hybrid_frames(self._bk, self.hybrid_args())
 
-    def hybrid_accelerations(self, q, qd, tau, f_ext=None, bodies=None) -> np.ndarray:
-        """Multilevel forward dynamics (RGL Sec. 4.3) at a state that differs from the one
-        of the last update only on active joints: frames and principal transforms of the
-        active nodes, world velocities of the active joints' bodies, rigid-front biases
-        from each front node's rigid inertia and velocity, active-node coefficients (no
-        metric), exact back-substitution over the active region. Cost O(N_A log n + N_F
-        log n) for N_F bodies with external forces (``bodies``: their indices, or None to
-        scan ``f_ext``).
+    def hybrid_accelerations(self, q, qd, tau, f_ext=None, bodies=None, *,
+                             method: str = "reduced") -> np.ndarray:
+        """Forward dynamics of the hybrid body (RGL Sec. 4.3) at a state that differs from
+        the one of the last update only on active joints. First the frames and principal
+        transforms of the active nodes and the world velocities of the active joints'
+        bodies (the hierarchical frames that poses and forces are read from); then
+
+        * ``method="reduced"`` (default, what the simulator's steps use): ABA on the
+          reduced tree of the hybrid body, one rigid body per rigid-front node
+          (:mod:`articulated.algorithms.reduced`; rebuilt after a region change);
+        * ``method="dca"``: RGL's multilevel algorithm: rigid-front biases from each front
+          node's rigid inertia and velocity, active-node coefficients (no metric), exact
+          back-substitution over the active region.
+
+        Both are exact and agree to rounding. Cost O(N_A log n + N_F log n) for N_F bodies
+        with external forces (``bodies``: their indices, or None to scan ``f_ext``).
 
         Returns the solver's qdd buffer (nv,) (zero on rigidified joints; valid until the
-        next call). Raises ValueError naming the joint of a non-finite acceleration.
-        Requires :meth:`prepare_region` after the last active-region change."""
+        next call). Raises ValueError for an unknown method or naming the joint of a
+        non-finite acceleration. Requires :meth:`prepare_region` after the last
+        active-region change."""
+        if method not in ("reduced", "dca"):
+            raise ValueError(f"unknown method {method!r}; expected 'reduced' or 'dca'")
         args = self.hybrid_args()
         self.q[:] = q
         self.qd[:] = qd
@@ -534,8 +565,13 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
             f_ext = np.ascontiguousarray(f_ext, dtype=np.float64)
             idx = (np.flatnonzero(np.any(f_ext != 0.0, axis=1)) if bodies is None
                    else np.asarray(bodies, dtype=np.int64))
-        self._n_computed = hybrid_step(self._bk, idx.size, idx, f_ext, args,
-                                       self._n_computed, self._stats, True)
+        if method == "dca":
+            self._n_computed = hybrid_step(self._bk, idx.size, idx, f_ext, args,
+                                           self._n_computed, self._stats, True)
+        else:
+            reduced_step(self._bk, idx.size, idx, f_ext, args, self._reduced_args(),
+                         self._stats)
+            self._qdd[~self.active[self.model.dof_body]] = 0.0
         if self._stats[5] >= 0:
             raise ValueError(f"the hybrid-body acceleration is not finite at joint "
                              f"{self.model.joint_name[int(self._stats[5])]!r}")

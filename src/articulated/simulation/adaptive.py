@@ -36,7 +36,8 @@ from numba.extending import intrinsic
 
 from ..algorithms.adaptive import AdaptiveDynamics
 from .._byref import byref, byref_each
-from ..algorithms.hybrid import _hybrid_dynamics, _hybrid_kinematics, hybrid_step
+from ..algorithms.hybrid import _hybrid_kinematics, hybrid_step
+from ..algorithms.reduced import _reduced_dynamics
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..algorithms.kinematics import body_velocities, energy
 from ..config import JIT, KERNEL
@@ -47,6 +48,9 @@ from .integrators import integrate_joints_inplace
 
 ERR_FORCE = 3
 """Error code of :func:`_adaptive_steps`: an applied force is not finite."""
+ERR_VELOCITY = 4
+"""Error code of :func:`_adaptive_steps`: the joint velocities overflow (``qd . qd`` is not
+finite, so neither is the kinetic energy)."""
 
 
 @intrinsic
@@ -87,25 +91,25 @@ def _cycle_rate(seconds=0.02):
 
 @njit(**KERNEL)
 def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q, qd, qdd,
-                    stats, ncomp, jtype, qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody,
-                    rbody, bk, Vw, hargs, rargs, last, qrec, qdrec, srec, cycles):
+                    stats, jtype, qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody,
+                    rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec, srec, cycles):
     """``nsteps`` adaptive steps in one compiled loop: every step whose global index
     ``step0 + s`` is a multiple of ``update_every`` runs the active-region update
     (:func:`articulated.algorithms.region.region_update_kernel`, criteria ``crit``,
-    arguments ``rargs``; external forces on ``rbody``), the others the multilevel forward
-    dynamics of the hybrid body (RGL Sec. 4.3:
-    :func:`~articulated.algorithms.hybrid._hybrid_kinematics` and
-    :func:`~articulated.algorithms.hybrid._hybrid_dynamics`, as
-    :meth:`AdaptiveDynamics.hybrid_accelerations`; forces on ``ubody``) and ``qd += h
-    qdd``; the compiled forces are applied at every step's poses and velocities (into the
-    solver's ``f_ext``), then ``q (+)= h qd`` on the active joints. ``q``, ``qd``: the
-    solver's state arrays (in/out). ``last`` (3,) int64 in/out: (active joints, update
+    arguments ``rargs``; external forces on ``rbody``), the others the forward dynamics
+    of the hybrid body (RGL Sec. 4.3:
+    :func:`~articulated.algorithms.hybrid._hybrid_kinematics`, then ABA on the reduced
+    tree, :func:`~articulated.algorithms.reduced._reduced_dynamics` with its buffers
+    ``red``, as :meth:`AdaptiveDynamics.hybrid_accelerations`; forces on ``ubody``) and
+    ``qd += h qdd``; the compiled forces are applied at every step's poses and velocities
+    (into the solver's ``f_ext``), then ``q (+)= h qd`` on the active joints. ``q``,
+    ``qd``: the solver's state arrays (in/out). ``last`` (3,) int64 in/out: (active joints, update
     region, rigidified) of the last update; after global step ``step0 + s + 1`` divisible
     by ``record_every`` the state and ``last`` are copied into ``qrec``, ``qdrec``,
     ``srec``. With ``timed``, ``cycles[s]`` is the cycle count of step s. Returns ``(steps
     done, error, joint, records)``: error 0, the region kernel's codes, or
-    :data:`ERR_FORCE` (the state is that before the failing step, except after a failed
-    region update)."""
+    :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before the failing step,
+    except after a failed region update)."""
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
     pose = hargs[0]
     near, ajoints, counts = bk[5], bk[4], bk[10]
@@ -113,6 +117,7 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
     nu = ubody.shape[0]
     hp = byref_each(hargs)          # by reference to the kernels below
     bkp = byref(bk)
+    rp = byref(red)
     nrec = 0
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
@@ -129,9 +134,17 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
             last[1] = res[0]
             last[2] = res[1]
         else:
-            ncomp[0] = _hybrid_dynamics(bkp, nu, ubody, f_ext, hp, ncomp[0], stats)
+            _reduced_dynamics(bkp, nu, ubody, f_ext, hp[0], rp, stats)
             if stats[5] >= 0:
                 return s, ERR_HYBRID, int(stats[5]), nrec
+            ss = 0.0
+            for u in range(counts[2]):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    x = qd[vadr[J] + r] + h * qdd[vadr[J] + r]
+                    ss += x * x
+            if not math.isfinite(ss):
+                return s, ERR_VELOCITY, -1, nrec
             for u in range(counts[2]):
                 J = ajoints[u]
                 for r in range(jnv[J]):
@@ -347,7 +360,7 @@ class AdaptiveSimulator:
             q = self.q.copy()
             J = s._ajoints
             integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, qd, h)
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+        if not (np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(qd @ qd)):
             raise ValueError(f"the adaptive simulation became non-finite at t = {self.t:.6g}")
         self.q, self.qd = q, qd
         self.t += h
@@ -375,9 +388,10 @@ class AdaptiveSimulator:
                          self.last["rigidified"]], dtype=np.int64)
         done, err, joint, nrec = _adaptive_steps(
             n, self.steps, self.update_every, every, self.dt, rate is not None, crit, s.q,
-            s.qd, s._qdd, s._stats, s._ncomp, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
+            s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
             s.f_ext, kind, body, params, self._ubody, self._bodies, s._bk, s._Vw,
-            s.hybrid_args(), s._region_args(crit[-1]), last, qrec, qdrec, srec, cycles)
+            s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last, qrec, qdrec,
+            srec, cycles)
         self.q = s.q.copy()
         self.qd = s.qd.copy()
         self.t += done * self.dt
@@ -388,7 +402,7 @@ class AdaptiveSimulator:
         ks = [k0 + first + j * every for j in range(nrec)]
         error = None
         if err:
-            what = {ERR_FORCE: "an applied force",
+            what = {ERR_FORCE: "an applied force", ERR_VELOCITY: "the joint velocity",
                     ERR_HYBRID: "the hybrid-body acceleration"}.get(
                         err, "the fully articulated acceleration")
             where = f" at joint {m.joint_name[joint]!r}" if joint >= 0 else ""

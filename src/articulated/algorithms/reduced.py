@@ -1,0 +1,227 @@
+"""The hybrid body as a reduced tree, solved by the articulated-body algorithm.
+
+RGL Sec. 4.1-4.2 (Redon, Galoppo & Lin 2005): a hybrid body whose rigidified joints have
+zero velocity moves as an articulated body whose bodies are its rigid pieces. The rigid
+pieces are exactly the rigid-front nodes of the active region (each is a connected rigid
+subassembly, and two of them meet only at an active joint), so with N_A active joints the
+hybrid body is a tree of N_A moving rigid bodies (plus the pieces welded to the world)
+connected by the N_A active joints. Its forward dynamics are those of RGL Sec. 4.3, and any
+exact O(N_A) algorithm computes them; between active-region updates we use
+Featherstone's ABA (RBDA Table 7.1, :func:`articulated.algorithms.aba._aba_kernel`) on this
+reduced tree, which costs about a quarter of the multilevel DCA update of the active nodes
+(:func:`articulated.algorithms.hybrid._hybrid_dynamics`), because an ABA joint is cheaper
+than a DCA node. The active-region update (:mod:`articulated.algorithms.region`) keeps the
+multilevel DCA: it needs the nodes' coefficients.
+
+The reduced tree (built once per active region, O(N_A)):
+
+* reduced body k is the rigid piece entered by the k-th active joint J = ``ajoints[k]``
+  (joints in increasing order, so the reduced bodies are in depth-first order); its frame
+  is body J's frame;
+* its parent is the piece containing J's parent body p, entered by ``Jp = near[p]`` (the
+  world when there is none: a piece welded to the world);
+* its joint placement is ``Xtree_J o (p X Jp)``, the model's placement of J composed with
+  the constant transform from Jp's frame to p's (the world's when the piece is welded);
+* its inertia is the front node's rigid inertia ``I0 = (Phi_00)^-1`` (handle-0 frame,
+  :func:`~articulated.algorithms.hybrid._front_inertias`) moved to J's frame,
+  ``(h0 X J)^T I0 (h0 X J)``.
+
+External forces on a body b act on the piece of ``near[b]``; joint forces on rigidified
+joints are internal to a rigid piece and do nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .._byref import byref, byref_each, deref
+from ..config import INLINE, KERNEL
+from ..model import data_arrays, model_arrays
+from ..spatial import congruence, sym6_from_dense
+from .aba import _aba_kernel
+from .dca import _xforce_T
+from .hybrid import _cached_pose, _hybrid_kinematics
+from .quasistatics import _tcopy, _tinv, _tmul
+
+
+@njit(**INLINE)
+def _pose_to(b, pose, Xs, xs, slot):
+    """``world X body`` of body b (:func:`~articulated.algorithms.hybrid._cached_pose`)
+    into (Xs, xs)[slot]."""
+    _cached_pose(b, pose)
+    _tcopy(pose[-2], pose[-1], 0, Xs, xs, slot)
+
+
+@njit(**KERNEL)
+def _reduce(bkp, pose, rp):
+    """Build the reduced tree of the current hybrid body (module docstring) into the
+    packed model buffers ``red_i``, ``red_f`` (the layout of
+    :func:`articulated.model.model_arrays` for N_A bodies) and ``ridx`` (reduced index of
+    each active joint). Needs the hierarchical frames of the current configuration
+    (:func:`~articulated.algorithms.hybrid._hybrid_kinematics`)."""
+    bk = deref(bkp)
+    front_body, ajoints, near, front_of, front_index, I0, counts = \
+        bk[3], bk[4], bk[5], bk[6], bk[7], bk[9], bk[10]
+    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs,
+     xs) = deref(rp)
+    leaf_of_body, node_hoff, handle_x, H_E, H_r = pose[0], pose[3], pose[4], pose[5], pose[6]
+    na = counts[2]
+    rstamp[0] = counts[3]
+    if na == 0:
+        return
+    mi = red_i[:7 * na].reshape((7, na))
+    for k in range(na):
+        ridx[ajoints[k]] = k
+    oq = 0
+    ov = 0
+    for k in range(na):
+        J = ajoints[k]
+        p = parent[J]
+        Jp = near[p] if p >= 0 else -1
+        mi[0, k] = ridx[Jp] if Jp >= 0 else -1
+        mi[1, k] = jtype[J]
+        mi[2, k] = oq
+        mi[3, k] = ov
+        mi[4, k] = jnv[J]
+        mi[6, k] = 1
+        oq += nq[J]
+        ov += jnv[J]
+    for k in range(na - 1, -1, -1):         # subtree ends, children first
+        end = subtree_end[ajoints[k]]
+        l = k + 1
+        while l < na and ajoints[l] < end:
+            l = mi[5, l]
+        mi[5, k] = l
+    (_, _, _, rvadr, _, _, _, raxis, rXE, rXr, rmass, rh, rIbar, rS,
+     rg) = model_arrays(mi, red_f)
+    for a in range(3):
+        rg[a] = gravity[a]
+    for k in range(na):
+        J = ajoints[k]
+        for a in range(3):
+            raxis[k, a] = axis[J, a]
+        for d in range(jnv[J]):
+            for a in range(6):
+                rS[rvadr[k] + d, a] = S[vadr[J] + d, a]
+        # joint placement Xtree_J o (p X Jp)
+        p = parent[J]
+        _pose_to(J, pose, Xs, xs, 0)                          # w X J
+        if p >= 0:
+            _pose_to(p, pose, Xs, xs, 1)
+            _tinv(Xs, xs, 1, Xs, xs, 2)                       # p X w
+            Jp = near[p]
+            if Jp >= 0:
+                _pose_to(Jp, pose, Xs, xs, 1)                 # w X Jp
+                _tmul(Xs, xs, 2, Xs, xs, 1, Xs, xs, 3)        # p X Jp
+            else:
+                _tcopy(Xs, xs, 2, Xs, xs, 3)
+            _tmul(Xtree_E, Xtree_r, J, Xs, xs, 3, Xs, xs, 1)
+        else:
+            _tcopy(Xtree_E, Xtree_r, J, Xs, xs, 1)
+        for a in range(3):
+            rXr[k, a] = xs[1, a]
+            for c in range(3):
+                rXE[k, 3 * a + c] = Xs[1, a, c]
+        # inertia of the piece in J's frame: (h0 X J)^T I0 (h0 X J)
+        R = front_of[leaf_of_body[J]]
+        u = front_index[R]
+        _pose_to(front_body[u], pose, Xs, xs, 2)              # w X b0
+        _tinv(Xs, xs, 2, Xs, xs, 3)
+        _tmul(Xs, xs, 3, Xs, xs, 0, Xs, xs, 2)                # b0 X J
+        _tmul(H_E, H_r, handle_x[node_hoff[R]], Xs, xs, 2, Xs, xs, 3)   # h0 X J
+        M = congruence((Xs[3, 0, 0], Xs[3, 0, 1], Xs[3, 0, 2], Xs[3, 1, 0], Xs[3, 1, 1],
+                        Xs[3, 1, 2], Xs[3, 2, 0], Xs[3, 2, 1], Xs[3, 2, 2]),
+                       (xs[3, 0], xs[3, 1], xs[3, 2]), sym6_from_dense(I0[u]))
+        # compact form (m, h, Ibar) of [[Ibar, h^], [h^T, m 1]] (RBDA eq. 2.63)
+        rmass[k] = (M[15] + M[18] + M[20]) / 3.0
+        rh[k, 0] = 0.5 * (M[13] - M[11])
+        rh[k, 1] = 0.5 * (M[8] - M[12])
+        rh[k, 2] = 0.5 * (M[9] - M[7])
+        rIbar[k, 0] = M[0]
+        rIbar[k, 1] = M[1]
+        rIbar[k, 2] = M[2]
+        rIbar[k, 3] = M[1]
+        rIbar[k, 4] = M[3]
+        rIbar[k, 5] = M[4]
+        rIbar[k, 6] = M[2]
+        rIbar[k, 7] = M[4]
+        rIbar[k, 8] = M[5]
+
+
+@njit(**KERNEL)
+def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
+    """Accelerations of the active joints by ABA on the reduced tree (module docstring)
+    into the solver's ``qdd`` (active dofs only), after
+    :func:`~articulated.algorithms.hybrid._hybrid_kinematics` at the solver's ``q``,
+    ``qd``; external forces of ``bodies[:nbodies]`` (rows of ``f_ext``, body coordinates).
+    The reduced tree is rebuilt when the active region changed (``counts[3]``).
+    ``stats[5]``: -1, or the joint of the first non-finite acceleration."""
+    bk = deref(bkp)
+    ajoints, near, counts = bk[4], bk[5], bk[10]
+    pose = deref(posep)
+    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs,
+     xs) = deref(rp)
+    stats[5] = -1
+    if rstamp[0] != counts[3]:
+        _reduce(bkp, pose, rp)
+    na = counts[2]
+    if na == 0:
+        return
+    mi = red_i[:7 * na].reshape((7, na))
+    rqadr = mi[2]
+    rvadr = mi[3]
+    for k in range(na):
+        J = ajoints[k]
+        for d in range(nq[J]):
+            rq[rqadr[k] + d] = q[qadr[J] + d]
+        for d in range(jnv[J]):
+            rqd[rvadr[k] + d] = qd[vadr[J] + d]
+            rtau[rvadr[k] + d] = tau[vadr[J] + d]
+        for a in range(6):
+            rf[k, a] = 0.0
+    Xr, xq = pose[-2], pose[-1]
+    for t in range(nbodies):
+        b = bodies[t]
+        if (f_ext[b, 0] == 0.0 and f_ext[b, 1] == 0.0 and f_ext[b, 2] == 0.0
+                and f_ext[b, 3] == 0.0 and f_ext[b, 4] == 0.0 and f_ext[b, 5] == 0.0):
+            continue
+        J = near[b]
+        if J < 0:
+            continue                  # welded to the world
+        _pose_to(J, pose, Xs, xs, 0)
+        _tinv(Xs, xs, 0, Xs, xs, 1)                           # J X w
+        _cached_pose(b, pose)                                 # w X b
+        _tmul(Xs, xs, 1, Xr, xq, 0, Xs, xs, 2)                # J X b
+        _tinv(Xs, xs, 2, Xs, xs, 3)                           # b X J
+        y = _xforce_T(Xs, xs, 3, f_ext[b, 0], f_ext[b, 1], f_ext[b, 2], f_ext[b, 3],
+                      f_ext[b, 4], f_ext[b, 5])               # (b X J)^T f_b
+        k = ridx[J]
+        for a in range(6):
+            rf[k, a] += y[a]
+    last = ajoints[na - 1]
+    nqr = rqadr[na - 1] + nq[last]
+    nvr = rvadr[na - 1] + jnv[last]
+    _aba_kernel(mi, red_f, rq[:nqr], rqd[:nvr], rtau[:nvr], rf[:na], False, red_d)
+    rqdd = data_arrays(red_d, na, nvr)[18]
+    for k in range(na):
+        J = ajoints[k]
+        for d in range(jnv[J]):
+            x = rqdd[rvadr[k] + d]
+            qdd[vadr[J] + d] = x
+            if stats[5] < 0 and not math.isfinite(x):
+                stats[5] = J
+
+
+@njit(**KERNEL)
+def reduced_step(bk, nbodies, bodies, f_ext, args, red, stats):
+    """:func:`~articulated.algorithms.hybrid._hybrid_kinematics` and
+    :func:`_reduced_dynamics` with the hybrid-step argument tuples ``args`` and the reduced
+    tree's buffers ``red`` (for callers in Python)."""
+    hp = byref_each(args)
+    bkp = byref(bk)
+    _hybrid_kinematics(bkp, hp)
+    _reduced_dynamics(bkp, nbodies, bodies, f_ext, hp[0], byref(red), stats)
