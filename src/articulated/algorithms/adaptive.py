@@ -520,7 +520,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                 ma.jnv, m.jnt_nq.astype(np.int64), m.body_subtree_end.astype(np.int64),
                 ma.axis, ma.Xtree_E, ma.Xtree_r, ma.S, self._gravity, self.q, self.qd,
                 self.tau, self._qdd, np.zeros(m.nq), np.zeros(nv), np.zeros(nv),
-                np.zeros((nb, 6)), np.zeros((4, 3, 3)), np.zeros((4, 3)))
+                np.zeros((nb, 6)), np.zeros((4, 3, 3)), np.zeros((4, 3)),
+                np.zeros((nb, 3, 3)), np.zeros((nb, 3)), self._Vw)
         return self._redargs
 
     def sync_frames(self, q) -> None:

@@ -41,7 +41,8 @@ from ..config import INLINE, KERNEL
 from ..model import data_arrays, model_arrays
 from ..spatial import congruence, sym6_from_dense
 from .aba import _aba_kernel
-from .dca import _xforce_T
+from .dca import _xforce_T, _xmotion
+from .kinematics import joint_xup, velocity_step, world_pose_step
 from .hybrid import _cached_pose, _hybrid_kinematics
 from .quasistatics import _tcopy, _tinv, _tmul
 
@@ -65,9 +66,10 @@ def _reduce(bkp, pose, rp):
     front_body, ajoints, near, front_of, front_index, I0, counts = \
         bk[3], bk[4], bk[5], bk[6], bk[7], bk[9], bk[10]
     (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs,
-     xs) = deref(rp)
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
+     Cp_r, Vw) = deref(rp)
     leaf_of_body, node_hoff, handle_x, H_E, H_r = pose[0], pose[3], pose[4], pose[5], pose[6]
+    P_E, P_r = pose[10], pose[11]
     na = counts[2]
     rstamp[0] = counts[3]
     if na == 0:
@@ -149,6 +151,73 @@ def _reduce(bkp, pose, rp):
         rIbar[k, 6] = M[2]
         rIbar[k, 7] = M[4]
         rIbar[k, 8] = M[5]
+        # J X (principal handle of R): poses of the piece's bodies from J's world pose
+        _tinv(Xs, xs, 0, Xs, xs, 1)
+        _tmul(Xs, xs, 1, P_E, P_r, R, Cp_E, Cp_r, k)
+
+
+@njit(**INLINE)
+def _gather(na, ajoints, mi, rp):
+    """Copy q, qd, tau of the active joints into the reduced tree's vectors (``mi``: the
+    reduced model's int rows (7, na))."""
+    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
+     Cp_r, Vw) = deref(rp)
+    for k in range(na):
+        J = ajoints[k]
+        for d in range(nq[J]):
+            rq[mi[2, k] + d] = q[qadr[J] + d]
+        for d in range(jnv[J]):
+            rqd[mi[3, k] + d] = qd[vadr[J] + d]
+            rtau[mi[3, k] + d] = tau[vadr[J] + d]
+
+
+@njit(**KERNEL)
+def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
+    """Between region updates, instead of
+    :func:`~articulated.algorithms.hybrid._hybrid_kinematics`: joint transforms,
+    velocities and world poses of the reduced tree (RBDA eq. 7.34, Table 2.5) at the
+    solver's ``q``, ``qd``, and for the pieces that carry ``bodies[:nbodies]`` the world
+    frame ``P`` of their front node's principal handle and the world velocity ``Vw`` of
+    their joint, which is what :func:`~articulated.algorithms.hybrid._cached_pose` and
+    the compiled forces read. Needs the reduced tree of the current region."""
+    bk = deref(bkp)
+    ajoints, near, front_of, counts = bk[4], bk[5], bk[6], bk[10]
+    pose = deref(posep)
+    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
+     Cp_r, Vw) = deref(rp)
+    na = counts[2]
+    if na == 0:
+        return
+    mi = red_i[:7 * na].reshape((7, na))
+    _gather(na, ajoints, mi, rp)
+    (rparent, rjtype, rqadr, rvadr, rjnv, _, rXrot, raxis, rXE, rXr, _, _, _, rS,
+     _) = model_arrays(mi, red_f)
+    nvr = rvadr[na - 1] + rjnv[na - 1]
+    (Xup_E, Xup_r, v, c, _, _, oE, op, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
+     _) = data_arrays(red_d, na, nvr)
+    for k in range(na):
+        E, r = joint_xup(k, rjtype, rqadr, rXrot, raxis, rXE, rXr, rq, Xup_E, Xup_r)
+        velocity_step(k, rparent, rvadr, rjnv, rS, rqd, E, r, v, c)
+        world_pose_step(k, rparent, E, r, oE, op)
+    leaf_of_body, P_E, P_r = pose[0], pose[10], pose[11]
+    for t in range(nbodies):
+        b = bodies[t]
+        J = near[b]
+        if J < 0:
+            continue                  # welded to the world: P does not move
+        k = ridx[J]
+        # w X k = inverse of k X w = (oE_k, op_k)
+        for a in range(3):
+            for cc in range(3):
+                Xs[0, a, cc] = oE[k, 3 * cc + a]
+            xs[0, a] = -(oE[k, 3 * a] * op[k, 0] + oE[k, 3 * a + 1] * op[k, 1]
+                         + oE[k, 3 * a + 2] * op[k, 2])
+        _tmul(Xs, xs, 0, Cp_E, Cp_r, k, P_E, P_r, front_of[leaf_of_body[b]])
+        w = _xmotion(Xs, xs, 0, v[k, 0], v[k, 1], v[k, 2], v[k, 3], v[k, 4], v[k, 5])
+        for a in range(6):
+            Vw[J, a] = w[a]
 
 
 @njit(**KERNEL)
@@ -163,8 +232,8 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
     ajoints, near, counts = bk[4], bk[5], bk[10]
     pose = deref(posep)
     (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs,
-     xs) = deref(rp)
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
+     Cp_r, Vw) = deref(rp)
     stats[5] = -1
     if rstamp[0] != counts[3]:
         _reduce(bkp, pose, rp)
@@ -172,15 +241,13 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
     if na == 0:
         return
     mi = red_i[:7 * na].reshape((7, na))
+    _gather(na, ajoints, mi, rp)
     rqadr = mi[2]
     rvadr = mi[3]
+    rg = model_arrays(mi, red_f)[14]
+    for a in range(3):
+        rg[a] = gravity[a]            # per call: a region update solves without gravity
     for k in range(na):
-        J = ajoints[k]
-        for d in range(nq[J]):
-            rq[rqadr[k] + d] = q[qadr[J] + d]
-        for d in range(jnv[J]):
-            rqd[rvadr[k] + d] = qd[vadr[J] + d]
-            rtau[rvadr[k] + d] = tau[vadr[J] + d]
         for a in range(6):
             rf[k, a] = 0.0
     Xr, xq = pose[-2], pose[-1]

@@ -37,7 +37,7 @@ from numba.extending import intrinsic
 from ..algorithms.adaptive import AdaptiveDynamics
 from .._byref import byref, byref_each
 from ..algorithms.hybrid import _hybrid_kinematics, hybrid_step
-from ..algorithms.reduced import _reduced_dynamics
+from ..algorithms.reduced import _reduced_dynamics, _reduced_kinematics
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..algorithms.kinematics import body_velocities, energy
 from ..config import JIT, KERNEL
@@ -97,16 +97,16 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
     ``step0 + s`` is a multiple of ``update_every`` runs the active-region update
     (:func:`articulated.algorithms.region.region_update_kernel`, criteria ``crit``,
     arguments ``rargs``; external forces on ``rbody``), the others the forward dynamics
-    of the hybrid body (RGL Sec. 4.3:
-    :func:`~articulated.algorithms.hybrid._hybrid_kinematics`, then ABA on the reduced
-    tree, :func:`~articulated.algorithms.reduced._reduced_dynamics` with its buffers
-    ``red``, as :meth:`AdaptiveDynamics.hybrid_accelerations`; forces on ``ubody``) and
-    ``qd += h qdd``; the compiled forces are applied at every step's poses and velocities
-    (into the solver's ``f_ext``), then ``q (+)= h qd`` on the active joints. ``q``,
-    ``qd``: the solver's state arrays (in/out). ``last`` (3,) int64 in/out: (active joints, update
-    region, rigidified) of the last update; after global step ``step0 + s + 1`` divisible
-    by ``record_every`` the state and ``last`` are copied into ``qrec``, ``qdrec``,
-    ``srec``. With ``timed``, ``cycles[s]`` is the cycle count of step s. Returns ``(steps
+    of the hybrid body (RGL Sec. 4.3, by ABA on the reduced tree: its kinematics,
+    :func:`~articulated.algorithms.reduced._reduced_kinematics`, or after a region change
+    :func:`~articulated.algorithms.hybrid._hybrid_kinematics`, then
+    :func:`~articulated.algorithms.reduced._reduced_dynamics` with its buffers ``red``;
+    forces on ``ubody``) and ``qd += h qdd``; the compiled forces are applied at every
+    step's poses and velocities (into the solver's ``f_ext``), then ``q (+)= h qd`` on the
+    active joints. ``q``, ``qd``: the solver's state arrays (in/out). ``last`` (3,) int64
+    in/out: (active joints, update region, rigidified) of the last update; after global
+    step ``step0 + s + 1`` divisible by ``record_every`` the state and ``last`` are copied
+    into ``qrec``, ``qdrec``, ``srec``. With ``timed``, ``cycles[s]`` is the cycle count of step s. Returns ``(steps
     done, error, joint, records)``: error 0, the region kernel's codes, or
     :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before the failing step,
     except after a failed region update)."""
@@ -118,13 +118,18 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
     hp = byref_each(hargs)          # by reference to the kernels below
     bkp = byref(bk)
     rp = byref(red)
+    rstamp = red[4]
     nrec = 0
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
-        _hybrid_kinematics(bkp, hp)
+        update = (step0 + s) % update_every == 0
+        if update or rstamp[0] != counts[3]:
+            _hybrid_kinematics(bkp, hp)
+        else:
+            _reduced_kinematics(bkp, hp[0], rp, nu, ubody)     # poses of the forces' bodies
         if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
             return s, ERR_FORCE, -1, nrec
-        if (step0 + s) % update_every == 0:
+        if update:
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
                                        rbody.shape[0], rbody, columns, rargs[0], hp,
                                        *rargs[2:])
