@@ -316,7 +316,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         eps, budget_u, eps_vel, keep, budgets, per_tree, columns = criteria
         args = self._region_args(columns)
         res = region_update(float(h), eps, budget_u, eps_vel, keep, budgets, per_tree,
-                            bodies.size, bodies, columns, *args)
+                            bodies.size, bodies, columns, args[0], args[1],
+                            self._reduced_args(), *args[2:])
         nU, nrig, nreg, n_eval, nt, err, joint = res
         if err:
             what = "fully articulated" if err == ERR_FULL else "hybrid-body"
@@ -372,10 +373,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                 d.node_ooff, t.node_ca, t.node_cb, ma.vadr, ma.jnv, self.Tup_E, self.Tup_r,
                 self._Xr, self._xq, self._T, self._MX, self._M, self._S, self._Gs, self._Bt,
                 self._Pt, self._G, self._betaT, self._gammaT, self._RT)
-        kin = self._kinematics_args()
         save = np.zeros(nv)
-        mom = (ma.parent, ma.vadr, ma.jnv, ma.S, self.Xup_E, self.Xup_r, ma.mass, ma.h,
-               ma.Ibar, self.v, np.zeros((nb, 6)), save)
         topo = (m.dof_body.astype(np.int64), t.node_of_joint.astype(np.int64),
                 t.leaf_of_body, t.roots, t.node_parent, t.node_joint, t.node_A, t.node_B,
                 ma.vadr, ma.jnv)
@@ -387,7 +385,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         st = (self.q, self.qd, self.tau, self.f_ext, self._qdd, self.active, self._tau_T,
               self._gravity, self.c, self.c_al, self._stats, self._ncomp, self._computed,
               self._Vw)
-        self._rargs = (self._bk, hyb, prep, fupd, fsolve, pfront, tens, kin, mom,
+        self._rargs = (self._bk, hyb, prep, fupd, fsolve, pfront, tens,
                        (self.Vw, self._hk, self._hn), topo, buf, st)
         return self._rargs
 

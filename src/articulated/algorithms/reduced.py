@@ -39,7 +39,8 @@ from numba import njit
 from .._byref import byref, byref_each, deref
 from ..config import INLINE, KERNEL
 from ..model import data_arrays, model_arrays
-from ..spatial import congruence, sym6_from_dense
+from ..spatial import (add6, congruence, dot6, get_mat3, get_vec3, get_vec6, inertia_times,
+                       set_vec6, sym6_from_dense, xform_force_T)
 from .aba import _aba_kernel
 from .dca import _xforce_T, _xmotion
 from .kinematics import joint_xup, velocity_step, world_pose_step
@@ -281,6 +282,46 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
             qdd[vadr[J] + d] = x
             if stats[5] < 0 and not math.isfinite(x):
                 stats[5] = J
+
+
+@njit(**KERNEL)
+def _reduced_momentum(bkp, rp, keep, p):
+    """Generalized momentum ``p = M qd`` on the dofs of the active joints in ``keep`` (nb,)
+    bool, in O(N_A) on the reduced tree of the current hybrid body (built, at the solver's
+    ``q``): piece velocities at the solver's ``qd`` (RBDA eq. 7.34), composite momenta
+    ``h_k = I_k v_k + sum over the child pieces of Xup^T h_c`` and ``p_J = S_J^T h_k``
+    (RBDA Sec. 7.1). Every body below an active joint belongs to a piece of its reduced
+    subtree, so ``h_k`` is the momentum of the joint's whole subtree, as in
+    :func:`~articulated.algorithms.hybrid._generalized_momentum` (O(n))."""
+    bk = deref(bkp)
+    ajoints, counts = bk[4], bk[10]
+    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
+     Cp_r, Vw) = deref(rp)
+    na = counts[2]
+    if na == 0:
+        return
+    mi = red_i[:7 * na].reshape((7, na))
+    _gather(na, ajoints, mi, rp)
+    (rparent, rjtype, rqadr, rvadr, rjnv, _, rXrot, raxis, rXE, rXr, rmass, rh, rIbar, rS,
+     _) = model_arrays(mi, red_f)
+    nvr = rvadr[na - 1] + rjnv[na - 1]
+    (Xup_E, Xup_r, v, c, _, f, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
+     _) = data_arrays(red_d, na, nvr)
+    for k in range(na):
+        E, r = joint_xup(k, rjtype, rqadr, rXrot, raxis, rXE, rXr, rq, Xup_E, Xup_r)
+        velocity_step(k, rparent, rvadr, rjnv, rS, rqd, E, r, v, c)
+        x = inertia_times(rmass[k], get_vec3(rh, k), get_mat3(rIbar, k), get_vec6(v, k))
+        set_vec6(f, k, x)
+    for k in range(na - 1, -1, -1):
+        J = ajoints[k]
+        if keep[J]:
+            for d in range(jnv[J]):
+                p[vadr[J] + d] = dot6(get_vec6(rS, rvadr[k] + d), get_vec6(f, k))
+        kp = rparent[k]
+        if kp >= 0:
+            y = xform_force_T(get_mat3(Xup_E, k), get_vec3(Xup_r, k), get_vec6(f, k))
+            set_vec6(f, kp, add6(get_vec6(f, kp), y))
 
 
 @njit(**KERNEL)

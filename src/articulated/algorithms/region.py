@@ -19,7 +19,8 @@ The steps (RGL Sec. 5.1):
 4. new active region by the velocity metric (RGL Sec. 5.4.1) and rigidification impulses
    (RGL Sec. 5.4.2): ``K^R Q^R = -qd^R`` with ``K^R`` from unit test impulses for at most
    ``columns`` joints, else the equal M-orthogonal projection from the generalized momentum
-   (one hybrid solve);
+   (one hybrid solve); the hybrid-body solves of steps 3 and 4 are ABA on the reduced tree
+   of the transient or new hybrid body (:mod:`articulated.algorithms.reduced`);
 5. conversion to the new hybrid state: rigid-state coefficients (RGL eq. 6) and tensors of
    the nodes that became passive, the new region's bookkeeping.
 
@@ -34,10 +35,9 @@ from numba import njit
 from .._byref import byref, byref_each
 from ..config import KERNEL
 from ..spatial import spd_inverse
-from .dca import _dca_kinematics
-from .hybrid import (_generalized_momentum, _hybrid_dynamics, _hybrid_kinematics,
-                     _passive_front, _prepare_region, _tensorize_nodes, _velocity_metric,
-                     _velocity_traversal)
+from .hybrid import (_hybrid_kinematics, _passive_front, _prepare_region, _tensorize_nodes,
+                     _velocity_metric, _velocity_traversal)
+from .reduced import _reduced_dynamics, _reduced_momentum
 from .quasistatics import (_dirty_nodes, _heapsort, _partial_back_substitution, _update_biases,
                            _update_nodes)
 
@@ -66,31 +66,30 @@ def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd):
 
 
 @njit(**KERNEL)
-def _solve(hp, prev_n, stats):
-    """Exact back-substitution over the current active region (RGL Sec. 4.3)."""
-    _partial_back_substitution(-1.0, 0, -1, prev_n, hp[6])
-    return int(stats[0])
-
-
-@njit(**KERNEL)
-def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj,
-                             vadr, jnv, hp, ncomp, stats):
+def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, vadr, jnv,
+                             nbodies, bodies, f_ext, bkp, posep, rp, stats):
     """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
-    test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (their nodes and
-    ancestors ``path[:npath]`` recomputed for each, Kokkevis et al. 1996),
-    ``K^R Q^R = -qd^R`` and ``qd += M_T^-1 G^T Q^R`` on the active dofs. ``base`` holds
-    the accelerations at the solver's joint forces on the active dofs. Returns False when
-    an acceleration is not finite."""
-    upd = hp[5]
+    test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (Kokkevis et al.
+    1996: the change of the accelerations for a unit joint force, each an exact solve on
+    the reduced tree, :func:`~articulated.algorithms.reduced._reduced_dynamics`, against
+    the solve at the solver's state, kept in ``base``), ``K^R Q^R = -qd^R`` and ``qd +=
+    M_T^-1 G^T Q^R`` on the active dofs. Returns False when an acceleration is not
+    finite."""
+    _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats)
+    if stats[5] >= 0:
+        return False
+    for u in range(nj):
+        J = ajoints[u]
+        for r in range(jnv[J]):
+            base[vadr[J] + r] = qdd[vadr[J] + r]
     for c in range(nd):
         tau[dofs[c]] += 1.0
-        _update_nodes(path, npath, upd)
-        ncomp[0] = _solve(hp, ncomp[0], stats)
+        _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats)
+        tau[dofs[c]] -= 1.0
         if stats[5] >= 0:
             return False
         for r in range(nd):
             Kb[0, r, c] = qdd[dofs[r]] - base[dofs[r]]
-        tau[dofs[c]] -= 1.0
     for r in range(nd):
         for c in range(r):
             s = 0.5 * (Kb[0, r, c] + Kb[0, c, r])
@@ -104,8 +103,9 @@ def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, a
         x[r] = s
     for r in range(nd):
         tau[dofs[r]] += x[r]
-    _update_nodes(path, npath, upd)
-    ncomp[0] = _solve(hp, ncomp[0], stats)
+    _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats)
+    for r in range(nd):
+        tau[dofs[r]] -= x[r]
     if stats[5] >= 0:
         return False
     for u in range(nj):
@@ -113,16 +113,13 @@ def _rigidification_impulses(path, npath, dofs, nd, Kb, x, tau, qd, qdd, base, a
         for r in range(jnv[J]):
             k = vadr[J] + r
             qd[k] += qdd[k] - base[k]
-    for r in range(nd):
-        tau[dofs[r]] -= x[r]
-    _update_nodes(path, npath, upd)           # back to the coefficients at tau
     return True
 
 
 @njit(**KERNEL)
 def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
-                         bodies, columns, bk, hp, prep, fupd, fsolve, pfront, tens, kin,
-                         mom, vmet, topo, buf, st):
+                         bodies, columns, bk, hp, rp, prep, fupd, fsolve, pfront, tens, vmet,
+                         topo, buf, st):
     """RGL Sec. 5.1 steps 1-5 (module docstring) from the current hybrid state at the
     solver's ``q``, ``qd``, ``tau``, ``f_ext``; leaves the solver in the new hybrid state.
 
@@ -131,8 +128,12 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     else ``budgets[0]`` for the whole model; -1: none), keep_region (no criterion: keep
     the transient region); bodies[:nbodies]: the bodies with external forces; columns: K^R
     for at most this many rigidified joints. The tuples are those of
-    :meth:`AdaptiveDynamics._region_args`, with the hybrid-step tuples by reference (``hp``,
-    :func:`~articulated._byref.byref_each`; :func:`region_update` takes them as tuples).
+    :meth:`AdaptiveDynamics._region_args`, with the hybrid-step tuples and the reduced
+    tree's buffers by reference (``hp``, :func:`~articulated._byref.byref_each`, and
+    ``rp``, :func:`~articulated._byref.byref`; :func:`region_update` takes them as
+    tuples). The hybrid-body solves of steps 3 and 4 are ABA on the reduced tree
+    (:mod:`articulated.algorithms.reduced`), which is left built for the new region when
+    the momentum projection ran.
 
     Returns ``(nU, nrigid, nreg, n_eval, n_tensorized, err, joint)``: U in ``buf``'s U,
     the rigidified joints in its ``rigid``; ``err`` 0, :data:`ERR_FULL` or
@@ -224,14 +225,13 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     if grown:
         _prepare_region(active, *prep, bk)
     _hybrid_kinematics(bkp, hp)
-    ncomp[0] = _hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, ncomp[0], stats)
+    _reduced_dynamics(bkp, nbodies, bodies, f_ext, hp[0], rp, stats)
     if stats[5] >= 0:
         return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
     for u in range(counts[2]):
         J = ajoints[u]
         for r in range(jnv[J]):
             k = vadr[J] + r
-            base[k] = qdd[k]
             qd[k] += h * qdd[k]
     # ---- 4. new active region (RGL Sec. 5.4.1), rigidification impulses (Sec. 5.4.2)
     if keep_region:
@@ -264,49 +264,45 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                 moving = moving or qd[vadr[j] + r] != 0.0
     if nrig > 0 and moving:
         if nrig <= columns:
-            nr = 0
             nd = 0
             for k in range(nrig):
                 j = rigid[k]
-                if jnv[j] > 0:
-                    seeds[nr] = node_of_joint[j]
-                    nr += 1
-                    for r in range(jnv[j]):
-                        dofs[nd] = vadr[j] + r
-                        nd += 1
-            np_ = _dirty_nodes(node_parent, seeds, nr, mark, path, mark)
-            if not _rigidification_impulses(path, np_, dofs, nd, Kb, x, tau, qd, qdd, base,
-                                            ajoints, counts[2], vadr, jnv, hp, ncomp,
-                                            stats):
+                for r in range(jnv[j]):
+                    dofs[nd] = vadr[j] + r
+                    nd += 1
+            if not _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints,
+                                            counts[2], vadr, jnv, nbodies, bodies, f_ext,
+                                            bkp, hp[0], rp, stats):
                 return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
         else:
             # the equal M-orthogonal projection: p = M qd is kept on the new active
-            # joints, qd_new = M_NN^-1 p_N by one hybrid solve at rest without gravity
-            _dca_kinematics(*kin)                              # O(n) body velocities
-            _generalized_momentum(*mom)                        # p into ``save``
+            # joints, qd_new = M_NN^-1 p_N by one hybrid solve at rest without gravity;
+            # p_N from the transient reduced tree (O(N_T)), the solve on the new one
+            _reduced_momentum(bkp, rp, new, save)              # p_N into ``save``
             _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd)
             _prepare_region(active, *prep, bk)     # of the new region: step 5 needs none
             projected = True
             g0, g1, g2 = gravity[0], gravity[1], gravity[2]
             gravity[0] = gravity[1] = gravity[2] = 0.0
-            for k in range(nv):
-                x_k = tau[k]
-                tau[k] = save[k]
-                save[k] = x_k                                  # save <-> tau
-                base[k] = qd[k]
-                qd[k] = 0.0
-            _hybrid_kinematics(bkp, hp)
-            ncomp[0] = _hybrid_dynamics(bkp, 0, bodies, f_ext, hp, ncomp[0], stats)
-            gravity[0], gravity[1], gravity[2] = g0, g1, g2
-            for k in range(nv):
-                tau[k] = save[k]
-                qd[k] = base[k]
-            if stats[5] >= 0:
-                return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
             for u in range(counts[2]):
                 J = ajoints[u]
                 for r in range(jnv[J]):
-                    qd[vadr[J] + r] = qdd[vadr[J] + r]
+                    k = vadr[J] + r
+                    x_k = tau[k]
+                    tau[k] = save[k]
+                    save[k] = x_k                              # save <-> tau
+                    qd[k] = 0.0
+            _hybrid_kinematics(bkp, hp)                        # the new front's frames
+            _reduced_dynamics(bkp, 0, bodies, f_ext, hp[0], rp, stats)
+            gravity[0], gravity[1], gravity[2] = g0, g1, g2
+            for u in range(counts[2]):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    k = vadr[J] + r
+                    tau[k] = save[k]
+                    qd[k] = qdd[k]
+            if stats[5] >= 0:
+                return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
         for k in range(nrig):
             j = rigid[k]
             for r in range(jnv[j]):
@@ -351,10 +347,10 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
 
 @njit(**KERNEL)
 def region_update(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies, bodies,
-                  columns, bk, args, prep, fupd, fsolve, pfront, tens, kin, mom, vmet, topo,
-                  buf, st):
-    """:func:`region_update_kernel` with the hybrid-step argument tuples ``args`` (for
-    callers in Python)."""
+                  columns, bk, args, red, prep, fupd, fsolve, pfront, tens, vmet, topo, buf,
+                  st):
+    """:func:`region_update_kernel` with the hybrid-step argument tuples ``args`` and the
+    reduced tree's buffers ``red`` (for callers in Python)."""
     return region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree,
-                                nbodies, bodies, columns, bk, byref_each(args), prep, fupd,
-                                fsolve, pfront, tens, kin, mom, vmet, topo, buf, st)
+                                nbodies, bodies, columns, bk, byref_each(args), byref(red),
+                                prep, fupd, fsolve, pfront, tens, vmet, topo, buf, st)

@@ -131,7 +131,7 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
             return s, ERR_FORCE, -1, nrec
         if update:
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
-                                       rbody.shape[0], rbody, columns, rargs[0], hp,
+                                       rbody.shape[0], rbody, columns, rargs[0], hp, rp,
                                        *rargs[2:])
             if res[5] != 0:
                 return s, res[5], res[6], nrec
