@@ -197,6 +197,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                         self.qd, False, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v,
                         self.c, self.c_al, self.b_world)
         self._bk[10][3] += 1            # every frame may have moved: re-walk cached poses
+        self._bk[11][:] = False         # and every rigid inertia may have changed
         self._update(self._all, self.tree.n_nodes, metric)
 
     def forward_dynamics(self, q, qd, tau=None, f_ext=None, active=None) -> np.ndarray:
@@ -437,11 +438,13 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
     def _region_buffers(self):
         """The region buffers ``bk`` of :mod:`articulated.algorithms.hybrid`, allocated
         once: (node_active, anodes, front, front_body, ajoints, near, front_of,
-        front_index, f0, I0, counts); counts = (na, nf, nj, region stamp)."""
+        front_index, f0, I0, counts, I0_ok); counts = (na, nf, nj, region stamp); I0 and
+        I0_ok by node (the cached rigid inertias of the front nodes)."""
         nn, nb = self.tree.n_nodes, self.model.nb
         z = lambda *shape: np.zeros(shape, dtype=np.int64)
         return (np.zeros(nn, dtype=np.bool_), z(nn), z(nn), z(nn), z(nb), z(nb), z(nn),
-                z(nn), np.zeros((nn, 6)), np.zeros((nn, 6, 6)), z(4))
+                z(nn), np.zeros((nn, 6)), np.zeros((nn, 6, 6)), z(4),
+                np.zeros(nn, dtype=np.bool_))
 
     # views of the current region (counts from the last bookkeeping)
     _anodes = property(lambda self: self._bk[1][:self._bk[10][0]])
@@ -459,6 +462,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         rigid-front inertias. O(n) integer pass; run after the active region changes (the
         coefficients must be those of the current hybrid body, e.g. after
         :meth:`set_state`)."""
+        self._bk[11][:] = False         # coefficients may have changed since
         _prepare_region(self.active, *self._region_args(2)[2], self._bk)
 
     def hybrid_args(self):

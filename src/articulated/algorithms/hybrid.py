@@ -152,22 +152,28 @@ def _front_velocity(b, ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose):
 
 
 @njit(**KERNEL)
-def _front_inertias(front, n, node_hoff, Phi, T, I0):
-    """``I0[u] = (Phi_00)^-1`` of the rigid-front node ``front[u]``: the spatial inertia of
-    the rigid node in its handle-0 frame (constant while the node is rigid)."""
+def _front_inertias(front, n, node_hoff, Phi, T, I0, I0_ok):
+    """``I0[R] = (Phi_00)^-1`` of each rigid-front node ``R = front[u]``: the spatial
+    inertia of the rigid node in its handle-0 frame. It is constant while the node stays
+    rigid, so it is inverted only where ``I0_ok[R]`` is False (cleared when the node's
+    rigid-state coefficients are recomputed)."""
     for u in range(n):
-        ho = node_hoff[front[u]]
+        R = front[u]
+        if I0_ok[R]:
+            continue
+        ho = node_hoff[R]
         for a in range(6):
             for c in range(6):
                 T[0, a, c] = Phi[ho, a, c]
-        spd_inverse(T[0], 6, I0[u], T[1])
+        spd_inverse(T[0], 6, I0[R], T[1])
+        I0_ok[R] = True
 
 
 @njit(**KERNEL)
 def _front_biases(front, n, args):
     """Bias accelerations of the rigid-front nodes (RGL Sec. 6.2: eq. 3 with the node's
     rigid inertia and velocity): a rigid node moves as one rigid body, so with ``I_0 =
-    (Phi_00)^-1`` (``I0[u]``, :func:`_front_inertias`) and ``v_0`` the velocity of its
+    (Phi_00)^-1`` (``I0[R]``, :func:`_front_inertias`) and ``v_0`` the velocity of its
     handle-0 frame, ``b_k = Phi_k0 (f_0 - v_0 x* I_0 v_0)``. ``f0[u]``: external force on
     the node in the handle-0 frame.
 
@@ -185,12 +191,12 @@ def _front_biases(front, n, args):
         v = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose)
         p0 = p1 = p2 = p3 = p4 = p5 = 0.0
         for c in range(6):
-            p0 += I0[u, 0, c] * v[c]
-            p1 += I0[u, 1, c] * v[c]
-            p2 += I0[u, 2, c] * v[c]
-            p3 += I0[u, 3, c] * v[c]
-            p4 += I0[u, 4, c] * v[c]
-            p5 += I0[u, 5, c] * v[c]
+            p0 += I0[R, 0, c] * v[c]
+            p1 += I0[R, 1, c] * v[c]
+            p2 += I0[R, 2, c] * v[c]
+            p3 += I0[R, 3, c] * v[c]
+            p4 += I0[R, 4, c] * v[c]
+            p5 += I0[R, 5, c] * v[c]
         # y = f0 - v x* (I_0 v)
         y0 = f0[u, 0] - (v[1] * p2 - v[2] * p1 + v[4] * p5 - v[5] * p4)
         y1 = f0[u, 1] - (v[2] * p0 - v[0] * p2 + v[5] * p3 - v[3] * p5)
@@ -518,7 +524,7 @@ def _nearest_active(parent, active, near):
 
 # ------------------------------------------------------- composite steps (RGL Sec. 4.1, 4.3)
 # ``bk``: the region buffers (node_active, anodes, front, front_body, ajoints, near, front_of,
-# front_index, f0, I0, counts), allocated once per solver; counts = (na, nf, nj) of the
+# front_index, f0, I0, counts, I0_ok), allocated once per solver; counts = (na, nf, nj) of the
 # current active region. ``args``: the hybrid-step argument tuples (pose, frames, vel,
 # on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args` (full buffers, the
 # region's lists and counts come from ``bk``); ``hp``: pointers to them
@@ -532,7 +538,7 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
     buffers ``bk`` and the rigid-front inertias (:func:`_front_inertias`); O(n) integer
     pass, O(N_front) inertias."""
     node_active, anodes, front, front_body, ajoints, near, front_of, front_index, f0, I0, \
-        counts = bk
+        counts, I0_ok = bk
     na, nf, nj = _region_bookkeeping(active, node_joint, node_parent, node_hoff,
                                      handle_joint, handle_side, body_parent, node_active,
                                      anodes, front, front_body, ajoints, near, front_of,
@@ -541,7 +547,7 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
     counts[1] = nf
     counts[2] = nj
     counts[3] += 1                     # new region: cached body transforms are stale
-    _front_inertias(front, nf, node_hoff, Phi, T, I0)
+    _front_inertias(front, nf, node_hoff, Phi, T, I0, I0_ok)
 
 
 @njit(**KERNEL)

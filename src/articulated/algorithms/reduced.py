@@ -130,14 +130,13 @@ def _reduce(bkp, pose, rp):
                 rXE[k, 3 * a + c] = Xs[1, a, c]
         # inertia of the piece in J's frame: (h0 X J)^T I0 (h0 X J)
         R = front_of[leaf_of_body[J]]
-        u = front_index[R]
-        _pose_to(front_body[u], pose, Xs, xs, 2)              # w X b0
+        _pose_to(front_body[front_index[R]], pose, Xs, xs, 2)              # w X b0
         _tinv(Xs, xs, 2, Xs, xs, 3)
         _tmul(Xs, xs, 3, Xs, xs, 0, Xs, xs, 2)                # b0 X J
         _tmul(H_E, H_r, handle_x[node_hoff[R]], Xs, xs, 2, Xs, xs, 3)   # h0 X J
         M = congruence((Xs[3, 0, 0], Xs[3, 0, 1], Xs[3, 0, 2], Xs[3, 1, 0], Xs[3, 1, 1],
                         Xs[3, 1, 2], Xs[3, 2, 0], Xs[3, 2, 1], Xs[3, 2, 2]),
-                       (xs[3, 0], xs[3, 1], xs[3, 2]), sym6_from_dense(I0[u]))
+                       (xs[3, 0], xs[3, 1], xs[3, 2]), sym6_from_dense(I0[R]))
         # compact form (m, h, Ibar) of [[Ibar, h^], [h^T, m 1]] (RBDA eq. 2.63)
         rmass[k] = (M[15] + M[18] + M[20]) / 3.0
         rh[k, 0] = 0.5 * (M[13] - M[11])

@@ -49,11 +49,12 @@ ERR_HYBRID = 2
 
 
 @njit(**KERNEL)
-def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd):
+def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, I0_ok):
     """Rigidify the joints ``rigid[:nrig]`` of the hybrid body: inactive, no velocity
     product, and their nodes' rigid-state coefficients (RGL Sec. 4.2, eq. 6; ``nodes``
     scratch, ``upd`` a pointer to the arguments of :func:`_update_nodes` after the node
-    list, :func:`~articulated._byref.byref`)."""
+    list, :func:`~articulated._byref.byref`), whose cached rigid inertias are then stale
+    (``I0_ok``)."""
     for k in range(nrig):
         j = rigid[k]
         active[j] = False
@@ -61,6 +62,7 @@ def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd):
             c[j, a] = 0.0
             c_al[j, a] = 0.0
         nodes[k] = node_of_joint[j]
+        I0_ok[nodes[k]] = False
     _heapsort(nodes, nrig)
     _update_nodes(nodes, nrig, upd)
 
@@ -279,7 +281,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             # joints, qd_new = M_NN^-1 p_N by one hybrid solve at rest without gravity;
             # p_N from the transient reduced tree (O(N_T)), the solve on the new one
             _reduced_momentum(bkp, rp, new, save)              # p_N into ``save``
-            _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd)
+            _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk[11])
             _prepare_region(active, *prep, bk)     # of the new region: step 5 needs none
             projected = True
             g0, g1, g2 = gravity[0], gravity[1], gravity[2]
@@ -311,7 +313,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     for j in range(nb):
         active[j] = new[j]
     if nrig and not projected:
-        _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd)
+        _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk[11])
     # tensors change only where the configuration did (joints active before this update)
     # or where the joint forces did (stale); a node of the update region that is
     # rigidified again keeps its tensors
