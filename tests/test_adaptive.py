@@ -429,6 +429,33 @@ def test_compiled_step_loop_equals_python_steps():
     assert c._compiled is None
 
 
+def test_compiled_records_follow_the_run_not_the_global_step_count():
+    """Records are taken every ``record_every`` steps of each run, also when the simulator
+    has already stepped: a second run's compiled loop records at the same steps as the
+    Python path (it used to count from the simulator's first step and could write past
+    its record buffer)."""
+    from articulated.simulation import PointForce
+
+    m = models.pendulum(20)
+    q0 = np.r_[1.0, np.zeros(m.nq - 1)]
+
+    def make(compiled):
+        sim = art.Simulator(m, 1e-3, method="adaptive", max_active=4, update_every=5,
+                            q0=q0, forces=[PointForce(19, (0.0, 0.3, 0.0))])
+        if not compiled:
+            sim._compiled = None
+        return sim
+
+    for first, steps, every in ((1, 9, 10), (3, 10, 4), (7, 12, 5)):
+        a, b = make(True), make(False)
+        a.run(first)
+        b.run(first)
+        ta, tb = a.run(steps, record_every=every), b.run(steps, record_every=every)
+        assert len(ta) == len(tb) == 1 + steps // every
+        assert np.abs(ta.t - tb.t).max() <= 1e-12
+        assert np.abs(ta.q - tb.q).max() <= 1e-10
+
+
 def test_compiled_run_divergence_keeps_records():
     """A diverging compiled run (a stiff spring blows the chain up) stops with
     SimulationDiverged naming the step, and keeps the states recorded before it."""

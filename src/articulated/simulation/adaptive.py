@@ -90,8 +90,8 @@ def _cycle_rate(seconds=0.02):
 
 
 @njit(**KERNEL)
-def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q, qd, qdd,
-                    stats, jtype, qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody,
+def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, crit, q, qd,
+                    qdd, stats, jtype, qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody,
                     rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec, srec, cycles):
     """``nsteps`` adaptive steps in one compiled loop: every step whose global index
     ``step0 + s`` is a multiple of ``update_every`` runs the active-region update
@@ -104,12 +104,13 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
     forces on ``ubody``) and ``qd += h qdd``; the compiled forces are applied at every
     step's poses and velocities (into the solver's ``f_ext``), then ``q (+)= h qd`` on the
     active joints. ``q``, ``qd``: the solver's state arrays (in/out). ``last`` (3,) int64
-    in/out: (active joints, update region, rigidified) of the last update; after global
-    step ``step0 + s + 1`` divisible by ``record_every`` the state and ``last`` are copied
-    into ``qrec``, ``qdrec``, ``srec``. With ``timed``, ``cycles[s]`` is the cycle count of step s. Returns ``(steps
-    done, error, joint, records)``: error 0, the region kernel's codes, or
-    :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before the failing step,
-    except after a failed region update)."""
+    in/out: (active joints, update region, rigidified) of the last update; after step
+    ``rec0 + s + 1`` of the caller's run (``rec0``: the index of step 0 within the run)
+    divisible by ``record_every`` the state and ``last`` are copied into ``qrec``,
+    ``qdrec``, ``srec`` (at most their rows). With ``timed``, ``cycles[s]`` is the cycle
+    count of step s. Returns ``(steps done, error, joint, records)``: error 0, the region
+    kernel's codes, or :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before
+    the failing step, except after a failed region update)."""
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
     pose = hargs[0]
     near, ajoints, counts = bk[5], bk[4], bk[10]
@@ -157,7 +158,7 @@ def _adaptive_steps(nsteps, step0, update_every, record_every, h, timed, crit, q
         integrate_joints_inplace(ajoints, counts[2], jtype, qadr, vadr, q, qd, h)
         if timed:
             cycles[s] = _cycles() - c0
-        if (step0 + s + 1) % record_every == 0:
+        if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
             for a in range(q.shape[0]):
                 qrec[nrec, a] = q[a]
             for a in range(qd.shape[0]):
@@ -392,7 +393,7 @@ class AdaptiveSimulator:
         last = np.array([self.last["active"], self.last["update_region"],
                          self.last["rigidified"]], dtype=np.int64)
         done, err, joint, nrec = _adaptive_steps(
-            n, self.steps, self.update_every, every, self.dt, rate is not None, crit, s.q,
+            n, self.steps, k0, self.update_every, every, self.dt, rate is not None, crit, s.q,
             s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
             s.f_ext, kind, body, params, self._ubody, self._bodies, s._bk, s._Vw,
             s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last, qrec, qdrec,
