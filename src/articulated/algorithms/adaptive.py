@@ -197,7 +197,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                         self.qd, False, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v,
                         self.c, self.c_al, self.b_world)
         self._bk[10][3] += 1            # every frame may have moved: re-walk cached poses
-        self._bk[11][:] = False         # and every rigid inertia may have changed
+        self._bk[11][:] += 1            # and every node's coefficients: caches are stale
         self._update(self._all, self.tree.n_nodes, metric)
 
     def forward_dynamics(self, q, qd, tau=None, f_ext=None, active=None) -> np.ndarray:
@@ -438,13 +438,15 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
     def _region_buffers(self):
         """The region buffers ``bk`` of :mod:`articulated.algorithms.hybrid`, allocated
         once: (node_active, anodes, front, front_body, ajoints, near, front_of,
-        front_index, f0, I0, counts, I0_ok); counts = (na, nf, nj, region stamp); I0 and
-        I0_ok by node (the cached rigid inertias of the front nodes)."""
+        front_index, f0, I0, counts, epoch, I0_epoch); counts = (na, nf, nj, region stamp);
+        by node: the cached rigid inertias of the front nodes I0, epoch (counts the
+        recomputations of each node's rigid-state coefficients: what is cached from them is
+        valid while it is unchanged) and the epoch of each I0."""
         nn, nb = self.tree.n_nodes, self.model.nb
         z = lambda *shape: np.zeros(shape, dtype=np.int64)
         return (np.zeros(nn, dtype=np.bool_), z(nn), z(nn), z(nn), z(nb), z(nb), z(nn),
-                z(nn), np.zeros((nn, 6)), np.zeros((nn, 6, 6)), z(4),
-                np.zeros(nn, dtype=np.bool_))
+                z(nn), np.zeros((nn, 6)), np.zeros((nn, 6, 6)), z(4), z(nn),
+                np.full(nn, -1, dtype=np.int64))
 
     # views of the current region (counts from the last bookkeeping)
     _anodes = property(lambda self: self._bk[1][:self._bk[10][0]])
@@ -462,7 +464,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         rigid-front inertias. O(n) integer pass; run after the active region changes (the
         coefficients must be those of the current hybrid body, e.g. after
         :meth:`set_state`)."""
-        self._bk[11][:] = False         # coefficients may have changed since
+        self._bk[11][:] += 1            # coefficients may have changed: caches are stale
         _prepare_region(self.active, *self._region_args(2)[2], self._bk)
 
     def hybrid_args(self):
@@ -511,10 +513,13 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         """Buffers of the reduced tree of :mod:`articulated.algorithms.reduced` (built
         once): the packed model and workspace of an ABA over at most nb bodies, the reduced
         index of each joint, the region stamp of the last build, the model arrays it reads,
-        the solver's state and the gathered reduced state."""
+        the solver's state, the gathered reduced state, scratch transforms, the world
+        velocities, and the cache of :func:`~articulated.algorithms.reduced._reduce`: by
+        node, the epoch, inertia (m, h, Ibar) and transform to the principal handle of a
+        piece, by joint the node, epoch and transform ``p X Jp`` of its placement."""
         if self._redargs is None:
             m, ma = self.model, self.ma
-            nb, nv = m.nb, m.nv
+            nb, nv, nn = m.nb, m.nv, self.tree.n_nodes
             self._redargs = (
                 np.zeros(7 * nb, dtype=np.int64), np.zeros(_MODEL_BODY * nb + 6 * nv + 3),
                 np.zeros_like(m.data(np.float64).buf), np.full(nb, -1, dtype=np.int64),
@@ -522,8 +527,10 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                 ma.jnv, m.jnt_nq.astype(np.int64), m.body_subtree_end.astype(np.int64),
                 ma.axis, ma.Xtree_E, ma.Xtree_r, ma.S, self._gravity, self.q, self.qd,
                 self.tau, self._qdd, np.zeros(m.nq), np.zeros(nv), np.zeros(nv),
-                np.zeros((nb, 6)), np.zeros((4, 3, 3)), np.zeros((4, 3)),
-                np.zeros((nb, 3, 3)), np.zeros((nb, 3)), self._Vw)
+                np.zeros((nb, 6)), np.zeros((4, 3, 3)), np.zeros((4, 3)), self._Vw,
+                (np.full(nn, -1, dtype=np.int64), np.zeros((nn, 13)), np.zeros((nn, 3, 3)),
+                 np.zeros((nn, 3)), np.full(nb, -1, dtype=np.int64),
+                 np.full(nb, -1, dtype=np.int64), np.zeros((nb, 3, 3)), np.zeros((nb, 3))))
         return self._redargs
 
     def sync_frames(self, q) -> None:

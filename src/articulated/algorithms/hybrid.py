@@ -152,21 +152,21 @@ def _front_velocity(b, ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose):
 
 
 @njit(**KERNEL)
-def _front_inertias(front, n, node_hoff, Phi, T, I0, I0_ok):
+def _front_inertias(front, n, node_hoff, Phi, T, I0, epoch, I0_epoch):
     """``I0[R] = (Phi_00)^-1`` of each rigid-front node ``R = front[u]``: the spatial
     inertia of the rigid node in its handle-0 frame. It is constant while the node stays
-    rigid, so it is inverted only where ``I0_ok[R]`` is False (cleared when the node's
-    rigid-state coefficients are recomputed)."""
+    rigid, so it is inverted only where ``I0_epoch[R]`` differs from ``epoch[R]`` (which
+    counts the recomputations of the node's rigid-state coefficients)."""
     for u in range(n):
         R = front[u]
-        if I0_ok[R]:
+        if I0_epoch[R] == epoch[R]:
             continue
         ho = node_hoff[R]
         for a in range(6):
             for c in range(6):
                 T[0, a, c] = Phi[ho, a, c]
         spd_inverse(T[0], 6, I0[R], T[1])
-        I0_ok[R] = True
+        I0_epoch[R] = epoch[R]
 
 
 @njit(**KERNEL)
@@ -524,7 +524,7 @@ def _nearest_active(parent, active, near):
 
 # ------------------------------------------------------- composite steps (RGL Sec. 4.1, 4.3)
 # ``bk``: the region buffers (node_active, anodes, front, front_body, ajoints, near, front_of,
-# front_index, f0, I0, counts, I0_ok), allocated once per solver; counts = (na, nf, nj) of the
+# front_index, f0, I0, counts, epoch, I0_epoch), allocated once per solver; counts = (na, nf, nj) of the
 # current active region. ``args``: the hybrid-step argument tuples (pose, frames, vel,
 # on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args` (full buffers, the
 # region's lists and counts come from ``bk``); ``hp``: pointers to them
@@ -538,7 +538,7 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
     buffers ``bk`` and the rigid-front inertias (:func:`_front_inertias`); O(n) integer
     pass, O(N_front) inertias."""
     node_active, anodes, front, front_body, ajoints, near, front_of, front_index, f0, I0, \
-        counts, I0_ok = bk
+        counts, epoch, I0_epoch = bk
     na, nf, nj = _region_bookkeeping(active, node_joint, node_parent, node_hoff,
                                      handle_joint, handle_side, body_parent, node_active,
                                      anodes, front, front_body, ajoints, near, front_of,
@@ -547,7 +547,7 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
     counts[1] = nf
     counts[2] = nj
     counts[3] += 1                     # new region: cached body transforms are stale
-    _front_inertias(front, nf, node_hoff, Phi, T, I0, I0_ok)
+    _front_inertias(front, nf, node_hoff, Phi, T, I0, epoch, I0_epoch)
 
 
 @njit(**KERNEL)

@@ -61,16 +61,19 @@ def _reduce(bkp, pose, rp):
     """Build the reduced tree of the current hybrid body (module docstring) into the
     packed model buffers ``red_i``, ``red_f`` (the layout of
     :func:`articulated.model.model_arrays` for N_A bodies) and ``ridx`` (reduced index of
-    each active joint). Needs the hierarchical frames of the current configuration
-    (:func:`~articulated.algorithms.hybrid._hybrid_kinematics`)."""
+    each active joint). What depends only on a rigid piece is cached (``cache``) and
+    recomputed only when the piece's node changed (its ``epoch``, counted by the region
+    update's rigidification): the piece's inertia and transform to its principal handle
+    (:func:`_piece`) by node, and the transform ``p X Jp`` of a joint's placement by
+    joint. Needs the hierarchical frames of the current configuration
+    (:func:`~articulated.algorithms.hybrid._hybrid_kinematics`) where the cache misses."""
     bk = deref(bkp)
-    front_body, ajoints, near, front_of, front_index, I0, counts = \
-        bk[3], bk[4], bk[5], bk[6], bk[7], bk[9], bk[10]
+    front_body, ajoints, near, front_of, front_index, I0, counts, epoch = \
+        bk[3], bk[4], bk[5], bk[6], bk[7], bk[9], bk[10], bk[11]
     (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
-     Cp_r, Vw) = deref(rp)
-    leaf_of_body, node_hoff, handle_x, H_E, H_r = pose[0], pose[3], pose[4], pose[5], pose[6]
-    P_E, P_r = pose[10], pose[11]
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
+     cache) = deref(rp)
+    leaf_of_body = pose[0]
     na = counts[2]
     rstamp[0] = counts[3]
     if na == 0:
@@ -102,6 +105,7 @@ def _reduce(bkp, pose, rp):
      rg) = model_arrays(mi, red_f)
     for a in range(3):
         rg[a] = gravity[a]
+    pc_epoch, pc_I, pc_E, pc_r, K_node, K_epoch, K_E, K_r = cache
     for k in range(na):
         J = ajoints[k]
         for a in range(3):
@@ -109,51 +113,70 @@ def _reduce(bkp, pose, rp):
         for d in range(jnv[J]):
             for a in range(6):
                 rS[rvadr[k] + d, a] = S[vadr[J] + d, a]
+        R = front_of[leaf_of_body[J]]
+        if pc_epoch[R] != epoch[R]:
+            _piece(J, R, pose, I0, front_body, front_index, Xs, xs, pc_I, pc_E, pc_r)
+            pc_epoch[R] = epoch[R]
+        rmass[k] = pc_I[R, 0]
+        for a in range(3):
+            rh[k, a] = pc_I[R, 1 + a]
+        for a in range(9):
+            rIbar[k, a] = pc_I[R, 4 + a]
         # joint placement Xtree_J o (p X Jp)
         p = parent[J]
-        _pose_to(J, pose, Xs, xs, 0)                          # w X J
         if p >= 0:
-            _pose_to(p, pose, Xs, xs, 1)
-            _tinv(Xs, xs, 1, Xs, xs, 2)                       # p X w
-            Jp = near[p]
-            if Jp >= 0:
-                _pose_to(Jp, pose, Xs, xs, 1)                 # w X Jp
-                _tmul(Xs, xs, 2, Xs, xs, 1, Xs, xs, 3)        # p X Jp
-            else:
-                _tcopy(Xs, xs, 2, Xs, xs, 3)
-            _tmul(Xtree_E, Xtree_r, J, Xs, xs, 3, Xs, xs, 1)
+            Rp = front_of[leaf_of_body[p]]
+            if K_node[J] != Rp or K_epoch[J] != epoch[Rp]:
+                _pose_to(p, pose, Xs, xs, 1)
+                _tinv(Xs, xs, 1, Xs, xs, 2)                   # p X w
+                Jp = near[p]
+                if Jp >= 0:
+                    _pose_to(Jp, pose, Xs, xs, 1)             # w X Jp
+                    _tmul(Xs, xs, 2, Xs, xs, 1, K_E, K_r, J)  # p X Jp
+                else:
+                    _tcopy(Xs, xs, 2, K_E, K_r, J)            # welded: p X w
+                K_node[J] = Rp
+                K_epoch[J] = epoch[Rp]
+            _tmul(Xtree_E, Xtree_r, J, K_E, K_r, J, Xs, xs, 1)
         else:
             _tcopy(Xtree_E, Xtree_r, J, Xs, xs, 1)
         for a in range(3):
             rXr[k, a] = xs[1, a]
             for c in range(3):
                 rXE[k, 3 * a + c] = Xs[1, a, c]
-        # inertia of the piece in J's frame: (h0 X J)^T I0 (h0 X J)
-        R = front_of[leaf_of_body[J]]
-        _pose_to(front_body[front_index[R]], pose, Xs, xs, 2)              # w X b0
-        _tinv(Xs, xs, 2, Xs, xs, 3)
-        _tmul(Xs, xs, 3, Xs, xs, 0, Xs, xs, 2)                # b0 X J
-        _tmul(H_E, H_r, handle_x[node_hoff[R]], Xs, xs, 2, Xs, xs, 3)   # h0 X J
-        M = congruence((Xs[3, 0, 0], Xs[3, 0, 1], Xs[3, 0, 2], Xs[3, 1, 0], Xs[3, 1, 1],
-                        Xs[3, 1, 2], Xs[3, 2, 0], Xs[3, 2, 1], Xs[3, 2, 2]),
-                       (xs[3, 0], xs[3, 1], xs[3, 2]), sym6_from_dense(I0[R]))
-        # compact form (m, h, Ibar) of [[Ibar, h^], [h^T, m 1]] (RBDA eq. 2.63)
-        rmass[k] = (M[15] + M[18] + M[20]) / 3.0
-        rh[k, 0] = 0.5 * (M[13] - M[11])
-        rh[k, 1] = 0.5 * (M[8] - M[12])
-        rh[k, 2] = 0.5 * (M[9] - M[7])
-        rIbar[k, 0] = M[0]
-        rIbar[k, 1] = M[1]
-        rIbar[k, 2] = M[2]
-        rIbar[k, 3] = M[1]
-        rIbar[k, 4] = M[3]
-        rIbar[k, 5] = M[4]
-        rIbar[k, 6] = M[2]
-        rIbar[k, 7] = M[4]
-        rIbar[k, 8] = M[5]
-        # J X (principal handle of R): poses of the piece's bodies from J's world pose
-        _tinv(Xs, xs, 0, Xs, xs, 1)
-        _tmul(Xs, xs, 1, P_E, P_r, R, Cp_E, Cp_r, k)
+
+
+@njit(**INLINE)
+def _piece(J, R, pose, I0, front_body, front_index, Xs, xs, pc_I, pc_E, pc_r):
+    """The data of the piece of front node R entered by joint J that stays valid while R
+    stays rigid: its inertia in J's frame, ``(h0 X J)^T I0[R] (h0 X J)``, as ``pc_I[R] =
+    (m, h, Ibar)`` (RBDA eq. 2.63), and ``pc[R] = J X (principal handle of R)``."""
+    node_hoff, handle_x, H_E, H_r, P_E, P_r = pose[3], pose[4], pose[5], pose[6], pose[10], \
+        pose[11]
+    _pose_to(J, pose, Xs, xs, 0)                              # w X J
+    _pose_to(front_body[front_index[R]], pose, Xs, xs, 2)     # w X b0
+    _tinv(Xs, xs, 2, Xs, xs, 3)
+    _tmul(Xs, xs, 3, Xs, xs, 0, Xs, xs, 2)                    # b0 X J
+    _tmul(H_E, H_r, handle_x[node_hoff[R]], Xs, xs, 2, Xs, xs, 3)   # h0 X J
+    M = congruence((Xs[3, 0, 0], Xs[3, 0, 1], Xs[3, 0, 2], Xs[3, 1, 0], Xs[3, 1, 1],
+                    Xs[3, 1, 2], Xs[3, 2, 0], Xs[3, 2, 1], Xs[3, 2, 2]),
+                   (xs[3, 0], xs[3, 1], xs[3, 2]), sym6_from_dense(I0[R]))
+    # compact form (m, h, Ibar) of [[Ibar, h^], [h^T, m 1]]
+    pc_I[R, 0] = (M[15] + M[18] + M[20]) / 3.0
+    pc_I[R, 1] = 0.5 * (M[13] - M[11])
+    pc_I[R, 2] = 0.5 * (M[8] - M[12])
+    pc_I[R, 3] = 0.5 * (M[9] - M[7])
+    pc_I[R, 4] = M[0]
+    pc_I[R, 5] = M[1]
+    pc_I[R, 6] = M[2]
+    pc_I[R, 7] = M[1]
+    pc_I[R, 8] = M[3]
+    pc_I[R, 9] = M[4]
+    pc_I[R, 10] = M[2]
+    pc_I[R, 11] = M[4]
+    pc_I[R, 12] = M[5]
+    _tinv(Xs, xs, 0, Xs, xs, 1)
+    _tmul(Xs, xs, 1, P_E, P_r, R, pc_E, pc_r, R)              # J X principal handle
 
 
 @njit(**INLINE)
@@ -161,8 +184,8 @@ def _gather(na, ajoints, mi, rp):
     """Copy q, qd, tau of the active joints into the reduced tree's vectors (``mi``: the
     reduced model's int rows (7, na))."""
     (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
-     Cp_r, Vw) = deref(rp)
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
+     cache) = deref(rp)
     for k in range(na):
         J = ajoints[k]
         for d in range(nq[J]):
@@ -185,8 +208,8 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
     ajoints, near, front_of, counts = bk[4], bk[5], bk[6], bk[10]
     pose = deref(posep)
     (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
-     Cp_r, Vw) = deref(rp)
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
+     cache) = deref(rp)
     na = counts[2]
     if na == 0:
         return
@@ -214,7 +237,8 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
                 Xs[0, a, cc] = oE[k, 3 * cc + a]
             xs[0, a] = -(oE[k, 3 * a] * op[k, 0] + oE[k, 3 * a + 1] * op[k, 1]
                          + oE[k, 3 * a + 2] * op[k, 2])
-        _tmul(Xs, xs, 0, Cp_E, Cp_r, k, P_E, P_r, front_of[leaf_of_body[b]])
+        R = front_of[leaf_of_body[b]]
+        _tmul(Xs, xs, 0, cache[2], cache[3], R, P_E, P_r, R)
         w = _xmotion(Xs, xs, 0, v[k, 0], v[k, 1], v[k, 2], v[k, 3], v[k, 4], v[k, 5])
         for a in range(6):
             Vw[J, a] = w[a]
@@ -232,8 +256,8 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
     ajoints, near, counts = bk[4], bk[5], bk[10]
     pose = deref(posep)
     (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
-     Cp_r, Vw) = deref(rp)
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
+     cache) = deref(rp)
     stats[5] = -1
     if rstamp[0] != counts[3]:
         _reduce(bkp, pose, rp)
@@ -295,8 +319,8 @@ def _reduced_momentum(bkp, rp, keep, p):
     bk = deref(bkp)
     ajoints, counts = bk[4], bk[10]
     (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Cp_E,
-     Cp_r, Vw) = deref(rp)
+     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
+     cache) = deref(rp)
     na = counts[2]
     if na == 0:
         return

@@ -49,12 +49,12 @@ ERR_HYBRID = 2
 
 
 @njit(**KERNEL)
-def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, I0_ok):
+def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, epoch):
     """Rigidify the joints ``rigid[:nrig]`` of the hybrid body: inactive, no velocity
     product, and their nodes' rigid-state coefficients (RGL Sec. 4.2, eq. 6; ``nodes``
     scratch, ``upd`` a pointer to the arguments of :func:`_update_nodes` after the node
-    list, :func:`~articulated._byref.byref`), whose cached rigid inertias are then stale
-    (``I0_ok``)."""
+    list, :func:`~articulated._byref.byref`); ``epoch`` counts each node's recomputations
+    (what is cached from a rigid node's coefficients is stale when it changes)."""
     for k in range(nrig):
         j = rigid[k]
         active[j] = False
@@ -62,7 +62,7 @@ def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, I0_ok):
             c[j, a] = 0.0
             c_al[j, a] = 0.0
         nodes[k] = node_of_joint[j]
-        I0_ok[nodes[k]] = False
+        epoch[nodes[k]] += 1
     _heapsort(nodes, nrig)
     _update_nodes(nodes, nrig, upd)
 
