@@ -183,9 +183,10 @@ def _piece(J, R, pose, I0, front_body, front_index, Xs, xs, pc_I, pc_E, pc_r):
 def _gather(na, ajoints, mi, rp):
     """Copy q, qd, tau of the active joints into the reduced tree's vectors (``mi``: the
     reduced model's int rows (7, na))."""
-    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
-     cache) = deref(rp)
+    red = deref(rp)
+    qadr, vadr, jnv, nq, q, qd, tau, rq, rqd, rtau = (red[7], red[8], red[9], red[10],
+                                                      red[17], red[18], red[19], red[21],
+                                                      red[22], red[23])
     for k in range(na):
         J = ajoints[k]
         for d in range(nq[J]):
@@ -193,6 +194,26 @@ def _gather(na, ajoints, mi, rp):
         for d in range(jnv[J]):
             rqd[mi[3, k] + d] = qd[vadr[J] + d]
             rtau[mi[3, k] + d] = tau[vadr[J] + d]
+
+
+@njit(**INLINE)
+def _forward_pass(na, ajoints, mi, rp, poses):
+    """Gather the state (:func:`_gather`), then the joint transforms and velocities of the
+    reduced tree (RBDA eq. 7.34) into its workspace, and with ``poses`` its world poses
+    (RBDA Table 2.5: ``oE``, ``op`` of the workspace)."""
+    red = deref(rp)
+    red_f, red_d, rq, rqd = red[1], red[2], red[21], red[22]
+    _gather(na, ajoints, mi, rp)
+    (rparent, rjtype, rqadr, rvadr, rjnv, _, rXrot, raxis, rXE, rXr, _, _, _, rS,
+     _) = model_arrays(mi, red_f)
+    nvr = rvadr[na - 1] + rjnv[na - 1]
+    (Xup_E, Xup_r, v, c, _, _, oE, op, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
+     _) = data_arrays(red_d, na, nvr)
+    for k in range(na):
+        E, r = joint_xup(k, rjtype, rqadr, rXrot, raxis, rXE, rXr, rq, Xup_E, Xup_r)
+        velocity_step(k, rparent, rvadr, rjnv, rS, rqd, E, r, v, c)
+        if poses:
+            world_pose_step(k, rparent, E, r, oE, op)
 
 
 @njit(**KERNEL)
@@ -207,23 +228,17 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
     bk = deref(bkp)
     ajoints, near, front_of, counts = bk[4], bk[5], bk[6], bk[10]
     pose = deref(posep)
-    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
-     cache) = deref(rp)
+    red = deref(rp)
+    red_i, red_d, ridx, Xs, xs, Vw, cache = red[0], red[2], red[3], red[25], red[26], \
+        red[27], red[28]
     na = counts[2]
     if na == 0:
         return
     mi = red_i[:7 * na].reshape((7, na))
-    _gather(na, ajoints, mi, rp)
-    (rparent, rjtype, rqadr, rvadr, rjnv, _, rXrot, raxis, rXE, rXr, _, _, _, rS,
-     _) = model_arrays(mi, red_f)
-    nvr = rvadr[na - 1] + rjnv[na - 1]
-    (Xup_E, Xup_r, v, c, _, _, oE, op, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
+    _forward_pass(na, ajoints, mi, rp, True)
+    nvr = mi[3, na - 1] + mi[4, na - 1]
+    (_, _, v, _, _, _, oE, op, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
      _) = data_arrays(red_d, na, nvr)
-    for k in range(na):
-        E, r = joint_xup(k, rjtype, rqadr, rXrot, raxis, rXE, rXr, rq, Xup_E, Xup_r)
-        velocity_step(k, rparent, rvadr, rjnv, rS, rqd, E, r, v, c)
-        world_pose_step(k, rparent, E, r, oE, op)
     leaf_of_body, P_E, P_r = pose[0], pose[10], pose[11]
     for t in range(nbodies):
         b = bodies[t]
@@ -318,22 +333,19 @@ def _reduced_momentum(bkp, rp, keep, p):
     :func:`~articulated.algorithms.hybrid._generalized_momentum` (O(n))."""
     bk = deref(bkp)
     ajoints, counts = bk[4], bk[10]
-    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
-     cache) = deref(rp)
+    red = deref(rp)
+    red_i, red_f, red_d, vadr, jnv = red[0], red[1], red[2], red[8], red[9]
     na = counts[2]
     if na == 0:
         return
     mi = red_i[:7 * na].reshape((7, na))
-    _gather(na, ajoints, mi, rp)
-    (rparent, rjtype, rqadr, rvadr, rjnv, _, rXrot, raxis, rXE, rXr, rmass, rh, rIbar, rS,
+    _forward_pass(na, ajoints, mi, rp, False)
+    (rparent, _, _, rvadr, rjnv, _, _, _, _, _, rmass, rh, rIbar, rS,
      _) = model_arrays(mi, red_f)
     nvr = rvadr[na - 1] + rjnv[na - 1]
-    (Xup_E, Xup_r, v, c, _, f, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
+    (Xup_E, Xup_r, v, _, _, f, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
      _) = data_arrays(red_d, na, nvr)
     for k in range(na):
-        E, r = joint_xup(k, rjtype, rqadr, rXrot, raxis, rXE, rXr, rq, Xup_E, Xup_r)
-        velocity_step(k, rparent, rvadr, rjnv, rS, rqd, E, r, v, c)
         x = inertia_times(rmass[k], get_vec3(rh, k), get_mat3(rIbar, k), get_vec6(v, k))
         set_vec6(f, k, x)
     for k in range(na - 1, -1, -1):
