@@ -114,6 +114,8 @@ def _aba_kernel(
     # data (packed, see Data): writes Xup, v, c, Ia_stack, pa_stack, UDinv, Dinv_u, a and
     # the output qdd (U, D, Dinv, u too at multi-dof joints and in the modified ABA)
     data_f,
+    # pass 1 (False: Xup, v, c in data_f are already those of q, qd)
+    kinematics,
 ):
     """Forward dynamics into ``qdd``; returns False if ``qdd`` is not finite.
 
@@ -127,9 +129,11 @@ def _aba_kernel(
     has_f_ext = f_ext.shape[0] > 0
     one = S.dtype.type(1)
     # pass 1 (root to leaves): transforms and velocities (RBDA eq. 7.34-7.35)
-    for i in range(nb):
-        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
-        velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
+    if kinematics:
+        for i in range(nb):
+            E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E,
+                             Xup_r)
+            velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
     # pass 2 (leaves to root): articulated inertias and bias forces (RBDA eq. 7.36-7.44).
     # IA_i = I_i + sum over the children j of Xup_j^T Ia_j Xup_j (pA_i likewise) is formed in
     # registers from the children's rows of the stack (pop_children); each body pushes its
@@ -235,7 +239,7 @@ def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=n
     q, qd = as_state(model, q, qd, dt)
     tau = as_vector(model, tau, "tau", model.nv, dt)
     f = as_f_ext(model, f_ext, d)
-    if not _aba_kernel(d.model_i, d.model_f, q, qd, tau, f, bool(modified), d.buf):
+    if not _aba_kernel(d.model_i, d.model_f, q, qd, tau, f, bool(modified), d.buf, True):
         report_nonfinite(model, d.qdd, d, q=q, qd=qd, tau=tau, f_ext=f)
     return d.qdd.copy()
 

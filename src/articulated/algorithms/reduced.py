@@ -260,13 +260,16 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
 
 
 @njit(**KERNEL)
-def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
+def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
     """Accelerations of the active joints by ABA on the reduced tree (module docstring)
     into the solver's ``qdd`` (active dofs only), after
     :func:`~articulated.algorithms.hybrid._hybrid_kinematics` at the solver's ``q``,
     ``qd``; external forces of ``bodies[:nbodies]`` (rows of ``f_ext``, body coordinates).
-    The reduced tree is rebuilt when the active region changed (``counts[3]``).
-    ``stats[5]``: -1, or the joint of the first non-finite acceleration."""
+    The reduced tree is rebuilt when the active region changed (``counts[3]``). Without
+    ``kinematics`` the reduced tree's state, transforms and velocities are those of
+    :func:`_reduced_kinematics` at the same state (ABA's pass 1 is skipped); the tree must
+    then be current. ``stats[5]``: -1, or the joint of the first non-finite
+    acceleration."""
     bk = deref(bkp)
     ajoints, near, counts = bk[4], bk[5], bk[10]
     pose = deref(posep)
@@ -280,7 +283,8 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
     if na == 0:
         return
     mi = red_i[:7 * na].reshape((7, na))
-    _gather(na, ajoints, mi, rp)
+    if kinematics:
+        _gather(na, ajoints, mi, rp)
     rqadr = mi[2]
     rvadr = mi[3]
     rg = model_arrays(mi, red_f)[14]
@@ -289,7 +293,7 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
     for k in range(na):
         for a in range(6):
             rf[k, a] = 0.0
-    Xr, xq = pose[-2], pose[-1]
+    front_of, leaf_of_body, C_E, C_r = bk[6], pose[0], pose[12], pose[13]
     for t in range(nbodies):
         b = bodies[t]
         if (f_ext[b, 0] == 0.0 and f_ext[b, 1] == 0.0 and f_ext[b, 2] == 0.0
@@ -298,10 +302,11 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
         J = near[b]
         if J < 0:
             continue                  # welded to the world
-        _pose_to(J, pose, Xs, xs, 0)
-        _tinv(Xs, xs, 0, Xs, xs, 1)                           # J X w
-        _cached_pose(b, pose)                                 # w X b
-        _tmul(Xs, xs, 1, Xr, xq, 0, Xs, xs, 2)                # J X b
+        # J X b = (J X principal handle of b's piece) (principal handle X b), both constant
+        # while the piece is rigid (_piece; _cached_pose brings C[b] up to date)
+        R = front_of[leaf_of_body[b]]
+        _cached_pose(b, pose)
+        _tmul(cache[2], cache[3], R, C_E, C_r, b, Xs, xs, 2)
         _tinv(Xs, xs, 2, Xs, xs, 3)                           # b X J
         y = _xforce_T(Xs, xs, 3, f_ext[b, 0], f_ext[b, 1], f_ext[b, 2], f_ext[b, 3],
                       f_ext[b, 4], f_ext[b, 5])               # (b X J)^T f_b
@@ -311,7 +316,8 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats):
     last = ajoints[na - 1]
     nqr = rqadr[na - 1] + nq[last]
     nvr = rvadr[na - 1] + jnv[last]
-    _aba_kernel(mi, red_f, rq[:nqr], rqd[:nvr], rtau[:nvr], rf[:na], False, red_d)
+    _aba_kernel(mi, red_f, rq[:nqr], rqd[:nvr], rtau[:nvr], rf[:na], False, red_d,
+                kinematics)
     rqdd = data_arrays(red_d, na, nvr)[18]
     for k in range(na):
         J = ajoints[k]
@@ -367,4 +373,4 @@ def reduced_step(bk, nbodies, bodies, f_ext, args, red, stats):
     hp = byref_each(args)
     bkp = byref(bk)
     _hybrid_kinematics(bkp, hp)
-    _reduced_dynamics(bkp, nbodies, bodies, f_ext, hp[0], byref(red), stats)
+    _reduced_dynamics(bkp, nbodies, bodies, f_ext, hp[0], byref(red), stats, True)

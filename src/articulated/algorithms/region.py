@@ -77,7 +77,7 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
     the solve at the solver's state, kept in ``base``), ``K^R Q^R = -qd^R`` and ``qd +=
     M_T^-1 G^T Q^R`` on the active dofs. Returns False when an acceleration is not
     finite."""
-    _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats)
+    _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
     if stats[5] >= 0:
         return False
     for u in range(nj):
@@ -86,7 +86,7 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
             base[vadr[J] + r] = qdd[vadr[J] + r]
     for c in range(nd):
         tau[dofs[c]] += 1.0
-        _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats)
+        _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
         tau[dofs[c]] -= 1.0
         if stats[5] >= 0:
             return False
@@ -105,7 +105,7 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
         x[r] = s
     for r in range(nd):
         tau[dofs[r]] += x[r]
-    _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats)
+    _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
     for r in range(nd):
         tau[dofs[r]] -= x[r]
     if stats[5] >= 0:
@@ -227,7 +227,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     if grown:
         _prepare_region(active, *prep, bk)
     _hybrid_kinematics(bkp, hp)
-    _reduced_dynamics(bkp, nbodies, bodies, f_ext, hp[0], rp, stats)
+    _reduced_dynamics(bkp, nbodies, bodies, f_ext, hp[0], rp, stats, True)
     if stats[5] >= 0:
         return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
     for u in range(counts[2]):
@@ -295,7 +295,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                     save[k] = x_k                              # save <-> tau
                     qd[k] = 0.0
             _hybrid_kinematics(bkp, hp)                        # the new front's frames
-            _reduced_dynamics(bkp, 0, bodies, f_ext, hp[0], rp, stats)
+            _reduced_dynamics(bkp, 0, bodies, f_ext, hp[0], rp, stats, True)
             gravity[0], gravity[1], gravity[2] = g0, g1, g2
             for u in range(counts[2]):
                 J = ajoints[u]

@@ -124,7 +124,8 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         update = (step0 + s) % update_every == 0
-        if update or rstamp[0] != counts[3]:
+        kin = update or rstamp[0] != counts[3]
+        if kin:
             _hybrid_kinematics(bkp, hp)
         else:
             _reduced_kinematics(bkp, hp[0], rp, nu, ubody)     # poses of the forces' bodies
@@ -140,7 +141,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
             last[1] = res[0]
             last[2] = res[1]
         else:
-            _reduced_dynamics(bkp, nu, ubody, f_ext, hp[0], rp, stats)
+            _reduced_dynamics(bkp, nu, ubody, f_ext, hp[0], rp, stats, kin)
             if stats[5] >= 0:
                 return s, ERR_HYBRID, int(stats[5]), nrec
             ss = 0.0
