@@ -37,8 +37,8 @@ import math
 from numba import njit
 
 from .._byref import byref, byref_each, deref
-from ..config import INLINE, KERNEL
-from ..model import data_arrays, model_arrays
+from ..config import INLINE, INLINE_IR, KERNEL
+from ..model import _MODEL_BODY, data_arrays, model_arrays
 from ..spatial import (add6, congruence, dot6, get_mat3, get_vec3, get_vec6, inertia_times,
                        set_vec6, sym6_from_dense, xform_force_T)
 from .aba import _aba_kernel
@@ -196,24 +196,26 @@ def _gather(na, ajoints, mi, rp):
             rtau[mi[3, k] + d] = tau[vadr[J] + d]
 
 
-@njit(**INLINE)
+@njit(**INLINE_IR)
 def _forward_pass(na, ajoints, mi, rp, poses):
     """Gather the state (:func:`_gather`), then the joint transforms and velocities of the
     reduced tree (RBDA eq. 7.34) into its workspace, and with ``poses`` its world poses
-    (RBDA Table 2.5: ``oE``, ``op`` of the workspace)."""
+    (RBDA Table 2.5). Returns the workspace views ``(Xup_E, Xup_r, v, f, oE, op)``
+    (inlined in numba's IR: the views stay valid in the caller)."""
     red = deref(rp)
     red_f, red_d, rq, rqd = red[1], red[2], red[21], red[22]
     _gather(na, ajoints, mi, rp)
     (rparent, rjtype, rqadr, rvadr, rjnv, _, rXrot, raxis, rXE, rXr, _, _, _, rS,
      _) = model_arrays(mi, red_f)
     nvr = rvadr[na - 1] + rjnv[na - 1]
-    (Xup_E, Xup_r, v, c, _, _, oE, op, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
+    (Xup_E, Xup_r, v, c, _, f, oE, op, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
      _) = data_arrays(red_d, na, nvr)
     for k in range(na):
         E, r = joint_xup(k, rjtype, rqadr, rXrot, raxis, rXE, rXr, rq, Xup_E, Xup_r)
         velocity_step(k, rparent, rvadr, rjnv, rS, rqd, E, r, v, c)
         if poses:
             world_pose_step(k, rparent, E, r, oE, op)
+    return Xup_E, Xup_r, v, f, oE, op
 
 
 @njit(**KERNEL)
@@ -235,10 +237,7 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
     if na == 0:
         return
     mi = red_i[:7 * na].reshape((7, na))
-    _forward_pass(na, ajoints, mi, rp, True)
-    nvr = mi[3, na - 1] + mi[4, na - 1]
-    (_, _, v, _, _, _, oE, op, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
-     _) = data_arrays(red_d, na, nvr)
+    _, _, v, _, oE, op = _forward_pass(na, ajoints, mi, rp, True)
     leaf_of_body, P_E, P_r = pose[0], pose[10], pose[11]
     for t in range(nbodies):
         b = bodies[t]
@@ -287,9 +286,12 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics)
         _gather(na, ajoints, mi, rp)
     rqadr = mi[2]
     rvadr = mi[3]
-    rg = model_arrays(mi, red_f)[14]
+    last = ajoints[na - 1]
+    nqr = rqadr[na - 1] + nq[last]
+    nvr = rvadr[na - 1] + jnv[last]
+    og = _MODEL_BODY * na + 6 * nvr   # gravity's slot in model_arrays(mi, red_f)
     for a in range(3):
-        rg[a] = gravity[a]            # per call: a region update solves without gravity
+        red_f[og + a] = gravity[a]    # per call: a region update solves without gravity
     for k in range(na):
         for a in range(6):
             rf[k, a] = 0.0
@@ -313,9 +315,6 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics)
         k = ridx[J]
         for a in range(6):
             rf[k, a] += y[a]
-    last = ajoints[na - 1]
-    nqr = rqadr[na - 1] + nq[last]
-    nvr = rvadr[na - 1] + jnv[last]
     _aba_kernel(mi, red_f, rq[:nqr], rqd[:nvr], rtau[:nvr], rf[:na], False, red_d,
                 kinematics)
     rqdd = data_arrays(red_d, na, nvr)[18]
@@ -345,12 +344,9 @@ def _reduced_momentum(bkp, rp, keep, p):
     if na == 0:
         return
     mi = red_i[:7 * na].reshape((7, na))
-    _forward_pass(na, ajoints, mi, rp, False)
-    (rparent, _, _, rvadr, rjnv, _, _, _, _, _, rmass, rh, rIbar, rS,
+    Xup_E, Xup_r, v, f, _, _ = _forward_pass(na, ajoints, mi, rp, False)
+    (rparent, _, _, rvadr, _, _, _, _, _, _, rmass, rh, rIbar, rS,
      _) = model_arrays(mi, red_f)
-    nvr = rvadr[na - 1] + rjnv[na - 1]
-    (Xup_E, Xup_r, v, _, _, f, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
-     _) = data_arrays(red_d, na, nvr)
     for k in range(na):
         x = inertia_times(rmass[k], get_vec3(rh, k), get_mat3(rIbar, k), get_vec6(v, k))
         set_vec6(f, k, x)
