@@ -10,10 +10,13 @@ exact O(N_A) algorithm computes them; between active-region updates we use
 Featherstone's ABA (RBDA Table 7.1, :func:`articulated.algorithms.aba._aba_kernel`) on this
 reduced tree, which costs about a quarter of the multilevel DCA update of the active nodes
 (:func:`articulated.algorithms.hybrid._hybrid_dynamics`), because an ABA joint is cheaper
-than a DCA node. The active-region update (:mod:`articulated.algorithms.region`) keeps the
-multilevel DCA: it needs the nodes' coefficients.
+than a DCA node. The active-region update (:mod:`articulated.algorithms.region`) solves its
+transient and new hybrid bodies on their reduced trees too (:func:`_reduced_dynamics`,
+:func:`_reduced_momentum`) and keeps the DCA's fully articulated coefficients for the
+acceleration metric, which needs them.
 
-The reduced tree (built once per active region, O(N_A)):
+The reduced tree (built once per active region, O(N_A), :func:`_reduce`; what depends on
+one rigid node only is cached until the node is rigidified again):
 
 * reduced body k is the rigid piece entered by the k-th active joint J = ``ajoints[k]``
   (joints in increasing order, so the reduced bodies are in depth-first order); its frame
@@ -27,7 +30,9 @@ The reduced tree (built once per active region, O(N_A)):
   ``(h0 X J)^T I0 (h0 X J)``.
 
 External forces on a body b act on the piece of ``near[b]``; joint forces on rigidified
-joints are internal to a rigid piece and do nothing.
+joints are internal to a rigid piece and do nothing. Between region updates the reduced
+tree's own kinematics (:func:`_reduced_kinematics`) also give the poses and velocities of
+the bodies that carry forces.
 """
 
 from __future__ import annotations
