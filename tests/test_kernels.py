@@ -55,8 +55,8 @@ def test_kernels_allocate_nothing():
             M = np.zeros((model.nv, model.nv))
 
             def calls():
-                _aba_kernel(d.model_i, d.model_f, q, qd, tau, d.f_none, False, d.buf)
-                _aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, True, d.buf)
+                _aba_kernel(d.model_i, d.model_f, q, qd, tau, d.f_none, False, d.buf, True)
+                _aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, True, d.buf, True)
                 _rnea_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, True, d.buf)
                 _crba_kernel(d.model_i, d.model_f, q, d.buf, M)
 
