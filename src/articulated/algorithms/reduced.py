@@ -236,8 +236,7 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
     ajoints, near, front_of, counts = bk[4], bk[5], bk[6], bk[10]
     pose = deref(posep)
     red = deref(rp)
-    red_i, red_d, ridx, Xs, xs, Vw, cache = red[0], red[2], red[3], red[25], red[26], \
-        red[27], red[28]
+    red_i, ridx, Xs, xs, Vw, cache = red[0], red[3], red[25], red[26], red[27], red[28]
     na = counts[2]
     if na == 0:
         return
@@ -344,7 +343,7 @@ def _reduced_momentum(bkp, rp, keep, p):
     bk = deref(bkp)
     ajoints, counts = bk[4], bk[10]
     red = deref(rp)
-    red_i, red_f, red_d, vadr, jnv = red[0], red[1], red[2], red[8], red[9]
+    red_i, red_f, vadr, jnv = red[0], red[1], red[8], red[9]
     na = counts[2]
     if na == 0:
         return
