@@ -526,9 +526,9 @@ def _nearest_active(parent, active, near):
 # ``bk``: the region buffers (node_active, anodes, front, front_body, ajoints, near, front_of,
 # front_index, f0, I0, counts, epoch, I0_epoch), allocated once per solver; counts = (na, nf,
 # nj, region stamp) of the current active region; I0, epoch, I0_epoch by node
-# (:meth:`AdaptiveDynamics._region_buffers`). ``args``: the hybrid-step argument tuples (pose, frames, vel,
-# on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args` (full buffers, the
-# region's lists and counts come from ``bk``); ``hp``: pointers to them
+# (:meth:`AdaptiveDynamics._region_buffers`). ``args``: the hybrid-step argument tuples
+# (pose, frames, vel, on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args`
+# (full buffers, the region's lists and counts come from ``bk``); ``hp``: pointers to them
 # (:func:`~articulated._byref.byref_each`, made once by the calling kernel), ``bkp``: a
 # pointer to ``bk`` (:func:`~articulated._byref.byref`).
 
