@@ -133,6 +133,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                       z((nb, 6)), z((max(int(t.max_handles), 1), 6)), z((0, 6)), self._Xr,
                       self._xq, z((1, 6, 6)), self._Bt, self._Pt, self._G)
         self._bk = self._region_buffers()
+        self._Ic = np.zeros((t.n_nodes, 21))          # composite inertias of rigid nodes
+        self._Ic_epoch = np.full(t.n_nodes, -1, dtype=np.int64)
         self._Vw = np.zeros((nb, 6))       # rows written before they are read
         self._hargs = self._rargs = self._redargs = None
         self.passive_stats = dict(updated=0, evaluated=0, tensorized=0)
@@ -353,8 +355,12 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         i64 = lambda n: np.zeros(n, dtype=np.int64)
         Phi, bh, Psi, ph, eta, W, P, D, beta, gamma, R = F = self._F
         hyb = self.hybrid_args()
+        comp = (t.node_A, t.node_B, t.node_joint, t.node_body, t.node_hoff, self.node_pslot,
+                d.handle_x, d.H_E, d.H_r, self.Tup_E, self.Tup_r, m.body_mass, m.body_h,
+                m.body_Ibar, self._Ic, self._Ic_epoch, i64(nn), np.zeros((1, 3, 3)),
+                np.zeros((1, 3)))
         prep = (t.node_joint, t.node_parent, t.node_hoff, t.handle_joint, t.handle_side,
-                m.body_parent, self.Phi, self._T)
+                m.body_parent, t.node_nh, self.Tp_E, self.Tp_r, comp)
         fupd = self._node_args(True, F, self._all_active)
         fsolve = (ma.jnv, ma.vadr, self.Aw, self._all_active, t.roots, t.node_A, t.node_B,
                   t.node_joint, t.node_nh, t.node_hoff, d.node_ooff, t.node_ca, t.node_cb,

@@ -13,7 +13,8 @@ from numba import njit
 
 from .._byref import byref, byref_each, deref
 from ..config import INLINE, KERNEL
-from ..spatial import get_mat3, get_vec3, inertia_times, spd_inverse, xform_force_T
+from ..spatial import (congruence, get_mat3, get_vec3, inertia_times, rigid_inertia, sym6_add,
+                       sym6_to_dense, xform_force_T)
 from .dca import _leaf_bias, _xmotion, principal_joint_transform
 from .kinematics import joint_motion
 from .passive import K, _midx, evaluate_fresh, tensorize_node
@@ -151,21 +152,90 @@ def _front_velocity(b, ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose):
     return _xmotion(H_E, H_r, handle_x[ho], vb[0], vb[1], vb[2], vb[3], vb[4], vb[5])
 
 
+@njit(**INLINE)
+def _composite_inertia(R, epoch, comp):
+    """Composite rigid-body inertia ``Ic[R]`` (packed 21-tuple layout of
+    :func:`articulated.spatial.congruence`) of the rigid node R in its principal-handle
+    frame: the sum of its bodies' inertias (RBDA Sec. 6.2, eq. 6.17), summed up the
+    assembly tree, ``Ic[i] = sum over children C of (C X i)^T Ic[C] (C X i)`` with ``i X C =
+    Tup[C]``, and for a leaf the body's inertia (RBDA eq. 2.63) moved to its principal
+    handle. A rigid node's subtree is rigid, so its children's sums are kept: only the
+    nodes whose ``Ic_epoch`` differs from their ``epoch`` (those rigidified since) are summed
+    again, in post-order from an explicit stack. No inversion: unlike ``(Phi_00)^-1`` it
+    keeps full precision for long rigid pieces, whose 6x6 inertia is badly conditioned.
+
+    ``comp = (node_A, node_B, node_joint, node_body, node_hoff, node_pslot, handle_x, H_E,
+    H_r, Tup_E, Tup_r, mass, h, Ibar, Ic, Ic_epoch, stack, Xr, xq)``: the assembly tree,
+    the handle and child frames, the bodies' inertias (mass (nb,), h (nb, 3), Ibar
+    (nb, 3, 3), body frame), the sums (nn, 21) and their epochs (nn,), an int scratch (nn,)
+    and a transform scratch (>= 1 slot)."""
+    (node_A, node_B, node_joint, node_body, node_hoff, node_pslot, handle_x, H_E, H_r,
+     Tup_E, Tup_r, mass, h, Ibar, Ic, Ic_epoch, stack, Xr, xq) = comp
+    if Ic_epoch[R] == epoch[R]:
+        return
+    top = 0
+    stack[0] = R
+    while top >= 0:
+        i = stack[top]
+        if node_joint[i] < 0:                       # leaf: body X principal handle
+            b = node_body[i]
+            _tinv(H_E, H_r, handle_x[node_hoff[i] + node_pslot[i]], Xr, xq, 0)
+            M = congruence(get_mat3(Xr, 0), get_vec3(xq, 0),
+                           rigid_inertia(mass[b], get_vec3(h, b), get_mat3(Ibar, b)))
+        else:
+            A = node_A[i]
+            B = node_B[i]
+            pushed = False
+            if A >= 0 and Ic_epoch[A] != epoch[A]:
+                top += 1
+                stack[top] = A
+                pushed = True
+            if Ic_epoch[B] != epoch[B]:
+                top += 1
+                stack[top] = B
+                pushed = True
+            if pushed:
+                continue
+            _tinv(Tup_E, Tup_r, B, Xr, xq, 0)        # B X i
+            M = congruence(get_mat3(Xr, 0), get_vec3(xq, 0), _sym6_get(Ic, B))
+            if A >= 0:
+                _tinv(Tup_E, Tup_r, A, Xr, xq, 0)    # A X i
+                M = sym6_add(M, congruence(get_mat3(Xr, 0), get_vec3(xq, 0),
+                                           _sym6_get(Ic, A)))
+        for a in range(21):
+            Ic[i, a] = M[a]
+        Ic_epoch[i] = epoch[i]
+        top -= 1
+
+
+@njit(**INLINE)
+def _sym6_get(A, i):
+    """Row i of an (n, 21) array as a packed 21-tuple."""
+    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7], A[i, 8],
+            A[i, 9], A[i, 10], A[i, 11], A[i, 12], A[i, 13], A[i, 14], A[i, 15], A[i, 16],
+            A[i, 17], A[i, 18], A[i, 19], A[i, 20])
+
+
 @njit(**KERNEL)
-def _front_inertias(front, n, node_hoff, Phi, T, I0, epoch, I0_epoch):
-    """``I0[R] = (Phi_00)^-1`` of each rigid-front node ``R = front[u]``: the spatial
-    inertia of the rigid node in its handle-0 frame. It is constant while the node stays
-    rigid, so it is inverted only where ``I0_epoch[R]`` differs from ``epoch[R]`` (which
-    counts the recomputations of the node's rigid-state coefficients)."""
+def _front_inertias(front, n, node_hoff, node_nh, Tp_E, Tp_r, I0, epoch, I0_epoch, comp):
+    """``I0[R]``: the spatial inertia of each rigid-front node ``R = front[u]`` in its
+    handle-0 frame, the congruence of its composite inertia (:func:`_composite_inertia`)
+    with ``Tp[handle 0]`` (handle 0 -> principal handle). It is the inverse of the node's
+    ``Phi_00`` (RGL eq. 6: a rigid node's handle-0 coefficient is its inverse inertia), but
+    summed instead of inverted. It is constant while the node stays rigid, so it is formed
+    only where ``I0_epoch[R]`` differs from ``epoch[R]`` (which counts the recomputations
+    of the node's rigid-state coefficients). A node without handles (a root welded to the
+    world) keeps its inertia in its principal (world) frame."""
     for u in range(n):
         R = front[u]
         if I0_epoch[R] == epoch[R]:
             continue
-        ho = node_hoff[R]
-        for a in range(6):
-            for c in range(6):
-                T[0, a, c] = Phi[ho, a, c]
-        spd_inverse(T[0], 6, I0[R], T[1])
+        _composite_inertia(R, epoch, comp)
+        M = _sym6_get(comp[14], R)
+        if node_nh[R] > 0:
+            ho = node_hoff[R]
+            M = congruence(get_mat3(Tp_E, ho), get_vec3(Tp_r, ho), M)
+        sym6_to_dense(M, I0[R])
         I0_epoch[R] = epoch[R]
 
 
@@ -534,7 +604,7 @@ def _nearest_active(parent, active, near):
 
 @njit(**KERNEL)
 def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
-                    body_parent, Phi, T, bk):
+                    body_parent, node_nh, Tp_E, Tp_r, comp, bk):
     """Bookkeeping of the active region ``active`` (:func:`_region_bookkeeping`) into the
     buffers ``bk`` and the rigid-front inertias (:func:`_front_inertias`); O(n) integer
     pass, O(N_front) inertias."""
@@ -548,7 +618,7 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
     counts[1] = nf
     counts[2] = nj
     counts[3] += 1                     # new region: cached body transforms are stale
-    _front_inertias(front, nf, node_hoff, Phi, T, I0, epoch, I0_epoch)
+    _front_inertias(front, nf, node_hoff, node_nh, Tp_E, Tp_r, I0, epoch, I0_epoch, comp)
 
 
 @njit(**KERNEL)

@@ -25,8 +25,9 @@ one rigid node only is cached until the node is rigidified again):
   world when there is none: a piece welded to the world);
 * its joint placement is ``Xtree_J o (p X Jp)``, the model's placement of J composed with
   the constant transform from Jp's frame to p's (the world's when the piece is welded);
-* its inertia is the front node's rigid inertia ``I0 = (Phi_00)^-1`` (handle-0 frame,
-  :func:`~articulated.algorithms.hybrid._front_inertias`) moved to J's frame,
+* its inertia is the front node's rigid inertia ``I0`` (handle-0 frame, the composite
+  inertia of :func:`~articulated.algorithms.hybrid._front_inertias`, which equals
+  ``(Phi_00)^-1`` but is summed, not inverted) moved to J's frame,
   ``(h0 X J)^T I0 (h0 X J)``.
 
 External forces on a body b act on the piece of ``near[b]``; joint forces on rigidified

@@ -309,8 +309,12 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             j = rigid[k]
             for r in range(jnv[j]):
                 qd[vadr[j] + r] = 0.0
-    # ---- 5. new hybrid state
+    # ---- 5. new hybrid state. The traversal may also take joints of the transient rigid
+    # front (V = 0, RGL Sec. 5.4.1: the nodes traversed become the new active region); they
+    # join with zero velocity, and the bookkeeping must include them
+    added = False
     for j in range(nb):
+        added = added or (new[j] and not active[j])
         active[j] = new[j]
     if nrig and not projected:
         _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk[11])
@@ -342,7 +346,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             tau_T[vadr[J] + r] = tau[vadr[J] + r]
     if nt:
         _tensorize_nodes(dirty, nt, fupd, *tens)
-    if nrig and not projected:
+    if (nrig and not projected) or added:
         _prepare_region(active, *prep, bk)
     return nU, nrig, nreg, n_eval, nt, 0, -1
 
