@@ -69,6 +69,11 @@ def test_fig6(quick):
     tips = [r["tip_err"] for r in st["sets"]]
     assert tips == sorted(tips) and st["best_ratio"] <= 1.0
     assert all(t < np.linalg.norm(st["full"][-1] - f6["p0"][-1]) for t in tips)
+    # the union of the regions' joints: a superset of every region, so a lower potential
+    # minimum and (on this scene) a closer equilibrium than any fixed region
+    assert all(set(j) <= set(st["union"]["joints"]) for j in sets)
+    assert len(st["union"]["joints"]) > f6["k"]
+    assert st["union"]["tip_err"] < tips[0]
     # weights: SPD blocks, the mass carried by each joint / the CRBA diagonal
     from articulated import models
 
