@@ -13,8 +13,8 @@ from numba import njit
 
 from .._byref import byref, byref_each, deref
 from ..config import INLINE, KERNEL
-from ..spatial import (congruence, get_mat3, get_vec3, inertia_times, rigid_inertia, sym6_add,
-                       sym6_to_dense, xform_force_T)
+from ..spatial import (congruence, get_mat3, get_sym6, get_vec3, inertia_times, rigid_inertia,
+                       set_sym6, sym6_add, sym6_to_dense, xform_force_T)
 from .dca import _leaf_bias, _xmotion, principal_joint_transform
 from .kinematics import joint_motion
 from .passive import K, _midx, evaluate_fresh, tensorize_node
@@ -197,23 +197,14 @@ def _composite_inertia(R, epoch, comp):
             if pushed:
                 continue
             _tinv(Tup_E, Tup_r, B, Xr, xq, 0)        # B X i
-            M = congruence(get_mat3(Xr, 0), get_vec3(xq, 0), _sym6_get(Ic, B))
+            M = congruence(get_mat3(Xr, 0), get_vec3(xq, 0), get_sym6(Ic, B))
             if A >= 0:
                 _tinv(Tup_E, Tup_r, A, Xr, xq, 0)    # A X i
                 M = sym6_add(M, congruence(get_mat3(Xr, 0), get_vec3(xq, 0),
-                                           _sym6_get(Ic, A)))
-        for a in range(21):
-            Ic[i, a] = M[a]
+                                           get_sym6(Ic, A)))
+        set_sym6(Ic, i, M)
         Ic_epoch[i] = epoch[i]
         top -= 1
-
-
-@njit(**INLINE)
-def _sym6_get(A, i):
-    """Row i of an (n, 21) array as a packed 21-tuple."""
-    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7], A[i, 8],
-            A[i, 9], A[i, 10], A[i, 11], A[i, 12], A[i, 13], A[i, 14], A[i, 15], A[i, 16],
-            A[i, 17], A[i, 18], A[i, 19], A[i, 20])
 
 
 @njit(**KERNEL)
@@ -231,7 +222,7 @@ def _front_inertias(front, n, node_hoff, node_nh, Tp_E, Tp_r, I0, epoch, I0_epoc
         if I0_epoch[R] == epoch[R]:
             continue
         _composite_inertia(R, epoch, comp)
-        M = _sym6_get(comp[14], R)
+        M = get_sym6(comp[14], R)
         if node_nh[R] > 0:
             ho = node_hoff[R]
             M = congruence(get_mat3(Tp_E, ho), get_vec3(Tp_r, ho), M)
