@@ -14,6 +14,7 @@ import pytest
 from numba import njit
 
 import articulated as art
+from articulated._views import rows
 from articulated.models import random_tree
 from articulated.spatial import (congruence, rigid_inertia, rigid_inertia_6x6, sincos, skew,
                                  sym6_from_dense, sym6_index)
@@ -159,3 +160,34 @@ def test_sincos_within_one_ulp_of_libm():
     s32, c32 = np.empty_like(x32), np.empty_like(x32)
     _sincos_many(x32, s32, c32)  # float32: libm's sinf/cosf
     assert np.abs(s32 - np.sin(x32)).max() < 1e-6 and np.abs(c32 - np.cos(x32)).max() < 1e-6
+
+
+@njit(_nrt=False)
+def _rows_in_kernel(a, m, n):
+    v = rows(a[1:], m, n)
+    v[m - 1, n - 1] = -7           # a view: writes reach the buffer
+    return v.shape[0], v.shape[1], v.strides[0], v[m - 1, 0]
+
+
+def test_rows_view_of_packed_buffers():
+    """``_views.rows`` (the reshape-free view the packed-buffer unpacking uses): the same
+    entries, shape and strides as NumPy's reshape of the buffer's first m n entries, a view
+    and not a copy, for float and int buffers, in a kernel without NRT and in one with NRT
+    (the view returned to Python keeps its buffer alive)."""
+    for dtype in (np.float64, np.int64):
+        a = np.arange(20).astype(dtype)
+        ref = a[1:].copy()[:12].reshape((3, 4))
+        m, n, s0, x = _rows_in_kernel(a, 3, 4)
+        assert (m, n, s0) == (3, 4, 4 * a.itemsize) and x == ref[2, 0]
+        assert a[12] == -7 and a[13] == 13
+        v = _rows_nrt(a.copy(), 2, 5)          # the only reference to its buffer
+        assert v.shape == (2, 5) and v.base is not None
+        np.testing.assert_array_equal(v, np.arange(10).reshape(2, 5).astype(dtype))
+        v[1, 4] = 3
+        assert v[1, 4] == 3
+    assert _rows_nrt(np.zeros(4), 0, 6).shape == (0, 6)
+
+
+@njit
+def _rows_nrt(a, m, n):
+    return rows(a, m, n)

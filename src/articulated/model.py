@@ -44,6 +44,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
+from ._views import rows
 from .config import INLINE_IR
 
 
@@ -123,7 +124,7 @@ def model_arrays(model_i, model_f):
     Xtree_rot = model_i[6]
     nv = vadr[nb - 1] + jnv[nb - 1] if nb > 0 else 0
     # one record per body, the fields of ABA pass 1 first (cache line 0), pass 2 next
-    body = model_f[:_MODEL_BODY * nb].reshape((nb, _MODEL_BODY))
+    body = rows(model_f, nb, _MODEL_BODY)
     axis = body[:, 0:3]
     Xtree_r = body[:, 3:6]
     mass = body[:, 6]
@@ -131,7 +132,7 @@ def model_arrays(model_i, model_f):
     Ibar = body[:, 11:20]
     Xtree_E = body[:, 20:29]
     o = _MODEL_BODY * nb
-    S = model_f[o:o + 6 * nv].reshape((nv, 6))
+    S = rows(model_f[o:], nv, 6)
     o += 6 * nv
     gravity = model_f[o:o + 3]
     return (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
@@ -656,7 +657,7 @@ def data_arrays(data_f, nb, nv):
     copies, no allocation.
     """
     # one record per body: the fields of ABA pass 1 and 2 in cache lines 0-2, a in line 3
-    body = data_f[:_DATA_BODY * nb].reshape((nb, _DATA_BODY))
+    body = rows(data_f, nb, _DATA_BODY)
     Xup_E = body[:, 0:9]
     Xup_r = body[:, 9:12]
     v = body[:, 12:18]
@@ -666,12 +667,12 @@ def data_arrays(data_f, nb, nv):
     oE = body[:, 36:45]
     op = body[:, 45:48]
     o = _DATA_BODY * nb
-    stack = data_f[o:o + _DATA_STACK * (nb + 1)].reshape((nb + 1, _DATA_STACK))
+    stack = rows(data_f[o:], nb + 1, _DATA_STACK)
     Ia_stack = stack[:, 0:21]
     pa_stack = stack[:, 21:27]
     o += _DATA_STACK * (nb + 1)
     # one record per dof: what ABA pass 3 reads in cache line 0
-    dof = data_f[o:o + _DATA_DOF * nv].reshape((nv, _DATA_DOF))
+    dof = rows(data_f[o:], nv, _DATA_DOF)
     UDinv = dof[:, 0:6]
     Dinv_u = dof[:, 6]
     u = dof[:, 7]
@@ -679,17 +680,17 @@ def data_arrays(data_f, nb, nv):
     D = dof[:, 14:20]
     Dinv = dof[:, 20:26]
     o += _DATA_DOF * nv
-    F = data_f[o:o + 6 * nv].reshape((nv, 6))
+    F = rows(data_f[o:], nv, 6)
     o += 6 * nv
     qdd = data_f[o:o + nv]
     o += nv
     tau = data_f[o:o + nv]
     o += nv
-    T = data_f[o:o + 36].reshape((6, 6))
+    T = rows(data_f[o:], 6, 6)
     o += 36
-    T2 = data_f[o:o + 36].reshape((6, 6))
+    T2 = rows(data_f[o:], 6, 6)
     o += 36
-    tmp = data_f[o:o + 24].reshape((4, 6))
+    tmp = rows(data_f[o:], 4, 6)
     return (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
             Dinv, F, qdd, tau, T, T2, tmp)
 

@@ -43,6 +43,7 @@ import math
 from numba import njit
 
 from .._byref import byref, byref_each, deref
+from .._views import rows
 from ..config import INLINE, INLINE_IR, KERNEL
 from ..model import _MODEL_BODY, data_arrays, model_arrays
 from ..spatial import (add6, congruence, dot6, get_mat3, get_vec3, get_vec6, inertia_times,
@@ -84,7 +85,7 @@ def _reduce(bkp, pose, rp):
     rstamp[0] = counts[3]
     if na == 0:
         return
-    mi = red_i[:7 * na].reshape((7, na))
+    mi = rows(red_i, 7, na)
     for k in range(na):
         ridx[ajoints[k]] = k
     oq = 0
@@ -241,7 +242,7 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
     na = counts[2]
     if na == 0:
         return
-    mi = red_i[:7 * na].reshape((7, na))
+    mi = rows(red_i, 7, na)
     _, _, v, _, oE, op = _forward_pass(na, ajoints, mi, rp, True)
     leaf_of_body, P_E, P_r = pose[0], pose[10], pose[11]
     for t in range(nbodies):
@@ -286,7 +287,7 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics)
     na = counts[2]
     if na == 0:
         return
-    mi = red_i[:7 * na].reshape((7, na))
+    mi = rows(red_i, 7, na)
     if kinematics:
         _gather(na, ajoints, mi, rp)
     rqadr = mi[2]
@@ -348,7 +349,7 @@ def _reduced_momentum(bkp, rp, keep, p):
     na = counts[2]
     if na == 0:
         return
-    mi = red_i[:7 * na].reshape((7, na))
+    mi = rows(red_i, 7, na)
     Xup_E, Xup_r, v, f, _, _ = _forward_pass(na, ajoints, mi, rp, False)
     (rparent, _, _, rvadr, _, _, _, _, _, _, rmass, rh, rIbar, rS,
      _) = model_arrays(mi, red_f)
