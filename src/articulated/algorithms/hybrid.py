@@ -598,7 +598,8 @@ def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, ha
                     body_parent, node_nh, Tp_E, Tp_r, comp, bk):
     """Bookkeeping of the active region ``active`` (:func:`_region_bookkeeping`) into the
     buffers ``bk`` and the rigid-front inertias (:func:`_front_inertias`); O(n) integer
-    pass, O(N_front) inertias."""
+    pass, O(N_front) inertias plus one composite sum per node rigidified since its last
+    sum (O(n) once after :meth:`AdaptiveDynamics.prepare_region`, which marks all stale)."""
     node_active, anodes, front, front_body, ajoints, near, front_of, front_index, f0, I0, \
         counts, epoch, I0_epoch = bk
     na, nf, nj = _region_bookkeeping(active, node_joint, node_parent, node_hoff,
