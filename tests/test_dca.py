@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import articulated as art
 from articulated import models
-from articulated.algorithms.dca import DCA, dca, dca_solver, quasi_statics
+from articulated.algorithms.dca_solver import DCA, dca, dca_solver, quasi_statics
 from articulated.assembly import build_assembly
 from articulated.models import random_tree
 

@@ -42,7 +42,7 @@ def test_kernels_allocate_nothing():
         import numpy as np
         from numba.core.runtime import rtsys
         import articulated as art
-        from articulated.algorithms.aba import _aba_kernel
+        from articulated.algorithms.aba import aba_kernel
         from articulated.algorithms.crba import _crba_kernel
         from articulated.algorithms.rnea import _rnea_kernel
         from articulated.models import random_tree
@@ -56,8 +56,8 @@ def test_kernels_allocate_nothing():
             M = np.zeros((model.nv, model.nv))
 
             def calls():
-                _aba_kernel(d.model_i, d.model_f, q, qd, tau, d.f_none, False, d.buf, True)
-                _aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, True, d.buf, True)
+                aba_kernel(d.model_i, d.model_f, q, qd, tau, d.f_none, False, d.buf, True)
+                aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, True, d.buf, True)
                 _rnea_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, True, d.buf)
                 _crba_kernel(d.model_i, d.model_f, q, d.buf, M)
 

@@ -5,7 +5,7 @@ callers pass; functions outside the package keep numba's literal dispatch."""
 import numpy as np
 from numba import njit, types
 
-from articulated.algorithms.quasistatics import _heapsort
+from articulated.algorithms.heap import _heapsort
 
 
 @njit

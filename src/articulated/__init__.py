@@ -5,8 +5,9 @@ The public surface, re-exported here only (see the modules for the implementatio
 
 from .algorithms.aba import aba, aba_modified, articulated_pivots
 from .algorithms.crba import crba, crba_forward_dynamics
-from .algorithms.dca import DCA, dca, quasi_statics
-from .algorithms.quasistatics import AdaptiveQuasiStatics, QuasiStaticResult
+from .algorithms.dca_solver import DCA, dca, quasi_statics
+from .algorithms.engine import QuasiStaticResult
+from .algorithms.quasistatics import AdaptiveQuasiStatics
 from .algorithms.adaptive import AdaptiveDynamics
 from .assembly import AssemblyTree, build_assembly
 from .algorithms.forward_dynamics import forward_dynamics

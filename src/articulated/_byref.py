@@ -43,10 +43,18 @@ def byref(typingctx, tup):
 
 @intrinsic
 def byref_each(typingctx, tup):
-    """Tuple of pointers, :func:`byref` of each element of the tuple ``tup``."""
+    """Tuple of pointers, :func:`byref` of each element of the tuple ``tup`` (a named tuple
+    of the same class for a named tuple, so that the pointers are read by field name)."""
     if not isinstance(tup, types.BaseTuple):
         return None
-    ret = types.Tuple([types.CPointer(t) for t in tup.types])
+    ptrs = [types.CPointer(t) for t in tup.types]
+    # a named tuple (a bundle of articulated.algorithms.bundles) keeps its field names
+    if isinstance(tup, types.BaseNamedTuple):
+        cls = tup.instance_class
+        ret = (types.NamedUniTuple(ptrs[0], len(ptrs), cls) if len(set(ptrs)) == 1
+               else types.NamedTuple(ptrs, cls))
+    else:
+        ret = types.Tuple(ptrs)
 
     def codegen(context, builder, sig, args):
         out = cgutils.get_null_value(context.get_value_type(sig.return_type))

@@ -2,7 +2,7 @@
 
 Numba stamps a cached kernel with a hash of the one file that defines it, but a kernel's
 machine code also holds every kernel and helper it calls, inlined or linked, from other
-modules. An edit to ``quasistatics._update_nodes`` would leave the cached
+modules. An edit to ``node_update._update_nodes`` would leave the cached
 ``simulation.adaptive._adaptive_steps``, which contains it, in use; and since the stamp
 is a content hash (numba >= 0.61), such a stale entry survives reinstalls, e.g. a user's
 ``pip install -U`` into a site-packages whose ``__pycache__`` still holds the previous

@@ -1,6 +1,6 @@
 """The DCA benchmark (issue 3, item 6): :func:`bench_dca`, behind ``articulated bench dca``.
 
-Times Featherstone's divide-and-conquer algorithm (:class:`articulated.algorithms.dca.DCA`,
+Times Featherstone's divide-and-conquer algorithm (:class:`articulated.algorithms.dca_solver.DCA`,
 balanced and serial assembly) against our ABA (:func:`articulated.aba`) on pendulum-300,
 pendulum-3000, the millipede and the 50,000-DOF molecule, *in the same run*, and prints
 ns per DOF and the ratios DCA / ABA (machines are noisy; ratios measured side by side are
@@ -67,7 +67,7 @@ def bench_timings(quick=False, *, repeats=7, log=print) -> list[dict]:
     """ns/DOF of ABA and of the DCA (balanced and serial assembly) on the benchmark scenes,
     with the DCA / ABA ratios, agreement, bytes/DOF and tree height / handles."""
     from . import aba
-    from .algorithms.dca import DCA
+    from .algorithms.dca_solver import DCA
     from .bench import time_call
 
     rows = []

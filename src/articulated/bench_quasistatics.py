@@ -131,7 +131,7 @@ def joint_norms(model, qdd):
 def initial_solution(model, q0, forces, repeats=5):
     """Exact quasi-statics at the start by the DCA: (qdd, per-joint norms, seconds of one
     bare ``DCA.quasi_statics`` call, median over ``repeats``)."""
-    from .algorithms.dca import DCA
+    from .algorithms.dca_solver import DCA
     from .bench import time_call
 
     dca = DCA(model)

@@ -28,8 +28,10 @@ Two kinds of helpers:
   numba's reference counting, each array view it creates (``A[i]``) costs an atomic update.
   6-vector arguments may also be arrays. A 3x3 matrix field is an (n, 3, 3) array or an
   (n, 9) array of row-major rows; :func:`get_mat3` and :func:`set_mat3` read both.
-* **Array helpers** (``*_apply``, ``*_add``) write into an output array (suffix ``out``),
-  for code off the hot path.
+* **Indexed transform helpers** (``xform_*_at``) apply, compose or invert the transforms
+  that the DCA family keeps in arrays ``E (n, 3, 3), r (n, 3)``, on the register helpers
+  (each formula written once), LLVM-inlined (:data:`articulated.config.INLINE`); a
+  transform as a 12-tuple (``E`` row-major, then ``r``): :func:`xform_get`, :func:`xform_set`.
 
 All are generic in the float dtype: with float32 inputs the arithmetic stays in float32
 except where a numeric literal enters (numba promotes ``float32 op literal`` to float64).
@@ -43,7 +45,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .config import INLINE_IR
+from .config import INLINE, INLINE_IR
 
 
 # ----------------------------------------------------------------- loads and stores
@@ -71,23 +73,15 @@ def get_vec6(A, i):
 @njit(**INLINE_IR)
 def set_vec6(A, i, x):
     """Row i of an (n, 6) array = the 6-vector x."""
-    A[i, 0] = x[0]
-    A[i, 1] = x[1]
-    A[i, 2] = x[2]
-    A[i, 3] = x[3]
-    A[i, 4] = x[4]
-    A[i, 5] = x[5]
+    A[i, 0], A[i, 1], A[i, 2] = x[0], x[1], x[2]
+    A[i, 3], A[i, 4], A[i, 5] = x[3], x[4], x[5]
 
 
 @njit(**INLINE_IR)
 def add_vec6(A, i, x):
     """Row i of an (n, 6) array += the 6-vector x."""
-    A[i, 0] += x[0]
-    A[i, 1] += x[1]
-    A[i, 2] += x[2]
-    A[i, 3] += x[3]
-    A[i, 4] += x[4]
-    A[i, 5] += x[5]
+    A[i, 0], A[i, 1], A[i, 2] = A[i, 0] + x[0], A[i, 1] + x[1], A[i, 2] + x[2]
+    A[i, 3], A[i, 4], A[i, 5] = A[i, 3] + x[3], A[i, 4] + x[4], A[i, 5] + x[5]
 
 
 def get_mat3(A, i):
@@ -170,18 +164,6 @@ def set_sym6(A, i, M):
     A[i, 18] = M[18]
     A[i, 19] = M[19]
     A[i, 20] = M[20]
-
-
-@njit(**INLINE_IR)
-def as_mat3(E):
-    """A (3, 3) array as a row-major 9-tuple."""
-    return (E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1], E[2, 2])
-
-
-@njit(**INLINE_IR)
-def as_vec3(r):
-    """A (3,) array as a 3-tuple."""
-    return (r[0], r[1], r[2])
 
 
 # -------------------------------------------------------------------- 6-vectors
@@ -598,35 +580,6 @@ def _sincos_jit(x):
     return _sincos_libm
 
 
-# ---------------------------------------------------------------- array helpers
-
-@njit(**INLINE_IR)
-def cross3(a, b, out):
-    """out = a x b for (3,) arrays (out may not alias a or b)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit(**INLINE_IR)
-def xform_compose(E1, r1, E2, r2, E_out, r_out):
-    """Compact product ``cXa = cXb bXa`` with ``bXa = (E1, r1)``, ``cXb = (E2, r2)``
-    ((3, 3) and (3,) arrays). ``E = E2 E1`` and ``r = r1 + E1^T r2`` (RBDA Table 2.5).
-    Outputs must not alias inputs."""
-    for i in range(3):
-        for j in range(3):
-            E_out[i, j] = E2[i, 0] * E1[0, j] + E2[i, 1] * E1[1, j] + E2[i, 2] * E1[2, j]
-    for i in range(3):
-        r_out[i] = r1[i] + E1[0, i] * r2[0] + E1[1, i] * r2[1] + E1[2, i] * r2[2]
-
-
-@njit(**INLINE_IR)
-def motion_apply(E, r, v, out):
-    """out = bXa v (:func:`xform_motion`) for a (3, 3) array E and a (3,) array r."""
-    x = xform_motion(as_mat3(E), as_vec3(r), v)
-    out[0], out[1], out[2], out[3], out[4], out[5] = x
-
-
 @njit(**INLINE_IR)
 def motion_apply_inv(E, r, v, out):
     """out = bXa^-1 v = aXb v: ``[E^T w; E^T v_O + r x E^T w]`` (out must not alias v)."""
@@ -644,91 +597,116 @@ def motion_apply_inv(E, r, v, out):
     out[5] = l2 + r[0] * w1 - r[1] * w0
 
 
-@njit(**INLINE_IR)
-def force_apply(E, r, f, out):
-    """out = bXa* f: ``[E (n - r x f); E f]`` (force from A to B coordinates)."""
-    n0 = f[0] - (r[1] * f[5] - r[2] * f[4])
-    n1 = f[1] - (r[2] * f[3] - r[0] * f[5])
-    n2 = f[2] - (r[0] * f[4] - r[1] * f[3])
-    for i in range(3):
-        out[i] = E[i, 0] * n0 + E[i, 1] * n1 + E[i, 2] * n2
-        out[3 + i] = E[i, 0] * f[3] + E[i, 1] * f[4] + E[i, 2] * f[5]
+# ------------------------------------------------- compact transforms in arrays
+# (E, r)[i] with E (n, 3, 3) rotating A coordinates into B coordinates and r (n, 3) the
+# position of B's origin in A coordinates, as everywhere in this module.
+
+@njit(**INLINE)
+def xform_get(E, r, i):
+    """(E, r)[i] as a 12-tuple: E row by row, then r."""
+    return (E[i, 0, 0], E[i, 0, 1], E[i, 0, 2], E[i, 1, 0], E[i, 1, 1], E[i, 1, 2],
+            E[i, 2, 0], E[i, 2, 1], E[i, 2, 2], r[i, 0], r[i, 1], r[i, 2])
 
 
-@njit(**INLINE_IR)
-def force_apply_T_add(E, r, f, out):
-    """out += bXa^T f (:func:`xform_force_T`) for a (3, 3) array E and a (3,) array r;
-    out must not alias f."""
-    x = xform_force_T(as_mat3(E), as_vec3(r), f)
-    out[0] += x[0]
-    out[1] += x[1]
-    out[2] += x[2]
-    out[3] += x[3]
-    out[4] += x[4]
-    out[5] += x[5]
+@njit(**INLINE)
+def xform_set(E, r, i, t):
+    """(E, r)[i] = the 12-tuple t (:func:`xform_get`)."""
+    E[i, 0, 0], E[i, 0, 1], E[i, 0, 2] = t[0], t[1], t[2]
+    E[i, 1, 0], E[i, 1, 1], E[i, 1, 2] = t[3], t[4], t[5]
+    E[i, 2, 0], E[i, 2, 1], E[i, 2, 2] = t[6], t[7], t[8]
+    r[i, 0], r[i, 1], r[i, 2] = t[9], t[10], t[11]
 
 
-@njit(**INLINE_IR)
-def crm_apply(v, m, out):
-    """out = v x m (:func:`cross_motion`)."""
-    out[0], out[1], out[2], out[3], out[4], out[5] = cross_motion(v, m)
+@njit(**INLINE)
+def xform_mul(a, b):
+    """``a o b`` (apply b first) for 12-tuple transforms: ``E = E_a E_b``,
+    ``r = r_b + E_b^T r_a`` (RBDA Table 2.5)."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
+            a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+            a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+            a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+            a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6],
+            a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8],
+            b[9] + b[0] * a[9] + b[3] * a[10] + b[6] * a[11],
+            b[10] + b[1] * a[9] + b[4] * a[10] + b[7] * a[11],
+            b[11] + b[2] * a[9] + b[5] * a[10] + b[8] * a[11])
 
 
-@njit(**INLINE_IR)
-def crf_add(v, f, out):
-    """out += v x* f (:func:`cross_force`)."""
-    x = cross_force(v, f)
-    out[0] += x[0]
-    out[1] += x[1]
-    out[2] += x[2]
-    out[3] += x[3]
-    out[4] += x[4]
-    out[5] += x[5]
+@njit(**INLINE)
+def xform_inv(a):
+    """Inverse of a 12-tuple transform: ``(E^T, -E r)``."""
+    return (a[0], a[3], a[6], a[1], a[4], a[7], a[2], a[5], a[8],
+            -(a[0] * a[9] + a[1] * a[10] + a[2] * a[11]),
+            -(a[3] * a[9] + a[4] * a[10] + a[5] * a[11]),
+            -(a[6] * a[9] + a[7] * a[10] + a[8] * a[11]))
 
 
-@njit(**INLINE_IR)
-def inertia_apply(m, h, Ibar, v, out):
-    """out = I v (:func:`inertia_times`) for a (3, 3) array Ibar."""
-    out[0], out[1], out[2], out[3], out[4], out[5] = inertia_times(m, h, as_mat3(Ibar), v)
+@njit(**INLINE)
+def xform_mul_at(E2, r2, i2, E1, r1, i1, Eo, ro, io):
+    """(Eo, ro)[io] = (E2, r2)[i2] o (E1, r1)[i1] (apply 1 first; :func:`xform_mul`)."""
+    xform_set(Eo, ro, io, xform_mul(xform_get(E2, r2, i2), xform_get(E1, r1, i1)))
 
 
-@njit(**INLINE_IR)
-def mat6_vec_add(M, v, out):
-    """out += M v for a (6, 6) matrix."""
-    for i in range(6):
-        out[i] += (M[i, 0] * v[0] + M[i, 1] * v[1] + M[i, 2] * v[2]
-                   + M[i, 3] * v[3] + M[i, 4] * v[4] + M[i, 5] * v[5])
+@njit(**INLINE)
+def xform_inv_at(E, r, i, Eo, ro, io):
+    """(Eo, ro)[io] = inverse of (E, r)[i] (:func:`xform_inv`)."""
+    xform_set(Eo, ro, io, xform_inv(xform_get(E, r, i)))
 
 
-@njit(**INLINE_IR)
-def congruence_add(E, r, M, out):
-    """out += bXa^T M bXa (:func:`congruence`) for a (3, 3) array E, a (3,) array r and
-    symmetric dense (6, 6) arrays M and out, which must not alias."""
-    C = congruence(as_mat3(E), as_vec3(r), sym6_from_dense(M))
-    for k in range(6):
-        for l in range(k, 6):
-            x = C[sym6_index(k, l)]
-            out[k, l] += x
-            if l != k:
-                out[l, k] += x
+@njit(**INLINE)
+def xform_copy_at(E, r, i, Eo, ro, io):
+    """(Eo, ro)[io] = (E, r)[i]."""
+    xform_set(Eo, ro, io, xform_get(E, r, i))
 
 
-@njit(**INLINE_IR)
-def quat_to_rot(qw, qx, qy, qz, R_out):
-    """R_out (3, 3) = the rotation matrix of a unit quaternion (:func:`quat_rotation`)."""
-    R = quat_rotation(qw, qx, qy, qz)
-    for k in range(3):
-        for l in range(3):
-            R_out[k, l] = R[3 * k + l]
+@njit(**INLINE)
+def xform_motion_at(E, r, i, v):
+    """``X v`` (a 6-tuple) for ``X = (E[i], r[i])`` and a motion 6-vector v (a tuple or an
+    array; :func:`xform_motion`, RBDA eq. 2.24)."""
+    return xform_motion(get_mat3(E, i), get_vec3(r, i), v)
 
 
-@njit(**INLINE_IR)
-def axis_angle_E(a, c, s, E_out):
-    """E_out (3, 3) = the coordinate rotation about the unit axis a (:func:`axis_rotation`)."""
-    E = axis_rotation(a, c, s)
-    for k in range(3):
-        for l in range(3):
-            E_out[k, l] = E[3 * k + l]
+@njit(**INLINE)
+def xform_force_T_at(E, r, i, f):
+    """``X^T f`` (a 6-tuple) for ``X = (E[i], r[i])`` and a force 6-vector f: f given in
+    the frame X maps to, expressed in the frame it maps from (:func:`xform_force_T`, RBDA
+    eq. 2.25)."""
+    return xform_force_T(get_mat3(E, i), get_vec3(r, i), f)
+
+
+@njit(**INLINE)
+def xform_rows_at(E, r, i, M, m, out, o):
+    """out[o] = X M[m] for ``X = (E[i], r[i])`` and (6, 6) blocks: X applied to each
+    column (:func:`xform_motion`); out[o] must not alias M[m]."""
+    Ei = get_mat3(E, i)
+    ri = get_vec3(r, i)
+    for n in range(6):
+        y = xform_motion(Ei, ri, (M[m, 0, n], M[m, 1, n], M[m, 2, n], M[m, 3, n],
+                                  M[m, 4, n], M[m, 5, n]))
+        for a in range(6):
+            out[o, a, n] = y[a]
+
+
+@njit(**INLINE)
+def xform_dense_at(E, r, i, T, t):
+    """T[t] = the dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of (E[i], r[i])
+    (RBDA eq. 2.24)."""
+    for a in range(6):
+        for b in range(6):
+            T[t, a, b] = 0.0
+    for a in range(3):
+        for b in range(3):
+            e = E[i, a, b]
+            T[t, a, b] = e
+            T[t, 3 + a, 3 + b] = e
+    # -E r^ : column b of r^ is r x e_b
+    for a in range(3):
+        T[t, 3 + a, 0] = -(E[i, a, 1] * r[i, 2] - E[i, a, 2] * r[i, 1])
+        T[t, 3 + a, 1] = -(E[i, a, 2] * r[i, 0] - E[i, a, 0] * r[i, 2])
+        T[t, 3 + a, 2] = -(E[i, a, 0] * r[i, 1] - E[i, a, 1] * r[i, 0])
 
 
 @njit(**INLINE_IR)
@@ -736,7 +714,8 @@ def spd_inverse(A, n, out, W):
     """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (6 x 6 blocks and
     smaller in the kernels; any n).
 
-    ``W`` is a scratch array of at least (n, n). A singular or indefinite block yields NaN/inf, which
+    ``W`` is a scratch array of at least (n, n). A singular or indefinite block yields
+    NaN/inf, which
     the public wrappers detect on the result and report with the joint name.
     """
     if n == 1:
@@ -786,6 +765,15 @@ def rigid_inertia_6x6(mass, com, I_com):
     I[3:, :3] = mass * cx.T
     I[3:, 3:] = mass * np.eye(3)
     return I
+
+
+def xform_dense(E, r):
+    """Dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of the compact (E, r)
+    (RBDA eq. 2.24; plain NumPy)."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = X[3:, 3:] = E
+    X[3:, :3] = -np.asarray(E) @ skew(r)
+    return X
 
 
 def skew(v):

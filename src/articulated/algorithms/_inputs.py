@@ -74,15 +74,32 @@ def check_f_ext(model, f_ext, dtype):
     return np.ascontiguousarray(f, dtype=dtype)
 
 
+def _nonfinite_joint(model, out, **inputs):
+    """The joint behind the first non-finite entry of ``out`` (nv,); a ValueError naming a
+    non-finite input first (``model.diagnose_nonfinite``)."""
+    model.diagnose_nonfinite(**inputs)
+    bad = np.flatnonzero(~np.isfinite(out))
+    return int(model.dof_body[bad[0]]) if model.nv and bad.size else 0
+
+
 def report_nonfinite(model, out, data, **inputs):
     """Raise a ValueError naming the joint (or body) behind a non-finite result ``out``:
     first a non-finite input, else a singular articulated inertia."""
-    model.diagnose_nonfinite(**inputs)
-    bad = np.flatnonzero(~np.isfinite(out))
-    j = int(model.dof_body[bad[0]]) if model.nv and bad.size else 0
+    j = _nonfinite_joint(model, out, **inputs)
     raise ValueError(
         f"the result is not finite at joint {model.joint_name[j]!r}: its articulated inertia "
         f"D = S^T IA S is singular or the model is too ill-conditioned for {data.dtype}")
+
+
+def report_dca_nonfinite(model, out, dtype, **inputs):
+    """Raise a ValueError naming the joint behind a non-finite DCA result ``out``: a
+    non-finite input first, else a singular handle inertia ``Phi_2^A + Phi_1^B`` or
+    ``S^T V S``."""
+    j = _nonfinite_joint(model, out, **inputs)
+    raise ValueError(
+        f"the DCA result is not finite at joint {model.joint_name[j]!r}: the inverse inertia "
+        f"Phi_2^A + Phi_1^B or S^T V S of its node (or of an ancestor node) is singular, or the "
+        f"model is too ill-conditioned for {np.dtype(dtype)}")
 
 
 def check_output(model, out, data, **inputs):
@@ -90,3 +107,4 @@ def check_output(model, out, data, **inputs):
     if np.isfinite(out).all():
         return
     report_nonfinite(model, out, data, **inputs)
+

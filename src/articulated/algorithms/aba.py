@@ -19,12 +19,11 @@ from numba import njit
 
 from ..config import INLINE_IR, KERNEL
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model, data_arrays, model_arrays
-from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, get_vec3,
-                       get_vec6, inertia_times, rigid_inertia, scale6, set_sym6, set_vec6,
-                       spd_inverse, sub6, sym6_add, sym6_apply, sym6_apply_half, sym6_from_dense,
-                       sym6_rank1_sub, sym6_to_dense, xform_force_T, xform_motion)
-from ._inputs import (as_configuration, as_f_ext, as_state, as_vector, check_dtype,
-                      report_nonfinite)
+from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, get_vec3, get_vec6,
+                       inertia_times, rigid_inertia, scale6, set_sym6, set_vec6, spd_inverse, sub6,
+                       sym6_add, sym6_apply, sym6_apply_half, sym6_from_dense, sym6_rank1_sub,
+                       sym6_to_dense, xform_force_T, xform_motion)
+from ._inputs import as_configuration, as_f_ext, as_state, as_vector, check_dtype, report_nonfinite
 from .kinematics import base_acceleration, joint_motion, joint_xup, pop_children, velocity_step
 
 
@@ -106,7 +105,7 @@ def _add_pivot(M, S, va, n, D):
 
 
 @njit(**KERNEL)
-def _aba_kernel(
+def aba_kernel(
     # model (packed, see ModelArrays)
     model_i, model_f,
     # inputs
@@ -239,7 +238,7 @@ def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=n
     q, qd = as_state(model, q, qd, dt)
     tau = as_vector(model, tau, "tau", model.nv, dt)
     f = as_f_ext(model, f_ext, d)
-    if not _aba_kernel(d.model_i, d.model_f, q, qd, tau, f, bool(modified), d.buf, True):
+    if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f, bool(modified), d.buf, True):
         report_nonfinite(model, d.qdd, d, q=q, qd=qd, tau=tau, f_ext=f)
     return d.qdd.copy()
 
@@ -259,7 +258,7 @@ def _pivots_kernel(
     # output is D (the pivot of every joint, for every joint type)
     data_f,
 ):
-    """Passes 1 and 2 of :func:`_aba_kernel`, inertias only: the pivots ``D`` of every
+    """Passes 1 and 2 of :func:`aba_kernel`, inertias only: the pivots ``D`` of every
     joint into ``data.D``, formed by exactly the same operations (the same inlined helpers
     in the same order) as the ABA / modified ABA forward dynamics, so that they are the
     pivots those computations divide by, bit for bit. Velocities do not enter ``IA`` or
@@ -280,7 +279,7 @@ def _pivots_kernel(
         va = vadr[i]
         n = jnv[i]
         I = rigid_inertia(mass[i], get_vec3(h, i), get_mat3(Ibar, i))
-        if modified:  # Ascher-Pai-Cloutier eq. 11, as in _aba_kernel
+        if modified:  # Ascher-Pai-Cloutier eq. 11, as in aba_kernel
             for r in range(n):
                 for cc in range(n):
                     D[va + r, cc] = 0

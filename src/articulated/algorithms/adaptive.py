@@ -48,16 +48,21 @@ import numpy as np
 
 from ..model import _MODEL_BODY
 from ._inputs import check_f_ext
-from .dca import _dca_kinematics
-from .hybrid import (_generalized_momentum, _leaf_tensors, _prepare_region,
-                     _velocity_metric, _velocity_traversal, hybrid_frames, hybrid_step)
+from .bundles import (N_AJOINTS, N_ANODES, N_FRONT, REGION_STAMP, STAT_BAD, Coefficients,
+                      CompositeInertias, DCAInputs, HybridArgs, HybridState, Kinematics,
+                      PassiveTensors, PoseCache, ReducedCache, ReducedTree, RegionArgs,
+                      RegionBuffers, RegionPrep, RegionScratch, RegionState, RegionTopology,
+                      VelocityMetric)
+from .engine import DCAEngine
+from .handles import _dca_kinematics
+from .hybrid import (generalized_momentum, hybrid_frames, hybrid_step, leaf_tensors,
+                     prepare_region, velocity_metric, velocity_traversal)
 from .passive import K
-from .quasistatics import AdaptiveQuasiStatics
 from .reduced import reduced_step
 from .region import ERR_FULL, region_update
 
 
-class AdaptiveDynamics(AdaptiveQuasiStatics):
+class AdaptiveDynamics(DCAEngine):
     """Hybrid-body forward dynamics and the adaptive active-region update (RGL Sec. 4-5).
 
     Parameters
@@ -74,7 +79,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
 
     Attributes (after :meth:`set_state`): ``q``, ``qd``, ``tau``, ``f_ext`` (the state),
     ``active`` (nb,) bool (the active region; all True = fully articulated), and everything
-    of :class:`~articulated.algorithms.quasistatics.AdaptiveQuasiStatics` (coefficients with
+    of :class:`~articulated.algorithms.engine.DCAEngine` (coefficients with
     the velocity terms of RGL eqs. 2-3).
 
     Memory: O(n), about 25 kB per body (the hybrid and the fully articulated coefficient
@@ -86,8 +91,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self._weight_fns = (weights if callable(weights) else None,
                             velocity_weights if callable(velocity_weights) else None)
         q0 = model.neutral()
-        super().__init__(model, assembly,
-                         weights=weights(q0) if callable(weights) else weights)
+        super().__init__(model, assembly, weights=weights(q0) if callable(weights) else weights)
         self.Vw = self._weights(velocity_weights(q0) if callable(velocity_weights)
                                 else velocity_weights)
         self._quasi_static = False
@@ -109,9 +113,9 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         m, t, d, ma = self.model, self.tree, self.dca, self.ma
         nb, z = m.nb, np.zeros
         zl = np.zeros_like
-        self._F = (self.Phi.copy(), zl(self.bh), self.Psi.copy(), zl(self.ph), zl(self.eta),
-                   self.W.copy(), self.P.copy(), self.D.copy(), zl(self.beta),
-                   zl(self.gamma), zl(self.R))
+        self._F = Coefficients(self.Phi.copy(), zl(self.bh), self.Psi.copy(), zl(self.ph),
+                               zl(self.eta), self.W.copy(), self.P.copy(), self.D.copy(),
+                               zl(self.beta), zl(self.gamma), zl(self.R))
         self._all_active = np.ones(nb, dtype=np.bool_)
         self._Bt = z((t.n_slots, 6, K))
         self._Pt = z((t.n_slots, 6, K))
@@ -128,7 +132,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self._region = np.zeros(t.n_nodes, dtype=np.int64)
         self._in_region = np.zeros(t.n_nodes, dtype=np.bool_)
         leaves = np.flatnonzero(t.node_body >= 0).astype(np.int64)
-        _leaf_tensors(leaves, t.node_body, t.node_nh, t.node_hoff, self.node_pslot,
+        leaf_tensors(leaves, t.node_body, t.node_nh, t.node_hoff, self.node_pslot,
                       d.handle_x, d.H_E, d.H_r, ma.mass, ma.h, ma.Ibar, d.Iinv, z((nb, 6)),
                       z((nb, 6)), z((max(int(t.max_handles), 1), 6)), z((0, 6)), self._Xr,
                       self._xq, z((1, 6, 6)), self._Bt, self._Pt, self._G)
@@ -193,13 +197,9 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
     def _refresh(self, metric=True):
         """Kinematics (transforms, body velocities, velocity products) and every node (with
         the acceleration-metric coefficients unless ``metric`` is False)."""
-        ma, d = self.ma, self.dca
-        _dca_kinematics(ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
-                        ma.Xtree_E, ma.Xtree_r, ma.S, d.H_E, d.H_r, self._gravity, self.q,
-                        self.qd, False, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v,
-                        self.c, self.c_al, self.b_world)
-        self._bk[10][3] += 1            # every frame may have moved: re-walk cached poses
-        self._bk[11][:] += 1            # and every node's coefficients: caches are stale
+        _dca_kinematics(*self._kinematics_args())
+        self._bk.counts[REGION_STAMP] += 1   # every frame may have moved: re-walk cached poses
+        self._bk.epoch[:] += 1            # and every node's coefficients: caches are stale
         self._update(self._all, self.tree.n_nodes, metric)
 
     def forward_dynamics(self, q, qd, tau=None, f_ext=None, active=None) -> np.ndarray:
@@ -231,8 +231,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         (RGL Sec. 5.2, computed bottom-up as in Sec. 5.4.1)."""
         t, ma = self.tree, self.ma
         V = np.zeros(t.n_nodes)
-        _velocity_metric(self._all, t.n_nodes, t.node_A, t.node_B, t.node_joint, ma.vadr,
-                         ma.jnv, self.Vw, self.qd, V)
+        velocity_metric(self._all, t.n_nodes, t.node_A, t.node_B, t.node_joint, ma.vadr, ma.jnv,
+                         self.Vw, self.qd, V)
         return V
 
     def new_active_region(self, eps_vel: float = 0.0, max_active=None):
@@ -254,13 +254,13 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         new = np.zeros(self.model.nb, dtype=np.bool_)
         for k in range(budgets.size):
             roots = t.roots[k:k + 1] if per_tree else t.roots
-            _velocity_traversal(roots, V, t.node_A, t.node_B, t.node_joint, float(eps_vel),
+            velocity_traversal(roots, V, t.node_A, t.node_B, t.node_joint, float(eps_vel),
                                 int(budgets[k]), new, self._hk, self._hn)
         return new
 
     # --------------------------------------------------------------- RGL Sec. 5.1 + 6
-    def region_update(self, q, qd, tau, f_ext, h, *, eps_acc=0.0, max_update=None,
-                      eps_vel=0.0, max_active=None, bodies=None, impulse_columns=2):
+    def region_update(self, q, qd, tau, f_ext, h, *, eps_acc=0.0, max_update=None, eps_vel=0.0,
+                      max_active=None, bodies=None, impulse_columns=2):
         """The active-region update of RGL Sec. 5.1 from the current hybrid state, touching
         only the active region, its rigid front, the force-update region and the nodes the
         acceleration queue visits (RGL Sec. 6; passive nodes through their linear-coefficient
@@ -301,16 +301,15 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                                                            max_active, impulse_columns),
                                   np.asarray(bodies, dtype=np.int64))
         nU, nrig = res[0], res[1]
-        buf = self._rargs[-2]
-        return self.qd.copy(), buf[9][:nU].copy(), buf[10][:nrig].copy()
+        buf = self._rargs.buf
+        return self.qd.copy(), buf.U[:nU].copy(), buf.rigid[:nrig].copy()
 
     def _region_criteria(self, eps_acc, max_update, eps_vel, max_active, columns):
         """The scalar arguments of :func:`region_update_kernel` after ``h``: ``(eps,
         budget_u, eps_vel, keep_region, budgets, per_tree, columns)``."""
         keep, budgets, per_tree = self._velocity_budgets(eps_vel, max_active)
-        return (math.sqrt(max(float(eps_acc), 0.0)),
-                -1 if max_update is None else int(max_update), float(eps_vel), keep, budgets,
-                per_tree, int(columns))
+        return (math.sqrt(max(float(eps_acc), 0.0)), -1 if max_update is None else int(max_update),
+                float(eps_vel), keep, budgets, per_tree, int(columns))
 
     def _region_kernel(self, h, criteria, bodies):
         """Run :func:`~articulated.algorithms.region.region_update` with ``criteria``
@@ -318,16 +317,14 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         acceleration. Returns the kernel's counts."""
         eps, budget_u, eps_vel, keep, budgets, per_tree, columns = criteria
         args = self._region_args(columns)
-        res = region_update(float(h), eps, budget_u, eps_vel, keep, budgets, per_tree,
-                            bodies.size, bodies, columns, args[0], args[1],
-                            self._reduced_args(), *args[2:])
+        res = region_update(float(h), eps, budget_u, eps_vel, keep, budgets, per_tree, bodies.size,
+                            bodies, columns, self.hybrid_args(), self._reduced_args(), args)
         nU, nrig, nreg, n_eval, nt, err, joint = res
         if err:
             what = "fully articulated" if err == ERR_FULL else "hybrid-body"
             raise ValueError(f"the {what} acceleration is not finite at joint "
                              f"{self.model.joint_name[joint]!r}")
-        self.passive_stats = dict(updated=int(nreg), evaluated=int(n_eval),
-                                  tensorized=int(nt))
+        self.passive_stats = dict(updated=int(nreg), evaluated=int(n_eval), tensorized=int(nt))
         return res
 
     def _velocity_budgets(self, eps_vel, max_active):
@@ -344,66 +341,57 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                              f"tree of the model), got shape {budgets.shape}")
         return keep, budgets, True
 
+    def _passive_tensors(self):
+        """The :class:`~articulated.algorithms.bundles.PassiveTensors` of this solver's
+        passive nodes (lazy evaluation on, RGL Sec. 6.2)."""
+        return PassiveTensors(True, self._fresh, self._fresh_list, self._nfresh,
+                              self._vnode, self._mv, self._Bt, self._Pt, self._G,
+                              self._betaT, self._gammaT, self._RT)
+
     def _region_args(self, columns):
-        """Argument tuples of :func:`region_update_kernel` after the criteria (built once;
-        the K^R buffers sized for ``columns`` rigidified joints)."""
+        """The :class:`~articulated.algorithms.bundles.RegionArgs` of
+        :func:`region_update_kernel` (built once; the K^R buffers sized for ``columns``
+        rigidified joints)."""
         m, t, ma, d = self.model, self.tree, self.ma, self.dca
         nd = min(6 * max(int(columns), 1), max(m.nv, 1))
-        if getattr(self, "_rargs", None) is not None and self._rargs[-2][14].shape[1] >= nd:
+        if getattr(self, "_rargs", None) is not None and self._rargs.buf.Kb.shape[1] >= nd:
             return self._rargs
         nn, nb, nv = t.n_nodes, m.nb, m.nv
         i64 = lambda n: np.zeros(n, dtype=np.int64)
-        Phi, bh, Psi, ph, eta, W, P, D, beta, gamma, R = F = self._F
-        hyb = self.hybrid_args()
-        comp = (t.node_A, t.node_B, t.node_joint, t.node_body, t.node_hoff, self.node_pslot,
-                d.handle_x, d.H_E, d.H_r, self.Tup_E, self.Tup_r, m.body_mass, m.body_h,
-                m.body_Ibar, self._Ic, self._Ic_epoch, i64(nn), np.zeros((1, 3, 3)),
-                np.zeros((1, 3)))
-        prep = (t.node_joint, t.node_parent, t.node_hoff, t.handle_joint, t.handle_side,
-                m.body_parent, t.node_nh, self.Tp_E, self.Tp_r, comp)
+        F = self._F
+        comp = CompositeInertias(t.node_A, t.node_B, t.node_joint, t.node_body, t.node_hoff,
+                                 self.node_pslot, d.handle_x, d.H_E, d.H_r, self.Tup_E,
+                                 self.Tup_r, m.body_mass, m.body_h, m.body_Ibar, self._Ic,
+                                 self._Ic_epoch, i64(nn), np.zeros((1, 3, 3)), np.zeros((1, 3)))
+        prep = RegionPrep(t.node_joint, t.node_parent, t.node_hoff, t.handle_joint, t.handle_side,
+                          m.body_parent, t.node_nh, self.Tp_E, self.Tp_r, comp)
         fupd = self._node_args(True, F, self._all_active)
-        fsolve = (ma.jnv, ma.vadr, self.Aw, self._all_active, t.roots, t.node_A, t.node_B,
-                  t.node_joint, t.node_nh, t.node_hoff, d.node_ooff, t.node_ca, t.node_cb,
-                  self.n_slots, self.XJ_E, self.XJ_r, Phi, Psi, ph, eta, W, P, D, beta, gamma,
-                  self.tau, self._hk, self._hn, self._xv, self._fv, self.fh, self._qdd,
-                  self._computed, self._stats, True, self._fresh, self._fresh_list,
-                  self._nfresh, self._vnode, self.Tup_E, self.Tup_r, self._Xr, self._xq,
-                  self._mv, self._Bt, self._Pt, self._G, self._betaT, self._gammaT, self._RT,
-                  bh, gamma, R)
-        pfront = (d.H_E, d.H_r, t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff,
-                  t.node_nh, t.node_A, t.node_B, t.node_joint, t.node_body, d.handle_x,
-                  self.Tp_E, self.Tp_r, self.Tup_E, self.Tup_r, self._Xr, self._xq, self._mv,
-                  self._vnode, self.v, self._Bt, self._Pt, self._G, self._betaT, self._gammaT,
-                  self._RT, bh, ph, eta, beta, gamma, R, self._fresh, self._fresh_list,
-                  self._nfresh, hyb[0])
-        tens = (self.tau, self.Aw, t.node_A, t.node_B, t.node_joint, t.node_nh, t.node_hoff,
-                d.node_ooff, t.node_ca, t.node_cb, ma.vadr, ma.jnv, self.Tup_E, self.Tup_r,
-                self._Xr, self._xq, self._T, self._MX, self._M, self._S, self._Gs, self._Bt,
-                self._Pt, self._G, self._betaT, self._gammaT, self._RT)
-        save = np.zeros(nv)
-        topo = (m.dof_body.astype(np.int64), t.node_of_joint.astype(np.int64),
-                t.leaf_of_body, t.roots, t.node_parent, t.node_joint, t.node_A, t.node_B,
-                ma.vadr, ma.jnv)
-        buf = (self._mark, self._dirty, i64(nn), i64(max(nn, nv)), self._region,
-               self._in_region, self._fresh, self._fresh_list, self._nfresh, i64(nb),
-               i64(nb), np.zeros(nb, dtype=np.bool_), np.zeros(nb, dtype=np.bool_),
-               np.zeros(nn), np.zeros((3, nd, nd)), np.zeros(nd), np.zeros(nv), save, i64(nv),
-               i64(nn))
-        st = (self.q, self.qd, self.tau, self.f_ext, self._qdd, self.active, self._tau_T,
-              self._gravity, self.c, self.c_al, self._stats, self._ncomp, self._computed,
-              self._Vw)
-        self._rargs = (self._bk, hyb, prep, fupd, fsolve, pfront, tens,
-                       (self.Vw, self._hk, self._hn), topo, buf, st)
+        fsolve = self._solve_args(F, self._all_active, self._passive_tensors())
+        tens = (self._MX, self._M, self._S, self._Gs)
+        topo = RegionTopology(m.dof_body.astype(np.int64), t.node_of_joint.astype(np.int64),
+                              t.leaf_of_body, t.roots, t.node_parent, t.node_joint, t.node_A,
+                              t.node_B, ma.vadr, ma.jnv)
+        nodes_bool = lambda n: np.zeros(n, dtype=np.bool_)
+        buf = RegionScratch(self._mark, self._dirty, i64(nn), i64(max(nn, nv)), self._region,
+                            self._in_region, self._fresh, self._fresh_list, self._nfresh,
+                            i64(nb), i64(nb), nodes_bool(nb), nodes_bool(nb), np.zeros(nn),
+                            np.zeros((3, nd, nd)), np.zeros(nd), np.zeros(nv), np.zeros(nv),
+                            i64(nv), i64(nn))
+        st = RegionState(self.q, self.qd, self.tau, self.f_ext, self._qdd, self.active,
+                         self._tau_T, self._gravity, self.c, self.c_al, self._stats,
+                         self._ncomp, self._computed, self._Vw)
+        self._rargs = RegionArgs(self._bk, prep, fupd, fsolve, tens,
+                                 VelocityMetric(self.Vw, self._hk, self._hn), topo, buf, st)
         return self._rargs
 
     def _kinematics_args(self):
-        """Arguments of :func:`articulated.algorithms.dca._dca_kinematics` for this solver's
-        state (every body's transforms, velocities and velocity products)."""
-        ma, d = self.ma, self.dca
-        return (ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis,
-                ma.Xtree_E, ma.Xtree_r, ma.S, d.H_E, d.H_r, self._gravity, self.q, self.qd,
-                False, self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v, self.c,
-                self.c_al, self.b_world)
+        """The bundles ``(model, inputs, kinematics)`` of
+        :func:`articulated.algorithms.handles._dca_kinematics` for this solver's state (every
+        body's transforms, velocities and velocity products; the solver's own gravity)."""
+        return (self.dca.kernel_model._replace(gravity=self._gravity),
+                DCAInputs(self.q, self.qd, self.tau, self.f_ext, False),
+                Kinematics(self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v, self.c,
+                           self.c_al, self.b_world))
 
     def _evaluate_weights(self, q):
         """Configuration-dependent metric weights (callables given at construction) at q,
@@ -420,12 +408,12 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
 
     def _momentum(self):
         """``p = M qd`` (nv,) at the solver's ``q``, ``qd`` in O(n) from the body momenta
-        (:func:`_generalized_momentum`; kinematics refreshed for every body)."""
+        (:func:`generalized_momentum`; kinematics refreshed for every body)."""
         m, ma = self.model, self.ma
         _dca_kinematics(*self._kinematics_args())
         p = np.empty(m.nv)
-        _generalized_momentum(ma.parent, ma.vadr, ma.jnv, ma.S, self.Xup_E, self.Xup_r,
-                              ma.mass, ma.h, ma.Ibar, self.v, np.empty((m.nb, 6)), p)
+        generalized_momentum(ma.parent, ma.vadr, ma.jnv, ma.S, self.Xup_E, self.Xup_r, ma.mass,
+                              ma.h, ma.Ibar, self.v, np.empty((m.nb, 6)), p)
         return p
 
     # --------------------------------------------------------------- hybrid steps
@@ -442,25 +430,21 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         self._ncomp[0] = n
 
     def _region_buffers(self):
-        """The region buffers ``bk`` of :mod:`articulated.algorithms.hybrid`, allocated
-        once: (node_active, anodes, front, front_body, ajoints, near, front_of,
-        front_index, f0, I0, counts, epoch, I0_epoch); counts = (na, nf, nj, region stamp);
-        by node: the cached rigid inertias of the front nodes I0, epoch (counts the
-        recomputations of each node's rigid-state coefficients: what is cached from them is
-        valid while it is unchanged) and the epoch of each I0."""
+        """The :class:`~articulated.algorithms.bundles.RegionBuffers` ``bk`` of
+        :mod:`articulated.algorithms.hybrid`, allocated once."""
         nn, nb = self.tree.n_nodes, self.model.nb
         z = lambda *shape: np.zeros(shape, dtype=np.int64)
-        return (np.zeros(nn, dtype=np.bool_), z(nn), z(nn), z(nn), z(nb), z(nb), z(nn),
-                z(nn), np.zeros((nn, 6)), np.zeros((nn, 6, 6)), z(4), z(nn),
-                np.full(nn, -1, dtype=np.int64))
+        return RegionBuffers(np.zeros(nn, dtype=np.bool_), z(nn), z(nn), z(nn), z(nb), z(nb),
+                             z(nn), z(nn), np.zeros((nn, 6)), np.zeros((nn, 6, 6)), z(4),
+                             z(nn), np.full(nn, -1, dtype=np.int64))
 
     # views of the current region (counts from the last bookkeeping)
-    _anodes = property(lambda self: self._bk[1][:self._bk[10][0]])
-    _front = property(lambda self: self._bk[2][:self._bk[10][1]])
-    _front_body = property(lambda self: self._bk[3][:self._bk[10][1]])
-    _ajoints = property(lambda self: self._bk[4][:self._bk[10][2]])
-    _near = property(lambda self: self._bk[5])
-    _f0 = property(lambda self: self._bk[8][:self._bk[10][1]])
+    _anodes = property(lambda self: self._bk.anodes[:self._bk.counts[N_ANODES]])
+    _front = property(lambda self: self._bk.front[:self._bk.counts[N_FRONT]])
+    _front_body = property(lambda self: self._bk.front_body[:self._bk.counts[N_FRONT]])
+    _ajoints = property(lambda self: self._bk.ajoints[:self._bk.counts[N_AJOINTS]])
+    _near = property(lambda self: self._bk.near)
+    _f0 = property(lambda self: self._bk.f0[:self._bk.counts[N_FRONT]])
 
     def prepare_region(self) -> None:
         """Bookkeeping of the current active region for :meth:`hybrid_accelerations`
@@ -470,63 +454,45 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         rigid-front inertias. O(n) integer pass; run after the active region changes (the
         coefficients must be those of the current hybrid body, e.g. after
         :meth:`set_state`)."""
-        self._bk[11][:] += 1            # coefficients may have changed: caches are stale
-        _prepare_region(self.active, *self._region_args(2)[2], self._bk)
+        self._bk.epoch[:] += 1            # coefficients may have changed: caches are stale
+        prepare_region(self.active, self._region_args(2).prep, self._bk)
 
     def hybrid_args(self):
-        """Argument tuples of the hybrid-step kernels (built once; full buffers, the
-        region's lists and counts are in ``self._bk``): ``(pose, frames, velocities,
-        on_front, front_biases, update, solve)`` for ``_world_pose(b, *pose)`` and for
-        ``_frames_pass(nodes, n, frames)``, ``_active_velocities(joints, n, velocities)``,
-        ``_forces_on_front(bodies, n, f_ext, on_front)``, ``_front_biases(front, n,
-        front_biases)``, ``_update_nodes(nodes, n, update)`` and
-        ``_partial_back_substitution(-1.0, 0, -1, prev_n, solve)``, which take each tuple
-        by reference (:func:`articulated._byref.byref_each`); shared by
+        """The :class:`~articulated.algorithms.bundles.HybridArgs` of the hybrid-step kernels
+        (built once; full buffers, the region's lists and counts are in ``self._bk``): the
+        :class:`~articulated.algorithms.bundles.PoseCache`, the node update and
+        back-substitution bundles of the hybrid coefficient set and the
+        :class:`~articulated.algorithms.bundles.HybridState`; the kernels take them by
+        reference (:func:`articulated._byref.byref_each`). Shared by
         :meth:`hybrid_accelerations`, :func:`articulated.algorithms.region.region_update_kernel`
-        and the compiled step loop of :class:`articulated.simulation.adaptive.AdaptiveSimulator`."""
+        and the compiled step loop of
+        :class:`articulated.simulation.adaptive.AdaptiveSimulator`."""
         if self._hargs is None:
             ma, t, d = self.ma, self.tree, self.dca
             Xr, xq = self._Xr, self._xq
-            near, front_of, front_index, front_body = (self._bk[5], self._bk[6],
-                                                       self._bk[7], self._bk[3])
-            f0, I0 = self._bk[8], self._bk[9]
+            bk = self._bk
+            near, front_of, front_index, front_body = (bk.near, bk.front_of, bk.front_index,
+                                                       bk.front_body)
+            f0, I0 = bk.f0, bk.I0
             nn, nb = t.n_nodes, self.model.nb
-            pose = (t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,
-                    d.H_E, d.H_r, self.Tup_E, self.Tup_r, front_of, np.zeros((nn, 3, 3)),
-                    np.zeros((nn, 3)), np.zeros((nb, 3, 3)), np.zeros((nb, 3)),
-                    np.full(nb, -1, dtype=np.int64), self._bk[10], Xr, xq)
-            frames = (ma.jtype, ma.qadr, ma.Xtree_rot, ma.axis, ma.Xtree_E, ma.Xtree_r,
-                      self.q, d.H_E, d.H_r, t.node_A, t.node_B, t.node_joint, t.node_nh,
-                      t.node_hoff, t.node_ca, t.node_cb, self.node_pslot, self.Xup_E,
-                      self.Xup_r, self.XJ_E, self.XJ_r, self.Tp_E, self.Tp_r, self.Tup_E,
-                      self.Tup_r, Xr, xq)
-            vel = (ma.parent, near, ma.vadr, ma.jnv, ma.S, self.qd, d.H_E, d.H_r,
-                   t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff, d.handle_x,
-                   self.Tup_E, self.Tup_r, Xr, xq, self._Vw, self.c, self.c_al, pose)
-            on_front = (front_of, front_index, front_body, t.leaf_of_body, t.node_parent,
-                        self.node_pslot, t.node_hoff, d.handle_x, d.H_E, d.H_r, self.Tup_E,
-                        self.Tup_r, Xr, xq, f0, pose)
-            fb = (front_body, near, f0, self._Vw, d.H_E, d.H_r, t.leaf_of_body,
-                  t.node_parent, self.node_pslot, t.node_nh, t.node_hoff, d.node_ooff,
-                  d.handle_x, self.n_slots, self.Tup_E, self.Tup_r, self.Phi, I0, Xr, xq,
-                  self.bh, pose)
-            self._hargs = (pose, frames, vel, on_front, fb,
-                           self._node_args(False, frames=False),
-                           self._solve_tail())
+            pose = PoseCache(t.leaf_of_body, t.node_parent, self.node_pslot, t.node_hoff,
+                             d.handle_x, d.H_E, d.H_r, self.Tup_E, self.Tup_r, front_of,
+                             np.zeros((nn, 3, 3)), np.zeros((nn, 3)), np.zeros((nb, 3, 3)),
+                             np.zeros((nb, 3)), np.full(nb, -1, dtype=np.int64),
+                             self._bk.counts, Xr, xq)
+            state = HybridState(ma.parent, ma.S, self.qd, near, self._Vw, self.c, front_of,
+                                front_index, front_body, f0, I0)
+            self._hargs = HybridArgs(pose, self._node_args(False, frames=False),
+                                     self._solve_args(), state)
         return self._hargs
 
     def _reduced_args(self):
-        """Buffers of the reduced tree of :mod:`articulated.algorithms.reduced` (built
-        once): the packed model and workspace of an ABA over at most nb bodies, the reduced
-        index of each joint, the region stamp of the last build, the model arrays it reads,
-        the solver's state, the gathered reduced state, scratch transforms, the world
-        velocities, and the cache of :func:`~articulated.algorithms.reduced._reduce`: by
-        node, the epoch, inertia (m, h, Ibar) and transform to the principal handle of a
-        piece, by joint the node, epoch and transform ``p X Jp`` of its placement."""
+        """The :class:`~articulated.algorithms.bundles.ReducedTree` of
+        :mod:`articulated.algorithms.reduced` (built once)."""
         if self._redargs is None:
             m, ma = self.model, self.ma
             nb, nv, nn = m.nb, m.nv, self.tree.n_nodes
-            self._redargs = (
+            self._redargs = ReducedTree(
                 np.zeros(7 * nb, dtype=np.int64), np.zeros(_MODEL_BODY * nb + 6 * nv + 3),
                 np.zeros_like(m.data(np.float64).buf), np.full(nb, -1, dtype=np.int64),
                 np.full(1, -1, dtype=np.int64), ma.parent, ma.jtype, ma.qadr, ma.vadr,
@@ -534,9 +500,10 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
                 ma.axis, ma.Xtree_E, ma.Xtree_r, ma.S, self._gravity, self.q, self.qd,
                 self.tau, self._qdd, np.zeros(m.nq), np.zeros(nv), np.zeros(nv),
                 np.zeros((nb, 6)), np.zeros((4, 3, 3)), np.zeros((4, 3)), self._Vw,
-                (np.full(nn, -1, dtype=np.int64), np.zeros((nn, 13)), np.zeros((nn, 3, 3)),
-                 np.zeros((nn, 3)), np.full(nb, -1, dtype=np.int64),
-                 np.full(nb, -1, dtype=np.int64), np.zeros((nb, 3, 3)), np.zeros((nb, 3))))
+                ReducedCache(np.full(nn, -1, dtype=np.int64), np.zeros((nn, 13)),
+                             np.zeros((nn, 3, 3)), np.zeros((nn, 3)),
+                             np.full(nb, -1, dtype=np.int64), np.full(nb, -1, dtype=np.int64),
+                             np.zeros((nb, 3, 3)), np.zeros((nb, 3))))
         return self._redargs
 
     def sync_frames(self, q) -> None:
@@ -582,15 +549,14 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
             idx = (np.flatnonzero(np.any(f_ext != 0.0, axis=1)) if bodies is None
                    else np.asarray(bodies, dtype=np.int64))
         if method == "dca":
-            self._n_computed = hybrid_step(self._bk, idx.size, idx, f_ext, args,
-                                           self._n_computed, self._stats, True)
+            self._n_computed = hybrid_step(self._bk, idx.size, idx, f_ext, args, self._n_computed,
+                                           self._stats, True)
         else:
-            reduced_step(self._bk, idx.size, idx, f_ext, args, self._reduced_args(),
-                         self._stats)
+            reduced_step(self._bk, idx.size, idx, f_ext, args, self._reduced_args(), self._stats)
             self._qdd[~self.active[self.model.dof_body]] = 0.0
-        if self._stats[5] >= 0:
+        if self._stats[STAT_BAD] >= 0:
             raise ValueError(f"the hybrid-body acceleration is not finite at joint "
-                             f"{self.model.joint_name[int(self._stats[5])]!r}")
+                             f"{self.model.joint_name[int(self._stats[STAT_BAD])]!r}")
         return self._qdd
 
     def impulse_response(self, joints, impulses) -> np.ndarray:
@@ -615,7 +581,7 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         O(d_R) solves: impulses act on the rigidified joints only, so the generalized
         momentum ``p = M qd`` of the kept joints is unchanged and the new velocities are
         ``qd'_K = M_KK^-1 p_K`` (the same M-orthogonal projection as RGL Sec. 5.4.2). ``p``
-        from the body momenta (:func:`_generalized_momentum`), ``M_KK^-1 p_K`` by one
+        from the body momenta (:func:`generalized_momentum`), ``M_KK^-1 p_K`` by one
         hybrid solve (active = ``keep``) at rest without gravity or external forces.
         Returns ``dqd`` (nv,) for the solver's current ``q``, ``qd``; leaves the solver's
         coefficients in that auxiliary state (call :meth:`set_state` next)."""
@@ -644,8 +610,8 @@ class AdaptiveDynamics(AdaptiveQuasiStatics):
         rigidify = [int(j) for j in rigidify if m.jnt_nv[j] > 0]
         if not rigidify:
             return np.zeros(m.nv)
-        dofs = np.concatenate([np.arange(m.jnt_vadr[j], m.jnt_vadr[j] + m.jnt_nv[j])
-                               for j in rigidify])
+        dofs = np.concatenate([np.arange(m.jnt_vadr[j],
+                                         m.jnt_vadr[j] + m.jnt_nv[j]) for j in rigidify])
         K = np.empty((dofs.size, dofs.size))
         for c in range(dofs.size):
             e = np.zeros(dofs.size)

@@ -7,7 +7,7 @@ import numpy as np
 from ..model import Model
 from .aba import aba
 from .crba import crba_forward_dynamics
-from .dca import dca
+from .dca_solver import dca
 
 METHODS = ("aba", "aba_modified", "crba", "dca")
 

@@ -13,14 +13,17 @@ from numba import njit
 
 from .._byref import byref, byref_each, deref
 from ..config import INLINE, KERNEL
-from ..spatial import (congruence, get_mat3, get_sym6, get_vec3, inertia_times, rigid_inertia,
-                       set_sym6, sym6_add, sym6_to_dense, xform_force_T)
-from .dca import _leaf_bias, _xmotion, principal_joint_transform
+from ..spatial import (congruence, get_mat3, get_sym6, get_vec3, get_vec6, inertia_times,
+                       rigid_inertia, set_sym6, sym6_add, sym6_to_dense, xform_copy_at,
+                       xform_dense_at, xform_force_T, xform_inv_at, xform_motion_at, xform_mul_at)
+from .back_substitution import _partial_back_substitution
+from .blocks import _blk, _child_blocks, _children
+from .bundles import N_AJOINTS, N_ANODES, N_FRONT, REGION_STAMP, STAT_N
+from .handles import _leaf_bias, _node_frames, _world_pose, principal_joint_transform
+from .heap import _heap_pop, _heap_push
 from .kinematics import joint_motion
+from .node_update import _tensor_scratch, _update_nodes
 from .passive import K, _midx, evaluate_fresh, tensorize_node
-from .quasistatics import (_blk, _children, _heap_pop, _heap_push, _node_frames,
-                           _partial_back_substitution, _tcopy, _tensor_scratch, _tinv, _tmul,
-                           _update_nodes, _world_pose, _xdense)
 
 # ------------------------------------------------------------------ hybrid-step kernels
 
@@ -29,56 +32,46 @@ def _frames_pass(nodes, n, args):
     """Principal joint transforms and hierarchical frames (RL Sec. 5.1) of the internal
     nodes ``nodes[:n]`` (post-order) only: what moves when only their joints move.
 
-    ``args``: a :func:`~articulated._byref.byref` pointer to the tuple of the arguments
-    unpacked below."""
-    (
-        jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, H_E, H_r, node_A, node_B,
-        node_joint, node_nh, node_hoff, node_ca, node_cb, node_pslot, Xup_E, Xup_r,
-        XJ_E, XJ_r, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq,
-    ) = deref(args)
+    ``args``: a :func:`~articulated._byref.byref` pointer to the
+    :class:`~articulated.algorithms.bundles.NodeArgs` of the hybrid coefficient set."""
+    bundle = deref(args)
+    tree, inp, fr = bundle.model, bundle.inputs, bundle.frames
     for u in range(n):
         i = nodes[u]
-        J = node_joint[i]
-        principal_joint_transform(J, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q,
-                                  Xup_E, Xup_r, XJ_E, XJ_r)
-        A = node_A[i]
-        B = node_B[i]
-        nC = node_nh[i]
-        if nC == 0:
-            _tmul(XJ_E, XJ_r, J, H_E, H_r, 2 * J, Xr, xq, 0)
-            _tinv(Xr, xq, 0, Tup_E, Tup_r, B)
-            continue
-        nAo = node_nh[A] - 1 if A >= 0 else 0
-        hA = node_hoff[A] if A >= 0 else 0
-        _node_frames(i, J, B, A, nC, nAo, node_ca[i], node_cb[i], hA, node_hoff[B],
-                     node_hoff[i], node_pslot, XJ_E, XJ_r, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq)
+        J = tree.node_joint[i]
+        principal_joint_transform(J, tree.jtype, tree.qadr, tree.Xtree_rot, tree.axis,
+                                  tree.Xtree_E, tree.Xtree_r, inp.q, fr.Xup_E,
+                                  fr.Xup_r, fr.XJ_E, fr.XJ_r)
+        _node_frames(i, tree, fr)
 
 
 @njit(**INLINE)
-def _cached_pose(b, pose):
-    """``world X body`` of body b into (Xr, xq)[0] (RL Sec. 5.1) with ``pose = (leaf_of_body,
-    node_parent, node_pslot, node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, front_of, P_E,
-    P_r, C_E, C_r, C_stamp, counts, Xr, xq)``: the world frame ``P`` of b's rigid-front node
+def cached_pose(b, pose):
+    """``world X body`` of body b into ``(pose.Xr, pose.xq)[0]`` (RL Sec. 5.1; ``pose``: a
+    :class:`~articulated.algorithms.bundles.PoseCache`): the world frame ``P`` of b's
+    rigid-front node
     R (:func:`_world_frames`, every step) times the transform ``C[b]`` from b to R's
     principal handle, which is constant while R is rigid: walked once per active region
-    (``C_stamp[b] == counts[3]``), so a pose costs O(1) between region changes instead of
+    (``C_stamp[b] == counts[REGION_STAMP]``), so a pose costs O(1) between region changes
+    instead of
     O(tree height). A body in a tree without active joints walks the whole path."""
-    leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, \
-        front_of, P_E, P_r, C_E, C_r, C_stamp, counts, Xr, xq = pose
-    i = leaf_of_body[b]
-    R = front_of[i]
+    i = pose.leaf_of_body[b]
+    R = pose.front_of[i]
+    Xr, xq, C_E, C_r, Tup_E, Tup_r = pose.Xr, pose.xq, pose.C_E, pose.C_r, pose.Tup_E, pose.Tup_r
     if R < 0:
-        _world_pose(b, leaf_of_body, node_parent, node_pslot, node_hoff, handle_x, H_E, H_r,
-                    Tup_E, Tup_r, Xr, xq)
+        _world_pose(b, pose.leaf_of_body, pose.node_parent, pose.node_pslot, pose.node_hoff,
+                    pose.handle_x, pose.H_E, pose.H_r, Tup_E, Tup_r, Xr, xq)
         return
-    if C_stamp[b] != counts[3]:
-        _tcopy(H_E, H_r, handle_x[node_hoff[i] + node_pslot[i]], C_E, C_r, b)
+    stamp = pose.counts[REGION_STAMP]
+    if pose.C_stamp[b] != stamp:
+        xform_copy_at(pose.H_E, pose.H_r, pose.handle_x[pose.node_hoff[i] + pose.node_pslot[i]],
+                      C_E, C_r, b)
         while i != R:
-            _tmul(Tup_E, Tup_r, i, C_E, C_r, b, Xr, xq, 1)
-            _tcopy(Xr, xq, 1, C_E, C_r, b)
-            i = node_parent[i]
-        C_stamp[b] = counts[3]
-    _tmul(P_E, P_r, R, C_E, C_r, b, Xr, xq, 0)
+            xform_mul_at(Tup_E, Tup_r, i, C_E, C_r, b, Xr, xq, 1)
+            xform_copy_at(Xr, xq, 1, C_E, C_r, b)
+            i = pose.node_parent[i]
+        pose.C_stamp[b] = stamp
+    xform_mul_at(pose.P_E, pose.P_r, R, C_E, C_r, b, Xr, xq, 0)
 
 
 @njit(**KERNEL)
@@ -94,48 +87,46 @@ def _world_frames(anodes, na, front, nf, node_parent, node_pslot, Tup_E, Tup_r, 
                 for c in range(3):
                     P_E[i, a, c] = 1.0 if a == c else 0.0
         else:
-            _tmul(P_E, P_r, node_parent[i], Tup_E, Tup_r, i, P_E, P_r, i)
+            xform_mul_at(P_E, P_r, node_parent[i], Tup_E, Tup_r, i, P_E, P_r, i)
     for u in range(nf):
         i = front[u]
-        _tmul(P_E, P_r, node_parent[i], Tup_E, Tup_r, i, P_E, P_r, i)
+        xform_mul_at(P_E, P_r, node_parent[i], Tup_E, Tup_r, i, P_E, P_r, i)
 
 
 @njit(**KERNEL)
-def _active_velocities(joints, n, args):
+def _active_velocities(joints, n, hp):
     """World spatial velocities (about the world origin) of the child bodies of the active
     joints ``joints[:n]`` (increasing, so parents first), ``Vw[J] = Vw[near[parent J]] +
     X_{w<-J} S qd_J`` (rigidified joints add nothing), and the velocity products
     ``c = v_J x S qd_J`` (body coordinates; aligned in c_al). World poses from the
-    hierarchical frames (:func:`_cached_pose` with ``pose``).
+    hierarchical frames (:func:`cached_pose` with ``pose``).
 
-    ``args``: a :func:`~articulated._byref.byref` pointer to the tuple of the arguments
-    unpacked below."""
-    (
-        parent, near, vadr, jnv, S, qd, H_E, H_r, leaf_of_body, node_parent, node_pslot,
-        node_hoff, handle_x, Tup_E, Tup_r, Xr, xq, Vw, c, c_al, pose,
-    ) = deref(args)
+    ``hp``: the :class:`~articulated.algorithms.bundles.HybridArgs` (pointers)."""
+    bundle = deref(hp.update)
+    tree, inp = bundle.model, bundle.inputs
+    Xr, xq = bundle.scratch.Xr, bundle.scratch.xq
+    hs, pose = deref(hp.state), deref(hp.pose)
     for u in range(n):
         J = joints[u]
-        _cached_pose(J, pose)                                  # (Xr, xq)[0] = w X J
-        m = joint_motion(J, vadr, jnv, S, qd)
-        w = _xmotion(Xr, xq, 0, m[0], m[1], m[2], m[3], m[4], m[5])
-        p = parent[J]
-        k = near[p] if p >= 0 else -1
+        cached_pose(J, pose)                                  # (Xr, xq)[0] = w X J
+        m = joint_motion(J, tree.vadr, tree.jnv, hs.S, hs.qd)
+        w = xform_motion_at(Xr, xq, 0, m)
+        p = hs.parent[J]
+        k = hs.near[p] if p >= 0 else -1
         for a in range(6):
-            Vw[J, a] = w[a] + (Vw[k, a] if k >= 0 else 0.0)
-        _tinv(Xr, xq, 0, Xr, xq, 1)                            # J X w
-        v = _xmotion(Xr, xq, 1, Vw[J, 0], Vw[J, 1], Vw[J, 2], Vw[J, 3], Vw[J, 4], Vw[J, 5])
+            hs.Vw[J, a] = w[a] + (hs.Vw[k, a] if k >= 0 else 0.0)
+        xform_inv_at(Xr, xq, 0, Xr, xq, 1)                            # J X w
+        v = xform_motion_at(Xr, xq, 1, get_vec6(hs.Vw, J))
         # c = v x (S qd) (RBDA eq. 7.34)
-        c[J, 0] = v[1] * m[2] - v[2] * m[1]
-        c[J, 1] = v[2] * m[0] - v[0] * m[2]
-        c[J, 2] = v[0] * m[1] - v[1] * m[0]
-        c[J, 3] = v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1]
-        c[J, 4] = v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2]
-        c[J, 5] = v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
-        x = _xmotion(H_E, H_r, 2 * J + 1, c[J, 0], c[J, 1], c[J, 2], c[J, 3], c[J, 4],
-                     c[J, 5])
+        hs.c[J, 0] = v[1] * m[2] - v[2] * m[1]
+        hs.c[J, 1] = v[2] * m[0] - v[0] * m[2]
+        hs.c[J, 2] = v[0] * m[1] - v[1] * m[0]
+        hs.c[J, 3] = v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1]
+        hs.c[J, 4] = v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2]
+        hs.c[J, 5] = v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
+        x = xform_motion_at(tree.H_E, tree.H_r, 2 * J + 1, get_vec6(hs.c, J))
         for a in range(6):
-            c_al[J, a] = x[a]
+            inp.c_al[J, a] = x[a]
 
 
 @njit(**INLINE)
@@ -146,10 +137,10 @@ def _front_velocity(b, ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose):
     k = near[b]
     if k < 0:
         return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    _cached_pose(b, pose)
-    _tinv(Xr, xq, 0, Xr, xq, 1)                                # b X w
-    vb = _xmotion(Xr, xq, 1, Vw[k, 0], Vw[k, 1], Vw[k, 2], Vw[k, 3], Vw[k, 4], Vw[k, 5])
-    return _xmotion(H_E, H_r, handle_x[ho], vb[0], vb[1], vb[2], vb[3], vb[4], vb[5])
+    cached_pose(b, pose)
+    xform_inv_at(Xr, xq, 0, Xr, xq, 1)                                # b X w
+    vb = xform_motion_at(Xr, xq, 1, get_vec6(Vw, k))
+    return xform_motion_at(H_E, H_r, handle_x[ho], vb)
 
 
 @njit(**INLINE)
@@ -164,13 +155,12 @@ def _composite_inertia(R, epoch, comp):
     again, in post-order from an explicit stack. No inversion: unlike ``(Phi_00)^-1`` it
     keeps full precision for long rigid pieces, whose 6x6 inertia is badly conditioned.
 
-    ``comp = (node_A, node_B, node_joint, node_body, node_hoff, node_pslot, handle_x, H_E,
-    H_r, Tup_E, Tup_r, mass, h, Ibar, Ic, Ic_epoch, stack, Xr, xq)``: the assembly tree,
-    the handle and child frames, the bodies' inertias (mass (nb,), h (nb, 3), Ibar
-    (nb, 3, 3), body frame), the sums (nn, 21) and their epochs (nn,), an int scratch (nn,)
-    and a transform scratch (>= 1 slot)."""
-    (node_A, node_B, node_joint, node_body, node_hoff, node_pslot, handle_x, H_E, H_r,
-     Tup_E, Tup_r, mass, h, Ibar, Ic, Ic_epoch, stack, Xr, xq) = comp
+    ``comp``: a :class:`~articulated.algorithms.bundles.CompositeInertias`."""
+    node_A, node_B, node_joint = comp.node_A, comp.node_B, comp.node_joint
+    node_body, node_hoff, node_pslot = comp.node_body, comp.node_hoff, comp.node_pslot
+    handle_x, H_E, H_r, Tup_E, Tup_r = comp.handle_x, comp.H_E, comp.H_r, comp.Tup_E, comp.Tup_r
+    mass, h, Ibar, Ic, Ic_epoch = comp.mass, comp.h, comp.Ibar, comp.Ic, comp.Ic_epoch
+    stack, Xr, xq = comp.stack, comp.Xr, comp.xq
     if Ic_epoch[R] == epoch[R]:
         return
     top = 0
@@ -179,9 +169,9 @@ def _composite_inertia(R, epoch, comp):
         i = stack[top]
         if node_joint[i] < 0:                       # leaf: body X principal handle
             b = node_body[i]
-            _tinv(H_E, H_r, handle_x[node_hoff[i] + node_pslot[i]], Xr, xq, 0)
-            M = congruence(get_mat3(Xr, 0), get_vec3(xq, 0),
-                           rigid_inertia(mass[b], get_vec3(h, b), get_mat3(Ibar, b)))
+            xform_inv_at(H_E, H_r, handle_x[node_hoff[i] + node_pslot[i]], Xr, xq, 0)
+            M = congruence(get_mat3(Xr, 0), get_vec3(xq, 0), rigid_inertia(mass[b], get_vec3(h, b),
+                                                                           get_mat3(Ibar, b)))
         else:
             A = node_A[i]
             B = node_B[i]
@@ -196,12 +186,11 @@ def _composite_inertia(R, epoch, comp):
                 pushed = True
             if pushed:
                 continue
-            _tinv(Tup_E, Tup_r, B, Xr, xq, 0)        # B X i
+            xform_inv_at(Tup_E, Tup_r, B, Xr, xq, 0)        # B X i
             M = congruence(get_mat3(Xr, 0), get_vec3(xq, 0), get_sym6(Ic, B))
             if A >= 0:
-                _tinv(Tup_E, Tup_r, A, Xr, xq, 0)    # A X i
-                M = sym6_add(M, congruence(get_mat3(Xr, 0), get_vec3(xq, 0),
-                                           get_sym6(Ic, A)))
+                xform_inv_at(Tup_E, Tup_r, A, Xr, xq, 0)    # A X i
+                M = sym6_add(M, congruence(get_mat3(Xr, 0), get_vec3(xq, 0), get_sym6(Ic, A)))
         set_sym6(Ic, i, M)
         Ic_epoch[i] = epoch[i]
         top -= 1
@@ -231,57 +220,58 @@ def _front_inertias(front, n, node_hoff, node_nh, Tp_E, Tp_r, I0, epoch, I0_epoc
 
 
 @njit(**KERNEL)
-def _front_biases(front, n, args):
+def _front_biases(front, n, hp):
     """Bias accelerations of the rigid-front nodes (RGL Sec. 6.2: eq. 3 with the node's
     rigid inertia and velocity): a rigid node moves as one rigid body, so with ``I_0 =
     (Phi_00)^-1`` (``I0[R]``, :func:`_front_inertias`) and ``v_0`` the velocity of its
     handle-0 frame, ``b_k = Phi_k0 (f_0 - v_0 x* I_0 v_0)``. ``f0[u]``: external force on
     the node in the handle-0 frame.
 
-    ``args``: a :func:`~articulated._byref.byref` pointer to the tuple of the arguments
-    unpacked below."""
-    (
-        front_body, near, f0, Vw, H_E, H_r, leaf_of_body, node_parent, node_pslot,
-        node_nh, node_hoff, node_ooff, handle_x, n_slots, Tup_E, Tup_r, Phi, I0, Xr, xq,
-        bh, pose,
-    ) = deref(args)
+    ``hp``: the :class:`~articulated.algorithms.bundles.HybridArgs` (pointers)."""
+    bundle = deref(hp.update)
+    tree, co = bundle.model, bundle.coef
+    Xr, xq = bundle.scratch.Xr, bundle.scratch.xq
+    hs, pose = deref(hp.state), deref(hp.pose)
     for u in range(n):
         R = front[u]
-        ho = node_hoff[R]
-        nh = node_nh[R]
-        v = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose)
+        ho = tree.node_hoff[R]
+        nh = tree.node_nh[R]
+        v = _front_velocity(hs.front_body[u], ho, hs.near, hs.Vw, tree.H_E, tree.H_r,
+                            tree.handle_x, Xr, xq, pose)
         p0 = p1 = p2 = p3 = p4 = p5 = 0.0
         for c in range(6):
-            p0 += I0[R, 0, c] * v[c]
-            p1 += I0[R, 1, c] * v[c]
-            p2 += I0[R, 2, c] * v[c]
-            p3 += I0[R, 3, c] * v[c]
-            p4 += I0[R, 4, c] * v[c]
-            p5 += I0[R, 5, c] * v[c]
+            p0 += hs.I0[R, 0, c] * v[c]
+            p1 += hs.I0[R, 1, c] * v[c]
+            p2 += hs.I0[R, 2, c] * v[c]
+            p3 += hs.I0[R, 3, c] * v[c]
+            p4 += hs.I0[R, 4, c] * v[c]
+            p5 += hs.I0[R, 5, c] * v[c]
         # y = f0 - v x* (I_0 v)
-        y0 = f0[u, 0] - (v[1] * p2 - v[2] * p1 + v[4] * p5 - v[5] * p4)
-        y1 = f0[u, 1] - (v[2] * p0 - v[0] * p2 + v[5] * p3 - v[3] * p5)
-        y2 = f0[u, 2] - (v[0] * p1 - v[1] * p0 + v[3] * p4 - v[4] * p3)
-        y3 = f0[u, 3] - (v[1] * p5 - v[2] * p4)
-        y4 = f0[u, 4] - (v[2] * p3 - v[0] * p5)
-        y5 = f0[u, 5] - (v[0] * p4 - v[1] * p3)
+        y0 = hs.f0[u, 0] - (v[1] * p2 - v[2] * p1 + v[4] * p5 - v[5] * p4)
+        y1 = hs.f0[u, 1] - (v[2] * p0 - v[0] * p2 + v[5] * p3 - v[3] * p5)
+        y2 = hs.f0[u, 2] - (v[0] * p1 - v[1] * p0 + v[3] * p4 - v[4] * p3)
+        y3 = hs.f0[u, 3] - (v[1] * p5 - v[2] * p4)
+        y4 = hs.f0[u, 4] - (v[2] * p3 - v[0] * p5)
+        y5 = hs.f0[u, 5] - (v[0] * p4 - v[1] * p3)
         for kk in range(nh):
-            row, tr = _blk(ho, node_ooff[R], n_slots, nh, kk, 0)
+            row, tr = _blk(ho, tree.node_ooff[R], tree.n_slots, nh, kk, 0)
             for a in range(6):
                 if tr:
-                    s = (Phi[row, 0, a] * y0 + Phi[row, 1, a] * y1 + Phi[row, 2, a] * y2
-                         + Phi[row, 3, a] * y3 + Phi[row, 4, a] * y4 + Phi[row, 5, a] * y5)
+                    s = (co.Phi[row, 0, a] * y0 + co.Phi[row, 1, a] * y1 + co.Phi[row, 2, a] * y2
+                         + co.Phi[row, 3, a] * y3 + co.Phi[row, 4, a] * y4 + co.Phi[row, 5,
+                                                                                    a] * y5)
                 else:
-                    s = (Phi[row, a, 0] * y0 + Phi[row, a, 1] * y1 + Phi[row, a, 2] * y2
-                         + Phi[row, a, 3] * y3 + Phi[row, a, 4] * y4 + Phi[row, a, 5] * y5)
-                bh[ho + kk, a] = s
+                    s = (co.Phi[row, a, 0] * y0 + co.Phi[row, a, 1] * y1 + co.Phi[row, a, 2] * y2
+                         + co.Phi[row, a, 3] * y3 + co.Phi[row, a, 4] * y4 + co.Phi[row, a,
+                                                                                    5] * y5)
+                co.bh[ho + kk, a] = s
 
 
 # ------------------------------------------------------------- passive nodes (RGL Sec. 6.2)
 
 @njit(**KERNEL)
-def _leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H_E, H_r, mass,
-                  h, Ibar, Iinv, vs, zs, bs, nof, Xr, xq, X6, Bt, Pt, G):
+def leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H_E, H_r, mass, h,
+                  Ibar, Iinv, vs, zs, bs, nof, Xr, xq, X6, Bt, Pt, G):
     """Linear-coefficient tensors of the leaves (RGL eq. 3 with the velocity of a body
     moving with the twist ``v`` of its principal handle: ``b_k = X_k I^-1 (-v_b x* I v_b)``,
     ``v_b = X_b v``): the quadratic coefficients by polarization; ``p = 0``, ``eta = 0``
@@ -292,8 +282,8 @@ def _leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H
         b = node_body[i]
         ho = node_hoff[i]
         nh = node_nh[i]
-        _tinv(H_E, H_r, handle_x[ho + node_pslot[i]], Xr, xq, 0)   # body <- principal
-        _xdense(Xr, xq, 0, X6, 0)
+        xform_inv_at(H_E, H_r, handle_x[ho + node_pslot[i]], Xr, xq, 0)   # body <- principal
+        xform_dense_at(Xr, xq, 0, X6, 0)
         for k in range(nh):
             for a in range(6):
                 for c in range(K):
@@ -306,8 +296,8 @@ def _leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H
             for l in range(j, 6):
                 for a in range(6):
                     vs[b, a] = X6[0, a, j] + (X6[0, a, l] if l != j else 0.0)
-                _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x,
-                           vs, nof, False, zs, bs, 0)
+                _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x, vs,
+                           nof, False, zs, bs, 0)
                 m = _midx(j, l)
                 for k in range(nh):
                     for a in range(6):
@@ -317,103 +307,104 @@ def _leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H
                 m = _midx(j, l)
                 for k in range(nh):
                     for a in range(6):
-                        Bt[ho + k, a, m] -= Bt[ho + k, a, _midx(j, j)] + Bt[ho + k, a,
-                                                                            _midx(l, l)]
+                        Bt[ho + k, a, m] -= Bt[ho + k, a, _midx(j, j)] + Bt[ho + k, a, _midx(l, l)]
 
 
 @njit(**KERNEL)
-def _tensorize_nodes(nodes, n, uargs, tau, Aw, node_A, node_B, node_joint, node_nh, node_hoff,
-                     node_ooff, node_ca, node_cb, vadr, jnv, Tup_E, Tup_r, Xr, xq, T, MX, M, S,
-                     Gs, Bt, Pt, G, betaT, gammaT, RT):
+def tensorize_nodes(nodes, n, uargs, lz, MX, M, S, Gs):
     """Nodes becoming passive (post-order; internal, non-root): each node's fully
     articulated update (``uargs``: the arguments of :func:`_update_nodes` for the fully
     articulated coefficient set, which caches Phi, Psi, W, P, D), its dense blocks
-    (:func:`~articulated.algorithms.quasistatics._tensor_scratch`, into ``T``) and its tensors
-    (:func:`articulated.algorithms.passive.tensorize_node`)."""
+    (:func:`~articulated.algorithms.node_update._tensor_scratch`, into ``T``) and its tensors
+    (:func:`articulated.algorithms.passive.tensorize_node`) into the
+    :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz``; scratch MX (2, 6, 6),
+    M (2, K, K), S (8, 6, K), Gs (2, K, K)."""
+    tree, inp, fr, sc = uargs.model, uargs.inputs, uargs.frames, uargs.scratch
     up = byref(uargs)
     for u in range(n):
         i = nodes[u]
         _update_nodes(nodes[u:u + 1], 1, up)
         _tensor_scratch(i, up)
-        J = node_joint[i]
-        A, B, ca, cb, nhA, hA, oA, nAo, nhB, hB, oB = _children(
-            i, node_A, node_B, node_ca, node_cb, node_nh, node_hoff, node_ooff)
-        _tinv(Tup_E, Tup_r, A, Xr, xq, 0)
-        _xdense(Xr, xq, 0, MX, 0)
-        _tinv(Tup_E, Tup_r, B, Xr, xq, 0)
-        _xdense(Xr, xq, 0, MX, 1)
-        tensorize_node(i, J, jnv[J], vadr[J], A, B, ca, cb, hA, hB, nAo, node_nh[i],
-                       node_hoff[i], node_joint[A] >= 0, node_joint[B] >= 0, tau, Aw, T, MX,
-                       M, S, Gs, Bt, Pt, G, betaT, gammaT, RT)
+        J = tree.node_joint[i]
+        A, B, ca, cb, nAo = _children(i, tree)
+        nhA, hA, oA, nhB, hB, oB = _child_blocks(i, tree)
+        xform_inv_at(fr.Tup_E, fr.Tup_r, A, sc.Xr, sc.xq, 0)
+        xform_dense_at(sc.Xr, sc.xq, 0, MX, 0)
+        xform_inv_at(fr.Tup_E, fr.Tup_r, B, sc.Xr, sc.xq, 0)
+        xform_dense_at(sc.Xr, sc.xq, 0, MX, 1)
+        tensorize_node(i, J, tree.jnv[J], tree.vadr[J], A, B, ca, cb, hA, hB, nAo,
+                       tree.node_nh[i], tree.node_hoff[i], tree.node_joint[A] >= 0,
+                       tree.node_joint[B] >= 0, inp.tau, inp.Aw, sc.T, MX, M, S, Gs, lz.Bt,
+                       lz.Pt, lz.G, lz.betaT, lz.gammaT, lz.RT)
 
 
 @njit(**KERNEL)
-def _passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region, node_active,
-                   H_E, H_r, leaf_of_body, node_parent, node_pslot, node_hoff, node_nh, node_A,
-                   node_B, node_joint, node_body, handle_x, Tp_E, Tp_r, Tup_E, Tup_r, Xr, xq,
-                   mv, vnode, v, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta, gamma, R,
-                   fresh, fresh_list, nfresh, pose):
+def passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region, node_active,
+                   solve, pose):
     """Conversion of the hybrid body to the fully articulated state around the active region
     (RGL Sec. 6): the rigid twists ``vnode`` of the rigid-front nodes (principal-handle
     frame) and of the passive nodes of ``region`` (the force-update region and passive root
     nodes, recomputed exactly), the body velocities ``v`` of the region's leaves, and the
     fully articulated coefficients, from their tensors, of every front node and every child
     of a passive region node outside the region. Every region node and every evaluated node
-    is marked fresh (listed in ``fresh_list``)."""
+    is marked fresh (listed in ``fresh_list``). ``solve``: a pointer to the
+    :class:`~articulated.algorithms.bundles.SolveArgs` of the fully articulated coefficient
+    set (its passive tensors included); ``pose``: a
+    :class:`~articulated.algorithms.bundles.PoseCache`."""
+    bundle = deref(solve)
+    tree, inp, fr, co, sc, lz = (bundle.model, bundle.inputs, bundle.frames, bundle.coef,
+                                 bundle.scratch, bundle.passive)
+    vnode = lz.vnode
     for u in range(nfront):
         Rn = front[u]
-        ho = node_hoff[Rn]
-        w = _front_velocity(front_body[u], ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose)
-        x = _xmotion(Tp_E, Tp_r, ho, w[0], w[1], w[2], w[3], w[4], w[5])
+        ho = tree.node_hoff[Rn]
+        w = _front_velocity(front_body[u], ho, near, Vw, tree.H_E, tree.H_r, tree.handle_x, sc.Xr,
+                            sc.xq, pose)
+        x = xform_motion_at(fr.Tp_E, fr.Tp_r, ho, w)
         for a in range(6):
             vnode[Rn, a] = x[a]
         if not in_region[Rn]:
-            evaluate_fresh(Rn, x, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G, betaT,
-                           gammaT, RT, bh, ph, eta, beta, gamma, R, fresh, fresh_list, nfresh)
+            evaluate_fresh(Rn, x, tree, co, lz)
     for u in range(nreg - 1, -1, -1):                 # parents first
         i = region[u]
-        fresh[i] = True
-        fresh_list[nfresh[0]] = i
-        nfresh[0] += 1
+        lz.fresh[i] = True
+        lz.fresh_list[lz.nfresh[0]] = i
+        lz.nfresh[0] += 1
         if node_active[i]:
             continue
-        p = node_parent[i]
+        p = tree.node_parent[i]
         if p < 0:
             for a in range(6):
                 vnode[i, a] = 0.0                     # a rigid root joint: welded to the world
         elif not node_active[p]:
-            _tinv(Tup_E, Tup_r, i, Xr, xq, 2)
-            x = _xmotion(Xr, xq, 2, vnode[p, 0], vnode[p, 1], vnode[p, 2], vnode[p, 3],
-                         vnode[p, 4], vnode[p, 5])
+            xform_inv_at(fr.Tup_E, fr.Tup_r, i, sc.Xr, sc.xq, 2)
+            x = xform_motion_at(sc.Xr, sc.xq, 2, get_vec6(vnode, p))
             for a in range(6):
                 vnode[i, a] = x[a]
-        if node_joint[i] < 0:
-            b = node_body[i]
-            _tinv(H_E, H_r, handle_x[node_hoff[i] + node_pslot[i]], Xr, xq, 2)
-            x = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3],
-                         vnode[i, 4], vnode[i, 5])
+        if tree.node_joint[i] < 0:
+            b = tree.node_body[i]
+            xform_inv_at(tree.H_E, tree.H_r, tree.handle_x[tree.node_hoff[i] + tree.node_pslot[i]],
+                         sc.Xr, sc.xq, 2)
+            x = xform_motion_at(sc.Xr, sc.xq, 2, get_vec6(vnode, i))
             for a in range(6):
-                v[b, a] = x[a]
+                inp.v[b, a] = x[a]
             continue
-        for ch in (node_A[i], node_B[i]):
+        for ch in (tree.node_A[i], tree.node_B[i]):
             if ch >= 0 and not in_region[ch]:
-                _tinv(Tup_E, Tup_r, ch, Xr, xq, 2)
-                x = _xmotion(Xr, xq, 2, vnode[i, 0], vnode[i, 1], vnode[i, 2], vnode[i, 3],
-                             vnode[i, 4], vnode[i, 5])
-                evaluate_fresh(ch, x, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G,
-                               betaT, gammaT, RT, bh, ph, eta, beta, gamma, R, fresh,
-                               fresh_list, nfresh)
+                xform_inv_at(fr.Tup_E, fr.Tup_r, ch, sc.Xr, sc.xq, 2)
+                x = xform_motion_at(sc.Xr, sc.xq, 2, get_vec6(vnode, i))
+                evaluate_fresh(ch, x, tree, co, lz)
 
 
 @njit(**KERNEL)
-def _generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, hc, p):
+def generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, hc, p):
     """``p = M qd`` in O(n) from the body velocities: composite momenta ``h_i = I_i v_i +
     sum_children Xup_c^T h_c`` (body coordinates) and ``p_i = S_i^T h_i`` (RBDA Sec. 7.1,
     the momentum form of the CRBA). ``hc`` (nb, 6) scratch."""
     nb = parent.shape[0]
     for i in range(nb):
-        x = inertia_times(mass[i], get_vec3(h, i), get_mat3(Ibar, i),
-                          (v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]))
+        x = inertia_times(mass[i], get_vec3(h, i), get_mat3(Ibar, i), (v[i, 0], v[i, 1], v[i, 2],
+                                                                       v[i, 3], v[i, 4], v[i, 5]))
         for a in range(6):
             hc[i, a] = x[a]
     for i in range(nb - 1, -1, -1):
@@ -431,44 +422,44 @@ def _generalized_momentum(parent, vadr, jnv, S, Xup_E, Xup_r, mass, h, Ibar, v, 
 
 
 @njit(**KERNEL)
-def _forces_on_front(bodies, n, f_ext, args):
+def _forces_on_front(bodies, n, f_ext, hp):
     """Add the external forces of ``bodies[:n]`` (body coordinates) to their rigid-front
     node's handle-0 frame: ``f0[u] += X*_{h0<-b} f_b`` with ``h0 X b = H_h0 (b0 X w)
     (w X b)`` from the hierarchical frames (O(log n) per body).
 
-    ``args``: a :func:`~articulated._byref.byref` pointer to the tuple of the arguments
-    unpacked below."""
-    (
-        front_of, front_index, front_body, leaf_of_body, node_parent, node_pslot,
-        node_hoff, handle_x, H_E, H_r, Tup_E, Tup_r, Xr, xq, f0, pose,
-    ) = deref(args)
+    ``hp``: the :class:`~articulated.algorithms.bundles.HybridArgs` (pointers)."""
+    bundle = deref(hp.update)
+    tree = bundle.model
+    Xr, xq = bundle.scratch.Xr, bundle.scratch.xq
+    hs, pose = deref(hp.state), deref(hp.pose)
     for t in range(n):
         b = bodies[t]
         if (f_ext[b, 0] == 0.0 and f_ext[b, 1] == 0.0 and f_ext[b, 2] == 0.0
                 and f_ext[b, 3] == 0.0 and f_ext[b, 4] == 0.0 and f_ext[b, 5] == 0.0):
             continue
-        R = front_of[leaf_of_body[b]]
+        R = hs.front_of[pose.leaf_of_body[b]]
         if R < 0:
             continue                   # no active joint in b's tree: welded to the world
-        u = front_index[R]
-        b0 = front_body[u]
-        _cached_pose(b0, pose)
-        _tinv(Xr, xq, 0, Xr, xq, 2)                            # b0 X w
-        _cached_pose(b, pose)                                  # w X b in slot 0
-        _tmul(Xr, xq, 2, Xr, xq, 0, Xr, xq, 1)                 # b0 X b
-        _tmul(H_E, H_r, handle_x[node_hoff[R]], Xr, xq, 1, Xr, xq, 0)   # h0 X b
+        u = hs.front_index[R]
+        b0 = hs.front_body[u]
+        cached_pose(b0, pose)
+        xform_inv_at(Xr, xq, 0, Xr, xq, 2)                            # b0 X w
+        cached_pose(b, pose)                                  # w X b in slot 0
+        xform_mul_at(Xr, xq, 2, Xr, xq, 0, Xr, xq, 1)                 # b0 X b
+        xform_mul_at(tree.H_E, tree.H_r, tree.handle_x[tree.node_hoff[R]], Xr, xq, 1, Xr, xq,
+                     0)   # h0 X b
         # f_h = X* f = [E (n - r x f); E f]
         fx, fy, fz = f_ext[b, 3], f_ext[b, 4], f_ext[b, 5]
         n0 = f_ext[b, 0] - (xq[0, 1] * fz - xq[0, 2] * fy)
         n1 = f_ext[b, 1] - (xq[0, 2] * fx - xq[0, 0] * fz)
         n2 = f_ext[b, 2] - (xq[0, 0] * fy - xq[0, 1] * fx)
         for a in range(3):
-            f0[u, a] += Xr[0, a, 0] * n0 + Xr[0, a, 1] * n1 + Xr[0, a, 2] * n2
-            f0[u, 3 + a] += Xr[0, a, 0] * fx + Xr[0, a, 1] * fy + Xr[0, a, 2] * fz
+            hs.f0[u, a] += Xr[0, a, 0] * n0 + Xr[0, a, 1] * n1 + Xr[0, a, 2] * n2
+            hs.f0[u, 3 + a] += Xr[0, a, 0] * fx + Xr[0, a, 1] * fy + Xr[0, a, 2] * fz
 
 
 @njit(**KERNEL)
-def _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budget, new, hk, hn):
+def velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budget, new, hk, hn):
     """Top-down traversal of the trees below ``roots`` by priority of the velocity metric
     ``V`` (RGL Sec. 5.4.1) with an array heap (``hk``, ``hn``: (n_nodes,) scratch): marks
     ``new[J]`` for every joint visited; stops after ``budget`` joints (< 0: no budget) or
@@ -502,7 +493,7 @@ def _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budget, n
 
 
 @njit(**KERNEL)
-def _velocity_metric(nodes, n, node_A, node_B, node_joint, vadr, jnv, Vw, qd, V):
+def velocity_metric(nodes, n, node_A, node_B, node_joint, vadr, jnv, Vw, qd, V):
     """``V(C) = qd_J^T V_J qd_J + V(A) + V(B)`` of the internal nodes ``nodes[:n]``
     (post-order), bottom-up (RGL Sec. 5.4.1); ``V`` must hold the children's values (zero
     for leaves and for nodes whose joints all have zero velocity)."""
@@ -594,75 +585,79 @@ def _nearest_active(parent, active, near):
 # pointer to ``bk`` (:func:`~articulated._byref.byref`).
 
 @njit(**KERNEL)
-def _prepare_region(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
-                    body_parent, node_nh, Tp_E, Tp_r, comp, bk):
-    """Bookkeeping of the active region ``active`` (:func:`_region_bookkeeping`) into the
-    buffers ``bk`` and the rigid-front inertias (:func:`_front_inertias`); O(n) integer
+def prepare_region(active, prep, bk):
+    """Bookkeeping of the active region ``active`` (:func:`_region_bookkeeping`; ``prep``: a
+    :class:`~articulated.algorithms.bundles.RegionPrep`) into the buffers ``bk`` and the
+    rigid-front inertias (:func:`_front_inertias`); O(n) integer
     pass, O(N_front) inertias plus one composite sum per node rigidified since its last
     sum (O(n) once after :meth:`AdaptiveDynamics.prepare_region`, which marks all stale)."""
-    node_active, anodes, front, front_body, ajoints, near, front_of, front_index, f0, I0, \
-        counts, epoch, I0_epoch = bk
+    node_joint, node_parent, node_hoff = prep.node_joint, prep.node_parent, prep.node_hoff
+    handle_joint, handle_side, body_parent = prep.handle_joint, prep.handle_side, prep.body_parent
+    node_nh, Tp_E, Tp_r, comp = prep.node_nh, prep.Tp_E, prep.Tp_r, prep.comp
+    node_active, anodes, front, front_body = bk.node_active, bk.anodes, bk.front, bk.front_body
+    ajoints, near, front_of, front_index = bk.ajoints, bk.near, bk.front_of, bk.front_index
+    I0, counts, epoch, I0_epoch = bk.I0, bk.counts, bk.epoch, bk.I0_epoch
     na, nf, nj = _region_bookkeeping(active, node_joint, node_parent, node_hoff,
                                      handle_joint, handle_side, body_parent, node_active,
                                      anodes, front, front_body, ajoints, near, front_of,
                                      front_index)
-    counts[0] = na
-    counts[1] = nf
-    counts[2] = nj
-    counts[3] += 1                     # new region: cached body transforms are stale
+    counts[N_ANODES] = na
+    counts[N_FRONT] = nf
+    counts[N_AJOINTS] = nj
+    counts[REGION_STAMP] += 1                     # new region: cached body transforms are stale
     _front_inertias(front, nf, node_hoff, node_nh, Tp_E, Tp_r, I0, epoch, I0_epoch, comp)
 
 
 @njit(**KERNEL)
-def _hybrid_kinematics(bkp, hp):
+def hybrid_kinematics(bkp, hp):
     """Frames and principal transforms of the active nodes and world velocities of the
     active joints' bodies at the solver's ``q``, ``qd`` (O(N_A log n))."""
     bk = deref(bkp)
-    anodes, front, ajoints, counts = bk[1], bk[2], bk[4], bk[10]
-    pose = deref(hp[0])
-    _frames_pass(anodes, counts[0], hp[1])
-    _world_frames(anodes, counts[0], front, counts[1], pose[1], pose[2], pose[7], pose[8],
-                  pose[10], pose[11])
-    _active_velocities(ajoints, counts[2], hp[2])
+    anodes, front, ajoints, counts = bk.anodes, bk.front, bk.ajoints, bk.counts
+    pose = deref(hp.pose)
+    _frames_pass(anodes, counts[N_ANODES], hp.update)
+    _world_frames(anodes, counts[N_ANODES], front, counts[N_FRONT], pose.node_parent,
+                  pose.node_pslot, pose.Tup_E, pose.Tup_r, pose.P_E, pose.P_r)
+    _active_velocities(ajoints, counts[N_AJOINTS], hp)
 
 
 @njit(**KERNEL)
-def _hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, prev_n, stats):
+def hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, prev_n, stats):
     """The rest of the multilevel forward dynamics (RGL Sec. 4.3) after
-    :func:`_hybrid_kinematics`: external forces of ``bodies[:nbodies]`` on the rigid front,
+    :func:`hybrid_kinematics`: external forces of ``bodies[:nbodies]`` on the rigid front,
     rigid-front biases, active-node coefficients (no metric; their frames are those of
-    :func:`_hybrid_kinematics`) and the exact back-substitution over the active region into
+    :func:`hybrid_kinematics`) and the exact back-substitution over the active region into
     the solver's qdd. Returns the number of joints computed
-    (the next ``prev_n``); ``stats[5] >= 0`` names a joint whose acceleration is not
+    (the next ``prev_n``); ``stats[STAT_BAD] >= 0`` names a joint whose acceleration is not
     finite."""
     bk = deref(bkp)
-    front, f0, counts = bk[2], bk[8], bk[10]
-    anodes = bk[1]
-    for u in range(counts[1]):
+    front, f0, counts = bk.front, bk.f0, bk.counts
+    anodes = bk.anodes
+    for u in range(counts[N_FRONT]):
         for a in range(6):
             f0[u, a] = 0.0
-    _forces_on_front(bodies, nbodies, f_ext, hp[3])
-    _front_biases(front, counts[1], hp[4])
-    _update_nodes(anodes, counts[0], hp[5])
-    _partial_back_substitution(-1.0, 0, -1, prev_n, hp[6])
-    return int(stats[0])
+    _forces_on_front(bodies, nbodies, f_ext, hp)
+    _front_biases(front, counts[N_FRONT], hp)
+    _update_nodes(anodes, counts[N_ANODES], hp.update)
+    _partial_back_substitution(-1.0, 0, -1, prev_n, hp.solve)
+    return int(stats[STAT_N])
 
 
 @njit(**KERNEL)
 def hybrid_frames(bk, args):
     """:func:`_frames_pass` over the active nodes with the argument tuples ``args`` (for
     callers in Python)."""
-    _frames_pass(bk[1], bk[10][0], byref(args[1]))
+    _frames_pass(bk.anodes, bk.counts[N_ANODES], byref(args.update))
 
 
 @njit(**KERNEL)
 def hybrid_step(bk, nbodies, bodies, f_ext, args, prev_n, stats, dynamics):
-    """:func:`_hybrid_kinematics`, and with ``dynamics`` :func:`_hybrid_dynamics`, with the
+    """:func:`hybrid_kinematics`, and with ``dynamics`` :func:`hybrid_dynamics`, with the
     argument tuples ``args`` (for callers in Python). Returns the number of joints computed
     (``prev_n`` without ``dynamics``)."""
     hp = byref_each(args)
     bkp = byref(bk)
-    _hybrid_kinematics(bkp, hp)
+    hybrid_kinematics(bkp, hp)
     if not dynamics:
         return prev_n
-    return _hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, prev_n, stats)
+    return hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, prev_n, stats)

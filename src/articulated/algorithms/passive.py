@@ -41,6 +41,7 @@ from __future__ import annotations
 from numba import njit
 
 from ..config import INLINE, KERNEL
+from .blocks import _child_slot
 
 K = 22
 """Length of the monomial vector ``m(v)``: 1 and the 21 products ``v_j v_l``, j <= l."""
@@ -211,14 +212,12 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
     # per handle k: b^C_k = b_k - C_k^T gamma; p^C_k = p_k + 2 Q_k gamma + C_k^T z
     for k in range(nC):
         ck = 12 + 4 * k
-        if k < nAo:
-            kk = k + 1 if k >= ca else k
+        fromA, kk = _child_slot(k, nAo, ca, cb)
+        if fromA:
             src = hA + kk
             o = 0
             hasQ = psiA
         else:
-            kk = k - nAo
-            kk = kk + 1 if kk >= cb else kk
             src = hB + kk
             o = 1
             hasQ = psiB
@@ -280,14 +279,16 @@ def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta
 
 
 @njit(**INLINE)
-def evaluate_fresh(c, v, node_joint, node_nh, node_hoff, vnode, mv, Bt, Pt, G, betaT, gammaT,
-                   RT, bh, ph, eta, beta, gamma, R, fresh, fresh_list, nfresh):
-    """:func:`evaluate_node` for node c at twist ``v`` (a 6-tuple), kept in ``vnode[c]``,
-    and mark c fresh (appended to ``fresh_list[nfresh[0]]``)."""
+def evaluate_fresh(c, v, tree, co, lz):
+    """:func:`evaluate_node` for node c at twist ``v`` (a 6-tuple), kept in
+    ``lz.vnode[c]``, and mark c fresh (appended to ``lz.fresh_list[lz.nfresh[0]]``).
+    Bundles of :mod:`articulated.algorithms.bundles`: ``tree`` a ``NodeModel``, ``co`` the
+    ``Coefficients`` written, ``lz`` the ``PassiveTensors`` read."""
     for a in range(6):
-        vnode[c, a] = v[a]
-    evaluate_node(c, node_joint[c], node_nh[c], node_hoff[c], v, mv, Bt, Pt, G, betaT, gammaT,
-                  RT, bh, ph, eta, beta, gamma, R)
-    fresh[c] = True
-    fresh_list[nfresh[0]] = c
-    nfresh[0] += 1
+        lz.vnode[c, a] = v[a]
+    evaluate_node(c, tree.node_joint[c], tree.node_nh[c], tree.node_hoff[c], v, lz.mv, lz.Bt,
+                  lz.Pt, lz.G, lz.betaT, lz.gammaT, lz.RT, co.bh, co.ph, co.eta, co.beta,
+                  co.gamma, co.R)
+    lz.fresh[c] = True
+    lz.fresh_list[lz.nfresh[0]] = c
+    lz.nfresh[0] += 1

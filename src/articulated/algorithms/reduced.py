@@ -11,8 +11,8 @@ Featherstone's ABA (RBDA Table 7.1, :func:`articulated.algorithms.aba._aba_kerne
 reduced tree, which costs about a quarter of the multilevel DCA update of the active nodes
 (:func:`articulated.algorithms.hybrid._hybrid_dynamics`), because an ABA joint is cheaper
 than a DCA node. The active-region update (:mod:`articulated.algorithms.region`) solves its
-transient and new hybrid bodies on their reduced trees too (:func:`_reduced_dynamics`,
-:func:`_reduced_momentum`) and keeps the DCA's fully articulated coefficients for the
+transient and new hybrid bodies on their reduced trees too (:func:`reduced_dynamics`,
+:func:`reduced_momentum`) and keeps the DCA's fully articulated coefficients for the
 acceleration metric, which needs them.
 
 The reduced tree (built once per active region, O(N_A), :func:`_reduce`; what depends on
@@ -32,7 +32,7 @@ one rigid node only is cached until the node is rigidified again):
 
 External forces on a body b act on the piece of ``near[b]``; joint forces on rigidified
 joints are internal to a rigid piece and do nothing. Between region updates the reduced
-tree's own kinematics (:func:`_reduced_kinematics`) also give the poses and velocities of
+tree's own kinematics (:func:`reduced_kinematics`) also give the poses and velocities of
 the bodies that carry forces.
 """
 
@@ -47,20 +47,20 @@ from .._views import rows
 from ..config import INLINE, INLINE_IR, KERNEL
 from ..model import _MODEL_BODY, data_arrays, model_arrays
 from ..spatial import (add6, congruence, dot6, get_mat3, get_vec3, get_vec6, inertia_times,
-                       set_vec6, sym6_from_dense, xform_force_T)
-from .aba import _aba_kernel
-from .dca import _xforce_T, _xmotion
+                       set_vec6, sym6_from_dense, xform_copy_at, xform_force_T, xform_force_T_at,
+                       xform_inv_at, xform_motion_at, xform_mul_at)
+from .aba import aba_kernel
+from .bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
+from .hybrid import cached_pose, hybrid_kinematics
 from .kinematics import joint_xup, velocity_step, world_pose_step
-from .hybrid import _cached_pose, _hybrid_kinematics
-from .quasistatics import _tcopy, _tinv, _tmul
 
 
 @njit(**INLINE)
 def _pose_to(b, pose, Xs, xs, slot):
     """``world X body`` of body b (:func:`~articulated.algorithms.hybrid._cached_pose`)
     into (Xs, xs)[slot]."""
-    _cached_pose(b, pose)
-    _tcopy(pose[-2], pose[-1], 0, Xs, xs, slot)
+    cached_pose(b, pose)
+    xform_copy_at(pose.Xr, pose.xq, 0, Xs, xs, slot)
 
 
 @njit(**KERNEL)
@@ -76,13 +76,15 @@ def _reduce(bkp, pose, rp):
     (:func:`~articulated.algorithms.hybrid._hybrid_kinematics`) where the cache misses."""
     bk = deref(bkp)
     front_body, ajoints, near, front_of, front_index, I0, counts, epoch = \
-        bk[3], bk[4], bk[5], bk[6], bk[7], bk[9], bk[10], bk[11]
-    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
-     cache) = deref(rp)
-    leaf_of_body = pose[0]
-    na = counts[2]
-    rstamp[0] = counts[3]
+        bk.front_body, bk.ajoints, bk.near, bk.front_of, bk.front_index, bk.I0, bk.counts, bk.epoch
+    red = deref(rp)
+    red_i, red_f, ridx, rstamp, parent = red.red_i, red.red_f, red.ridx, red.rstamp, red.parent
+    jtype, vadr, jnv, nq, subtree_end = red.jtype, red.vadr, red.jnv, red.nq, red.subtree_end
+    axis, Xtree_E, Xtree_r, S, gravity = red.axis, red.Xtree_E, red.Xtree_r, red.S, red.gravity
+    Xs, xs, cache = red.Xs, red.xs, red.cache
+    leaf_of_body = pose.leaf_of_body
+    na = counts[N_AJOINTS]
+    rstamp[0] = counts[REGION_STAMP]
     if na == 0:
         return
     mi = rows(red_i, 7, na)
@@ -108,11 +110,11 @@ def _reduce(bkp, pose, rp):
         while l < na and ajoints[l] < end:
             l = mi[5, l]
         mi[5, k] = l
-    (_, _, _, rvadr, _, _, _, raxis, rXE, rXr, rmass, rh, rIbar, rS,
-     rg) = model_arrays(mi, red_f)
+    (_, _, _, rvadr, _, _, _, raxis, rXE, rXr, rmass, rh, rIbar, rS, rg) = model_arrays(mi, red_f)
     for a in range(3):
         rg[a] = gravity[a]
-    pc_epoch, pc_I, pc_E, pc_r, K_node, K_epoch, K_E, K_r = cache
+    pc_epoch, pc_I, pc_E, pc_r = cache.pc_epoch, cache.pc_I, cache.pc_E, cache.pc_r
+    K_node, K_epoch, K_E, K_r = cache.K_node, cache.K_epoch, cache.K_E, cache.K_r
     for k in range(na):
         J = ajoints[k]
         for a in range(3):
@@ -135,18 +137,18 @@ def _reduce(bkp, pose, rp):
             Rp = front_of[leaf_of_body[p]]
             if K_node[J] != Rp or K_epoch[J] != epoch[Rp]:
                 _pose_to(p, pose, Xs, xs, 1)
-                _tinv(Xs, xs, 1, Xs, xs, 2)                   # p X w
+                xform_inv_at(Xs, xs, 1, Xs, xs, 2)                   # p X w
                 Jp = near[p]
                 if Jp >= 0:
                     _pose_to(Jp, pose, Xs, xs, 1)             # w X Jp
-                    _tmul(Xs, xs, 2, Xs, xs, 1, K_E, K_r, J)  # p X Jp
+                    xform_mul_at(Xs, xs, 2, Xs, xs, 1, K_E, K_r, J)  # p X Jp
                 else:
-                    _tcopy(Xs, xs, 2, K_E, K_r, J)            # welded: p X w
+                    xform_copy_at(Xs, xs, 2, K_E, K_r, J)            # welded: p X w
                 K_node[J] = Rp
                 K_epoch[J] = epoch[Rp]
-            _tmul(Xtree_E, Xtree_r, J, K_E, K_r, J, Xs, xs, 1)
+            xform_mul_at(Xtree_E, Xtree_r, J, K_E, K_r, J, Xs, xs, 1)
         else:
-            _tcopy(Xtree_E, Xtree_r, J, Xs, xs, 1)
+            xform_copy_at(Xtree_E, Xtree_r, J, Xs, xs, 1)
         for a in range(3):
             rXr[k, a] = xs[1, a]
             for c in range(3):
@@ -158,13 +160,13 @@ def _piece(J, R, pose, I0, front_body, front_index, Xs, xs, pc_I, pc_E, pc_r):
     """The data of the piece of front node R entered by joint J that stays valid while R
     stays rigid: its inertia in J's frame, ``(h0 X J)^T I0[R] (h0 X J)``, as ``pc_I[R] =
     (m, h, Ibar)`` (RBDA eq. 2.63), and ``pc[R] = J X (principal handle of R)``."""
-    node_hoff, handle_x, H_E, H_r, P_E, P_r = pose[3], pose[4], pose[5], pose[6], pose[10], \
-        pose[11]
+    node_hoff, handle_x, H_E, H_r = pose.node_hoff, pose.handle_x, pose.H_E, pose.H_r
+    P_E, P_r = pose.P_E, pose.P_r
     _pose_to(J, pose, Xs, xs, 0)                              # w X J
     _pose_to(front_body[front_index[R]], pose, Xs, xs, 2)     # w X b0
-    _tinv(Xs, xs, 2, Xs, xs, 3)
-    _tmul(Xs, xs, 3, Xs, xs, 0, Xs, xs, 2)                    # b0 X J
-    _tmul(H_E, H_r, handle_x[node_hoff[R]], Xs, xs, 2, Xs, xs, 3)   # h0 X J
+    xform_inv_at(Xs, xs, 2, Xs, xs, 3)
+    xform_mul_at(Xs, xs, 3, Xs, xs, 0, Xs, xs, 2)                    # b0 X J
+    xform_mul_at(H_E, H_r, handle_x[node_hoff[R]], Xs, xs, 2, Xs, xs, 3)   # h0 X J
     M = congruence((Xs[3, 0, 0], Xs[3, 0, 1], Xs[3, 0, 2], Xs[3, 1, 0], Xs[3, 1, 1],
                     Xs[3, 1, 2], Xs[3, 2, 0], Xs[3, 2, 1], Xs[3, 2, 2]),
                    (xs[3, 0], xs[3, 1], xs[3, 2]), sym6_from_dense(I0[R]))
@@ -182,8 +184,8 @@ def _piece(J, R, pose, I0, front_body, front_index, Xs, xs, pc_I, pc_E, pc_r):
     pc_I[R, 10] = M[2]
     pc_I[R, 11] = M[4]
     pc_I[R, 12] = M[5]
-    _tinv(Xs, xs, 0, Xs, xs, 1)
-    _tmul(Xs, xs, 1, P_E, P_r, R, pc_E, pc_r, R)              # J X principal handle
+    xform_inv_at(Xs, xs, 0, Xs, xs, 1)
+    xform_mul_at(Xs, xs, 1, P_E, P_r, R, pc_E, pc_r, R)              # J X principal handle
 
 
 @njit(**INLINE)
@@ -191,9 +193,8 @@ def _gather(na, ajoints, mi, rp):
     """Copy q, qd, tau of the active joints into the reduced tree's vectors (``mi``: the
     reduced model's int rows (7, na))."""
     red = deref(rp)
-    qadr, vadr, jnv, nq, q, qd, tau, rq, rqd, rtau = (red[7], red[8], red[9], red[10],
-                                                      red[17], red[18], red[19], red[21],
-                                                      red[22], red[23])
+    qadr, vadr, jnv, nq, q, qd, tau, rq, rqd, rtau = (red.qadr, red.vadr, red.jnv, red.nq, red.q,
+                                                      red.qd, red.tau, red.rq, red.rqd, red.rtau)
     for k in range(na):
         J = ajoints[k]
         for d in range(nq[J]):
@@ -210,7 +211,7 @@ def _forward_pass(na, ajoints, mi, rp, poses):
     (RBDA Table 2.5). Returns the workspace views ``(Xup_E, Xup_r, v, f, oE, op)``
     (inlined in numba's IR: the views stay valid in the caller)."""
     red = deref(rp)
-    red_f, red_d, rq, rqd = red[1], red[2], red[21], red[22]
+    red_f, red_d, rq, rqd = red.red_f, red.red_d, red.rq, red.rqd
     _gather(na, ajoints, mi, rp)
     (rparent, rjtype, rqadr, rvadr, rjnv, _, rXrot, raxis, rXE, rXr, _, _, _, rS,
      _) = model_arrays(mi, red_f)
@@ -226,7 +227,7 @@ def _forward_pass(na, ajoints, mi, rp, poses):
 
 
 @njit(**KERNEL)
-def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
+def reduced_kinematics(bkp, posep, rp, nbodies, bodies):
     """Between region updates, instead of
     :func:`~articulated.algorithms.hybrid._hybrid_kinematics`: joint transforms,
     velocities and world poses of the reduced tree (RBDA eq. 7.34, Table 2.5) at the
@@ -235,16 +236,16 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
     their joint, which is what :func:`~articulated.algorithms.hybrid._cached_pose` and
     the compiled forces read. Needs the reduced tree of the current region."""
     bk = deref(bkp)
-    ajoints, near, front_of, counts = bk[4], bk[5], bk[6], bk[10]
+    ajoints, near, front_of, counts = bk.ajoints, bk.near, bk.front_of, bk.counts
     pose = deref(posep)
     red = deref(rp)
-    red_i, ridx, Xs, xs, Vw, cache = red[0], red[3], red[25], red[26], red[27], red[28]
-    na = counts[2]
+    red_i, ridx, Xs, xs, Vw, cache = red.red_i, red.ridx, red.Xs, red.xs, red.Vw, red.cache
+    na = counts[N_AJOINTS]
     if na == 0:
         return
     mi = rows(red_i, 7, na)
     _, _, v, _, oE, op = _forward_pass(na, ajoints, mi, rp, True)
-    leaf_of_body, P_E, P_r = pose[0], pose[10], pose[11]
+    leaf_of_body, P_E, P_r = pose.leaf_of_body, pose.P_E, pose.P_r
     for t in range(nbodies):
         b = bodies[t]
         J = near[b]
@@ -258,33 +259,34 @@ def _reduced_kinematics(bkp, posep, rp, nbodies, bodies):
             xs[0, a] = -(oE[k, 3 * a] * op[k, 0] + oE[k, 3 * a + 1] * op[k, 1]
                          + oE[k, 3 * a + 2] * op[k, 2])
         R = front_of[leaf_of_body[b]]
-        _tmul(Xs, xs, 0, cache[2], cache[3], R, P_E, P_r, R)
-        w = _xmotion(Xs, xs, 0, v[k, 0], v[k, 1], v[k, 2], v[k, 3], v[k, 4], v[k, 5])
+        xform_mul_at(Xs, xs, 0, cache[2], cache[3], R, P_E, P_r, R)
+        w = xform_motion_at(Xs, xs, 0, get_vec6(v, k))
         for a in range(6):
             Vw[J, a] = w[a]
 
 
 @njit(**KERNEL)
-def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
+def reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
     """Accelerations of the active joints by ABA on the reduced tree (module docstring)
     into the solver's ``qdd`` (active dofs only), after
     :func:`~articulated.algorithms.hybrid._hybrid_kinematics` at the solver's ``q``,
     ``qd``; external forces of ``bodies[:nbodies]`` (rows of ``f_ext``, body coordinates).
-    The reduced tree is rebuilt when the active region changed (``counts[3]``). Without
+    The reduced tree is rebuilt when the active region changed (``counts[REGION_STAMP]``). Without
     ``kinematics`` the reduced tree's state, transforms and velocities are those of
-    :func:`_reduced_kinematics` at the same state (ABA's pass 1 is skipped); the tree must
-    then be current. ``stats[5]``: -1, or the joint of the first non-finite
+    :func:`reduced_kinematics` at the same state (ABA's pass 1 is skipped); the tree must
+    then be current. ``stats[STAT_BAD]``: -1, or the joint of the first non-finite
     acceleration."""
     bk = deref(bkp)
-    ajoints, near, counts = bk[4], bk[5], bk[10]
+    ajoints, near, counts = bk.ajoints, bk.near, bk.counts
     pose = deref(posep)
-    (red_i, red_f, red_d, ridx, rstamp, parent, jtype, qadr, vadr, jnv, nq, subtree_end,
-     axis, Xtree_E, Xtree_r, S, gravity, q, qd, tau, qdd, rq, rqd, rtau, rf, Xs, xs, Vw,
-     cache) = deref(rp)
-    stats[5] = -1
-    if rstamp[0] != counts[3]:
+    red = deref(rp)
+    red_i, red_f, red_d, ridx, rstamp = red.red_i, red.red_f, red.red_d, red.ridx, red.rstamp
+    vadr, jnv, nq, gravity, qdd, rq = red.vadr, red.jnv, red.nq, red.gravity, red.qdd, red.rq
+    rqd, rtau, rf, Xs, xs, cache = red.rqd, red.rtau, red.rf, red.Xs, red.xs, red.cache
+    stats[STAT_BAD] = -1
+    if rstamp[0] != counts[REGION_STAMP]:
         _reduce(bkp, pose, rp)
-    na = counts[2]
+    na = counts[N_AJOINTS]
     if na == 0:
         return
     mi = rows(red_i, 7, na)
@@ -301,7 +303,7 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics)
     for k in range(na):
         for a in range(6):
             rf[k, a] = 0.0
-    front_of, leaf_of_body, C_E, C_r = bk[6], pose[0], pose[12], pose[13]
+    front_of, leaf_of_body, C_E, C_r = bk.front_of, pose.leaf_of_body, pose.C_E, pose.C_r
     for t in range(nbodies):
         b = bodies[t]
         if (f_ext[b, 0] == 0.0 and f_ext[b, 1] == 0.0 and f_ext[b, 2] == 0.0
@@ -311,30 +313,28 @@ def _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics)
         if J < 0:
             continue                  # welded to the world
         # J X b = (J X principal handle of b's piece) (principal handle X b), both constant
-        # while the piece is rigid (_piece; _cached_pose brings C[b] up to date)
+        # while the piece is rigid (_piece; cached_pose brings C[b] up to date)
         R = front_of[leaf_of_body[b]]
-        _cached_pose(b, pose)
-        _tmul(cache[2], cache[3], R, C_E, C_r, b, Xs, xs, 2)
-        _tinv(Xs, xs, 2, Xs, xs, 3)                           # b X J
-        y = _xforce_T(Xs, xs, 3, f_ext[b, 0], f_ext[b, 1], f_ext[b, 2], f_ext[b, 3],
-                      f_ext[b, 4], f_ext[b, 5])               # (b X J)^T f_b
+        cached_pose(b, pose)
+        xform_mul_at(cache[2], cache[3], R, C_E, C_r, b, Xs, xs, 2)
+        xform_inv_at(Xs, xs, 2, Xs, xs, 3)                           # b X J
+        y = xform_force_T_at(Xs, xs, 3, get_vec6(f_ext, b))               # (b X J)^T f_b
         k = ridx[J]
         for a in range(6):
             rf[k, a] += y[a]
-    _aba_kernel(mi, red_f, rq[:nqr], rqd[:nvr], rtau[:nvr], rf[:na], False, red_d,
-                kinematics)
+    aba_kernel(mi, red_f, rq[:nqr], rqd[:nvr], rtau[:nvr], rf[:na], False, red_d, kinematics)
     rqdd = data_arrays(red_d, na, nvr)[18]
     for k in range(na):
         J = ajoints[k]
         for d in range(jnv[J]):
             x = rqdd[rvadr[k] + d]
             qdd[vadr[J] + d] = x
-            if stats[5] < 0 and not math.isfinite(x):
-                stats[5] = J
+            if stats[STAT_BAD] < 0 and not math.isfinite(x):
+                stats[STAT_BAD] = J
 
 
 @njit(**KERNEL)
-def _reduced_momentum(bkp, rp, keep, p):
+def reduced_momentum(bkp, rp, keep, p):
     """Generalized momentum ``p = M qd`` on the dofs of the active joints in ``keep`` (nb,)
     bool, in O(N_A) on the reduced tree of the current hybrid body (built, at the solver's
     ``q``): piece velocities at the solver's ``qd`` (RBDA eq. 7.34), composite momenta
@@ -343,16 +343,15 @@ def _reduced_momentum(bkp, rp, keep, p):
     subtree, so ``h_k`` is the momentum of the joint's whole subtree, as in
     :func:`~articulated.algorithms.hybrid._generalized_momentum` (O(n))."""
     bk = deref(bkp)
-    ajoints, counts = bk[4], bk[10]
+    ajoints, counts = bk.ajoints, bk.counts
     red = deref(rp)
-    red_i, red_f, vadr, jnv = red[0], red[1], red[8], red[9]
-    na = counts[2]
+    red_i, red_f, vadr, jnv = red.red_i, red.red_f, red.vadr, red.jnv
+    na = counts[N_AJOINTS]
     if na == 0:
         return
     mi = rows(red_i, 7, na)
     Xup_E, Xup_r, v, f, _, _ = _forward_pass(na, ajoints, mi, rp, False)
-    (rparent, _, _, rvadr, _, _, _, _, _, _, rmass, rh, rIbar, rS,
-     _) = model_arrays(mi, red_f)
+    (rparent, _, _, rvadr, _, _, _, _, _, _, rmass, rh, rIbar, rS, _) = model_arrays(mi, red_f)
     for k in range(na):
         x = inertia_times(rmass[k], get_vec3(rh, k), get_mat3(rIbar, k), get_vec6(v, k))
         set_vec6(f, k, x)
@@ -370,9 +369,9 @@ def _reduced_momentum(bkp, rp, keep, p):
 @njit(**KERNEL)
 def reduced_step(bk, nbodies, bodies, f_ext, args, red, stats):
     """:func:`~articulated.algorithms.hybrid._hybrid_kinematics` and
-    :func:`_reduced_dynamics` with the hybrid-step argument tuples ``args`` and the reduced
+    :func:`reduced_dynamics` with the hybrid-step argument tuples ``args`` and the reduced
     tree's buffers ``red`` (for callers in Python)."""
     hp = byref_each(args)
     bkp = byref(bk)
-    _hybrid_kinematics(bkp, hp)
-    _reduced_dynamics(bkp, nbodies, bodies, f_ext, hp[0], byref(red), stats, True)
+    hybrid_kinematics(bkp, hp)
+    reduced_dynamics(bkp, nbodies, bodies, f_ext, hp.pose, byref(red), stats, True)

@@ -32,14 +32,16 @@ from __future__ import annotations
 
 from numba import njit
 
-from .._byref import byref, byref_each
+from .._byref import byref, byref_each, deref
 from ..config import KERNEL
 from ..spatial import spd_inverse
-from .hybrid import (_hybrid_kinematics, _passive_front, _prepare_region, _tensorize_nodes,
-                     _velocity_metric, _velocity_traversal)
-from .reduced import _reduced_dynamics, _reduced_momentum
-from .quasistatics import (_dirty_nodes, _heapsort, _partial_back_substitution, _update_biases,
-                           _update_nodes)
+from .back_substitution import _partial_back_substitution
+from .bundles import N_AJOINTS, N_ANODES, N_FRONT, STAT_BAD, STAT_N
+from .heap import _heapsort
+from .hybrid import (hybrid_kinematics, passive_front, prepare_region, tensorize_nodes,
+                     velocity_metric, velocity_traversal)
+from .node_update import _dirty_nodes, _update_biases, _update_nodes
+from .reduced import reduced_dynamics, reduced_momentum
 
 ERR_FULL = 1
 """Error code of :func:`region_update_kernel`: the fully articulated acceleration is not
@@ -68,8 +70,8 @@ def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, epoch):
 
 
 @njit(**KERNEL)
-def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, vadr, jnv,
-                             nbodies, bodies, f_ext, bkp, posep, rp, stats):
+def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, vadr, jnv, nbodies,
+                             bodies, f_ext, bkp, posep, rp, stats):
     """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
     test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (Kokkevis et al.
     1996: the change of the accelerations for a unit joint force, each an exact solve on
@@ -77,8 +79,8 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
     the solve at the solver's state, kept in ``base``), ``K^R Q^R = -qd^R`` and ``qd +=
     M_T^-1 G^T Q^R`` on the active dofs. Returns False when an acceleration is not
     finite."""
-    _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
-    if stats[5] >= 0:
+    reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
+    if stats[STAT_BAD] >= 0:
         return False
     for u in range(nj):
         J = ajoints[u]
@@ -86,9 +88,9 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
             base[vadr[J] + r] = qdd[vadr[J] + r]
     for c in range(nd):
         tau[dofs[c]] += 1.0
-        _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
+        reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
         tau[dofs[c]] -= 1.0
-        if stats[5] >= 0:
+        if stats[STAT_BAD] >= 0:
             return False
         for r in range(nd):
             Kb[0, r, c] = qdd[dofs[r]] - base[dofs[r]]
@@ -105,10 +107,10 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
         x[r] = s
     for r in range(nd):
         tau[dofs[r]] += x[r]
-    _reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
+    reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
     for r in range(nd):
         tau[dofs[r]] -= x[r]
-    if stats[5] >= 0:
+    if stats[STAT_BAD] >= 0:
         return False
     for u in range(nj):
         J = ajoints[u]
@@ -120,8 +122,7 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
 
 @njit(**KERNEL)
 def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
-                         bodies, columns, bk, hp, rp, prep, fupd, fsolve, pfront, tens, vmet,
-                         topo, buf, st):
+                         bodies, columns, hp, rp, ra):
     """RGL Sec. 5.1 steps 1-5 (module docstring) from the current hybrid state at the
     solver's ``q``, ``qd``, ``tau``, ``f_ext``; leaves the solver in the new hybrid state.
 
@@ -129,11 +130,12 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     budget of the update region (-1: none); eps_vel, budgets (per tree when ``per_tree``,
     else ``budgets[0]`` for the whole model; -1: none), keep_region (no criterion: keep
     the transient region); bodies[:nbodies]: the bodies with external forces; columns: K^R
-    for at most this many rigidified joints. The tuples are those of
-    :meth:`AdaptiveDynamics._region_args`, with the hybrid-step tuples and the reduced
-    tree's buffers by reference (``hp``, :func:`~articulated._byref.byref_each`, and
-    ``rp``, :func:`~articulated._byref.byref`; :func:`region_update` takes them as
-    tuples). The hybrid-body solves of steps 3 and 4 are ABA on the reduced tree
+    for at most this many rigidified joints. ``ra``: the
+    :class:`~articulated.algorithms.bundles.RegionArgs` of
+    :meth:`AdaptiveDynamics._region_args`; the hybrid-step bundle and the reduced tree's
+    buffers by reference (``hp``, :func:`~articulated._byref.byref_each`, and ``rp``,
+    :func:`~articulated._byref.byref`; :func:`region_update` takes them as values). The
+    hybrid-body solves of steps 3 and 4 are ABA on the reduced tree
     (:mod:`articulated.algorithms.reduced`), which is left built for the new region when
     the momentum projection ran.
 
@@ -141,23 +143,31 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     the rigidified joints in its ``rigid``; ``err`` 0, :data:`ERR_FULL` or
     :data:`ERR_HYBRID` with the joint whose acceleration is not finite (the solver's state
     is then undefined)."""
-    counts = bk[10]
-    node_active, anodes, ajoints = bk[0], bk[1], bk[4]
-    dof_body, node_of_joint, leaf_of_body, roots, node_parent, node_joint, node_A, node_B, \
-        vadr, jnv = topo
-    q, qd, tau, f_ext, qdd, active, tau_T, gravity, c, c_al, stats, ncomp, computed, Vw = st
-    mark, dirty, stale, seeds, region, in_region, fresh, fresh_list, nfresh, U, rigid, new, \
-        moved, V, Kb, x, base, save, dofs, path = buf
-    Vweights, hk, hn = vmet
+    bk, prep, fupd, fsolve, tens = ra.bk, ra.prep, ra.update, ra.solve, ra.tens
+    vmet, topo, buf, st = ra.vmet, ra.topo, ra.buf, ra.st
+    counts = bk.counts
+    node_active, anodes, ajoints = bk.node_active, bk.anodes, bk.ajoints
+    dof_body, node_of_joint, leaf_of_body = topo.dof_body, topo.node_of_joint, topo.leaf_of_body
+    roots, node_parent, node_joint = topo.roots, topo.node_parent, topo.node_joint
+    node_A, node_B, vadr, jnv = topo.node_A, topo.node_B, topo.vadr, topo.jnv
+    qd, tau, f_ext, qdd, active, tau_T = st.qd, st.tau, st.f_ext, st.qdd, st.active, st.tau_T
+    gravity, c, c_al, stats, ncomp = st.gravity, st.c, st.c_al, st.stats, st.ncomp
+    computed, Vw = st.computed, st.Vw
+    mark, dirty, stale, seeds, region = buf.mark, buf.dirty, buf.stale, buf.seeds, buf.region
+    in_region, fresh, fresh_list, nfresh = buf.in_region, buf.fresh, buf.fresh_list, buf.nfresh
+    U, rigid, new, moved, V, Kb, x = buf.U, buf.rigid, buf.new, buf.moved, buf.V, buf.Kb, buf.x
+    base, save, dofs, path = buf.base, buf.save, buf.dofs, buf.path
+    Vweights, hk, hn = vmet.Vweights, vmet.hk, vmet.hn
     nb = active.shape[0]
     nv = qd.shape[0]
-    front, front_body, near = bk[2], bk[3], bk[5]
+    front, front_body, near = bk.front, bk.front_body, bk.near
     bkp = byref(bk)                 # pointers: the kernels below take them
     fup = byref(fupd)
-    upd = hp[5]
+    fsp = byref(fsolve)
+    upd = hp.update
 
     # ---- 1. fully articulated state around the active region (RGL Sec. 6)
-    _hybrid_kinematics(bkp, hp)
+    hybrid_kinematics(bkp, hp)
     ns = 0
     for k in range(nv):
         if tau[k] != tau_T[k]:            # joint forces other than those in the tensors
@@ -170,15 +180,15 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         seeds[k] = leaf_of_body[bodies[k]]
     npath = _dirty_nodes(node_parent, seeds, nbodies, mark, dirty, node_active)
     nreg = 0
-    for k in range(npath + n_tau + counts[0] + roots.shape[0]):
+    for k in range(npath + n_tau + counts[N_ANODES] + roots.shape[0]):
         if k < npath:
             i = dirty[k]
         elif k < npath + n_tau:
             i = stale[k - npath]
-        elif k < npath + n_tau + counts[0]:
+        elif k < npath + n_tau + counts[N_ANODES]:
             i = anodes[k - npath - n_tau]
         else:
-            i = roots[k - npath - n_tau - counts[0]]
+            i = roots[k - npath - n_tau - counts[N_ANODES]]
             if node_active[i]:
                 continue
         if not in_region[i]:
@@ -187,8 +197,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             nreg += 1
     _heapsort(region, nreg)
     nfresh[0] = 0
-    _passive_front(front, counts[1], front_body, near, Vw, region, nreg, in_region,
-                   node_active, *pfront)
+    passive_front(front, counts[N_FRONT], front_body, near, Vw, region, nreg, in_region,
+                   node_active, fsp, deref(hp.pose))
     # passive nodes (post-order, below every active one): linear coefficients only, their
     # inverse inertias are those of their last update; then the active nodes in full
     nact = 0
@@ -204,8 +214,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     _update_biases(path, npas, fup)
     _update_nodes(seeds, nact, fup)
     # ---- 2. acceleration update region (lazy partial back-substitution, RGL Sec. 5.3.1)
-    _partial_back_substitution(eps, 0, budget_u, ncomp[0], byref(fsolve))
-    ncomp[0] = int(stats[0])
+    _partial_back_substitution(eps, 0, budget_u, ncomp[0], fsp)
+    ncomp[0] = int(stats[STAT_N])
     nU = ncomp[0]
     for k in range(nU):
         U[k] = computed[k]
@@ -214,8 +224,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         fresh[fresh_list[k]] = False
     for k in range(nreg):
         in_region[region[k]] = False
-    if stats[5] >= 0:
-        return nU, 0, nreg, n_eval, 0, ERR_FULL, int(stats[5])
+    if stats[STAT_BAD] >= 0:
+        return nU, 0, nreg, n_eval, 0, ERR_FULL, int(stats[STAT_BAD])
     # ---- 3. transient hybrid body (RGL Sec. 5.3.2)
     grown = False
     for j in range(nb):
@@ -225,12 +235,12 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             active[U[k]] = True
             grown = True
     if grown:
-        _prepare_region(active, *prep, bk)
-    _hybrid_kinematics(bkp, hp)
-    _reduced_dynamics(bkp, nbodies, bodies, f_ext, hp[0], rp, stats, True)
-    if stats[5] >= 0:
-        return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
-    for u in range(counts[2]):
+        prepare_region(active, prep, bk)
+    hybrid_kinematics(bkp, hp)
+    reduced_dynamics(bkp, nbodies, bodies, f_ext, hp.pose, rp, stats, True)
+    if stats[STAT_BAD] >= 0:
+        return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
+    for u in range(counts[N_AJOINTS]):
         J = ajoints[u]
         for r in range(jnv[J]):
             k = vadr[J] + r
@@ -242,18 +252,18 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     else:
         # only the transient active nodes have moving joints (RGL Sec. 5.4.1: the
         # transient rigid front has V = 0); V is zero elsewhere between updates
-        _velocity_metric(anodes, counts[0], node_A, node_B, node_joint, vadr, jnv, Vweights,
+        velocity_metric(anodes, counts[N_ANODES], node_A, node_B, node_joint, vadr, jnv, Vweights,
                          qd, V)
         for j in range(nb):
             new[j] = False
         if per_tree:
             for k in range(roots.shape[0]):
-                _velocity_traversal(roots[k:k + 1], V, node_A, node_B, node_joint, eps_vel,
+                velocity_traversal(roots[k:k + 1], V, node_A, node_B, node_joint, eps_vel,
                                     budgets[k], new, hk, hn)
         else:
-            _velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budgets[0],
-                                new, hk, hn)
-        for u in range(counts[0]):
+            velocity_traversal(roots, V, node_A, node_B, node_joint, eps_vel, budgets[0], new, hk,
+                                hn)
+        for u in range(counts[N_ANODES]):
             V[anodes[u]] = 0.0
     nrig = 0
     moving = False
@@ -273,20 +283,20 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                     dofs[nd] = vadr[j] + r
                     nd += 1
             if not _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints,
-                                            counts[2], vadr, jnv, nbodies, bodies, f_ext,
-                                            bkp, hp[0], rp, stats):
-                return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
+                                            counts[N_AJOINTS], vadr, jnv, nbodies, bodies, f_ext,
+                                            bkp, hp.pose, rp, stats):
+                return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
         else:
             # the equal M-orthogonal projection: p = M qd is kept on the new active
             # joints, qd_new = M_NN^-1 p_N by one hybrid solve at rest without gravity;
             # p_N from the transient reduced tree (O(N_T)), the solve on the new one
-            _reduced_momentum(bkp, rp, new, save)              # p_N into ``save``
-            _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk[11])
-            _prepare_region(active, *prep, bk)     # of the new region: step 5 needs none
+            reduced_momentum(bkp, rp, new, save)              # p_N into ``save``
+            _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch)
+            prepare_region(active, prep, bk)     # of the new region: step 5 needs none
             projected = True
             g0, g1, g2 = gravity[0], gravity[1], gravity[2]
             gravity[0] = gravity[1] = gravity[2] = 0.0
-            for u in range(counts[2]):
+            for u in range(counts[N_AJOINTS]):
                 J = ajoints[u]
                 for r in range(jnv[J]):
                     k = vadr[J] + r
@@ -294,17 +304,17 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                     tau[k] = save[k]
                     save[k] = x_k                              # save <-> tau
                     qd[k] = 0.0
-            _hybrid_kinematics(bkp, hp)                        # the new front's frames
-            _reduced_dynamics(bkp, 0, bodies, f_ext, hp[0], rp, stats, True)
+            hybrid_kinematics(bkp, hp)                        # the new front's frames
+            reduced_dynamics(bkp, 0, bodies, f_ext, hp.pose, rp, stats, True)
             gravity[0], gravity[1], gravity[2] = g0, g1, g2
-            for u in range(counts[2]):
+            for u in range(counts[N_AJOINTS]):
                 J = ajoints[u]
                 for r in range(jnv[J]):
                     k = vadr[J] + r
                     tau[k] = save[k]
                     qd[k] = qdd[k]
-            if stats[5] >= 0:
-                return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[5])
+            if stats[STAT_BAD] >= 0:
+                return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
         for k in range(nrig):
             j = rigid[k]
             for r in range(jnv[j]):
@@ -317,7 +327,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         added = added or (new[j] and not active[j])
         active[j] = new[j]
     if nrig and not projected:
-        _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk[11])
+        _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch)
     # tensors change only where the configuration did (joints active before this update)
     # or where the joint forces did (stale); a node of the update region that is
     # rigidified again keeps its tensors
@@ -345,18 +355,17 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         for r in range(jnv[J]):
             tau_T[vadr[J] + r] = tau[vadr[J] + r]
     if nt:
-        _tensorize_nodes(dirty, nt, fupd, *tens)
+        tensorize_nodes(dirty, nt, fupd, fsolve.passive, *tens)
     if (nrig and not projected) or added:
-        _prepare_region(active, *prep, bk)
+        prepare_region(active, prep, bk)
     return nU, nrig, nreg, n_eval, nt, 0, -1
 
 
 @njit(**KERNEL)
 def region_update(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies, bodies,
-                  columns, bk, args, red, prep, fupd, fsolve, pfront, tens, vmet, topo, buf,
-                  st):
-    """:func:`region_update_kernel` with the hybrid-step argument tuples ``args`` and the
-    reduced tree's buffers ``red`` (for callers in Python)."""
-    return region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree,
-                                nbodies, bodies, columns, bk, byref_each(args), byref(red),
-                                prep, fupd, fsolve, pfront, tens, vmet, topo, buf, st)
+                  columns, args, red, ra):
+    """:func:`region_update_kernel` with the hybrid-step bundle ``args`` (a
+    :class:`~articulated.algorithms.bundles.HybridArgs`) and the reduced tree's buffers
+    ``red`` (for callers in Python)."""
+    return region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
+                                bodies, columns, byref_each(args), byref(red), ra)

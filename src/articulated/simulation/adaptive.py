@@ -28,23 +28,22 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-
 from llvmlite import ir as llvm_ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ..algorithms.adaptive import AdaptiveDynamics
 from .._byref import byref, byref_each
-from ..algorithms.hybrid import _hybrid_kinematics, hybrid_step
-from ..algorithms.reduced import _reduced_dynamics, _reduced_kinematics
-from ..algorithms.region import ERR_HYBRID, region_update_kernel
+from ..algorithms.adaptive import AdaptiveDynamics
+from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
+from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
 from ..algorithms.kinematics import body_velocities, energy
+from ..algorithms.reduced import reduced_dynamics, reduced_kinematics
+from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import JIT, KERNEL
 from ..model import Model
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces
 from .integrators import integrate_joints_inplace
-
 
 ERR_FORCE = 3
 """Error code of :func:`_adaptive_steps`: an applied force is not finite."""
@@ -112,51 +111,50 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     kernel's codes, or :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before
     the failing step, except after a failed region update)."""
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
-    pose = hargs[0]
-    near, ajoints, counts = bk[5], bk[4], bk[10]
+    pose = hargs.pose
+    near, ajoints, counts = bk.near, bk.ajoints, bk.counts
     nf = fbody.shape[0]
     nu = ubody.shape[0]
     hp = byref_each(hargs)          # by reference to the kernels below
     bkp = byref(bk)
     rp = byref(red)
-    rstamp = red[4]
+    rstamp = red.rstamp
     nrec = 0
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         update = (step0 + s) % update_every == 0
-        kin = update or rstamp[0] != counts[3]
+        kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
-            _hybrid_kinematics(bkp, hp)
+            hybrid_kinematics(bkp, hp)
         else:
-            _reduced_kinematics(bkp, hp[0], rp, nu, ubody)     # poses of the forces' bodies
+            reduced_kinematics(bkp, hp.pose, rp, nu, ubody)     # poses of the forces' bodies
         if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
             return s, ERR_FORCE, -1, nrec
         if update:
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
-                                       rbody.shape[0], rbody, columns, rargs[0], hp, rp,
-                                       *rargs[2:])
+                                       rbody.shape[0], rbody, columns, hp, rp, rargs)
             if res[5] != 0:
                 return s, res[5], res[6], nrec
-            last[0] = counts[2]
+            last[0] = counts[N_AJOINTS]
             last[1] = res[0]
             last[2] = res[1]
         else:
-            _reduced_dynamics(bkp, nu, ubody, f_ext, hp[0], rp, stats, kin)
-            if stats[5] >= 0:
-                return s, ERR_HYBRID, int(stats[5]), nrec
+            reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, kin)
+            if stats[STAT_BAD] >= 0:
+                return s, ERR_HYBRID, int(stats[STAT_BAD]), nrec
             ss = 0.0
-            for u in range(counts[2]):
+            for u in range(counts[N_AJOINTS]):
                 J = ajoints[u]
                 for r in range(jnv[J]):
                     x = qd[vadr[J] + r] + h * qdd[vadr[J] + r]
                     ss += x * x
             if not math.isfinite(ss):
                 return s, ERR_VELOCITY, -1, nrec
-            for u in range(counts[2]):
+            for u in range(counts[N_AJOINTS]):
                 J = ajoints[u]
                 for r in range(jnv[J]):
                     qd[vadr[J] + r] += h * qdd[vadr[J] + r]
-        integrate_joints_inplace(ajoints, counts[2], jtype, qadr, vadr, q, qd, h)
+        integrate_joints_inplace(ajoints, counts[N_AJOINTS], jtype, qadr, vadr, q, qd, h)
         if timed:
             cycles[s] = _cycles() - c0
         if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
@@ -313,7 +311,7 @@ class AdaptiveSimulator:
             hybrid_step(s._bk, 0, self._ubody, s.f_ext, args, 0, s._stats, False)
             kind, body, params = self._compiled
             if not apply_compiled_forces(kind, body, params, body.size, s._near, s._Vw,
-                                         args[0], self._f_ext):
+                                         args.pose, self._f_ext):
                 raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
             return self._tau, self._f_ext
         if self._all:

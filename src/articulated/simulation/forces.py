@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..algorithms.kinematics import body_velocities, forward_kinematics
-from ..algorithms.hybrid import _cached_pose
+from ..algorithms.hybrid import cached_pose
 from ..config import KERNEL
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 
@@ -466,7 +466,7 @@ def apply_compiled_forces(kind, body, params, nf, near, Vw, pose_args, f_ext):
     """Write the compiled forces into the rows of their bodies in ``f_ext`` (nb, 6) (body
     coordinates, about the body origin; the rows are cleared first), as
     :meth:`PointForce.apply` and :meth:`Spring.apply` do. World poses come from the
-    hierarchical frames, ``_cached_pose(b, pose_args)`` (O(1) between region changes;
+    hierarchical frames, ``cached_pose(b, pose_args)`` (O(1) between region changes;
     ``pose_args`` ends with its scratch ``Xr``, ``xq``), world velocities from
     ``Vw[near[b]]`` (spatial velocity about the world origin in world coordinates of the
     nearest active joint on b's path; zero when there is none). Returns False when a force
@@ -483,7 +483,7 @@ def apply_compiled_forces(kind, body, params, nf, near, Vw, pose_args, f_ext):
         if k == FORCE_BODY:
             f0, f1, f2 = params[i, 3], params[i, 4], params[i, 5]
         else:
-            _cached_pose(b, pose_args)     # (Xr, xq)[0]: E body -> world, r world origin
+            cached_pose(b, pose_args)     # (Xr, xq)[0]: E body -> world, r world origin
             E = Xr[0]
             r = xq[0]
             if k == FORCE_WORLD:

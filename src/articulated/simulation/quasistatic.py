@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..algorithms.dca import DCA
-from ..algorithms.quasistatics import ERROR_MEASURES, AdaptiveQuasiStatics
+from ..algorithms.dca_solver import DCA
+from ..algorithms.metric import ERROR_MEASURES
+from ..algorithms.quasistatics import AdaptiveQuasiStatics
 from ..model import Model
 from .forces import FramesKinematics
 from .integrators import integrate_joints_inplace
@@ -92,7 +93,7 @@ class QuasiStaticSimulator:
     dt : float > 0 - step h [s]
     method : {"quasistatic-adaptive", "quasistatic"}
     eps_max : float >= 0 - error bound of the adaptive method (RL Definition 2)
-    error : one of :data:`articulated.algorithms.quasistatics.ERROR_MEASURES`
+    error : one of :data:`articulated.algorithms.metric.ERROR_MEASURES`
     max_joints : int, optional - joint budget per step instead of (or on top of) eps_max
     weights : (nb, 6, 6), optional - SPD joint weights of the acceleration metric
     q0 : (nq,) float64, optional - initial configuration (neutral by default)

@@ -86,7 +86,7 @@ import numpy as np
 from numba import njit
 
 from ..algorithms._inputs import check_f_ext
-from ..algorithms.aba import _aba_kernel
+from ..algorithms.aba import aba_kernel
 from ..algorithms.crba import crba
 from ..algorithms.loops import (LoopWork, add_loop_forces, all_loop_rows, loop_arrays,
                                 loop_Gdot_qd, loop_jacobian, loop_residual, loop_scaling,
@@ -177,7 +177,7 @@ def _srm_step_kernel(
                 for r in range(nc):
                     lam_st[r] = lam[r] + (cn[k] - 0.5) * dlam[r]
                 add_loop_forces(loop_i, lam_st, 1.0, Ja, Jb, f_tot)
-            if not _aba_kernel(model_i, model_f, Qu, Vs, tau, f_tot, False, data_f, True):
+            if not aba_kernel(model_i, model_f, Qu, Vs, tau, f_tot, False, data_f, True):
                 return False
             for i in range(nv):
                 kv[k, i] = qdd[i]

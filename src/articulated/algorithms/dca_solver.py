@@ -1,0 +1,363 @@
+"""The full DCA as a solver object and as functions: :class:`DCA` (model arrays, assembly
+tree, handle frames and buffers built once; forward dynamics and quasi-statics per call),
+:func:`dca` and :func:`quasi_statics`. The kernels and the equations they implement (RGL
+eqs. 1-5, RL eqs. 1-7) are in :mod:`articulated.algorithms.dca`.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..assembly import AssemblyTree, build_assembly
+from ..model import Model
+from ..spatial import xform_dense
+from ._inputs import as_configuration, as_vector, check_dtype, check_f_ext, report_dca_nonfinite
+from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
+from .dca import dca_body_acc, dca_kernel
+from .handles import _leaf_phi_kernel, handle_frames
+
+
+class _DCAModelArrays:
+    """The Model's arrays the DCA kernels take, in one dtype (built from the Model's public
+    attributes only)."""
+
+    def __init__(self, model: Model, dt):
+        f = lambda a: np.ascontiguousarray(a, dtype=dt)
+        self.parent = model.body_parent
+        self.jtype = model.jnt_type
+        self.qadr = model.jnt_qadr
+        self.vadr = model.jnt_vadr
+        self.jnv = model.jnt_nv
+        nb = model.nb
+        self.Xtree_rot = (np.abs(model.jnt_Xtree_E - np.eye(3)).reshape(nb, 9)
+                          .max(axis=1, initial=0.0) > 0).astype(np.int64)
+        self.axis = f(model.jnt_axis)
+        self.Xtree_E = f(model.jnt_Xtree_E)
+        self.Xtree_r = f(model.jnt_Xtree_r)
+        self.mass = f(model.body_mass)
+        self.h = f(model.body_h)
+        self.Ibar = f(model.body_Ibar)
+        self.S = f(model.dof_S)
+        self.gravity = f(model.gravity)
+
+
+def _stack_depth(tree: AssemblyTree) -> int:
+    """Largest number of pending subassemblies during a post-order traversal (the stack
+    of :func:`_dca_main_pass`); at most the tree height + 2."""
+    sp = best = 0
+    for i in range(tree.n_nodes):
+        if tree.node_joint[i] < 0:
+            sp += 1
+        else:
+            sp -= 2 if tree.node_A[i] >= 0 else 1
+            if tree.node_nh[i] > 0:
+                sp += 1
+        best = max(best, sp)
+    return max(best, 1)
+
+
+class DCA:
+    """Featherstone's divide-and-conquer algorithm on a fixed assembly tree, with its
+    coefficients kept between calls (for the adaptive algorithms built on it).
+
+    Parameters
+    ----------
+    model : Model
+    assembly : {"balanced", "serial"}, sequence of joints, or AssemblyTree
+        the assembly tree or how to build it (:func:`articulated.assembly.build_assembly`)
+    dtype : float64 or float32 - arithmetic precision
+    max_handles : int, optional - handle cap of the balanced construction
+
+    Attributes (arrays of ``dtype`` unless noted; coefficients valid after a call)
+    ----------
+    model : Model; tree : AssemblyTree
+    H_E, H_r : (2 nb, 3, 3), (2 nb, 3) - the handle frames (:func:`handle_frames`):
+        transform of handle ``(J, s)`` at index ``2 J + s``; perm (nb, 6), nfree (nb,) int64
+        - free / joint coordinates of each joint in its aligned frame
+    Iinv : (nb, 21) - inverse spatial inertia ``I^-1`` of each body, body coordinates, the
+        upper triangle row by row
+    Po : (n_off, 6, 6) - off-diagonal ``Phi_kl`` (k < l) of every node, node ``i`` from
+        ``node_ooff[i]`` (row-major over the strict upper block triangle); rows in handle
+        k's frame, columns in handle l's. Leaf blocks are constant, internal ones rewritten
+        by each call. (Diagonal blocks and biases of internal nodes are only needed by the
+        parent and live on a small stack, ``Pd[n_leaf_diag:]`` and ``Bst``; the leaves'
+        constant diagonal blocks are ``Pd[node_doff[i] + k]``.)
+    L, Ld : (nb, 15), (nb, 6) - factor of the free block ``K_FF`` of
+        ``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B`` of each joint's node: for five free
+        coordinates (revolute, prismatic) ``L D L^T`` with unit ``L`` and ``1 / D`` in Ld;
+        otherwise Cholesky ``L L^T`` with the inverse diagonal in Ld; L holds the strictly
+        lower triangle row by row (entry (i, j) at ``i (i - 1) / 2 + j``)
+    Kj : (nv, 6) - the joint rows of K (``K[perm[J, nfree + r], :]`` for dof r)
+    beta, gamma : (nb, 6) - ``beta``, ``gamma`` of each joint's node (RGL eq. 2), aligned
+        frame of ``(J, 1)``; :meth:`node_K`, :meth:`node_VW` give K, V, W
+    XJ_E, XJ_r : (nb, 3, 3), (nb, 3) - principal joint transforms ``R X_J(q_J) R^T``
+        (compact, aligned frames)
+    Xup_E, Xup_r, v, c, z - parent-to-body transforms, body velocities, ``v x S qd``,
+        leaf biases ``I^-1 (f_ext - v x* I v)`` (body coordinates)
+    fh : (n_slots, 6) - forces on every handle from the back-substitution, handle frames
+    f : (nb, 6) - joint constraint forces: the spatial force transmitted across joint i to
+        body i, body-i coordinates [N m; N] (what RNEA leaves in ``Data.f``); ``f_al``:
+        the same in the aligned frame of ``(J, 1)``
+    qdd : (nv,) - joint accelerations of the last call
+
+    Raises
+    ------
+    TypeError - not a Model, unsupported dtype. ValueError - a bad assembly order.
+    NotImplementedError - a 6-dof joint whose motion subspace is not the identity.
+
+    Memory O(n) for a bounded handle count (:meth:`nbytes`). Source: Redon, Galoppo & Lin
+    (2005), Sec. 3; Redon & Lin (2005), Sec. 3.1, 5.1.
+    """
+
+    def __init__(self, model: Model, assembly="balanced", *, dtype=np.float64,
+                 max_handles: int | None = None):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+        dt = self.dtype = check_dtype(dtype)
+        self.model = model
+        if isinstance(assembly, AssemblyTree):
+            if assembly.nb != model.nb:
+                raise ValueError(f"the assembly tree has {assembly.nb} bodies, the model "
+                                 f"{model.nb}")
+            tree = assembly
+        else:
+            tree = build_assembly(model, assembly, max_handles=max_handles)
+        self.tree = tree
+        for j in np.flatnonzero(model.jnt_nv == 6):
+            va = model.jnt_vadr[j]
+            if not np.array_equal(model.dof_S[va:va + 6], np.eye(6)):
+                raise NotImplementedError(f"joint {model.joint_name[j]!r}: 6-dof joints need "
+                                          f"S = 1_6 (a free joint)")
+        nb, nv = model.nb, model.nv
+        z = lambda *s: np.zeros(s, dtype=dt)
+        Iinv64 = np.linalg.inv(model.body_I)
+        Iinv64 = 0.5 * (Iinv64 + np.transpose(Iinv64, (0, 2, 1)))
+        self.ma = _DCAModelArrays(model, dt)
+        iu = np.triu_indices(6)
+        self.Iinv = np.ascontiguousarray(Iinv64[:, iu[0], iu[1]], dtype=dt)
+        H_E, H_r, perm, nfree = handle_frames(model)
+        self.H_E = np.ascontiguousarray(H_E, dtype=dt)
+        self.H_r = np.ascontiguousarray(H_r, dtype=dt)
+        self.perm = perm
+        self.nfree = nfree
+        self.handle_x = np.ascontiguousarray(2 * tree.handle_joint + tree.handle_side)
+        # storage layout: constant leaf diagonal blocks, then the stack of pending
+        # subassemblies' diagonal blocks; off-diagonal blocks of every node
+        nh = tree.node_nh
+        leaf = tree.node_body >= 0
+        doff = np.full(tree.n_nodes, -1, dtype=np.int64)
+        doff[leaf] = np.concatenate([[0], np.cumsum(nh[leaf])[:-1]]) if leaf.any() else []
+        self.n_leaf_diag = int(nh[leaf].sum())
+        noff = nh * (nh - 1) // 2
+        self.node_doff = doff
+        self.node_ooff = np.concatenate([[0], np.cumsum(noff)[:-1]]).astype(np.int64)
+        self.hmax = int(max(tree.max_handles, 1))
+        depth = _stack_depth(tree)
+        self.stack_depth = depth
+        Pd64 = np.zeros((self.n_leaf_diag + depth * self.hmax, 6, 6))
+        Po64 = np.zeros((int(noff.sum()), 6, 6))
+        _leaf_phi_kernel(H_E, H_r, Iinv64, tree.node_body, nh, tree.node_hoff, self.node_doff,
+                         self.node_ooff, self.handle_x, np.zeros((3, 6, 6)), Pd64, Po64)
+        self.Pd = np.ascontiguousarray(Pd64, dtype=dt)
+        self.Po = np.ascontiguousarray(Po64, dtype=dt)
+        self.Bst = z(depth * self.hmax, 6)
+        self._st_base = np.zeros(depth, dtype=np.int64)
+        self.fh = z(tree.n_slots, 6)
+        self.Kj = z(nv, 6)
+        self.L = z(nb, 15)
+        self.Ld = z(nb, 6)
+        self.beta = z(nb, 6)
+        self.gamma = z(nb, 6)
+        self.Xup_E = z(nb, 3, 3)
+        self.Xup_r = z(nb, 3)
+        self.XJ_E = z(nb, 3, 3)
+        self.XJ_r = z(nb, 3)
+        self.v = z(nb, 6)
+        self.c = z(nb, 6)
+        self.c_al = z(nb, 6)
+        self.b_world = z(nb, 6)
+        self.z = z(nb, 6)
+        self.f = z(nb, 6)
+        self.f_al = z(nb, 6)
+        self.a = z(nb, 6)
+        self.qdd = z(nv)
+        self.f_none = z(0, 6)
+        self._qd_zero = z(nv)
+        self._Z = z(self.hmax + 2, 6, 6)
+        self._Ds = z(6, 6)
+        # the kernel's bundles (articulated.algorithms.bundles), built once
+        ma, t = self.ma, tree
+        self.kernel_model = DCAModel(
+            ma.parent, ma.jtype, ma.qadr, ma.vadr, ma.jnv, ma.Xtree_rot, ma.axis, ma.Xtree_E,
+            ma.Xtree_r, ma.mass, ma.h, ma.Ibar, ma.S, ma.gravity, self.Iinv, self.H_E, self.H_r,
+            self.perm, self.nfree, t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh,
+            t.node_hoff, t.node_ca, t.node_cb, self.handle_x, self.node_doff, self.node_ooff,
+            self.n_leaf_diag, self.hmax)
+        self.kernel_scratch = DCAScratch(self._Z, self._Ds, self._st_base)
+        self.kernel_data = DCAData(
+            Kinematics(self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v, self.c, self.c_al,
+                       self.b_world),
+            self.z, self.Pd, self.Po, self.Bst, self.Kj, self.L, self.Ld, self.beta, self.gamma,
+            self.fh, self.f_al, self.f, self.qdd)
+
+    def nbytes(self) -> int:
+        """Bytes held by the DCA's arrays (coefficients and workspace, not the model)."""
+        return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray))
+
+    def _run(self, q, qd, tau, f_ext, quasi_static):
+        model, dt = self.model, self.dtype
+        q = as_configuration(model, q, dt)
+        qd = self._qd_zero if quasi_static else as_vector(model, qd, "qd", model.nv, dt)
+        tau = as_vector(model, tau, "tau", model.nv, dt)
+        f = self.f_none if f_ext is None else check_f_ext(model, f_ext, dt)
+        dca_kernel(self.kernel_model, DCAInputs(q, qd, tau, f, bool(quasi_static)),
+                   self.kernel_scratch, self.kernel_data)
+        if not np.isfinite(self.qdd).all():
+            report_dca_nonfinite(model, self.qdd, dt, q=q, qd=None if quasi_static else qd,
+                                 tau=tau, f_ext=f)
+        return self.qdd.copy()
+
+    def forward_dynamics(self, q, qd, tau, f_ext=None) -> np.ndarray:
+        """Joint accelerations ``qdd = M^-1 (tau - C(q, qd) + J^T f_ext)`` by the DCA.
+
+        Parameters
+        ----------
+        q : (nq,) float64 - configuration (unit quaternions for spherical/free joints)
+        qd : (nv,) float64 - joint velocities [rad/s | m/s] (body-frame rates for quaternion
+            joints, not dq/dt)
+        tau : (nv,) float64 - applied joint forces ``Q`` [N m | N]
+        f_ext : (nb, 6) float64, optional - external spatial force on each body, ``[n; f]``
+            about the body origin in body coordinates [N m; N] (as :func:`articulated.aba`)
+
+        Returns
+        -------
+        qdd : (nv,) ndarray of ``dtype`` [rad/s^2 | m/s^2]. After the call :attr:`f` holds
+        the joint constraint forces and the coefficients are up to date.
+
+        Raises ValueError (wrong shapes, non-finite input naming the joint or body, non-unit
+        quaternions, a singular handle inertia naming the joint), TypeError (non-numeric).
+        Complexity O(n) with a bounded handle count; allocation-free kernels.
+        Source: RGL Sec. 3.1-3.2, eqs. 1-5.
+        """
+        return self._run(q, qd, tau, f_ext, False)
+
+    def quasi_statics(self, q, tau, f_ext=None) -> np.ndarray:
+        """Joint accelerations with all velocities zero (forward quasi-statics).
+
+        Same as :meth:`forward_dynamics` with ``qd = 0`` but without the velocity pass and
+        the velocity-product terms (RL Sec. 3.1, eqs. 3, 6, 7). Gravity is included (folded
+        into the root bias). Returns ``qdd`` (nv,) [rad/s^2 | m/s^2]; :attr:`f` holds the
+        joint constraint forces.
+        """
+        return self._run(q, None, tau, f_ext, True)
+
+    def body_accelerations(self) -> np.ndarray:
+        """(nb, 6) spatial accelerations of the bodies from the last call, body coordinates,
+        including the fictitious base acceleration ``-g`` (equal to ABA's ``Data.a``)."""
+        dca_body_acc(self.kernel_model, self.kernel_data, self.a)
+        return self.a.copy()
+
+    def handle_frame(self, joint, side: int = 1) -> np.ndarray:
+        """(6, 6) motion transform from body coordinates to the frame of handle
+        ``(joint, side)``: from body-J coordinates for side 1, from the parent body's
+        coordinates for side 0 (the placement ``X_tree[J]`` followed by the alignment
+        rotation ``R_J``). Forces transform with its inverse transpose."""
+        j = self.model.joint_id(joint)
+        if side not in (0, 1):
+            raise ValueError(f"side must be 0 or 1, got {side!r}")
+        E, r = self.H_E[2 * j + side], self.H_r[2 * j + side]
+        return xform_dense(np.asarray(E, dtype=np.float64), np.asarray(r, dtype=np.float64))
+
+    def node_VW(self, joint) -> tuple[np.ndarray, np.ndarray]:
+        """``(V, W)`` (6, 6) of a joint's node from the last call (RGL eq. 2), in the
+        aligned frame of handle ``(J, 1)`` (:meth:`handle_frame`; ``T V T^T`` in the
+        frame of ``T``): ``V = (X_J Phi_2^A X_J^T + Phi_1^B)^-1``,
+        ``W = V - V S (S^T V S)^-1 S^T V``. Formed from the stored ``K = V^-1`` (plain
+        NumPy; for inspection and tests, not for hot loops)."""
+        j = self.model.joint_id(joint)
+        K = self.node_K(j)
+        V = np.linalg.inv(K)
+        nf = int(self.nfree[j])
+        F = self.perm[j, :nf]
+        W = np.zeros((6, 6))
+        if nf:
+            W[np.ix_(F, F)] = np.linalg.inv(K[np.ix_(F, F)])
+        return V, W
+
+    def node_K(self, joint) -> np.ndarray:
+        """``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B`` (6, 6) of a joint's node from the
+        last call, aligned frame of ``(J, 1)``, rebuilt from the stored factor ``L`` of
+        ``K_FF`` and the joint rows ``Kj`` (plain NumPy)."""
+        j = self.model.joint_id(joint)
+        nf = int(self.nfree[j])
+        va, d = int(self.model.jnt_vadr[j]), int(self.model.jnt_nv[j])
+        F, Jc = self.perm[j, :nf], self.perm[j, nf:]
+        K = np.zeros((6, 6))
+        Lf = np.zeros((6, 6))
+        Lf[np.tril_indices(6, -1)[0], np.tril_indices(6, -1)[1]] = self.L[j]
+        dinv = np.asarray(self.Ld[j], dtype=np.float64)
+        if nf == 5:   # square-root-free factor L D L^T (unit L, 1 / D in Ld)
+            Lf = Lf[:5, :5] + np.eye(5)
+            K[np.ix_(F, F)] = Lf @ np.diag(1 / dinv[:5]) @ Lf.T
+        else:         # Cholesky L L^T, the inverse diagonal in Ld
+            Lf = Lf[:nf, :nf] + np.diag(1 / dinv[:nf])
+            K[np.ix_(F, F)] = Lf @ Lf.T
+        rows = np.asarray(self.Kj[va:va + d], dtype=np.float64)
+        K[Jc, :] = rows
+        K[:, Jc] = rows.T
+        return K
+
+    def joint_forces(self) -> np.ndarray:
+        """(nb, 6) joint constraint forces of the last call: the spatial force ``[n; f]``
+        transmitted across joint i to body i, body-i coordinates [N m; N] (RGL eq. 5)."""
+        return self.f.copy()
+
+
+_SOLVERS: "weakref.WeakKeyDictionary[Model, dict]" = weakref.WeakKeyDictionary()
+"""The cached :class:`DCA` solvers of each model, by assembly and dtype (:func:`dca_solver`)."""
+
+
+def dca_solver(model: Model, assembly: str = "balanced", dtype=np.float64) -> DCA:
+    """The cached :class:`DCA` of a model for a named assembly kind and dtype (built on
+    first use; the cache does not keep the model alive)."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+    key = (assembly, check_dtype(dtype))
+    cache = _SOLVERS.setdefault(model, {})
+    s = cache.get(key)
+    if s is None:
+        s = cache[key] = DCA(model, assembly, dtype=dtype)
+    return s
+
+
+def dca(model: Model, q, qd, tau, f_ext=None, *, assembly="balanced", dtype=np.float64):
+    """Forward dynamics by Featherstone's divide-and-conquer algorithm.
+
+    Parameters
+    ----------
+    model : Model
+    q, qd, tau, f_ext : as :meth:`DCA.forward_dynamics` (and :func:`articulated.aba`)
+    assembly : {"balanced", "serial"} or AssemblyTree or sequence of joints - a named kind
+        uses a cached :class:`DCA` per model (:func:`dca_solver`); anything else builds a
+        new one (keep a :class:`DCA` object instead)
+    dtype : float64 or float32
+
+    Returns
+    -------
+    qdd : (nv,) ndarray of ``dtype`` [rad/s^2 | m/s^2]
+
+    Raises as :meth:`DCA.forward_dynamics`. Source: RGL Sec. 3.1-3.2, eqs. 1-5.
+    """
+    s = (dca_solver(model, assembly, dtype) if isinstance(assembly, str) else DCA(model, assembly,
+                                                                                  dtype=dtype))
+    return s.forward_dynamics(q, qd, tau, f_ext)
+
+
+def quasi_statics(model: Model, q, tau, f_ext=None, *, assembly="balanced", dtype=np.float64):
+    """Forward quasi-statics by the DCA: joint accelerations with all velocities zero
+    (RL Sec. 3.1, eqs. 1-7). Parameters and result as :func:`dca` without ``qd``."""
+    s = (dca_solver(model, assembly, dtype) if isinstance(assembly, str) else DCA(model, assembly,
+                                                                                  dtype=dtype))
+    return s.quasi_statics(q, tau, f_ext)

@@ -1,0 +1,171 @@
+"""Total-acceleration equations of the DCA engine: the acceleration metric of Redon & Lin
+(2005) (RL), Definitions 2-3, Lemma 1, eqs. 8-9, with the SPD joint weights ``A_i`` of
+Redon, Galoppo & Lin (2005) (RGL), Sec. 5.2, eqs. 7-8 (identity weights reproduce RL).
+
+Notation of :mod:`articulated.algorithms.node_update` (``C_k = X Phi^A_{2k}`` for a handle of
+A, ``C_k = -Phi^B_{1k}`` for one of B). Total-acceleration equation (RL Lemma 1, eq. 8):
+``A(C) = sum_kl f_k^T Psi_kl f_l + sum_k f_k^T p_k + eta`` with
+``A(C) = sum_{joints i in C} qdd_i^T A_i qdd_i`` (:func:`_total_acc`). Substituting the
+affine maps ``f_2^A = -X^T f`` and ``f_1^B = f`` of the proof of Lemma 1 gives (RL eq. 9
+in handle form; ``Q_k = -Psi^A_{k2} X^T`` for a handle of A (:func:`_handle_QT`),
+``Q_k = Psi^B_{k1}`` for one of B, ``Y' = X Psi^A_2 X^T + Psi^B_1`` (:func:`_y_prime`),
+``Y = W Y' W + P A_J P^T``, ``R = D Q - P^T beta``):
+
+    Psi^C_kl = [same child] Psi_kl + Q_k W C_l + (Q_l W C_k)^T + C_k^T Y C_l
+    p^C_k    = [own child] p_k + 2 Q_k gamma + C_k^T z,                  (_handle_p)
+               z = W (p^B_1 - X p^A_2 + 2 Y' gamma) - 2 P A_J R
+    eta^C    = eta^A + eta^B + gamma^T Y' gamma + gamma^T (p^B_1 - X p^A_2) + R^T A_J R
+                                                                       (_metric_bias)
+
+Leaves have ``Psi = 0, p = 0, eta = 0``; a root node has no A (the world), which zeroes A's
+terms; it has no handles, so ``A(root) = eta``. With ``A_J = 1`` these are RL eq. 9
+(``Y = N + W (Psi_2^A + Psi_1^B) W``, ``N = U^T U``, ``U = P^T``). The blocks ``Psi^C_kl``
+are assembled in :func:`articulated.algorithms.node_update._update_nodes`, which forms
+neither ``Y`` nor any dense ``W C_k``. The certified error of stopping the
+back-substitution in each measure of RL Def. 2 is :func:`_bound`.
+
+Units: SI. ``A(C)`` is a squared joint acceleration in the metric of the weights (identity
+weights: [rad^2/s^4] for revolute joints, [m^2/s^4] for prismatic ones); ``Psi``, ``p`` and
+``eta`` carry the units that make eq. 8 consistent with handle forces in [N m; N].
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..config import INLINE
+from ..spatial import get_vec6, xform_motion_at
+from .blocks import _blk, _copy_block, _ctv, _handle_Ct, _xj_cols, _xj_rows
+
+ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "relative_joint")
+"""The acceleration error measures of RL Definition 2, in the order of their codes 0-3."""
+
+
+@njit(**INLINE)
+def _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T, t):
+    """``Y' = X Psi^A_2 X^T + Psi^B_1`` of the node of joint J (RL eq. 9) into T[t]; a leaf
+    child contributes nothing (RL Lemma 1). T[9] scratch."""
+    if psiB:
+        row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
+        _copy_block(Psi, row, tr, T, t)
+    else:
+        for a in range(6):
+            for c in range(6):
+                T[t, a, c] = 0.0
+    if psiA:
+        row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
+        _xj_rows(jt, XJ_E, XJ_r, J, Psi, row, T, 9)
+        _xj_cols(jt, XJ_E, XJ_r, J, T, 9)
+        for a in range(6):
+            for c in range(6):
+                T[t, a, c] += T[9, a, c]
+
+
+@njit(**INLINE)
+def _metric_bias(i, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6):
+    """The velocity-dependent terms of RL eq. 9 at node i (joint J, d free dofs): ``w =
+    p^B_1 - X p^A_2`` (V6[4]), ``eta^C = eta^A + eta^B + gamma^T (Y' gamma + w) + R^T A_J
+    R`` (into ``eta[i]``) and ``z = W (w + 2 Y' gamma) - 2 P A_J R`` (V6[5]), from Y' (T5),
+    gamma (V6[2]) and R (V6[3]); V6[6], V6[7] scratch."""
+    for a in range(6):
+        V6[4, a] = ph[hB + cb, a]
+    if A >= 0:
+        x = xform_motion_at(XJ_E, XJ_r, J, get_vec6(ph, hA + ca))
+        for a in range(6):
+            V6[4, a] -= x[a]
+    et = 0.0
+    if A >= 0:
+        et += eta[A]
+    et += eta[B]
+    for a in range(6):
+        s = 0.0
+        for c in range(6):
+            s += T[5, a, c] * V6[2, c]
+        V6[6, a] = V6[4, a] + 2.0 * s                      # w + 2 Y' gamma
+        et += V6[2, a] * (s + V6[4, a])
+    for rr in range(d):
+        t = 0.0
+        for ss in range(d):
+            t += Aw[J, rr, ss] * V6[3, ss]
+        V6[7, rr] = t                                      # A_J R
+        et += V6[3, rr] * t
+    eta[i] = et
+    for a in range(6):
+        s = 0.0
+        for c in range(6):
+            s += W[J, a, c] * V6[6, c]
+        for rr in range(d):
+            s -= 2.0 * P[J, a, rr] * V6[7, rr]
+        V6[5, a] = s
+
+
+@njit(**INLINE)
+def _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T, t):
+    """``Q_k^T`` of handle k of the node C of joint J (RL eq. 9) into T[t]:
+    ``-X Psi^A_{2k}`` for a handle of A, ``Psi^B_{1k}`` for one of B (T[9] scratch): the
+    blocks of :func:`_handle_Ct` with Psi for Phi and the opposite sign."""
+    sg, _src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J,
+                          Psi, T, t)
+    if sg > 0.0:
+        for a in range(6):
+            for c in range(6):
+                T[t, a, c] = -T[t, a, c]
+
+
+@njit(**INLINE)
+def _handle_p(T, ct, qt, hasQ, sg, src, dst, V6, ph):
+    """``p^C = p + 2 Q gamma + C^T z`` (RL eq. 9) for handle ``dst`` of a node from its
+    handle ``src`` in a child, ``C = sg Ct`` (Ct in T[ct]) and, when ``hasQ``, ``Q^T`` in
+    T[qt] (gamma in V6[2], z in V6[5])."""
+    t6 = _ctv(T, ct, V6, 5)
+    for c in range(6):
+        s = 0.0
+        if hasQ:
+            for a in range(6):
+                s += T[qt, a, c] * V6[2, a]
+        ph[dst, c] = ph[src, c] + 2.0 * s + sg * t6[c]
+
+
+@njit(**INLINE)
+def _total_acc(i, tree, co, fh):
+    """A(C) of node i for the handle forces in ``fh`` (RL eq. 8)."""
+    nh = tree.node_nh[i]
+    ho = tree.node_hoff[i]
+    oo = tree.node_ooff[i]
+    Psi, ph = co.Psi, co.ph
+    s = co.eta[i]
+    for k in range(nh):
+        for a in range(6):
+            s += fh[ho + k, a] * ph[ho + k, a]
+        for l in range(k, nh):
+            row, tr = _blk(ho, oo, tree.n_slots, nh, k, l)
+            t = 0.0
+            for a in range(6):
+                fa = fh[ho + k, a]
+                for c in range(6):
+                    m = Psi[row, c, a] if tr else Psi[row, a, c]
+                    t += fa * m * fh[ho + l, c]
+            s += t if k == l else 2.0 * t
+    return s
+
+
+@njit(**INLINE)
+def _bound(measure, eps2, A_total, top, maxnorm):
+    """Certified error of stopping now (RL Sec. 4.3): ``eps2`` is the sum of the total
+    accelerations in the queue, ``top`` the largest of them, ``maxnorm`` the largest
+    computed joint-acceleration norm (a lower bound of the maximum over all joints)."""
+    if measure == 0:
+        return math.sqrt(max(eps2, 0.0))
+    if measure == 1:
+        if A_total <= 0.0:
+            return 0.0
+        return math.sqrt(max(eps2, 0.0) / A_total)
+    if measure == 2:
+        return math.sqrt(max(top, 0.0))
+    if top <= 0.0:
+        return 0.0
+    if maxnorm <= 0.0:
+        return math.inf
+    return math.sqrt(top) / maxnorm
