@@ -204,7 +204,7 @@ def test_reduced_tree_keeps_precision_on_long_rigid_pieces():
         exact = _constrained(m, q, qd_h, tau, f, act)
         assert np.abs(qdd[act[m.dof_body]] - exact).max() <= 1e-12 * np.abs(exact).max()
     # region updates: nodes rigidified at new angles are summed again, the rest reused
-    from articulated.simulation.integrators import integrate
+    from articulated.configuration import integrate
 
     s.set_state(q, qd, tau, f)
     s.prepare_region()
@@ -333,7 +333,7 @@ def _check_local_updates(s, q, qd, tau_of, f, budgets, columns=16, weights=None)
     update region and new active region, the same velocities (1e-9), and the first hybrid
     step after each update equal to the constrained dynamics from CRBA and RNEA (1e-9). ``tau_of(k, qd)``
     gives the joint forces of update k; ``weights(q)`` the reference's metric weights."""
-    from articulated.simulation.integrators import integrate
+    from articulated.configuration import integrate
 
     m, h = s.model, 1e-3
     ref = AdaptiveDynamics(m)
@@ -513,7 +513,7 @@ def test_compiled_run_divergence_keeps_records():
     """A diverging compiled run (a stiff spring blows the chain up) stops with
     SimulationDiverged naming the step, and keeps the states recorded before it."""
     from articulated.simulation import Spring
-    from articulated.simulation.simulator import SimulationDiverged
+    from articulated.simulation.trajectory import SimulationDiverged
 
     m = models.pendulum(12)
     sim = art.Simulator(m, 0.05, method="adaptive", max_active=4, update_every=3,

@@ -1,5 +1,5 @@
 """Adaptive-dynamics simulation (Redon, Galoppo & Lin 2005, RGL): :class:`AdaptiveSimulator`,
-behind ``Simulator(model, dt, method="adaptive", ...)``.
+what the factory ``articulated.Simulator(model, dt, method="adaptive", ...)`` builds.
 
 Each step integrates the hybrid body (the active joints; rigidified joints have zero
 velocity) with the semi-implicit Euler scheme ``qd += h qdd``, ``q (+)= h qd``. Every
@@ -25,8 +25,6 @@ from __future__ import annotations
 import math
 import platform
 import time
-from dataclasses import dataclass
-
 import numpy as np
 
 from llvmlite import ir as llvm_ir
@@ -41,9 +39,10 @@ from ..algorithms.reduced import _reduced_dynamics, _reduced_kinematics
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..algorithms.kinematics import body_velocities, energy
 from ..config import JIT, KERNEL
+from ..configuration import integrate_joints_inplace
 from ..model import Model
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces
-from .integrators import integrate_joints_inplace
+from .trajectory import AdaptiveTrajectory, SimulationDiverged
 
 
 ERR_FORCE = 3
@@ -168,29 +167,6 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
                 srec[nrec, a] = last[a]
             nrec += 1
     return nsteps, 0, -1, nrec
-
-
-@dataclass
-class AdaptiveTrajectory:
-    """What :meth:`AdaptiveSimulator.run` records (one entry per recorded step).
-
-    t : (k,) [s]; q : (k, nq); qd : (k, nv); kinetic : (k,) [J] kinetic energy;
-    active : (k,) int - active joints; update_region : (k,) int - joints of the last
-    acceleration update region; rigidified : (k,) int - joints rigidified at the last
-    active-region update; wall : (steps,) float - wall time of every step [s].
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    kinetic: np.ndarray
-    active: np.ndarray
-    update_region: np.ndarray
-    rigidified: np.ndarray
-    wall: np.ndarray
-
-    def __len__(self):
-        return len(self.t)
 
 
 class AdaptiveSimulator:
@@ -446,8 +422,6 @@ class AdaptiveSimulator:
                 rec[name].append(int(x))
 
         def diverged(k, e):
-            from .simulator import SimulationDiverged
-
             return SimulationDiverged(
                 f"adaptive run stopped at step {k + 1}: {e}",
                 trajectory=AdaptiveTrajectory(**{n: np.array(v) for n, v in rec.items()},
