@@ -204,7 +204,7 @@ def test_reduced_tree_keeps_precision_on_long_rigid_pieces():
         exact = _constrained(m, q, qd_h, tau, f, act)
         assert np.abs(qdd[act[m.dof_body]] - exact).max() <= 1e-12 * np.abs(exact).max()
     # region updates: nodes rigidified at new angles are summed again, the rest reused
-    from articulated.simulation.integrators import integrate
+    from articulated.configuration import integrate
 
     s.set_state(q, qd, tau, f)
     s.prepare_region()
@@ -333,7 +333,7 @@ def _check_local_updates(s, q, qd, tau_of, f, budgets, columns=16, weights=None)
     update region and new active region, the same velocities (1e-9), and the first hybrid
     step after each update equal to the constrained dynamics from CRBA and RNEA (1e-9). ``tau_of(k, qd)``
     gives the joint forces of update k; ``weights(q)`` the reference's metric weights."""
-    from articulated.simulation.integrators import integrate
+    from articulated.configuration import integrate
 
     m, h = s.model, 1e-3
     ref = AdaptiveDynamics(m)
@@ -445,37 +445,65 @@ def test_per_character_budgets():
         art.Simulator(m, 1e-3, method="adaptive", max_active=[1, 2, 3])
 
 
-def test_compiled_step_loop_equals_python_steps():
-    """The compiled loop of hybrid steps (world- and body-frame point forces and a damped
-    spring evaluated from the hierarchical frames inside the loop) gives the trajectory of
-    the per-step Python path (forces through Force.apply), records included; and a force
-    without a compiled form falls back to the Python path."""
+def _adaptive_reference(m, q0, forces, steps, h, update_every, **criteria):
+    """The adaptive simulator's scheme written with the algorithm API: forces through
+    ``Force.apply`` at each step's state (poses by forward kinematics), an
+    :meth:`AdaptiveDynamics.region_update` every ``update_every`` steps and
+    :meth:`AdaptiveDynamics.hybrid_accelerations` between, ``qd += h qdd`` and
+    ``q = integrate(q, qd, h)`` (``qd`` is zero outside the active region). Returns the
+    states and ``(active, update_region, rigidified)`` after every step (index 0: start)."""
+    s = AdaptiveDynamics(m)
+    q, qd = q0.copy(), np.zeros(m.nv)
+    s.set_state(q, qd)
+    s.prepare_region()
+    bodies = np.unique(np.concatenate([f.support(m)[0] for f in forces]).astype(np.int64))
+    out = [(q.copy(), qd.copy(), (m.nb, 0, 0))]
+    last = out[0][2]
+    for k in range(steps):
+        s.sync_frames(q)
+        tau, f_ext = np.zeros(m.nv), np.zeros((m.nb, 6))
+        for force in forces:
+            force.apply(m, k * h, q, qd, tau, f_ext)
+        if k % update_every == 0:
+            qd, U, rigid = s.region_update(q, qd, tau, f_ext, h, bodies=bodies,
+                                           impulse_columns=2, **criteria)
+            last = (int(s.active.sum()), U.size, rigid.size)
+        else:
+            qd = qd + h * s.hybrid_accelerations(q, qd, tau, f_ext, bodies)
+        q = art.integrate(m, q, qd, h)
+        out.append((q.copy(), qd.copy(), last))
+    return out
+
+
+def test_compiled_step_loop_follows_the_algorithm_api():
+    """The compiled loop of adaptive steps (world- and body-frame point forces and a damped
+    spring evaluated from the hierarchical frames inside the loop, region updates included)
+    gives the trajectory of the same scheme written with the algorithm API
+    (:func:`_adaptive_reference`), records included; and a force without a compiled form
+    has none (the simulator then steps in Python)."""
     from articulated.simulation import JointTorque, PointForce, Spring
 
     m = models.pendulum(40)
     q0 = np.r_[1.1, np.linspace(-0.2, 0.2, m.nq - 1)]
-
-    def make(compiled):
-        forces = [PointForce(39, (0.0, 0.5, 0.1)),
-                  PointForce(20, (0.1, 0.0, 0.0), point=(0.0, 0.0, -0.05), frame="body"),
-                  Spring(30, (0.0, 0.0, -0.05), (0.5, 1.0, -2.0), 20.0, 0.1, 0.5)]
-        sim = art.Simulator(m, 1e-3, method="adaptive", max_active=6, max_update=8, q0=q0,
-                            forces=forces, update_every=7)
-        assert sim._compiled is not None
-        if not compiled:
-            sim._compiled = None
-        return sim
-
-    a, b = make(True), make(False)
-    ta, tb = a.run(50, record_every=3), b.run(50, record_every=3)
+    forces = [PointForce(39, (0.0, 0.5, 0.1)),
+              PointForce(20, (0.1, 0.0, 0.0), point=(0.0, 0.0, -0.05), frame="body"),
+              Spring(30, (0.0, 0.0, -0.05), (0.5, 1.0, -2.0), 20.0, 0.1, 0.5)]
+    sim = art.Simulator(m, 1e-3, method="adaptive", max_active=6, max_update=8, q0=q0,
+                        forces=forces, update_every=7)
+    assert sim._compiled is not None
+    ta = sim.run(50, record_every=3)
+    ref = _adaptive_reference(m, q0, forces, 50, 1e-3, 7, max_active=6, max_update=8)
+    tb = [ref[k] for k in range(0, 51, 3)]
+    qb = np.array([r[0] for r in tb])
+    qdb = np.array([r[1] for r in tb])
     assert len(ta) == len(tb) == 17
-    assert np.abs(ta.t - tb.t).max() <= 1e-12
-    assert np.abs(ta.q - tb.q).max() <= 1e-10
-    assert np.abs(ta.qd - tb.qd).max() <= 1e-9 * np.abs(tb.qd).max()
+    assert np.abs(ta.t - 1e-3 * np.arange(0, 51, 3)).max() <= 1e-12
+    assert np.abs(ta.q - qb).max() <= 1e-10
+    assert np.abs(ta.qd - qdb).max() <= 1e-9 * np.abs(qdb).max()
     assert np.abs(ta.q[-1] - q0).max() > 1e-3                  # it moved
-    for name in ("active", "update_region", "rigidified"):     # region updates compiled too
-        assert np.array_equal(getattr(ta, name), getattr(tb, name)), name
-    assert tb.rigidified.sum() > 0 and ta.update_region.max() == 8
+    for i, name in enumerate(("active", "update_region", "rigidified")):
+        assert np.array_equal(getattr(ta, name), [r[2][i] for r in tb]), name
+    assert ta.rigidified.sum() > 0 and ta.update_region.max() == 8
     assert ta.wall.shape == (50,) and np.all(ta.wall > 0) and np.all(np.isfinite(ta.wall))
     c = art.Simulator(m, 1e-3, method="adaptive", max_active=6,
                       forces=[JointTorque(np.zeros(m.nv))])
@@ -484,36 +512,34 @@ def test_compiled_step_loop_equals_python_steps():
 
 def test_compiled_records_follow_the_run_not_the_global_step_count():
     """Records are taken every ``record_every`` steps of each run, also when the simulator
-    has already stepped: a second run's compiled loop records at the same steps as the
-    Python path (it used to count from the simulator's first step and could write past
-    its record buffer)."""
+    has already stepped: a second run records the states that one uninterrupted run
+    reaches at those steps (it used to count from the simulator's first step and could
+    write past its record buffer)."""
     from articulated.simulation import PointForce
 
     m = models.pendulum(20)
     q0 = np.r_[1.0, np.zeros(m.nq - 1)]
 
-    def make(compiled):
-        sim = art.Simulator(m, 1e-3, method="adaptive", max_active=4, update_every=5,
-                            q0=q0, forces=[PointForce(19, (0.0, 0.3, 0.0))])
-        if not compiled:
-            sim._compiled = None
-        return sim
+    def make():
+        return art.Simulator(m, 1e-3, method="adaptive", max_active=4, update_every=5,
+                             q0=q0, forces=[PointForce(19, (0.0, 0.3, 0.0))])
 
     for first, steps, every in ((1, 9, 10), (3, 10, 4), (7, 12, 5)):
-        a, b = make(True), make(False)
+        a = make()
         a.run(first)
-        b.run(first)
-        ta, tb = a.run(steps, record_every=every), b.run(steps, record_every=every)
-        assert len(ta) == len(tb) == 1 + steps // every
-        assert np.abs(ta.t - tb.t).max() <= 1e-12
-        assert np.abs(ta.q - tb.q).max() <= 1e-10
+        ta = a.run(steps, record_every=every)
+        tb = make().run(first + steps, record_every=1)        # a record after every step
+        at = first + every * np.arange(steps // every + 1)      # the run's steps 0, every, ...
+        assert len(ta) == 1 + steps // every
+        assert np.abs(ta.t - tb.t[at]).max() <= 1e-12
+        assert np.abs(ta.q - tb.q[at]).max() <= 1e-10
 
 
 def test_compiled_run_divergence_keeps_records():
     """A diverging compiled run (a stiff spring blows the chain up) stops with
     SimulationDiverged naming the step, and keeps the states recorded before it."""
     from articulated.simulation import Spring
-    from articulated.simulation.simulator import SimulationDiverged
+    from articulated.simulation.trajectory import SimulationDiverged
 
     m = models.pendulum(12)
     sim = art.Simulator(m, 0.05, method="adaptive", max_active=4, update_every=3,

@@ -17,7 +17,8 @@ from scipy.integrate import solve_ivp
 import articulated as art
 from articulated.algorithms import loops
 from articulated.model import ModelBuilder, loop_residual_np
-from articulated.simulation.integrators import integrate, rk4_step
+from articulated.configuration import integrate
+from articulated.simulation.integrators import rk4_step
 from articulated.simulation.srm import KKTSolver, SRMSolver
 
 warnings.filterwarnings("ignore", category=Warning, module="numba")

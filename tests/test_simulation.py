@@ -8,9 +8,9 @@ from scipy.linalg import expm
 
 import articulated as art
 from articulated.models import random_tree
+from articulated.configuration import integrate, normalize, qdot
 from articulated.simulation import (JointDamping, JointTorque, PDController, PointForce,
-                                    SimulationDiverged, Simulator, Spring, Trajectory,
-                                    integrate, normalize, qdot)
+                                    SimulationDiverged, Simulator, Spring, Trajectory)
 
 
 # ------------------------------------------------------------------------------ helpers

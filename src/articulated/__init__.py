@@ -14,10 +14,11 @@ from .algorithms.forward_dynamics import forward_dynamics
 from .algorithms.kinematics import (body_force, body_velocities, energy, forward_kinematics,
                                     jacobian, point_position)
 from .algorithms.rnea import bias_forces, gravity_torques, rnea
+from .configuration import integrate, normalize, qdot
 from .model import Data, Model, ModelBuilder
-from .simulation import (Force, JointDamping, JointTorque, PDController, PointForce,
-                         AdaptiveSimulator, QuasiStaticSimulator, SimulationDiverged, Simulator, Spring, Trajectory,
-                         integrate, normalize, qdot)
+from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDamping, JointTorque,
+                         PDController, PointForce, QuasiStaticSimulator, SimulationDiverged,
+                         Simulator, Spring, Trajectory)
 from .simulation.srm import KKTSolver, SRMSolver
 from .urdf import load_urdf
 from . import models
@@ -28,7 +29,7 @@ __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
-    "AdaptiveDynamics", "AdaptiveSimulator", "KKTSolver", "SRMSolver",
+    "AdaptiveDynamics", "AdaptiveSimulator", "DynamicsSimulator", "KKTSolver", "SRMSolver",
     "Force", "JointDamping", "JointTorque", "PDController", "PointForce", "SimulationDiverged",
     "Simulator", "Spring", "Trajectory", "integrate", "normalize", "qdot",
     "aba", "aba_modified", "articulated_pivots", "bias_forces", "body_force", "body_velocities", "crba",

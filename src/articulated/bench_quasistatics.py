@@ -154,7 +154,7 @@ def truncation_error(model, q0, qdd0, norms, eps, dt):
     the exact ``qdd0`` kept on the :func:`lower_bound` joints only (the fewest joints that
     meet ``eps``), one step ``q0 + dt^2 qdd`` against the exact step. What the error measure
     itself allows, whatever the method."""
-    from .simulation.integrators import integrate_joints_inplace
+    from .configuration import integrate_joints_inplace
 
     keep = norms > eps * norms.max()
     qdd_t = np.where(keep[model.dof_body], qdd0, 0.0)

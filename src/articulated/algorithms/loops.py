@@ -468,7 +468,7 @@ def loop_Gdot_qd(model: Model, q, qd, delta: float | None = None) -> np.ndarray:
     Used with ``G_L qdd`` in the acceleration-level constraint
     ``G_L qdd + G_L-dot qd = 0`` of the reference solver.
     """
-    from ..simulation.integrators import integrate
+    from ..configuration import integrate
 
     qd = np.asarray(qd, dtype=np.float64)
     if delta is None:

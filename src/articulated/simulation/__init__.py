@@ -1,19 +1,22 @@
-"""Simulation layer: configuration-space helpers, integrators, applied forces, the Simulator.
+"""Simulation layer: integrators, applied forces, the simulators, the factory that picks one
+(:func:`Simulator`), and what they record.
 
 Re-exports only (see the modules for the implementations).
 """
 
 from .forces import (FramesKinematics, Force, JointDamping, JointTorque, PDController,
                      PointForce, Spring, StateKinematics)
-from .integrators import (INTEGRATORS, euler_step, integrate, normalize, qdot, rk4_step,
-                          semi_implicit_euler_step)
-from .adaptive import AdaptiveSimulator, AdaptiveTrajectory
-from .quasistatic import QuasiStaticSimulator, QuasiStaticTrajectory
-from .simulator import SimulationDiverged, Simulator, Trajectory
+from .integrators import INTEGRATORS, euler_step, rk4_step, semi_implicit_euler_step
+from .trajectory import (AdaptiveTrajectory, QuasiStaticTrajectory, SimulationDiverged,
+                         Trajectory)
+from .simulator import DynamicsSimulator
+from .adaptive import AdaptiveSimulator
+from .quasistatic import QuasiStaticSimulator
+from .factory import Simulator
 
 __all__ = [
-    "Force", "FramesKinematics", "INTEGRATORS", "JointDamping", "JointTorque", "PDController", "PointForce",
-    "AdaptiveSimulator", "AdaptiveTrajectory", "QuasiStaticSimulator", "QuasiStaticTrajectory",
-    "SimulationDiverged", "Simulator", "Spring", "StateKinematics", "Trajectory",
-    "euler_step", "integrate", "normalize", "qdot", "rk4_step", "semi_implicit_euler_step",
+    "Force", "FramesKinematics", "INTEGRATORS", "JointDamping", "JointTorque", "PDController",
+    "PointForce", "AdaptiveSimulator", "AdaptiveTrajectory", "DynamicsSimulator", "QuasiStaticSimulator",
+    "QuasiStaticTrajectory", "SimulationDiverged", "Simulator", "Spring", "StateKinematics",
+    "Trajectory", "euler_step", "rk4_step", "semi_implicit_euler_step",
 ]

@@ -1,5 +1,5 @@
 """Adaptive-dynamics simulation (Redon, Galoppo & Lin 2005, RGL): :class:`AdaptiveSimulator`,
-behind ``Simulator(model, dt, method="adaptive", ...)``.
+what the factory ``articulated.Simulator(model, dt, method="adaptive", ...)`` builds.
 
 Each step integrates the hybrid body (the active joints; rigidified joints have zero
 velocity) with the semi-implicit Euler scheme ``qd += h qdd``, ``q (+)= h qd``. Every
@@ -15,9 +15,12 @@ Sec. 5.1 runs instead of the plain hybrid step:
 4. conversion to the new hybrid state.
 
 The solver is :class:`articulated.algorithms.adaptive.AdaptiveDynamics`: the steps between
-updates cost O(N_A log n) and run in one compiled loop when every force has a compiled
-form; an active-region update recomputes only the nodes around the active region (see the
-solver's module docstring).
+updates cost O(N_A log n); an active-region update recomputes only the nodes around the
+active region (see the solver's module docstring). Steps run in one compiled loop,
+:func:`_adaptive_steps`, whenever they can (every applied force has a compiled form; with
+callable metric weights, every step but the region updates), and otherwise one by one in
+Python (:meth:`AdaptiveSimulator._python_step`); :meth:`AdaptiveSimulator.step` and
+:meth:`AdaptiveSimulator.run` choose the same way.
 """
 
 from __future__ import annotations
@@ -25,8 +28,6 @@ from __future__ import annotations
 import math
 import platform
 import time
-from dataclasses import dataclass
-
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba import njit, types
@@ -41,9 +42,10 @@ from ..algorithms.kinematics import body_velocities, energy
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import JIT, KERNEL
+from ..configuration import integrate_joints_inplace
 from ..model import Model
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces
-from .integrators import integrate_joints_inplace
+from .trajectory import AdaptiveTrajectory, SimulationDiverged
 
 ERR_FORCE = 3
 """Error code of :func:`_adaptive_steps`: an applied force is not finite."""
@@ -97,15 +99,16 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     (:func:`articulated.algorithms.region.region_update_kernel`, criteria ``crit``,
     arguments ``rargs``; external forces on ``rbody``), the others the forward dynamics
     of the hybrid body (RGL Sec. 4.3, by ABA on the reduced tree: its kinematics,
-    :func:`~articulated.algorithms.reduced._reduced_kinematics`, or after a region change
-    :func:`~articulated.algorithms.hybrid._hybrid_kinematics`, then
-    :func:`~articulated.algorithms.reduced._reduced_dynamics` with its buffers ``red``;
+    :func:`~articulated.algorithms.reduced.reduced_kinematics`, or after a region change
+    :func:`~articulated.algorithms.hybrid.hybrid_kinematics`, then
+    :func:`~articulated.algorithms.reduced.reduced_dynamics` with its buffers ``red``;
     forces on ``ubody``) and ``qd += h qdd``; the compiled forces are applied at every
     step's poses and velocities (into the solver's ``f_ext``), then ``q (+)= h qd`` on the
-    active joints. ``q``, ``qd``: the solver's state arrays (in/out). ``last`` (3,) int64
-    in/out: (active joints, update region, rigidified) of the last update; after step
+    active joints. ``q``, ``qd``: the solver's state arrays (in/out). ``last`` (6,) int64
+    in/out: (active joints, update region, rigidified, and the region kernel's counts of
+    passive nodes updated, evaluated, tensorized) of the last update; after step
     ``rec0 + s + 1`` of the caller's run (``rec0``: the index of step 0 within the run)
-    divisible by ``record_every`` the state and ``last`` are copied into ``qrec``,
+    divisible by ``record_every`` the state and ``last[:3]`` are copied into ``qrec``,
     ``qdrec``, ``srec`` (at most their rows). With ``timed``, ``cycles[s]`` is the cycle
     count of step s. Returns ``(steps done, error, joint, records)``: error 0, the region
     kernel's codes, or :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before
@@ -138,6 +141,9 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
             last[0] = counts[N_AJOINTS]
             last[1] = res[0]
             last[2] = res[1]
+            last[3] = res[2]
+            last[4] = res[3]
+            last[5] = res[4]
         else:
             reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, kin)
             if stats[STAT_BAD] >= 0:
@@ -166,29 +172,6 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
                 srec[nrec, a] = last[a]
             nrec += 1
     return nsteps, 0, -1, nrec
-
-
-@dataclass
-class AdaptiveTrajectory:
-    """What :meth:`AdaptiveSimulator.run` records (one entry per recorded step).
-
-    t : (k,) [s]; q : (k, nq); qd : (k, nv); kinetic : (k,) [J] kinetic energy;
-    active : (k,) int - active joints; update_region : (k,) int - joints of the last
-    acceleration update region; rigidified : (k,) int - joints rigidified at the last
-    active-region update; wall : (steps,) float - wall time of every step [s].
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    kinetic: np.ndarray
-    active: np.ndarray
-    update_region: np.ndarray
-    rigidified: np.ndarray
-    wall: np.ndarray
-
-    def __len__(self):
-        return len(self.t)
 
 
 class AdaptiveSimulator:
@@ -346,8 +329,43 @@ class AdaptiveSimulator:
                          rigidified=int(rigid.size))
         return qd
 
+    def _compiled_stretch(self, limit: int) -> int:
+        """How many of the next ``limit`` steps run in the compiled loop
+        :func:`_adaptive_steps`: all of them when every applied force has a compiled form
+        and the metric weights are constant; with callable weights (evaluated in Python at
+        each active-region update) those before the next update; none when a force has no
+        compiled form, or the next step is an update with callable weights."""
+        if self._compiled is None:
+            return 0
+        if not any(fn is not None for fn in self.solver._weight_fns):
+            return limit
+        phase = self.steps % self.update_every
+        return 0 if phase == 0 else min(limit, self.update_every - phase)
+
     def step(self) -> None:
-        """One step (an active-region update every ``update_every`` steps)."""
+        """One step (an active-region update every ``update_every`` steps), by the path
+        :meth:`run` takes for it: the compiled loop :func:`_adaptive_steps` for one step
+        when it can (see :meth:`_compiled_stretch`), else :meth:`_python_step`, the only
+        path for forces without a compiled form (user-defined :class:`articulated.Force`
+        subclasses, :class:`articulated.JointTorque`, ...) and for region updates with
+        callable metric weights.
+
+        Raises ValueError (state left at the last finite values, except after a failed
+        region update) when an acceleration, force or the state becomes non-finite.
+        """
+        if self._compiled_stretch(1):
+            error = self._compiled_steps(1, 0, 1)[3]
+            if error is not None:
+                raise error
+        else:
+            self._python_step()
+
+    def _python_step(self) -> None:
+        """One step in Python: forces through :meth:`articulated.Force.apply` (or their
+        compiled form, evaluated here), the active-region update of
+        :meth:`AdaptiveDynamics.region_update` or the hybrid-body accelerations of
+        :meth:`AdaptiveDynamics.hybrid_accelerations`, then ``q (+)= h qd`` on the active
+        joints."""
         m, h = self.model, self.dt
         self.solver.sync_frames(self.q)                 # world poses at this step's q
         tau, f_ext = self._forces()
@@ -381,6 +399,7 @@ class AdaptiveSimulator:
         s.q[:] = self.q
         s.qd[:] = self.qd
         s.tau[:] = self._tau
+        st = s.passive_stats
         first = (-(k0 + 1)) % every            # first record: step k0 + first + 1
         n_rec = 0 if first >= n else (n - 1 - first) // every + 1
         qrec, qdrec = np.empty((n_rec, m.nq)), np.empty((n_rec, m.nv))
@@ -390,7 +409,8 @@ class AdaptiveSimulator:
         crit = s._region_criteria(self.eps_acc, self.max_update, self.eps_vel,
                                   self.max_active, self.impulse_columns)
         last = np.array([self.last["active"], self.last["update_region"],
-                         self.last["rigidified"]], dtype=np.int64)
+                         self.last["rigidified"], st["updated"], st["evaluated"],
+                         st["tensorized"]], dtype=np.int64)
         done, err, joint, nrec = _adaptive_steps(
             n, self.steps, k0, self.update_every, every, self.dt, rate is not None, crit, s.q,
             s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
@@ -404,6 +424,8 @@ class AdaptiveSimulator:
         self.active = s.active.copy()
         self.last = dict(active=int(last[0]), update_region=int(last[1]),
                          rigidified=int(last[2]))
+        s.passive_stats = dict(updated=int(last[3]), evaluated=int(last[4]),
+                               tensorized=int(last[5]))
         ks = [k0 + first + j * every for j in range(nrec)]
         error = None
         if err:
@@ -423,17 +445,17 @@ class AdaptiveSimulator:
 
         When every applied force has a compiled form (:class:`articulated.PointForce`,
         :class:`articulated.Spring`, or no forces) the steps run in one compiled loop
-        (:func:`_adaptive_steps`, the same kernels and results as :meth:`step`; with
-        callable metric weights only the hybrid steps between two active-region updates
-        do); ``wall`` then comes from the CPU's cycle counter (x86; elsewhere each step of
-        a compiled stretch gets the stretch's mean time)."""
+        (:func:`_adaptive_steps`; with callable metric weights only the hybrid steps
+        between two active-region updates do, see :meth:`_compiled_stretch`), the others
+        by :meth:`_python_step`, as :meth:`step` runs them; ``wall`` of a compiled stretch
+        comes from the CPU's cycle counter (x86; elsewhere each of its steps gets the
+        stretch's mean time)."""
         if int(steps) < 1 or int(record_every) < 1:
             raise ValueError("steps and record_every must be >= 1")
         steps, every = int(steps), int(record_every)
         rec = {k: [] for k in ("t", "q", "qd", "kinetic", "active", "update_region",
                                "rigidified")}
         wall = np.zeros(steps)
-        python_updates = any(fn is not None for fn in self.solver._weight_fns)
 
         def record(t, q, qd, last):
             rec["t"].append(t)
@@ -444,8 +466,6 @@ class AdaptiveSimulator:
                 rec[name].append(int(x))
 
         def diverged(k, e):
-            from .simulator import SimulationDiverged
-
             return SimulationDiverged(
                 f"adaptive run stopped at step {k + 1}: {e}",
                 trajectory=AdaptiveTrajectory(**{n: np.array(v) for n, v in rec.items()},
@@ -458,10 +478,8 @@ class AdaptiveSimulator:
         record(self.t, self.q, self.qd, last())
         k = 0
         while k < steps:
-            phase = self.steps % self.update_every
-            if self._compiled is not None and not (python_updates and phase == 0):
-                n = steps - k if not python_updates else min(steps - k,
-                                                             self.update_every - phase)
+            n = self._compiled_stretch(steps - k)
+            if n:
                 t_start = self.t
                 t0 = time.perf_counter()
                 done, records, w, error = self._compiled_steps(n, k, every)
@@ -475,7 +493,7 @@ class AdaptiveSimulator:
                 continue
             t0 = time.perf_counter()
             try:
-                self.step()
+                self._python_step()
             except ValueError as e:          # non-finite accelerations or state
                 raise diverged(k, e) from e
             wall[k] = time.perf_counter() - t0
@@ -483,7 +501,6 @@ class AdaptiveSimulator:
                 record(self.t, self.q, self.qd, last())
             k += 1
         return AdaptiveTrajectory(**{k: np.array(v) for k, v in rec.items()}, wall=wall)
-
 
     def __repr__(self):
         return (f"AdaptiveSimulator(nb={self.model.nb}, dt={self.dt:g}, "

@@ -1,4 +1,4 @@
-"""Applied forces that a :class:`articulated.Simulator` evaluates at every dynamics call.
+"""Applied forces that the simulators (:func:`articulated.Simulator`) evaluate at every step.
 
 A force object has
 
@@ -142,7 +142,7 @@ class Force(ABC):
 
     def bind(self, model: Model) -> "Force":
         """Check the force against ``model`` (body and joint names, sizes); ValueError if it
-        does not fit. Called by :meth:`articulated.Simulator.add_force`. Returns self."""
+        does not fit. Called by the simulators' ``add_force``. Returns self."""
         return self
 
     @abstractmethod

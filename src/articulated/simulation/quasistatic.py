@@ -1,5 +1,5 @@
-"""Quasi-static simulation: :class:`QuasiStaticSimulator`, behind
-``Simulator(model, dt, method="quasistatic-adaptive" | "quasistatic")``.
+"""Quasi-static simulation: :class:`QuasiStaticSimulator`, what the factory
+``articulated.Simulator(model, dt, method="quasistatic-adaptive" | "quasistatic")`` builds.
 
 Forward quasi-statics (Redon & Lin 2005, RL, Sec. 3): the bodies' velocities are zero at
 every instant; each step computes the joint accelerations ``qdd`` under the
@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..algorithms.dca_solver import DCA
 from ..algorithms.metric import ERROR_MEASURES
 from ..algorithms.quasistatics import AdaptiveQuasiStatics
+from ..configuration import integrate_joints_inplace
 from ..model import Model
 from .forces import FramesKinematics
-from .integrators import integrate_joints_inplace
+from .trajectory import QuasiStaticTrajectory, SimulationDiverged
 
 QUASI_STATIC_METHODS = ("quasistatic-adaptive", "quasistatic")
 
@@ -55,35 +55,6 @@ class _DCAKinematics:
         return self._k.p
 
 
-@dataclass
-class QuasiStaticTrajectory:
-    """What :meth:`QuasiStaticSimulator.run` records.
-
-    Attributes
-    ----------
-    t : (k,) float64 - recorded times [s]; q : (k, nq) float64 - recorded configurations
-    joints : (steps,) int64 - joint accelerations computed per step (N_E; nb for the DCA)
-    bound : (steps,) float64 - certified acceleration error per step (0 for the DCA)
-    nodes : (steps,) int64 - assembly-tree nodes recomputed per step
-    wall : (steps,) float64 - wall time per step [s]
-    method, error, eps_max - the settings
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    joints: np.ndarray
-    bound: np.ndarray
-    nodes: np.ndarray
-    wall: np.ndarray
-    method: str = ""
-    error: str = ""
-    eps_max: float = 0.0
-    extra: dict = field(default_factory=dict)
-
-    def __len__(self):
-        return len(self.t)
-
-
 class QuasiStaticSimulator:
     """Quasi-static stepping, adaptive (RL) or by the full DCA (see the module docstring).
 
@@ -97,6 +68,8 @@ class QuasiStaticSimulator:
     max_joints : int, optional - joint budget per step instead of (or on top of) eps_max
     weights : (nb, 6, 6), optional - SPD joint weights of the acceleration metric
     q0 : (nq,) float64, optional - initial configuration (neutral by default)
+    forces : iterable of :class:`articulated.Force`, optional - applied forces
+        (:meth:`add_force` each)
     assembly : assembly-tree kind or tree (balanced by default)
 
     Attributes: ``t`` [s], ``q`` (current configuration, read-only view), ``last`` (dict
@@ -107,7 +80,8 @@ class QuasiStaticSimulator:
 
     def __init__(self, model: Model, dt: float, *, method: str = "quasistatic-adaptive",
                  eps_max: float = 2.0 ** -19, error: str = "relative_joint",
-                 max_joints: int | None = None, weights=None, q0=None, assembly="balanced"):
+                 max_joints: int | None = None, weights=None, q0=None, forces=(),
+                 assembly="balanced"):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         if method not in QUASI_STATIC_METHODS:
@@ -146,6 +120,8 @@ class QuasiStaticSimulator:
             self._q = q
         self._v = np.zeros(model.nv)
         self.last = {}
+        for f in forces:
+            self.add_force(f)
 
     @property
     def q(self) -> np.ndarray:
@@ -252,8 +228,6 @@ class QuasiStaticSimulator:
             try:
                 st = self.step()
             except ValueError as e:          # non-finite accelerations, forces or state
-                from .simulator import SimulationDiverged
-
                 raise SimulationDiverged(f"quasi-static run stopped at step {k + 1}: {e}",
                                          trajectory=trajectory(k), t=self.t,
                                          step=k + 1) from e

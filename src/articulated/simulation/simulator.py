@@ -1,42 +1,24 @@
-"""The stepping loop: :class:`Simulator` (state, applied forces, integrator, recording, energy),
-:class:`Trajectory` (what a run records) and :class:`SimulationDiverged`."""
+"""The stepping loop of tree dynamics: :class:`DynamicsSimulator` (state, applied forces,
+integrator, recording, energy), what the factory :func:`articulated.Simulator` builds for
+the forward-dynamics methods; it records a
+:class:`~articulated.simulation.trajectory.Trajectory`."""
 
 from __future__ import annotations
 
 import math
 import sys
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..algorithms._inputs import check_dtype
 from ..algorithms.forward_dynamics import METHODS, forward_dynamics
 from ..algorithms.kinematics import energy
+from ..configuration import _normalize_kernel
 from ..model import Model
 from .forces import Force, StateKinematics
-from .quasistatic import QUASI_STATIC_METHODS, QuasiStaticSimulator
-from .integrators import INTEGRATORS, STEPPERS, _layout, _normalize_kernel, _qdot, _unit
-
-
-class SimulationDiverged(RuntimeError):
-    """The state (or an applied force) became non-finite during a simulation.
-
-    Attributes
-    ----------
-    trajectory : Trajectory - everything recorded before the failure (at least the state
-        the failing :meth:`Simulator.run` started from)
-    t : float - time [s] of the last finite state
-    step : int - index (1-based, within the run) of the step that failed
-    joint : str or None - the joint whose coordinate first became non-finite, if known
-    """
-
-    def __init__(self, message, *, trajectory=None, t=None, step=None, joint=None):
-        super().__init__(message)
-        self.trajectory = trajectory
-        self.t = t
-        self.step = step
-        self.joint = joint
+from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
+from .trajectory import SimulationDiverged, Trajectory
 
 
 class _NonFinite(Exception):
@@ -46,60 +28,6 @@ class _NonFinite(Exception):
         super().__init__(detail)
         self.detail = detail
         self.joint = joint
-
-
-@dataclass
-class Trajectory:
-    """States and energies recorded by :meth:`Simulator.run`.
-
-    Attributes
-    ----------
-    t : (k,) float64 - times [s]
-    q : (k, nq) float64 - configurations
-    qd : (k, nv) float64 - joint velocities (body-frame rates for quaternion joints)
-    kinetic : (k,) float64 - kinetic energy ``T = 1/2 qd^T M qd`` [J]
-    potential : (k,) float64 - gravity potential plus the potentials of the conservative
-        applied forces (springs, world point forces, PD springs) [J]
-    nfev : int - forward-dynamics evaluations of the run (for ``rk45``, scipy's ``nfev``)
-    wall_time : float - wall-clock duration of the run [s]
-    integrator, method : str - as given to the Simulator
-    dt : float - the Simulator's time step [s]
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    kinetic: np.ndarray
-    potential: np.ndarray
-    nfev: int = 0
-    wall_time: float = 0.0
-    integrator: str = ""
-    method: str = ""
-    dt: float = float("nan")
-
-    @property
-    def total(self) -> np.ndarray:
-        """(k,) float64 - total mechanical energy ``kinetic + potential`` [J]."""
-        return self.kinetic + self.potential
-
-    def __len__(self) -> int:
-        return int(self.t.shape[0])
-
-    def save(self, path) -> None:
-        """Write every field to a NumPy ``.npz`` archive at ``path``."""
-        np.savez(path, t=self.t, q=self.q, qd=self.qd, kinetic=self.kinetic,
-                 potential=self.potential, nfev=np.int64(self.nfev),
-                 wall_time=np.float64(self.wall_time), integrator=np.str_(self.integrator),
-                 method=np.str_(self.method), dt=np.float64(self.dt))
-
-    @classmethod
-    def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by :meth:`save`."""
-        with np.load(path, allow_pickle=False) as z:
-            return cls(t=z["t"], q=z["q"], qd=z["qd"], kinetic=z["kinetic"],
-                       potential=z["potential"], nfev=int(z["nfev"]),
-                       wall_time=float(z["wall_time"]), integrator=str(z["integrator"]),
-                       method=str(z["method"]), dt=float(z["dt"]))
 
 
 class _Recorder:
@@ -184,8 +112,11 @@ def _count(x, what, minimum):
     return int(x)
 
 
-class Simulator:
-    """Time integration of an articulated body under gravity and applied forces.
+class DynamicsSimulator:
+    """Time integration of an articulated body under gravity and applied forces, by a
+    forward-dynamics algorithm and a time integrator. Usually built by the factory
+    :func:`articulated.Simulator` (same arguments), which builds the adaptive and
+    quasi-static simulators for the other ``method`` values.
 
     Parameters
     ----------
@@ -199,16 +130,11 @@ class Simulator:
         (scipy ``RK45``, the solver of ``solve_ivp(method="RK45")``) with ``rtol``, ``atol``.
         Quaternion joints are integrated on the manifold and stay unit (see
         :mod:`articulated.simulation.integrators`).
-    method : {"aba", "aba_modified", "crba", "dca"} - forward-dynamics algorithm
-        (:func:`articulated.forward_dynamics`); ``"quasistatic-adaptive"`` or
-        ``"quasistatic"`` returns a
-        :class:`~articulated.simulation.quasistatic.QuasiStaticSimulator` instead
-        (forward quasi-statics, Redon & Lin 2005; keywords ``eps_max``, ``error``,
-        ``max_joints``, ``weights``, ``q0``, ``forces``, ``assembly``); ``"srm"``: a model
-        with loop joints by the sequential regularization method
-        (:class:`articulated.simulation.srm.SRMSolver`; ``integrator`` then is "rk2", "rk4"
-        or "euler"; applied forces are evaluated once per step and held over it; ``nfev``
-        counts steps)
+    method : {"aba", "aba_modified", "crba", "dca", "srm"} - forward-dynamics algorithm
+        (:func:`articulated.forward_dynamics`); ``"srm"``: a model with loop joints by the
+        sequential regularization method (:class:`articulated.simulation.srm.SRMSolver`;
+        ``integrator`` then is "rk2", "rk4" or "euler"; applied forces are evaluated once
+        per step and held over it; ``nfev`` counts steps)
     srm : dict, optional - options of :class:`~articulated.simulation.srm.SRMSolver`
         (``iterations``, ``eps``, ``alpha``, ``form``) for ``method="srm"``
     forces : iterable of force objects (:mod:`articulated.simulation.forces`)
@@ -236,31 +162,11 @@ class Simulator:
 
     Example
     -------
-    >>> sim = Simulator(model, dt=1e-3, integrator="rk4", forces=[Spring("tip", (0, 0, 0),
-    ...                 anchor=(1, 0, 0), stiffness=50.0)])
+    >>> sim = DynamicsSimulator(model, dt=1e-3, integrator="rk4", forces=[Spring(
+    ...     "tip", (0, 0, 0), anchor=(1, 0, 0), stiffness=50.0)])
     >>> traj = sim.run(1000, record_every=10)
     >>> traj.total.max() - traj.total.min()   # energy drift [J]
     """
-
-    def __new__(cls, model=None, dt=None, *args, method: str = "aba", **kwargs):
-        # method="quasistatic-adaptive" | "quasistatic": forward quasi-statics (Redon & Lin
-        # 2005) by :class:`articulated.simulation.quasistatic.QuasiStaticSimulator`, which
-        # takes eps_max, error, max_joints, weights, q0, forces and assembly
-        if method in QUASI_STATIC_METHODS:
-            forces = kwargs.pop("forces", ())
-            sim = QuasiStaticSimulator(model, dt, method=method, **kwargs)
-            for f in forces:
-                sim.add_force(f)
-            return sim
-        if method == "adaptive":
-            # adaptive dynamics with hybrid bodies (Redon, Galoppo & Lin 2005) by
-            # :class:`articulated.simulation.adaptive.AdaptiveSimulator`: max_active,
-            # eps_vel, eps_acc, max_update, update_every, weights, velocity_weights,
-            # forces, q0, qd0, assembly
-            from .adaptive import AdaptiveSimulator
-
-            return AdaptiveSimulator(model, dt, **kwargs)
-        return super().__new__(cls)
 
     def __init__(self, model: Model, dt: float, integrator: str = "rk4", method: str = "aba",
                  forces=(), q0=None, qd0=None, rtol: float = 1e-6, atol: float = 1e-8,
@@ -465,7 +371,7 @@ class Simulator:
         ------
         SimulationDiverged - the state or an applied force became non-finite, forward
             dynamics failed on it, or the adaptive step size collapsed; ``.trajectory``
-            holds the records so far and the Simulator keeps the last finite state.
+            holds the records so far and the simulator keeps the last finite state.
         ValueError - ``steps < 0`` or ``record_every < 1``.
         """
         steps = _count(steps, "steps", 0)
@@ -557,8 +463,9 @@ class Simulator:
         return SimulationDiverged(msg, trajectory=traj, t=self.t, step=step, joint=e.joint)
 
     def __repr__(self):
-        return (f"Simulator({self.model!r}, dt={self.dt}, integrator={self.integrator!r}, "
-                f"method={self.method!r}, t={self.t:.6g}, forces={len(self.forces)})")
+        return (f"DynamicsSimulator({self.model!r}, dt={self.dt}, "
+                f"integrator={self.integrator!r}, method={self.method!r}, t={self.t:.6g}, "
+                f"forces={len(self.forces)})")
 
 
 def _describe(model, q, qd, what):

@@ -94,7 +94,7 @@ from ..algorithms.loops import (LoopWork, add_loop_forces, all_loop_rows, loop_a
 from ..algorithms.rnea import bias_forces
 from ..config import KERNEL
 from ..model import Model, data_arrays
-from .integrators import _normalize_kernel, _qdot_kernel
+from ..configuration import _normalize_kernel, _qdot_kernel
 
 SRM_INTEGRATORS = {
     "euler": (np.zeros((1, 1)), np.array([1.0]), np.array([0.0])),
