@@ -45,3 +45,37 @@ def test_byref_round_trip_booleans_nested_tuples_and_writes():
     assert b1[0, 0] == 3.0                     # 0 + 3 writes
     assert b2[0, 1] == 3.0 + 4.0               # the view's [0, 0]: 4 writes
     np.testing.assert_array_equal(b2[:, 0], 3.0)
+
+
+# Named bundles (articulated.algorithms.bundles): fields read by name through a pointer, and a
+# named tuple of pointers from byref_each keeps the field names.
+from collections import namedtuple
+
+_Pair = namedtuple("_Pair", ("first", "second"))
+_Vec = namedtuple("_Vec", ("a", "scale", "flag"))
+
+
+@njit(**KERNEL)
+def _scaled(x, ref):
+    v = deref(ref)
+    for i in range(x.shape[0]):
+        x[i] += v.scale * v.a[i] if v.flag else -v.a[i]
+    v.a[0] += 1.0                       # a write through the bundle's array
+
+
+@njit(**KERNEL)
+def _named_pointers(x, pair):
+    p = byref_each(pair)
+    _scaled(x, p.first)
+    _scaled(x, p.second)
+    _scaled(x, byref(pair.second))
+
+
+def test_named_bundles_by_reference_read_fields_by_name_and_write_through():
+    a1, a2 = np.arange(3.0), np.full(3, 2.0)
+    x = np.zeros(3)
+    _named_pointers(x, _Pair(_Vec(a1, 10.0, True), _Vec(a2, 0.5, False)))
+    # first: +10 a1 (a1[0] = 0 read before the write); second twice: -a2, then -a2 with
+    # a2[0] incremented once in between
+    np.testing.assert_array_equal(x, [0.0 - 2.0 - 3.0, 10.0 - 4.0, 20.0 - 4.0])
+    assert a1[0] == 1.0 and a2[0] == 4.0

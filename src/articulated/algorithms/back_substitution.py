@@ -56,8 +56,8 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
     tensors (:mod:`articulated.algorithms.passive`) at its rigid twist ``vnode`` (its
     parent's twist moved by ``Tup^-1``) before it is pushed; it is then marked fresh and
     listed in ``fresh_list[nfresh[0]]``. ``args``: a :func:`~articulated._byref.byref`
-    pointer to the tuple of the arguments unpacked below (:func:`partial_back_substitution`
-    takes the tuple itself)."""
+    pointer to a :class:`~articulated.algorithms.bundles.SolveArgs`
+    (:func:`partial_back_substitution` takes the bundle itself)."""
     bundle = deref(args)
     tree, inp, fr, co, sc = (bundle.model, bundle.inputs, bundle.frames, bundle.coef,
                              bundle.scratch)
@@ -216,6 +216,6 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
 
 @njit(**KERNEL)
 def partial_back_substitution(eps_max, measure, budget, prev_n, args):
-    """:func:`_partial_back_substitution` with its argument tuple ``args`` (for callers in
+    """:func:`_partial_back_substitution` with its bundle ``args`` (for callers in
     Python)."""
     _partial_back_substitution(eps_max, measure, budget, prev_n, byref(args))

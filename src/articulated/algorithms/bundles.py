@@ -33,15 +33,17 @@ NodeModel = namedtuple("NodeModel", (
     "roots", "node_parent", "node_A", "node_B", "node_joint", "node_body", "node_nh",
     "node_hoff", "node_ooff", "node_ca", "node_cb", "node_pslot", "handle_x", "n_slots"))
 NodeModel.__doc__ = """Static arrays of a model and its assembly tree, read by every node
-kernel. Joints: ``jtype, qadr, vadr, jnv`` (nb,) int64; ``Xtree_rot`` (nb,) bool,
-``axis`` (nb, 3), ``Xtree_E`` (nb, 3, 3), ``Xtree_r`` (nb, 3) [m] (placements). Bodies:
-``mass`` (nb,) [kg], ``h`` (nb, 3) [kg m], ``Ibar`` (nb, 3, 3) [kg m^2] about the body
-origin, ``gravity`` (3,) [m/s^2], ``Iinv`` (nb, 6, 6) inverse spatial inertias. Handle
-frames: ``H_E`` (2 nb, 3, 3), ``H_r`` (2 nb, 3) (handle (J, s) at row 2 J + s,
+kernel. Joints: ``jtype, qadr, vadr, jnv`` (nb,) int64; ``Xtree_rot`` (nb,) int64 (1: the
+placement rotates), ``axis`` (nb, 3), ``Xtree_E`` (nb, 3, 3), ``Xtree_r`` (nb, 3) [m]
+(placements). Bodies: ``mass`` (nb,) [kg], ``h`` (nb, 3) [kg m], ``Ibar`` (nb, 3, 3)
+[kg m^2] about the body origin, ``gravity`` (3,) [m/s^2], ``Iinv`` (nb, 21) the inverse
+spatial inertias (upper triangles, row by row). Handle frames: ``H_E`` (2 nb, 3, 3),
+``H_r`` (2 nb, 3) (handle (J, s) at row 2 J + s,
 :func:`~articulated.algorithms.handles.handle_frames`), ``perm`` (nb, 6) the aligned
-coordinates with the free ones first, ``nfree`` (nb,) their count. Tree: ``roots`` (n_roots,),
-``node_parent, node_A, node_B, node_joint, node_body, node_nh, node_hoff, node_ooff, node_ca,
-node_cb, node_pslot`` (nn,), ``handle_x`` (ns,) the handle of each slot, ``n_slots`` int."""
+coordinates with the free ones first, ``nfree`` (nb,) their count. Tree: ``roots``
+(n_roots,), ``node_parent, node_A, node_B, node_joint, node_body, node_nh, node_hoff,
+node_ooff, node_ca, node_cb, node_pslot`` (nn,), ``handle_x`` (ns,) the handle of each
+slot, ``n_slots`` int."""
 
 NodeInputs = namedtuple("NodeInputs", (
     "q", "tau", "f_ext", "Aw", "active", "quasi_static", "v", "c_al"))

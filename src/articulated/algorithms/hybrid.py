@@ -575,14 +575,11 @@ def _nearest_active(parent, active, near):
 
 
 # ------------------------------------------------------- composite steps (RGL Sec. 4.1, 4.3)
-# ``bk``: the region buffers (node_active, anodes, front, front_body, ajoints, near, front_of,
-# front_index, f0, I0, counts, epoch, I0_epoch), allocated once per solver; counts = (na, nf,
-# nj, region stamp) of the current active region; I0, epoch, I0_epoch by node
-# (:meth:`AdaptiveDynamics._region_buffers`). ``args``: the hybrid-step argument tuples
-# (pose, frames, vel, on_front, fb, upd, solve) of :meth:`AdaptiveDynamics.hybrid_args`
-# (full buffers, the region's lists and counts come from ``bk``); ``hp``: pointers to them
-# (:func:`~articulated._byref.byref_each`, made once by the calling kernel), ``bkp``: a
-# pointer to ``bk`` (:func:`~articulated._byref.byref`).
+# ``bk``: the :class:`~articulated.algorithms.bundles.RegionBuffers`, allocated once per
+# solver; ``args``: the :class:`~articulated.algorithms.bundles.HybridArgs` of
+# :meth:`AdaptiveDynamics.hybrid_args` (full buffers; the region's lists and counts come from
+# ``bk``); ``hp``: the same bundle of pointers (:func:`~articulated._byref.byref_each`, made
+# once by the calling kernel), ``bkp``: a pointer to ``bk`` (:func:`~articulated._byref.byref`).
 
 @njit(**KERNEL)
 def prepare_region(active, prep, bk):
@@ -645,7 +642,7 @@ def hybrid_dynamics(bkp, nbodies, bodies, f_ext, hp, prev_n, stats):
 
 @njit(**KERNEL)
 def hybrid_frames(bk, args):
-    """:func:`_frames_pass` over the active nodes with the argument tuples ``args`` (for
+    """:func:`_frames_pass` over the active nodes with the bundle ``args`` (for
     callers in Python)."""
     _frames_pass(bk.anodes, bk.counts[N_ANODES], byref(args.update))
 
@@ -653,7 +650,7 @@ def hybrid_frames(bk, args):
 @njit(**KERNEL)
 def hybrid_step(bk, nbodies, bodies, f_ext, args, prev_n, stats, dynamics):
     """:func:`hybrid_kinematics`, and with ``dynamics`` :func:`hybrid_dynamics`, with the
-    argument tuples ``args`` (for callers in Python). Returns the number of joints computed
+    bundle ``args`` (for callers in Python). Returns the number of joints computed
     (``prev_n`` without ``dynamics``)."""
     hp = byref_each(args)
     bkp = byref(bk)

@@ -231,8 +231,9 @@ def _update_nodes(nodes, n_upd, args):
     G_k^T Q_l[:, F]^T``), so neither ``Y`` nor any dense ``W C_k`` is formed.
 
     Scratch: T (12 + 4 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3). ``args``: a
-    :func:`~articulated._byref.byref` pointer to the tuple of the arguments unpacked below
-    (:func:`update_nodes` takes the tuple itself)."""
+    :func:`~articulated._byref.byref` pointer to a
+    :class:`~articulated.algorithms.bundles.NodeArgs` (:func:`update_nodes` takes the bundle
+    itself)."""
     bundle = deref(args)
     tree, inp, fr, co, sc = (bundle.model, bundle.inputs, bundle.frames, bundle.coef,
                              bundle.scratch)
@@ -547,7 +548,7 @@ def _tensor_scratch(i, args):
 
 @njit(**KERNEL)
 def update_nodes(nodes, n_upd, args):
-    """:func:`_update_nodes` with its argument tuple ``args`` (for callers in Python)."""
+    """:func:`_update_nodes` with its bundle ``args`` (for callers in Python)."""
     _update_nodes(nodes, n_upd, byref(args))
 
 

@@ -369,7 +369,7 @@ def reduced_momentum(bkp, rp, keep, p):
 @njit(**KERNEL)
 def reduced_step(bk, nbodies, bodies, f_ext, args, red, stats):
     """:func:`~articulated.algorithms.hybrid._hybrid_kinematics` and
-    :func:`reduced_dynamics` with the hybrid-step argument tuples ``args`` and the reduced
+    :func:`reduced_dynamics` with the hybrid-step bundle ``args`` and the reduced
     tree's buffers ``red`` (for callers in Python)."""
     hp = byref_each(args)
     bkp = byref(bk)
