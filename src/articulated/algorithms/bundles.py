@@ -122,7 +122,7 @@ RegionBuffers = namedtuple("RegionBuffers", (
     "node_active", "anodes", "front", "front_body", "ajoints", "near", "front_of",
     "front_index", "f0", "I0", "counts", "epoch", "I0_epoch"))
 RegionBuffers.__doc__ = """Bookkeeping of the active region of a hybrid body (RGL Sec. 4.1;
-:func:`articulated.algorithms.hybrid._prepare_region`), allocated once per solver:
+:func:`articulated.algorithms.hybrid.prepare_region`), allocated once per solver:
 ``node_active`` (nn,) bool; the lists ``anodes`` (nn,) active nodes (post-order),
 ``front`` (nn,) rigid-front nodes (rigid nodes whose parent is active, leaves included),
 ``front_body`` (nn,) the body carrying each front node's handle 0, ``ajoints`` (nb,)
@@ -149,7 +149,7 @@ PoseCache = namedtuple("PoseCache", (
     "Tup_E", "Tup_r", "front_of", "P_E", "P_r", "C_E", "C_r", "C_stamp", "counts", "Xr",
     "xq"))
 PoseCache.__doc__ = """World poses of bodies from the hierarchical frames
-(:func:`articulated.algorithms.hybrid._cached_pose`): the tree arrays ``leaf_of_body``
+(:func:`articulated.algorithms.hybrid.cached_pose`): the tree arrays ``leaf_of_body``
 (nb,), ``node_parent, node_pslot, node_hoff`` (nn,), ``handle_x`` (ns,), the handle frames
 ``H_E, H_r`` and principal-handle transforms ``Tup_E, Tup_r``, ``front_of`` (nn,)
 (:class:`RegionBuffers`), the world frames ``P_E`` (nn, 3, 3), ``P_r`` (nn, 3) of the
@@ -190,7 +190,7 @@ RegionPrep = namedtuple("RegionPrep", (
     "node_joint", "node_parent", "node_hoff", "handle_joint", "handle_side", "body_parent",
     "node_nh", "Tp_E", "Tp_r", "comp"))
 RegionPrep.__doc__ = """Arguments of the region bookkeeping
-(:func:`articulated.algorithms.hybrid._prepare_region`): tree arrays, ``handle_joint,
+(:func:`articulated.algorithms.hybrid.prepare_region`): tree arrays, ``handle_joint,
 handle_side`` (ns,) the joint and side of each handle slot, the model's ``body_parent``
 (nb,), the handle frames ``Tp`` and the :class:`CompositeInertias`."""
 

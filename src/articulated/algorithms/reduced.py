@@ -7,9 +7,9 @@ subassembly, and two of them meet only at an active joint), so with N_A active j
 hybrid body is a tree of N_A moving rigid bodies (plus the pieces welded to the world)
 connected by the N_A active joints. Its forward dynamics are those of RGL Sec. 4.3, and any
 exact O(N_A) algorithm computes them; between active-region updates we use
-Featherstone's ABA (RBDA Table 7.1, :func:`articulated.algorithms.aba._aba_kernel`) on this
+Featherstone's ABA (RBDA Table 7.1, :func:`articulated.algorithms.aba.aba_kernel`) on this
 reduced tree, which costs about a quarter of the multilevel DCA update of the active nodes
-(:func:`articulated.algorithms.hybrid._hybrid_dynamics`), because an ABA joint is cheaper
+(:func:`articulated.algorithms.hybrid.hybrid_dynamics`), because an ABA joint is cheaper
 than a DCA node. The active-region update (:mod:`articulated.algorithms.region`) solves its
 transient and new hybrid bodies on their reduced trees too (:func:`reduced_dynamics`,
 :func:`reduced_momentum`) and keeps the DCA's fully articulated coefficients for the
@@ -57,7 +57,7 @@ from .kinematics import joint_xup, velocity_step, world_pose_step
 
 @njit(**INLINE)
 def _pose_to(b, pose, Xs, xs, slot):
-    """``world X body`` of body b (:func:`~articulated.algorithms.hybrid._cached_pose`)
+    """``world X body`` of body b (:func:`~articulated.algorithms.hybrid.cached_pose`)
     into (Xs, xs)[slot]."""
     cached_pose(b, pose)
     xform_copy_at(pose.Xr, pose.xq, 0, Xs, xs, slot)
@@ -73,7 +73,7 @@ def _reduce(bkp, pose, rp):
     update's rigidification): the piece's inertia and transform to its principal handle
     (:func:`_piece`) by node, and the transform ``p X Jp`` of a joint's placement by
     joint. Needs the hierarchical frames of the current configuration
-    (:func:`~articulated.algorithms.hybrid._hybrid_kinematics`) where the cache misses."""
+    (:func:`~articulated.algorithms.hybrid.hybrid_kinematics`) where the cache misses."""
     bk = deref(bkp)
     front_body, ajoints, near, front_of, front_index, I0, counts, epoch = \
         bk.front_body, bk.ajoints, bk.near, bk.front_of, bk.front_index, bk.I0, bk.counts, bk.epoch
@@ -229,11 +229,11 @@ def _forward_pass(na, ajoints, mi, rp, poses):
 @njit(**KERNEL)
 def reduced_kinematics(bkp, posep, rp, nbodies, bodies):
     """Between region updates, instead of
-    :func:`~articulated.algorithms.hybrid._hybrid_kinematics`: joint transforms,
+    :func:`~articulated.algorithms.hybrid.hybrid_kinematics`: joint transforms,
     velocities and world poses of the reduced tree (RBDA eq. 7.34, Table 2.5) at the
     solver's ``q``, ``qd``, and for the pieces that carry ``bodies[:nbodies]`` the world
     frame ``P`` of their front node's principal handle and the world velocity ``Vw`` of
-    their joint, which is what :func:`~articulated.algorithms.hybrid._cached_pose` and
+    their joint, which is what :func:`~articulated.algorithms.hybrid.cached_pose` and
     the compiled forces read. Needs the reduced tree of the current region."""
     bk = deref(bkp)
     ajoints, near, front_of, counts = bk.ajoints, bk.near, bk.front_of, bk.counts
@@ -269,7 +269,7 @@ def reduced_kinematics(bkp, posep, rp, nbodies, bodies):
 def reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
     """Accelerations of the active joints by ABA on the reduced tree (module docstring)
     into the solver's ``qdd`` (active dofs only), after
-    :func:`~articulated.algorithms.hybrid._hybrid_kinematics` at the solver's ``q``,
+    :func:`~articulated.algorithms.hybrid.hybrid_kinematics` at the solver's ``q``,
     ``qd``; external forces of ``bodies[:nbodies]`` (rows of ``f_ext``, body coordinates).
     The reduced tree is rebuilt when the active region changed (``counts[REGION_STAMP]``). Without
     ``kinematics`` the reduced tree's state, transforms and velocities are those of
@@ -341,7 +341,7 @@ def reduced_momentum(bkp, rp, keep, p):
     ``h_k = I_k v_k + sum over the child pieces of Xup^T h_c`` and ``p_J = S_J^T h_k``
     (RBDA Sec. 7.1). Every body below an active joint belongs to a piece of its reduced
     subtree, so ``h_k`` is the momentum of the joint's whole subtree, as in
-    :func:`~articulated.algorithms.hybrid._generalized_momentum` (O(n))."""
+    :func:`~articulated.algorithms.hybrid.generalized_momentum` (O(n))."""
     bk = deref(bkp)
     ajoints, counts = bk.ajoints, bk.counts
     red = deref(rp)
@@ -368,7 +368,7 @@ def reduced_momentum(bkp, rp, keep, p):
 
 @njit(**KERNEL)
 def reduced_step(bk, nbodies, bodies, f_ext, args, red, stats):
-    """:func:`~articulated.algorithms.hybrid._hybrid_kinematics` and
+    """:func:`~articulated.algorithms.hybrid.hybrid_kinematics` and
     :func:`reduced_dynamics` with the hybrid-step bundle ``args`` and the reduced
     tree's buffers ``red`` (for callers in Python)."""
     hp = byref_each(args)

@@ -75,7 +75,7 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
     """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
     test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (Kokkevis et al.
     1996: the change of the accelerations for a unit joint force, each an exact solve on
-    the reduced tree, :func:`~articulated.algorithms.reduced._reduced_dynamics`, against
+    the reduced tree, :func:`~articulated.algorithms.reduced.reduced_dynamics`, against
     the solve at the solver's state, kept in ``base``), ``K^R Q^R = -qd^R`` and ``qd +=
     M_T^-1 G^T Q^R`` on the active dofs. Returns False when an acceleration is not
     finite."""
