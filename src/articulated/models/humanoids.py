@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import JOINT_TYPES, Model, ModelBuilder
+from ..builder import ModelBuilder
+from ..model import JOINT_TYPES, Model
 from ._common import GRAVITY, _box_inertia, _count, _positive, _rod_inertia
 
 

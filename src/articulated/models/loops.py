@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Model, ModelBuilder
+from ..builder import ModelBuilder
+from ..model import Model
 from ..spatial import rot_y
 from ._common import GRAVITY, _count, _positive, _rod_inertia
 
