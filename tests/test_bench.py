@@ -8,7 +8,7 @@ import pytest
 
 import articulated as art
 from articulated import bench, models
-from articulated.model import ModelBuilder
+from articulated.builder import ModelBuilder
 
 from conftest import rel_err
 

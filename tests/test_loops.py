@@ -16,7 +16,8 @@ from scipy.integrate import solve_ivp
 
 import articulated as art
 from articulated.algorithms import loops
-from articulated.model import ModelBuilder, loop_residual_np
+from articulated.builder import ModelBuilder
+from articulated.model import loop_residual_np
 from articulated.configuration import integrate
 from articulated.simulation.integrators import rk4_step
 from articulated.simulation.srm import KKTSolver, SRMSolver

@@ -15,7 +15,9 @@ from .algorithms.kinematics import (body_force, body_velocities, energy, forward
                                     jacobian, point_position)
 from .algorithms.rnea import bias_forces, gravity_torques, rnea
 from .configuration import integrate, normalize, qdot
-from .model import Data, Model, ModelBuilder
+from .builder import ModelBuilder
+from .data import Data
+from .model import Model
 from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDamping, JointTorque,
                          PDController, PointForce, QuasiStaticSimulator, SimulationDiverged,
                          Simulator, Spring, Trajectory)

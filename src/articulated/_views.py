@@ -1,7 +1,7 @@
 """Two-dimensional views of packed buffers without numba's general reshape.
 
 The kernels take a model or a workspace as one packed float buffer and cut it into named
-arrays (:func:`articulated.model.model_arrays`, :func:`articulated.model.data_arrays`).
+arrays (:func:`articulated.model.model_arrays`, :func:`articulated.data.data_arrays`).
 Numba compiles ``a.reshape((m, n))`` into a call of its shape normaliser and of the C helper
 ``numba_attempt_nocopy_reshape`` at every reshape, about 50-100 cycles each: an ABA call
 unpacks nine reshaped views, which cost about as much as the arithmetic of ABA on a
@@ -12,6 +12,7 @@ pointer, shape ``(m, n)`` and strides ``(n itemsize, itemsize)``.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import types
 from numba.core.imputils import impl_ret_borrowed
 from numba.core import config as numba_config
@@ -53,3 +54,11 @@ rows = _rows_python if numba_config.DISABLE_JIT else _rows_view
 array ``a`` as a C-contiguous (m, n) view, no copy (:func:`_rows_view`). For compiled
 code (with or without NRT; a view made in a kernel with NRT holds a reference to its
 buffer); with ``NUMBA_DISABLE_JIT=1`` NumPy's reshape."""
+
+
+def mat3_view(a, nb):
+    """An (nb, 9) view as an (nb, 3, 3) view (NumPy; never a copy)."""
+    m = a.reshape(nb, 3, 3)
+    if nb and not np.shares_memory(m, a):
+        raise AssertionError("packed 3x3 field is not viewable as (nb, 3, 3)")
+    return m

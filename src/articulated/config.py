@@ -34,7 +34,7 @@ INLINE_IR = dict(JIT, inline="always")
 spatial-algebra helpers (:mod:`articulated.spatial`) and those of ABA, CRBA and kinematics,
 where this gave ABA about 6% more speed than :data:`INLINE` at little compile cost, and the
 two helpers that return array views into packed buffers
-(:func:`articulated.model.model_arrays`, :func:`articulated.model.data_arrays`): typed in
+(:func:`articulated.model.model_arrays`, :func:`articulated.data.data_arrays`): typed in
 the caller, their views cost no reference counting inside a :data:`KERNEL`, while Python
 callers get views that keep their buffer alive (NRT on); one compiled version cannot do
 both."""

@@ -11,7 +11,8 @@ import os
 
 import numpy as np
 
-from .model import ModelBuilder, Model
+from .builder import ModelBuilder
+from .model import Model
 
 _MOVING = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
            "floating": "free"}

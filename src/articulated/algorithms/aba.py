@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit
 
 from ..config import INLINE_IR, KERNEL
-from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model, data_arrays, model_arrays
+from ..data import data_arrays
+from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model, model_arrays
 from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, get_vec3, get_vec6,
                        inertia_times, rigid_inertia, scale6, set_sym6, set_vec6, spd_inverse, sub6,
                        sym6_add, sym6_apply, sym6_apply_half, sym6_from_dense, sym6_rank1_sub,

@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 
 from ..config import INLINE_IR, KERNEL
-from ..model import Model, data_arrays, model_arrays
+from ..data import data_arrays
+from ..model import Model, model_arrays
 from ..spatial import (congruence, dot6, get_mat3, get_sym6, get_vec3, get_vec6, rigid_inertia,
                        set_sym6, set_vec6, sym6_add, sym6_apply, xform_force_T)
 from ._inputs import (as_configuration, as_f_ext, as_state, as_vector, check_dtype, check_output,

@@ -14,8 +14,9 @@ import numpy as np
 from numba import njit
 
 from ..config import INLINE_IR, KERNEL
+from ..data import data_arrays
 from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL,
-                     Model, data_arrays, model_arrays)
+                     Model, model_arrays)
 from ..spatial import (add6, axis_rotation, cross_motion, get_mat3, get_vec3, get_vec6,
                        inertia_times, mat3T_vec, mat3_mul, motion_apply_inv, quat_rotation,
                        set_mat3, set_vec3, set_vec6, sincos, xform_motion)

@@ -38,7 +38,8 @@ import numpy as np
 from numba import njit
 
 from ..config import INLINE, KERNEL
-from ..model import LOOP_POINT, LOOP_REVOLUTE, LOOP_SPHERICAL, Model, data_arrays, model_arrays
+from ..data import data_arrays
+from ..model import LOOP_POINT, LOOP_REVOLUTE, LOOP_SPHERICAL, Model, model_arrays
 from ..spatial import get_vec6, spd_inverse
 from ._inputs import as_state
 from .kinematics import joint_xup, velocity_step, world_pose_step

@@ -45,7 +45,8 @@ from numba import njit
 from .._byref import byref, byref_each, deref
 from .._views import rows
 from ..config import INLINE, INLINE_IR, KERNEL
-from ..model import _MODEL_BODY, data_arrays, model_arrays
+from ..data import data_arrays
+from ..model import _MODEL_BODY, model_arrays
 from ..spatial import (add6, congruence, dot6, get_mat3, get_vec3, get_vec6, inertia_times,
                        set_vec6, sym6_from_dense, xform_copy_at, xform_force_T, xform_force_T_at,
                        xform_inv_at, xform_motion_at, xform_mul_at)

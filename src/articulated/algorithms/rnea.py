@@ -8,7 +8,8 @@ import numpy as np
 from numba import njit
 
 from ..config import KERNEL
-from ..model import Model, data_arrays, model_arrays
+from ..data import data_arrays
+from ..model import Model, model_arrays
 from ..spatial import (add6, add_vec6, cross_force, dot6, get_mat3, get_vec3, get_vec6,
                        inertia_times, set_vec6, sub6, xform_force_T, xform_motion)
 from ._inputs import as_f_ext, as_state, as_vector, check_dtype, report_nonfinite

@@ -93,7 +93,8 @@ from ..algorithms.loops import (LoopWork, add_loop_forces, all_loop_rows, loop_a
                                 poses_velocities)
 from ..algorithms.rnea import bias_forces
 from ..config import KERNEL
-from ..model import Model, data_arrays
+from ..data import data_arrays
+from ..model import Model
 from ..configuration import _normalize_kernel, _qdot_kernel
 
 SRM_INTEGRATORS = {

@@ -1,0 +1,23 @@
+"""Scene generators: deterministic models for tests, benchmarks and the papers' examples.
+
+The public generators and their constants, re-exported here only; one module per kind of
+scene: :mod:`.trees` (branched trees), :mod:`.chains` (serial chains), :mod:`.humanoids`
+and :mod:`.loops` (closed loops), with what they share in :mod:`._common`.
+"""
+
+from ._common import GRAVITY
+from .chains import BICYCLE_PITCH, bicycle_chain, pendulum, prismatic_pair, two_link_arm
+from .humanoids import (HUMANOID_BODIES, HUMANOID_DOF, HUMANOID_PELVIS_HEIGHT, crowd,
+                        crowd_configuration, humanoid)
+from .loops import (FOUR_BAR, JANSEN, four_bar, square_chain, square_net, strandbeest_leg,
+                    strandbeest_points)
+from .trees import TETRAHEDRAL_ANGLE, millipede, molecule, random_tree
+
+__all__ = [
+    "GRAVITY", "BICYCLE_PITCH", "HUMANOID_BODIES", "HUMANOID_DOF", "HUMANOID_PELVIS_HEIGHT",
+    "FOUR_BAR", "JANSEN", "TETRAHEDRAL_ANGLE",
+    "random_tree", "millipede", "molecule",
+    "pendulum", "bicycle_chain", "two_link_arm", "prismatic_pair",
+    "humanoid", "crowd", "crowd_configuration",
+    "square_chain", "square_net", "four_bar", "strandbeest_points", "strandbeest_leg",
+]
