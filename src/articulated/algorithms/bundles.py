@@ -251,7 +251,7 @@ ReducedTree = namedtuple("ReducedTree", (
 ReducedTree.__doc__ = """The reduced tree of a hybrid body
 (:mod:`articulated.algorithms.reduced`): the packed model ``red_i`` (7 nb,) int64,
 ``red_f`` and workspace ``red_d`` of an ABA over at most nb bodies (layouts of
-:func:`articulated.model.model_arrays` / :func:`~articulated.model.data_arrays`), the
+:func:`articulated.model.model_arrays` / :func:`~articulated.data.data_arrays`), the
 reduced index ``ridx`` (nb,) of each joint, the region stamp ``rstamp`` (1,) of the last
 build; the model arrays it reads (``parent, jtype, qadr, vadr, jnv, nq, subtree_end``
 (nb,), ``axis, Xtree_E, Xtree_r, S``, ``gravity`` (3,)); the solver's state ``q, qd, tau,
