@@ -3,6 +3,8 @@ the layout of its packed buffer (:func:`data_arrays`, the only definition of it)
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -14,6 +16,10 @@ DATA_ARRAY_NAMES = ("Xup_E", "Xup_r", "v", "c", "a", "f", "oE", "op", "stack", "
                     "pa_stack", "UDinv", "Dinv_u", "u", "U", "D", "Dinv", "F", "qdd", "tau", "T",
                     "T2", "tmp")
 """Names of the arrays :func:`data_arrays` returns, in its order."""
+
+DataViews = namedtuple("DataViews", DATA_ARRAY_NAMES)
+DataViews.__doc__ = """The named views :func:`data_arrays` returns (a numba named tuple;
+kernels read its fields by name)."""
 
 _DATA_BODY = 48
 """Entries of a body's record in the packed workspace (six 64-byte cache lines)."""
@@ -31,7 +37,8 @@ def data_arrays(data_f, nb, nv):
     """Named views into the packed workspace buffer of a :class:`Data` (see there).
 
     The one place that defines the buffer's layout (kernels start with
-    ``Xup_E, Xup_r, ... = data_arrays(data_f, nb, nv)``). Returns the arrays named by
+    ``d = data_arrays(data_f, nb, nv)`` and read ``d.Ia_stack``, ... by name). Returns a
+    :class:`DataViews` of the arrays named by
     :data:`DATA_ARRAY_NAMES`; ``Xup_E`` and ``oE`` are (nb, 9), row-major 3x3 matrices. No
     copies, no allocation.
     """
@@ -70,8 +77,8 @@ def data_arrays(data_f, nb, nv):
     T2 = rows(data_f[o:], 6, 6)
     o += 36
     tmp = rows(data_f[o:], 4, 6)
-    return (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-            Dinv, F, qdd, tau, T, T2, tmp)
+    return DataViews(Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv,
+                     Dinv_u, u, U, D, Dinv, F, qdd, tau, T, T2, tmp)
 
 
 class Data:

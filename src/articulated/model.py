@@ -40,6 +40,7 @@ prismatic ``[0; a]``, spherical ``[1_3; 0]``, free ``1_6``; so ``S-dot = 0``.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -100,6 +101,10 @@ MODEL_ARRAY_NAMES = ("parent", "jtype", "qadr", "vadr", "jnv", "subtree_end", "X
                      "axis", "Xtree_E", "Xtree_r", "mass", "h", "Ibar", "S", "gravity")
 """Names of the arrays :func:`model_arrays` returns, in its order."""
 
+ModelViews = namedtuple("ModelViews", MODEL_ARRAY_NAMES)
+ModelViews.__doc__ = """The named views :func:`model_arrays` returns (a numba named tuple;
+kernels read its fields by name)."""
+
 _MODEL_INT_ROWS = 7
 _MODEL_BODY = 32
 """Entries of a body's record in the packed model floats (four 64-byte cache lines)."""
@@ -110,8 +115,8 @@ def model_arrays(model_i, model_f):
     """Named views into the two packed buffers of a :class:`ModelArrays` (see there).
 
     The one place that defines the buffers' layout: kernels start with
-    ``parent, jtype, ... = model_arrays(model_i, model_f)``. Returns the arrays named by
-    :data:`MODEL_ARRAY_NAMES`; ``Xtree_E`` and ``Ibar`` are (nb, 9), row-major 3x3
+    ``m = model_arrays(model_i, model_f)`` and read ``m.parent``, ``m.S``, ... by name.
+    Returns a :class:`ModelViews` of the arrays named by :data:`MODEL_ARRAY_NAMES`; ``Xtree_E`` and ``Ibar`` are (nb, 9), row-major 3x3
     matrices (:func:`articulated.spatial.get_mat3` reads both this and (nb, 3, 3)). No
     copies, no allocation.
     """
@@ -136,8 +141,8 @@ def model_arrays(model_i, model_f):
     S = rows(model_f[o:], nv, 6)
     o += 6 * nv
     gravity = model_f[o:o + 3]
-    return (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
-            axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity)
+    return ModelViews(parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot, axis, Xtree_E,
+                      Xtree_r, mass, h, Ibar, S, gravity)
 
 
 

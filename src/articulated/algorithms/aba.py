@@ -121,11 +121,15 @@ def aba_kernel(
 
     ``f_ext`` is (nb, 6), or (0, 6) for no external forces.
     """
-    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
-     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    mv = model_arrays(model_i, model_f)
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    subtree_end, Xtree_rot, axis, Xtree_E = mv.subtree_end, mv.Xtree_rot, mv.axis, mv.Xtree_E
+    Xtree_r, mass, h, Ibar, S, gravity = mv.Xtree_r, mv.mass, mv.h, mv.Ibar, mv.S, mv.gravity
     nb = parent.shape[0]
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd, tau_, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    dv = data_arrays(data_f, nb, S.shape[0])
+    Xup_E, Xup_r, v, c, a, stack = dv.Xup_E, dv.Xup_r, dv.v, dv.c, dv.a, dv.stack
+    Ia_stack, pa_stack, UDinv, Dinv_u, u = dv.Ia_stack, dv.pa_stack, dv.UDinv, dv.Dinv_u, dv.u
+    U, D, Dinv, qdd, T, T2 = dv.U, dv.D, dv.Dinv, dv.qdd, dv.T, dv.T2
     has_f_ext = f_ext.shape[0] > 0
     one = S.dtype.type(1)
     # pass 1 (root to leaves): transforms and velocities (RBDA eq. 7.34-7.35)
@@ -264,11 +268,15 @@ def _pivots_kernel(
     in the same order) as the ABA / modified ABA forward dynamics, so that they are the
     pivots those computations divide by, bit for bit. Velocities do not enter ``IA`` or
     ``D``; the bias terms are left zero."""
-    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
-     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    mv = model_arrays(model_i, model_f)
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    subtree_end, Xtree_rot, axis, Xtree_E = mv.subtree_end, mv.Xtree_rot, mv.axis, mv.Xtree_E
+    Xtree_r, mass, h, Ibar, S = mv.Xtree_r, mv.mass, mv.h, mv.Ibar, mv.S
     nb = parent.shape[0]
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd, tau_, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    dv = data_arrays(data_f, nb, S.shape[0])
+    Xup_E, Xup_r, stack, Ia_stack = dv.Xup_E, dv.Xup_r, dv.stack, dv.Ia_stack
+    pa_stack, UDinv, Dinv_u, u, U, D = dv.pa_stack, dv.UDinv, dv.Dinv_u, dv.u, dv.U, dv.D
+    Dinv, T, T2 = dv.Dinv, dv.T, dv.T2
     one = S.dtype.type(1)
     z = S.dtype.type(0)
     zero6 = (z, z, z, z, z, z)

@@ -33,12 +33,14 @@ def _crba_kernel(
     M_out,
 ):
     """Joint-space inertia into ``M_out``; returns False if it is not finite."""
-    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
-     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    mv = model_arrays(model_i, model_f)
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    subtree_end, Xtree_rot, axis, Xtree_E = mv.subtree_end, mv.Xtree_rot, mv.axis, mv.Xtree_E
+    Xtree_r, mass, h, Ibar, S = mv.Xtree_r, mv.mass, mv.h, mv.Ibar, mv.S
     nb = parent.shape[0]
     nv = S.shape[0]
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, IC_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, nv)
+    dv = data_arrays(data_f, nb, nv)
+    Xup_E, Xup_r, stack, IC_stack, F = dv.Xup_E, dv.Xup_r, dv.stack, dv.IC_stack, dv.F
     z = S.dtype.type(0)
     for i in range(nb):
         joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)

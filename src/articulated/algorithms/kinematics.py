@@ -161,11 +161,12 @@ def world_pose_step(i, parent, E, r, oE, op):
 
 @njit(**KERNEL)
 def _world_poses_kernel(model_i, model_f, q, data_f):
-    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
-     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    mv = model_arrays(model_i, model_f)
+    parent, jtype, qadr, Xtree_rot, axis = mv.parent, mv.jtype, mv.qadr, mv.Xtree_rot, mv.axis
+    Xtree_E, Xtree_r, S = mv.Xtree_E, mv.Xtree_r, mv.S
     nb = parent.shape[0]
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    dv = data_arrays(data_f, nb, S.shape[0])
+    Xup_E, Xup_r, oE, op = dv.Xup_E, dv.Xup_r, dv.oE, dv.op
     for i in range(nb):
         E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
         world_pose_step(i, parent, E, r, oE, op)
@@ -173,11 +174,12 @@ def _world_poses_kernel(model_i, model_f, q, data_f):
 
 @njit(**KERNEL)
 def _velocities_kernel(model_i, model_f, q, qd, data_f):
-    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
-     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    mv = model_arrays(model_i, model_f)
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    Xtree_rot, axis, Xtree_E, Xtree_r, S = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
     nb = parent.shape[0]
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    dv = data_arrays(data_f, nb, S.shape[0])
+    Xup_E, Xup_r, v, c = dv.Xup_E, dv.Xup_r, dv.v, dv.c
     for i in range(nb):
         E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
         velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)

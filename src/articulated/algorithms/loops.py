@@ -96,11 +96,12 @@ def loop_arrays(model: Model) -> LoopArrays:
 def poses_velocities(model_i, model_f, q, qd, data_f, with_v):
     """Forward pass: ``Xup``, world poses ``oE, op`` and (``with_v``) body velocities ``v, c``
     into the Data buffer. O(nb)."""
-    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
-     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    mv = model_arrays(model_i, model_f)
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    Xtree_rot, axis, Xtree_E, Xtree_r, S = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
     nb = parent.shape[0]
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    dv = data_arrays(data_f, nb, S.shape[0])
+    Xup_E, Xup_r, v, c, oE, op = dv.Xup_E, dv.Xup_r, dv.v, dv.c, dv.oE, dv.op
     for i in range(nb):
         E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
         world_pose_step(i, parent, E, r, oE, op)
@@ -349,8 +350,8 @@ def _loop_state_kernel(model_i, model_f, loop_i, loop_f, q, qd, with_v, data_f,
     nb = model_i.shape[1]
     nv = qd.shape[0]
     poses_velocities(model_i, model_f, q, qd, data_f, with_v)
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd, tau, T, T2, tmp) = data_arrays(data_f, nb, nv)
+    dv = data_arrays(data_f, nb, nv)
+    v, oE, op = dv.v, dv.oE, dv.op
     all_loop_rows(loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_out, M, x)
 
 

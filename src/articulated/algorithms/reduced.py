@@ -111,7 +111,9 @@ def _reduce(bkp, pose, rp):
         while l < na and ajoints[l] < end:
             l = mi[5, l]
         mi[5, k] = l
-    (_, _, _, rvadr, _, _, _, raxis, rXE, rXr, rmass, rh, rIbar, rS, rg) = model_arrays(mi, red_f)
+    mv = model_arrays(mi, red_f)
+    rvadr, raxis, rXE, rXr, rmass, rh = mv.rvadr, mv.raxis, mv.rXE, mv.rXr, mv.rmass, mv.rh
+    rIbar, rS, rg = mv.rIbar, mv.rS, mv.rg
     for a in range(3):
         rg[a] = gravity[a]
     pc_epoch, pc_I, pc_E, pc_r = cache.pc_epoch, cache.pc_I, cache.pc_E, cache.pc_r
@@ -214,11 +216,12 @@ def _forward_pass(na, ajoints, mi, rp, poses):
     red = deref(rp)
     red_f, red_d, rq, rqd = red.red_f, red.red_d, red.rq, red.rqd
     _gather(na, ajoints, mi, rp)
-    (rparent, rjtype, rqadr, rvadr, rjnv, _, rXrot, raxis, rXE, rXr, _, _, _, rS,
-     _) = model_arrays(mi, red_f)
+    mv = model_arrays(mi, red_f)
+    rparent, rjtype, rqadr, rvadr, rjnv = mv.rparent, mv.rjtype, mv.rqadr, mv.rvadr, mv.rjnv
+    rXrot, raxis, rXE, rXr, rS = mv.rXrot, mv.raxis, mv.rXE, mv.rXr, mv.rS
     nvr = rvadr[na - 1] + rjnv[na - 1]
-    (Xup_E, Xup_r, v, c, _, f, oE, op, _, _, _, _, _, _, _, _, _, _, _, _, _, _,
-     _) = data_arrays(red_d, na, nvr)
+    dv = data_arrays(red_d, na, nvr)
+    Xup_E, Xup_r, v, c, f, oE, op = dv.Xup_E, dv.Xup_r, dv.v, dv.c, dv.f, dv.oE, dv.op
     for k in range(na):
         E, r = joint_xup(k, rjtype, rqadr, rXrot, raxis, rXE, rXr, rq, Xup_E, Xup_r)
         velocity_step(k, rparent, rvadr, rjnv, rS, rqd, E, r, v, c)
@@ -352,7 +355,8 @@ def reduced_momentum(bkp, rp, keep, p):
         return
     mi = rows(red_i, 7, na)
     Xup_E, Xup_r, v, f, _, _ = _forward_pass(na, ajoints, mi, rp, False)
-    (rparent, _, _, rvadr, _, _, _, _, _, _, rmass, rh, rIbar, rS, _) = model_arrays(mi, red_f)
+    mv = model_arrays(mi, red_f)
+    rparent, rvadr, rmass, rh, rIbar, rS = mv.rparent, mv.rvadr, mv.rmass, mv.rh, mv.rIbar, mv.rS
     for k in range(na):
         x = inertia_times(rmass[k], get_vec3(rh, k), get_mat3(rIbar, k), get_vec6(v, k))
         set_vec6(f, k, x)

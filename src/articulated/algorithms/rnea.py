@@ -29,11 +29,13 @@ def _rnea_kernel(
 
     ``f_ext`` is (nb, 6), or (0, 6) for no external forces.
     """
-    (parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot,
-     axis, Xtree_E, Xtree_r, mass, h, Ibar, S, gravity) = model_arrays(model_i, model_f)
+    mv = model_arrays(model_i, model_f)
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    Xtree_rot, axis, Xtree_E, Xtree_r = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r
+    mass, h, Ibar, S, gravity = mv.mass, mv.h, mv.Ibar, mv.S, mv.gravity
     nb = parent.shape[0]
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd_, tau, T, T2, tmp) = data_arrays(data_f, nb, S.shape[0])
+    dv = data_arrays(data_f, nb, S.shape[0])
+    Xup_E, Xup_r, v, c, a, f, tau = dv.Xup_E, dv.Xup_r, dv.v, dv.c, dv.a, dv.f, dv.tau
     has_f_ext = f_ext.shape[0] > 0
     a0 = base_acceleration(gravity, use_gravity)
     # forward pass: v_i, a_i, f_i = I a + v x* I v - f_ext (RBDA eqs. 5.7-5.9)

@@ -149,8 +149,8 @@ def _srm_step_kernel(
     nc = lam.shape[0]
     K = bw.shape[0]
     has_app = f_app.shape[0] > 0
-    (Xup_E, Xup_r, v, c, a, f, oE, op, stack, Ia_stack, pa_stack, UDinv, Dinv_u, u, U, D,
-     Dinv, F, qdd, tau_, T, T2_, tmp) = data_arrays(data_f, nb, nv)
+    dv = data_arrays(data_f, nb, nv)
+    v, oE, op, qdd = dv.v, dv.oE, dv.op, dv.qdd
     has_quat = quat_qadr.shape[0] > 0
     for s in range(S):
         for k in range(K):
