@@ -40,7 +40,8 @@ def _crba_kernel(
     nb = parent.shape[0]
     nv = S.shape[0]
     dv = data_arrays(data_f, nb, nv)
-    Xup_E, Xup_r, stack, IC_stack, F = dv.Xup_E, dv.Xup_r, dv.stack, dv.IC_stack, dv.F
+    Xup_E, Xup_r, stack, F = dv.Xup_E, dv.Xup_r, dv.stack, dv.F
+    IC_stack = dv.Ia_stack
     z = S.dtype.type(0)
     for i in range(nb):
         joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)

@@ -112,8 +112,8 @@ def _reduce(bkp, pose, rp):
             l = mi[5, l]
         mi[5, k] = l
     mv = model_arrays(mi, red_f)
-    rvadr, raxis, rXE, rXr, rmass, rh = mv.rvadr, mv.raxis, mv.rXE, mv.rXr, mv.rmass, mv.rh
-    rIbar, rS, rg = mv.rIbar, mv.rS, mv.rg
+    rvadr, raxis, rXE, rXr, rmass, rh = mv.vadr, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.mass, mv.h
+    rIbar, rS, rg = mv.Ibar, mv.S, mv.gravity
     for a in range(3):
         rg[a] = gravity[a]
     pc_epoch, pc_I, pc_E, pc_r = cache.pc_epoch, cache.pc_I, cache.pc_E, cache.pc_r
@@ -217,8 +217,8 @@ def _forward_pass(na, ajoints, mi, rp, poses):
     red_f, red_d, rq, rqd = red.red_f, red.red_d, red.rq, red.rqd
     _gather(na, ajoints, mi, rp)
     mv = model_arrays(mi, red_f)
-    rparent, rjtype, rqadr, rvadr, rjnv = mv.rparent, mv.rjtype, mv.rqadr, mv.rvadr, mv.rjnv
-    rXrot, raxis, rXE, rXr, rS = mv.rXrot, mv.raxis, mv.rXE, mv.rXr, mv.rS
+    rparent, rjtype, rqadr, rvadr, rjnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    rXrot, raxis, rXE, rXr, rS = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
     nvr = rvadr[na - 1] + rjnv[na - 1]
     dv = data_arrays(red_d, na, nvr)
     Xup_E, Xup_r, v, c, f, oE, op = dv.Xup_E, dv.Xup_r, dv.v, dv.c, dv.f, dv.oE, dv.op
@@ -356,7 +356,7 @@ def reduced_momentum(bkp, rp, keep, p):
     mi = rows(red_i, 7, na)
     Xup_E, Xup_r, v, f, _, _ = _forward_pass(na, ajoints, mi, rp, False)
     mv = model_arrays(mi, red_f)
-    rparent, rvadr, rmass, rh, rIbar, rS = mv.rparent, mv.rvadr, mv.rmass, mv.rh, mv.rIbar, mv.rS
+    rparent, rvadr, rmass, rh, rIbar, rS = mv.parent, mv.vadr, mv.mass, mv.h, mv.Ibar, mv.S
     for k in range(na):
         x = inertia_times(rmass[k], get_vec3(rh, k), get_mat3(rIbar, k), get_vec6(v, k))
         set_vec6(f, k, x)
