@@ -327,7 +327,7 @@ def reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
         for a in range(6):
             rf[k, a] += y[a]
     aba_kernel(mi, red_f, rq[:nqr], rqd[:nvr], rtau[:nvr], rf[:na], False, red_d, kinematics)
-    rqdd = data_arrays(red_d, na, nvr)[18]
+    rqdd = data_arrays(red_d, na, nvr).qdd
     for k in range(na):
         J = ajoints[k]
         for d in range(jnv[J]):
