@@ -15,8 +15,8 @@ from numba import njit
 
 from .._byref import byref, deref
 from ..config import INLINE, KERNEL
-from ..spatial import get_vec6, xform_force_T_at, xform_inv_at, xform_motion_at
-from .blocks import _blk, _child_blocks, _child_slot, _children, _node_slot
+from ..spatial import get_vec6, xform_inv_at, xform_motion_at
+from .blocks import _blk, _child_blocks, _child_slot, _children, _hand_down
 from .bundles import STAT_BAD, STAT_BOUND, STAT_EPS2, STAT_MAXNORM, STAT_N, STAT_TOTAL
 from .heap import _heap_pop, _heap_push
 from .metric import _bound, _total_acc
@@ -164,44 +164,19 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
             maxnorm = nrm
         sb.computed[ncomp] = J
         ncomp += 1
-        # forces on the children's handles: f on B's (J, 1), -X^T f on A's (J, 0)
-        for kk in range(nhB):
-            dst = hB + kk
-            if kk == cb:
-                for a in range(6):
-                    fh[dst, a] = fv[0, a]
-            else:
-                src = ho + nAo + _node_slot(kk, cb)
-                for a in range(6):
-                    fh[dst, a] = fh[src, a]
+        # forces on the children's handles (RL eq. 5)
+        _hand_down(fh, ho, nAo, get_vec6(fv, 0), (fr.XJ_E, fr.XJ_r), J, A, ca, cb, hA, nhA, hB,
+                   nhB)
         A_children = 0.0
-        if A >= 0:
-            g = xform_force_T_at(fr.XJ_E, fr.XJ_r, J, get_vec6(fv, 0))
-            for kk in range(nhA):
-                dst = hA + kk
-                if kk == ca:
-                    for a in range(6):
-                        fh[dst, a] = -g[a]
-                else:
-                    src = ho + _node_slot(kk, ca)
-                    for a in range(6):
-                        fh[dst, a] = fh[src, a]
-            if tree.node_joint[A] >= 0 and inp.active[tree.node_joint[A]]:
-                if lz.lazy and not lz.fresh[A]:
-                    _lazy_evaluate(A, i, tree, fr, co, sc, lz)
-                aA = 0.0 if eps_max < 0.0 else _total_acc(A, tree, co, fh)
-                if aA < 0.0:
-                    aA = 0.0
-                A_children += aA
-                n = _heap_push(hk, hn, n, aA, A)
-        if tree.node_joint[B] >= 0 and inp.active[tree.node_joint[B]]:
-            if lz.lazy and not lz.fresh[B]:
-                _lazy_evaluate(B, i, tree, fr, co, sc, lz)
-            aB = 0.0 if eps_max < 0.0 else _total_acc(B, tree, co, fh)
-            if aB < 0.0:
-                aB = 0.0
-            A_children += aB
-            n = _heap_push(hk, hn, n, aB, B)
+        for ch in (A, B):
+            if ch >= 0 and tree.node_joint[ch] >= 0 and inp.active[tree.node_joint[ch]]:
+                if lz.lazy and not lz.fresh[ch]:
+                    _lazy_evaluate(ch, i, tree, fr, co, sc, lz)
+                a_ch = 0.0 if eps_max < 0.0 else _total_acc(ch, tree, co, fh)
+                if a_ch < 0.0:
+                    a_ch = 0.0
+                A_children += a_ch
+                n = _heap_push(hk, hn, n, a_ch, ch)
         # eps_c^2 <- eps_c^2 + A(A) + A(B) - A(C) (RL Sec. 4.3)
         eps2 += A_children - A_C
         if eps2 < 0.0:

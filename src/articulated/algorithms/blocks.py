@@ -29,7 +29,7 @@ from numba import njit
 
 from ..config import INLINE
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE
-from ..spatial import xform_motion_at, xform_rows_at
+from ..spatial import xform_force_T_at, xform_motion_at, xform_rows_at
 
 
 @njit(**INLINE)
@@ -471,20 +471,19 @@ def _zrows5(L, Ld, J, perm, C, c, Z, zk):
 
 
 @njit(**INLINE)
+def _d_scaled(Z, a, m, e):
+    """Column m of the rows ``Z[a][:5]`` scaled by ``1 / D`` (the 5-tuple e): a 5-tuple."""
+    return (Z[a, 0, m] * e[0], Z[a, 1, m] * e[1], Z[a, 2, m] * e[2], Z[a, 3, m] * e[3],
+            Z[a, 4, m] * e[4])
+
+
+@njit(**INLINE)
 def _pair5(Z, a, b, Ld, J, P, src, tr, has_base, sg, out, o):
     """``out[o] = base + sg Z[a][:5]^T D^-1 Z[b][:5]`` (a block of RGL eq. 2; ``1 / D`` in
     Ld[J]) with base ``P[src]`` (transposed if tr) or zero."""
-    e0 = Ld[J, 0]
-    e1 = Ld[J, 1]
-    e2 = Ld[J, 2]
-    e3 = Ld[J, 3]
-    e4 = Ld[J, 4]
+    e = (Ld[J, 0], Ld[J, 1], Ld[J, 2], Ld[J, 3], Ld[J, 4])
     for m in range(6):
-        a0 = Z[a, 0, m] * e0
-        a1 = Z[a, 1, m] * e1
-        a2 = Z[a, 2, m] * e2
-        a3 = Z[a, 3, m] * e3
-        a4 = Z[a, 4, m] * e4
+        a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)
         for n in range(6):
             out[o, m, n] = sg * (a0 * Z[b, 0, n] + a1 * Z[b, 1, n] + a2 * Z[b, 2, n]
                                  + a3 * Z[b, 3, n] + a4 * Z[b, 4, n])
@@ -504,17 +503,9 @@ def _pair5_sym(Z, a, Ld, J, P, src, out, o):
     """``out[o] = P[src] - Z[a][:5]^T D^-1 Z[a][:5]`` for a symmetric base (diagonal
     blocks): the upper triangle is computed and mirrored (exactly symmetric); out[o] may
     be P[src]."""
-    e0 = Ld[J, 0]
-    e1 = Ld[J, 1]
-    e2 = Ld[J, 2]
-    e3 = Ld[J, 3]
-    e4 = Ld[J, 4]
+    e = (Ld[J, 0], Ld[J, 1], Ld[J, 2], Ld[J, 3], Ld[J, 4])
     for m in range(6):
-        a0 = Z[a, 0, m] * e0
-        a1 = Z[a, 1, m] * e1
-        a2 = Z[a, 2, m] * e2
-        a3 = Z[a, 3, m] * e3
-        a4 = Z[a, 4, m] * e4
+        a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)
         for n in range(m, 6):
             v = P[src, m, n] - (a0 * Z[a, 0, n] + a1 * Z[a, 1, n] + a2 * Z[a, 2, n]
                                 + a3 * Z[a, 3, n] + a4 * Z[a, 4, n])
@@ -663,6 +654,35 @@ def _node_slot(kk, c):
     """Inverse of :func:`_child_slot` within one child: the index among the node's handles
     from that child of the child's handle ``kk != c`` (``c``: the consumed handle)."""
     return kk - 1 if kk > c else kk
+
+
+@njit(**INLINE)
+def _hand_down(fh, ho, nAo, f, X, J, A, ca, cb, hA, nhA, hB, nhB):
+    """Handle forces of node C's children from C's (slots ``ho ..``, A's first) and the
+    force ``f`` (a 6-vector) across C's joint J (RL eq. 5): B's handle (J, 1) gets f, A's
+    handle (J, 0) gets ``-X_J^T f`` (``X = (E, r)``, the principal joint transforms), every
+    other handle its force at C."""
+    for kk in range(nhB):
+        dst = hB + kk
+        if kk == cb:
+            for a in range(6):
+                fh[dst, a] = f[a]
+        else:
+            src = ho + nAo + _node_slot(kk, cb)
+            for a in range(6):
+                fh[dst, a] = fh[src, a]
+    if A < 0:
+        return
+    g = xform_force_T_at(X[0], X[1], J, f)
+    for kk in range(nhA):
+        dst = hA + kk
+        if kk == ca:
+            for a in range(6):
+                fh[dst, a] = -g[a]
+        else:
+            src = ho + _node_slot(kk, ca)
+            for a in range(6):
+                fh[dst, a] = fh[src, a]
 
 
 @njit(**INLINE)

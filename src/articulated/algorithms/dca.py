@@ -83,7 +83,7 @@ from numba import njit
 from ..config import KERNEL
 from ..spatial import get_vec6, xform_force_T_at, xform_motion_at
 from .blocks import (_bmv, _child_slot, _chol, _chol5_perm, _chol_solve, _copy_block, _ctv,
-                     _fwd_rows, _node_slot, _off, _oidx, _outer_acc, _outer_sym, _pair5,
+                     _fwd_rows, _hand_down, _off, _oidx, _outer_acc, _outer_sym, _pair5,
                      _pair5_sym, _solve5, _symv, _xj_cols, _xj_rows, _zrows5)
 from .handles import _dca_kinematics, _leaf_bias
 
@@ -421,29 +421,8 @@ def _dca_back_pass(m, inp, sc, d):
             f_out[J, 3 + a] = (H_E[hb, 0, a] * f_al[J, 3] + H_E[hb, 1, a] * f_al[J, 4]
                                + H_E[hb, 2, a] * f_al[J, 5])
         # forces on the children's handles: f on B's (J, 1), -X_J^T f on A's (J, 0)
-        hB = node_hoff[B]
-        for kk in range(nhB):
-            dst = hB + kk
-            if kk == cb:
-                for m in range(6):
-                    fh[dst, m] = f_al[J, m]
-            else:
-                src = ho + nAo + _node_slot(kk, cb)
-                for m in range(6):
-                    fh[dst, m] = fh[src, m]
-        if A >= 0:
-            hA = node_hoff[A]
-            fa = xform_force_T_at(XJ_E, XJ_r, J, get_vec6(f_al, J))
-            for kk in range(nhA):
-                dst = hA + kk
-                if kk == ca:
-                    for m in range(6):
-                        fh[dst, m] = -fa[m]
-                else:
-                    src = ho + _node_slot(kk, ca)
-                    for m in range(6):
-                        fh[dst, m] = fh[src, m]
-
+        _hand_down(fh, ho, nAo, get_vec6(f_al, J), (XJ_E, XJ_r), J, A, ca, cb,
+                   node_hoff[A] if A >= 0 else 0, nhA, node_hoff[B], nhB)
 
 @njit(**KERNEL)
 def dca_body_acc(m, d, a_out):

@@ -204,6 +204,15 @@ def _handle_b(T, ct, sg, src, dst, J, gamma, bh):
         bh[dst, a] = bh[src, a] - sg * t6[a]
 
 
+@njit(**INLINE)
+def _leaf(i, tree, inp, fr, co):
+    """The biases of leaf node i (RGL eq. 3 with the body's velocity unless quasi-static;
+    :func:`~articulated.algorithms.handles._leaf_bias`) from the bundles."""
+    _leaf_bias(tree.node_body[i], i, tree.mass, tree.h, tree.Ibar, tree.Iinv, tree.H_E,
+               tree.H_r, tree.node_nh, tree.node_hoff, tree.handle_x, inp.v, inp.f_ext,
+               inp.quasi_static, fr.z, co.bh, tree.node_hoff[i])
+
+
 @njit(**KERNEL)
 def _update_nodes(nodes, n_upd, args):
     """Recompute the coefficients of ``nodes[:n_upd]`` (node indices in increasing order,
@@ -246,10 +255,7 @@ def _update_nodes(nodes, n_upd, args):
         i = nodes[u]
         J = tree.node_joint[i]
         if J < 0:
-            b = tree.node_body[i]
-            _leaf_bias(b, i, tree.mass, tree.h, tree.Ibar, tree.Iinv, tree.H_E, tree.H_r,
-                       tree.node_nh, tree.node_hoff, tree.handle_x,
-                       inp.v, inp.f_ext, inp.quasi_static, fr.z, co.bh, tree.node_hoff[i])
+            _leaf(i, tree, inp, fr, co)
             continue
         A, B, ca, cb, nAo = _children(i, tree)
         nhA, hA, oA, nhB, hB, oB = _child_blocks(i, tree)
@@ -471,9 +477,7 @@ def _update_biases(nodes, n_upd, args):
         i = nodes[u]
         J = tree.node_joint[i]
         if J < 0:
-            _leaf_bias(tree.node_body[i], i, tree.mass, tree.h, tree.Ibar, tree.Iinv, tree.H_E,
-                       tree.H_r, tree.node_nh, tree.node_hoff, tree.handle_x, inp.v,
-                       inp.f_ext, inp.quasi_static, fr.z, co.bh, tree.node_hoff[i])
+            _leaf(i, tree, inp, fr, co)
             continue
         A, B, ca, cb, nAo = _children(i, tree)
         nhA, hA, oA, nhB, hB, oB = _child_blocks(i, tree)
