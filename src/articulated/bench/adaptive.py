@@ -68,7 +68,7 @@ import numpy as np
 
 from .adaptive_runs import (DT, UPDATE_EVERY, adaptive_simulator, chain_points, initial_state,
                             reference_run, split_times, spread_forces, warm_up)
-from .common import bench_main, machine_info, new_figure, peak_rss_bytes, save_figure
+from .common import bench_main, finish_report, machine_info, new_figure, save_figure
 from .crowd import bench_crowd, plot_crowd
 from .spring import bench_fig6, bench_fig6_sweep, plot_fig6
 
@@ -411,12 +411,7 @@ def bench_adaptive(quick=False, out="docs", *, log=print) -> dict:
     res["figures"] = [plot_fig5(res["fig5"], outdir / "adaptive-pendulum.png"),
                       plot_fig6(res["fig6"], outdir / "adaptive-spring.png"),
                       plot_crowd(res["crowd"], outdir / "adaptive-crowd.png")]
-    res["peak_rss_bytes"] = peak_rss_bytes()
-    res["total_s"] = time.perf_counter() - t0
-    res["report"] = format_report(res)
-    log(res["report"])
-    log("wrote " + ", ".join(str(p) for p in res["figures"]))
-    return res
+    return finish_report(res, t0, format_report, log)
 
 
 HELP = ("adaptive dynamics (Redon, Galoppo & Lin 2005): pendulum Table 1, Figs. 5-6, crowd vs "

@@ -72,28 +72,26 @@ def loadavg():
         return None
 
 
-def meminfo(key):
-    """A /proc/meminfo entry in bytes, or None."""
+def _kib_entry(path, key):
+    """The ``key:`` line of a /proc file whose values are in kB, in bytes, or None."""
     try:
-        with open("/proc/meminfo") as f:
+        with open(path) as f:
             for line in f:
                 if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def meminfo(key):
+    """A /proc/meminfo entry in bytes (e.g. ``"MemTotal"``), or None."""
+    return _kib_entry("/proc/meminfo", key)
 
 
 def proc_status(key):
     """A /proc/self/status entry of this process in bytes (e.g. ``"VmRSS"``), or None."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+    return _kib_entry("/proc/self/status", key)
 
 
 def rss_bytes():
@@ -156,6 +154,18 @@ def time_calls(fn, repeats):
     call per sample, garbage collection off), after one untimed call."""
     fn()
     return float(np.median(timeit.Timer(fn).repeat(repeat=max(1, int(repeats)), number=1)))
+
+
+def finish_report(res, t0, format_report, log=print) -> dict:
+    """Close a benchmark run of the paper reproductions: record ``peak_rss_bytes`` and
+    ``total_s`` (since ``t0``, ``time.perf_counter``) in ``res``, format ``res["report"]``
+    with ``format_report(res)``, log it and the figures ``res["figures"]``; returns ``res``."""
+    res["peak_rss_bytes"] = peak_rss_bytes()
+    res["total_s"] = time.perf_counter() - t0
+    res["report"] = format_report(res)
+    log(res["report"])
+    log("wrote " + ", ".join(str(p) for p in res["figures"]))
+    return res
 
 
 # ============================================================================ tables, figures

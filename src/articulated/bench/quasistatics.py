@@ -56,8 +56,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import (at_least, bench_main, machine_info, markdown_table, new_figure,
-                     peak_rss_bytes, save_figure, time_call)
+from .common import (at_least, bench_main, finish_report, machine_info, markdown_table,
+                     new_figure, save_figure, time_call)
 
 EPS_TABLE = tuple(2.0 ** -i for i in (3, 7, 11, 15, 19))
 """RL Table 1's error thresholds."""
@@ -641,12 +641,7 @@ def bench_quasistatics(quick=False, steps=None, out="docs", *, bicycle_steps=Non
     res["figures"] = [plot_millipede(res["millipede"], outdir / "quasistatics-millipede.png"),
                       plot_bicycle(res["bicycle"], outdir / "quasistatics-bicycle.png"),
                       plot_molecule(res["molecule"], outdir / "quasistatics-molecule.png")]
-    res["peak_rss_bytes"] = peak_rss_bytes()
-    res["total_s"] = time.perf_counter() - t0
-    res["report"] = format_report(res)
-    log(res["report"])
-    log("wrote " + ", ".join(str(p) for p in res["figures"]))
-    return res
+    return finish_report(res, t0, format_report, log)
 
 
 HELP = ("adaptive quasi-statics (Redon & Lin 2005): molecule Table 1, millipede Fig. 5, "
