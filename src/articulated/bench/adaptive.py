@@ -426,7 +426,8 @@ def add_arguments(parser):
                           "dynamics next to our full DCA and ABA: pendulum Table 1, Fig. 5, "
                           "spring Fig. 6, crowd Fig. 1 (see docs/adaptive.md).")
     parser.add_argument("--quick", action="store_true", help="small models, few steps (seconds)")
-    parser.add_argument("--out", default="docs", metavar="DIR", help="folder for the PNG figures (default docs)")
+    parser.add_argument("--out", default="docs", metavar="DIR",
+                        help="folder for the PNG figures (default docs)")
 
 
 def run(args) -> int:

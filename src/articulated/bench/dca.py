@@ -8,9 +8,9 @@ what to compare). Then the memory of the DCA's coefficients (bytes per DOF, O(n)
 process' peak RSS, and the assembly-tree statistics (height, maximum handle count) of
 pendulum-300, the millipede, molecule-50k and the 200-character crowd.
 
-Method: as :mod:`articulated.bench.fd` (:func:`~articulated.bench.common.time_call`): one call first (JIT compilation or
-cache load, reported separately), then the median over ``repeats`` batches of calls; the
-inputs are a random configuration, velocities and torques (seed 0). Each DCA result is
+Method: as :mod:`articulated.bench.fd` (:func:`~articulated.bench.common.time_call`): one
+call first (JIT compilation or cache load, reported separately), then the median over
+``repeats`` batches of calls; the inputs are a random configuration, velocities and torques (seed 0). Each DCA result is
 checked against ABA's before it is timed (column ``err``: max |qdd_DCA - qdd_ABA| over
 max(1, max |qdd_ABA|)).
 

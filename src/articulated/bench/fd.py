@@ -726,12 +726,14 @@ def add_arguments(parser):
     parser.description = "Forward-dynamics benchmark against Pinocchio and MuJoCo."
     p = parser
     p.add_argument("--quick", action="store_true", help="tiny sizes only (smoke test)")
-    p.add_argument("--out", default=None, metavar="FILE", help="also write the report (Markdown; JSON for .json)")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="also write the report (Markdown; JSON for .json)")
     p.add_argument("--sizes", type=at_least(1), nargs="+", default=None, metavar="N",
                    help="pendulum lengths of the main table (default 30 300 3000)")
     p.add_argument("--scaling", type=at_least(1), nargs="+", default=None, metavar="N",
                    help="pendulum lengths of the scaling sweep (default 1e3 1e4 1e5 1e6)")
-    p.add_argument("--repeats", type=at_least(1), default=None, metavar="K", help="timing samples (default 7)")
+    p.add_argument("--repeats", type=at_least(1), default=None, metavar="K",
+                   help="timing samples (default 7)")
     p.add_argument("--no-seeds", action="store_true", help="skip the seed-scene check")
     p.add_argument("--all-peers", action="store_true",
                    help=f"also try Pinocchio and MuJoCo above {PEER_MAX_BODIES:,} bodies "

@@ -661,7 +661,8 @@ def add_arguments(parser):
                    help="steps per molecule / millipede setting (default 30; quick 5)")
     p.add_argument("--bicycle-steps", type=at_least(1), default=None, metavar="N",
                    help="bicycle-chain steps (default 10000 as in the paper; quick 1000)")
-    p.add_argument("--out", default="docs", metavar="DIR", help="folder for the PNG figures (default docs)")
+    p.add_argument("--out", default="docs", metavar="DIR",
+                        help="folder for the PNG figures (default docs)")
 
 
 def run(args) -> int:

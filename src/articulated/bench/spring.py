@@ -242,9 +242,9 @@ def bench_fig6(n=50, steps=20_000, *, k=5, scene=SPRING, variants=FIG6_VARIANTS,
     for name, label, opt in variants:
         mu = k if opt.get("n_update", "k") == "k" else opt["n_update"]
         w = weights[opt["weights"]](model) if opt.get("weights") else None
-        sim = adaptive_simulator(model, model.neutral(), k, _spring_forces(model, scene), n_update=mu,
-                        update_every=opt.get("update_every", UPDATE_EVERY), weights=w,
-                        velocity_weights=w)
+        sim = adaptive_simulator(model, model.neutral(), k, _spring_forces(model, scene),
+                                 n_update=mu, weights=w, velocity_weights=w,
+                                 update_every=opt.get("update_every", UPDATE_EVERY))
         rec = []
         for _ in range(steps // record):
             sim.run(record, record_every=record)

@@ -5,7 +5,8 @@ solvers, behind ``articulated bench stiffness``.
 Three reproductions, all with the dynamics in single precision (``dtype=np.float32``: every
 operation of the forward dynamics, as in the paper) and a float64 reference next to them:
 
-* **Example 1 / Fig. 1** (:func:`example1_sweep`, :func:`~articulated.bench.stiffness_report.plot_example1`): the base-joint
+* **Example 1 / Fig. 1** (:func:`example1_sweep`,
+  :func:`~articulated.bench.stiffness_report.plot_example1`): the base-joint
   acceleration of the ill-conditioned 2-link arm (:func:`articulated.models.two_link_arm`,
   the paper's l1 = 2 m, m1 = 10 kg, l2 = 0.02 m, m2 = 0.1 kg, width 0.02 m), at rest, no
   torques, gravity orthogonal to the arm, as the tip joint angle q_1 sweeps 0..2 pi, by CRBA

@@ -220,7 +220,8 @@ def format_report(sweep, t1, t2, *, command, fig1, fig_t1, seconds, quick, cost=
       "simulation* (1997), with this library's solvers in single precision "
       "(`dtype=np.float32`: every operation of the forward dynamics is float32, as in the "
       "paper), with a float64 reference next to each. Code: "
-      "`src/articulated/bench/stiffness.py` (the study), `articulated.algorithms.aba.articulated_pivots` (the pivots D_k), "
+      "`src/articulated/bench/stiffness.py` (the study), "
+      "`articulated.algorithms.aba.articulated_pivots` (the pivots D_k), "
       "`articulated.models.two_link_arm` / `prismatic_pair` (the paper's systems); tests: "
       "`tests/test_stiffness.py`.")
     w("")
