@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 import articulated as art
-from articulated import bench, models
+from articulated import models
+from articulated.bench import common
+from articulated.bench import fd as bench
 from articulated.builder import ModelBuilder
 
 from conftest import rel_err
@@ -93,16 +95,16 @@ def test_mujoco_rejects_nested_free_joint(mujoco):
 
 def test_address_space_cap_turns_runaway_allocation_into_memory_error():
     pytest.importorskip("resource")
-    if bench._proc_status("VmSize") is None:
+    if common.proc_status("VmSize") is None:
         pytest.skip("needs /proc/self/status")
     with pytest.raises(MemoryError):
-        with bench.address_space_cap(256 * 2 ** 20):
+        with common.address_space_cap(256 * 2 ** 20):
             np.ones(2 * 2 ** 30 // 8)
     np.ones(2 ** 28 // 8)  # the limit is lifted again
 
 
 def test_time_call_is_positive_and_finite():
-    s = bench.time_call(lambda: sum(range(100)), repeats=3, target_s=1e-3)
+    s = common.time_call(lambda: sum(range(100)), repeats=3, target_s=1e-3)
     assert 0 < s < 1e-2
 
 
@@ -139,8 +141,10 @@ def test_bench_fd_quick_smoke(capsys, tmp_path):
 def test_main_quick_json(tmp_path, capsys):
     import json
 
+    from articulated.cli import main
+
     out = tmp_path / "bench.json"
-    assert bench.main(["fd", "--quick", "--no-seeds", "--sizes", "5", "--scaling", "50",
+    assert main(["bench", "fd", "--quick", "--no-seeds", "--sizes", "5", "--scaling", "50",
                        "--repeats", "2", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert [s["name"] for s in data["scenes"]][0] == "pendulum-5"

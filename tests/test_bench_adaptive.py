@@ -4,7 +4,8 @@ benchmark runs in seconds and its numbers have the properties the method guarant
 import numpy as np
 import pytest
 
-from articulated import bench_adaptive as ba
+from articulated.bench import adaptive as ba
+from articulated.bench import crowd, spring
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def test_fig6(quick):
     assert rows["full"]["tip_err"] == 0.0
     assert rows["breadth_first"]["joints"][0] == 0       # the root node's joint comes first
     assert len(rows["breadth_first"]["joints"]) == f6["k"]
-    assert list(f6["labels"]) == [v[0] for v in ba.FIG6_VARIANTS]
+    assert list(f6["labels"]) == [v[0] for v in spring.FIG6_VARIANTS]
     for key in f6["labels"]:
         assert 0 < len(rows[key]["joints"]) <= f6["k"]  # the budget N_A = k is respected
         assert rows[key]["joints"][0] == 0               # a subtree containing the root
@@ -78,9 +79,9 @@ def test_fig6(quick):
     from articulated import models
 
     m = models.pendulum(4)
-    w = ba.subtree_mass_weights(m)
+    w = spring.subtree_mass_weights(m)
     assert np.allclose(w[:, 0, 0], [0.4, 0.3, 0.2, 0.1]) and np.allclose(w[0], 0.4 * np.eye(6))
-    wi = ba.joint_inertia_weights(m)
+    wi = spring.joint_inertia_weights(m)
     assert wi.shape == (4, 6, 6) and np.all(wi[:, 0, 0] > 0)
     assert wi[0, 0, 0] > wi[1, 0, 0] > wi[2, 0, 0] > wi[3, 0, 0]
     assert (out / "adaptive-spring.png").stat().st_size > 10_000
@@ -101,17 +102,17 @@ def test_fig6_sweep(quick):
 
 def test_distance_budgets():
     d = np.array([1.0, 2.0, 4.0, 8.0, 100.0])
-    b = ba.distance_budgets(d, 20, np.full(5, 89))
+    b = crowd.distance_budgets(d, 20, np.full(5, 89))
     assert b.sum() == 20 and b.min() >= 1 and np.all(np.diff(b) <= 0)
     assert b[-1] == 1                                    # far away: at least the root
     assert abs(b[0] / b[1] - 2.0) < 0.3                  # ~ 1 / distance
     # caps at the character's joint count, and totals outside [n, sum(sizes)] are clipped
-    b = ba.distance_budgets(d, 30, np.array([3, 3, 89, 89, 89]))
+    b = crowd.distance_budgets(d, 30, np.array([3, 3, 89, 89, 89]))
     assert b.sum() == 30 and b[0] == 3 and b[1] == 3
-    assert ba.distance_budgets(d, 2, np.full(5, 89)).tolist() == [1] * 5
-    assert ba.distance_budgets(d, 999, np.full(5, 4)).tolist() == [4] * 5
+    assert crowd.distance_budgets(d, 2, np.full(5, 89)).tolist() == [1] * 5
+    assert crowd.distance_budgets(d, 999, np.full(5, 4)).tolist() == [4] * 5
     with pytest.raises(ValueError):
-        ba.distance_budgets([1.0, -1.0], 3, [2, 2])
+        crowd.distance_budgets([1.0, -1.0], 3, [2, 2])
 
 
 def test_crowd(quick):
@@ -168,14 +169,14 @@ def test_crowd_budget_in_dof(quick):
     # joints besides the roots
     m = models.crowd(200)
     assert (m.nb, m.nv) == (17_800, 19_000)
-    assert ba.crowd_budget_total(m, 0.1, "dof") == 200 + 692
-    assert ba.crowd_budget_total(m, 0.1) == 1_780
+    assert crowd.crowd_budget_total(m, 0.1, "dof") == 200 + 692
+    assert crowd.crowd_budget_total(m, 0.1) == 1_780
     with pytest.raises(ValueError, match="unit"):
-        ba.crowd_budget_total(m, 0.1, "links")
+        crowd.crowd_budget_total(m, 0.1, "links")
     cr, cj = res["crowd_dof"], res["crowd"]
     n = cr["characters"]
     assert cr["unit"] == "dof" and cj["unit"] == "joints"
-    assert cr["budget"] == ba.crowd_budget_total(models.crowd(n), 0.1, "dof")
+    assert cr["budget"] == crowd.crowd_budget_total(models.crowd(n), 0.1, "dof")
     assert n <= cr["budget"] < cj["budget"]
     assert np.all(cr["most_active"] <= cr["budgets"]) and cr["finite"]
     # the active DOF stay near 10% of the DOF: the roots' 6 and at most 3 per other joint

@@ -4,7 +4,7 @@ benchmark runs in seconds and its numbers have the properties the method guarant
 import numpy as np
 import pytest
 
-from articulated import bench_quasistatics as bq
+from articulated.bench import quasistatics as bq
 
 
 @pytest.fixture(scope="module")

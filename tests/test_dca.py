@@ -281,7 +281,7 @@ def test_gravity_and_external_force_only():
 def test_bench_dca_quick_smoke(capsys):
     """The DCA benchmark runs (tiny scenes) and reports every column (STYLE.md: keep a tiny
     benchmark as a smoke test)."""
-    from articulated.bench_dca import bench_dca
+    from articulated.bench.dca import bench_dca
 
     res = bench_dca(quick=True, repeats=1)
     out = capsys.readouterr().out

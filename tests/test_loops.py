@@ -373,7 +373,7 @@ def test_strandbeest_60s_no_drift_growth():
 def test_iterations_do_not_grow_with_n():
     """The SRM residual contracts per iteration by the same factor for every chain length,
     and the iterations needed (Ascher & Lin, Table 4.1) do not grow with n."""
-    from articulated.bench_loops import _drift_run, iterations_needed
+    from articulated.bench.loops import drift_run, iterations_needed
 
     ratios, needed = [], []
     for n in (4, 32, 256):
@@ -382,7 +382,7 @@ def test_iterations_do_not_grow_with_n():
         s.run(m.neutral(), np.zeros(m.nv), 40, record_every=10 ** 9)
         ratios.append(s.z_hist[-1] / s.z_hist[0])
         if n < 256:
-            d = {S: _drift_run(m, 0.005, 0.4, S)[0] for S in (2, 3, 4, 6)}
+            d = {S: drift_run(m, 0.005, 0.4, S)[0] for S in (2, 3, 4, 6)}
             needed.append(iterations_needed(d))
     assert max(ratios) < 0.35
     assert max(ratios) < 3 * min(ratios)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import articulated as art
-from articulated import models, stiffness
+from articulated import models
+from articulated.bench import stiffness
 from articulated.algorithms.aba import articulated_pivots
 from articulated.model import JOINT_TYPES
 

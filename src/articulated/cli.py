@@ -62,10 +62,8 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     """Write the trajectory (.npz) and a PNG of the energies and the tip path."""
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from .algorithms.kinematics import forward_kinematics, point_position
+    from .bench.common import new_figure, save_figure
 
     out.mkdir(parents=True, exist_ok=True)
     npz = out / "trajectory.npz"
@@ -73,7 +71,7 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     tip = model.nb - 1 if tip_body is None else model.body_id(tip_body)
     path = np.array([point_position(model, q, tip) for q in traj.q])
     snaps = np.unique(np.linspace(0, len(traj) - 1, 6).astype(int))
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (ax0, ax1) = new_figure((11, 4.2), 1, 2)
     ax0.plot(traj.t, traj.kinetic, label="kinetic T")
     ax0.plot(traj.t, traj.potential, label="potential V")
     ax0.plot(traj.t, traj.total, "k", lw=2, label="total T + V")
@@ -82,7 +80,7 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     drift = traj.total.max() - traj.total.min()
     ax0.set_title(f"energy (drift {drift:.2e} J)")
     ax0.legend(loc="best")
-    cmap = plt.get_cmap("viridis")
+    cmap = matplotlib.colormaps["viridis"]
     for k in snaps:  # body origins at a few instants (the shape of the mechanism)
         p = forward_kinematics(model, traj.q[k])[1]
         ax1.plot(p[:, 0], p[:, 2], ".", ms=2, color=cmap(traj.t[k] / max(traj.t[-1], 1e-300)),
@@ -94,11 +92,7 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     ax1.set_title(f"path of body {model.body_name[tip]!r} and body origins (x-z)")
     fig.colorbar(sc, ax=ax1, label="t [s]")
     fig.suptitle(title)
-    fig.tight_layout()
-    png = out / "trajectory.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return npz, png
+    return npz, save_figure(fig, out / "trajectory.png", dpi=110)
 
 
 def _print(console, *args):
@@ -142,7 +136,7 @@ def cmd_demo(args) -> int:
     then adaptive dynamics on the pendulum and a crowd, adaptive quasi-statics on a molecule
     (each part skipped when its size option is 0)."""
     from . import models
-    from .bench import peer_timings
+    from .bench.fd import peer_timings
 
     console = _console()
     t0 = time.perf_counter()
@@ -162,9 +156,9 @@ def cmd_demo(args) -> int:
     _simulate(model, q0, args, f"articulated demo: {args.n}-link pendulum, "
                                 f"{args.integrator}, dt = {args.dt:g} s", console)
     if args.ad_steps or args.crowd:
-        from .bench_adaptive import _warm_up
+        from .bench.adaptive_runs import warm_up
 
-        _warm_up()        # compile (or load) every adaptive kernel before any timing
+        warm_up()         # compile (or load) every adaptive kernel before any timing
     if args.ad_steps:
         _demo_adaptive_pendulum(console, args.n, args.ad_steps)
     if args.crowd:
@@ -191,7 +185,7 @@ def _ad_row(label, mean, dca, active, budget, hybrid=None, update=None):
 
 def _demo_adaptive_pendulum(console, n, steps, na_values=(1, 50)):
     """Adaptive dynamics (Redon, Galoppo & Lin 2005, Sec. 7.2, Table 1 with N_F = 1) on
-    ``pendulum(n)`` against the full DCA: same start (:func:`bench_adaptive.initial_state`),
+    ``pendulum(n)`` against the full DCA: same start (:func:`articulated.bench.adaptive_runs.initial_state`),
     one 0.05 N force on the last link, semi-implicit Euler with dt = 1 ms, active-region
     update every 20 steps with ``max_active = max_update = N_A``; ``steps + 1`` steps each,
     the first (JIT cache load; for the adaptive runs the update from the fully articulated
@@ -200,8 +194,8 @@ def _demo_adaptive_pendulum(console, n, steps, na_values=(1, 50)):
     the DCA's mean time over it, and the most active joints of any timed step next to
     N_A."""
     from . import models
-    from .bench_adaptive import (UPDATE_EVERY, _adaptive, initial_state, reference_run,
-                                 split_times, spread_forces)
+    from .bench.adaptive_runs import (UPDATE_EVERY, adaptive_simulator, initial_state,
+                                      reference_run, split_times, spread_forces)
 
     model = models.pendulum(n)
     q0 = initial_state(model)
@@ -216,7 +210,7 @@ def _demo_adaptive_pendulum(console, n, steps, na_values=(1, 50)):
     _print(console, AD_HEADER)
     _print(console, _ad_row("full DCA", dca, dca, model.nb, model.nb))
     for na in sorted({min(int(v), n) for v in na_values}):
-        sim = _adaptive(model, q0, na, spread_forces(model, 1), update_every=UPDATE_EVERY)
+        sim = adaptive_simulator(model, q0, na, spread_forces(model, 1), update_every=UPDATE_EVERY)
         tr = sim.run(steps + 1)
         c = split_times(tr.wall[1:], UPDATE_EVERY, first_step=1)
         _print(console, _ad_row(f"adaptive N_A={na}", c["mean"], dca, int(tr.active[2:].max()),
@@ -225,18 +219,18 @@ def _demo_adaptive_pendulum(console, n, steps, na_values=(1, 50)):
 
 def _demo_adaptive_crowd(console, k, steps, n_push=10, fraction=0.1):
     """Adaptive dynamics on ``crowd(k)`` (RGL Fig. 1, smaller): free-falling humanoids,
-    ``n_push`` of them pushed (:func:`bench_adaptive.crowd_forces`), one joint budget per
+    ``n_push`` of them pushed (:func:`articulated.bench.crowd.crowd_forces`), one joint budget per
     character decreasing with its distance to the benchmark's camera point
-    (:func:`bench_adaptive.camera_point`, :func:`bench_adaptive.distance_budgets`:
+    (:func:`articulated.bench.crowd.camera_point`, :func:`~articulated.bench.crowd.distance_budgets`:
     ``fraction`` of the joints in all), ``max_update`` a tenth of the total budget
-    (:func:`bench_adaptive.crowd_update`), region update every 20 steps; against the full DCA, ``steps + 1`` steps each, the first left out.
+    (:func:`~articulated.bench.crowd.crowd_update`), region update every 20 steps; against the full DCA, ``steps + 1`` steps each, the first left out.
     Prints the table of :func:`_demo_adaptive_pendulum` and, for the nearest and the
     farthest character, the most active joints of any active region of the run next to the
     budget (and whether every character kept within its budget)."""
     from . import models
-    from .bench_adaptive import (UPDATE_EVERY, _adaptive, camera_point, crowd_forces,
-                                 crowd_update, distance_budgets, reference_run, split_times,
-                                 tree_of_bodies)
+    from .bench.adaptive_runs import UPDATE_EVERY, adaptive_simulator, reference_run, split_times
+    from .bench.crowd import (camera_point, crowd_forces, crowd_update, distance_budgets,
+                              tree_of_bodies)
 
     model, q0 = models.crowd(k, return_configuration=True)
     roots = np.flatnonzero(model.body_parent < 0)
@@ -257,7 +251,7 @@ def _demo_adaptive_crowd(console, k, steps, n_push=10, fraction=0.1):
                     f"({100.0 * total / model.nb:.1f}% of the joints):")
     _, _, wd = reference_run(model, q0, np.zeros(model.nv), forces(), steps + 1, "dca")
     dca = float(wd[1:].mean())
-    sim = _adaptive(model, q0, budgets, forces(), n_update=crowd_update(budgets),
+    sim = adaptive_simulator(model, q0, budgets, forces(), n_update=crowd_update(budgets),
                     update_every=UPDATE_EVERY)
     per = np.zeros(roots.size, dtype=np.int64)   # most active joints of each character
     wall, active = [], []
@@ -333,69 +327,23 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _bench_fd(options) -> int:
-    from . import bench
+def _bench_modules():
+    """name -> module of every benchmark (:data:`articulated.bench.BENCHMARKS`)."""
+    import importlib
 
-    return bench.main(["fd"] + list(options))
+    from .bench import BENCHMARKS
 
-
-def _bench_loops(options) -> int:
-    from .bench_loops import main as bench_loops_main
-
-    return bench_loops_main(list(options))
+    return {name: importlib.import_module(f".bench.{name}", __package__) for name in BENCHMARKS}
 
 
-def _bench_dca(options) -> int:
-    from .bench_dca import bench_dca
-
-    if set(options) - {"--quick"}:
-        print(f"articulated bench dca: unknown options {options}; only --quick", file=sys.stderr)
-        return 2
-    bench_dca(quick="--quick" in options)
-    return 0
-
-
-def _bench_stiffness(options) -> int:
-    from . import stiffness
-
-    return stiffness.main(list(options))
-
-
-def _bench_quasistatics(options) -> int:
-    from .bench_quasistatics import main
-
-    return main(list(options))
-
-
-def _bench_adaptive(options) -> int:
-    from .bench_adaptive import main
-
-    return main(list(options))
-
-
-BENCHES = {
-    "fd": (_bench_fd, "forward/inverse dynamics ns/DOF of ABA, RNEA, CRBA vs Pinocchio and "
-                      "MuJoCo, and scaling"),
-    "dca": (_bench_dca, "DCA vs our ABA, balanced vs serial assembly, assembly-tree statistics"),
-    "loops": (_bench_loops, "closed loops by SRM (Ascher & Lin 1999): Tables 4.1-4.3, cost "
-                            "per step vs n, square chain and Strandbeest frame strips"),
-    "stiffness": (_bench_stiffness, "formulation stiffness (Ascher, Pai & Cloutier 1997): CRBA "
-                                    "vs ABA vs modified ABA in float32; writes "
-                                    "docs/formulation-stiffness.md"),
-    "quasistatics": (_bench_quasistatics, "adaptive quasi-statics (Redon & Lin 2005): molecule "
-                                          "Table 1, millipede Fig. 5, bicycle chain Fig. 1 vs "
-                                          "our full DCA; plots into docs/"),
-    "adaptive": (_bench_adaptive, "adaptive dynamics (Redon, Galoppo & Lin 2005): pendulum "
-                                  "Table 1, Figs. 5-6, crowd vs our full DCA and ABA; plots "
-                                  "into docs/"),
-}
-"""Benchmarks of ``articulated bench NAME [options]``: name -> (runner(options) -> exit code,
-one-line help). Each runner parses its own options."""
+BENCHES = {name: (module.run, module.HELP) for name, module in _bench_modules().items()}
+"""Benchmarks of ``articulated bench NAME [options]``: name -> (runner(args) -> exit code,
+one-line help). Each benchmark module declares its options (``add_arguments(parser)``),
+which become the options of its subcommand."""
 
 
 def cmd_bench(args) -> int:
-    run, _ = BENCHES[args.name]
-    return int(run(args.options) or 0)
+    return int(args.bench_run(args) or 0)
 
 
 def _add_sim_options(p, steps, dt, out):
@@ -468,13 +416,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="benchmarks that print tables of ratios against the peers",
                        description="Run a benchmark; results go to stdout (record them in "
-                                   "docs/benchmarks.md).")
-    p.add_argument("name", choices=tuple(BENCHES),
-                   help="; ".join(f"{k}: {h}" for k, (_, h) in BENCHES.items()))
-    p.add_argument("options", nargs=argparse.REMAINDER,
-                   help="options of the benchmark, e.g. --quick, --out FILE, --sizes N ..., "
-                        "--scaling N ..., --repeats K (see 'articulated bench fd --help')")
-    p.set_defaults(func=cmd_bench)
+                                   "docs/benchmarks.md). 'articulated bench NAME --help' lists "
+                                   "the options of each.")
+    benches = p.add_subparsers(dest="name", metavar="NAME", required=True)
+    for name, module in _bench_modules().items():
+        q = benches.add_parser(name, help=module.HELP)
+        module.add_arguments(q)
+        q.set_defaults(func=cmd_bench, bench_run=module.run)
     return parser
 
 

@@ -3,7 +3,7 @@
 Pinocchio (PyPI ``pin``) is linear-first for spatial vectors and stores quaternions as
 (x, y, z, w); these helpers permute. Fixed joints are merged into the parent's Pinocchio
 joint (their inertia is appended with the fixed placement), as Pinocchio's URDF parser does.
-MuJoCo (:func:`to_mujoco`) gets generated MJCF: nested bodies in our body order, no geoms,
+MuJoCo (:func:`to_mujoco`) gets a model built with ``mujoco.MjSpec``: nested bodies in our body order, no geoms,
 contacts off; its free joints use world-frame positions and linear velocities, which
 :class:`MujocoConverters` maps (it needs the configuration for that).
 Neither peer is a runtime dependency: they are imported on first use.
@@ -152,96 +152,74 @@ def to_pinocchio(model: Model) -> PinocchioModel:
 
 def _quat_to_rot(w, x, y, z):
     """Rotation matrix (child -> parent coordinates) of a unit quaternion (w, x, y, z)."""
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_quat((w, x, y, z), scalar_first=True).as_matrix()
 
 
 def _rot_to_quat(R):
-    """Unit quaternion (w, x, y, z), w >= 0, of a proper rotation matrix (Shepperd's method)."""
-    R = np.asarray(R, dtype=np.float64)
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    k = int(np.argmax([tr, R[0, 0], R[1, 1], R[2, 2]]))
-    if k == 0:
-        s = 2.0 * np.sqrt(1.0 + tr)
-        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
-    elif k == 1:
-        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        q = [(R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s]
-    elif k == 2:
-        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
-        q = [(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s]
-    else:
-        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
-        q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return q if q[0] >= 0 else -q
+    """Unit quaternion (w, x, y, z), w >= 0, of a proper rotation matrix."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_matrix(np.asarray(R, dtype=np.float64)).as_quat(canonical=True,
+                                                                          scalar_first=True)
 
 
 def _quat_mul(a, b):
     """Hamilton product a * b of (w, x, y, z) quaternions."""
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+    from scipy.spatial.transform import Rotation
+
+    ra = Rotation.from_quat(a, scalar_first=True)
+    return (ra * Rotation.from_quat(b, scalar_first=True)).as_quat(scalar_first=True)
 
 
-def _fmt(x) -> str:
-    """Floats for MJCF at full double precision (round-trip ``repr``)."""
-    return " ".join(repr(float(v)) for v in np.ravel(x))
-
-
-def mujoco_xml(model: Model, *, name: str = "articulated") -> str:
-    """MJCF text of ``model``: one nested ``<body>`` per body (in body order, so MuJoCo's body
-    ``i + 1`` is our body ``i``), placed by its joint placement, with an ``<inertial>``
-    (principal axes computed here at full precision), one joint (hinge / slide / ball /
-    free; none for a fixed joint), no geoms, contacts disabled, no damping or armature.
+def mujoco_spec(model: Model, *, name: str = "articulated"):
+    """A ``mujoco.MjSpec`` of ``model``: one nested body per body (in body order, so MuJoCo's
+    body ``i + 1`` is our body ``i``), placed by its joint placement, with an explicit
+    inertial (principal axes computed here at full precision), one joint (hinge / slide /
+    ball / free; none for a fixed joint), no geoms, contacts and constraints disabled, no
+    damping, armature, stiffness, friction loss or limits.
 
     Raises ValueError for a free joint below the top level (MuJoCo allows free joints only
     on bodies attached to the world).
     """
-    g = model.gravity
-    out = [f'<mujoco model="{name}">',
-           '<compiler angle="radian" inertiafromgeom="false" autolimits="true"/>',
-           f'<option gravity="{_fmt(g)}" timestep="0.001">',
-           '<flag contact="disable" constraint="disable" energy="disable"/>',
-           '</option>',
-           '<worldbody>']
-    end = model.body_subtree_end
+    import mujoco
+
+    spec = mujoco.MjSpec()
+    spec.modelname = name
+    spec.compiler.degree = False
+    spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+    spec.option.gravity = np.asarray(model.gravity, dtype=np.float64)
+    spec.option.timestep = 0.001
+    spec.option.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONTACT
+                                 | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
     evals, evecs = np.linalg.eigh(model.body_I_com) if model.nb else (None, None)
-    open_ends = []
-    kinds = {JOINT_REVOLUTE: "hinge", JOINT_PRISMATIC: "slide", JOINT_SPHERICAL: "ball"}
+    kinds = {JOINT_REVOLUTE: mujoco.mjtJoint.mjJNT_HINGE,
+             JOINT_PRISMATIC: mujoco.mjtJoint.mjJNT_SLIDE,
+             JOINT_SPHERICAL: mujoco.mjtJoint.mjJNT_BALL, JOINT_FREE: mujoco.mjtJoint.mjJNT_FREE}
+    bodies = []
     for i in range(model.nb):
-        while open_ends and open_ends[-1] <= i:
-            open_ends.pop()
-            out.append("</body>")
         t = int(model.jnt_type[i])
-        if t == JOINT_FREE and model.body_parent[i] >= 0:
+        p = int(model.body_parent[i])
+        if t == JOINT_FREE and p >= 0:
             raise ValueError(f"joint {model.joint_name[i]!r}: MuJoCo allows free joints only on "
                              f"top-level bodies (attached to the world)")
         R = model.jnt_Xtree_E[i].T  # joint frame axes in parent coordinates
-        out.append(f'<body name="{model.body_name[i]}" pos="{_fmt(model.jnt_Xtree_r[i])}" '
-                   f'quat="{_fmt(_rot_to_quat(R))}">')
-        ev, V = evals[i], evecs[i].copy()
+        V = evecs[i].copy()
         if np.linalg.det(V) < 0:
             V[:, 2] = -V[:, 2]
-        out.append(f'<inertial pos="{_fmt(model.body_com[i])}" quat="{_fmt(_rot_to_quat(V))}" '
-                   f'mass="{_fmt(model.body_mass[i])}" diaginertia="{_fmt(ev)}"/>')
-        jn = model.joint_name[i]
-        if t == JOINT_FREE:
-            out.append(f'<joint name="{jn}" type="free" damping="0" armature="0"/>')
-        elif t in kinds:
-            ax = f' axis="{_fmt(model.jnt_axis[i])}"' if t != JOINT_SPHERICAL else ""
-            out.append(f'<joint name="{jn}" type="{kinds[t]}"{ax} damping="0" armature="0" '
-                       f'stiffness="0" frictionloss="0" limited="false"/>')
-        open_ends.append(int(end[i]))
-    out.extend("</body>" for _ in open_ends)
-    out += ["</worldbody>", "</mujoco>"]
-    return "\n".join(out)
+        body = (spec.worldbody if p < 0 else bodies[p]).add_body(
+            name=model.body_name[i], pos=model.jnt_Xtree_r[i], quat=_rot_to_quat(R),
+            mass=float(model.body_mass[i]), ipos=model.body_com[i], iquat=_rot_to_quat(V),
+            inertia=evals[i], explicitinertial=True)
+        bodies.append(body)
+        if t in kinds:
+            j = body.add_joint(name=model.joint_name[i], type=kinds[t], damping=0.0,
+                               armature=0.0, stiffness=0.0, frictionloss=0.0,
+                               limited=mujoco.mjtLimited.mjLIMITED_FALSE)
+            if t in (JOINT_REVOLUTE, JOINT_PRISMATIC):
+                j.axis = model.jnt_axis[i]
+    return spec
 
 
 class MujocoConverters:
@@ -386,14 +364,23 @@ def to_mujoco(model: Model):
     """Build the MuJoCo equivalent of ``model`` (needs ``pip install mujoco``).
 
     Returns ``(mj_model, converters)``: the compiled ``mujoco.MjModel`` (from
-    :func:`mujoco_xml`: no geoms, contacts and constraints disabled, zero damping and
+    :func:`mujoco_spec`: no geoms, contacts and constraints disabled, zero damping and
     armature, so that ``mj_forward`` with ``qfrc_applied = tau`` gives our ABA's ``qdd``)
     and a :class:`MujocoConverters` for states, forces and accelerations.
 
     Raises ValueError when MuJoCo rejects the model, e.g. bodies nested deeper than about
-    1,000 levels ("XML_ELEMENT_DEPTH_EXCEEDED") or a free joint below the top level.
+    1,000 levels (a message naming the DEPTH) or a free joint below the top level.
     """
-    import mujoco
-
-    mj_model = mujoco.MjModel.from_xml_string(mujoco_xml(model))
+    try:
+        mj_model = mujoco_spec(model).compile()
+    except ValueError as e:
+        # MuJoCo's compiler stops at bodies nested about 1,000 deep ("depth limit exceeded",
+        # as its XML parser did before with XML_ELEMENT_DEPTH_EXCEEDED): name the depth
+        if "depth limit" not in str(e):
+            raise
+        depth = np.zeros(model.nb, dtype=int)
+        for i in range(model.nb):  # parents first
+            p = model.body_parent[i]
+            depth[i] = 1 if p < 0 else depth[p] + 1
+        raise ValueError(f"body tree DEPTH {depth.max()} beyond MuJoCo's limit: {e}") from e
     return mj_model, MujocoConverters(model, mj_model)

@@ -8,9 +8,9 @@ what to compare). Then the memory of the DCA's coefficients (bytes per DOF, O(n)
 process' peak RSS, and the assembly-tree statistics (height, maximum handle count) of
 pendulum-300, the millipede, molecule-50k and the 200-character crowd.
 
-Method: as :mod:`articulated.bench` (``time_call``): one call first (JIT compilation or
-cache load, reported separately), then the median over ``repeats`` batches of calls; the
-inputs are a random configuration, velocities and torques (seed 0). Each DCA result is
+Method: as :mod:`articulated.bench.fd` (:func:`~articulated.bench.common.time_call`): one
+call first (JIT compilation or cache load, reported separately), then the median over
+``repeats`` batches of calls; the inputs are a random configuration, velocities and torques (seed 0). Each DCA result is
 checked against ABA's before it is timed (column ``err``: max |qdd_DCA - qdd_ABA| over
 max(1, max |qdd_ABA|)).
 
@@ -25,12 +25,14 @@ import time
 
 import numpy as np
 
+from .common import bench_main, machine_info, markdown_table, peak_rss_bytes, time_call
+
 TARGET_RATIO = 3.0
 """Largest accepted DCA / ABA time ratio on pendulum-300 and molecule-50k (issue 3)."""
 
 
 def _scenes(quick):
-    from . import models
+    from .. import models
 
     if quick:
         return [("pendulum-30", lambda: models.pendulum(30)),
@@ -44,7 +46,7 @@ def _scenes(quick):
 
 
 def _tree_scenes(quick):
-    from . import models
+    from .. import models
 
     if quick:
         return [("pendulum-300", lambda: models.pendulum(300)),
@@ -66,9 +68,8 @@ def _state(model, seed=0):
 def bench_timings(quick=False, *, repeats=7, log=print) -> list[dict]:
     """ns/DOF of ABA and of the DCA (balanced and serial assembly) on the benchmark scenes,
     with the DCA / ABA ratios, agreement, bytes/DOF and tree height / handles."""
-    from . import aba
-    from .algorithms.dca_solver import DCA
-    from .bench import time_call
+    from .. import aba
+    from ..algorithms.dca_solver import DCA
 
     rows = []
     for name, make in _scenes(quick):
@@ -107,7 +108,7 @@ def bench_timings(quick=False, *, repeats=7, log=print) -> list[dict]:
 def tree_statistics(quick=False) -> list[dict]:
     """Assembly-tree statistics of the balanced and serial trees (height, handles, build
     time) on pendulum-300, the millipede, molecule-50k and crowd(200)."""
-    from .assembly import build_assembly
+    from ..assembly import build_assembly
 
     rows = []
     for name, make in _tree_scenes(quick):
@@ -137,30 +138,26 @@ def format_report(timings, trees, machine=None, peak_rss=None) -> str:
                      f"{machine.get('numba')}, commit {machine.get('commit')}, "
                      f"{machine.get('date')}")
         lines.append("")
-    lines.append("| scene | DOF | ABA ns/DOF | DCA balanced ns/DOF | DCA/ABA | DCA serial ns/DOF "
-                 "| serial/ABA | err (bal, ser) | bytes/DOF DCA (ABA Data) | height bal/ser | "
-                 "max handles bal/ser | first call DCA |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|---:|")
-    for r in timings:
-        lines.append(
-            f"| {r['scene']} | {r['dof']} | {r['aba_ns']:.0f} | {r['balanced_ns']:.0f} | "
-            f"{r['balanced_ratio']:.2f} | {r['serial_ns']:.0f} | {r['serial_ratio']:.2f} | "
-            f"{r['balanced_err']:.0e}, {r['serial_err']:.0e} | "
-            f"{r['balanced_bytes_per_dof']:.0f} ({r['aba_bytes_per_dof']:.0f}) | "
-            f"{r['balanced_height']}/{r['serial_height']} | "
-            f"{r['balanced_max_handles']}/{r['serial_max_handles']} | "
-            f"{r['balanced_first_s']:.2f} s |")
+    heads = ["scene", "DOF", "ABA ns/DOF", "DCA balanced ns/DOF", "DCA/ABA",
+             "DCA serial ns/DOF", "serial/ABA", "err (bal, ser)", "bytes/DOF DCA (ABA Data)",
+             "height bal/ser", "max handles bal/ser", "first call DCA"]
+    lines.append(markdown_table(heads, (
+        [r["scene"], f"{r['dof']}", f"{r['aba_ns']:.0f}", f"{r['balanced_ns']:.0f}",
+         f"{r['balanced_ratio']:.2f}", f"{r['serial_ns']:.0f}", f"{r['serial_ratio']:.2f}",
+         f"{r['balanced_err']:.0e}, {r['serial_err']:.0e}",
+         f"{r['balanced_bytes_per_dof']:.0f} ({r['aba_bytes_per_dof']:.0f})",
+         f"{r['balanced_height']}/{r['serial_height']}",
+         f"{r['balanced_max_handles']}/{r['serial_max_handles']}",
+         f"{r['balanced_first_s']:.2f} s"] for r in timings)))
     lines.append("")
-    lines.append("| scene | bodies | roots | height | ceil(log2 n/roots)+1 | max handles (all / "
-                 "internal) | mean handles | Phi blocks (all) | serial height / max handles "
-                 "| build |")
-    lines.append("|---|---:|---:|---:|---:|---|---:|---:|---|---:|")
-    for r in trees:
-        lines.append(
-            f"| {r['scene']} | {r['nb']} | {r['roots']} | {r['height']} | {r['log2']} | "
-            f"{r['max_handles']} / {r['max_internal_handles']} | {r['mean_handles']:.2f} | "
-            f"{r['phi_blocks']} | {r['serial_height']} / {r['serial_max_handles']} | "
-            f"{r['build_s']:.2f} s |")
+    heads = ["scene", "bodies", "roots", "height", "ceil(log2 n/roots)+1",
+             "max handles (all / internal)", "mean handles", "Phi blocks (all)",
+             "serial height / max handles", "build"]
+    lines.append(markdown_table(heads, (
+        [r["scene"], f"{r['nb']}", f"{r['roots']}", f"{r['height']}", f"{r['log2']}",
+         f"{r['max_handles']} / {r['max_internal_handles']}", f"{r['mean_handles']:.2f}",
+         f"{r['phi_blocks']}", f"{r['serial_height']} / {r['serial_max_handles']}",
+         f"{r['build_s']:.2f} s"] for r in trees)))
     lines.append("")
     for r in timings:
         if r["scene"] in ("pendulum-300", "molecule-50k"):
@@ -193,8 +190,6 @@ def bench_dca(quick=False, *, repeats=7, log=print) -> dict:
     ``trees`` (assembly-tree statistics), ``machine``, ``peak_rss_bytes`` and ``report``
     (the printed Markdown).
     """
-    from .bench import machine_info, peak_rss_bytes
-
     machine = machine_info()
     timings = bench_timings(quick, repeats=repeats, log=log)
     trees = tree_statistics(quick)
@@ -205,7 +200,31 @@ def bench_dca(quick=False, *, repeats=7, log=print) -> dict:
                 report=report)
 
 
+HELP = "DCA vs our ABA, balanced vs serial assembly, assembly-tree statistics"
+"""One line for ``articulated bench --help``."""
+
+
+def add_arguments(parser):
+    """Declare the options of ``articulated bench dca [--quick]`` on ``parser``."""
+    parser.description = ("DCA benchmark: Featherstone's divide-and-conquer algorithm "
+                          "(balanced and serial assembly) against our ABA, and assembly-tree "
+                          "statistics.")
+    parser.add_argument("--quick", action="store_true",
+                        help="small scenes only (seconds; the smoke test)")
+
+
+def run(args) -> int:
+    """Run :func:`bench_dca` with the options of :func:`add_arguments`; returns 0."""
+    bench_dca(quick=args.quick)
+    return 0
+
+
+def main(argv=None) -> int:
+    """``python -m articulated.bench.dca [--quick]``: as ``articulated bench dca``."""
+    return bench_main("dca", add_arguments, run, argv)
+
+
 if __name__ == "__main__":  # pragma: no cover
     import sys
 
-    bench_dca(quick="--quick" in sys.argv)
+    sys.exit(main())

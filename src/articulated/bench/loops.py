@@ -20,7 +20,6 @@ Tables (printed as Markdown, also written to ``OUT/closed-loops-results.md``):
 
 from __future__ import annotations
 
-import argparse
 import platform
 import time
 import warnings
@@ -28,10 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import models
-from .algorithms.kinematics import forward_kinematics, point_position
-from .algorithms.loops import consistent_velocity
-from .simulation.srm import KKTSolver, SRMDiverged, SRMSolver
+from .. import models
+from ..algorithms.kinematics import forward_kinematics, point_position
+from ..algorithms.loops import consistent_velocity
+from ..simulation.srm import KKTSolver, SRMDiverged, SRMSolver
+from .common import bench_main, markdown_table, new_figure, save_figure
 
 H41 = 0.005
 """Step size [s] of Tables 4.1 and 4.3 (RK2)."""
@@ -42,7 +42,7 @@ T43 = 2.0
 """Time window [s] of Table 4.3."""
 
 
-def _drift_run(model, h, T, S, integrator="rk2", form="scaled", eps=None, times=None):
+def drift_run(model, h, T, S, integrator="rk2", form="scaled", eps=None, times=None):
     """Max loop drift over [0, T] (or at the given times: max up to each), or inf if the
     run diverged (then the time of divergence is returned as the second item)."""
     s = SRMSolver(model, h, integrator=integrator, iterations=S, form=form, eps=eps)
@@ -76,7 +76,7 @@ def table_41(sizes, S_list=(2, 3, 4), S_ref=6, h=H41, T=T41):
     rows = []
     for n in sizes:
         m = models.square_chain(n)
-        d = {S: _drift_run(m, h, T, S)[0] for S in tuple(S_list) + (S_ref,)}
+        d = {S: drift_run(m, h, T, S)[0] for S in tuple(S_list) + (S_ref,)}
         rows.append((n, d, iterations_needed(d)))
     return rows
 
@@ -85,7 +85,7 @@ def table_43(sizes, S_list=(2, 3, 4), S_ref=6, h=H41, T=T43):
     rows = []
     for r, c in sizes:
         m = models.square_net(r, c)
-        d = {S: _drift_run(m, h, T, S)[0] for S in tuple(S_list) + (S_ref,)}
+        d = {S: drift_run(m, h, T, S)[0] for S in tuple(S_list) + (S_ref,)}
         rows.append(((r, c), d, iterations_needed(d)))
     return rows
 
@@ -98,7 +98,7 @@ def table_42(n=4, h=0.005, times=(4.0, 5.0, 6.0, 10.0)):
              ("unscaled (Alg II)", "rk2", 3, 5.0), ("unscaled (Alg II)", "rk2", 6, 5.0)]
     rows = []
     for form, integ, S, ef in cases:
-        d, t_div = _drift_run(m, h, max(times), S, integrator=integ,
+        d, t_div = drift_run(m, h, max(times), S, integrator=integ,
                               form="scaled" if form.startswith("scaled") else "unscaled",
                               eps=ef * h, times=times)
         rows.append((form, integ, S, ef, d, t_div))
@@ -140,15 +140,15 @@ def cost_reference(sizes, steps=3):
 
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     code = ("import json, warnings; warnings.filterwarnings('ignore'); "
-            "from articulated.bench_loops import _cost_reference_here as f; "
+            "from articulated.bench.loops import cost_reference_here as f; "
             f"print(json.dumps(f({list(sizes)!r}, {int(steps)})))")
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     return [tuple(r) for r in json.loads(res.stdout.strip().splitlines()[-1])]
 
 
-def _cost_reference_here(sizes, steps=3):
-    from .simulation.integrators import rk4_step
+def cost_reference_here(sizes, steps=3):
+    from ..simulation.integrators import rk4_step
 
     out = []
     for n in sizes:
@@ -174,12 +174,7 @@ def fitted_slope(rows, lo, hi):
 # ------------------------------------------------------------------ figures
 
 def _plot_cost(srm_rows, ref_rows, slope, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, ax = new_figure((6.4, 4.4))
     n = np.array([r[0] for r in srm_rows], float)
     t = np.array([r[2] for r in srm_rows]) * 1e3
     ax.loglog(n, t, "o-", label=f"SRM, RK2, S = 3 (fitted slope {slope:.2f})")
@@ -193,9 +188,7 @@ def _plot_cost(srm_rows, ref_rows, slope, path):
     ax.set_title("Square chain: cost per time step")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def _link_segments(model, q):
@@ -212,11 +205,6 @@ def _link_segments(model, q):
 
 
 def _plot_chain_strip(path, n=8, h=H41, times=(0.0, 0.4, 0.8, 1.2, 1.6, 2.0)):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     m = models.square_chain(n)
     s = SRMSolver(m, h, integrator="rk2", iterations=3)
     q, qd = m.neutral(), np.zeros(m.nv)
@@ -228,7 +216,7 @@ def _plot_chain_strip(path, n=8, h=H41, times=(0.0, 0.4, 0.8, 1.2, 1.6, 2.0)):
             k += 1
         if i < steps:
             q, qd = s.step(q, qd)
-    fig, axes = plt.subplots(1, len(snaps), figsize=(2.6 * len(snaps), 3.2), sharey=True)
+    fig, axes = new_figure((2.6 * len(snaps), 3.2), 1, len(snaps), sharey=True)
     for ax, (t, qs, g) in zip(axes, snaps):
         for (a, b) in _link_segments(m, qs):
             ax.plot([a[0], b[0]], [a[1], b[1]], "-", color="tab:blue", lw=1.5)
@@ -239,9 +227,7 @@ def _plot_chain_strip(path, n=8, h=H41, times=(0.0, 0.4, 0.8, 1.2, 1.6, 2.0)):
         ax.set_title(f"t = {t:.1f} s\ndrift {g:.1e} m", fontsize=8)
         ax.axis("off")
     fig.suptitle(f"Falling chain of {n} unit squares (SRM, RK2, h = {h} s, S = 3)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def strandbeest_run(T=60.0, h=0.002, S=3, speed=2 * np.pi):
@@ -256,15 +242,10 @@ def strandbeest_run(T=60.0, h=0.002, S=3, speed=2 * np.pi):
 
 
 def _plot_strandbeest(path, m, t, Q):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     body, pt = m.strandbeest_foot
     foot = np.array([point_position(m, q, body, pt) for q in Q])
     idx = np.linspace(0, min(len(Q) - 1, int(1.2 / (t[1] - t[0]))), 6).astype(int)
-    fig, axes = plt.subplots(1, len(idx), figsize=(2.6 * len(idx), 3.4), sharey=True)
+    fig, axes = new_figure((2.6 * len(idx), 3.4), 1, len(idx), sharey=True)
     for ax, i in zip(axes, idx):
         ax.plot(foot[:, 0], foot[:, 2], "-", color="0.8", lw=1)
         R, p = forward_kinematics(m, Q[i])
@@ -290,9 +271,7 @@ def _plot_strandbeest(path, m, t, Q):
         ax.axis("off")
     fig.suptitle("Jansen leg (Strandbeest) driven by its crank: SRM, RK2, h = 2 ms; grey: "
                  "foot path", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 # ------------------------------------------------------------------ report
@@ -305,12 +284,30 @@ def _fmt(x):
     return f"{x:.2e}"
 
 
+HELP = ("closed loops by SRM (Ascher & Lin 1999): Tables 4.1-4.3, cost per step vs n, square "
+        "chain and Strandbeest frame strips")
+"""One line for ``articulated bench --help``."""
+
+
+def add_arguments(parser):
+    """Declare the options of ``articulated bench loops [--quick] [--out DIR]`` on
+    ``parser``."""
+    parser.description = "SRM for closed loops (Ascher & Lin 1999, sec. 4)"
+    parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
+    parser.add_argument("--out", default="docs", metavar="DIR",
+                        help="folder for the PNGs and the Markdown results (default docs)")
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="articulated bench loops",
-                                description="SRM for closed loops (Ascher & Lin 1999, sec. 4)")
-    p.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    p.add_argument("--out", default="docs", help="folder for the PNGs and the Markdown results")
-    args = p.parse_args(argv)
+    """``python -m articulated.bench.loops [--quick] [--out DIR]``: as ``articulated bench
+    loops``."""
+    return bench_main("loops", add_arguments, run, argv)
+
+
+def run(args) -> int:
+    """Run the tables and figures of the module docstring with the options of
+    :func:`add_arguments`: print the Markdown, write it to ``OUT/closed-loops-results.md``
+    (``-quick.md`` with ``--quick``) and the PNGs into ``OUT``; returns 0."""
     warnings.filterwarnings("ignore", module="numba")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -328,32 +325,31 @@ def main(argv=None) -> int:
     emit(f"## Table 4.1: square chain, RK2, h = {H41} s, eps = 0.75 h, max drift over "
          f"[0, {T41}] s [m]")
     emit("")
-    emit("| n | S = 2 | S = 3 | S = 4 | S = 6 | iterations needed |")
-    emit("|---|---|---|---|---|---|")
-    for n, d, need in table_41(sizes41):
-        emit(f"| {n} | " + " | ".join(_fmt(d[S]) for S in (2, 3, 4, 6)) + f" | {need} |")
+    emit(markdown_table(["n", "S = 2", "S = 3", "S = 4", "S = 6", "iterations needed"],
+                        ([f"{n}"] + [_fmt(d[S]) for S in (2, 3, 4, 6)] + [f"{need}"]
+                         for n, d, need in table_41(sizes41))))
     emit("")
 
     emit("## Table 4.2: square chain (4 squares), h = 0.005 s: max drift up to t [m]")
     emit("")
-    emit("| form | integrator | S | eps / h | t = 4 | t = 5 | t = 6 | t = 10 | note |")
-    emit("|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for form, integ, S, ef, d, t_div in (table_42(times=(1.0, 2.0)) if quick else table_42()):
         note = f"diverged at t = {t_div:.2f} s" if t_div is not None else ""
         vals = list(d) + ["-"] * (4 - len(d))
-        emit(f"| {form} | {integ} | {S} | {ef} | " + " | ".join(
-            _fmt(v) if not isinstance(v, str) else v for v in vals) + f" | {note} |")
+        rows.append([f"{form}", f"{integ}", f"{S}", f"{ef}"]
+                    + [_fmt(v) if not isinstance(v, str) else v for v in vals] + [note])
+    emit(markdown_table(["form", "integrator", "S", "eps / h", "t = 4", "t = 5", "t = 6",
+                         "t = 10", "note"], rows))
     emit("")
 
     sizes43 = ((2, 2), (4, 4)) if quick else ((2, 2), (4, 4), (8, 8), (16, 16), (32, 32))
     emit(f"## Table 4.3: square net, RK2, h = {H41} s, eps = 0.75 h, max drift over "
          f"[0, {T43}] s [m]")
     emit("")
-    emit("| net | loops | S = 2 | S = 3 | S = 4 | S = 6 | iterations needed |")
-    emit("|---|---|---|---|---|---|---|")
-    for (r, c), d, need in table_43(sizes43):
-        emit(f"| {r} x {c} | {r * c} | " + " | ".join(_fmt(d[S]) for S in (2, 3, 4, 6))
-             + f" | {need} |")
+    emit(markdown_table(["net", "loops", "S = 2", "S = 3", "S = 4", "S = 6",
+                         "iterations needed"],
+                        ([f"{r} x {c}", f"{r * c}"] + [_fmt(d[S]) for S in (2, 3, 4, 6)]
+                         + [f"{need}"] for (r, c), d, need in table_43(sizes43))))
     emit("")
 
     sizes_cost = (16, 32, 64) if quick else (64, 128, 256, 512, 1024)
@@ -363,17 +359,14 @@ def main(argv=None) -> int:
     slope = fitted_slope(srm_rows, lo, hi)
     emit("## Cost per step (square chain; RK2, S = 3: 9 O(n) tree passes per step)")
     emit("")
-    emit("| n | bodies | SRM [ms/step] | us per body |")
-    emit("|---|---|---|---|")
-    for n, nb, t in srm_rows:
-        emit(f"| {n} | {nb} | {t * 1e3:.3f} | {t * 1e6 / nb:.2f} |")
+    emit(markdown_table(["n", "bodies", "SRM [ms/step]", "us per body"],
+                        ([f"{n}", f"{nb}", f"{t * 1e3:.3f}", f"{t * 1e6 / nb:.2f}"]
+                         for n, nb, t in srm_rows)))
     emit("")
     emit(f"Fitted log-log slope of time per step, n = {lo} .. {hi}: **{slope:.3f}**")
     emit("")
-    emit("| n | bodies | reference KKT [ms/step] |")
-    emit("|---|---|---|")
-    for n, nb, t in ref_rows:
-        emit(f"| {n} | {nb} | {t * 1e3:.2f} |")
+    emit(markdown_table(["n", "bodies", "reference KKT [ms/step]"],
+                        ([f"{n}", f"{nb}", f"{t * 1e3:.2f}"] for n, nb, t in ref_rows)))
     emit("")
     _plot_cost(srm_rows, ref_rows, slope, out / "closed-loops-cost.png")
     _plot_chain_strip(out / "closed-loops-chain.png", n=4 if quick else 8)
@@ -389,3 +382,9 @@ def main(argv=None) -> int:
     (out / ("closed-loops-results-quick.md" if quick else "closed-loops-results.md")).write_text(
         "\n".join(lines) + "\n")
     return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    sys.exit(main())

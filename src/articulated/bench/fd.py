@@ -26,27 +26,25 @@ Limits of the peers, reported as "n/a (...)" instead of crashing:
 * Pinocchio's model building and MuJoCo's parser/compiler are quadratic in the body count:
   above :data:`PEER_MAX_BODIES` bodies they are not attempted unless ``--all-peers``.
 
-Run ``articulated bench fd`` (or ``python -m articulated.bench fd``); ``--quick`` for tiny
+Run ``articulated bench fd`` (or ``python -m articulated.bench.fd``); ``--quick`` for tiny
 sizes (the smoke test in ``tests/test_bench.py``), ``--out FILE`` to also write the report
 as Markdown (or JSON for a ``.json`` name).
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import gc
 import json
-import os
-import platform
 import re
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from .common import (address_space_cap, at_least, bench_main, loadavg, machine_info,
+                     markdown_table, meminfo, peak_rss_bytes, rss_bytes, time_call, time_calls)
 
 DENSE_LIMIT = 1.0e9
 """Largest dense nv x nv float64 matrix [bytes] that the CRBA rows compute (~1 GB)."""
@@ -156,146 +154,13 @@ class BenchResult:
         return self.scaling[-1].ns_per_dof / self.scaling[0].ns_per_dof
 
 
-# ============================================================================ machine
-
-def machine_info() -> dict:
-    """CPU, core count, memory, Python and library versions, git commit of this checkout."""
-    info = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "python": platform.python_version(), "platform": platform.platform()}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    info["cpu"] = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem = _meminfo("MemTotal")
-    if mem:
-        info["memory_gb"] = round(mem / 2 ** 30, 1)
-    from . import __version__
-    import numba
-
-    info["articulated"] = __version__
-    info["numpy"] = np.__version__
-    info["numba"] = numba.__version__
-    for mod, key in (("pinocchio", "pin"), ("mujoco", "mujoco")):
-        try:
-            info[key] = __import__(mod).__version__
-        except Exception:  # not installed (or broken): reported, not fatal
-            info[key] = "not installed"
-    try:
-        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                           text=True, timeout=10, cwd=Path(__file__).resolve().parent)
-        info["commit"] = r.stdout.strip() if r.returncode == 0 else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        info["commit"] = "unknown"
-    info["date"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    info["load_start"] = _loadavg()
-    return info
-
-
-def _loadavg():
-    """1-minute load average (other processes on the machine make timings noisy), or None."""
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return None
-
-
-def _meminfo(key):
-    """A /proc/meminfo entry in bytes, or None."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def _proc_status(key):
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def rss_bytes():
-    """Current resident set size of this process [bytes], or None off Linux."""
-    return _proc_status("VmRSS")
-
-
-def peak_rss_bytes():
-    """Peak resident set size of this process [bytes] (``resource.getrusage``), or None."""
-    try:
-        import resource
-
-        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return r * (1 if sys.platform == "darwin" else 1024)
-    except (ImportError, OSError):
-        return None
-
-
-@contextlib.contextmanager
-def address_space_cap(extra_bytes):
-    """Let the process map at most ``extra_bytes`` more address space inside the block
-    (``RLIMIT_AS``), so that a runaway allocation raises MemoryError instead of invoking the
-    OOM killer. A no-op where ``resource`` or /proc is missing."""
-    try:
-        import resource
-    except ImportError:
-        yield
-        return
-    vm = _proc_status("VmSize")
-    if vm is None:
-        yield
-        return
-    old = resource.getrlimit(resource.RLIMIT_AS)
-    cap = vm + int(extra_bytes)
-    if old[1] != resource.RLIM_INFINITY:
-        cap = min(cap, old[1])
-    resource.setrlimit(resource.RLIMIT_AS, (cap, old[1]))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, old)
-
-
 def _pin_cap():
-    avail = _meminfo("MemAvailable")
+    avail = meminfo("MemAvailable")
     return PIN_MEMORY_CAP if avail is None else min(PIN_MEMORY_CAP, avail // 2)
 
 
+
 # ============================================================================ timing
-
-def time_call(fn, repeats=7, target_s=0.02):
-    """Median wall time [s] of one warm call of ``fn()``: ``repeats`` samples, each a batch
-    of calls lasting about ``target_s`` (garbage collection off, like ``timeit``). Call
-    ``fn`` once before to leave compilation out."""
-    t0 = time.perf_counter()
-    fn()
-    one = time.perf_counter() - t0
-    batch = max(1, min(100_000, int(target_s / max(one, 1e-9))))
-    samples = []
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            t0 = time.perf_counter_ns()
-            for _ in range(batch):
-                fn()
-            samples.append((time.perf_counter_ns() - t0) / batch * 1e-9)
-    finally:
-        if was:
-            gc.enable()
-    return float(np.median(samples))
-
 
 def _repeats_for(one_call_s, repeats):
     """Fewer samples for slow calls (keeps the full run within minutes)."""
@@ -337,7 +202,7 @@ def pinocchio_model(model):
         import pinocchio  # noqa: F401
     except ImportError:
         return None, "n/a (Pinocchio not installed: pip install pin)"
-    from .interop import to_pinocchio
+    from ..interop import to_pinocchio
 
     try:
         with address_space_cap(_pin_cap()):
@@ -357,7 +222,7 @@ def mujoco_model(model):
         import mujoco  # noqa: F401
     except ImportError:
         return None, None, "n/a (MuJoCo not installed: pip install mujoco)"
-    from .interop import to_mujoco
+    from ..interop import to_mujoco
 
     try:
         mj, conv = to_mujoco(model)
@@ -476,7 +341,7 @@ def model_nbytes(model) -> int:
 def bench_scaling(sizes=SCALING_SIZES, *, repeats=7, log=None) -> list:
     """ABA ns/DOF and Model + Data bytes/DOF on pendulum chains of ``sizes`` links."""
     import articulated as art
-    from . import models
+    from .. import models
 
     out = []
     for n in sizes:
@@ -502,7 +367,7 @@ def bench_scaling(sizes=SCALING_SIZES, *, repeats=7, log=None) -> list:
 
 
 def _seed_scenes(quick):
-    from . import models
+    from .. import models
 
     if quick:
         return [("pendulum-30", lambda: models.pendulum(30)),
@@ -524,7 +389,7 @@ def _seed_scenes(quick):
 def check_seed_scenes(quick=False, steps=3, log=None) -> list:
     """Build every seed scene and take ``steps`` explicit-Euler steps of 1e-4 s from a
     random configuration; the state must stay finite."""
-    from .simulation import Simulator
+    from ..simulation import Simulator
 
     out = []
     for name, make in _seed_scenes(quick):
@@ -555,7 +420,7 @@ def check_seed_scenes(quick=False, steps=3, log=None) -> list:
 # ============================================================================ driver
 
 def _main_scenes(sizes, quick):
-    from . import models
+    from .. import models
 
     scenes = [(f"pendulum-{n}", (lambda n=n: models.pendulum(int(n)))) for n in sizes]
     if quick:
@@ -614,7 +479,7 @@ def bench_fd(sizes=None, quick=False, out=None, *, scaling=None, repeats=None, s
     scale = bench_scaling(scaling, repeats=repeats, log=log)
     seed_rows = check_seed_scenes(quick, log=log) if seeds else []
     machine["peak_rss_gb"] = round((peak_rss_bytes() or 0) / 1e9, 2)
-    machine["load_end"] = _loadavg()
+    machine["load_end"] = loadavg()
     res = BenchResult(machine, scenes, scale, seed_rows, first, bool(quick),
                       time.perf_counter() - t_start)
     if show:
@@ -749,9 +614,7 @@ def format_markdown(res: BenchResult) -> str:
     """The report as Markdown (what ``--out report.md`` writes)."""
     out = ["```", *_machine_lines(res), "```", ""]
     for title, heads, rows, foot in report_tables(res):
-        out += [f"**{title}**", "", "| " + " | ".join(heads) + " |",
-                "|" + "|".join("---" for _ in heads) + "|"]
-        out += ["| " + " | ".join(r) + " |" for r in rows]
+        out += [f"**{title}**", "", markdown_table(heads, rows)]
         out += [""] + [f"- {f}" for f in foot] + ([""] if foot else [])
     t = _targets(res)
     if t:
@@ -826,14 +689,7 @@ def peer_timings(model, q0, repeats=200, qd=None, tau=None):
     tau = np.zeros(model.nv) if tau is None else np.asarray(tau, dtype=np.float64)
     repeats = max(1, int(repeats))
 
-    def med(fn):
-        fn()
-        ts = []
-        for _ in range(repeats):
-            t0 = time.perf_counter_ns()
-            fn()
-            ts.append(time.perf_counter_ns() - t0)
-        return float(np.median(ts)) * 1e-9
+    med = lambda fn: time_calls(fn, repeats)
 
     rows = [("articulated.aba", med(lambda: art.aba(model, q0, qd, tau)), "")]
     pm, note = pinocchio_model(model)
@@ -860,33 +716,40 @@ def peer_timings(model, q0, repeats=200, qd=None, tau=None):
 
 # ============================================================================ command line
 
-def main(argv=None) -> int:
-    """``articulated bench fd [--quick] [--out FILE] [--sizes N ...] [--scaling N ...]
-    [--repeats K] [--no-seeds] [--all-peers]``; returns the exit status."""
-    p = argparse.ArgumentParser(prog="articulated bench",
-                                description="Forward-dynamics benchmark against Pinocchio and MuJoCo.")
-    p.add_argument("name", choices=("fd",), help="fd: ABA / RNEA / CRBA ns/DOF, ratios, scaling")
+HELP = "forward/inverse dynamics ns/DOF of ABA, RNEA, CRBA vs Pinocchio and MuJoCo, and scaling"
+"""One line for ``articulated bench --help``."""
+
+
+def add_arguments(parser):
+    """Declare the options of ``articulated bench fd [--quick] [--out FILE] [--sizes N ...]
+    [--scaling N ...] [--repeats K] [--no-seeds] [--all-peers]`` on ``parser``."""
+    parser.description = "Forward-dynamics benchmark against Pinocchio and MuJoCo."
+    p = parser
     p.add_argument("--quick", action="store_true", help="tiny sizes only (smoke test)")
-    p.add_argument("--out", default=None, help="also write the report (Markdown; JSON for .json)")
-    p.add_argument("--sizes", type=int, nargs="+", default=None,
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="also write the report (Markdown; JSON for .json)")
+    p.add_argument("--sizes", type=at_least(1), nargs="+", default=None, metavar="N",
                    help="pendulum lengths of the main table (default 30 300 3000)")
-    p.add_argument("--scaling", type=int, nargs="+", default=None,
+    p.add_argument("--scaling", type=at_least(1), nargs="+", default=None, metavar="N",
                    help="pendulum lengths of the scaling sweep (default 1e3 1e4 1e5 1e6)")
-    p.add_argument("--repeats", type=int, default=None, help="timing samples (default 7)")
+    p.add_argument("--repeats", type=at_least(1), default=None, metavar="K",
+                   help="timing samples (default 7)")
     p.add_argument("--no-seeds", action="store_true", help="skip the seed-scene check")
     p.add_argument("--all-peers", action="store_true",
                    help=f"also try Pinocchio and MuJoCo above {PEER_MAX_BODIES:,} bodies "
                         f"(several minutes more)")
-    a = p.parse_args(argv)
-    for k in ("sizes", "scaling"):
-        v = getattr(a, k)
-        if v is not None and min(v) < 1:
-            p.error(f"--{k} must be >= 1")
-    if a.repeats is not None and a.repeats < 1:
-        p.error("--repeats must be >= 1")
-    bench_fd(a.sizes, a.quick, a.out, scaling=a.scaling, repeats=a.repeats, seeds=not a.no_seeds,
-             all_peers=a.all_peers)
+
+
+def run(args) -> int:
+    """Run :func:`bench_fd` with the options of :func:`add_arguments`; returns 0."""
+    bench_fd(args.sizes, args.quick, args.out, scaling=args.scaling, repeats=args.repeats,
+             seeds=not args.no_seeds, all_peers=args.all_peers)
     return 0
+
+
+def main(argv=None) -> int:
+    """``python -m articulated.bench.fd [options]``: as ``articulated bench fd``."""
+    return bench_main("fd", add_arguments, run, argv)
 
 
 if __name__ == "__main__":

@@ -50,12 +50,14 @@ models (seconds; the smoke test ``tests/test_bench_quasistatics.py``).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import time
 from pathlib import Path
 
 import numpy as np
+
+from .common import (at_least, bench_main, finish_report, machine_info, markdown_table,
+                     new_figure, save_figure, time_call)
 
 EPS_TABLE = tuple(2.0 ** -i for i in (3, 7, 11, 15, 19))
 """RL Table 1's error thresholds."""
@@ -108,7 +110,7 @@ def random_forces(model, nf, seed=0, magnitude=1.0):
 
 def _f_ext(model, q, forces):
     """(nb, 6) body-frame spatial forces of the world point forces at configuration q."""
-    from .algorithms.kinematics import forward_kinematics
+    from ..algorithms.kinematics import forward_kinematics
 
     R = forward_kinematics(model, q)[0]
     f = np.zeros((model.nb, 6))
@@ -131,8 +133,7 @@ def joint_norms(model, qdd):
 def initial_solution(model, q0, forces, repeats=5):
     """Exact quasi-statics at the start by the DCA: (qdd, per-joint norms, seconds of one
     bare ``DCA.quasi_statics`` call, median over ``repeats``)."""
-    from .algorithms.dca_solver import DCA
-    from .bench import time_call
+    from ..algorithms.dca_solver import DCA
 
     dca = DCA(model)
     f = _f_ext(model, q0, forces)
@@ -154,7 +155,7 @@ def truncation_error(model, q0, qdd0, norms, eps, dt):
     the exact ``qdd0`` kept on the :func:`lower_bound` joints only (the fewest joints that
     meet ``eps``), one step ``q0 + dt^2 qdd`` against the exact step. What the error measure
     itself allows, whatever the method."""
-    from .configuration import integrate_joints_inplace
+    from ..configuration import integrate_joints_inplace
 
     keep = norms > eps * norms.max()
     qdd_t = np.where(keep[model.dof_body], qdd0, 0.0)
@@ -175,8 +176,8 @@ def simulate(model, q0, forces, dt, steps, method, eps=0.0):
     """One quasi-static run. Returns dict: ``ms`` (median step time), ``mean_ms`` (mean over
     steps 2..K), ``joints``, ``nodes`` (means), ``bound`` (largest certified error),
     ``q`` (final configuration), ``setup_s``."""
-    from .simulation.forces import PointForce
-    from .simulation.quasistatic import QuasiStaticSimulator
+    from ..simulation.forces import PointForce
+    from ..simulation.quasistatic import QuasiStaticSimulator
 
     t0 = time.perf_counter()
     sim = QuasiStaticSimulator(model, dt, method=method, eps_max=eps, q0=q0)
@@ -196,7 +197,7 @@ def simulate(model, q0, forces, dt, steps, method, eps=0.0):
 def displacement_errors(model, q0, q_ref, q):
     """(e_F, e_max) relative displacement errors of q against q_ref from q0 (module
     docstring)."""
-    from .algorithms.kinematics import forward_kinematics
+    from ..algorithms.kinematics import forward_kinematics
 
     P0 = forward_kinematics(model, q0)[1]
     Pr = forward_kinematics(model, q_ref)[1]
@@ -212,7 +213,7 @@ def displacement_errors(model, q0, q_ref, q):
 
 def _warm_up():
     """Compile / load every kernel on a tiny model, so no timed step pays for it."""
-    from . import models
+    from .. import models
 
     m = models.molecule(50, seed=0, gravity=(0.0, 0.0, 0.0))
     q0 = m.neutral()
@@ -233,7 +234,7 @@ def bench_molecule(n=50_000, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TAB
     without q, plus ``solve_ms`` of the bare DCA call and ``nodes``), ``adaptive`` (list
     per eps: ``eps``, ``ms``, ``joints``, ``nodes``, ``bound``, ``lower``, ``e_f``,
     ``e_max``, ``speedup``)."""
-    from . import models
+    from .. import models
 
     model = models.molecule(n, seed=seed, gravity=(0.0, 0.0, 0.0))
     q0 = model.neutral()
@@ -275,7 +276,7 @@ def bench_scaling(small=5_000, large=50_000, steps=30, *, seeds=(0, 1, 2, 3, 4),
     ``large_rows``: the :func:`bench_molecule` result on molecule-large, whose N_f = 1 runs
     at ``eps`` are reused for seed 0 when given. Returns dict(small, large, rows (per seed:
     ms and joints at both sizes, ratio), dca (ms at both sizes, ratio), median_ratio)."""
-    from . import models
+    from .. import models
 
     out = dict(small=small, large=large, steps=steps, eps=eps, rows=[])
     dca_ms = {}
@@ -327,7 +328,7 @@ def bench_scaling(small=5_000, large=50_000, steps=30, *, seeds=(0, 1, 2, 3, 4),
 # ============================================================================ (b) millipede
 
 def _millipede(quick):
-    from . import models
+    from .. import models
 
     if quick:
         return models.millipede(legs=20, leg_links=5, spine=60, gravity=(0.0, 0.0, 0.0)), 20, 5
@@ -375,16 +376,11 @@ def _eps_axes(*axes):
 
 def plot_millipede(res, path):
     """Two panels as RL Fig. 5: time per step and joints computed vs eps (log axes)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     eps = np.array([r["eps"] for r in res["rows"]])
     ms = np.array([r["ms"] for r in res["rows"]])
     joints = np.array([r["joints"] for r in res["rows"]])
     lower = np.array([max(r["lower"], 0) for r in res["rows"]])
-    fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a0, a1) = new_figure((11, 4.2), 1, 2)
     a0.loglog(eps, ms, "o-", label="error-bounded approximation (ours)")
     a0.axhline(res["dca"]["ms"], color="k", ls="--", label="full DCA (ours)")
     a0.set_ylabel("median time per step [ms]")
@@ -397,10 +393,7 @@ def plot_millipede(res, path):
     _eps_axes(a0, a1)
     fig.suptitle(f"millipede ({res['nb']} bodies), one force on {res['body']}, "
                  f"{res['steps']} steps per setting (cf. Redon & Lin 2005, Fig. 5)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 # ============================================================================ (c) bicycle
@@ -409,8 +402,8 @@ def bench_bicycle(steps=10_000, *, n=30, eps_values=EPS_BICYCLE, log=print) -> d
     """RL Fig. 1: 30-link bicycle chain along +x (z pins), a constant 1 N force along +y at
     the free pin of the last link for ``steps`` steps; final body origins (x, y) of the DCA
     and of the adaptive runs. Returns dict(n, steps, dt, p0, dca, rows)."""
-    from . import models
-    from .algorithms.kinematics import forward_kinematics
+    from .. import models
+    from ..algorithms.kinematics import forward_kinematics
 
     model = models.bicycle_chain(n)        # default gravity: normal to the plane, no work
     pitch = models.BICYCLE_PITCH
@@ -443,14 +436,11 @@ def bench_bicycle(steps=10_000, *, n=30, eps_values=EPS_BICYCLE, log=print) -> d
 
 def plot_bicycle(res, path):
     """Initial and final chain shapes (body origins and the free pin, x-y) as RL Fig. 1."""
+    fig, ax = new_figure((8, 5))
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5))
     ax.plot(*res["p0"].T, "o-", color="0.6", ms=3, label="initial")
-    cmap = plt.get_cmap("autumn")
+    cmap = matplotlib.colormaps["autumn"]
     for k, r in enumerate(res["rows"]):
         ax.plot(*r["xy"].T, ".-", color=cmap(k / max(1, len(res["rows"]))), ms=4, lw=1.2,
                 label=f"adaptive eps = {_log2_label(r['eps'])} ({r['joints']:.1f} joints/step, "
@@ -468,20 +458,12 @@ def plot_bicycle(res, path):
     ax.set_title(f"bicycle chain, {res['n']} links: constant force on the last link, "
                  f"{res['steps']} quasi-static steps (cf. Redon & Lin 2005, Fig. 1)",
                  fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def plot_molecule(res, path):
     """Time per step and joints computed vs eps for each N_f (RL Fig. 7), DCA lines."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a0, a1) = new_figure((11, 4.2), 1, 2)
     for k, row in enumerate(res["rows"]):
         c = f"C{k}"
         eps = [r["eps"] for r in row["adaptive"]]
@@ -497,10 +479,7 @@ def plot_molecule(res, path):
     _eps_axes(a0, a1)
     fig.suptitle(f"molecule-{res['n']}, {res['steps']} steps per setting "
                  f"(cf. Redon & Lin 2005, Fig. 7 / Table 1)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 # ============================================================================ report
@@ -516,8 +495,7 @@ def format_report(res) -> str:
                   f"{m.get('load_start')}", ""]
     mol = res["molecule"]
     eps = [r["eps"] for r in mol["rows"][0]["adaptive"]]
-    head = "| N_f | " + " | ".join(_log2_label(e) for e in eps) + " | full DCA |"
-    sep = "|---:|" + "---:|" * (len(eps) + 1)
+    heads = ["N_f"] + [_log2_label(e) for e in eps] + ["full DCA"]
     lines.append(f"### (a) molecule-{mol['n']}: {mol['steps']} steps per setting, "
                  f"relative joint error")
     lines.append("")
@@ -538,72 +516,63 @@ def format_report(res) -> str:
          "only, at the start)", lambda r: f"{r['e_ideal']:.0e}", lambda d: "0"),
     ]
     for title, fa, fd in blocks:
-        lines += [f"**{title}**", "", head, sep]
-        for row in mol["rows"]:
-            lines.append(f"| {row['nf']} | " + " | ".join(fa(r) for r in row["adaptive"])
-                         + f" | {fd(row['dca'])} |")
-        lines.append("")
+        lines += [f"**{title}**", "", markdown_table(heads, (
+            [f"{row['nf']}"] + [fa(r) for r in row["adaptive"]] + [fd(row["dca"])]
+            for row in mol["rows"])), ""]
     lines.append("dt per N_f: " + ", ".join(f"{row['nf']}: {row['dt']:.3g} s"
                                              for row in mol["rows"]))
     lines.append("")
     if mol["n"] == 50_000 and eps == list(EPS_TABLE):
         lines += ["**Redon & Lin (2005) Table 1 (4,000 steps, C++, 2005 PC): time [ms] / joints "
-                  "/ relative displacement error**", "", head, sep]
-        for nf in NF_TABLE:
-            cells = [f"{t} / {j} / {e:.0e}" for t, j, e in zip(
-                PAPER_TABLE1["time_ms"][nf], PAPER_TABLE1["joints"][nf],
-                PAPER_TABLE1["rel_disp"][nf])]
-            lines.append(f"| {nf} | " + " | ".join(cells)
-                         + f" | {PAPER_TABLE1['dca_ms'][nf]} / 50,000 / 0 |")
-        lines.append("")
+                  "/ relative displacement error**", "", markdown_table(heads, (
+                      [f"{nf}"] + [f"{t} / {j} / {e:.0e}" for t, j, e in zip(
+                          PAPER_TABLE1["time_ms"][nf], PAPER_TABLE1["joints"][nf],
+                          PAPER_TABLE1["rel_disp"][nf])]
+                      + [f"{PAPER_TABLE1['dca_ms'][nf]} / 50,000 / 0"] for nf in NF_TABLE)), ""]
     sc = res.get("scaling")
     if sc:
         lines += [f"### molecule-{sc['large']} vs molecule-{sc['small']}: 1 force, eps "
                   f"{_log2_label(sc['eps'])}", "",
-                  f"| force seed | ms/step {sc['small']} | joints {sc['small']} | us/joint "
-                  f"{sc['small']} | speed-up {sc['small']} | ms/step {sc['large']} | joints "
-                  f"{sc['large']} | us/joint {sc['large']} | speed-up {sc['large']} | time "
-                  f"ratio | us/joint ratio |", "|---:|" + "---:|" * 10]
-        for r in sc["rows"]:
-            lines.append(f"| {r['seed']} | {r['small_ms']:.2f} | {r['small_joints']:.0f} | "
-                         f"{r['small_us_per_joint']:.1f} | {r['small_speedup']:.1f}x | "
-                         f"{r['large_ms']:.2f} | {r['large_joints']:.0f} | "
-                         f"{r['large_us_per_joint']:.1f} | {r['large_speedup']:.1f}x | "
-                         f"{r['ratio']:.2f} | {r['per_joint_ratio']:.2f} |")
-        d = sc["dca"]
-        lines.append(f"| full DCA | {d['small_ms']:.1f} | {sc['small']} | "
-                     f"{d['small_ms'] * 1e3 / sc['small']:.2f} | 1x | {d['large_ms']:.1f} | "
-                     f"{sc['large']} | {d['large_ms'] * 1e3 / sc['large']:.2f} | 1x | "
-                     f"{d['ratio']:.2f} | |")
-        lines.append("")
+                  markdown_table(
+                      ["force seed", f"ms/step {sc['small']}", f"joints {sc['small']}",
+                       f"us/joint {sc['small']}", f"speed-up {sc['small']}",
+                       f"ms/step {sc['large']}", f"joints {sc['large']}",
+                       f"us/joint {sc['large']}", f"speed-up {sc['large']}", "time ratio",
+                       "us/joint ratio"],
+                      [[f"{r['seed']}", f"{r['small_ms']:.2f}", f"{r['small_joints']:.0f}",
+                        f"{r['small_us_per_joint']:.1f}", f"{r['small_speedup']:.1f}x",
+                        f"{r['large_ms']:.2f}", f"{r['large_joints']:.0f}",
+                        f"{r['large_us_per_joint']:.1f}", f"{r['large_speedup']:.1f}x",
+                        f"{r['ratio']:.2f}", f"{r['per_joint_ratio']:.2f}"] for r in sc["rows"]]
+                      + [["full DCA", f"{sc['dca']['small_ms']:.1f}", f"{sc['small']}",
+                          f"{sc['dca']['small_ms'] * 1e3 / sc['small']:.2f}", "1x",
+                          f"{sc['dca']['large_ms']:.1f}", f"{sc['large']}",
+                          f"{sc['dca']['large_ms'] * 1e3 / sc['large']:.2f}", "1x",
+                          f"{sc['dca']['ratio']:.2f}", ""]]), ""]
     mp = res.get("millipede")
     if mp:
         lines += [f"### (b) millipede ({mp['nb']} bodies), one force on {mp['body']}, "
                   f"{mp['steps']} steps per setting", "",
-                  "| eps_max | median (mean) ms/step | speed-up | joints computed | lower bound | "
-                  "nodes/step | e_F (e_max) | one-step e_F, ideal truncation |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in mp["rows"]:
-            lines.append(f"| {_log2_label(r['eps'])} | {r['ms']:.3f} ({r['mean_ms']:.3f}) | "
-                         f"{r['speedup']:.1f}x | {r['joints']:.1f} | {r['lower']} | "
-                         f"{r['nodes']:.0f} | {r['e_f']:.0e} ({r['e_max']:.0e}) | "
-                         f"{r['e_ideal']:.0e} |")
-        d = mp["dca"]
-        lines.append(f"| full DCA | {d['ms']:.2f} ({d['mean_ms']:.2f}; bare solve "
-                     f"{d['solve_ms']:.2f}) | 1x | "
-                     f"{mp['dof']} | | {d['nodes']:.0f} | 0 | 0 |")
-        lines.append("")
+                  markdown_table(
+                      ["eps_max", "median (mean) ms/step", "speed-up", "joints computed",
+                       "lower bound", "nodes/step", "e_F (e_max)",
+                       "one-step e_F, ideal truncation"],
+                      [[_log2_label(r["eps"]), f"{r['ms']:.3f} ({r['mean_ms']:.3f})",
+                        f"{r['speedup']:.1f}x", f"{r['joints']:.1f}", f"{r['lower']}",
+                        f"{r['nodes']:.0f}", f"{r['e_f']:.0e} ({r['e_max']:.0e})",
+                        f"{r['e_ideal']:.0e}"] for r in mp["rows"]]
+                      + [["full DCA", f"{mp['dca']['ms']:.2f} ({mp['dca']['mean_ms']:.2f}; bare "
+                          f"solve {mp['dca']['solve_ms']:.2f})", "1x", f"{mp['dof']}", "",
+                          f"{mp['dca']['nodes']:.0f}", "0", "0"]]), ""]
     bc = res.get("bicycle")
     if bc:
         lines += [f"### (c) bicycle chain, {bc['n']} links, {bc['steps']} steps "
                   f"(dt {bc['dt']:.3g} s)", "",
-                  "| eps_max | joints/step | tip error [mm] | e_F | median ms/step |",
-                  "|---|---:|---:|---:|---:|"]
-        for r in bc["rows"]:
-            lines.append(f"| {_log2_label(r['eps'])} | {r['joints']:.1f} | "
-                         f"{r['tip_err'] * 1e3:.2f} | {r['e_f']:.1e} | {r['ms']:.3f} |")
-        lines.append(f"| full DCA | {bc['n']} | 0 | 0 | {bc['dca']['ms']:.3f} |")
-        lines.append("")
+                  markdown_table(
+                      ["eps_max", "joints/step", "tip error [mm]", "e_F", "median ms/step"],
+                      [[_log2_label(r["eps"]), f"{r['joints']:.1f}", f"{r['tip_err'] * 1e3:.2f}",
+                        f"{r['e_f']:.1e}", f"{r['ms']:.3f}"] for r in bc["rows"]]
+                      + [["full DCA", f"{bc['n']}", "0", "0", f"{bc['dca']['ms']:.3f}"]]), ""]
     lines += _targets(res)
     if res.get("peak_rss_bytes"):
         lines.append(f"peak RSS of the benchmark process: {res['peak_rss_bytes'] / 1e9:.2f} GB; "
@@ -656,8 +625,6 @@ def bench_quasistatics(quick=False, steps=None, out="docs", *, bicycle_steps=Non
     Returns dict(molecule, scaling, millipede, bicycle, machine, peak_rss_bytes, total_s,
     figures, report).
     """
-    from .bench import machine_info, peak_rss_bytes
-
     t0 = time.perf_counter()
     machine = machine_info()
     steps = int(steps) if steps else (5 if quick else 30)
@@ -674,33 +641,40 @@ def bench_quasistatics(quick=False, steps=None, out="docs", *, bicycle_steps=Non
     res["figures"] = [plot_millipede(res["millipede"], outdir / "quasistatics-millipede.png"),
                       plot_bicycle(res["bicycle"], outdir / "quasistatics-bicycle.png"),
                       plot_molecule(res["molecule"], outdir / "quasistatics-molecule.png")]
-    res["peak_rss_bytes"] = peak_rss_bytes()
-    res["total_s"] = time.perf_counter() - t0
-    res["report"] = format_report(res)
-    log(res["report"])
-    log("wrote " + ", ".join(str(p) for p in res["figures"]))
-    return res
+    return finish_report(res, t0, format_report, log)
+
+
+HELP = ("adaptive quasi-statics (Redon & Lin 2005): molecule Table 1, millipede Fig. 5, "
+        "bicycle chain Fig. 1 vs our full DCA; plots into docs/")
+"""One line for ``articulated bench --help``."""
+
+
+def add_arguments(parser):
+    """Declare the options of ``articulated bench quasistatics [--quick] [--steps N]
+    [--bicycle-steps N] [--out DIR]`` on ``parser``."""
+    parser.description = ("Redon & Lin (2005) Sec. 6 benchmarks with our adaptive "
+                          "quasi-statics next to our full DCA: molecule Table 1, millipede "
+                          "Fig. 5, bicycle chain Fig. 1 (see docs/quasistatics.md).")
+    p = parser
+    p.add_argument("--quick", action="store_true", help="small models, a few steps (seconds)")
+    p.add_argument("--steps", type=at_least(1), default=None, metavar="N",
+                   help="steps per molecule / millipede setting (default 30; quick 5)")
+    p.add_argument("--bicycle-steps", type=at_least(1), default=None, metavar="N",
+                   help="bicycle-chain steps (default 10000 as in the paper; quick 1000)")
+    p.add_argument("--out", default="docs", metavar="DIR",
+                        help="folder for the PNG figures (default docs)")
+
+
+def run(args) -> int:
+    """Run :func:`bench_quasistatics` with the options of :func:`add_arguments`; returns 0."""
+    bench_quasistatics(args.quick, args.steps, args.out, bicycle_steps=args.bicycle_steps)
+    return 0
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(
-        prog="articulated bench quasistatics",
-        description="Redon & Lin (2005) Sec. 6 benchmarks with our adaptive quasi-statics "
-                    "next to our full DCA: molecule Table 1, millipede Fig. 5, bicycle chain "
-                    "Fig. 1 (see docs/quasistatics.md).")
-    p.add_argument("--quick", action="store_true", help="small models, a few steps (seconds)")
-    p.add_argument("--steps", type=int, default=None,
-                   help="steps per molecule / millipede setting (default 30; quick 5)")
-    p.add_argument("--bicycle-steps", type=int, default=None,
-                   help="bicycle-chain steps (default 10000 as in the paper; quick 1000)")
-    p.add_argument("--out", default="docs", help="folder for the PNG figures (default docs)")
-    a = p.parse_args(argv)
-    for name in ("steps", "bicycle_steps"):
-        v = getattr(a, name)
-        if v is not None and v < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1, got {v}")
-    bench_quasistatics(a.quick, a.steps, a.out, bicycle_steps=a.bicycle_steps)
-    return 0
+    """``python -m articulated.bench.quasistatics [options]``: as ``articulated bench
+    quasistatics``."""
+    return bench_main("quasistatics", add_arguments, run, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

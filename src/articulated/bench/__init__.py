@@ -1,0 +1,22 @@
+"""Benchmarks: the papers' tables and the peer comparisons (the interfaces layer).
+
+One module per benchmark of ``articulated bench NAME``, each declaring its options with
+``add_arguments(parser)``, running with ``run(args)`` and runnable on its own
+(``python -m articulated.bench.NAME``):
+
+* :mod:`~articulated.bench.fd` - ABA / RNEA / CRBA against Pinocchio and MuJoCo, scaling;
+* :mod:`~articulated.bench.dca` - the DCA against our ABA, assembly-tree statistics;
+* :mod:`~articulated.bench.adaptive` - adaptive dynamics (Redon, Galoppo & Lin 2005), with
+  :mod:`~articulated.bench.spring` (Fig. 6), :mod:`~articulated.bench.crowd` (Fig. 1) and
+  the shared runs of :mod:`~articulated.bench.adaptive_runs`;
+* :mod:`~articulated.bench.quasistatics` - adaptive quasi-statics (Redon & Lin 2005);
+* :mod:`~articulated.bench.loops` - closed loops by SRM (Ascher & Lin 1999);
+* :mod:`~articulated.bench.stiffness` - formulation stiffness (Ascher, Pai & Cloutier 1997),
+  reported by :mod:`~articulated.bench.stiffness_report`.
+
+:mod:`~articulated.bench.common` holds what they share: machine information, peak RSS,
+timing, Markdown tables and figures.
+"""
+
+BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive")
+"""The modules behind ``articulated bench NAME``, in the order of ``articulated bench --help``."""
