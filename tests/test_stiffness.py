@@ -12,7 +12,8 @@ import pytest
 
 import articulated as art
 from articulated import models
-from articulated.bench import stiffness
+from articulated.bench import stiffness_study as stiffness
+from articulated.bench.stiffness import run_study
 from articulated.algorithms.aba import articulated_pivots
 from articulated.model import JOINT_TYPES
 
@@ -218,7 +219,7 @@ def test_study_quick(tmp_path):
     """The study's --quick mode writes the report and both PNGs, and shows the paper's
     Table 1 trend at r = 0.0015 (CRBA needs several times ABA's evaluations; ABA and the
     modified ABA stay near the float64 count; CRBA's float32 round-off is far rougher)."""
-    res = stiffness.run_study(True, out_dir=tmp_path, log=lambda *a: None)
+    res = run_study(True, out_dir=tmp_path, log=lambda *a: None)
     md = (tmp_path / "formulation-stiffness.md").read_text()
     for needle in ("## Table 1", "## Table 2", "## Example 1", "aba_modified", "| 0.0015 |",
                    "articulated bench stiffness --quick"):

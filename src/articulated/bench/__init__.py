@@ -11,8 +11,9 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
   the shared runs of :mod:`~articulated.bench.adaptive_runs`;
 * :mod:`~articulated.bench.quasistatics` - adaptive quasi-statics (Redon & Lin 2005);
 * :mod:`~articulated.bench.loops` - closed loops by SRM (Ascher & Lin 1999);
-* :mod:`~articulated.bench.stiffness` - formulation stiffness (Ascher, Pai & Cloutier 1997),
-  reported by :mod:`~articulated.bench.stiffness_report`.
+* :mod:`~articulated.bench.stiffness` - formulation stiffness (Ascher, Pai & Cloutier 1997):
+  computed by :mod:`~articulated.bench.stiffness_study`, reported by
+  :mod:`~articulated.bench.stiffness_report`.
 
 :mod:`~articulated.bench.common` holds what they share: machine information, peak RSS,
 timing, Markdown tables and figures.

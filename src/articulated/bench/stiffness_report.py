@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from .common import markdown_table, new_figure, save_figure
-from .stiffness import (DEFAULT_MAX_NFEV, METHOD_LABEL, METHODS, PAPER_TABLE1, PAPER_TABLE2,
-                        nfev_cell)
+from .stiffness_study import (DEFAULT_MAX_NFEV, METHOD_LABEL, METHODS, PAPER_TABLE1,
+                              PAPER_TABLE2, nfev_cell)
 
 
 def plot_example1(sweep: dict, path) -> Path:
@@ -220,7 +220,7 @@ def format_report(sweep, t1, t2, *, command, fig1, fig_t1, seconds, quick, cost=
       "simulation* (1997), with this library's solvers in single precision "
       "(`dtype=np.float32`: every operation of the forward dynamics is float32, as in the "
       "paper), with a float64 reference next to each. Code: "
-      "`src/articulated/bench/stiffness.py` (the study), "
+      "`src/articulated/bench/stiffness_study.py` (the study), "
       "`articulated.algorithms.aba.articulated_pivots` (the pivots D_k), "
       "`articulated.models.two_link_arm` / `prismatic_pair` (the paper's systems); tests: "
       "`tests/test_stiffness.py`.")
@@ -267,7 +267,8 @@ def format_report(sweep, t1, t2, *, command, fig1, fig_t1, seconds, quick, cost=
       "under gravity, no torques, 10 s. Integrator: scipy `RK45` (Dormand-Prince 5(4), "
       "rtol = atol = 1e-4, error in scipy's RMS norm) on `y = (q, qd)` in float64, "
       "right-hand side `forward_dynamics(..., method, dtype=np.float32)` "
-      "(`articulated.bench.stiffness.simulate_rk45`). n = right-hand-side evaluations; a run that "
+      "(`articulated.bench.stiffness_study.simulate_rk45`). n = right-hand-side evaluations; a "
+      "run that "
       "raises, goes non-finite, has its step size collapse or needs more than "
       f"{DEFAULT_MAX_NFEV:,} evaluations is reported as a failure. kappa_max: the largest "
       "2-norm condition number of the joint-space inertia matrix (float64) over the accepted "
@@ -279,7 +280,7 @@ def format_report(sweep, t1, t2, *, command, fig1, fig_t1, seconds, quick, cost=
     w("")
     w("Where the evaluations go: accepted steps / rejected step attempts (6 evaluations each), "
       "and the size and roughness of each method's float32 round-off along the accepted "
-      "states of the float64 run (`articulated.bench.stiffness.float32_error`: error = "
+      "states of the float64 run (`articulated.bench.stiffness_study.float32_error`: error = "
       "`max |qdd_float32 - qdd_float64|`, roughness = `max |e(y + 1e-4) - e(y)|` for the "
       "error e at a state y rounded to float32, both relative to `max |qdd|`; a smooth bias "
       "has a roughness far below its size, round-off noise as large as its size):")
