@@ -34,7 +34,7 @@ def _project_1dof(IA, pA, c, a, angular, tau, one):
     ``u = tau - S^T pA``, ``Ia = IA - U U^T / D``, ``pa = pA + Ia c + U u / D`` (RBDA
     eqs. 7.39-7.44), with ``S = [a; 0]`` (revolute, ``angular``) or ``[0; a]`` (prismatic).
     ``IA`` is a packed symmetric 21-tuple, ``pA``, ``c`` are 6-tuples, ``a`` a 3-tuple,
-    ``one`` is 1 in the working dtype. Returns ``(Ia, pa, U / D, u / D)``."""
+    ``one`` is 1 in the working dtype. Returns ``(Ia, pa, U / D, u / D, 1 / D)``."""
     U = sym6_apply_half(IA, a, angular)
     if angular:
         D = a[0] * U[0] + a[1] * U[1] + a[2] * U[2]
@@ -48,7 +48,7 @@ def _project_1dof(IA, pA, c, a, angular, tau, one):
     Dinv_u = u * Dinv
     Ia = sym6_rank1_sub(IA, U, UDinv)
     pa = add6(add6(pA, IAc), scale6(U, Dinv_u - dot6(UDinv, c)))
-    return Ia, pa, UDinv, Dinv_u
+    return Ia, pa, UDinv, Dinv_u, Dinv
 
 
 @njit(**INLINE_IR)
@@ -111,8 +111,8 @@ def aba_kernel(
     model_i, model_f,
     # inputs
     q, qd, tau, f_ext, modified,
-    # data (packed, see Data): writes Xup, v, c, Ia_stack, pa_stack, UDinv, Dinv_u, a and
-    # the output qdd (U, D, Dinv, u too at multi-dof joints and in the modified ABA)
+    # data (packed, see Data): writes Xup, v, c, Ia_stack, pa_stack, UDinv, Dinv_u, Dinv,
+    # a and the output qdd (U, D, u too at multi-dof joints and in the modified ABA)
     data_f,
     # pass 1 (False: Xup, v, c in data_f are already those of q, qd)
     kinematics,
@@ -172,10 +172,11 @@ def aba_kernel(
         pAi = add6(pAi, get_vec6(pa_stack, row))
         t = jtype[i]
         if (t == JOINT_REVOLUTE or t == JOINT_PRISMATIC) and not modified:
-            Ia, pa, UDinv_i, Dinv_u_i = _project_1dof(IA, pAi, get_vec6(c, i), get_vec3(axis, i),
-                                                      t == JOINT_REVOLUTE, tau[va], one)
+            Ia, pa, UDinv_i, Dinv_u_i, Dinv_i = _project_1dof(
+                IA, pAi, get_vec6(c, i), get_vec3(axis, i), t == JOINT_REVOLUTE, tau[va], one)
             set_vec6(UDinv, va, UDinv_i)
             Dinv_u[va] = Dinv_u_i
+            Dinv[va, 0] = Dinv_i  # kept for impulse responses (algorithms/contact.py)
         else:
             Ia, pa = _project_ndof(IA, pAi, get_vec6(c, i), S, tau, va, n, U, D, Dinv, u,
                                    UDinv, Dinv_u, T, T2, modified)
@@ -311,7 +312,8 @@ def _pivots_kernel(
                 D[va, 0] = ai[0] * Ui[0] + ai[1] * Ui[1] + ai[2] * Ui[2]
             else:
                 D[va, 0] = ai[0] * Ui[3] + ai[1] * Ui[4] + ai[2] * Ui[5]
-            Ia, pa, UDinv_i, Dinv_u_i = _project_1dof(IA, zero6, zero6, ai, angular, z, one)
+            Ia, pa, UDinv_i, Dinv_u_i, Dinv_i = _project_1dof(IA, zero6, zero6, ai, angular, z,
+                                                              one)
         else:
             Ia, pa = _project_ndof(IA, zero6, zero6, S, tau0, va, n, U, D, Dinv, u,
                                    UDinv, Dinv_u, T, T2, modified)

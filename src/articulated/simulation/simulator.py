@@ -17,6 +17,7 @@ from ..algorithms.kinematics import energy
 from ..configuration import _normalize_kernel
 from ..model import Model
 from .forces import Force, StateKinematics
+from .contact import CONTACT_STATS, ContactStepper
 from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
 from .trajectory import SimulationDiverged, Trajectory
 
@@ -53,7 +54,8 @@ class _Recorder:
             kinetic=np.array(self.T, dtype=np.float64),
             potential=np.array(self.V, dtype=np.float64),
             nfev=int(nfev), wall_time=float(wall), integrator=s.integrator, method=s.method,
-            dt=s.dt)
+            dt=s.dt, contacts=(None if s._contact is None
+                               else np.array(s._contact_log, dtype=CONTACT_STATS)))
 
 
 class _Progress:
@@ -168,14 +170,28 @@ class DynamicsSimulator:
     >>> traj.total.max() - traj.total.min()   # energy drift [J]
     """
 
-    def __init__(self, model: Model, dt: float, integrator: str = "rk4", method: str = "aba",
-                 forces=(), q0=None, qd0=None, rtol: float = 1e-6, atol: float = 1e-8,
-                 dtype=np.float64, srm=None):
+    def __init__(self, model: Model, dt: float, integrator: str | None = None,
+                 method: str = "aba", forces=(), q0=None, qd0=None, rtol: float = 1e-6,
+                 atol: float = 1e-8, dtype=np.float64, srm=None, contacts=None,
+                 contact_options=None):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         self.model = model
         self.dt = _positive(dt, "dt")
         self._srm = None
+        self._contact = None
+        if integrator is None:
+            integrator = "rk4" if contacts is None else "semi_implicit_euler"
+        if contacts is not None:
+            if integrator != "semi_implicit_euler" or method != "aba":
+                raise ValueError(
+                    f"contacts are stepped by impulses with integrator='semi_implicit_euler' "
+                    f"and method='aba' (got integrator={integrator!r}, method={method!r})")
+            if dtype is not np.float64 and np.dtype(dtype) != np.float64:
+                raise ValueError("contacts are computed in float64")
+            self._contact = ContactStepper(model, contacts, self.dt, **dict(contact_options or {}))
+        elif contact_options:
+            raise ValueError("contact_options given without contacts")
         if method == "srm":  # closed loops: sequential regularization (simulation/srm.py)
             from .srm import SRMSolver
 
@@ -193,6 +209,7 @@ class DynamicsSimulator:
         self._step_fn = STEPPERS.get(integrator)
         self._tau = np.zeros(model.nv)
         self._f_ext = np.zeros((model.nb, 6))
+        self._no_f = np.zeros((0, 6))
         self.forces = []
         self._calls = []
         self.nfev = 0
@@ -201,6 +218,9 @@ class DynamicsSimulator:
         self.qd = np.zeros(model.nv) if qd0 is None else qd0
         for f in forces:
             self.add_force(f)
+        if self._contact is not None:
+            self._contact.check_initial(self._q)
+            self._contact_log = []
 
     # ------------------------------------------------------------------ state
     @property
@@ -277,15 +297,7 @@ class DynamicsSimulator:
         if not (np.isfinite(q).all() and np.isfinite(qd).all()):
             raise _NonFinite(*_describe(m, q, qd, "state"))
         tau, f_ext = self.generalized_forces(t, q, qd)
-        if not np.isfinite(tau).all():
-            k = int(np.flatnonzero(~np.isfinite(tau))[0])
-            j = m.joint_name[m.dof_body[k]]
-            raise _NonFinite(f"the applied joint force tau[{k}] (joint {j!r}) is {float(tau[k])!r} "
-                             f"(forces: {self.forces!r})", j)
-        if not np.isfinite(f_ext).all():
-            b = int(np.argwhere(~np.isfinite(f_ext))[0][0])
-            raise _NonFinite(f"the applied body force f_ext[{b}] (body {m.body_name[b]!r}) is "
-                             f"not finite (forces: {self.forces!r})", m.joint_name[b])
+        self._accel_check(tau, f_ext)
         self.nfev += 1
         try:
             qdd = forward_dynamics(m, q, qd, tau, f_ext, method=self.method, dtype=self.dtype)
@@ -296,6 +308,19 @@ class DynamicsSimulator:
         if self.dtype != np.float64:
             qdd = qdd.astype(np.float64)
         return qdd
+
+    def _accel_check(self, tau, f_ext):
+        """Raise _NonFinite naming the joint or body of a non-finite applied force."""
+        m = self.model
+        if not np.isfinite(tau).all():
+            k = int(np.flatnonzero(~np.isfinite(tau))[0])
+            j = m.joint_name[m.dof_body[k]]
+            raise _NonFinite(f"the applied joint force tau[{k}] (joint {j!r}) is {float(tau[k])!r} "
+                             f"(forces: {self.forces!r})", j)
+        if not np.isfinite(f_ext).all():
+            b = int(np.argwhere(~np.isfinite(f_ext))[0][0])
+            raise _NonFinite(f"the applied body force f_ext[{b}] (body {m.body_name[b]!r}) is "
+                             f"not finite (forces: {self.forces!r})", m.joint_name[b])
 
     def _energy(self, q, qd):
         T, V = energy(self.model, q, qd)
@@ -313,6 +338,27 @@ class DynamicsSimulator:
         return self._energy(self._q, self._qd)
 
     # ------------------------------------------------------------------ stepping
+    def _contact_step(self):
+        """One step with contacts (:class:`~articulated.simulation.contact.ContactStepper`);
+        its statistics are appended to the contact log."""
+        tau, f_ext = self.generalized_forces(self.t, self._q, self._qd)
+        self._accel_check(tau, f_ext)
+        self.nfev += 1
+        res = self._contact.step(self._q, self._qd, tau, f_ext if self._calls else self._no_f)
+        if res is None:
+            raise _NonFinite(f"forward dynamics gave non-finite accelerations at max |qd| = "
+                             f"{float(np.abs(self._qd).max(initial=0.0)):.3g}")
+        self._contact_log.append(self._contact.last.copy())
+        return res
+
+    def contact_list(self):
+        """The contacts of the last step (see :meth:`ContactStepper.contact_list
+        <articulated.simulation.contact.ContactStepper.contact_list>`); ValueError without
+        ``contacts``."""
+        if self._contact is None:
+            raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
+        return self._contact.contact_list()
+
     def _step_fixed(self):
         if self._srm is not None:  # applied forces sampled at the step start, held over it
             tau, f_ext = self.generalized_forces(self.t, self._q, self._qd)
@@ -321,6 +367,8 @@ class DynamicsSimulator:
                 q1, qd1 = self._srm.step(self._q, self._qd, tau, f_ext if self._calls else None)
             except RuntimeError as e:
                 raise _NonFinite(str(e)) from e
+        elif self._contact is not None:
+            q1, qd1 = self._contact_step()
         else:
             q1, qd1 = self._step_fn(self.model, self._accel, self.t, self._q, self._qd, self.dt)
         if not (np.isfinite(q1).all() and np.isfinite(qd1).all()):
@@ -378,6 +426,8 @@ class DynamicsSimulator:
         record_every = _count(record_every, "record_every", 1)
         rec = _Recorder(self)
         rec.add(self.t, self._q, self._qd)
+        if self._contact is not None:
+            self._contact_log = []
         nfev0 = self.nfev
         w0 = time.perf_counter()
         t_start = self.t

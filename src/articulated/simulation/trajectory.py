@@ -49,6 +49,11 @@ class Trajectory:
     wall_time : float - wall-clock duration of the run [s]
     integrator, method : str - as given to the simulator
     dt : float - the simulator's time step [s]
+    contacts : (steps,) structured array or None - with ``contacts=``: the contact
+        statistics of every step of the run, fields
+        :data:`~articulated.simulation.contact.CONTACT_STATS` (``n, impacts, sticking,
+        sliding, sweeps, max_depth, approach_speed, ke_before, ke_after, detect_time,
+        response_time``)
     """
 
     t: np.ndarray
@@ -61,6 +66,7 @@ class Trajectory:
     integrator: str = ""
     method: str = ""
     dt: float = float("nan")
+    contacts: np.ndarray | None = None
 
     @property
     def total(self) -> np.ndarray:
@@ -75,7 +81,8 @@ class Trajectory:
         np.savez(path, t=self.t, q=self.q, qd=self.qd, kinetic=self.kinetic,
                  potential=self.potential, nfev=np.int64(self.nfev),
                  wall_time=np.float64(self.wall_time), integrator=np.str_(self.integrator),
-                 method=np.str_(self.method), dt=np.float64(self.dt))
+                 method=np.str_(self.method), dt=np.float64(self.dt),
+                 **({} if self.contacts is None else {"contacts": self.contacts}))
 
     @classmethod
     def load(cls, path) -> "Trajectory":
@@ -84,7 +91,8 @@ class Trajectory:
             return cls(t=z["t"], q=z["q"], qd=z["qd"], kinetic=z["kinetic"],
                        potential=z["potential"], nfev=int(z["nfev"]),
                        wall_time=float(z["wall_time"]), integrator=str(z["integrator"]),
-                       method=str(z["method"]), dt=float(z["dt"]))
+                       method=str(z["method"]), dt=float(z["dt"]),
+                       contacts=z["contacts"] if "contacts" in z else None)
 
 
 @dataclass

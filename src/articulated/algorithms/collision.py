@@ -1,0 +1,498 @@
+"""Collision detection: the contacts between the shapes of a
+:class:`~articulated.geometry.CollisionModel` at a configuration (Gayle, Lin & Manocha 2006,
+"GLM", sec. IV and VI: detection feeds the impulse response of
+:mod:`articulated.algorithms.contact`).
+
+Pipeline (one compiled kernel, :func:`detect_kernel`):
+
+1. world placement of every shape from its body's pose (static shapes: once);
+2. broad phase: the bounding balls of each candidate pair (``CollisionModel.arrays()
+   ["pairs"]``, already filtered by groups, parent-child and same-body rules), each grown by
+   its speculative margin;
+3. narrow phase, closed form or by a one-dimensional convex search:
+   sphere and capsule against sphere, capsule and plane by segment-segment closest points;
+   sphere and capsule against box and cylinder by minimizing the convex signed distance of
+   the box/cylinder along the capsule's segment (golden section, 90 steps, to the last bit
+   of the segment parameter), plus the segment's end points when they are also within the
+   margin (a capsule lying on a face rests on two points); box and cylinder against a plane
+   by their corners and rim points.
+
+A contact is ``(shape a, shape b, body a, body b, point, normal, distance, mu, e)``: the
+normal ``n`` (world, unit) points from b to a (moving a along ``+n`` separates them); the
+point is midway between the two surfaces; the distance is negative when they overlap (its
+magnitude the depth). GLM's collision frame ``F_coll`` (Fig. 2) has ``z = n``.
+
+Speculative contacts (no tunnelling): a pair is reported while its distance is below the
+sum of the shapes' margins ``h (|v| + |omega| r)`` (the distance each can travel in one
+step); the response lets it approach by at most its distance per step.
+
+The output buffers grow, never drop a contact: the kernel counts every contact, writes those
+that fit, and :class:`Detector` calls it again with larger buffers when the count exceeded
+the capacity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ..config import INLINE_IR, KERNEL
+from ..geometry import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_NAMES, SHAPE_PLANE, SHAPE_SPHERE
+
+GeomModel = namedtuple("GeomModel", ("body", "kind", "size", "pos", "R", "mu", "e", "rb", "pairs"))
+GeomModel.__doc__ = """The shapes (``ng``): ``body, kind`` (ng,) int64; ``size`` (ng, 3);
+``pos`` (ng, 3) [m] and ``R`` (ng, 3, 3) in body or world coordinates; ``mu, e, rb`` (ng,)
+(friction, restitution, bounding radius [m]); ``pairs`` (np, 2) int64 candidate pairs."""
+
+GeomPoses = namedtuple("GeomPoses", ("gR", "gp", "margin"))
+GeomPoses.__doc__ = """Per step: world rotation ``gR`` (ng, 3, 3) and origin ``gp`` (ng, 3)
+[m] of each shape, and its speculative margin (ng,) [m]."""
+
+Contacts = namedtuple("Contacts", ("geom", "body", "point", "normal", "dist", "mu", "e"))
+Contacts.__doc__ = """Output, capacity ``cap``: ``geom, body`` (cap, 2) int64 (body -1:
+static), ``point`` (cap, 3) [m] and ``normal`` (cap, 3) world, ``dist`` (cap,) [m] (< 0:
+depth), ``mu, e`` (cap,) of the pair."""
+
+_GOLDEN_STEPS = 90
+_PARALLEL = 1e-12
+
+
+# ------------------------------------------------------------------ 3-vector helpers
+@njit(**INLINE_IR)
+def _v3(A, i):
+    return (A[i, 0], A[i, 1], A[i, 2])
+
+
+@njit(**INLINE_IR)
+def _sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(**INLINE_IR)
+def _add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@njit(**INLINE_IR)
+def _mul(a, s):
+    return (a[0] * s, a[1] * s, a[2] * s)
+
+
+@njit(**INLINE_IR)
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(**INLINE_IR)
+def _norm(a):
+    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+
+
+@njit(**INLINE_IR)
+def _col(R, g, k):
+    """Column k of the rotation of shape g: its local axis k in world coordinates."""
+    return (R[g, 0, k], R[g, 1, k], R[g, 2, k])
+
+
+@njit(**INLINE_IR)
+def _to_local(R, p, g, x):
+    """World point x in the frame of shape g: ``R^T (x - p)``."""
+    d = _sub(x, _v3(p, g))
+    return (_dot(_col(R, g, 0), d), _dot(_col(R, g, 1), d), _dot(_col(R, g, 2), d))
+
+
+@njit(**INLINE_IR)
+def _to_world_dir(R, g, d):
+    return _add(_add(_mul(_col(R, g, 0), d[0]), _mul(_col(R, g, 1), d[1])),
+                _mul(_col(R, g, 2), d[2]))
+
+
+@njit(**INLINE_IR)
+def _any_perp(n):
+    """A unit vector perpendicular to the unit vector n."""
+    if abs(n[0]) < 0.9:
+        t = (0.0, n[2], -n[1])
+    else:
+        t = (-n[2], 0.0, n[0])
+    return _mul(t, 1.0 / _norm(t))
+
+
+# ------------------------------------------------------------------ output
+@njit(**INLINE_IR)
+def _emit(out, k, gm, a, b, point, normal, dist):
+    """Write contact k if it fits; return k + 1 (the count goes on past the capacity)."""
+    if k < out.dist.shape[0]:
+        out.geom[k, 0] = a
+        out.geom[k, 1] = b
+        out.body[k, 0] = gm.body[a]
+        out.body[k, 1] = gm.body[b]
+        for j in range(3):
+            out.point[k, j] = point[j]
+            out.normal[k, j] = normal[j]
+        out.dist[k] = dist
+        out.mu[k] = math.sqrt(gm.mu[a] * gm.mu[b])
+        out.e[k] = max(gm.e[a], gm.e[b])
+    return k + 1
+
+
+@njit(**INLINE_IR)
+def _emit_core(out, k, gm, a, b, x, ra, n, sd):
+    """Contact of a ball of radius ``ra`` about ``x`` (on shape a's core) whose centre lies
+    at signed distance ``sd`` from shape b with outward unit normal ``n``."""
+    dist = sd - ra
+    point = _sub(x, _mul(n, ra + 0.5 * dist))
+    return _emit(out, k, gm, a, b, point, n, dist)
+
+
+# ------------------------------------------------------------------ cores of shape a
+@njit(**INLINE_IR)
+def _segment(gm, gp, gR, a):
+    """End points of shape a's core: a sphere's centre twice, a capsule's segment."""
+    c = _v3(gp, a)
+    if gm.kind[a] == SHAPE_CAPSULE:
+        z = _mul(_col(gR, a, 2), gm.size[a, 1])
+        return _sub(c, z), _add(c, z)
+    return c, c
+
+
+@njit(**INLINE_IR)
+def _closest_on_segment(p0, p1, x):
+    """Parameter in [0, 1] of the point of segment p0-p1 closest to x."""
+    d = _sub(p1, p0)
+    dd = _dot(d, d)
+    if dd <= 0.0:
+        return 0.0
+    return min(1.0, max(0.0, _dot(_sub(x, p0), d) / dd))
+
+
+@njit(**INLINE_IR)
+def _segments_closest(p0, p1, q0, q1):
+    """Parameters (s, t) of the closest points of segments p0-p1 and q0-q1 (Ericson,
+    Real-Time Collision Detection, sec. 5.1.9); parallel segments: s = the clamped midpoint
+    of the overlap."""
+    d1 = _sub(p1, p0)
+    d2 = _sub(q1, q0)
+    r = _sub(p0, q0)
+    a = _dot(d1, d1)
+    e = _dot(d2, d2)
+    f = _dot(d2, r)
+    if a <= 0.0 and e <= 0.0:
+        return 0.0, 0.0
+    if a <= 0.0:
+        return 0.0, min(1.0, max(0.0, f / e))
+    c = _dot(d1, r)
+    if e <= 0.0:
+        return min(1.0, max(0.0, -c / a)), 0.0
+    b = _dot(d1, d2)
+    den = a * e - b * b
+    if den > _PARALLEL * a * e:
+        s = min(1.0, max(0.0, (b * f - c * e) / den))
+    else:  # parallel: the middle of the part of p0-p1 that faces q0-q1
+        s0 = min(1.0, max(0.0, -c / a))
+        s1 = min(1.0, max(0.0, (b - c) / a))
+        s = 0.5 * (s0 + s1)
+    t = (b * s + f) / e
+    if t < 0.0:
+        t = 0.0
+        s = min(1.0, max(0.0, -c / a))
+    elif t > 1.0:
+        t = 1.0
+        s = min(1.0, max(0.0, (b - c) / a))
+    return s, t
+
+
+@njit(**INLINE_IR)
+def _lerp(p0, p1, s):
+    return _add(p0, _mul(_sub(p1, p0), s))
+
+
+# ------------------------------------------------------------------ signed distances of b
+@njit(**INLINE_IR)
+def _sdf(gm, gp, gR, b, x):
+    """Signed distance (< 0 inside) of world point x from convex shape b and the outward
+    unit normal there (the gradient of the distance). Sphere, capsule: distance to the
+    core minus the radius; box, cylinder: exact; plane: ``n . (x - p)``."""
+    k = gm.kind[b]
+    if k == SHAPE_PLANE:
+        n = _col(gR, b, 2)
+        return _dot(n, _sub(x, _v3(gp, b))), n
+    if k == SHAPE_SPHERE or k == SHAPE_CAPSULE:
+        p0, p1 = _segment(gm, gp, gR, b)
+        y = _lerp(p0, p1, _closest_on_segment(p0, p1, x))
+        d = _sub(x, y)
+        L = _norm(d)
+        if L > 0.0:
+            return L - gm.size[b, 0], _mul(d, 1.0 / L)
+        n = _any_perp(_col(gR, b, 2)) if k == SHAPE_CAPSULE else (0.0, 0.0, 1.0)
+        return -gm.size[b, 0], n
+    xl = _to_local(gR, gp, b, x)
+    if k == SHAPE_BOX:
+        h = (gm.size[b, 0], gm.size[b, 1], gm.size[b, 2])
+        qx = abs(xl[0]) - h[0]
+        qy = abs(xl[1]) - h[1]
+        qz = abs(xl[2]) - h[2]
+        ox, oy, oz = max(qx, 0.0), max(qy, 0.0), max(qz, 0.0)
+        out = math.sqrt(ox * ox + oy * oy + oz * oz)
+        if out > 0.0:
+            nl = (math.copysign(ox, xl[0]) / out, math.copysign(oy, xl[1]) / out,
+                  math.copysign(oz, xl[2]) / out)
+            return out, _to_world_dir(gR, b, nl)
+        if qx >= qy and qx >= qz:
+            return qx, _to_world_dir(gR, b, (math.copysign(1.0, xl[0]), 0.0, 0.0))
+        if qy >= qz:
+            return qy, _to_world_dir(gR, b, (0.0, math.copysign(1.0, xl[1]), 0.0))
+        return qz, _to_world_dir(gR, b, (0.0, 0.0, math.copysign(1.0, xl[2])))
+    # cylinder: radial and axial excess
+    rho = math.sqrt(xl[0] * xl[0] + xl[1] * xl[1])
+    if rho > 0.0:
+        ux, uy = xl[0] / rho, xl[1] / rho
+    else:
+        ux, uy = 1.0, 0.0
+    dr = rho - gm.size[b, 0]
+    dz = abs(xl[2]) - gm.size[b, 1]
+    sz = math.copysign(1.0, xl[2])
+    if dr > 0.0 and dz > 0.0:  # outside, beyond the rim
+        L = math.sqrt(dr * dr + dz * dz)
+        return L, _to_world_dir(gR, b, (ux * dr / L, uy * dr / L, sz * dz / L))
+    if dr > 0.0 or (dz <= 0.0 and dr >= dz):  # outside the side, or inside nearer the side
+        return dr, _to_world_dir(gR, b, (ux, uy, 0.0))
+    return dz, _to_world_dir(gR, b, (0.0, 0.0, sz))  # beyond a cap, or inside nearer a cap
+
+
+@njit(**INLINE_IR)
+def _segment_min_sdf(gm, gp, gR, b, p0, p1):
+    """Parameter in [0, 1] of the point of segment p0-p1 deepest in (or closest to) the
+    convex shape b: the signed distance of a convex set is convex along a line, so a golden
+    section search brackets its minimum."""
+    if _norm(_sub(p1, p0)) <= 0.0:
+        return 0.0
+    g = 0.5 * (math.sqrt(5.0) - 1.0)
+    lo, hi = 0.0, 1.0
+    x1 = hi - g * (hi - lo)
+    x2 = lo + g * (hi - lo)
+    f1, _ = _sdf(gm, gp, gR, b, _lerp(p0, p1, x1))
+    f2, _ = _sdf(gm, gp, gR, b, _lerp(p0, p1, x2))
+    for _ in range(_GOLDEN_STEPS):
+        if f1 <= f2:
+            hi = x2
+            x2 = x1
+            f2 = f1
+            x1 = hi - g * (hi - lo)
+            f1, _n = _sdf(gm, gp, gR, b, _lerp(p0, p1, x1))
+        else:
+            lo = x1
+            x1 = x2
+            f1 = f2
+            x2 = lo + g * (hi - lo)
+            f2, _n = _sdf(gm, gp, gR, b, _lerp(p0, p1, x2))
+    s = 0.5 * (lo + hi)
+    # the minimum of a convex function on [0, 1] may sit at an end point
+    fs, _n = _sdf(gm, gp, gR, b, _lerp(p0, p1, s))
+    f0, _n = _sdf(gm, gp, gR, b, p0)
+    f1e, _n = _sdf(gm, gp, gR, b, p1)
+    if f0 <= fs and f0 <= f1e:
+        return 0.0
+    if f1e < fs:
+        return 1.0
+    return s
+
+
+# ------------------------------------------------------------------ pair kernels
+@njit(**INLINE_IR)
+def _core_pair(out, k, gm, gp, gR, a, b, reach):
+    """Shape a a sphere or capsule, b any convex shape: the deepest point of a's core in b,
+    and a capsule's end points when they lie within ``reach`` too."""
+    p0, p1 = _segment(gm, gp, gR, a)
+    ra = gm.size[a, 0]
+    kb = gm.kind[b]
+    if kb == SHAPE_SPHERE or kb == SHAPE_CAPSULE:
+        q0, q1 = _segment(gm, gp, gR, b)
+        s, t = _segments_closest(p0, p1, q0, q1)
+        x = _lerp(p0, p1, s)
+        y = _lerp(q0, q1, t)
+        d = _sub(x, y)
+        L = _norm(d)
+        if L > 0.0:
+            n = _mul(d, 1.0 / L)
+        else:
+            n = _any_perp(_col(gR, b, 2))
+        sd = L - gm.size[b, 0]
+    elif kb == SHAPE_PLANE:
+        nb_ = _col(gR, b, 2)
+        s = 0.0 if _dot(nb_, _sub(p0, p1)) <= 0.0 else 1.0
+        x = _lerp(p0, p1, s)
+        sd, n = _sdf(gm, gp, gR, b, x)
+    else:
+        s = _segment_min_sdf(gm, gp, gR, b, p0, p1)
+        x = _lerp(p0, p1, s)
+        sd, n = _sdf(gm, gp, gR, b, x)
+    if sd - ra < reach:
+        k = _emit_core(out, k, gm, a, b, x, ra, n, sd)
+    if gm.kind[a] == SHAPE_CAPSULE:  # end points: a capsule lying on a surface
+        for e in range(2):
+            se = float(e)
+            if abs(se - s) * gm.size[a, 1] * 2.0 <= 1e-9 + 0.5 * ra:
+                continue
+            xe = p1 if e == 1 else p0
+            sde, ne = _sdf(gm, gp, gR, b, xe)
+            if sde - ra < reach:
+                k = _emit_core(out, k, gm, a, b, xe, ra, ne, sde)
+    return k
+
+
+@njit(**INLINE_IR)
+def _box_plane(out, k, gm, gp, gR, a, b, reach):
+    """Corners of box a below the plane b (+ reach)."""
+    n = _col(gR, b, 2)
+    o = _v3(gp, b)
+    c = _v3(gp, a)
+    for i in range(8):
+        x = c
+        for j in range(3):
+            sgn = 1.0 if (i >> j) & 1 else -1.0
+            x = _add(x, _mul(_col(gR, a, j), sgn * gm.size[a, j]))
+        d = _dot(n, _sub(x, o))
+        if d < reach:
+            k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d)
+    return k
+
+
+@njit(**INLINE_IR)
+def _cylinder_plane(out, k, gm, gp, gR, a, b, reach):
+    """The lowest rim point of each cap of cylinder a against plane b (four rim points per
+    cap when the cylinder stands on it)."""
+    n = _col(gR, b, 2)
+    o = _v3(gp, b)
+    z = _col(gR, a, 2)
+    w = _sub(n, _mul(z, _dot(n, z)))
+    Lw = _norm(w)
+    r = gm.size[a, 0]
+    for cap in range(2):
+        cc = _add(_v3(gp, a), _mul(z, (1.0 if cap == 1 else -1.0) * gm.size[a, 1]))
+        if Lw > 1e-9:
+            x = _sub(cc, _mul(w, r / Lw))
+            d = _dot(n, _sub(x, o))
+            if d < reach:
+                k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d)
+        else:
+            ex = _col(gR, a, 0)
+            ey = _col(gR, a, 1)
+            for j in range(4):
+                dx = (1.0, 0.0, -1.0, 0.0)[j]
+                dy = (0.0, 1.0, 0.0, -1.0)[j]
+                x = _add(cc, _add(_mul(ex, r * dx), _mul(ey, r * dy)))
+                d = _dot(n, _sub(x, o))
+                if d < reach:
+                    k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d)
+    return k
+
+
+# ------------------------------------------------------------------ the kernel
+@njit(**KERNEL)
+def place_shapes(gm, oE, op, v, h, poses):
+    """World placement and speculative margin of every shape on a body: ``gR = oE^T R``,
+    ``gp = op + oE^T pos``; margin ``h (|v_c| + |omega| rb)`` with ``v_c`` the velocity of
+    the shape's origin (body velocities ``v`` (nb, 6) ``[w; v_O]`` in body coordinates)."""
+    for g in range(gm.body.shape[0]):
+        bdy = gm.body[g]
+        if bdy < 0:
+            continue
+        for i in range(3):
+            for j in range(3):
+                s = 0.0
+                for l in range(3):
+                    s += oE[bdy, l, i] * gm.R[g, l, j]
+                poses.gR[g, i, j] = s
+            s = op[bdy, i]
+            for l in range(3):
+                s += oE[bdy, l, i] * gm.pos[g, l]
+            poses.gp[g, i] = s
+        w = (v[bdy, 0], v[bdy, 1], v[bdy, 2])
+        x = (gm.pos[g, 0], gm.pos[g, 1], gm.pos[g, 2])
+        vc = (v[bdy, 3] + w[1] * x[2] - w[2] * x[1], v[bdy, 4] + w[2] * x[0] - w[0] * x[2],
+              v[bdy, 5] + w[0] * x[1] - w[1] * x[0])
+        poses.margin[g] = h * (_norm(vc) + _norm(w) * gm.rb[g])
+
+
+@njit(**KERNEL)
+def detect_kernel(gm, poses, extra, out):
+    """Every contact of the candidate pairs within their margins plus ``extra`` [m]; returns
+    the number found (may exceed the capacity of ``out``: then call again with more room)."""
+    gR, gp = poses.gR, poses.gp
+    k = 0
+    for pi in range(gm.pairs.shape[0]):
+        a = gm.pairs[pi, 0]
+        b = gm.pairs[pi, 1]
+        reach = poses.margin[a] + poses.margin[b] + extra
+        kb = gm.kind[b]
+        if kb != SHAPE_PLANE:  # bounding balls
+            d = _norm(_sub(_v3(gp, a), _v3(gp, b)))
+            if d > gm.rb[a] + gm.rb[b] + reach:
+                continue
+        else:  # ball against half space
+            if _dot(_col(gR, b, 2), _sub(_v3(gp, a), _v3(gp, b))) > gm.rb[a] + reach:
+                continue
+        ka = gm.kind[a]
+        if ka == SHAPE_SPHERE or ka == SHAPE_CAPSULE:
+            k = _core_pair(out, k, gm, gp, gR, a, b, reach)
+        elif ka == SHAPE_BOX and kb == SHAPE_PLANE:
+            k = _box_plane(out, k, gm, gp, gR, a, b, reach)
+        elif ka == SHAPE_CYLINDER and kb == SHAPE_PLANE:
+            k = _cylinder_plane(out, k, gm, gp, gR, a, b, reach)
+    return k
+
+
+SUPPORTED = {(SHAPE_SPHERE, k) for k in range(5)} | {(SHAPE_CAPSULE, k) for k in range(1, 5)} | {
+    (SHAPE_BOX, SHAPE_PLANE), (SHAPE_CYLINDER, SHAPE_PLANE)}
+
+
+class Detector:
+    """Collision detection for a :class:`~articulated.geometry.CollisionModel`: holds the
+    kernel bundles and the growing contact buffers.
+
+    Raises ValueError at construction for a pair of shapes the compiled narrow phase does
+    not handle (box-box, box-cylinder, cylinder-cylinder; meshes are not supported yet),
+    naming the two shapes.
+    """
+
+    def __init__(self, geom, capacity: int = 64):
+        A = geom.arrays()
+        for a, b in A["pairs"]:
+            ka, kb = int(A["kind"][a]), int(A["kind"][b])
+            if (ka, kb) not in SUPPORTED:
+                raise ValueError(
+                    f"no narrow phase for the pair {SHAPE_NAMES[ka]} (shape {a}) - "
+                    f"{SHAPE_NAMES[kb]} (shape {b}); supported: sphere and capsule against "
+                    f"every shape, box and cylinder against planes")
+        self.geom = geom
+        self.gm = GeomModel(A["body"], A["kind"], A["size"], A["pos"], A["R"], A["mu"], A["e"],
+                            A["rb"], A["pairs"])
+        ng = len(A["body"])
+        gR = np.zeros((ng, 3, 3))
+        gp = np.zeros((ng, 3))
+        static = A["body"] < 0
+        gR[static] = A["R"][static]
+        gp[static] = A["pos"][static]
+        self.poses = GeomPoses(gR, gp, np.zeros(ng))
+        self.out = self._buffers(max(int(capacity), 1))
+        self.n = 0
+
+    @staticmethod
+    def _buffers(cap):
+        return Contacts(np.zeros((cap, 2), np.int64), np.zeros((cap, 2), np.int64),
+                        np.zeros((cap, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
+                        np.zeros(cap))
+
+    def detect(self, oE, op, v, h, extra=0.0) -> int:
+        """Contacts at the body poses ``oE`` (nb, 3, 3), ``op`` (nb, 3) with body velocities
+        ``v`` (nb, 6) and step ``h`` [s] into ``self.out``; returns their number."""
+        place_shapes(self.gm, oE, op, v, float(h), self.poses)
+        n = detect_kernel(self.gm, self.poses, float(extra), self.out)
+        if n > self.out.dist.shape[0]:
+            self.out = self._buffers(2 * n)
+            n = detect_kernel(self.gm, self.poses, float(extra), self.out)
+        self.n = n
+        return n

@@ -1,0 +1,459 @@
+"""Contact response by impulses on an articulated body: the collision matrix ``K`` from test
+impulses, Coulomb friction with sticking and sliding, restitution, sequential impulses over
+many contacts, and position projection (Gayle, Lin & Manocha 2006, "GLM", sec. IV.A, after
+Mirtich 1996, ch. 4).
+
+**Impulse response** (GLM IV.A steps 1-3, 6-7). A spatial impulse ``p`` on a body changes
+the joint velocities by ``dqd = M^-1 J^T p``. Like Mirtich we compute it from the articulated
+inertias of the step's forward dynamics (step 1 reuses them: :func:`~articulated.algorithms.
+aba.aba_kernel` leaves ``U D^-1`` and ``D^-1`` of every joint in ``Data``), by ABA's passes 2
+and 3 with no velocity, gravity or joint force (RBDA Table 7.1):
+
+* up, from the struck body to the root only (the path; everything else has no bias):
+  ``u_i = -S_i^T pA_i``, ``pA_parent += X_i^T (pA_i + U_i D_i^-1 u_i)``, starting from
+  ``pA = -p``; alongside, the rigidly carried impulse ``F_i`` gives ``(J^T p)_i = S_i^T F_i``;
+* down, over every body: ``dqd_i = D_i^-1 u_i - (U_i D_i^-1)^T da_i``, ``da_i = X_i
+  da_parent + S_i dqd_i``.
+
+Both cost O(n) (O(depth) up); an equal-and-opposite pair on two bodies (self-collision, or
+two bodies of a forest) runs in one pass and gives ``M^-1 (J_a - J_b)^T p`` (GLM's
+"``K_A + K_B``" for separate bodies falls out of the same pass).
+
+**Collision matrix** (GLM IV.A step 4). Three unit test impulses along the contact frame
+``(n, t1, t2)`` (GLM Fig. 2, ``z = n``) give ``J^T`` (nv, 3) and ``W = M^-1 J^T`` (nv, 3);
+``K = J W`` (3, 3) is the change of contact velocity per unit impulse.
+
+**Collision integration** (step 5). Each contact holds its accumulated impulse ``P =
+(P_n, P_t1, P_t2)``; a visit solves ``K dP = v* - v`` for the sticking impulse (target
+normal speed ``v*_n``, zero slip) and keeps it if ``P_n >= 0`` and ``|P_t| <= mu P_n``
+(inside the friction cone: for a single contact the test ``k_x^2 + k_y^2 <= mu^2 k_z^2``
+of GLM/Mirtich). Otherwise it slides: the tangential impulse is ``mu P_n`` along the
+sticking impulse's tangential direction and the normal impulse is solved again from the
+normal row with that coupling (Baber's correction: the normal row keeps its ``K_nt`` terms,
+so the contact still reaches ``v*_n``). Restitution: the target normal speed is ``-e v_n^-``
+for an impact (approach faster than ``rest_speed``), else 0 (resting contacts as
+micro-collisions with ``e = 0``). Speculative contacts at gap ``d > 0`` may approach at
+``d / h``: target ``max(-e v_n^-, -d / h)``.
+
+**Many contacts** (GLM Fig. 3, VI): sequential impulses, contacts in detection order, until
+no contact changes its impulse by more than ``tol`` times its scale, or ``sweeps`` times;
+each visit is O(nv) (one dot product with ``J^T``, one update by ``W``): O(contacts nv) per
+sweep.
+
+**Drift** (Cline & Pai 2003, post-stabilization, GLM ref. [4]): after the position update,
+a contact whose predicted gap ``d + h v_n`` is negative is pushed out by ``dq = W_n lambda``
+with ``lambda >= 0`` from the normal rows ``K_nn`` (sequential, as the impulses); no
+velocity bias is added.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from numba import njit
+
+from ..config import INLINE_IR, KERNEL
+
+ImpulseModel = namedtuple("ImpulseModel", ("parent", "vadr", "jnv", "S"))
+ImpulseModel.__doc__ = """Model arrays the impulse passes read: ``parent, vadr, jnv`` (nb,)
+int64, ``S`` (nv, 6) motion subspaces."""
+
+Factor = namedtuple("Factor", ("Xup_E", "Xup_r", "UDinv", "Dinv", "oE", "op"))
+Factor.__doc__ = """The step's articulated factorization (from ABA at the current ``q``):
+``Xup_E`` (nb, 3, 3), ``Xup_r`` (nb, 3) body-to-parent transforms, ``UDinv`` (nv, 6) rows of
+``U D^-1``, ``Dinv`` (nv, 6) blocks of ``D^-1``; world poses ``oE`` (nb, 3, 3) (world to
+body rotation), ``op`` (nb, 3) [m]."""
+
+ImpulseScratch = namedtuple("ImpulseScratch", ("pA", "F", "w", "da", "fa", "fb", "pa"))
+ImpulseScratch.__doc__ = """Scratch: ``pA, F, da`` (nb, 6), ``w`` (nv,), ``fa, fb, pa`` (6,)."""
+
+ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "frame", "P", "target", "vn0", "gap",
+                                         "impact"))
+ContactRows.__doc__ = """Per contact (capacity ``cap``): ``JT`` (cap, 3, nv) rows of the
+contact Jacobian in the contact frame, ``W`` (cap, 3, nv) ``M^-1 J^T``, ``K`` (cap, 3, 3),
+``frame`` (cap, 3, 3) rows ``n, t1, t2`` (world), ``P`` (cap, 3) accumulated impulse [N s],
+``target`` (cap,) normal speed after the impulse [m/s], ``vn0`` (cap,) normal speed before
+[m/s] (negative: approaching), ``gap`` (cap,) the gap after the step that the position
+projection aims at [m], ``impact`` (cap,) int64: 1 an impact, 2 an impact that closes a gap
+within the step (its ``gap`` is exact, see :func:`contact_rows`), 0 resting."""
+
+
+@njit(**INLINE_IR)
+def _body_impulse(oE, op, b, x, u, s, out):
+    """``out`` = the spatial impulse ``[x_b x f; f]`` in body b's coordinates of the world
+    impulse ``s u`` applied at the world point ``x``."""
+    d0, d1, d2 = x[0] - op[b, 0], x[1] - op[b, 1], x[2] - op[b, 2]
+    for i in range(3):
+        out[3 + i] = s * (oE[b, i, 0] * u[0] + oE[b, i, 1] * u[1] + oE[b, i, 2] * u[2])
+    r0 = oE[b, 0, 0] * d0 + oE[b, 0, 1] * d1 + oE[b, 0, 2] * d2
+    r1 = oE[b, 1, 0] * d0 + oE[b, 1, 1] * d1 + oE[b, 1, 2] * d2
+    r2 = oE[b, 2, 0] * d0 + oE[b, 2, 1] * d1 + oE[b, 2, 2] * d2
+    out[0] = r1 * out[5] - r2 * out[4]
+    out[1] = r2 * out[3] - r0 * out[5]
+    out[2] = r0 * out[4] - r1 * out[3]
+
+
+@njit(**INLINE_IR)
+def _xT(E, r, i, f, out, accumulate):
+    """``out (+)= Xup_i^T f`` for a force 6-vector f (RBDA eq. 2.25 transposed)."""
+    n0 = E[i, 0, 0] * f[0] + E[i, 1, 0] * f[1] + E[i, 2, 0] * f[2]
+    n1 = E[i, 0, 1] * f[0] + E[i, 1, 1] * f[1] + E[i, 2, 1] * f[2]
+    n2 = E[i, 0, 2] * f[0] + E[i, 1, 2] * f[1] + E[i, 2, 2] * f[2]
+    g0 = E[i, 0, 0] * f[3] + E[i, 1, 0] * f[4] + E[i, 2, 0] * f[5]
+    g1 = E[i, 0, 1] * f[3] + E[i, 1, 1] * f[4] + E[i, 2, 1] * f[5]
+    g2 = E[i, 0, 2] * f[3] + E[i, 1, 2] * f[4] + E[i, 2, 2] * f[5]
+    rx, ry, rz = r[i, 0], r[i, 1], r[i, 2]
+    v = (n0 + ry * g2 - rz * g1, n1 + rz * g0 - rx * g2, n2 + rx * g1 - ry * g0, g0, g1, g2)
+    if accumulate:
+        for k in range(6):
+            out[k] += v[k]
+    else:
+        for k in range(6):
+            out[k] = v[k]
+
+
+@njit(**KERNEL)
+def impulse_response(im, fac, sc, ba, bb, JT_out, W_out):
+    """``JT_out = J^T p``, ``W_out = M^-1 J^T p`` (nv,) for the impulses ``sc.fa`` on body
+    ``ba`` and ``sc.fb`` on body ``bb`` (-1: none), each ``[n; f]`` about the body origin in
+    body coordinates [N m s; N s]. Passes 2-3 of ABA on the step's factorization; O(nb)."""
+    parent, vadr, jnv, S = im.parent, im.vadr, im.jnv, im.S
+    pA, F, w, da = sc.pA, sc.F, sc.w, sc.da
+    nb = parent.shape[0]
+    for k in range(w.shape[0]):
+        w[k] = 0.0
+        JT_out[k] = 0.0
+    # zero the two paths, then load the impulses (pA = -p, F = p)
+    for src in range(2):
+        i = ba if src == 0 else bb
+        while i >= 0:
+            for k in range(6):
+                pA[i, k] = 0.0
+                F[i, k] = 0.0
+            i = parent[i]
+    if ba >= 0:
+        for k in range(6):
+            pA[ba, k] -= sc.fa[k]
+            F[ba, k] += sc.fa[k]
+    if bb >= 0:
+        for k in range(6):
+            pA[bb, k] -= sc.fb[k]
+            F[bb, k] += sc.fb[k]
+    # up the union of the two paths, deepest body first (parent[i] < i)
+    ia, ib = ba, bb
+    pa = sc.pa
+    while ia >= 0 or ib >= 0:
+        i = max(ia, ib)
+        if ia == i:
+            ia = parent[ia]
+        if ib == i:
+            ib = parent[ib]
+        va = vadr[i]
+        n = jnv[i]
+        for k in range(6):
+            pa[k] = pA[i, k]
+        for r in range(n):
+            u = 0.0
+            t = 0.0
+            for k in range(6):
+                u -= S[va + r, k] * pA[i, k]
+                t += S[va + r, k] * F[i, k]
+            JT_out[va + r] = t
+            for k in range(6):
+                pa[k] += fac.UDinv[va + r, k] * u
+            for c in range(n):
+                w[va + c] += fac.Dinv[va + c, r] * u
+        p = parent[i]
+        if p >= 0:
+            _xT(fac.Xup_E, fac.Xup_r, i, pa, pA[p], True)
+            _xT(fac.Xup_E, fac.Xup_r, i, F[i], F[p], True)
+    # down: every body
+    for i in range(nb):
+        p = parent[i]
+        E = fac.Xup_E
+        r = fac.Xup_r
+        if p >= 0:
+            x0, x1, x2 = da[p, 0], da[p, 1], da[p, 2]
+            y0 = da[p, 3] - r[i, 1] * x2 + r[i, 2] * x1
+            y1 = da[p, 4] - r[i, 2] * x0 + r[i, 0] * x2
+            y2 = da[p, 5] - r[i, 0] * x1 + r[i, 1] * x0
+            for k in range(3):
+                da[i, k] = E[i, k, 0] * x0 + E[i, k, 1] * x1 + E[i, k, 2] * x2
+                da[i, 3 + k] = E[i, k, 0] * y0 + E[i, k, 1] * y1 + E[i, k, 2] * y2
+        else:
+            for k in range(6):
+                da[i, k] = 0.0
+        va = vadr[i]
+        for d in range(jnv[i]):
+            x = w[va + d]
+            for k in range(6):
+                x -= fac.UDinv[va + d, k] * da[i, k]
+            W_out[va + d] = x
+        for d in range(jnv[i]):
+            for k in range(6):
+                da[i, k] += S[va + d, k] * W_out[va + d]
+
+
+@njit(**INLINE_IR)
+def _frame(normal, c, frame):
+    """Rows n, t1, t2 of contact c's frame (GLM Fig. 2: z = n)."""
+    n = (normal[c, 0], normal[c, 1], normal[c, 2])
+    if abs(n[0]) < 0.9:
+        t = (0.0, n[2], -n[1])
+    else:
+        t = (-n[2], 0.0, n[0])
+    L = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+    t = (t[0] / L, t[1] / L, t[2] / L)
+    s = (n[1] * t[2] - n[2] * t[1], n[2] * t[0] - n[0] * t[2], n[0] * t[1] - n[1] * t[0])
+    for k in range(3):
+        frame[c, 0, k] = n[k]
+        frame[c, 1, k] = t[k]
+        frame[c, 2, k] = s[k]
+
+
+@njit(**KERNEL)
+def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
+    """``J^T``, ``W``, ``K``, the frame, the targets and zero impulses of contacts
+    ``0..nc-1`` (``con``: :class:`~articulated.algorithms.collision.Contacts`) at joint
+    velocities ``qd`` (the unconstrained ``qd + h qdd``) and step ``h`` [s].
+
+    An impact (approach faster than ``rest_speed`` that closes the gap ``d`` within the
+    step) gets the normal speed ``-e v_n^-`` (Newton's restitution); when ``d > 0`` the
+    contact happened at ``tau = d / |v_n^-|`` inside the step, and the position projection
+    places it at the gap ``e (h |v_n^-| - d)`` it has after rebounding for ``h - tau`` (a
+    time-of-impact correction: without it a ball would rebound from up to ``|v| h`` above
+    the floor). Other contacts may approach by at most their gap: ``-max(d, 0) / h``."""
+    for c in range(nc):
+        _frame(con.normal, c, rows.frame)
+        ba = con.body[c, 0]
+        bb = con.body[c, 1]
+        x = (con.point[c, 0], con.point[c, 1], con.point[c, 2])
+        for d in range(3):
+            u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
+            if ba >= 0:
+                _body_impulse(fac.oE, fac.op, ba, x, u, 1.0, sc.fa)
+            if bb >= 0:
+                _body_impulse(fac.oE, fac.op, bb, x, u, -1.0, sc.fb)
+            impulse_response(im, fac, sc, ba, bb, rows.JT[c, d], rows.W[c, d])
+        for d1 in range(3):
+            for d2 in range(3):
+                s = 0.0
+                for k in range(qd.shape[0]):
+                    s += rows.JT[c, d1, k] * rows.W[c, d2, k]
+                rows.K[c, d1, d2] = s
+        vn = 0.0
+        for k in range(qd.shape[0]):
+            vn += rows.JT[c, 0, k] * qd[k]
+        dist = con.dist[c]
+        rows.vn0[c] = vn
+        rows.gap[c] = 0.0
+        if vn < -rest_speed and dist + h * vn < 0.0:  # an impact within this step
+            rows.target[c] = -con.e[c] * vn
+            rows.impact[c] = 1
+            if dist > 0.0:  # it closes the gap at tau = dist / |vn|, then rebounds
+                rows.gap[c] = con.e[c] * (-h * vn - dist)
+                rows.impact[c] = 2
+        else:  # resting, or a speculative contact: approach by at most the gap
+            rows.target[c] = -max(dist, 0.0) / h
+            rows.impact[c] = 0
+        for d in range(3):
+            rows.P[c, d] = 0.0
+
+
+@njit(**INLINE_IR)
+def _solve3(K, c, r0, r1, r2):
+    """``K[c]^-1 r`` by Cramer's rule (K symmetric positive definite, 3 x 3)."""
+    a, b, cc = K[c, 0, 0], K[c, 0, 1], K[c, 0, 2]
+    d, e, f = K[c, 1, 0], K[c, 1, 1], K[c, 1, 2]
+    g, hh, i = K[c, 2, 0], K[c, 2, 1], K[c, 2, 2]
+    A = e * i - f * hh
+    B = f * g - d * i
+    C = d * hh - e * g
+    det = a * A + b * B + cc * C
+    if not det > 0.0:
+        return 0.0, 0.0, 0.0, False
+    x0 = (A * r0 + (cc * hh - b * i) * r1 + (b * f - cc * e) * r2) / det
+    x1 = (B * r0 + (a * i - cc * g) * r1 + (cc * d - a * f) * r2) / det
+    x2 = (C * r0 + (b * g - a * hh) * r1 + (a * e - b * d) * r2) / det
+    return x0, x1, x2, True
+
+
+@njit(**INLINE_IR)
+def _visit(rows, c, mu, qd):
+    """One Gauss-Seidel visit of contact c: the new accumulated impulse (cone-projected) and
+    its change applied to ``qd``. Returns ``(|dP|, state)`` with state 0 separating,
+    1 sticking, 2 sliding."""
+    nv = qd.shape[0]
+    v0 = 0.0
+    v1 = 0.0
+    v2 = 0.0
+    for k in range(nv):
+        v0 += rows.JT[c, 0, k] * qd[k]
+        v1 += rows.JT[c, 1, k] * qd[k]
+        v2 += rows.JT[c, 2, k] * qd[k]
+    K = rows.K
+    Pn, Pt1, Pt2 = rows.P[c, 0], rows.P[c, 1], rows.P[c, 2]
+    r0 = rows.target[c] - v0
+    state = 1
+    if mu > 0.0:
+        x0, x1, x2, ok = _solve3(K, c, r0, -v1, -v2)
+    else:
+        x0, x1, x2, ok = r0 / K[c, 0, 0], 0.0, 0.0, K[c, 0, 0] > 0.0
+    n_new = Pn + x0
+    t1 = Pt1 + x1
+    t2 = Pt2 + x2
+    if not ok or n_new <= 0.0:
+        n_new, t1, t2 = 0.0, 0.0, 0.0
+        state = 0
+    else:
+        tt = math.sqrt(t1 * t1 + t2 * t2)
+        if tt > mu * n_new:  # sliding: |P_t| = mu P_n along the sticking direction
+            u1 = t1 / tt
+            u2 = t2 / tt
+            den = K[c, 0, 0] + mu * (K[c, 0, 1] * u1 + K[c, 0, 2] * u2)
+            rhs = r0 + K[c, 0, 0] * Pn + K[c, 0, 1] * Pt1 + K[c, 0, 2] * Pt2
+            n_new = rhs / den if den > 0.0 else 0.0
+            if n_new <= 0.0:
+                n_new = 0.0
+                state = 0
+            else:
+                state = 2
+            t1 = mu * n_new * u1
+            t2 = mu * n_new * u2
+    d0 = n_new - Pn
+    d1 = t1 - Pt1
+    d2 = t2 - Pt2
+    rows.P[c, 0] = n_new
+    rows.P[c, 1] = t1
+    rows.P[c, 2] = t2
+    for k in range(nv):
+        qd[k] += rows.W[c, 0, k] * d0 + rows.W[c, 1, k] * d1 + rows.W[c, 2, k] * d2
+    return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2), state
+
+
+@njit(**KERNEL)
+def solve_impulses(rows, con, nc, qd, tol, sweeps, states):
+    """Sequential impulses over contacts ``0..nc-1`` until the largest change of an
+    accumulated impulse in a sweep is below ``tol`` times the largest impulse, or
+    ``sweeps`` sweeps; ``qd`` (nv,) is updated in place. ``states`` (nc,) receives each
+    contact's final state (0 separating, 1 sticking, 2 sliding). Returns the sweeps run."""
+    done = 0
+    for s in range(sweeps):
+        big = 0.0
+        change = 0.0
+        for c in range(nc):
+            dP, st = _visit(rows, c, con.mu[c], qd)
+            states[c] = st
+            change = max(change, dP)
+            big = max(big, abs(rows.P[c, 0]))
+        done = s + 1
+        if change <= tol * max(big, 1e-300):
+            break
+    return done
+
+
+@njit(**KERNEL)
+def project_positions(rows, con, nc, qd, h, sweeps, lam, dq):
+    """Post-stabilization (Cline & Pai 2003): ``dq`` (nv,) with ``J_n dq >= gap* - (d + h
+    v_n)`` for every contact (its gap after the step predicted from the new ``qd``, against
+    the aimed ``rows.gap``; ``=`` for the impacts inside the step), by sequential projection
+    on the normal rows, ``lambda >= 0`` except for those exact rows (``lam`` (nc,) scratch).
+    Returns the largest predicted depth before the projection [m]."""
+    nv = qd.shape[0]
+    for k in range(nv):
+        dq[k] = 0.0
+    worst = 0.0
+    needed = False
+    for c in range(nc):
+        lam[c] = 0.0
+        vn = 0.0
+        for k in range(nv):
+            vn += rows.JT[c, 0, k] * qd[k]
+        g = con.dist[c] + h * vn
+        worst = min(worst, g)
+        if g < rows.gap[c] or rows.impact[c] == 2:
+            needed = True
+    if not needed:
+        return 0.0
+    for s in range(sweeps):
+        change = 0.0
+        for c in range(nc):
+            if rows.K[c, 0, 0] <= 0.0:
+                continue
+            g = con.dist[c] - rows.gap[c]
+            for k in range(nv):
+                g += rows.JT[c, 0, k] * (h * qd[k] + dq[k])
+            new = lam[c] - g / rows.K[c, 0, 0]
+            if rows.impact[c] != 2:
+                new = max(new, 0.0)
+            dl = new - lam[c]
+            lam[c] = new
+            if dl != 0.0:
+                for k in range(nv):
+                    dq[k] += rows.W[c, 0, k] * dl
+                change = max(change, abs(dl) * rows.K[c, 0, 0])
+        if change <= 1e-12:
+            break
+    return -worst
+
+
+# ----------------------------------------------------------------------- public API
+
+def collision_matrix(model, q, body, point, normal, other=None):
+    """The collision matrix of one contact (Mirtich 1996; GLM IV.A step 4), by three test
+    impulses on the articulated factorization at ``q`` (all joints active).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) float64 - configuration
+    body : str or int - body a (the normal points from b to a)
+    point : (3,) float - contact point, world coordinates [m]
+    normal : (3,) float - contact normal, world coordinates (normalized here)
+    other : str, int or None - body b (None: a static obstacle)
+
+    Returns
+    -------
+    K : (3, 3) float64 - change of the relative contact velocity (of a's point minus b's)
+        per unit impulse [m/s per N s], in the contact frame ``(n, t1, t2)``:
+        ``K = F (J_a - J_b) M^-1 (J_a - J_b)^T F^T``
+    J : (3, nv) float64 - ``F (J_a - J_b)``: rows of the contact Jacobian in that frame
+    F : (3, 3) float64 - rows ``n, t1, t2`` of the contact frame (world)
+
+    Raises ValueError for an unknown body, ``other == body``, or a non-finite or zero
+    point/normal.
+    """
+    import numpy as np
+
+    from ..algorithms.kinematics import _world_poses_kernel
+    from .aba import aba_kernel
+    from .collision import Contacts
+
+    a = model.body_id(body)
+    b = -1 if other is None else model.body_id(other)
+    if a == b:
+        raise ValueError(f"body {model.body_name[a]!r}: a contact needs two different bodies")
+    x = np.asarray(point, dtype=np.float64)
+    n = np.asarray(normal, dtype=np.float64)
+    if x.shape != (3,) or n.shape != (3,) or not (np.isfinite(x).all() and np.isfinite(n).all()) \
+            or np.linalg.norm(n) == 0.0:
+        raise ValueError("point and normal must be finite (3,) vectors, the normal non-zero")
+    q = model.check_configuration(q)
+    d = model.data()
+    z = np.zeros(model.nv)
+    aba_kernel(d.model_i, d.model_f, q, z, z, np.zeros((0, 6)), False, d.buf, True)
+    _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
+    con = Contacts(np.zeros((1, 2), np.int64), np.array([[a, b]], np.int64), x[None].copy(),
+                   (n / np.linalg.norm(n))[None].copy(), np.zeros(1), np.zeros(1), np.zeros(1))
+    ma = model.arrays()
+    nb, nv = model.nb, model.nv
+    rows = ContactRows(np.zeros((1, 3, nv)), np.zeros((1, 3, nv)), np.zeros((1, 3, 3)),
+                       np.zeros((1, 3, 3)), np.zeros((1, 3)), np.zeros(1), np.zeros(1),
+                       np.zeros(1), np.zeros(1, np.int64))
+    sc = ImpulseScratch(np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros(nv), np.zeros((nb, 6)),
+                        np.zeros(6), np.zeros(6), np.zeros(6))
+    contact_rows(ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S),
+                 Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op), sc, con, 1, z, 1.0, 0.0,
+                 rows)
+    return rows.K[0].copy(), rows.JT[0].copy(), rows.frame[0].copy()

@@ -1,0 +1,311 @@
+"""Collision geometry: shapes on bodies, static obstacles and their materials
+(:class:`CollisionModel`), the model-layer input of contact handling (Gayle, Lin & Manocha
+2006, "GLM"; detection in :mod:`articulated.algorithms.collision`, response in
+:mod:`articulated.algorithms.contact`).
+
+Shapes and their local frames (every size in metres):
+
+============  =========================================================================
+shape         geometry in its own frame
+============  =========================================================================
+``Sphere``    centre at the origin, ``radius``
+``Capsule``   segment from ``(0, 0, -length/2)`` to ``(0, 0, length/2)`` swept by a ball
+              of ``radius`` (total extent ``length + 2 radius``; ``length`` may be 0)
+``Box``       ``|x| <= size[0]/2``, ``|y| <= size[1]/2``, ``|z| <= size[2]/2`` (full edge
+              lengths, as URDF's ``<box size>``)
+``Cylinder``  axis z, ``|z| <= length/2``, ``x^2 + y^2 <= radius^2``
+``Plane``     the half space ``n . x <= n . pos`` (solid below the plane; only as a
+              static obstacle)
+============  =========================================================================
+
+A shape sits in the frame of its body (or the world, for a static obstacle) at ``pos``
+with rotation ``R`` (columns: the shape's axes in the body/world frame).
+
+Materials: each shape has a Coulomb friction coefficient ``mu >= 0`` and a coefficient of
+restitution ``e`` in [0, 1]; a pair uses ``mu = sqrt(mu_a mu_b)`` and ``e = max(e_a, e_b)``
+(MuJoCo and Bullet combine friction by the geometric mean, Box2D too; the larger restitution
+wins so that a bouncy ball bounces on any floor).
+
+Filters: a pair of shapes is tested only when ``group_a & mask_b`` and ``group_b & mask_a``
+are non-zero (MuJoCo's contype/conaffinity), the two are on different bodies, not on a
+parent and its child (their joint keeps them touching), and not both static.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .model import Model
+
+SHAPE_SPHERE, SHAPE_CAPSULE, SHAPE_BOX, SHAPE_CYLINDER, SHAPE_PLANE = 0, 1, 2, 3, 4
+SHAPE_NAMES = ("sphere", "capsule", "box", "cylinder", "plane")
+
+
+def _placement(pos, R, what):
+    p = np.zeros(3) if pos is None else np.asarray(pos, dtype=np.float64)
+    if p.shape != (3,) or not np.isfinite(p).all():
+        raise ValueError(f"{what}: pos must be a finite (3,) vector, got {pos!r}")
+    M = np.eye(3) if R is None else np.asarray(R, dtype=np.float64)
+    if M.shape != (3, 3) or not np.isfinite(M).all():
+        raise ValueError(f"{what}: R must be a finite (3, 3) rotation matrix")
+    if np.abs(M.T @ M - np.eye(3)).max() > 1e-9 or np.linalg.det(M) < 0:
+        raise ValueError(f"{what}: R is not a rotation (R^T R != I or det R < 0)")
+    return p, M
+
+
+def _size(x, name, shape, allow_zero=False):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{shape}: {name} must be a real number, got {x!r}") from None
+    if not math.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+        raise ValueError(f"{shape}: {name} must be finite and > 0, got {x}")
+    return x
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Base of the shapes: a placement ``pos`` (3,) [m] and rotation ``R`` (3, 3) in the
+    frame of the body (or world) that carries it."""
+
+    pos: tuple = field(default=None, kw_only=True)
+    R: tuple = field(default=None, kw_only=True)
+
+    kind = -1
+
+    def params(self):  # (3,) float64: the sizes the kernels read
+        raise NotImplementedError
+
+    def placement(self):
+        return _placement(self.pos, self.R, repr(self))
+
+    def bounding_radius(self) -> float:
+        """Radius [m] of a ball about the shape's origin that contains it (inf: plane)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Sphere(Shape):
+    """Ball of ``radius`` [m] about the shape's origin."""
+
+    radius: float = 0.0
+    kind = SHAPE_SPHERE
+
+    def params(self):
+        return np.array([_size(self.radius, "radius", "Sphere"), 0.0, 0.0])
+
+    def bounding_radius(self):
+        return float(self.radius)
+
+
+@dataclass(frozen=True)
+class Capsule(Shape):
+    """Segment of ``length`` [m] along the local z axis, centred, swept by a ball of
+    ``radius`` [m]."""
+
+    radius: float = 0.0
+    length: float = 0.0
+    kind = SHAPE_CAPSULE
+
+    def params(self):
+        return np.array([_size(self.radius, "radius", "Capsule"),
+                         0.5 * _size(self.length, "length", "Capsule", allow_zero=True), 0.0])
+
+    def bounding_radius(self):
+        return float(self.radius + 0.5 * self.length)
+
+
+@dataclass(frozen=True)
+class Box(Shape):
+    """Box with full edge lengths ``size = (sx, sy, sz)`` [m], centred."""
+
+    size: tuple = (0.0, 0.0, 0.0)
+    kind = SHAPE_BOX
+
+    def params(self):
+        s = np.asarray(self.size, dtype=np.float64)
+        if s.shape != (3,):
+            raise ValueError(f"Box: size must be 3 edge lengths, got {self.size!r}")
+        return np.array([0.5 * _size(x, "size", "Box") for x in s])
+
+    def bounding_radius(self):
+        return float(0.5 * np.linalg.norm(np.asarray(self.size, dtype=np.float64)))
+
+
+@dataclass(frozen=True)
+class Cylinder(Shape):
+    """Solid cylinder of ``radius`` [m] and ``length`` [m] along the local z axis, centred."""
+
+    radius: float = 0.0
+    length: float = 0.0
+    kind = SHAPE_CYLINDER
+
+    def params(self):
+        return np.array([_size(self.radius, "radius", "Cylinder"),
+                         0.5 * _size(self.length, "length", "Cylinder"), 0.0])
+
+    def bounding_radius(self):
+        return float(math.hypot(self.radius, 0.5 * self.length))
+
+
+@dataclass(frozen=True)
+class Plane(Shape):
+    """Half space below the plane through ``pos`` with unit outward ``normal`` (static
+    obstacles only)."""
+
+    normal: tuple = (0.0, 0.0, 1.0)
+    kind = SHAPE_PLANE
+
+    def params(self):
+        return np.zeros(3)
+
+    def placement(self):
+        p, _ = _placement(self.pos, None, repr(self))
+        n = np.asarray(self.normal, dtype=np.float64)
+        if n.shape != (3,) or not np.isfinite(n).all() or np.linalg.norm(n) < 1e-12:
+            raise ValueError(f"Plane: normal must be a finite non-zero (3,) vector, got {self.normal!r}")
+        z = n / np.linalg.norm(n)
+        a = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        x = np.cross(a, z)
+        x /= np.linalg.norm(x)
+        return p, np.column_stack([x, np.cross(z, x), z])  # local z = the normal
+
+    def bounding_radius(self):
+        return math.inf
+
+
+def _material(mu, e, what):
+    mu = float(mu)
+    e = float(e)
+    if not (math.isfinite(mu) and mu >= 0):
+        raise ValueError(f"{what}: friction coefficient mu must be finite and >= 0, got {mu}")
+    if not (math.isfinite(e) and 0.0 <= e <= 1.0):
+        raise ValueError(f"{what}: restitution e must be in [0, 1], got {e}")
+    return mu, e
+
+
+class CollisionModel:
+    """The shapes attached to the bodies of a :class:`~articulated.model.Model` and the
+    static obstacles of the world, with their materials and collision filters.
+
+    Parameters
+    ----------
+    model : Model - the articulated body the shapes ride on
+
+    Attributes (flat arrays, rebuilt by :meth:`arrays`; ``ng`` shapes)
+    ----------
+    body : (ng,) int64 - carrying body, -1 for a static obstacle
+    kind : (ng,) int64 - ``SHAPE_*`` code
+    size : (ng, 3) float64 - sphere ``(r, 0, 0)``, capsule and cylinder ``(r, L/2, 0)``,
+        box half extents [m]
+    pos : (ng, 3) float64 - shape origin in body (or world) coordinates [m]
+    R : (ng, 3, 3) float64 - shape axes in body (or world) coordinates
+    mu, e : (ng,) float64 - friction coefficient, restitution
+    group, mask : (ng,) int64 - collision filter bits
+    name : list of str
+
+    Example
+    -------
+    >>> geom = CollisionModel(model)
+    >>> geom.add("link3", Capsule(radius=0.01, length=0.1), pos=(0, 0, -0.05), mu=0.5, e=0.1)
+    >>> geom.add_static(Plane(normal=(0, 0, 1)))
+
+    Source: Gayle, Lin & Manocha 2006, sec. IV (shapes on the links of a hybrid body).
+    """
+
+    def __init__(self, model: Model):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+        self.model = model
+        self._rows = []
+        self._arrays = None
+
+    def __len__(self):
+        return len(self._rows)
+
+    def __repr__(self):
+        ns = sum(1 for r in self._rows if r["body"] < 0)
+        return f"CollisionModel({len(self._rows) - ns} shapes on bodies, {ns} static)"
+
+    def add(self, body, shape: Shape, *, pos=None, R=None, mu: float = 0.5, e: float = 0.0,
+            group: int = 1, mask: int = 0xFFFF, name: str | None = None) -> int:
+        """Attach ``shape`` to ``body`` (name or index) at ``pos``/``R`` in body coordinates
+        (default: the shape's own ``pos``/``R``). Returns the shape's index.
+
+        Raises ValueError for an unknown body, a plane on a body, bad sizes, ``mu < 0``,
+        ``e`` outside [0, 1], or a ``pos``/``R`` that is not a placement.
+        """
+        b = self.model.body_id(body)
+        if shape.kind == SHAPE_PLANE:
+            raise ValueError(f"body {self.model.body_name[b]!r}: a Plane can only be a static obstacle")
+        return self._add(b, shape, pos, R, mu, e, group, mask, name)
+
+    def add_static(self, *shapes: Shape, mu: float = 0.5, e: float = 0.0, group: int = 1,
+                   mask: int = 0xFFFF) -> list:
+        """Add static obstacles (placed in world coordinates by their own ``pos``/``R``).
+        Returns their indices."""
+        return [self._add(-1, s, None, None, mu, e, group, mask, None) for s in shapes]
+
+    def _add(self, b, shape, pos, R, mu, e, group, mask, name):
+        if not isinstance(shape, Shape):
+            raise TypeError(f"expected a Sphere, Capsule, Box, Cylinder or Plane, got {shape!r}")
+        where = (f"shape {len(self._rows)} ({SHAPE_NAMES[shape.kind]}) on "
+                 + ("the world" if b < 0 else f"body {self.model.body_name[b]!r}"))
+        size = shape.params()
+        p0, R0 = shape.placement()
+        p, Rm = _placement(p0 if pos is None else pos, R0 if R is None else R, where)
+        mu, e = _material(mu, e, where)
+        self._rows.append(dict(body=b, kind=shape.kind, size=size, pos=p, R=Rm, mu=mu, e=e,
+                               group=int(group), mask=int(mask),
+                               rb=shape.bounding_radius(),
+                               name=name or f"{SHAPE_NAMES[shape.kind]}{len(self._rows)}"))
+        self._arrays = None
+        return len(self._rows) - 1
+
+    def arrays(self):
+        """The flat arrays (see the class doc) and the candidate pairs, built once per
+        change: a dict with ``body, kind, size, pos, R, mu, e, rb, pairs`` where ``pairs``
+        (np, 2) int64 lists every pair allowed by the filters (first index < second)."""
+        if self._arrays is None:
+            rows = self._rows
+            ng = len(rows)
+            A = dict(
+                body=np.array([r["body"] for r in rows], dtype=np.int64).reshape(ng),
+                kind=np.array([r["kind"] for r in rows], dtype=np.int64).reshape(ng),
+                size=np.array([r["size"] for r in rows], dtype=np.float64).reshape(ng, 3),
+                pos=np.array([r["pos"] for r in rows], dtype=np.float64).reshape(ng, 3),
+                R=np.array([r["R"] for r in rows], dtype=np.float64).reshape(ng, 3, 3),
+                mu=np.array([r["mu"] for r in rows], dtype=np.float64).reshape(ng),
+                e=np.array([r["e"] for r in rows], dtype=np.float64).reshape(ng),
+                rb=np.array([r["rb"] for r in rows], dtype=np.float64).reshape(ng),
+            )
+            A["pairs"] = self._pairs(rows)
+            self._arrays = A
+        return self._arrays
+
+    def _pairs(self, rows):
+        parent = self.model.body_parent
+        out = []
+        for a in range(len(rows)):
+            for b in range(a + 1, len(rows)):
+                ra, rb = rows[a], rows[b]
+                ba, bb = ra["body"], rb["body"]
+                if ba < 0 and bb < 0 or ba == bb:
+                    continue
+                if ba >= 0 and bb >= 0 and (parent[ba] == bb or parent[bb] == ba):
+                    continue
+                if not (ra["group"] & rb["mask"]) or not (rb["group"] & ra["mask"]):
+                    continue
+                out.append(_ordered(rows, a, b))
+        return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
+def _ordered(rows, a, b):
+    """The pair ordered for the narrow phase: the shape of lower kind code first (sphere <
+    capsule < box < cylinder < plane), so each kernel handles one ordering."""
+    if rows[a]["kind"] > rows[b]["kind"]:
+        return (b, a)
+    return (a, b)

@@ -1,0 +1,225 @@
+"""One time step with contacts (Gayle, Lin & Manocha 2006, "GLM", sec. IV; the order of
+issue 19's pipeline): forward dynamics, unconstrained velocity, detection, impulses,
+position update, drift projection. Used by
+:class:`~articulated.simulation.simulator.DynamicsSimulator` when it is given a
+:class:`~articulated.geometry.CollisionModel` (``contacts=``).
+
+Per step of size ``h`` from ``(q, qd)``:
+
+1. ``qdd = ABA(q, qd, tau, f_ext)``; this leaves the articulated factorization at ``q``
+   (``U D^-1``, ``D^-1``) that the impulse response reuses (GLM IV.A step 1);
+2. ``qd* = qd + h qdd`` (semi-implicit Euler);
+3. contacts at ``q`` with speculative margins from the velocities ``qd*``
+   (:mod:`articulated.algorithms.collision`);
+4. impulses: ``K`` per contact, sequential impulses with friction and restitution
+   (:mod:`articulated.algorithms.contact`) give ``qd+``;
+5. ``q+ = q (+) (h qd+ + dq)`` with ``dq`` the post-stabilization of the predicted depths.
+
+Statistics of every step (``CONTACT_STATS``) are recorded into
+:attr:`Trajectory.contacts <articulated.simulation.trajectory.Trajectory.contacts>`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..algorithms.aba import aba_kernel
+from ..algorithms.collision import Detector
+from ..algorithms.contact import (ContactRows, Factor, ImpulseModel, ImpulseScratch,
+                                  contact_rows, project_positions, solve_impulses)
+from ..algorithms.kinematics import _energy_kernel, _velocities_kernel, _world_poses_kernel
+from ..configuration import _integrate_kernel, _normalize_kernel
+from ..geometry import SHAPE_NAMES, CollisionModel
+
+CONTACT_STATS = np.dtype([
+    ("n", np.int64), ("impacts", np.int64), ("sticking", np.int64), ("sliding", np.int64),
+    ("sweeps", np.int64), ("max_depth", np.float64), ("approach_speed", np.float64),
+    ("ke_before", np.float64), ("ke_after", np.float64), ("detect_time", np.float64),
+    ("response_time", np.float64)])
+"""Per step: contacts, impacts (approach faster than ``rest_speed``), contacts sticking and
+sliding after the solve, sweeps, largest depth at detection [m], fastest approach [m/s],
+kinetic energy before and after the impulses [J], wall time of detection and of the
+response [s]."""
+
+DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_sweeps=20,
+                allow_initial_penetration=False, depth_tol=1e-4, capacity=64)
+
+
+class ContactStepper:
+    """Steps a model with contacts; see the module doc.
+
+    Parameters
+    ----------
+    model : Model
+    geom : CollisionModel - of this model
+    dt : float - the step [s]
+    tol : float - relative change of the impulses at which the sweeps stop (default 1e-6)
+    sweeps : int - most sequential-impulse sweeps per step (default 50)
+    rest_speed : float - approach speed [m/s] below which a contact is resting (``e = 0``);
+        default ``2 |g| dt`` (what gravity adds in two steps)
+    project : bool - post-stabilize positions (Cline & Pai 2003; default True)
+    project_sweeps : int - sweeps of the position projection (default 20)
+    allow_initial_penetration : bool - accept a start with shapes overlapping deeper than
+        ``depth_tol`` [m] (default False: ValueError)
+    capacity : int - initial room for contacts (grows as needed)
+
+    Raises
+    ------
+    ValueError - a geometry of another model, unknown options, non-positive ``tol``,
+        ``sweeps``, ``rest_speed``, a pair without a narrow phase.
+    """
+
+    def __init__(self, model, geom, dt, **options):
+        if not isinstance(geom, CollisionModel):
+            raise TypeError(f"contacts must be an articulated.CollisionModel, got {type(geom).__name__}")
+        if geom.model is not model:
+            raise ValueError("the CollisionModel was built for another model")
+        unknown = set(options) - set(DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown contact option(s) {sorted(unknown)}; expected {sorted(DEFAULTS)}")
+        o = dict(DEFAULTS, **options)
+        if o["rest_speed"] is None:
+            o["rest_speed"] = 2.0 * float(np.linalg.norm(model.gravity)) * dt
+        for key in ("tol", "depth_tol"):
+            if not (math.isfinite(float(o[key])) and float(o[key]) > 0):
+                raise ValueError(f"contact option {key} must be finite and > 0, got {o[key]}")
+        if not (math.isfinite(float(o["rest_speed"])) and float(o["rest_speed"]) >= 0):
+            raise ValueError(f"contact option rest_speed must be finite and >= 0, got {o['rest_speed']}")
+        for key in ("sweeps", "project_sweeps"):
+            if int(o[key]) < 1:
+                raise ValueError(f"contact option {key} must be >= 1, got {o[key]}")
+        self.options = o
+        self.model = model
+        self.geom = geom
+        self.dt = float(dt)
+        self.detector = Detector(geom, int(o["capacity"]))
+        d = self.data = model.data()
+        ma = self.ma = model.arrays()
+        self.im = ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S)
+        self.fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
+        nb, nv = model.nb, model.nv
+        self.sc = ImpulseScratch(np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros(nv),
+                                 np.zeros((nb, 6)), np.zeros(6), np.zeros(6), np.zeros(6))
+        self.rows = self._rows(self.detector.out.dist.shape[0])
+        self.states = np.zeros(self.rows.P.shape[0], np.int64)
+        self.lam = np.zeros(self.rows.P.shape[0])
+        self.dq = np.zeros(nv)
+        self.qd_star = np.zeros(nv)
+        self.step_v = np.zeros(nv)
+        self.last = np.zeros((), CONTACT_STATS)
+
+    def _rows(self, cap):
+        nv = self.model.nv
+        return ContactRows(np.zeros((cap, 3, nv)), np.zeros((cap, 3, nv)), np.zeros((cap, 3, 3)),
+                           np.zeros((cap, 3, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
+                           np.zeros(cap), np.zeros(cap, np.int64))
+
+    def check_initial(self, q):
+        """ValueError naming the shapes and bodies if shapes overlap deeper than
+        ``depth_tol`` at ``q`` (unless ``allow_initial_penetration``)."""
+        if self.options["allow_initial_penetration"]:
+            return
+        d = self.data
+        _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
+        n = self.detector.detect(d.oE, d.op, np.zeros((self.model.nb, 6)), self.dt)
+        out = self.detector.out
+        for c in range(n):
+            if -out.dist[c] > self.options["depth_tol"]:
+                a, b = (int(x) for x in out.geom[c])
+                raise ValueError(
+                    f"initial interpenetration {-out.dist[c]:.3g} m > depth_tol "
+                    f"{self.options['depth_tol']:g} m between {self._shape(a)} and "
+                    f"{self._shape(b)}; move them apart or pass allow_initial_penetration=True")
+
+    def _shape(self, g):
+        A = self.geom.arrays()
+        b = int(A["body"][g])
+        where = "the world" if b < 0 else f"body {self.model.body_name[b]!r}"
+        return f"shape {g} ({SHAPE_NAMES[int(A['kind'][g])]} on {where})"
+
+    def _kinetic(self, q, qd):
+        d = self.data
+        _velocities_kernel(d.model_i, d.model_f, q, qd, d.buf)
+        ma = self.ma
+        return _energy_kernel(ma.parent, ma.mass, ma.h, ma.Ibar, ma.gravity, d.oE, d.op, d.v)[0]
+
+    def step(self, q, qd, tau, f_ext):
+        """One step from ``(q, qd)`` under ``tau`` (nv,), ``f_ext`` (nb, 6) (or (0, 6)).
+        Returns new arrays ``(q1, qd1)``; statistics in :attr:`last`. Returns None for
+        ``qdd`` not finite (the caller reports the divergence)."""
+        m = self.model
+        d = self.data
+        h = self.dt
+        o = self.options
+        if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
+            return None
+        qs = self.qd_star
+        np.add(qd, h * d.qdd, out=qs)
+        t0 = time.perf_counter()
+        _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
+        _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
+        n = self.detector.detect(d.oE, d.op, d.v, h)
+        t1 = time.perf_counter()
+        st = self.last
+        st["n"] = n
+        st["detect_time"] = t1 - t0
+        qd1 = qs.copy()
+        dq = self.dq
+        dq[:] = 0.0
+        if n:
+            if n > self.rows.P.shape[0]:
+                self.rows = self._rows(2 * n)
+                self.states = np.zeros(2 * n, np.int64)
+                self.lam = np.zeros(2 * n)
+            con = self.detector.out
+            st["ke_before"] = self._kinetic(q, qs)
+            contact_rows(self.im, self.fac, self.sc, con, n, qs, h, float(o["rest_speed"]),
+                         self.rows)
+            sweeps = solve_impulses(self.rows, con, n, qd1, float(o["tol"]), int(o["sweeps"]),
+                                    self.states)
+            st["ke_after"] = self._kinetic(q, qd1)
+            s = self.states[:n]
+            st["sticking"] = int((s == 1).sum())
+            st["sliding"] = int((s == 2).sum())
+            st["sweeps"] = sweeps
+            st["impacts"] = int((self.rows.impact[:n] > 0).sum())
+            st["max_depth"] = max(0.0, float(-con.dist[:n].min()))
+            st["approach_speed"] = max(0.0, float(-self.rows.vn0[:n].min()))
+            if o["project"]:
+                project_positions(self.rows, con, n, qd1, h, int(o["project_sweeps"]), self.lam,
+                                  dq)
+        else:
+            for key in ("impacts", "sticking", "sliding", "sweeps"):
+                st[key] = 0
+            for key in ("max_depth", "approach_speed"):
+                st[key] = 0.0
+            st["ke_before"] = st["ke_after"] = math.nan
+        st["response_time"] = time.perf_counter() - t1
+        v = self.step_v
+        np.multiply(qd1, h, out=v)
+        v += dq
+        q1 = np.empty_like(q)
+        _integrate_kernel(m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v, 1.0, q1)
+        if m.quat_qadr.shape[0]:
+            _normalize_kernel(m.quat_qadr, q1)
+        return q1, qd1
+
+    def contact_list(self):
+        """The contacts of the last step: a list of dicts with ``shapes, bodies`` (names;
+        None for the world), ``point, normal`` (3,) world [m], ``depth`` [m] (negative: a
+        gap) and ``impulse`` (3,) world [N s] (on body a; body b receives the opposite)."""
+        out = self.detector.out
+        names = self.model.body_name
+        res = []
+        for c in range(int(self.last["n"])):
+            ba, bb = (int(x) for x in out.body[c])
+            P = self.rows.P[c]
+            Fr = self.rows.frame[c]
+            res.append(dict(shapes=(int(out.geom[c, 0]), int(out.geom[c, 1])),
+                            bodies=(names[ba] if ba >= 0 else None, names[bb] if bb >= 0 else None),
+                            point=out.point[c].copy(), normal=out.normal[c].copy(),
+                            depth=float(-out.dist[c]), impulse=Fr.T @ P))
+        return res
