@@ -27,9 +27,9 @@ two bodies of a forest) runs in one pass and gives ``M^-1 (J_a - J_b)^T p`` (GLM
 (P_n, P_t1, P_t2)``; a visit solves ``K dP = v* - v`` for the sticking impulse (target
 normal speed ``v*_n``, zero slip) and keeps it if ``P_n >= 0`` and ``|P_t| <= mu P_n``
 (inside the friction cone: for a single contact the test ``k_x^2 + k_y^2 <= mu^2 k_z^2``
-of GLM/Mirtich). Otherwise it slides: the tangential impulse is ``mu P_n`` along the
-sticking impulse's tangential direction and the normal impulse is solved again from the
-normal row with that coupling (Baber's correction: the normal row keeps its ``K_nt`` terms,
+of GLM/Mirtich). Otherwise it slides: the tangential impulse is ``mu P_n`` against the contact's slip
+velocity (maximal dissipation; along the sticking impulse when there is no slip yet) and
+the normal impulse is solved again from the normal row with that coupling (Baber's correction: the normal row keeps its ``K_nt`` terms,
 so the contact still reaches ``v*_n``). Restitution: the target normal speed is ``-e v_n^-``
 for an impact (approach faster than ``rest_speed``), else 0 (resting contacts as
 micro-collisions with ``e = 0``). Speculative contacts at gap ``d > 0`` may approach at
@@ -303,24 +303,30 @@ def _visit(rows, c, mu, qd):
     n_new = Pn + x0
     t1 = Pt1 + x1
     t2 = Pt2 + x2
-    if not ok or n_new <= 0.0:
-        n_new, t1, t2 = 0.0, 0.0, 0.0
-        state = 0
-    else:
-        tt = math.sqrt(t1 * t1 + t2 * t2)
-        if tt > mu * n_new:  # sliding: |P_t| = mu P_n along the sticking direction
+    tt = math.sqrt(t1 * t1 + t2 * t2)
+    if not ok or n_new <= 0.0 or tt > mu * n_new:
+        # not inside the cone: slide, |P_t| = mu P_n against the slip (maximal
+        # dissipation), the normal impulse from the normal row with that coupling
+        vt = math.sqrt(v1 * v1 + v2 * v2)
+        if vt > 1e-12 * (abs(v0) + vt + 1e-300):
+            u1 = -v1 / vt
+            u2 = -v2 / vt
+        elif tt > 0.0:  # no slip yet (an impact): along the sticking impulse
             u1 = t1 / tt
             u2 = t2 / tt
-            den = K[c, 0, 0] + mu * (K[c, 0, 1] * u1 + K[c, 0, 2] * u2)
-            rhs = r0 + K[c, 0, 0] * Pn + K[c, 0, 1] * Pt1 + K[c, 0, 2] * Pt2
-            n_new = rhs / den if den > 0.0 else 0.0
-            if n_new <= 0.0:
-                n_new = 0.0
-                state = 0
-            else:
-                state = 2
-            t1 = mu * n_new * u1
-            t2 = mu * n_new * u2
+        else:
+            u1 = 0.0
+            u2 = 0.0
+        den = K[c, 0, 0] + mu * (K[c, 0, 1] * u1 + K[c, 0, 2] * u2)
+        rhs = r0 + K[c, 0, 0] * Pn + K[c, 0, 1] * Pt1 + K[c, 0, 2] * Pt2
+        n_new = rhs / den if den > 0.0 else 0.0
+        if n_new <= 0.0:
+            n_new = 0.0
+            state = 0
+        else:
+            state = 2 if mu > 0.0 else 1
+        t1 = mu * n_new * u1
+        t2 = mu * n_new * u2
     d0 = n_new - Pn
     d1 = t1 - Pt1
     d2 = t2 - Pt2
