@@ -51,10 +51,12 @@ GeomPoses = namedtuple("GeomPoses", ("gR", "gp", "margin"))
 GeomPoses.__doc__ = """Per step: world rotation ``gR`` (ng, 3, 3) and origin ``gp`` (ng, 3)
 [m] of each shape, and its speculative margin (ng,) [m]."""
 
-Contacts = namedtuple("Contacts", ("geom", "body", "point", "normal", "dist", "mu", "e"))
+Contacts = namedtuple("Contacts", ("geom", "body", "point", "normal", "dist", "mu", "e", "key"))
 Contacts.__doc__ = """Output, capacity ``cap``: ``geom, body`` (cap, 2) int64 (body -1:
 static), ``point`` (cap, 3) [m] and ``normal`` (cap, 3) world, ``dist`` (cap,) [m] (< 0:
-depth), ``mu, e`` (cap,) of the pair."""
+depth), ``mu, e`` (cap,) of the pair, ``key`` (cap,) int64 ``16 pair + feature``: the same
+contact point of the same pair has the same key from step to step (the contacts come in
+increasing key order), which lets the response start from the last step's impulses."""
 
 _GOLDEN_STEPS = 90
 _PARALLEL = 1e-12
@@ -122,9 +124,10 @@ def _any_perp(n):
 
 # ------------------------------------------------------------------ output
 @njit(**INLINE_IR)
-def _emit(out, k, gm, a, b, point, normal, dist):
+def _emit(out, k, gm, a, b, point, normal, dist, key):
     """Write contact k if it fits; return k + 1 (the count goes on past the capacity)."""
     if k < out.dist.shape[0]:
+        out.key[k] = key
         out.geom[k, 0] = a
         out.geom[k, 1] = b
         out.body[k, 0] = gm.body[a]
@@ -139,12 +142,12 @@ def _emit(out, k, gm, a, b, point, normal, dist):
 
 
 @njit(**INLINE_IR)
-def _emit_core(out, k, gm, a, b, x, ra, n, sd):
+def _emit_core(out, k, gm, a, b, x, ra, n, sd, key):
     """Contact of a ball of radius ``ra`` about ``x`` (on shape a's core) whose centre lies
     at signed distance ``sd`` from shape b with outward unit normal ``n``."""
     dist = sd - ra
     point = _sub(x, _mul(n, ra + 0.5 * dist))
-    return _emit(out, k, gm, a, b, point, n, dist)
+    return _emit(out, k, gm, a, b, point, n, dist, key)
 
 
 # ------------------------------------------------------------------ cores of shape a
@@ -302,7 +305,7 @@ def _segment_min_sdf(gm, gp, gR, b, p0, p1):
 
 # ------------------------------------------------------------------ pair kernels
 @njit(**INLINE_IR)
-def _core_pair(out, k, gm, gp, gR, a, b, reach):
+def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     """Shape a a sphere or capsule, b any convex shape: the deepest point of a's core in b,
     and a capsule's end points when they lie within ``reach`` too."""
     p0, p1 = _segment(gm, gp, gR, a)
@@ -330,7 +333,7 @@ def _core_pair(out, k, gm, gp, gR, a, b, reach):
         x = _lerp(p0, p1, s)
         sd, n = _sdf(gm, gp, gR, b, x)
     if sd - ra < reach:
-        k = _emit_core(out, k, gm, a, b, x, ra, n, sd)
+        k = _emit_core(out, k, gm, a, b, x, ra, n, sd, key)
     if gm.kind[a] == SHAPE_CAPSULE:  # end points: a capsule lying on a surface
         for e in range(2):
             se = float(e)
@@ -339,12 +342,12 @@ def _core_pair(out, k, gm, gp, gR, a, b, reach):
             xe = p1 if e == 1 else p0
             sde, ne = _sdf(gm, gp, gR, b, xe)
             if sde - ra < reach:
-                k = _emit_core(out, k, gm, a, b, xe, ra, ne, sde)
+                k = _emit_core(out, k, gm, a, b, xe, ra, ne, sde, key + 1 + e)
     return k
 
 
 @njit(**INLINE_IR)
-def _box_plane(out, k, gm, gp, gR, a, b, reach):
+def _box_plane(out, k, gm, gp, gR, a, b, reach, key):
     """Corners of box a below the plane b (+ reach)."""
     n = _col(gR, b, 2)
     o = _v3(gp, b)
@@ -356,12 +359,12 @@ def _box_plane(out, k, gm, gp, gR, a, b, reach):
             x = _add(x, _mul(_col(gR, a, j), sgn * gm.size[a, j]))
         d = _dot(n, _sub(x, o))
         if d < reach:
-            k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d)
+            k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d, key + i)
     return k
 
 
 @njit(**INLINE_IR)
-def _cylinder_plane(out, k, gm, gp, gR, a, b, reach):
+def _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key):
     """The lowest rim point of each cap of cylinder a against plane b (four rim points per
     cap when the cylinder stands on it)."""
     n = _col(gR, b, 2)
@@ -376,7 +379,7 @@ def _cylinder_plane(out, k, gm, gp, gR, a, b, reach):
             x = _sub(cc, _mul(w, r / Lw))
             d = _dot(n, _sub(x, o))
             if d < reach:
-                k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d)
+                k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d, key + 5 * cap)
         else:
             ex = _col(gR, a, 0)
             ey = _col(gR, a, 1)
@@ -386,7 +389,8 @@ def _cylinder_plane(out, k, gm, gp, gR, a, b, reach):
                 x = _add(cc, _add(_mul(ex, r * dx), _mul(ey, r * dy)))
                 d = _dot(n, _sub(x, o))
                 if d < reach:
-                    k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d)
+                    k = _emit(out, k, gm, a, b, _sub(x, _mul(n, 0.5 * d)), n, d,
+                              key + 5 * cap + 1 + j)
     return k
 
 
@@ -436,12 +440,13 @@ def detect_kernel(gm, poses, extra, out):
             if _dot(_col(gR, b, 2), _sub(_v3(gp, a), _v3(gp, b))) > gm.rb[a] + reach:
                 continue
         ka = gm.kind[a]
+        key = 16 * pi
         if ka == SHAPE_SPHERE or ka == SHAPE_CAPSULE:
-            k = _core_pair(out, k, gm, gp, gR, a, b, reach)
+            k = _core_pair(out, k, gm, gp, gR, a, b, reach, key)
         elif ka == SHAPE_BOX and kb == SHAPE_PLANE:
-            k = _box_plane(out, k, gm, gp, gR, a, b, reach)
+            k = _box_plane(out, k, gm, gp, gR, a, b, reach, key)
         elif ka == SHAPE_CYLINDER and kb == SHAPE_PLANE:
-            k = _cylinder_plane(out, k, gm, gp, gR, a, b, reach)
+            k = _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key)
     return k
 
 
@@ -484,7 +489,7 @@ class Detector:
     def _buffers(cap):
         return Contacts(np.zeros((cap, 2), np.int64), np.zeros((cap, 2), np.int64),
                         np.zeros((cap, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
-                        np.zeros(cap))
+                        np.zeros(cap), np.zeros(cap, np.int64))
 
     def detect(self, oE, op, v, h, extra=0.0) -> int:
         """Contacts at the body poses ``oE`` (nb, 3, 3), ``op`` (nb, 3) with body velocities

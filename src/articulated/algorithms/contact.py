@@ -24,18 +24,23 @@ two bodies of a forest) runs in one pass and gives ``M^-1 (J_a - J_b)^T p`` (GLM
 ``K = J W`` (3, 3) is the change of contact velocity per unit impulse.
 
 **Collision integration** (step 5). Each contact holds its accumulated impulse ``P =
-(P_n, P_t1, P_t2)``; a visit solves ``K dP = v* - v`` for the sticking impulse (target
-normal speed ``v*_n``, zero slip) and keeps it if ``P_n >= 0`` and ``|P_t| <= mu P_n``
-(inside the friction cone: for a single contact the test ``k_x^2 + k_y^2 <= mu^2 k_z^2``
-of GLM/Mirtich). Otherwise it slides: the tangential impulse is ``mu P_n`` against the contact's slip
-velocity (maximal dissipation; along the sticking impulse when there is no slip yet) and
-the normal impulse is solved again from the normal row with that coupling (Baber's correction: the normal row keeps its ``K_nt`` terms,
-so the contact still reaches ``v*_n``). Restitution: the target normal speed is ``-e v_n^-``
-for an impact (approach faster than ``rest_speed``), else 0 (resting contacts as
-micro-collisions with ``e = 0``). Speculative contacts at gap ``d > 0`` may approach at
-``d / h``: target ``max(-e v_n^-, -d / h)``.
+(P_n, P_t1, P_t2)``. A visit first solves the normal row for the target normal speed
+``v*_n`` and clamps ``P_n >= 0``, then the tangential pair for zero slip (the 2 x 2 block
+``K_tt``) and keeps it if ``|P_t| <= mu P_n`` (sticking: inside Coulomb's cone). Otherwise
+the contact slides: ``|P_t| = mu P_n`` against its slip velocity (maximal dissipation) when
+it slips faster than ``rest_speed``, else along the sticking impulse (its radial projection
+on the cone, which lets a body held by friction on a slope settle instead of creeping).
+Restitution: the target normal speed is ``-e v_n^-`` for an impact (approach faster than
+``rest_speed``), else 0 (resting contacts as micro-collisions with ``e = 0``). Speculative
+contacts at gap ``d > 0`` may approach at ``d / h``. For a single frictionless contact one
+visit is exact (``P_n = (v*_n - v_n) / K_nn``); with friction the sweeps converge to the
+coupled 3 x 3 solution (Mirtich's sticking test ``k_x^2 + k_y^2 <= mu^2 k_z^2`` with
+``k = K^-1 e_z`` decides the same cases at convergence). Newton's restitution here equals
+Stronge's energetic coefficient for frictionless and for sticking impacts; where slip
+stops or reverses during an impact the two differ (not modelled).
 
-**Many contacts** (GLM Fig. 3, VI): sequential impulses, contacts in detection order, until
+**Many contacts** (GLM Fig. 3, VI): sequential impulses, contacts in detection order,
+warm-started from the last step's impulses of the same contacts (:func:`warm_start`), until
 no contact changes its impulse by more than ``tol`` times its scale, or ``sweeps`` times;
 each visit is O(nv) (one dot product with ``J^T``, one update by ``W``): O(contacts nv) per
 sweep.
@@ -54,6 +59,9 @@ from collections import namedtuple
 from numba import njit
 
 from ..config import INLINE_IR, KERNEL
+
+FRICTION_CFM = 1e-3
+"""Relative constraint-force mixing of the tangential rows (see :func:`_visit`)."""
 
 ImpulseModel = namedtuple("ImpulseModel", ("parent", "vadr", "jnv", "S"))
 ImpulseModel.__doc__ = """Model arrays the impulse passes read: ``parent, vadr, jnv`` (nb,)
@@ -262,29 +270,13 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
 
 
 @njit(**INLINE_IR)
-def _solve3(K, c, r0, r1, r2):
-    """``K[c]^-1 r`` by Cramer's rule (K symmetric positive definite, 3 x 3)."""
-    a, b, cc = K[c, 0, 0], K[c, 0, 1], K[c, 0, 2]
-    d, e, f = K[c, 1, 0], K[c, 1, 1], K[c, 1, 2]
-    g, hh, i = K[c, 2, 0], K[c, 2, 1], K[c, 2, 2]
-    A = e * i - f * hh
-    B = f * g - d * i
-    C = d * hh - e * g
-    det = a * A + b * B + cc * C
-    if not det > 0.0:
-        return 0.0, 0.0, 0.0, False
-    x0 = (A * r0 + (cc * hh - b * i) * r1 + (b * f - cc * e) * r2) / det
-    x1 = (B * r0 + (a * i - cc * g) * r1 + (cc * d - a * f) * r2) / det
-    x2 = (C * r0 + (b * g - a * hh) * r1 + (a * e - b * d) * r2) / det
-    return x0, x1, x2, True
-
-
-@njit(**INLINE_IR)
-def _visit(rows, c, mu, qd):
-    """One Gauss-Seidel visit of contact c: the new accumulated impulse (cone-projected) and
-    its change applied to ``qd``. Returns ``(|dP|, state)`` with state 0 separating,
-    1 sticking, 2 sliding."""
+def _visit(rows, c, mu, qd, slip):
+    """One Gauss-Seidel visit of contact c: the normal row, then the tangential pair, each
+    on its accumulated impulse and projected (``P_n >= 0``; ``|P_t| <= mu P_n``); the change
+    is applied to ``qd``. Returns ``(|dP|, state)`` with state 0 separating, 1 sticking,
+    2 sliding."""
     nv = qd.shape[0]
+    K = rows.K
     v0 = 0.0
     v1 = 0.0
     v2 = 0.0
@@ -292,42 +284,44 @@ def _visit(rows, c, mu, qd):
         v0 += rows.JT[c, 0, k] * qd[k]
         v1 += rows.JT[c, 1, k] * qd[k]
         v2 += rows.JT[c, 2, k] * qd[k]
-    K = rows.K
     Pn, Pt1, Pt2 = rows.P[c, 0], rows.P[c, 1], rows.P[c, 2]
-    r0 = rows.target[c] - v0
-    state = 1
-    if mu > 0.0:
-        x0, x1, x2, ok = _solve3(K, c, r0, -v1, -v2)
-    else:
-        x0, x1, x2, ok = r0 / K[c, 0, 0], 0.0, 0.0, K[c, 0, 0] > 0.0
-    n_new = Pn + x0
-    t1 = Pt1 + x1
-    t2 = Pt2 + x2
-    tt = math.sqrt(t1 * t1 + t2 * t2)
-    if not ok or n_new <= 0.0 or tt > mu * n_new:
-        # not inside the cone: slide, |P_t| = mu P_n against the slip (maximal
-        # dissipation), the normal impulse from the normal row with that coupling
-        vt = math.sqrt(v1 * v1 + v2 * v2)
-        if vt > 1e-12 * (abs(v0) + vt + 1e-300):
-            u1 = -v1 / vt
-            u2 = -v2 / vt
-        elif tt > 0.0:  # no slip yet (an impact): along the sticking impulse
-            u1 = t1 / tt
-            u2 = t2 / tt
-        else:
-            u1 = 0.0
-            u2 = 0.0
-        den = K[c, 0, 0] + mu * (K[c, 0, 1] * u1 + K[c, 0, 2] * u2)
-        rhs = r0 + K[c, 0, 0] * Pn + K[c, 0, 1] * Pt1 + K[c, 0, 2] * Pt2
-        n_new = rhs / den if den > 0.0 else 0.0
-        if n_new <= 0.0:
-            n_new = 0.0
-            state = 0
-        else:
-            state = 2 if mu > 0.0 else 1
-        t1 = mu * n_new * u1
-        t2 = mu * n_new * u2
-    d0 = n_new - Pn
+    # normal row: reach the target normal speed, never pull
+    n_new = Pn + (rows.target[c] - v0) / K[c, 0, 0] if K[c, 0, 0] > 0.0 else 0.0
+    if n_new < 0.0:
+        n_new = 0.0
+    dn = n_new - Pn
+    v1 += K[c, 1, 0] * dn
+    v2 += K[c, 2, 0] * dn
+    # tangential pair: the sticking impulse (zero slip) if inside the cone, else slide
+    t1 = 0.0
+    t2 = 0.0
+    state = 0 if n_new == 0.0 else 1
+    lim = mu * n_new
+    if lim > 0.0:
+        # the pair's rows with constraint-force mixing: (K_tt + r D) P_t = K_tt P_t - v_t,
+        # D = diag K_tt; it picks the smallest tangential impulses among the many that hold
+        # a body with several contacts (no internal friction forces that would use up the
+        # cones), at a slip of r D P_t (~1e-3 of the velocity the impulse removes)
+        r1 = FRICTION_CFM * K[c, 1, 1]
+        r2 = FRICTION_CFM * K[c, 2, 2]
+        a11, a12, a22 = K[c, 1, 1] + r1, K[c, 1, 2], K[c, 2, 2] + r2
+        det = a11 * a22 - a12 * a12
+        if det > 0.0:
+            b1 = v1 + r1 * Pt1
+            b2 = v2 + r2 * Pt2
+            t1 = Pt1 - (a22 * b1 - a12 * b2) / det
+            t2 = Pt2 - (a11 * b2 - a12 * b1) / det
+        tt = math.sqrt(t1 * t1 + t2 * t2)
+        if tt > lim:
+            vt = math.sqrt(v1 * v1 + v2 * v2)
+            if vt > slip:  # sliding: against the slip (maximal dissipation)
+                t1 = -lim * v1 / vt
+                t2 = -lim * v2 / vt
+            else:  # at the cone's edge: radial projection of the sticking impulse
+                t1 *= lim / tt
+                t2 *= lim / tt
+            state = 2
+    d0 = dn
     d1 = t1 - Pt1
     d2 = t2 - Pt2
     rows.P[c, 0] = n_new
@@ -339,17 +333,18 @@ def _visit(rows, c, mu, qd):
 
 
 @njit(**KERNEL)
-def solve_impulses(rows, con, nc, qd, tol, sweeps, states):
+def solve_impulses(rows, con, nc, qd, tol, sweeps, slip, states):
     """Sequential impulses over contacts ``0..nc-1`` until the largest change of an
     accumulated impulse in a sweep is below ``tol`` times the largest impulse, or
-    ``sweeps`` sweeps; ``qd`` (nv,) is updated in place. ``states`` (nc,) receives each
+    ``sweeps`` sweeps; ``qd`` (nv,) is updated in place. A contact outside its friction
+    cone slides against its slip velocity when that exceeds ``slip`` [m/s]. ``states`` (nc,) receives each
     contact's final state (0 separating, 1 sticking, 2 sliding). Returns the sweeps run."""
     done = 0
     for s in range(sweeps):
         big = 0.0
         change = 0.0
         for c in range(nc):
-            dP, st = _visit(rows, c, con.mu[c], qd)
+            dP, st = _visit(rows, c, con.mu[c], qd, slip)
             states[c] = st
             change = max(change, dP)
             big = max(big, abs(rows.P[c, 0]))
@@ -357,6 +352,57 @@ def solve_impulses(rows, con, nc, qd, tol, sweeps, states):
         if change <= tol * max(big, 1e-300):
             break
     return done
+
+
+@njit(**KERNEL)
+def warm_start(rows, con, nc, prev_key, prev_P, n_prev, qd, mu_scale):
+    """Start contacts ``0..nc-1`` from the impulses of the last step: a contact whose key
+    (same pair, same feature) was there takes that world impulse ``prev_P`` (n_prev, 3),
+    expressed in its new frame and projected on its friction cone; ``qd`` receives
+    ``W P``. Both key lists are increasing: a merge, O(nc + n_prev). Returns the number
+    warm-started. (Warm starting: the Gauss-Seidel sweeps then go on converging from step
+    to step, which resting stacks and sticking on slopes need.)"""
+    j = 0
+    hits = 0
+    nv = qd.shape[0]
+    for c in range(nc):
+        key = con.key[c]
+        while j < n_prev and prev_key[j] < key:
+            j += 1
+        if j >= n_prev or prev_key[j] != key:
+            continue
+        P = (0.0, 0.0, 0.0)
+        Pn = (rows.frame[c, 0, 0] * prev_P[j, 0] + rows.frame[c, 0, 1] * prev_P[j, 1]
+              + rows.frame[c, 0, 2] * prev_P[j, 2])
+        if Pn <= 0.0:
+            continue
+        t1 = (rows.frame[c, 1, 0] * prev_P[j, 0] + rows.frame[c, 1, 1] * prev_P[j, 1]
+              + rows.frame[c, 1, 2] * prev_P[j, 2])
+        t2 = (rows.frame[c, 2, 0] * prev_P[j, 0] + rows.frame[c, 2, 1] * prev_P[j, 1]
+              + rows.frame[c, 2, 2] * prev_P[j, 2])
+        tt = math.sqrt(t1 * t1 + t2 * t2)
+        lim = con.mu[c] * Pn
+        if tt > lim:
+            t1 *= lim / tt
+            t2 *= lim / tt
+        P = (Pn * mu_scale, t1 * mu_scale, t2 * mu_scale)
+        for d in range(3):
+            rows.P[c, d] = P[d]
+        for k in range(nv):
+            qd[k] += rows.W[c, 0, k] * P[0] + rows.W[c, 1, k] * P[1] + rows.W[c, 2, k] * P[2]
+        hits += 1
+    return hits
+
+
+@njit(**KERNEL)
+def save_impulses(rows, con, nc, prev_key, prev_P):
+    """Keep the keys and world impulses ``F^T P`` of contacts ``0..nc-1`` for
+    :func:`warm_start` of the next step."""
+    for c in range(nc):
+        prev_key[c] = con.key[c]
+        for k in range(3):
+            prev_P[c, k] = (rows.frame[c, 0, k] * rows.P[c, 0] + rows.frame[c, 1, k] * rows.P[c, 1]
+                            + rows.frame[c, 2, k] * rows.P[c, 2])
 
 
 @njit(**KERNEL)
@@ -451,7 +497,8 @@ def collision_matrix(model, q, body, point, normal, other=None):
     aba_kernel(d.model_i, d.model_f, q, z, z, np.zeros((0, 6)), False, d.buf, True)
     _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
     con = Contacts(np.zeros((1, 2), np.int64), np.array([[a, b]], np.int64), x[None].copy(),
-                   (n / np.linalg.norm(n))[None].copy(), np.zeros(1), np.zeros(1), np.zeros(1))
+                   (n / np.linalg.norm(n))[None].copy(), np.zeros(1), np.zeros(1), np.zeros(1),
+                   np.zeros(1, np.int64))
     ma = model.arrays()
     nb, nv = model.nb, model.nv
     rows = ContactRows(np.zeros((1, 3, nv)), np.zeros((1, 3, nv)), np.zeros((1, 3, 3)),

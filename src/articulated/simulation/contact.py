@@ -29,7 +29,8 @@ import numpy as np
 from ..algorithms.aba import aba_kernel
 from ..algorithms.collision import Detector
 from ..algorithms.contact import (ContactRows, Factor, ImpulseModel, ImpulseScratch,
-                                  contact_rows, project_positions, solve_impulses)
+                                  contact_rows, project_positions, save_impulses, solve_impulses,
+                                  warm_start)
 from ..algorithms.kinematics import _energy_kernel, _velocities_kernel, _world_poses_kernel
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..geometry import SHAPE_NAMES, CollisionModel
@@ -45,7 +46,7 @@ kinetic energy before and after the impulses [J], wall time of detection and of 
 response [s]."""
 
 DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_sweeps=20,
-                allow_initial_penetration=False, depth_tol=1e-4, capacity=64)
+                allow_initial_penetration=False, depth_tol=1e-4, capacity=64, warm_start=True)
 
 
 class ContactStepper:
@@ -65,6 +66,7 @@ class ContactStepper:
     allow_initial_penetration : bool - accept a start with shapes overlapping deeper than
         ``depth_tol`` [m] (default False: ValueError)
     capacity : int - initial room for contacts (grows as needed)
+    warm_start : bool - start each contact from its impulse of the last step (default True)
 
     Raises
     ------
@@ -103,13 +105,24 @@ class ContactStepper:
         nb, nv = model.nb, model.nv
         self.sc = ImpulseScratch(np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros(nv),
                                  np.zeros((nb, 6)), np.zeros(6), np.zeros(6), np.zeros(6))
-        self.rows = self._rows(self.detector.out.dist.shape[0])
-        self.states = np.zeros(self.rows.P.shape[0], np.int64)
-        self.lam = np.zeros(self.rows.P.shape[0])
+        self._grow(self.detector.out.dist.shape[0])
+        self.n_prev = 0
         self.dq = np.zeros(nv)
         self.qd_star = np.zeros(nv)
         self.step_v = np.zeros(nv)
         self.last = np.zeros((), CONTACT_STATS)
+
+    def _grow(self, cap):
+        """Room for ``cap`` contacts in the response buffers (the last impulses kept)."""
+        old = getattr(self, "prev_key", None)
+        self.rows = self._rows(cap)
+        self.states = np.zeros(cap, np.int64)
+        self.lam = np.zeros(cap)
+        self.prev_key = np.zeros(cap, np.int64)
+        self.prev_P = np.zeros((cap, 3))
+        if old is not None:
+            self.prev_key[:old.shape[0]] = old
+            self.prev_P[:old.shape[0]] = self._prev_P_old
 
     def _rows(self, cap):
         nv = self.model.nv
@@ -171,16 +184,18 @@ class ContactStepper:
         dq[:] = 0.0
         if n:
             if n > self.rows.P.shape[0]:
-                self.rows = self._rows(2 * n)
-                self.states = np.zeros(2 * n, np.int64)
-                self.lam = np.zeros(2 * n)
+                self._prev_P_old = self.prev_P
+                self._grow(2 * n)
             con = self.detector.out
             st["ke_before"] = self._kinetic(q, qs)
             contact_rows(self.im, self.fac, self.sc, con, n, qs, h, float(o["rest_speed"]),
                          self.rows)
+            if o["warm_start"] and self.n_prev:
+                warm_start(self.rows, con, n, self.prev_key, self.prev_P, self.n_prev, qd1, 1.0)
             sweeps = solve_impulses(self.rows, con, n, qd1, float(o["tol"]), int(o["sweeps"]),
-                                    self.states)
+                                    float(o["rest_speed"]), self.states)
             st["ke_after"] = self._kinetic(q, qd1)
+            save_impulses(self.rows, con, n, self.prev_key, self.prev_P)
             s = self.states[:n]
             st["sticking"] = int((s == 1).sum())
             st["sliding"] = int((s == 2).sum())
@@ -197,6 +212,7 @@ class ContactStepper:
             for key in ("max_depth", "approach_speed"):
                 st[key] = 0.0
             st["ke_before"] = st["ke_after"] = math.nan
+        self.n_prev = n
         st["response_time"] = time.perf_counter() - t1
         v = self.step_v
         np.multiply(qd1, h, out=v)
