@@ -24,20 +24,23 @@ two bodies of a forest) runs in one pass and gives ``M^-1 (J_a - J_b)^T p`` (GLM
 ``K = J W`` (3, 3) is the change of contact velocity per unit impulse.
 
 **Collision integration** (step 5). Each contact holds its accumulated impulse ``P =
-(P_n, P_t1, P_t2)``. A visit first solves the normal row for the target normal speed
-``v*_n`` and clamps ``P_n >= 0``, then the tangential pair for zero slip (the 2 x 2 block
-``K_tt``) and keeps it if ``|P_t| <= mu P_n`` (sticking: inside Coulomb's cone). Otherwise
-the contact slides: ``|P_t| = mu P_n`` against its slip velocity (maximal dissipation) when
-it slips faster than ``rest_speed``, else along the sticking impulse (its radial projection
-on the cone, which lets a body held by friction on a slope settle instead of creeping).
-Restitution: the target normal speed is ``-e v_n^-`` for an impact (approach faster than
-``rest_speed``), else 0 (resting contacts as micro-collisions with ``e = 0``). Speculative
-contacts at gap ``d > 0`` may approach at ``d / h``. For a single frictionless contact one
-visit is exact (``P_n = (v*_n - v_n) / K_nn``); with friction the sweeps converge to the
-coupled 3 x 3 solution (Mirtich's sticking test ``k_x^2 + k_y^2 <= mu^2 k_z^2`` with
-``k = K^-1 e_z`` decides the same cases at convergence). Newton's restitution here equals
-Stronge's energetic coefficient for frictionless and for sticking impacts; where slip
-stops or reverses during an impact the two differ (not modelled).
+(P_n, P_t1, P_t2)``; a visit solves ``K dP = v* - v`` for the sticking impulse (target
+normal speed ``v*_n``, zero slip) and keeps it if ``P_n >= 0`` and ``|P_t| <= mu P_n``
+(inside the friction cone: for a single contact the test ``k_x^2 + k_y^2 <= mu^2 k_z^2``
+of GLM/Mirtich). Otherwise it slides: ``|P_t| = mu P_n`` against its slip velocity
+(maximal dissipation) when it slips faster than ``rest_speed``, else along the sticking
+impulse, and the normal impulse is solved again from the normal row with that coupling
+(Baber's correction: the normal row keeps its ``K_nt`` terms). The tangential rows carry a
+small constraint-force mixing (``FRICTION_CFM``): a body resting on several contacts has
+many tangential impulse distributions that hold it, and without it Gauss-Seidel keeps
+internal friction forces that use up the cones (a box on a slope just below ``atan mu``
+creeps). Restitution by Poisson's hypothesis: impacts (approach faster than
+``rest_speed``) are first compressed to zero normal speed, then receive ``e`` times their
+compression impulse, then the sweeps run again to stop what that made approach; for a
+single frictionless or sticking impact this is Stronge's energetic restitution
+(``W_r = -e^2 W_c``) and the normal speed becomes ``-e v_n^-``. Resting contacts are
+micro-collisions with ``e = 0``. Speculative contacts at gap ``d > 0`` may approach at
+``d / h``.
 
 **Many contacts** (GLM Fig. 3, VI): sequential impulses, contacts in detection order,
 warm-started from the last step's impulses of the same contacts (:func:`warm_start`), until
@@ -77,14 +80,15 @@ ImpulseScratch = namedtuple("ImpulseScratch", ("pA", "F", "w", "da", "fa", "fb",
 ImpulseScratch.__doc__ = """Scratch: ``pA, F, da`` (nb, 6), ``w`` (nv,), ``fa, fb, pa`` (6,)."""
 
 ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "frame", "P", "target", "vn0", "gap",
-                                         "impact"))
+                                         "impact", "Pc"))
 ContactRows.__doc__ = """Per contact (capacity ``cap``): ``JT`` (cap, 3, nv) rows of the
 contact Jacobian in the contact frame, ``W`` (cap, 3, nv) ``M^-1 J^T``, ``K`` (cap, 3, 3),
 ``frame`` (cap, 3, 3) rows ``n, t1, t2`` (world), ``P`` (cap, 3) accumulated impulse [N s],
 ``target`` (cap,) normal speed after the impulse [m/s], ``vn0`` (cap,) normal speed before
 [m/s] (negative: approaching), ``gap`` (cap,) the gap after the step that the position
 projection aims at [m], ``impact`` (cap,) int64: 1 an impact, 2 an impact that closes a gap
-within the step (its ``gap`` is exact, see :func:`contact_rows`), 0 resting."""
+within the step (its ``gap`` is exact, see :func:`contact_rows`), 0 resting; ``Pc``
+(cap, 3) scratch (the compression and restitution impulses)."""
 
 
 @njit(**INLINE_IR)
@@ -227,7 +231,8 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
     velocities ``qd`` (the unconstrained ``qd + h qdd``) and step ``h`` [s].
 
     An impact (approach faster than ``rest_speed`` that closes the gap ``d`` within the
-    step) gets the normal speed ``-e v_n^-`` (Newton's restitution); when ``d > 0`` the
+    step) is compressed to zero normal speed, then restituted (:func:`solve_impulses`:
+    ``-e v_n^-`` for a single frictionless contact); when ``d > 0`` the
     contact happened at ``tau = d / |v_n^-|`` inside the step, and the position projection
     places it at the gap ``e (h |v_n^-| - d)`` it has after rebounding for ``h - tau`` (a
     time-of-impact correction: without it a ball would rebound from up to ``|v| h`` above
@@ -257,7 +262,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
         rows.vn0[c] = vn
         rows.gap[c] = 0.0
         if vn < -rest_speed and dist + h * vn < 0.0:  # an impact within this step
-            rows.target[c] = -con.e[c] * vn
+            rows.target[c] = 0.0  # compression; restitution in solve_impulses
             rows.impact[c] = 1
             if dist > 0.0:  # it closes the gap at tau = dist / |vn|, then rebounds
                 rows.gap[c] = con.e[c] * (-h * vn - dist)
@@ -270,7 +275,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
 
 
 @njit(**INLINE_IR)
-def _visit(rows, c, mu, qd, slip):
+def _visit(rows, c, mu, qd, slip, target):
     """One Gauss-Seidel visit of contact c: the normal row, then the tangential pair, each
     on its accumulated impulse and projected (``P_n >= 0``; ``|P_t| <= mu P_n``); the change
     is applied to ``qd``. Returns ``(|dP|, state)`` with state 0 separating, 1 sticking,
@@ -286,7 +291,7 @@ def _visit(rows, c, mu, qd, slip):
         v2 += rows.JT[c, 2, k] * qd[k]
     Pn, Pt1, Pt2 = rows.P[c, 0], rows.P[c, 1], rows.P[c, 2]
     # normal row: reach the target normal speed, never pull
-    n_new = Pn + (rows.target[c] - v0) / K[c, 0, 0] if K[c, 0, 0] > 0.0 else 0.0
+    n_new = Pn + (target - v0) / K[c, 0, 0] if K[c, 0, 0] > 0.0 else 0.0
     if n_new < 0.0:
         n_new = 0.0
     dn = n_new - Pn
@@ -333,24 +338,57 @@ def _visit(rows, c, mu, qd, slip):
 
 
 @njit(**KERNEL)
-def solve_impulses(rows, con, nc, qd, tol, sweeps, slip, states):
-    """Sequential impulses over contacts ``0..nc-1`` until the largest change of an
-    accumulated impulse in a sweep is below ``tol`` times the largest impulse, or
-    ``sweeps`` sweeps; ``qd`` (nv,) is updated in place. A contact outside its friction
-    cone slides against its slip velocity when that exceeds ``slip`` [m/s]. ``states`` (nc,) receives each
-    contact's final state (0 separating, 1 sticking, 2 sliding). Returns the sweeps run."""
+def _sweeps(rows, con, nc, qd, tol, sweeps, slip, states):
+    """Gauss-Seidel sweeps over contacts ``0..nc-1`` toward their ``rows.target`` normal
+    speeds, on the accumulators ``rows.P``."""
     done = 0
     for s in range(sweeps):
         big = 0.0
         change = 0.0
         for c in range(nc):
-            dP, st = _visit(rows, c, con.mu[c], qd, slip)
+            dP, st = _visit(rows, c, con.mu[c], qd, slip, rows.target[c])
             states[c] = st
             change = max(change, dP)
             big = max(big, abs(rows.P[c, 0]))
         done = s + 1
         if change <= tol * max(big, 1e-300):
             break
+    return done
+
+
+@njit(**KERNEL)
+def solve_impulses(rows, con, nc, qd, tol, sweeps, slip, states):
+    """Sequential impulses over contacts ``0..nc-1``, ``qd`` (nv,) updated in place:
+
+    1. compression: sweeps until the largest change of an accumulated impulse is below
+       ``tol`` times the largest impulse, or ``sweeps``; impacts aim at zero normal speed;
+    2. restitution (Poisson's hypothesis): each impact gets ``e`` times its compression
+       impulse (normal and friction, so it stays in the cone) on top, then the compression
+       sweeps run again from fresh accumulators to stop what that made approach.
+
+    For one frictionless or sticking impact this is Stronge's energetic restitution
+    (``W_r = -e^2 W_c``, normal speed ``-e v_n^-``) and cannot add energy. A contact
+    outside its cone slides against its slip velocity when that exceeds ``slip`` [m/s].
+    ``states`` (nc,) receives each contact's state (0 separating, 1 sticking, 2 sliding).
+    Returns the sweeps run."""
+    done = _sweeps(rows, con, nc, qd, tol, sweeps, slip, states)
+    kicks = 0
+    nv = qd.shape[0]
+    for c in range(nc):
+        e = con.e[c] if rows.impact[c] != 0 else 0.0
+        if e > 0.0:
+            for k in range(nv):
+                qd[k] += e * (rows.W[c, 0, k] * rows.P[c, 0] + rows.W[c, 1, k] * rows.P[c, 1]
+                              + rows.W[c, 2, k] * rows.P[c, 2])
+            kicks += 1
+        for d in range(3):
+            rows.Pc[c, d] = (1.0 + e) * rows.P[c, d]
+            rows.P[c, d] = 0.0
+    if kicks:
+        done += _sweeps(rows, con, nc, qd, tol, sweeps, slip, states)
+    for c in range(nc):
+        for d in range(3):
+            rows.P[c, d] += rows.Pc[c, d]
     return done
 
 
@@ -503,7 +541,7 @@ def collision_matrix(model, q, body, point, normal, other=None):
     nb, nv = model.nb, model.nv
     rows = ContactRows(np.zeros((1, 3, nv)), np.zeros((1, 3, nv)), np.zeros((1, 3, 3)),
                        np.zeros((1, 3, 3)), np.zeros((1, 3)), np.zeros(1), np.zeros(1),
-                       np.zeros(1), np.zeros(1, np.int64))
+                       np.zeros(1), np.zeros(1, np.int64), np.zeros((1, 3)))
     sc = ImpulseScratch(np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros(nv), np.zeros((nb, 6)),
                         np.zeros(6), np.zeros(6), np.zeros(6))
     contact_rows(ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S),

@@ -46,7 +46,8 @@ kinetic energy before and after the impulses [J], wall time of detection and of 
 response [s]."""
 
 DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_sweeps=20,
-                allow_initial_penetration=False, depth_tol=1e-4, capacity=64, warm_start=True)
+                allow_initial_penetration=False, depth_tol=1e-4, capacity=64, warm_start=True,
+                slip_speed=None)
 
 
 class ContactStepper:
@@ -67,6 +68,9 @@ class ContactStepper:
         ``depth_tol`` [m] (default False: ValueError)
     capacity : int - initial room for contacts (grows as needed)
     warm_start : bool - start each contact from its impulse of the last step (default True)
+    slip_speed : float - slip [m/s] above which a contact outside its friction cone slides
+        against its slip velocity (below it: along its sticking impulse); default
+        ``rest_speed``
 
     Raises
     ------
@@ -85,6 +89,8 @@ class ContactStepper:
         o = dict(DEFAULTS, **options)
         if o["rest_speed"] is None:
             o["rest_speed"] = 2.0 * float(np.linalg.norm(model.gravity)) * dt
+        if o["slip_speed"] is None:
+            o["slip_speed"] = o["rest_speed"]
         for key in ("tol", "depth_tol"):
             if not (math.isfinite(float(o[key])) and float(o[key]) > 0):
                 raise ValueError(f"contact option {key} must be finite and > 0, got {o[key]}")
@@ -128,7 +134,7 @@ class ContactStepper:
         nv = self.model.nv
         return ContactRows(np.zeros((cap, 3, nv)), np.zeros((cap, 3, nv)), np.zeros((cap, 3, 3)),
                            np.zeros((cap, 3, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
-                           np.zeros(cap), np.zeros(cap, np.int64))
+                           np.zeros(cap), np.zeros(cap, np.int64), np.zeros((cap, 3)))
 
     def check_initial(self, q):
         """ValueError naming the shapes and bodies if shapes overlap deeper than
@@ -193,7 +199,7 @@ class ContactStepper:
             if o["warm_start"] and self.n_prev:
                 warm_start(self.rows, con, n, self.prev_key, self.prev_P, self.n_prev, qd1, 1.0)
             sweeps = solve_impulses(self.rows, con, n, qd1, float(o["tol"]), int(o["sweeps"]),
-                                    float(o["rest_speed"]), self.states)
+                                    float(o["slip_speed"]), self.states)
             st["ke_after"] = self._kinetic(q, qd1)
             save_impulses(self.rows, con, n, self.prev_key, self.prev_P)
             s = self.states[:n]

@@ -1,0 +1,243 @@
+"""Contact: collision geometry, detection, the collision matrix and impulse response
+(Gayle, Lin & Manocha 2006), against closed forms, CRBA and coal."""
+
+import math
+
+import numpy as np
+import pytest
+
+import articulated as art
+from articulated.algorithms.collision import Detector
+from articulated.algorithms.contact import collision_matrix
+
+G = 9.81
+
+
+def _free_body(mass, inertia):
+    b = art.ModelBuilder()
+    b.add_body("body", parent=None, joint="free", mass=mass, inertia=inertia)
+    return b.build()
+
+
+def _ball(e, mu=0.0, r=0.1):
+    m = _free_body(1.0, np.eye(3) * 0.4 * r * r)
+    geom = art.CollisionModel(m)
+    geom.add("body", art.Sphere(radius=r), e=e, mu=mu)
+    geom.add_static(art.Plane(normal=(0, 0, 1)), e=e, mu=mu)
+    return m, geom
+
+
+# ------------------------------------------------------------------ closed forms
+@pytest.mark.parametrize("e", [0.0, 0.5, 1.0])
+def test_ball_drop_restitution_and_rebound(e):
+    """A frictionless ball (r 0.1 m, 1 kg) dropped from 1 m: the normal speed after the
+    impact is e v^- to 1e-9, it rebounds to e^2 h within 1 %, never sinks, and with e = 0
+    it rests on the plane."""
+    m, geom = _ball(e)
+    q0 = m.neutral()
+    q0[2] = 1.1
+    sim = art.Simulator(m, 1e-3, contacts=geom, q0=q0)
+    tr = sim.run(1300)
+    c = tr.contacts
+    first = int(np.flatnonzero(c["impacts"])[0])
+    v_minus = -(tr.qd[first, 5] - G * 1e-3)  # qd* of the impact step (gravity added)
+    v_plus = tr.qd[first + 1, 5]
+    assert v_minus > 4.4
+    assert abs(v_plus - e * v_minus) <= 1e-9 * v_minus
+    assert tr.q[:, 2].min() >= 0.1 - 1e-9
+    if e > 0:
+        later = np.flatnonzero(c["impacts"])[1:]
+        apex = tr.q[first:(later[0] if len(later) else None), 2].max() - 0.1
+        assert abs(apex - e * e * 1.0) <= 0.01 * e * e
+    else:
+        assert abs(tr.q[-1, 2] - 0.1) <= 1e-4
+        assert np.abs(tr.qd[-1]).max() <= 1e-9
+
+
+def _box_on(normal, mu, qd0=None, theta=0.0):
+    m = _free_body(1.0, np.eye(3) * (2 * 0.2 ** 2 / 12))
+    geom = art.CollisionModel(m)
+    geom.add("body", art.Box(size=(0.2, 0.2, 0.2)), mu=mu)
+    geom.add_static(art.Plane(normal=normal), mu=mu)
+    q0 = m.neutral()
+    q0[3:7] = [math.cos(theta / 2), 0.0, -math.sin(theta / 2), 0.0]  # bottom face on the plane
+    q0[0:3] = 0.1 * np.asarray(normal)
+    return m, geom, q0
+
+
+def test_box_slides_to_rest_after_v0_squared_over_2_mu_g():
+    mu, v0 = 0.5, 2.0
+    m, geom, q0 = _box_on((0, 0, 1), mu)
+    qd0 = np.zeros(6)
+    qd0[3] = v0
+    sim = art.Simulator(m, 1e-3, contacts=geom, q0=q0, qd0=qd0)
+    tr = sim.run(600)
+    d = v0 ** 2 / (2 * mu * G)
+    assert abs(tr.q[-1, 0] - d) <= 0.01 * d
+    assert np.abs(tr.qd[-1]).max() <= 1e-4
+    # every impulse inside Coulomb's cone
+    sim2 = art.Simulator(m, 1e-3, contacts=geom, q0=q0, qd0=qd0)
+    for _ in range(50):
+        sim2.step()
+        for c in sim2.contact_list():
+            p = c["impulse"]
+            pn = p @ c["normal"]
+            pt = np.linalg.norm(p - pn * c["normal"])
+            assert pn >= 0.0
+            assert pt <= mu * pn * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("dtheta, sticks", [(-0.01, True), (0.01, False)])
+def test_box_on_incline_sticks_iff_tan_theta_below_mu(dtheta, sticks):
+    """A box on a slope 0.01 rad below atan(mu) stays (< 0.1 mm in 0.5 s); 0.01 rad above,
+    it slides (the closed form: 13 mm in 0.5 s)."""
+    mu = 0.4
+    th = math.atan(mu) + dtheta
+    n = (-math.sin(th), 0.0, math.cos(th))
+    m, geom, q0 = _box_on(n, mu, theta=th)
+    sim = art.Simulator(m, 1e-3, contacts=geom, q0=q0)
+    tr = sim.run(500)
+    moved = np.linalg.norm(tr.q[-1, :3] - q0[:3])
+    if sticks:
+        assert moved <= 1e-4
+    else:
+        assert moved >= 0.5 * 0.5 * G * (math.sin(th) - mu * math.cos(th)) * 0.5 ** 2
+    assert tr.contacts["max_depth"].max() <= 1e-6
+
+
+# ------------------------------------------------------------------ collision matrix
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_collision_matrix_equals_J_Minv_JT_from_crba(seed):
+    """K from three test impulses on ABA's factorization = F (J_a - J_b) M^-1 (J_a -
+    J_b)^T F^T with M from CRBA and J from jacobian(), random trees with every joint type
+    (floating bases included), to 1e-9."""
+    m = art.models.random_tree(14, seed=seed)
+    rng = np.random.default_rng(seed)
+    q = m.random_configuration(rng)
+    M = art.crba(m, q)
+    R, p = art.forward_kinematics(m, q)
+    for a, b in [(9, 13), (13, None), (5, 0)]:
+        x = rng.normal(size=3)
+        n = rng.normal(size=3)
+        K, J, F = collision_matrix(m, q, a, x, n, other=b)
+
+        def Jp(body):
+            return art.jacobian(m, q, body, R[body].T @ (x - p[body]))[3:]
+
+        Jr = F @ (Jp(a) - (Jp(b) if b is not None else 0.0))
+        Kr = Jr @ np.linalg.solve(M, Jr.T)
+        assert np.abs(J - Jr).max() <= 1e-9 * max(1.0, np.abs(Jr).max())
+        assert np.abs(K - Kr).max() <= 1e-9 * np.abs(Kr).max()
+        assert np.allclose(F @ F.T, np.eye(3), atol=1e-14)
+        assert np.allclose(F[0], n / np.linalg.norm(n), atol=1e-15)
+
+
+# ------------------------------------------------------------------ narrow phase
+def _coal_shape(coal, kind, size):
+    if kind == "sphere":
+        return coal.Sphere(size[0])
+    if kind == "capsule":
+        return coal.Capsule(size[0], 2 * size[1])
+    if kind == "box":
+        return coal.Box(*(2 * np.asarray(size)))
+    return coal.Cylinder(size[0], 2 * size[1])
+
+
+@pytest.mark.parametrize("kb", ["sphere", "capsule", "box", "cylinder"])
+def test_narrow_phase_distance_equals_coal(kb):
+    """Signed distance of sphere/capsule against every shape = coal's, on random poses
+    (1e-9 where the shapes are apart; the normal against coal's separating direction)."""
+    coal = pytest.importorskip("coal")
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(7)
+    m = _free_body(1.0, np.eye(3) * 0.01)
+    checked = 0
+    for ka in ("sphere", "capsule"):
+        for trial in range(150):
+            sa = (rng.uniform(0.05, 0.2), rng.uniform(0.0, 0.3), 0.0)
+            sb = tuple(rng.uniform(0.05, 0.3, size=3))
+            shapes = {"sphere": art.Sphere(radius=sa[0]),
+                      "capsule": art.Capsule(radius=sa[0], length=2 * sa[1])}
+            Ra = Rotation.random(random_state=rng.integers(1 << 30)).as_matrix()
+            Rb = Rotation.random(random_state=rng.integers(1 << 30)).as_matrix()
+            pa = rng.uniform(-0.6, 0.6, size=3)
+            geom = art.CollisionModel(m)
+            geom.add("body", shapes[ka], pos=pa, R=Ra)
+            B = {"sphere": art.Sphere(radius=sb[0], pos=(0, 0, 0), R=Rb),
+                 "capsule": art.Capsule(radius=sb[0], length=2 * sb[1], R=Rb),
+                 "box": art.Box(size=tuple(2 * np.asarray(sb)), R=Rb),
+                 "cylinder": art.Cylinder(radius=sb[0], length=2 * sb[1], R=Rb)}[kb]
+            geom.add_static(B)
+            det = Detector(geom)
+            n = det.detect(np.eye(3)[None], np.zeros((1, 3)), np.zeros((1, 6)), 1e-3, extra=10.0)
+            assert n >= 1
+            d_ours = det.out.dist[0]
+            req = coal.DistanceRequest()
+            req.gjk_tolerance = 1e-13  # curved supports (cylinder): GJK to the last digits
+            req.gjk_max_iterations = 1000
+            res = coal.DistanceResult()
+            ta = coal.Transform3s(Ra, pa)
+            tb = coal.Transform3s(Rb, np.zeros(3))
+            sb_full = {"sphere": (sb[0], 0, 0), "capsule": (sb[0], sb[1], 0), "box": sb,
+                       "cylinder": (sb[0], sb[1], 0)}[kb]
+            d_coal = coal.distance(_coal_shape(coal, ka, sa), ta, _coal_shape(coal, kb, sb_full),
+                                   tb, req, res)
+            if d_coal > 1e-6:
+                assert abs(d_ours - d_coal) <= 1e-9 * max(1.0, abs(d_coal)), (ka, kb, trial)
+                checked += 1
+            else:
+                assert d_ours <= 1e-9
+    assert checked > 100
+
+
+def test_broad_phase_finds_every_pair_brute_force_does():
+    """The candidate pairs within reach: the same contacts as testing every pair of shapes
+    one by one (random capsules on a random tree, self-collision)."""
+    m = art.models.random_tree(20, seed=3, joint_types=("revolute",))
+    rng = np.random.default_rng(3)
+    geom = art.CollisionModel(m)
+    for i in range(m.nb):
+        geom.add(i, art.Capsule(radius=0.05, length=0.2), pos=rng.uniform(-0.1, 0.1, 3))
+    q = m.random_configuration(rng)
+    R, p = art.forward_kinematics(m, q)
+    oE = np.transpose(R, (0, 2, 1)).copy()
+    det = Detector(geom)
+    n = det.detect(oE, p, np.zeros((m.nb, 6)), 1e-3, extra=0.3)
+    found = {tuple(det.out.geom[i]) for i in range(n)}
+    brute = set()
+    pairs = geom.arrays()["pairs"]
+    for a, b in pairs:
+        one = art.CollisionModel(m)
+        one.add(int(geom.arrays()["body"][a]), art.Capsule(radius=0.05, length=0.2),
+                pos=geom.arrays()["pos"][a])
+        one.add(int(geom.arrays()["body"][b]), art.Capsule(radius=0.05, length=0.2),
+                pos=geom.arrays()["pos"][b])
+        d1 = Detector(one)
+        if d1.detect(oE, p, np.zeros((m.nb, 6)), 1e-3, extra=0.3):
+            brute.add((int(a), int(b)))
+    assert found == brute
+    assert len(found) > 3
+
+
+# ------------------------------------------------------------------ bad input
+def test_bad_collision_input_names_the_culprit():
+    m, geom = _ball(0.5)
+    with pytest.raises(ValueError, match="nope"):
+        geom.add("nope", art.Sphere(radius=0.1))
+    with pytest.raises(ValueError, match="mu"):
+        geom.add("body", art.Sphere(radius=0.1), mu=-1)
+    with pytest.raises(ValueError, match="restitution"):
+        geom.add("body", art.Sphere(radius=0.1), e=1.5)
+    with pytest.raises(ValueError, match="radius"):
+        geom.add("body", art.Sphere(radius=0.0))
+    with pytest.raises(ValueError, match="Plane"):
+        geom.add("body", art.Plane())
+    with pytest.raises(ValueError, match="semi_implicit_euler"):
+        art.Simulator(m, 1e-3, integrator="rk4", contacts=geom)
+    with pytest.raises(ValueError, match="interpenetration .* body 'body'"):
+        art.Simulator(m, 1e-3, contacts=geom)  # the ball starts in the floor
+    with pytest.raises(ValueError, match="unknown contact option"):
+        q0 = m.neutral()
+        q0[2] = 1.0
+        art.Simulator(m, 1e-3, contacts=geom, q0=q0, contact_options=dict(sweep=3))
