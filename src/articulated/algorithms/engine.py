@@ -196,21 +196,39 @@ class DCAEngine:
         """The :class:`~articulated.algorithms.bundles.NodeArgs` of :func:`_update_nodes`
         for this solver with ``coefficients`` (default :meth:`_coefficients`) and the
         ``active`` mask (default ``self.active``); without ``frames`` the nodes' principal
-        joint transforms and hierarchical frames are not recomputed."""
-        return NodeArgs(self._model_bundle(), self._inputs(active), self._frames(),
+        joint transforms and hierarchical frames are not recomputed. The bundles of the
+        defaults are built once per solver (every array they hold is allocated once, in
+        ``__init__``) so that a step costs no Python object construction."""
+        default = coefficients is None and active is None
+        key = ("node", bool(metric), bool(frames))
+        cache = self.__dict__.setdefault("_bundle_cache", {})
+        if default and key in cache:
+            return cache[key]
+        args = NodeArgs(self._model_bundle(), self._inputs(active), self._frames(),
                         self._coefficients() if coefficients is None else coefficients,
                         Scratch(self._T, self._V6, self._Xr, self._xq), bool(metric),
                         bool(frames))
+        if default:
+            cache[key] = args
+        return args
 
     def _solve_args(self, coefficients=None, active=None, passive=None):
         """The :class:`~articulated.algorithms.bundles.SolveArgs` of
         :func:`_partial_back_substitution` for this solver (arguments as
-        :meth:`_node_args`; ``passive`` default :meth:`_passive`, no lazy evaluation)."""
+        :meth:`_node_args`; ``passive`` default :meth:`_passive`, no lazy evaluation);
+        built once for the defaults."""
+        default = coefficients is None and active is None and passive is None
+        cache = self.__dict__.setdefault("_bundle_cache", {})
+        if default and "solve" in cache:
+            return cache["solve"]
         u = self._node_args(True, coefficients, active)
-        return SolveArgs(u.model, u.inputs, u.frames, u.coef, u.scratch,
+        args = SolveArgs(u.model, u.inputs, u.frames, u.coef, u.scratch,
                          SolveBuffers(self._hk, self._hn, self._xv, self._fv, self.fh,
                                       self._qdd, self._computed, self._stats),
                          self._passive() if passive is None else passive)
+        if default:
+            cache["solve"] = args
+        return args
 
     def _update(self, nodes, n, metric=True):
         update_nodes(nodes, n, self._node_args(metric))
