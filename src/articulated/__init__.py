@@ -11,6 +11,7 @@ from .algorithms.quasistatics import AdaptiveQuasiStatics
 from .algorithms.adaptive import AdaptiveDynamics
 from .assembly import AssemblyTree, build_assembly
 from .algorithms.forward_dynamics import forward_dynamics
+from .algorithms.contact import collision_matrix
 from .algorithms.kinematics import (body_force, body_velocities, energy, forward_kinematics,
                                     jacobian, point_position)
 from .algorithms.rnea import bias_forces, gravity_torques, rnea
@@ -30,7 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf",
-    "Box", "Capsule", "CollisionModel", "Cylinder", "Plane", "Sphere",
+    "Box", "Capsule", "CollisionModel", "Cylinder", "Plane", "Sphere", "collision_matrix",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
     "AdaptiveDynamics", "AdaptiveSimulator", "DynamicsSimulator", "KKTSolver", "SRMSolver",

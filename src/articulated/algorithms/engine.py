@@ -200,7 +200,9 @@ class DCAEngine:
         defaults are built once per solver (every array they hold is allocated once, in
         ``__init__``) so that a step costs no Python object construction."""
         default = coefficients is None and active is None
-        key = ("node", bool(metric), bool(frames))
+        # keyed on the mode too: AdaptiveDynamics leaves quasi-static mode after the
+        # engine's __init__ has built (and cached) its first bundles
+        key = ("node", bool(metric), bool(frames), self._quasi_static)
         cache = self.__dict__.setdefault("_bundle_cache", {})
         if default and key in cache:
             return cache[key]
@@ -218,16 +220,17 @@ class DCAEngine:
         :meth:`_node_args`; ``passive`` default :meth:`_passive`, no lazy evaluation);
         built once for the defaults."""
         default = coefficients is None and active is None and passive is None
+        key = ("solve", self._quasi_static)
         cache = self.__dict__.setdefault("_bundle_cache", {})
-        if default and "solve" in cache:
-            return cache["solve"]
+        if default and key in cache:
+            return cache[key]
         u = self._node_args(True, coefficients, active)
         args = SolveArgs(u.model, u.inputs, u.frames, u.coef, u.scratch,
                          SolveBuffers(self._hk, self._hn, self._xv, self._fv, self.fh,
                                       self._qdd, self._computed, self._stats),
                          self._passive() if passive is None else passive)
         if default:
-            cache["solve"] = args
+            cache[key] = args
         return args
 
     def _update(self, nodes, n, metric=True):

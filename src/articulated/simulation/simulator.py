@@ -125,7 +125,8 @@ class DynamicsSimulator:
     model : Model
     dt : float - time step [s], > 0 (for ``rk45`` the recording interval unit; the solver
         chooses its own steps)
-    integrator : {"rk4", "euler", "semi_implicit_euler", "rk45"}
+    integrator : {"rk4", "euler", "semi_implicit_euler", "rk45"}, optional - default
+        ``"rk4"`` (``"semi_implicit_euler"`` with ``contacts``)
         ``"euler"``: explicit Euler, order 1 (the papers' choice: Redon, Galoppo & Lin 2005,
         sec. 7); ``"semi_implicit_euler"``: symplectic Euler, order 1, bounded energy error;
         ``"rk4"``: classical Runge-Kutta, order 4; ``"rk45"``: adaptive Dormand-Prince 5(4)
@@ -146,6 +147,14 @@ class DynamicsSimulator:
     dtype : float64 or float32 - arithmetic of the forward dynamics (the state is integrated
         in float64; float32 reproduces the single-precision study of Ascher, Pai & Cloutier
         1997)
+    contacts : CollisionModel, optional - shapes of this model and static obstacles: the
+        step becomes forward dynamics, detection and impulses with friction and restitution
+        (Gayle, Lin & Manocha 2006; :mod:`articulated.simulation.contact`); needs
+        ``method="aba"`` and ``integrator="semi_implicit_euler"`` (the default then)
+    contact_options : dict, optional - options of
+        :class:`~articulated.simulation.contact.ContactStepper` (``tol``, ``sweeps``,
+        ``rest_speed``, ``slip_speed``, ``warm_start``, ``project``, ``depth_tol``,
+        ``allow_initial_penetration``, ...)
 
     Attributes
     ----------
