@@ -39,7 +39,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import INLINE_IR, KERNEL
+from ..config import INLINE, KERNEL
 from ..geometry import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_NAMES, SHAPE_PLANE, SHAPE_SPHERE
 
 GeomModel = namedtuple("GeomModel", ("body", "kind", "size", "pos", "R", "mu", "e", "rb", "pairs"))
@@ -63,56 +63,56 @@ _PARALLEL = 1e-12
 
 
 # ------------------------------------------------------------------ 3-vector helpers
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _v3(A, i):
     return (A[i, 0], A[i, 1], A[i, 2])
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _mul(a, s):
     return (a[0] * s, a[1] * s, a[2] * s)
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _norm(a):
     return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _col(R, g, k):
     """Column k of the rotation of shape g: its local axis k in world coordinates."""
     return (R[g, 0, k], R[g, 1, k], R[g, 2, k])
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _to_local(R, p, g, x):
     """World point x in the frame of shape g: ``R^T (x - p)``."""
     d = _sub(x, _v3(p, g))
     return (_dot(_col(R, g, 0), d), _dot(_col(R, g, 1), d), _dot(_col(R, g, 2), d))
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _to_world_dir(R, g, d):
     return _add(_add(_mul(_col(R, g, 0), d[0]), _mul(_col(R, g, 1), d[1])),
                 _mul(_col(R, g, 2), d[2]))
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _any_perp(n):
     """A unit vector perpendicular to the unit vector n."""
     if abs(n[0]) < 0.9:
@@ -123,7 +123,7 @@ def _any_perp(n):
 
 
 # ------------------------------------------------------------------ output
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _emit(out, k, gm, a, b, point, normal, dist, key):
     """Write contact k if it fits; return k + 1 (the count goes on past the capacity)."""
     if k < out.dist.shape[0]:
@@ -141,7 +141,7 @@ def _emit(out, k, gm, a, b, point, normal, dist, key):
     return k + 1
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _emit_core(out, k, gm, a, b, x, ra, n, sd, key):
     """Contact of a ball of radius ``ra`` about ``x`` (on shape a's core) whose centre lies
     at signed distance ``sd`` from shape b with outward unit normal ``n``."""
@@ -151,7 +151,7 @@ def _emit_core(out, k, gm, a, b, x, ra, n, sd, key):
 
 
 # ------------------------------------------------------------------ cores of shape a
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _segment(gm, gp, gR, a):
     """End points of shape a's core: a sphere's centre twice, a capsule's segment."""
     c = _v3(gp, a)
@@ -161,7 +161,7 @@ def _segment(gm, gp, gR, a):
     return c, c
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _closest_on_segment(p0, p1, x):
     """Parameter in [0, 1] of the point of segment p0-p1 closest to x."""
     d = _sub(p1, p0)
@@ -171,7 +171,7 @@ def _closest_on_segment(p0, p1, x):
     return min(1.0, max(0.0, _dot(_sub(x, p0), d) / dd))
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _segments_closest(p0, p1, q0, q1):
     """Parameters (s, t) of the closest points of segments p0-p1 and q0-q1 (Ericson,
     Real-Time Collision Detection, sec. 5.1.9); parallel segments: s = the clamped midpoint
@@ -207,13 +207,13 @@ def _segments_closest(p0, p1, q0, q1):
     return s, t
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _lerp(p0, p1, s):
     return _add(p0, _mul(_sub(p1, p0), s))
 
 
 # ------------------------------------------------------------------ signed distances of b
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _sdf(gm, gp, gR, b, x):
     """Signed distance (< 0 inside) of world point x from convex shape b and the outward
     unit normal there (the gradient of the distance). Sphere, capsule: distance to the
@@ -265,7 +265,7 @@ def _sdf(gm, gp, gR, b, x):
     return dz, _to_world_dir(gR, b, (0.0, 0.0, sz))  # beyond a cap, or inside nearer a cap
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _segment_min_sdf(gm, gp, gR, b, p0, p1):
     """Parameter in [0, 1] of the point of segment p0-p1 deepest in (or closest to) the
     convex shape b: the signed distance of a convex set is convex along a line, so a golden
@@ -304,7 +304,7 @@ def _segment_min_sdf(gm, gp, gR, b, p0, p1):
 
 
 # ------------------------------------------------------------------ pair kernels
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     """Shape a a sphere or capsule, b any convex shape: the deepest point of a's core in b,
     and a capsule's end points when they lie within ``reach`` too."""
@@ -346,7 +346,7 @@ def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     return k
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _box_plane(out, k, gm, gp, gR, a, b, reach, key):
     """Corners of box a below the plane b (+ reach)."""
     n = _col(gR, b, 2)
@@ -363,7 +363,7 @@ def _box_plane(out, k, gm, gp, gR, a, b, reach, key):
     return k
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key):
     """The lowest rim point of each cap of cylinder a against plane b (four rim points per
     cap when the cylinder stands on it)."""

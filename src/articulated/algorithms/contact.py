@@ -59,9 +59,10 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
+import numpy as np
 from numba import njit
 
-from ..config import INLINE_IR, KERNEL
+from ..config import INLINE, KERNEL
 
 FRICTION_CFM = 1e-3
 """Relative constraint-force mixing of the tangential rows (see :func:`_visit`)."""
@@ -91,7 +92,20 @@ within the step (its ``gap`` is exact, see :func:`contact_rows`), 0 resting; ``P
 (cap, 3) scratch (the compression and restitution impulses)."""
 
 
-@njit(**INLINE_IR)
+def contact_buffers(cap, nv):
+    """Zeroed :class:`ContactRows` for ``cap`` contacts of a model with ``nv`` dofs."""
+    return ContactRows(np.zeros((cap, 3, nv)), np.zeros((cap, 3, nv)), np.zeros((cap, 3, 3)),
+                       np.zeros((cap, 3, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
+                       np.zeros(cap), np.zeros(cap, np.int64), np.zeros((cap, 3)))
+
+
+def impulse_scratch(nb, nv):
+    """Zeroed :class:`ImpulseScratch` for ``nb`` bodies, ``nv`` dofs."""
+    return ImpulseScratch(np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros(nv), np.zeros((nb, 6)),
+                          np.zeros(6), np.zeros(6), np.zeros(6))
+
+
+@njit(**INLINE)
 def _body_impulse(oE, op, b, x, u, s, out):
     """``out`` = the spatial impulse ``[x_b x f; f]`` in body b's coordinates of the world
     impulse ``s u`` applied at the world point ``x``."""
@@ -106,7 +120,7 @@ def _body_impulse(oE, op, b, x, u, s, out):
     out[2] = r0 * out[4] - r1 * out[3]
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _xT(E, r, i, f, out, accumulate):
     """``out (+)= Xup_i^T f`` for a force 6-vector f (RBDA eq. 2.25 transposed)."""
     n0 = E[i, 0, 0] * f[0] + E[i, 1, 0] * f[1] + E[i, 2, 0] * f[2]
@@ -207,7 +221,7 @@ def impulse_response(im, fac, sc, ba, bb, JT_out, W_out):
                 da[i, k] += S[va + d, k] * W_out[va + d]
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _frame(normal, c, frame):
     """Rows n, t1, t2 of contact c's frame (GLM Fig. 2: z = n)."""
     n = (normal[c, 0], normal[c, 1], normal[c, 2])
@@ -274,7 +288,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
             rows.P[c, d] = 0.0
 
 
-@njit(**INLINE_IR)
+@njit(**INLINE)
 def _visit(rows, c, mu, qd, slip, target):
     """One Gauss-Seidel visit of contact c: the normal row, then the tangential pair, each
     on its accumulated impulse and projected (``P_n >= 0``; ``|P_t| <= mu P_n``); the change
@@ -514,8 +528,6 @@ def collision_matrix(model, q, body, point, normal, other=None):
     Raises ValueError for an unknown body, ``other == body``, or a non-finite or zero
     point/normal.
     """
-    import numpy as np
-
     from ..algorithms.kinematics import _world_poses_kernel
     from .aba import aba_kernel
     from .collision import Contacts
@@ -539,11 +551,8 @@ def collision_matrix(model, q, body, point, normal, other=None):
                    np.zeros(1, np.int64))
     ma = model.arrays()
     nb, nv = model.nb, model.nv
-    rows = ContactRows(np.zeros((1, 3, nv)), np.zeros((1, 3, nv)), np.zeros((1, 3, 3)),
-                       np.zeros((1, 3, 3)), np.zeros((1, 3)), np.zeros(1), np.zeros(1),
-                       np.zeros(1), np.zeros(1, np.int64), np.zeros((1, 3)))
-    sc = ImpulseScratch(np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros(nv), np.zeros((nb, 6)),
-                        np.zeros(6), np.zeros(6), np.zeros(6))
+    rows = contact_buffers(1, nv)
+    sc = impulse_scratch(nb, nv)
     contact_rows(ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S),
                  Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op), sc, con, 1, z, 1.0, 0.0,
                  rows)

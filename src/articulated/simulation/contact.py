@@ -28,9 +28,9 @@ import numpy as np
 
 from ..algorithms.aba import aba_kernel
 from ..algorithms.collision import Detector
-from ..algorithms.contact import (ContactRows, Factor, ImpulseModel, ImpulseScratch,
-                                  contact_rows, project_positions, save_impulses, solve_impulses,
-                                  warm_start)
+from ..algorithms.contact import (Factor, ImpulseModel, contact_buffers, contact_rows,
+                                  impulse_scratch, project_positions, save_impulses,
+                                  solve_impulses, warm_start)
 from ..algorithms.kinematics import _energy_kernel, _velocities_kernel, _world_poses_kernel
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..geometry import SHAPE_NAMES, CollisionModel
@@ -109,8 +109,7 @@ class ContactStepper:
         self.im = ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S)
         self.fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
         nb, nv = model.nb, model.nv
-        self.sc = ImpulseScratch(np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros(nv),
-                                 np.zeros((nb, 6)), np.zeros(6), np.zeros(6), np.zeros(6))
+        self.sc = impulse_scratch(nb, nv)
         self._grow(self.detector.out.dist.shape[0])
         self.n_prev = 0
         self.dq = np.zeros(nv)
@@ -131,10 +130,7 @@ class ContactStepper:
             self.prev_P[:old.shape[0]] = self._prev_P_old
 
     def _rows(self, cap):
-        nv = self.model.nv
-        return ContactRows(np.zeros((cap, 3, nv)), np.zeros((cap, 3, nv)), np.zeros((cap, 3, 3)),
-                           np.zeros((cap, 3, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
-                           np.zeros(cap), np.zeros(cap, np.int64), np.zeros((cap, 3)))
+        return contact_buffers(cap, self.model.nv)
 
     def check_initial(self, q):
         """ValueError naming the shapes and bodies if shapes overlap deeper than
