@@ -76,15 +76,13 @@ class Shape:
 
     kind = -1
 
-    def params(self):  # (3,) float64: the sizes the kernels read
-        raise NotImplementedError
+    # every shape defines params() -> (3,) float64, the sizes the kernels read (validated,
+    # ValueError naming the shape), and bounding_radius() -> float, the radius [m] of a
+    # ball about its origin that contains it (inf: plane)
 
     def placement(self):
+        """``(pos (3,), R (3, 3))`` validated (ValueError otherwise)."""
         return _placement(self.pos, self.R, repr(self))
-
-    def bounding_radius(self) -> float:
-        """Radius [m] of a ball about the shape's origin that contains it (inf: plane)."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -250,7 +248,7 @@ class CollisionModel:
         return [self._add(-1, s, None, None, mu, e, group, mask, None) for s in shapes]
 
     def _add(self, b, shape, pos, R, mu, e, group, mask, name):
-        if not isinstance(shape, Shape):
+        if not isinstance(shape, Shape) or type(shape) is Shape:
             raise TypeError(f"expected a Sphere, Capsule, Box, Cylinder or Plane, got {shape!r}")
         where = (f"shape {len(self._rows)} ({SHAPE_NAMES[shape.kind]}) on "
                  + ("the world" if b < 0 else f"body {self.model.body_name[b]!r}"))

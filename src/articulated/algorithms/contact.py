@@ -24,23 +24,24 @@ two bodies of a forest) runs in one pass and gives ``M^-1 (J_a - J_b)^T p`` (GLM
 ``K = J W`` (3, 3) is the change of contact velocity per unit impulse.
 
 **Collision integration** (step 5). Each contact holds its accumulated impulse ``P =
-(P_n, P_t1, P_t2)``; a visit solves ``K dP = v* - v`` for the sticking impulse (target
-normal speed ``v*_n``, zero slip) and keeps it if ``P_n >= 0`` and ``|P_t| <= mu P_n``
-(inside the friction cone: for a single contact the test ``k_x^2 + k_y^2 <= mu^2 k_z^2``
-of GLM/Mirtich). Otherwise it slides: ``|P_t| = mu P_n`` against its slip velocity
-(maximal dissipation) when it slips faster than ``rest_speed``, else along the sticking
-impulse, and the normal impulse is solved again from the normal row with that coupling
-(Baber's correction: the normal row keeps its ``K_nt`` terms). The tangential rows carry a
-small constraint-force mixing (``FRICTION_CFM``): a body resting on several contacts has
-many tangential impulse distributions that hold it, and without it Gauss-Seidel keeps
-internal friction forces that use up the cones (a box on a slope just below ``atan mu``
-creeps). Restitution by Poisson's hypothesis: impacts (approach faster than
-``rest_speed``) are first compressed to zero normal speed, then receive ``e`` times their
-compression impulse, then the sweeps run again to stop what that made approach; for a
-single frictionless or sticking impact this is Stronge's energetic restitution
-(``W_r = -e^2 W_c``) and the normal speed becomes ``-e v_n^-``. Resting contacts are
-micro-collisions with ``e = 0``. Speculative contacts at gap ``d > 0`` may approach at
-``d / h``.
+(P_n, P_t1, P_t2)``. A visit (:func:`_visit`) first solves the normal row for the target
+normal speed ``v*_n`` and clamps ``P_n >= 0``, then the tangential pair for zero slip
+(the 2 x 2 block ``K_tt``) and keeps it if ``|P_t| <= mu P_n`` (sticking: inside Coulomb's
+cone; at convergence, for a single contact, Mirtich's test ``k_x^2 + k_y^2 <= mu^2 k_z^2``).
+Otherwise the contact slides: ``|P_t| = mu P_n`` against its slip velocity (maximal
+dissipation) when it slips faster than ``slip_speed``, else along the sticking impulse
+(its radial projection on the cone). The tangential rows carry a small constraint-force
+mixing (``FRICTION_CFM``): a body resting on several contacts has many tangential impulse
+distributions that hold it, and without it Gauss-Seidel keeps internal friction forces
+that use up the cones (a box on a slope just below ``atan mu`` creeps). Restitution by
+Poisson's hypothesis: impacts (approach faster than ``rest_speed``) are first compressed
+to zero normal speed, then receive ``e`` times their compression impulse, then the sweeps
+run again to stop what that made approach; for a single frictionless or sticking impact
+this is Stronge's energetic restitution (``W_r = -e^2 W_c``) and the normal speed becomes
+``-e v_n^-``. Known limit: where friction couples strongly into the normal (``K_nt``) the
+slip turns during an impact and these sweeps can add kinetic energy (docs/contact.md).
+Resting contacts are micro-collisions with ``e = 0``. Speculative contacts at gap
+``d > 0`` may approach at ``d / h``.
 
 **Many contacts** (GLM Fig. 3, VI): sequential impulses, contacts in detection order,
 warm-started from the last step's impulses of the same contacts (:func:`warm_start`), until
