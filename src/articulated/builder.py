@@ -24,6 +24,7 @@ class _BodySpec:
     mass: float
     com: np.ndarray
     inertia: np.ndarray
+    limits: tuple
     children: list = field(default_factory=list)
 
 
@@ -80,7 +81,8 @@ class ModelBuilder:
 
     def add_body(self, name: str, parent=None, joint: str = "revolute", *, axis=(0.0, 0.0, 1.0),
                  origin_xyz=(0.0, 0.0, 0.0), origin_R=None, mass: float = 1.0,
-                 com=(0.0, 0.0, 0.0), inertia=None, joint_name: str | None = None) -> str:
+                 com=(0.0, 0.0, 0.0), inertia=None, joint_name: str | None = None,
+                 limits=None) -> str:
         """Add a body and the joint that connects it to ``parent``.
 
         Parameters
@@ -96,6 +98,9 @@ class ModelBuilder:
         inertia : (3, 3) float, optional - rotational inertia about the COM in body axes
             [kg m^2]; default ``0.4 m (0.05 m)^2 1_3`` (a 5 cm solid sphere)
         joint_name : str, optional - defaults to ``name + "_joint"``
+        limits : (lower, upper), optional - joint limits [rad or m] of a revolute or prismatic
+            joint (``-inf``/``inf`` or None for a free side); enforced by the simulator with
+            ``limits=True`` (Kokkevis 2004 via GLM IV.B)
 
         Returns the body name. Raises ValueError (naming the body) on bad values.
         """
@@ -132,7 +137,19 @@ class ModelBuilder:
             ax = ax / nrm
         xyz = _as_vec3(origin_xyz, f"body {name!r}: origin_xyz")
         R = np.eye(3) if origin_R is None else _check_rotation(origin_R, f"body {name!r}: origin_R")
-        self._bodies[name] = _BodySpec(name, parent, jt, jname, ax, xyz, R, mass, com, inertia)
+        lim = (-math.inf, math.inf)
+        if limits is not None:
+            if jt not in (JOINT_REVOLUTE, JOINT_PRISMATIC):
+                raise ValueError(f"body {name!r}: only revolute and prismatic joints take limits")
+            try:
+                lo, hi = (float(x) if x is not None else s * math.inf
+                          for x, s in zip(limits, (-1.0, 1.0), strict=True))
+            except (TypeError, ValueError):
+                raise ValueError(f"body {name!r}: limits must be (lower, upper), got {limits!r}") from None
+            if math.isnan(lo) or math.isnan(hi) or lo > hi or lo == math.inf or hi == -math.inf:
+                raise ValueError(f"body {name!r}: limits must satisfy lower <= upper, got {limits!r}")
+            lim = (lo, hi)
+        self._bodies[name] = _BodySpec(name, parent, jt, jname, ax, xyz, R, mass, com, inertia, lim)
         self._joint_names.add(jname)
         return name
 
@@ -253,6 +270,7 @@ class ModelBuilder:
             body_com=np.array([s.com for s in specs]),
             body_I_com=np.array([s.inertia for s in specs]),
             gravity=self.gravity,
+            jnt_range=np.array([s.limits for s in specs]).reshape(-1, 2),
             loop_joints=[dict(lj, body_a=(index[lj["body_a"]] if lj["body_a"] is not None else -1),
                               body_b=(index[lj["body_b"]] if lj["body_b"] is not None else -1))
                          for lj in self._loops],

@@ -224,6 +224,9 @@ class Model:
     jnt_Xtree_E : (nb, 3, 3) float64 - rotation parent body coords -> joint coords
     jnt_Xtree_r : (nb, 3) float64 - joint frame origin in parent body coords [m]
     jnt_qadr, jnt_nq, jnt_vadr, jnt_nv : (nb,) int64 - offsets and sizes in q and qd
+    jnt_range : (nb, 2) float64 - lower and upper joint limit [rad or m] (revolute and
+        prismatic joints only; ``-inf``/``inf``: no limit on that side)
+    jnt_limited : (nb,) bool - the joint has a finite limit on at least one side
     dof_body : (nv,) int64 - body whose joint owns each velocity coordinate
     dof_S : (nv, 6) float64 - motion-subspace column of each dof, body coordinates
     dof_parent : (nv,) int64 - previous dof on the path to the root, -1 at the root
@@ -249,7 +252,7 @@ class Model:
 
     def __init__(self, *, body_name, joint_name, body_parent, jnt_type, jnt_axis,
                  jnt_Xtree_E, jnt_Xtree_r, body_mass, body_com, body_I_com, gravity,
-                 loop_joints=()):
+                 loop_joints=(), jnt_range=None):
         self.body_name = list(body_name)
         self.joint_name = list(joint_name)
         self.body_parent = np.ascontiguousarray(body_parent, dtype=np.int64)
@@ -262,6 +265,11 @@ class Model:
         self.body_I_com = np.ascontiguousarray(body_I_com, dtype=np.float64)
         self.gravity = np.ascontiguousarray(gravity, dtype=np.float64)
         nb = self.nb = len(self.body_parent)
+        if jnt_range is None:
+            jnt_range = np.tile([-np.inf, np.inf], (nb, 1))
+        self.jnt_range = np.ascontiguousarray(jnt_range, dtype=np.float64).reshape(-1, 2) \
+            if nb else np.zeros((0, 2))
+        self.jnt_limited = np.isfinite(self.jnt_range).any(axis=1) if nb else np.zeros(0, bool)
 
         self.jnt_nq = np.array([_JOINT_NQ[t] for t in self.jnt_type], dtype=np.int64)
         self.jnt_nv = np.array([_JOINT_NV[t] for t in self.jnt_type], dtype=np.int64)
@@ -379,6 +387,23 @@ class Model:
             bad = np.flatnonzero(moving & (np.abs(np.linalg.norm(self.jnt_axis, axis=1) - 1) > 1e-9))
             if bad.size:
                 raise ValueError(f"joint {self.joint_name[bad[0]]!r}: axis is not a unit vector")
+        if self.jnt_range.shape != (nb, 2):
+            raise ValueError(f"Model.jnt_range must have shape {(nb, 2)}, got {self.jnt_range.shape}")
+        if nb:
+            lo, hi = self.jnt_range[:, 0], self.jnt_range[:, 1]
+            bad = np.flatnonzero(np.isnan(self.jnt_range).any(axis=1) | (lo == np.inf) | (hi == -np.inf))
+            if bad.size:
+                raise ValueError(f"joint {self.joint_name[bad[0]]!r}: limits {self.jnt_range[bad[0]]} "
+                                 f"are NaN or infinite on the wrong side")
+            bad = np.flatnonzero(lo > hi)
+            if bad.size:
+                raise ValueError(f"joint {self.joint_name[bad[0]]!r}: lower limit {lo[bad[0]]} > "
+                                 f"upper limit {hi[bad[0]]}")
+            limited = np.isfinite(self.jnt_range).any(axis=1)
+            bad = np.flatnonzero(limited & ~np.isin(self.jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC)))
+            if bad.size:
+                raise ValueError(f"joint {self.joint_name[bad[0]]!r}: only revolute and prismatic "
+                                 f"joints take limits ({JOINT_TYPE_NAMES[self.jnt_type[bad[0]]]})")
 
     # ------------------------------------------------------------------ loop joints
     def _init_loops(self, loop_joints):
@@ -602,6 +627,16 @@ class Model:
                     f"{self.quat_qadr[bad[0]] + 4}] has norm {norms[bad[0]]!r}, not 1 "
                     f"(normalize it, e.g. with articulated.normalize)")
         return q
+
+    def check_limits(self, q, tol: float = 0.0) -> None:
+        """ValueError naming the first joint whose coordinate in ``q`` (nq,) lies outside
+        ``jnt_range`` by more than ``tol`` [rad or m]."""
+        for j in np.flatnonzero(self.jnt_limited):
+            x = float(q[self.jnt_qadr[j]])
+            lo, hi = self.jnt_range[j]
+            if not (lo - tol <= x <= hi + tol):
+                raise ValueError(f"joint {self.joint_name[j]!r}: q = {x:.6g} is outside its "
+                                 f"limits [{lo:.6g}, {hi:.6g}]")
 
     def _quat_joint(self, k):
         js = [i for i in range(self.nb) if self.jnt_type[i] in (JOINT_SPHERICAL, JOINT_FREE)]

@@ -201,7 +201,8 @@ def crowd(k: int = 200, spacing: float = 1.0, *, return_configuration: bool = Fa
                   body_parent=parent, jnt_type=tile(t.jnt_type), jnt_axis=tile(t.jnt_axis),
                   jnt_Xtree_E=tile(t.jnt_Xtree_E), jnt_Xtree_r=tile(t.jnt_Xtree_r),
                   body_mass=tile(t.body_mass), body_com=tile(t.body_com),
-                  body_I_com=tile(t.body_I_com), gravity=t.gravity)
+                  body_I_com=tile(t.body_I_com), gravity=t.gravity,
+                  jnt_range=tile(t.jnt_range))
     if return_configuration:
         return model, crowd_configuration(model, spacing)
     return model
