@@ -105,6 +105,67 @@ def test_box_on_incline_sticks_iff_tan_theta_below_mu(dtheta, sticks):
     assert tr.contacts["max_depth"].max() <= 1e-6
 
 
+def _thrown_box(seed):
+    """A box 0.2 x 0.3 x 0.4 m thrown spinning at a plane from 0.6 m, random mu in [0, 2] and
+    e in [0, 1]: the scene where Poisson restitution with Coulomb sweeps gained energy."""
+    rng = np.random.default_rng(seed)
+    m = _free_body(1.0, np.diag([0.004, 0.006, 0.008]))
+    geom = art.CollisionModel(m)
+    geom.add("body", art.Box(size=(0.2, 0.3, 0.4)), mu=rng.uniform(0, 2), e=rng.uniform(0, 1))
+    geom.add_static(art.Plane(normal=(0, 0, 1)), mu=1.0, e=rng.uniform(0, 1))
+    q0 = m.neutral()
+    q0[2] = 0.6
+    qd0 = np.concatenate([rng.normal(scale=5.0, size=3), rng.normal(size=3)])
+    return art.Simulator(m, 1e-3, contacts=geom, q0=q0, qd0=qd0), 1500
+
+
+def _thrown_tree(seed):
+    """A random 8-body tree (free base; revolute, prismatic and spherical joints, limits
+    +-0.4 on the first two kinds) with a random sphere or capsule on every body (mu in
+    [0, 2], e in [0, 1]) thrown at a plane; self-collision on."""
+    m = art.models.random_tree(8, seed=seed, floating_base=True,
+                               joint_types=("revolute", "prismatic", "spherical"))
+    m = m.with_limits(-0.4, 0.4)
+    rng = np.random.default_rng(seed)
+    geom = art.CollisionModel(m)
+    for b in range(m.nb):
+        mat = dict(mu=rng.uniform(0, 2), e=rng.uniform(0, 1))
+        if rng.random() < 0.5:
+            geom.add(b, art.Sphere(radius=rng.uniform(0.03, 0.1)), **mat)
+        else:
+            geom.add(b, art.Capsule(radius=rng.uniform(0.02, 0.06), length=rng.uniform(0.05, 0.2)),
+                     **mat)
+    q0 = m.random_configuration(rng, scale=0.35)
+    lim = m.jnt_qadr[m.jnt_limited]
+    q0[lim] = np.clip(q0[lim], -0.35, 0.35)
+    _, p = art.forward_kinematics(m, q0)
+    geom.add_static(art.Plane(normal=(0, 0, 1), pos=(0, 0, p[:, 2].min() - 0.15)),
+                    mu=rng.uniform(0, 2), e=rng.uniform(0, 1))
+    qd0 = rng.normal(scale=1.0, size=m.nv)
+    qd0[:3] = rng.normal(size=3)
+    qd0[2] = -abs(qd0[2]) - 2.0
+    return art.Simulator(m, 1e-3, contacts=geom, limits=True, q0=q0, qd0=qd0), 800
+
+
+def test_impulses_never_add_kinetic_energy():
+    """No step's contact and limit impulses raise the kinetic energy (relative 1e-12):
+    thrown boxes (6 seeds) and random trees with limits and self-collision (5 seeds), mu
+    in [0, 2], e in [0, 1]. Before the energy safeguard of solve_impulses the boxes gained
+    up to 3x at frictional impacts."""
+    impacts = limits = fallbacks = 0
+    for make, seeds in ((_thrown_box, range(6)), (_thrown_tree, range(5))):
+        for seed in seeds:
+            sim, steps = make(seed)
+            c = sim.run(steps).contacts
+            k = (c["n"] + c["limits"]) > 0
+            gain = (c["ke_after"] - c["ke_before"])[k] / c["ke_before"][k]
+            assert gain.max() <= 1e-12, (make.__name__, seed)
+            impacts += int(c["impacts"].sum())
+            limits += int(c["limits"].sum())
+            fallbacks += int(c["fallback"].sum())
+    assert impacts > 500 and limits > 1000 and fallbacks >= 1
+
+
 # ------------------------------------------------------------------ collision matrix
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_collision_matrix_equals_J_Minv_JT_from_crba(seed):

@@ -628,6 +628,28 @@ class Model:
                     f"(normalize it, e.g. with articulated.normalize)")
         return q
 
+    def with_limits(self, lower, upper, joints=None) -> "Model":
+        """A copy of this model with joint limits ``[lower, upper]`` [rad or m] on ``joints``
+        (names or indices; default every revolute and prismatic joint), the others kept.
+        ``lower``/``upper`` are scalars or one value per joint; ``-inf``/``inf`` removes a
+        side. ValueError naming the joint for a joint of another type or lower > upper."""
+        import copy
+
+        if joints is None:
+            idx = np.flatnonzero(np.isin(self.jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC)))
+        else:
+            idx = np.array([self.joint_id(j) for j in joints], dtype=np.int64)
+        rng = self.jnt_range.copy()
+        rng[idx, 0] = np.broadcast_to(np.asarray(lower, dtype=np.float64), idx.shape)
+        rng[idx, 1] = np.broadcast_to(np.asarray(upper, dtype=np.float64), idx.shape)
+        m = copy.copy(self)
+        m.jnt_range = rng
+        m.jnt_limited = np.isfinite(rng).any(axis=1)
+        m._arrays = {}
+        m._data = {}
+        m._validate_arrays()
+        return m
+
     def check_limits(self, q, tol: float = 0.0) -> None:
         """ValueError naming the first joint whose coordinate in ``q`` (nq,) lies outside
         ``jnt_range`` by more than ``tol`` [rad or m]."""

@@ -82,22 +82,42 @@ ImpulseScratch = namedtuple("ImpulseScratch", ("pA", "F", "w", "da", "fa", "fb",
 ImpulseScratch.__doc__ = """Scratch: ``pA, F, da`` (nb, 6), ``w`` (nv,), ``fa, fb, pa`` (6,)."""
 
 ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "frame", "P", "target", "vn0", "gap",
-                                         "impact", "Pc"))
-ContactRows.__doc__ = """Per contact (capacity ``cap``): ``JT`` (cap, 3, nv) rows of the
-contact Jacobian in the contact frame, ``W`` (cap, 3, nv) ``M^-1 J^T``, ``K`` (cap, 3, 3),
-``frame`` (cap, 3, 3) rows ``n, t1, t2`` (world), ``P`` (cap, 3) accumulated impulse [N s],
-``target`` (cap,) normal speed after the impulse [m/s], ``vn0`` (cap,) normal speed before
-[m/s] (negative: approaching), ``gap`` (cap,) the gap after the step that the position
-projection aims at [m], ``impact`` (cap,) int64: 1 an impact, 2 an impact that closes a gap
-within the step (its ``gap`` is exact, see :func:`contact_rows`), 0 resting; ``Pc``
-(cap, 3) scratch (the compression and restitution impulses)."""
+                                         "impact", "Pc", "mu", "e", "dist", "key", "dof"))
+ContactRows.__doc__ = """The constraint rows of a step: contacts first, then joint limits
+(capacity ``cap``). ``JT`` (cap, 3, nv) rows of the contact Jacobian in the contact frame,
+``W`` (cap, 3, nv) ``M^-1 J^T``, ``K`` (cap, 3, 3), ``frame`` (cap, 3, 3) rows ``n, t1, t2``
+(world; the identity for a limit), ``P`` (cap, 3) accumulated impulse [N s] (a limit: ``P_n``
+[N m s or N s], the tangential parts zero), ``target`` (cap,) normal speed after the impulse
+[m/s], ``vn0`` (cap,) normal speed before [m/s] (negative: approaching), ``gap`` (cap,) the
+gap after the step that the position projection aims at [m], ``impact`` (cap,) int64: 1 an
+impact, 2 an impact that closes a gap within the step (its ``gap`` is exact, see
+:func:`contact_rows`), 0 resting; ``Pc`` (cap, 3) scratch (the compression and restitution
+impulses); ``mu, e, dist`` (cap,) friction, restitution and signed gap [m] (a limit: rad or
+m); ``key`` (cap,) int64 identity across steps (increasing); ``dof`` (cap,) int64 the
+limited dof of a limit row, -1 for a contact. (A joint limit is a frictionless unilateral
+row on one joint velocity, GLM IV.B; the same sweeps solve both.)"""
 
 
 def contact_buffers(cap, nv):
-    """Zeroed :class:`ContactRows` for ``cap`` contacts of a model with ``nv`` dofs."""
+    """Zeroed :class:`ContactRows` for ``cap`` rows of a model with ``nv`` dofs."""
     return ContactRows(np.zeros((cap, 3, nv)), np.zeros((cap, 3, nv)), np.zeros((cap, 3, 3)),
                        np.zeros((cap, 3, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
-                       np.zeros(cap), np.zeros(cap, np.int64), np.zeros((cap, 3)))
+                       np.zeros(cap), np.zeros(cap, np.int64), np.zeros((cap, 3)), np.zeros(cap),
+                       np.zeros(cap), np.zeros(cap), np.zeros(cap, np.int64),
+                       np.full(cap, -1, np.int64))
+
+
+Limits = namedtuple("Limits", ("dof", "qadr", "body", "lo", "hi", "joint"))
+Limits.__doc__ = """The limited joints of a model (``nl`` of them, all 1-dof): ``dof``,
+``qadr``, ``body``, ``joint`` (nl,) int64 their velocity and position index, body and joint
+index; ``lo, hi`` (nl,) float64 the range [rad or m] (``-inf``/``inf``: no limit)."""
+
+
+def model_limits(model):
+    """:class:`Limits` of ``model`` (every joint with ``jnt_limited``)."""
+    j = np.flatnonzero(model.jnt_limited).astype(np.int64)
+    return Limits(model.jnt_vadr[j].copy(), model.jnt_qadr[j].copy(), j.copy(),
+                  model.jnt_range[j, 0].copy(), model.jnt_range[j, 1].copy(), j.copy())
 
 
 def impulse_scratch(nb, nv):
@@ -141,10 +161,12 @@ def _xT(E, r, i, f, out, accumulate):
 
 
 @njit(**KERNEL)
-def impulse_response(im, fac, sc, ba, bb, JT_out, W_out):
+def impulse_response(im, fac, sc, ba, bb, JT_out, W_out, dof=-1, sgn=0.0):
     """``JT_out = J^T p``, ``W_out = M^-1 J^T p`` (nv,) for the impulses ``sc.fa`` on body
     ``ba`` and ``sc.fb`` on body ``bb`` (-1: none), each ``[n; f]`` about the body origin in
-    body coordinates [N m s; N s]. Passes 2-3 of ABA on the step's factorization; O(nb)."""
+    body coordinates [N m s; N s], plus a joint impulse ``sgn`` on velocity index ``dof``
+    (-1: none; its body must be ``ba``, with ``sc.fa`` zero). Passes 2-3 of ABA on the
+    step's factorization; O(nb)."""
     parent, vadr, jnv, S = im.parent, im.vadr, im.jnv, im.S
     pA, F, w, da = sc.pA, sc.F, sc.w, sc.da
     nb = parent.shape[0]
@@ -186,6 +208,9 @@ def impulse_response(im, fac, sc, ba, bb, JT_out, W_out):
             for k in range(6):
                 u -= S[va + r, k] * pA[i, k]
                 t += S[va + r, k] * F[i, k]
+            if va + r == dof:
+                u += sgn
+                t += sgn
             JT_out[va + r] = t
             for k in range(6):
                 pa[k] += fac.UDinv[va + r, k] * u
@@ -239,6 +264,37 @@ def _frame(normal, c, frame):
         frame[c, 2, k] = s[k]
 
 
+@njit(**INLINE)
+def _target(rows, c, vn, h, rest_speed):
+    """Target normal speed, gap aimed at and impact flag of row c (its ``dist`` and ``e``
+    set), from its normal speed ``vn`` before the impulses (see :func:`contact_rows`)."""
+    dist = rows.dist[c]
+    rows.vn0[c] = vn
+    rows.gap[c] = 0.0
+    if vn < -rest_speed and dist + h * vn < 0.0:  # an impact within this step
+        rows.target[c] = 0.0  # compression; restitution in solve_impulses
+        rows.impact[c] = 1
+        if dist > 0.0:  # it closes the gap at tau = dist / |vn|, then rebounds
+            rows.gap[c] = rows.e[c] * (-h * vn - dist)
+            rows.impact[c] = 2
+    else:  # resting, or a speculative row: approach by at most the gap
+        rows.target[c] = -max(dist, 0.0) / h
+        rows.impact[c] = 0
+    for d in range(3):
+        rows.P[c, d] = 0.0
+
+
+@njit(**INLINE)
+def _K(rows, c, nv):
+    """``K = J W`` of row c."""
+    for d1 in range(3):
+        for d2 in range(3):
+            s = 0.0
+            for k in range(nv):
+                s += rows.JT[c, d1, k] * rows.W[c, d2, k]
+            rows.K[c, d1, d2] = s
+
+
 @njit(**KERNEL)
 def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
     """``J^T``, ``W``, ``K``, the frame, the targets and zero impulses of contacts
@@ -252,6 +308,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
     places it at the gap ``e (h |v_n^-| - d)`` it has after rebounding for ``h - tau`` (a
     time-of-impact correction: without it a ball would rebound from up to ``|v| h`` above
     the floor). Other contacts may approach by at most their gap: ``-max(d, 0) / h``."""
+    nv = qd.shape[0]
     for c in range(nc):
         _frame(con.normal, c, rows.frame)
         ba = con.body[c, 0]
@@ -264,39 +321,86 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
             if bb >= 0:
                 _body_impulse(fac.oE, fac.op, bb, x, u, -1.0, sc.fb)
             impulse_response(im, fac, sc, ba, bb, rows.JT[c, d], rows.W[c, d])
-        for d1 in range(3):
-            for d2 in range(3):
-                s = 0.0
-                for k in range(qd.shape[0]):
-                    s += rows.JT[c, d1, k] * rows.W[c, d2, k]
-                rows.K[c, d1, d2] = s
+        _K(rows, c, nv)
         vn = 0.0
-        for k in range(qd.shape[0]):
+        for k in range(nv):
             vn += rows.JT[c, 0, k] * qd[k]
-        dist = con.dist[c]
-        rows.vn0[c] = vn
-        rows.gap[c] = 0.0
-        if vn < -rest_speed and dist + h * vn < 0.0:  # an impact within this step
-            rows.target[c] = 0.0  # compression; restitution in solve_impulses
-            rows.impact[c] = 1
-            if dist > 0.0:  # it closes the gap at tau = dist / |vn|, then rebounds
-                rows.gap[c] = con.e[c] * (-h * vn - dist)
-                rows.impact[c] = 2
-        else:  # resting, or a speculative contact: approach by at most the gap
-            rows.target[c] = -max(dist, 0.0) / h
-            rows.impact[c] = 0
-        for d in range(3):
-            rows.P[c, d] = 0.0
+        rows.mu[c] = con.mu[c]
+        rows.e[c] = con.e[c]
+        rows.dist[c] = con.dist[c]
+        rows.key[c] = con.key[c]
+        rows.dof[c] = -1
+        _target(rows, c, vn, h, rest_speed)
+
+
+@njit(**KERNEL)
+def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, present):
+    """Append the rows of the joint limits that may be reached within the step (GLM IV.B,
+    Kokkevis 2004) at rows ``n0, n0+1, ...``; returns the number appended.
+
+    A limit ``lo <= q_k`` (``q_k <= hi``) is the unilateral row ``s qd_k`` with ``s = 1``
+    (``-1``), gap ``d = s (q_k - lo)`` (``s (hi - q_k)``...), so its impulse is a joint impulse
+    ``s j`` and ``K = (M^-1)_kk`` (one test impulse on the hybrid body). It enters when
+    ``min(d, d + s dv_k) <= 0`` for the predicted displacement ``dv`` (nv,) of the step
+    (speculative: ``h qd*`` first; the caller calls again with the displacement after the
+    impulses and the position projection, which move the other joints too) and is solved
+    with the contacts; its target and impact state come from ``qd`` (nv,), the velocity
+    before the impulses: a single impact with restitution ``e`` gets ``j = -(1 + e) s qd_k /
+    (M^-1)_kk`` (Kokkevis). Keys: ``key0 + 2 l + side``. ``present`` (2 nl,) int64 marks the
+    rows already there (zero it for a new step)."""
+    nv = qd.shape[0]
+    n = n0
+    for l in range(lim.dof.shape[0]):
+        k = lim.dof[l]
+        x = q[lim.qadr[l]]
+        for side in range(2):
+            s = 1.0 if side == 0 else -1.0
+            d = x - lim.lo[l] if side == 0 else lim.hi[l] - x
+            if present[2 * l + side] or not min(d, d + s * dv[k]) <= 0.0:
+                continue  # (also skips the infinite sides)
+            present[2 * l + side] = 1
+            c = n
+            n += 1
+            for a in range(3):
+                for b in range(3):
+                    rows.frame[c, a, b] = 1.0 if a == b else 0.0
+            for r in range(1, 3):
+                for m in range(nv):
+                    rows.JT[c, r, m] = 0.0
+                    rows.W[c, r, m] = 0.0
+            for m in range(6):
+                sc.fa[m] = 0.0
+            impulse_response(im, fac, sc, lim.body[l], -1, rows.JT[c, 0], rows.W[c, 0], k, s)
+            _K(rows, c, nv)
+            rows.mu[c] = 0.0
+            rows.e[c] = e
+            rows.dist[c] = d
+            rows.key[c] = key0 + 2 * l + side
+            rows.dof[c] = k
+            _target(rows, c, s * qd[k], h, rest_speed)
+    return n - n0
 
 
 @njit(**INLINE)
-def _visit(rows, c, mu, qd, slip, target):
-    """One Gauss-Seidel visit of contact c: the normal row, then the tangential pair, each
-    on its accumulated impulse and projected (``P_n >= 0``; ``|P_t| <= mu P_n``); the change
+def _visit(rows, c, qd, slip, monotone):
+    """One Gauss-Seidel visit of row c: the normal row, then the tangential pair, each on
+    its accumulated impulse and projected (``P_n >= 0``; ``|P_t| <= mu P_n``); the change
     is applied to ``qd``. Returns ``(|dP|, state)`` with state 0 separating, 1 sticking,
-    2 sliding."""
+    2 sliding.
+
+    With ``monotone`` the visit ends with an exact line search of its energy on the segment
+    to that candidate: the sweeps then never increase ``E(P) = T(qd(P)) - sum target_c
+    P_n,c + 1/2 sum r_c |P_t,c|^2`` (``T`` the kinetic energy, ``r`` the friction rows'
+    mixing), since a visit changes ``E`` by ``g.dP + 1/2 dP^T (K + R) dP`` (``g`` its
+    gradient), so sweeps from zero impulses never raise the kinetic energy (``target <=
+    0``). Coulomb's friction (against the slip after the normal impulse) is not the
+    minimizer of ``E`` over the cone (that would make sliding contacts lift off at
+    ``v_n = mu |v_t|``), which is why this is the fallback of :func:`solve_impulses`,
+    not the default."""
     nv = qd.shape[0]
     K = rows.K
+    mu = rows.mu[c]
+    target = rows.target[c]
     v0 = 0.0
     v1 = 0.0
     v2 = 0.0
@@ -310,33 +414,33 @@ def _visit(rows, c, mu, qd, slip, target):
     if n_new < 0.0:
         n_new = 0.0
     dn = n_new - Pn
-    v1 += K[c, 1, 0] * dn
-    v2 += K[c, 2, 0] * dn
+    w1 = v1 + K[c, 1, 0] * dn
+    w2 = v2 + K[c, 2, 0] * dn
     # tangential pair: the sticking impulse (zero slip) if inside the cone, else slide
     t1 = 0.0
     t2 = 0.0
     state = 0 if n_new == 0.0 else 1
     lim = mu * n_new
+    r1 = FRICTION_CFM * K[c, 1, 1]
+    r2 = FRICTION_CFM * K[c, 2, 2]
     if lim > 0.0:
         # the pair's rows with constraint-force mixing: (K_tt + r D) P_t = K_tt P_t - v_t,
         # D = diag K_tt; it picks the smallest tangential impulses among the many that hold
         # a body with several contacts (no internal friction forces that would use up the
         # cones), at a slip of r D P_t (~1e-3 of the velocity the impulse removes)
-        r1 = FRICTION_CFM * K[c, 1, 1]
-        r2 = FRICTION_CFM * K[c, 2, 2]
         a11, a12, a22 = K[c, 1, 1] + r1, K[c, 1, 2], K[c, 2, 2] + r2
         det = a11 * a22 - a12 * a12
         if det > 0.0:
-            b1 = v1 + r1 * Pt1
-            b2 = v2 + r2 * Pt2
+            b1 = w1 + r1 * Pt1
+            b2 = w2 + r2 * Pt2
             t1 = Pt1 - (a22 * b1 - a12 * b2) / det
             t2 = Pt2 - (a11 * b2 - a12 * b1) / det
         tt = math.sqrt(t1 * t1 + t2 * t2)
         if tt > lim:
-            vt = math.sqrt(v1 * v1 + v2 * v2)
+            vt = math.sqrt(w1 * w1 + w2 * w2)
             if vt > slip:  # sliding: against the slip (maximal dissipation)
-                t1 = -lim * v1 / vt
-                t2 = -lim * v2 / vt
+                t1 = -lim * w1 / vt
+                t2 = -lim * w2 / vt
             else:  # at the cone's edge: radial projection of the sticking impulse
                 t1 *= lim / tt
                 t2 *= lim / tt
@@ -344,24 +448,67 @@ def _visit(rows, c, mu, qd, slip, target):
     d0 = dn
     d1 = t1 - Pt1
     d2 = t2 - Pt2
-    rows.P[c, 0] = n_new
-    rows.P[c, 1] = t1
-    rows.P[c, 2] = t2
+    if monotone:
+        d0, d1, d2, state = _line_search(K, c, v0 - target, v1, v2, Pn, Pt1, Pt2, d0, d1, d2,
+                                         r1, r2, lim, n_new, state)
+    rows.P[c, 0] = Pn + d0
+    rows.P[c, 1] = Pt1 + d1
+    rows.P[c, 2] = Pt2 + d2
     for k in range(nv):
         qd[k] += rows.W[c, 0, k] * d0 + rows.W[c, 1, k] * d1 + rows.W[c, 2, k] * d2
     return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2), state
 
 
+@njit(**INLINE)
+def _line_search(K, c, g0, v1, v2, Pn, Pt1, Pt2, d0, d1, d2, r1, r2, lim, n_new, state):
+    """The step of :func:`_visit` toward its candidate ``P + d`` shortened to the minimum
+    of its energy change on the segment, or replaced by the normal step alone (the
+    tangential impulse scaled into the new cone) where that lowers the energy more."""
+    g1 = v1 + r1 * Pt1
+    g2 = v2 + r2 * Pt2
+    dn = d0
+    slope = g0 * d0 + g1 * d1 + g2 * d2
+    Kd0 = K[c, 0, 0] * d0 + K[c, 0, 1] * d1 + K[c, 0, 2] * d2
+    Kd1 = K[c, 1, 0] * d0 + (K[c, 1, 1] + r1) * d1 + K[c, 1, 2] * d2
+    Kd2 = K[c, 2, 0] * d0 + K[c, 2, 1] * d1 + (K[c, 2, 2] + r2) * d2
+    curv = d0 * Kd0 + d1 * Kd1 + d2 * Kd2
+    step = 1.0
+    if slope >= 0.0:
+        step = 0.0
+    elif curv > 0.0 and -slope < curv:
+        step = -slope / curv
+    if step < 1.0:  # the candidate overshoots: a normal step alone may do better
+        e1 = d0 * g0 + 0.5 * d0 * d0 * K[c, 0, 0]  # energy change of the normal step
+        tt = math.sqrt(Pt1 * Pt1 + Pt2 * Pt2)
+        sc = min(1.0, lim / tt) if tt > 0.0 else 1.0  # keep P_t in the new cone
+        f1 = Pt1 * (sc - 1.0)
+        f2 = Pt2 * (sc - 1.0)
+        en = (e1 + g1 * f1 + g2 * f2 + d0 * (K[c, 1, 0] * f1 + K[c, 2, 0] * f2)
+              + 0.5 * (f1 * (K[c, 1, 1] + r1) * f1 + 2.0 * f1 * K[c, 1, 2] * f2
+                       + f2 * (K[c, 2, 2] + r2) * f2))
+        ec = step * slope + 0.5 * step * step * curv
+        if en < ec and en <= 0.0:
+            step = 1.0
+            d1 = f1
+            d2 = f2
+            state = 0 if n_new == 0.0 else 2
+        else:
+            d0 *= step
+            d1 *= step
+            d2 *= step
+    return d0, d1, d2, state
+
+
 @njit(**KERNEL)
-def _sweeps(rows, con, nc, qd, tol, sweeps, slip, states):
-    """Gauss-Seidel sweeps over contacts ``0..nc-1`` toward their ``rows.target`` normal
+def _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone):
+    """Gauss-Seidel sweeps over rows ``0..nc-1`` toward their ``rows.target`` normal
     speeds, on the accumulators ``rows.P``."""
     done = 0
     for s in range(sweeps):
         big = 0.0
         change = 0.0
         for c in range(nc):
-            dP, st = _visit(rows, c, con.mu[c], qd, slip, rows.target[c])
+            dP, st = _visit(rows, c, qd, slip, monotone)
             states[c] = st
             change = max(change, dP)
             big = max(big, abs(rows.P[c, 0]))
@@ -371,36 +518,63 @@ def _sweeps(rows, con, nc, qd, tol, sweeps, slip, states):
     return done
 
 
-@njit(**KERNEL)
-def solve_impulses(rows, con, nc, qd, tol, sweeps, slip, states):
-    """Sequential impulses over contacts ``0..nc-1``, ``qd`` (nv,) updated in place:
-
-    1. compression: sweeps until the largest change of an accumulated impulse is below
-       ``tol`` times the largest impulse, or ``sweeps``; impacts aim at zero normal speed;
-    2. restitution (Poisson's hypothesis): each impact gets ``e`` times its compression
-       impulse (normal and friction, so it stays in the cone) on top, then the compression
-       sweeps run again from fresh accumulators to stop what that made approach.
-
-    For one frictionless or sticking impact this is Stronge's energetic restitution
-    (``W_r = -e^2 W_c``, normal speed ``-e v_n^-``) and cannot add energy. A contact
-    outside its cone slides against its slip velocity when that exceeds ``slip`` [m/s].
-    ``states`` (nc,) receives each contact's state (0 separating, 1 sticking, 2 sliding).
-    Returns the sweeps run."""
-    done = _sweeps(rows, con, nc, qd, tol, sweeps, slip, states)
-    kicks = 0
-    nv = qd.shape[0]
+@njit(**INLINE)
+def _work(rows, nc, P, qa, qb):
+    """``sum_c P_c . J_c (qa + qb) / 2``: the kinetic energy gained from ``qa`` to ``qb``
+    when ``qb - qa = sum_c W_c P_c`` (since ``M W_c = J_c^T``); and ``sum |P_c . J_c qa|``."""
+    s = 0.0
+    a = 0.0
     for c in range(nc):
-        e = con.e[c] if rows.impact[c] != 0 else 0.0
-        if e > 0.0:
-            for k in range(nv):
-                qd[k] += e * (rows.W[c, 0, k] * rows.P[c, 0] + rows.W[c, 1, k] * rows.P[c, 1]
-                              + rows.W[c, 2, k] * rows.P[c, 2])
-            kicks += 1
         for d in range(3):
-            rows.Pc[c, d] = (1.0 + e) * rows.P[c, d]
+            x = 0.0
+            y = 0.0
+            for k in range(qa.shape[0]):
+                x += rows.JT[c, d, k] * qa[k]
+                y += rows.JT[c, d, k] * qb[k]
+            s += 0.5 * P[c, d] * (x + y)
+            a += abs(P[c, d] * x)
+    return s, a
+
+
+@njit(**KERNEL)
+def _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, monotone):
+    """One solve from the current accumulators (see :func:`solve_impulses`)."""
+    done = _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone)
+    nv = qd.shape[0]
+    # restitution kick k_c = e_c P_c of the impacts; its energy change is s a + s^2 b / 2
+    kicks = 0
+    for k in range(nv):
+        work[k] = 0.0
+    for c in range(nc):
+        e = rows.e[c] if rows.impact[c] != 0 else 0.0
+        for d in range(3):
+            rows.Pc[c, d] = e * rows.P[c, d]
+        if e > 0.0:
+            kicks += 1
+            for k in range(nv):
+                work[k] += (rows.W[c, 0, k] * rows.Pc[c, 0] + rows.W[c, 1, k] * rows.Pc[c, 1]
+                            + rows.W[c, 2, k] * rows.Pc[c, 2])
+    s = 0.0
+    if kicks:
+        # the energy the compression removed (T(qd0) - T(qd)) bounds what the kick may add
+        gain, _ = _work(rows, nc, rows.P, qd0, qd)
+        a, _ = _work(rows, nc, rows.Pc, qd, qd)
+        b, _ = _work(rows, nc, rows.Pc, work, work)  # kick^T J M^-1 J^T kick
+        D = -gain
+        s = 1.0
+        if a + 0.5 * b > D:
+            disc = a * a + 2.0 * b * D
+            s = 0.0
+            if b > 0.0 and disc >= 0.0:
+                s = min(1.0, max(0.0, (-a + math.sqrt(disc)) / b))
+        for k in range(nv):
+            qd[k] += s * work[k]
+    for c in range(nc):
+        for d in range(3):
+            rows.Pc[c, d] = rows.P[c, d] + s * rows.Pc[c, d]
             rows.P[c, d] = 0.0
     if kicks:
-        done += _sweeps(rows, con, nc, qd, tol, sweeps, slip, states)
+        done += _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone)
     for c in range(nc):
         for d in range(3):
             rows.P[c, d] += rows.Pc[c, d]
@@ -408,18 +582,57 @@ def solve_impulses(rows, con, nc, qd, tol, sweeps, slip, states):
 
 
 @njit(**KERNEL)
-def warm_start(rows, con, nc, prev_key, prev_P, n_prev, qd, mu_scale):
-    """Start contacts ``0..nc-1`` from the impulses of the last step: a contact whose key
-    (same pair, same feature) was there takes that world impulse ``prev_P`` (n_prev, 3),
-    expressed in its new frame and projected on its friction cone; ``qd`` receives
-    ``W P``. Both key lists are increasing: a merge, O(nc + n_prev). Returns the number
-    warm-started. (Warm starting: the Gauss-Seidel sweeps then go on converging from step
-    to step, which resting stacks and sticking on slopes need.)"""
+def solve_impulses(rows, nc, qd, qd0, work, tol, sweeps, slip, states):
+    """Sequential impulses over rows ``0..nc-1``, ``qd`` (nv,) updated in place from the
+    accumulators ``rows.P`` (zero, or warm-started: then ``qd = qd0 + sum W_c P_c``):
+
+    1. compression: sweeps (:func:`_visit`) until the largest change of an accumulated
+       impulse is below ``tol`` times the largest impulse, or ``sweeps``; impacts aim at
+       zero normal speed;
+    2. restitution (Poisson's hypothesis): each impact gets ``e`` times its compression
+       impulse (normal and friction, so it stays in the cone) on top, scaled down if needed
+       so that the kinetic energy stays below its value before the compression; then the
+       compression sweeps run again from fresh accumulators to stop what that made approach.
+
+    For one frictionless or sticking impact this is Stronge's energetic restitution
+    (``W_r = -e^2 W_c``, normal speed ``-e v_n^-``) and the scaling is not needed.
+
+    Energy: the kinetic energy an impulse adds is exactly ``sum_c P_c . J_c (qd0 + qd) / 2``
+    (since ``M W_c = J_c^T``). Coulomb's visits are not guaranteed to lower it (where
+    friction couples into the normal and the slip turns during an impact, GS can feed
+    energy in); a solve that ends with more kinetic energy than ``qd0`` had is discarded
+    and repeated from zero impulses with the energy-monotone visits, so the impulses of a
+    step never add kinetic energy. A contact outside its cone slides against its slip
+    velocity when that exceeds ``slip`` [m/s]. ``qd0`` (nv,) the velocity before any
+    impulse, ``work`` (nv,) scratch; ``states`` (nc,) receives each row's state (0
+    separating, 1 sticking, 2 sliding). Returns ``(sweeps run, fallback)`` with fallback 1
+    when the monotone solve was needed."""
+    done = _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, False)
+    gain, scale = _work(rows, nc, rows.P, qd0, qd)
+    if gain <= 1e-13 * scale:
+        return done, 0
+    for k in range(qd.shape[0]):
+        qd[k] = qd0[k]
+    for c in range(nc):
+        for d in range(3):
+            rows.P[c, d] = 0.0
+    done += _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, True)
+    return done, 1
+
+
+@njit(**KERNEL)
+def warm_start(rows, nc, prev_key, prev_P, n_prev, qd, mu_scale):
+    """Start rows ``0..nc-1`` from the impulses of the last step: a row whose key (same
+    pair and feature, or same limit) was there takes that world impulse ``prev_P``
+    (n_prev, 3), expressed in its new frame and projected on its friction cone; ``qd``
+    receives ``W P``. Both key lists are increasing: a merge, O(nc + n_prev). Returns the
+    number warm-started. (Warm starting: the Gauss-Seidel sweeps then go on converging from
+    step to step, which resting stacks and sticking on slopes need.)"""
     j = 0
     hits = 0
     nv = qd.shape[0]
     for c in range(nc):
-        key = con.key[c]
+        key = rows.key[c]
         while j < n_prev and prev_key[j] < key:
             j += 1
         if j >= n_prev or prev_key[j] != key:
@@ -434,10 +647,10 @@ def warm_start(rows, con, nc, prev_key, prev_P, n_prev, qd, mu_scale):
         t2 = (rows.frame[c, 2, 0] * prev_P[j, 0] + rows.frame[c, 2, 1] * prev_P[j, 1]
               + rows.frame[c, 2, 2] * prev_P[j, 2])
         tt = math.sqrt(t1 * t1 + t2 * t2)
-        lim = con.mu[c] * Pn
+        lim = rows.mu[c] * Pn
         if tt > lim:
-            t1 *= lim / tt
-            t2 *= lim / tt
+            t1 = t1 * lim / tt
+            t2 = t2 * lim / tt
         P = (Pn * mu_scale, t1 * mu_scale, t2 * mu_scale)
         for d in range(3):
             rows.P[c, d] = P[d]
@@ -448,20 +661,20 @@ def warm_start(rows, con, nc, prev_key, prev_P, n_prev, qd, mu_scale):
 
 
 @njit(**KERNEL)
-def save_impulses(rows, con, nc, prev_key, prev_P):
-    """Keep the keys and world impulses ``F^T P`` of contacts ``0..nc-1`` for
+def save_impulses(rows, nc, prev_key, prev_P):
+    """Keep the keys and world impulses ``F^T P`` of rows ``0..nc-1`` for
     :func:`warm_start` of the next step."""
     for c in range(nc):
-        prev_key[c] = con.key[c]
+        prev_key[c] = rows.key[c]
         for k in range(3):
             prev_P[c, k] = (rows.frame[c, 0, k] * rows.P[c, 0] + rows.frame[c, 1, k] * rows.P[c, 1]
                             + rows.frame[c, 2, k] * rows.P[c, 2])
 
 
 @njit(**KERNEL)
-def project_positions(rows, con, nc, qd, h, sweeps, lam, dq):
+def project_positions(rows, nc, qd, h, sweeps, lam, dq):
     """Post-stabilization (Cline & Pai 2003): ``dq`` (nv,) with ``J_n dq >= gap* - (d + h
-    v_n)`` for every contact (its gap after the step predicted from the new ``qd``, against
+    v_n)`` for every row (its gap after the step predicted from the new ``qd``, against
     the aimed ``rows.gap``; ``=`` for the impacts inside the step), by sequential projection
     on the normal rows, ``lambda >= 0`` except for those exact rows (``lam`` (nc,) scratch).
     Returns the largest predicted depth before the projection [m]."""
@@ -475,7 +688,7 @@ def project_positions(rows, con, nc, qd, h, sweeps, lam, dq):
         vn = 0.0
         for k in range(nv):
             vn += rows.JT[c, 0, k] * qd[k]
-        g = con.dist[c] + h * vn
+        g = rows.dist[c] + h * vn
         worst = min(worst, g)
         if g < rows.gap[c] or rows.impact[c] == 2:
             needed = True
@@ -486,7 +699,7 @@ def project_positions(rows, con, nc, qd, h, sweeps, lam, dq):
         for c in range(nc):
             if rows.K[c, 0, 0] <= 0.0:
                 continue
-            g = con.dist[c] - rows.gap[c]
+            g = rows.dist[c] - rows.gap[c]
             for k in range(nv):
                 g += rows.JT[c, 0, k] * (h * qd[k] + dq[k])
             new = lam[c] - g / rows.K[c, 0, 0]
@@ -501,6 +714,7 @@ def project_positions(rows, con, nc, qd, h, sweeps, lam, dq):
         if change <= 1e-12:
             break
     return -worst
+
 
 
 # ----------------------------------------------------------------------- public API

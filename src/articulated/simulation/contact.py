@@ -11,9 +11,11 @@ Per step of size ``h`` from ``(q, qd)``:
 2. ``qd* = qd + h qdd`` (semi-implicit Euler);
 3. contacts at ``q`` with speculative margins from the velocities ``qd*``
    (:mod:`articulated.algorithms.collision`);
-4. impulses: ``K`` per contact, sequential impulses with friction and restitution
+4. joint limits that the step could cross become frictionless unilateral rows (GLM IV.B,
+   Kokkevis 2004), solved with the contacts;
+5. impulses: ``K`` per row, sequential impulses with friction and restitution
    (:mod:`articulated.algorithms.contact`) give ``qd+``;
-5. ``q+ = q (+) (h qd+ + dq)`` with ``dq`` the post-stabilization of the predicted depths.
+6. ``q+ = q (+) (h qd+ + dq)`` with ``dq`` the post-stabilization of the predicted depths.
 
 Statistics of every step (``CONTACT_STATS``) are recorded into
 :attr:`Trajectory.contacts <articulated.simulation.trajectory.Trajectory.contacts>`.
@@ -29,25 +31,28 @@ import numpy as np
 from ..algorithms.aba import aba_kernel
 from ..algorithms.collision import Detector
 from ..algorithms.contact import (Factor, ImpulseModel, contact_buffers, contact_rows,
-                                  impulse_scratch, project_positions, save_impulses,
-                                  solve_impulses, warm_start)
+                                  impulse_scratch, limit_rows, model_limits, project_positions,
+                                  save_impulses, solve_impulses, warm_start)
 from ..algorithms.kinematics import _energy_kernel, _velocities_kernel, _world_poses_kernel
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..geometry import SHAPE_NAMES, CollisionModel
 
 CONTACT_STATS = np.dtype([
-    ("n", np.int64), ("impacts", np.int64), ("sticking", np.int64), ("sliding", np.int64),
-    ("sweeps", np.int64), ("max_depth", np.float64), ("approach_speed", np.float64),
+    ("n", np.int64), ("limits", np.int64), ("impacts", np.int64), ("sticking", np.int64),
+    ("sliding", np.int64),
+    ("sweeps", np.int64), ("fallback", np.int64), ("max_depth", np.float64), ("approach_speed", np.float64),
     ("ke_before", np.float64), ("ke_after", np.float64), ("detect_time", np.float64),
     ("response_time", np.float64)])
-"""Per step: contacts, impacts (approach faster than ``rest_speed``), contacts sticking and
-sliding after the solve, sweeps, largest depth at detection [m], fastest approach [m/s],
+"""Per step: contacts, joint-limit rows, impacts (approach faster than ``rest_speed``; contacts
+and limits), contacts sticking and sliding after the solve, sweeps, 1 if the solve fell
+back to energy-monotone visits (:func:`~articulated.algorithms.contact.solve_impulses`), largest depth at
+detection [m] (contacts), fastest approach [m/s] (contacts),
 kinetic energy before and after the impulses [J], wall time of detection and of the
 response [s]."""
 
 DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_sweeps=20,
                 allow_initial_penetration=False, depth_tol=1e-4, capacity=64, warm_start=True,
-                slip_speed=None)
+                slip_speed=None, limit_e=0.0)
 
 
 class ContactStepper:
@@ -56,8 +61,9 @@ class ContactStepper:
     Parameters
     ----------
     model : Model
-    geom : CollisionModel - of this model
+    geom : CollisionModel or None - of this model (None: joint limits only)
     dt : float - the step [s]
+    limits : bool - enforce the model's joint limits (``jnt_range``; default False)
     tol : float - relative change of the impulses at which the sweeps stop (default 1e-6)
     sweeps : int - most sequential-impulse sweeps per step (default 50)
     rest_speed : float - approach speed [m/s] below which a contact is resting (``e = 0``);
@@ -71,6 +77,7 @@ class ContactStepper:
     slip_speed : float - slip [m/s] above which a contact outside its friction cone slides
         against its slip velocity (below it: along its sticking impulse); default
         ``rest_speed``
+    limit_e : float - restitution of the joint limits, in [0, 1] (default 0)
 
     Raises
     ------
@@ -78,10 +85,10 @@ class ContactStepper:
         ``sweeps``, ``rest_speed``, a pair without a narrow phase.
     """
 
-    def __init__(self, model, geom, dt, **options):
-        if not isinstance(geom, CollisionModel):
+    def __init__(self, model, geom, dt, limits=False, **options):
+        if geom is not None and not isinstance(geom, CollisionModel):
             raise TypeError(f"contacts must be an articulated.CollisionModel, got {type(geom).__name__}")
-        if geom.model is not model:
+        if geom is not None and geom.model is not model:
             raise ValueError("the CollisionModel was built for another model")
         unknown = set(options) - set(DEFAULTS)
         if unknown:
@@ -99,21 +106,32 @@ class ContactStepper:
         for key in ("sweeps", "project_sweeps"):
             if int(o[key]) < 1:
                 raise ValueError(f"contact option {key} must be >= 1, got {o[key]}")
+        if not (0.0 <= float(o["limit_e"]) <= 1.0):
+            raise ValueError(f"contact option limit_e must be in [0, 1], got {o['limit_e']}")
         self.options = o
         self.model = model
         self.geom = geom
         self.dt = float(dt)
-        self.detector = Detector(geom, int(o["capacity"]))
+        self.detector = Detector(geom, int(o["capacity"])) if geom is not None else None
+        self.limits = model_limits(model) if limits else model_limits(model)._replace(
+            dof=np.zeros(0, np.int64))
+        if limits and not model.jnt_limited.any():
+            raise ValueError("limits=True, but no joint of the model has limits (jnt_range)")
+        # limit keys follow the contact keys (16 per shape pair)
+        self.key0 = 16 * (len(geom.arrays()["pairs"]) if geom is not None else 0)
         d = self.data = model.data()
         ma = self.ma = model.arrays()
         self.im = ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S)
         self.fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
         nb, nv = model.nb, model.nv
         self.sc = impulse_scratch(nb, nv)
-        self._grow(self.detector.out.dist.shape[0])
+        self._grow((self.detector.out.dist.shape[0] if self.detector else 0)
+                   + 2 * len(self.limits.dof))
         self.n_prev = 0
         self.dq = np.zeros(nv)
         self.qd_star = np.zeros(nv)
+        self.work = np.zeros(nv)
+        self.present = np.zeros(2 * len(self.limits.dof), np.int64)
         self.step_v = np.zeros(nv)
         self.last = np.zeros((), CONTACT_STATS)
 
@@ -134,8 +152,11 @@ class ContactStepper:
 
     def check_initial(self, q):
         """ValueError naming the shapes and bodies if shapes overlap deeper than
-        ``depth_tol`` at ``q`` (unless ``allow_initial_penetration``)."""
-        if self.options["allow_initial_penetration"]:
+        ``depth_tol`` at ``q`` (unless ``allow_initial_penetration``), or naming the joint
+        if ``q`` is outside a joint's limits by more than ``depth_tol``."""
+        if len(self.limits.dof):
+            self.model.check_limits(q, self.options["depth_tol"])
+        if self.options["allow_initial_penetration"] or self.detector is None:
             return
         d = self.data
         _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
@@ -154,6 +175,18 @@ class ContactStepper:
         b = int(A["body"][g])
         where = "the world" if b < 0 else f"body {self.model.body_name[b]!r}"
         return f"shape {g} ({SHAPE_NAMES[int(A['kind'][g])]} on {where})"
+
+    def _limit_rows(self, q, qd, dv, n0, again):
+        """Rows of the limits reachable within the step's displacement ``dv`` (nv,) (see
+        :func:`~articulated.algorithms.contact.limit_rows`), appended at ``n0``; ``again``:
+        keep the rows already added this step. Returns their number."""
+        if not len(self.limits.dof):
+            return 0
+        if not again:
+            self.present[:] = 0
+        return limit_rows(self.im, self.fac, self.sc, self.limits, q, qd, dv, self.dt,
+                          float(self.options["rest_speed"]), float(self.options["limit_e"]),
+                          self.key0, self.rows, n0, self.present)
 
     def _kinetic(self, q, qd):
         d = self.data
@@ -175,8 +208,10 @@ class ContactStepper:
         np.add(qd, h * d.qdd, out=qs)
         t0 = time.perf_counter()
         _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
-        _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
-        n = self.detector.detect(d.oE, d.op, d.v, h)
+        n = 0
+        if self.detector is not None:
+            _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
+            n = self.detector.detect(d.oE, d.op, d.v, h)
         t1 = time.perf_counter()
         st = self.last
         st["n"] = n
@@ -184,41 +219,60 @@ class ContactStepper:
         qd1 = qs.copy()
         dq = self.dq
         dq[:] = 0.0
+        if n + 2 * len(self.limits.dof) > self.rows.P.shape[0]:
+            self._prev_P_old = self.prev_P
+            self._grow(2 * (n + 2 * len(self.limits.dof)))
+        rows = self.rows
         if n:
-            if n > self.rows.P.shape[0]:
-                self._prev_P_old = self.prev_P
-                self._grow(2 * n)
-            con = self.detector.out
+            contact_rows(self.im, self.fac, self.sc, self.detector.out, n, qs, h,
+                         float(o["rest_speed"]), rows)
+        v = self.step_v
+        np.multiply(qs, h, out=v)
+        nl = self._limit_rows(q, qs, v, n, 0)
+        nr = n + nl
+        if nr:
             st["ke_before"] = self._kinetic(q, qs)
-            contact_rows(self.im, self.fac, self.sc, con, n, qs, h, float(o["rest_speed"]),
-                         self.rows)
-            if o["warm_start"] and self.n_prev:
-                warm_start(self.rows, con, n, self.prev_key, self.prev_P, self.n_prev, qd1, 1.0)
-            sweeps = solve_impulses(self.rows, con, n, qd1, float(o["tol"]), int(o["sweeps"]),
-                                    float(o["slip_speed"]), self.states)
+            sweeps, fallback = 0, 0
+            for _ in range(len(self.limits.dof) + 1):
+                qd1[:] = qs
+                rows.P[:nr] = 0.0
+                if o["warm_start"] and self.n_prev:
+                    warm_start(rows, nr, self.prev_key, self.prev_P, self.n_prev, qd1, 1.0)
+                s1, f1 = solve_impulses(rows, nr, qd1, qs, self.work, float(o["tol"]),
+                                        int(o["sweeps"]), float(o["slip_speed"]), self.states)
+                sweeps += s1
+                fallback |= f1
+                if o["project"]:
+                    project_positions(rows, nr, qd1, h, int(o["project_sweeps"]), self.lam, dq)
+                # limits that the impulses or the projection made reachable (they move every
+                # joint) join, and the step is solved again
+                np.multiply(qd1, h, out=v)
+                v += dq
+                more = self._limit_rows(q, qs, v, nr, 1)
+                if not more:
+                    break
+                nl += more
+                nr += more
+            st["limits"] = nl
             st["ke_after"] = self._kinetic(q, qd1)
-            save_impulses(self.rows, con, n, self.prev_key, self.prev_P)
+            save_impulses(rows, nr, self.prev_key, self.prev_P)
             s = self.states[:n]
             st["sticking"] = int((s == 1).sum())
             st["sliding"] = int((s == 2).sum())
             st["sweeps"] = sweeps
-            st["impacts"] = int((self.rows.impact[:n] > 0).sum())
-            st["max_depth"] = max(0.0, float(-con.dist[:n].min()))
-            st["approach_speed"] = max(0.0, float(-self.rows.vn0[:n].min()))
-            if o["project"]:
-                project_positions(self.rows, con, n, qd1, h, int(o["project_sweeps"]), self.lam,
-                                  dq)
+            st["fallback"] = fallback
+            st["impacts"] = int((rows.impact[:nr] > 0).sum())
+            st["max_depth"] = max(0.0, float(-rows.dist[:n].min())) if n else 0.0
+            st["approach_speed"] = max(0.0, float(-rows.vn0[:n].min())) if n else 0.0
         else:
-            for key in ("impacts", "sticking", "sliding", "sweeps"):
+            for key in ("limits", "impacts", "sticking", "sliding", "sweeps", "fallback"):
                 st[key] = 0
             for key in ("max_depth", "approach_speed"):
                 st[key] = 0.0
             st["ke_before"] = st["ke_after"] = math.nan
-        self.n_prev = n
+            np.multiply(qd1, h, out=v)
+        self.n_prev = nr
         st["response_time"] = time.perf_counter() - t1
-        v = self.step_v
-        np.multiply(qd1, h, out=v)
-        v += dq
         q1 = np.empty_like(q)
         _integrate_kernel(m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v, 1.0, q1)
         if m.quat_qadr.shape[0]:
@@ -229,9 +283,11 @@ class ContactStepper:
         """The contacts of the last step: a list of dicts with ``shapes, bodies`` (names;
         None for the world), ``point, normal`` (3,) world [m], ``depth`` [m] (negative: a
         gap) and ``impulse`` (3,) world [N s] (on body a; body b receives the opposite)."""
+        res = []
+        if self.detector is None:
+            return res
         out = self.detector.out
         names = self.model.body_name
-        res = []
         for c in range(int(self.last["n"])):
             ba, bb = (int(x) for x in out.body[c])
             P = self.rows.P[c]

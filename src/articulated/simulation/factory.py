@@ -37,7 +37,7 @@ def Simulator(model, dt, integrator=None, method: str = "aba", **kwargs):
         dynamics by that forward-dynamics algorithm and a time integrator,
         :class:`~articulated.simulation.simulator.DynamicsSimulator` (keywords ``forces``,
         ``q0``, ``qd0``, ``rtol``, ``atol``, ``dtype``, ``srm``, ``contacts``,
-        ``contact_options``);
+        ``contact_options``, ``limits``);
         ``"adaptive"``: adaptive dynamics with hybrid bodies (Redon, Galoppo & Lin 2005),
         :class:`~articulated.simulation.adaptive.AdaptiveSimulator` (keywords
         ``max_active``, ``eps_vel``, ``eps_acc``, ``max_update``, ``update_every``,

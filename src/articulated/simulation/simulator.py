@@ -154,7 +154,9 @@ class DynamicsSimulator:
     contact_options : dict, optional - options of
         :class:`~articulated.simulation.contact.ContactStepper` (``tol``, ``sweeps``,
         ``rest_speed``, ``slip_speed``, ``warm_start``, ``project``, ``depth_tol``,
-        ``allow_initial_penetration``, ...)
+        ``allow_initial_penetration``, ``limit_e``, ...)
+    limits : bool - enforce the joint limits ``model.jnt_range`` by impulses (GLM IV.B,
+        Kokkevis 2004), with or without contacts (default False); same stepping as contacts
 
     Attributes
     ----------
@@ -182,7 +184,7 @@ class DynamicsSimulator:
     def __init__(self, model: Model, dt: float, integrator: str | None = None,
                  method: str = "aba", forces=(), q0=None, qd0=None, rtol: float = 1e-6,
                  atol: float = 1e-8, dtype=np.float64, srm=None, contacts=None,
-                 contact_options=None):
+                 contact_options=None, limits: bool = False):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         self.model = model
@@ -190,17 +192,19 @@ class DynamicsSimulator:
         self._srm = None
         self._contact = None
         if integrator is None:
-            integrator = "rk4" if contacts is None else "semi_implicit_euler"
-        if contacts is not None:
+            integrator = "rk4" if contacts is None and not limits else "semi_implicit_euler"
+        if contacts is not None or limits:
             if integrator != "semi_implicit_euler" or method != "aba":
                 raise ValueError(
-                    f"contacts are stepped by impulses with integrator='semi_implicit_euler' "
+                    f"contacts and joint limits are stepped by impulses with "
+                    f"integrator='semi_implicit_euler' "
                     f"and method='aba' (got integrator={integrator!r}, method={method!r})")
             if dtype is not np.float64 and np.dtype(dtype) != np.float64:
                 raise ValueError("contacts are computed in float64")
-            self._contact = ContactStepper(model, contacts, self.dt, **dict(contact_options or {}))
+            self._contact = ContactStepper(model, contacts, self.dt, limits=bool(limits),
+                                           **dict(contact_options or {}))
         elif contact_options:
-            raise ValueError("contact_options given without contacts")
+            raise ValueError("contact_options given without contacts or limits")
         if method == "srm":  # closed loops: sequential regularization (simulation/srm.py)
             from .srm import SRMSolver
 
