@@ -108,9 +108,11 @@ def contact_buffers(cap, nv):
 
 
 Limits = namedtuple("Limits", ("dof", "qadr", "body", "lo", "hi", "joint"))
-Limits.__doc__ = """The limited joints of a model (``nl`` of them, all 1-dof): ``dof``,
-``qadr``, ``body``, ``joint`` (nl,) int64 their velocity and position index, body and joint
-index; ``lo, hi`` (nl,) float64 the range [rad or m] (``-inf``/``inf``: no limit)."""
+Limits.__doc__ = """The limited joints of a model (``nl`` of them, all 1-dof, in increasing
+joint order): ``dof``, ``qadr``, ``body``, ``joint`` (nl,) int64 their velocity index (in
+the dof space of the tree the impulses run on: the model's, or a hybrid body's reduced
+tree), position index in the model's ``q``, body (of that tree) and joint index (the
+model's); ``lo, hi`` (nl,) float64 the range [rad or m] (``-inf``/``inf``: no limit)."""
 
 
 def model_limits(model):
@@ -346,7 +348,7 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
     impulses and the position projection, which move the other joints too) and is solved
     with the contacts; its target and impact state come from ``qd`` (nv,), the velocity
     before the impulses: a single impact with restitution ``e`` gets ``j = -(1 + e) s qd_k /
-    (M^-1)_kk`` (Kokkevis). Keys: ``key0 + 2 l + side``. ``present`` (2 nl,) int64 marks the
+    (M^-1)_kk`` (Kokkevis). Keys: ``key0 + 2 joint + side``. ``present`` (2 nl,) int64 marks the
     rows already there (zero it for a new step)."""
     nv = qd.shape[0]
     n = n0
@@ -375,7 +377,7 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
             rows.mu[c] = 0.0
             rows.e[c] = e
             rows.dist[c] = d
-            rows.key[c] = key0 + 2 * l + side
+            rows.key[c] = key0 + 2 * lim.joint[l] + side
             rows.dof[c] = k
             _target(rows, c, s * qd[k], h, rest_speed)
     return n - n0

@@ -176,15 +176,15 @@ class ContactStepper:
         where = "the world" if b < 0 else f"body {self.model.body_name[b]!r}"
         return f"shape {g} ({SHAPE_NAMES[int(A['kind'][g])]} on {where})"
 
-    def _limit_rows(self, q, qd, dv, n0, again):
-        """Rows of the limits reachable within the step's displacement ``dv`` (nv,) (see
+    def _limit_rows(self, im, fac, limits, q, qd, dv, n0, again):
+        """Rows of the limits reachable within the step's displacement ``dv`` (see
         :func:`~articulated.algorithms.contact.limit_rows`), appended at ``n0``; ``again``:
         keep the rows already added this step. Returns their number."""
-        if not len(self.limits.dof):
+        if not len(limits.dof):
             return 0
         if not again:
             self.present[:] = 0
-        return limit_rows(self.im, self.fac, self.sc, self.limits, q, qd, dv, self.dt,
+        return limit_rows(im, fac, self.sc, limits, q, qd, dv, self.dt,
                           float(self.options["rest_speed"]), float(self.options["limit_e"]),
                           self.key0, self.rows, n0, self.present)
 
@@ -201,45 +201,73 @@ class ContactStepper:
         m = self.model
         d = self.data
         h = self.dt
-        o = self.options
         if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
             return None
         qs = self.qd_star
         np.add(qd, h * d.qdd, out=qs)
+        n = self.detect(q, qs)
+        qd1, v = self.respond(q, qs, n, self.im, self.fac, self.limits,
+                              lambda x: self._kinetic(q, x))
+        q1 = np.empty_like(q)
+        _integrate_kernel(m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v, 1.0, q1)
+        if m.quat_qadr.shape[0]:
+            _normalize_kernel(m.quat_qadr, q1)
+        return q1, qd1
+
+    def detect(self, q, qs):
+        """Contacts at ``q`` with speculative margins from the joint velocities ``qs``
+        (nv,) of the whole model (world poses and velocities of every body: O(n)); returns
+        their number (in ``self.detector.out``)."""
+        d = self.data
         t0 = time.perf_counter()
-        _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
         n = 0
         if self.detector is not None:
+            _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
             _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
-            n = self.detector.detect(d.oE, d.op, d.v, h)
+            n = self.detector.detect(d.oE, d.op, d.v, self.dt)
+        self.last["n"] = n
+        self.last["detect_time"] = time.perf_counter() - t0
+        return n
+
+    def respond(self, q, qs, n, im, fac, limits, kinetic, con=None):
+        """The impulses of a step: contact rows of the ``n`` detected contacts (``con``:
+        default the detector's, bodies as ``im`` numbers them), limit rows, sequential
+        impulses, position projection. ``qs`` (nv',) the unconstrained velocities in the
+        dof space of ``im``/``fac`` (the whole model's, or a hybrid body's reduced tree);
+        ``kinetic(qd)`` the kinetic energy of velocities in that space [J]. Returns
+        ``(qd1, v)``: the velocities after the impulses and the step's displacement ``h qd1
+        + dq`` (nv',); statistics in :attr:`last`."""
+        h = self.dt
+        o = self.options
         t1 = time.perf_counter()
         st = self.last
-        st["n"] = n
-        st["detect_time"] = t1 - t0
+        if con is None and n:
+            con = self.detector.out
+        nlim = len(limits.dof)
         qd1 = qs.copy()
-        dq = self.dq
+        dq = self.dq[:qs.shape[0]]
         dq[:] = 0.0
-        if n + 2 * len(self.limits.dof) > self.rows.P.shape[0]:
+        v = self.step_v[:qs.shape[0]]
+        if n + 2 * nlim > self.rows.P.shape[0]:
             self._prev_P_old = self.prev_P
-            self._grow(2 * (n + 2 * len(self.limits.dof)))
+            self._grow(2 * (n + 2 * nlim))
         rows = self.rows
         if n:
-            contact_rows(self.im, self.fac, self.sc, self.detector.out, n, qs, h,
-                         float(o["rest_speed"]), rows)
-        v = self.step_v
+            contact_rows(im, fac, self.sc, con, n, qs, h, float(o["rest_speed"]), rows)
         np.multiply(qs, h, out=v)
-        nl = self._limit_rows(q, qs, v, n, 0)
+        nl = self._limit_rows(im, fac, limits, q, qs, v, n, 0)
         nr = n + nl
         if nr:
-            st["ke_before"] = self._kinetic(q, qs)
+            st["ke_before"] = kinetic(qs)
             sweeps, fallback = 0, 0
-            for _ in range(len(self.limits.dof) + 1):
+            for _ in range(nlim + 1):
                 qd1[:] = qs
                 rows.P[:nr] = 0.0
                 if o["warm_start"] and self.n_prev:
                     warm_start(rows, nr, self.prev_key, self.prev_P, self.n_prev, qd1, 1.0)
-                s1, f1 = solve_impulses(rows, nr, qd1, qs, self.work, float(o["tol"]),
-                                        int(o["sweeps"]), float(o["slip_speed"]), self.states)
+                s1, f1 = solve_impulses(rows, nr, qd1, qs, self.work[:qs.shape[0]],
+                                        float(o["tol"]), int(o["sweeps"]),
+                                        float(o["slip_speed"]), self.states)
                 sweeps += s1
                 fallback |= f1
                 if o["project"]:
@@ -248,13 +276,13 @@ class ContactStepper:
                 # joint) join, and the step is solved again
                 np.multiply(qd1, h, out=v)
                 v += dq
-                more = self._limit_rows(q, qs, v, nr, 1)
+                more = self._limit_rows(im, fac, limits, q, qs, v, nr, 1)
                 if not more:
                     break
                 nl += more
                 nr += more
             st["limits"] = nl
-            st["ke_after"] = self._kinetic(q, qd1)
+            st["ke_after"] = kinetic(qd1)
             save_impulses(rows, nr, self.prev_key, self.prev_P)
             s = self.states[:n]
             st["sticking"] = int((s == 1).sum())
@@ -270,14 +298,9 @@ class ContactStepper:
             for key in ("max_depth", "approach_speed"):
                 st[key] = 0.0
             st["ke_before"] = st["ke_after"] = math.nan
-            np.multiply(qd1, h, out=v)
         self.n_prev = nr
         st["response_time"] = time.perf_counter() - t1
-        q1 = np.empty_like(q)
-        _integrate_kernel(m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v, 1.0, q1)
-        if m.quat_qadr.shape[0]:
-            _normalize_kernel(m.quat_qadr, q1)
-        return q1, qd1
+        return qd1, v.copy()
 
     def contact_list(self):
         """The contacts of the last step: a list of dicts with ``shapes, bodies`` (names;
