@@ -1,7 +1,8 @@
 """Load a :class:`~articulated.model.Model` from a URDF file (parsed with yourdfpy).
 
-Only the kinematic tree and the inertial data are read; meshes, collision geometry,
-materials, limits, dynamics (damping/friction) and transmissions are ignored.
+The kinematic tree, the inertial data and the joint limits are read, and on request the
+collision geometry (``<collision>``: box, cylinder, sphere, mesh); visual meshes,
+materials, dynamics (damping/friction) and transmissions are ignored.
 """
 
 from __future__ import annotations
@@ -57,6 +58,27 @@ def _parse(path: str):
     except Exception as e:  # ValueError/TypeError on bad numbers and the like
         raise ValueError(f"{path}: malformed URDF: {type(e).__name__}: {e}") from None
     return urdf.robot
+
+
+def _joint_limits(j, path):
+    """``(lower, upper)`` [rad or m] of a URDF revolute/prismatic joint, None if unlimited.
+
+    Pinocchio's rules (urdfdom): a ``<limit>`` without ``lower``/``upper`` gives 0 for the
+    missing side (the URDF spec's default), ``lower == upper`` is kept as given;
+    ``continuous`` joints are unlimited whatever their ``<limit>`` says. A revolute or
+    prismatic joint without ``<limit>`` (urdfdom rejects the file) is unlimited, as in
+    MuJoCo's URDF import.
+    """
+    if j.type not in ("revolute", "prismatic") or j.limit is None:
+        return None
+    lo = 0.0 if j.limit.lower is None else float(j.limit.lower)
+    hi = 0.0 if j.limit.upper is None else float(j.limit.upper)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"{path}: joint {j.name!r}: <limit lower={lo} upper={hi}> must be "
+                         f"finite")
+    if lo > hi:
+        raise ValueError(f"{path}: joint {j.name!r}: <limit> lower {lo} > upper {hi}")
+    return lo, hi
 
 
 def _link_inertia(link, path):
@@ -131,9 +153,19 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     -----
     Joint mapping: ``revolute`` and ``continuous`` -> ``"revolute"`` about ``<axis>``
     (default (1, 0, 0), normalized); ``prismatic`` -> ``"prismatic"``; ``floating`` ->
-    ``"free"``; ``fixed`` -> merged (see below). Joint ``<limit>``, ``<dynamics>``,
-    ``<safety_controller>`` and ``<calibration>`` are ignored: the model has no joint
-    limits. ``<mimic>`` joints are loaded as independent joints (Pinocchio's default).
+    ``"free"``; ``fixed`` -> merged (see below). ``<dynamics>``, ``<safety_controller>``,
+    ``<calibration>`` and the effort and velocity of ``<limit>`` are ignored. ``<mimic>``
+    joints are loaded as independent joints (Pinocchio's default).
+
+    Joint limits: ``<limit lower upper>`` [rad or m] of a ``revolute`` or ``prismatic``
+    joint becomes ``model.jnt_range[i] = (lower, upper)`` (``jnt_limited[i]`` True),
+    equal to Pinocchio's ``lowerPositionLimit``/``upperPositionLimit``: a missing
+    ``lower`` or ``upper`` attribute is 0 (the URDF default), and ``lower == upper``
+    (also ``0 == 0``) is kept as given, which locks the joint when limits are enforced
+    (MuJoCo's URDF import instead drops equal limits with a warning; centauro's wheel
+    joints are such a case). ``continuous`` joints are unlimited (``(-inf, inf)``)
+    whatever their ``<limit>`` says. A revolute or prismatic joint without ``<limit>``,
+    which urdfdom (and so Pinocchio) rejects, is loaded unlimited, as MuJoCo does.
 
     Frames: a joint's ``<origin>`` is the joint frame in the parent link frame; the child
     link frame is the joint frame moved by the joint (rotated about / translated along the
@@ -168,7 +200,8 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         (names the joint and the link; its joint-space inertia would be singular, and
         Pinocchio's ABA returns NaN there); a moving body of zero mass that carries mass
         further down, unless ``massless_body_mass`` is given (names the joint and the
-        link); an inertia that is not positive definite (e.g. a point mass with zero
+        link); a ``<limit>`` with a non-finite bound or ``lower > upper`` (names the
+        joint); an inertia that is not positive definite (e.g. a point mass with zero
         inertia) or violates the triangle inequality after merging (names the body;
         :class:`Model` requires physical inertias, Pinocchio does not check them).
     """
@@ -224,7 +257,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     if floating_base:
         bodies.append(dict(name=root, parent=None, joint="free", joint_name=ROOT_JOINT_NAME,
                            axis=(0.0, 0.0, 1.0), R=np.eye(3), p=np.zeros(3), link=root,
-                           urdf_joint=None))
+                           urdf_joint=None, limits=None))
         owner_parts[0] = []
         start = (root, 0, np.eye(3), np.zeros(3), None)
     else:
@@ -247,7 +280,8 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
             bodies.append(dict(name=ln, parent=None if owner < 0 else bodies[owner]["name"],
                                joint=jt, joint_name=j.name,
                                axis=axis if jt != "free" else (0.0, 0.0, 1.0),
-                               R=u @ vt, p=p, link=ln, urdf_joint=j.name))
+                               R=u @ vt, p=p, link=ln, urdf_joint=j.name,
+                               limits=_joint_limits(j, path)))
             owner_parts[k] = []
             owner, R, p = k, np.eye(3), np.zeros(3)
         frames[ln] = (owner, R, p)
@@ -303,7 +337,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
             m, c, I = inert[k]
             builder.add_body(b["name"], parent=b["parent"], joint=b["joint"], axis=b["axis"],
                              origin_xyz=b["p"], origin_R=b["R"], mass=m, com=c, inertia=I,
-                             joint_name=b["joint_name"])
+                             joint_name=b["joint_name"], limits=b["limits"])
         model = builder.build()
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
