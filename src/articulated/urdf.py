@@ -7,6 +7,7 @@ materials, dynamics (damping/friction) and transmissions are ignored.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 
@@ -96,6 +97,74 @@ def _link_inertia(link, path):
     return m, c, R @ I @ R.T
 
 
+def _collision_shapes(link, path, handler, meshes):
+    """The shapes of a yourdfpy Link's ``<collision>`` elements: a list of ``(name, shape,
+    R_o (3, 3), p_o (3,))`` with the element's origin in the link frame. ValueError naming
+    the link for a non-finite origin, a bad size or an unreadable mesh. ``meshes`` caches
+    the Mesh of each (file, scale), so links that share a file share its hull."""
+    from .geometry import Box, Cylinder, Mesh, Sphere
+
+    out = []
+    for k, c in enumerate(link.collisions):
+        name = c.name or f"{link.name}/collision_{k}"
+        what = f"{path}: link {link.name!r}: <collision> {name!r}"
+        Ro, po = _origin(c.origin)
+        if not (np.isfinite(Ro).all() and np.isfinite(po).all()):
+            raise ValueError(f"{what}: <origin> is not finite")
+        g = c.geometry
+        try:
+            if g is None:
+                raise ValueError("no <geometry>")
+            if g.box is not None:
+                shape = Box(size=tuple(np.asarray(g.box.size, dtype=np.float64).reshape(-1)))
+            elif g.cylinder is not None:
+                shape = Cylinder(radius=g.cylinder.radius, length=g.cylinder.length)
+            elif g.sphere is not None:
+                shape = Sphere(radius=g.sphere.radius)
+            elif g.mesh is not None:
+                sc = np.asarray(1.0 if g.mesh.scale is None else g.mesh.scale, dtype=np.float64)
+                if sc.size not in (1, 3):
+                    raise ValueError(f"<mesh scale> must have 1 or 3 values, got {sc}")
+                sc = tuple(np.broadcast_to(sc.reshape(-1), (3,)))
+                file = handler(g.mesh.filename)
+                shape = meshes.get((file, sc))
+                if shape is None:
+                    shape = meshes[file, sc] = Mesh.from_file(file, scale=sc)
+            else:
+                raise ValueError("empty <geometry>")
+            shape.params()  # validates the sizes
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
+        out.append((name, shape, Ro, po))
+    return out
+
+
+def _collision_model(model, robot, path, mesh_dir, mu, e):
+    """The :class:`CollisionModel` of every link's ``<collision>`` (see :func:`load_urdf`)."""
+    import functools
+
+    import yourdfpy
+
+    from .geometry import CollisionModel
+
+    handler = functools.partial(yourdfpy.filename_handler_magic, dir=mesh_dir)
+    geom = CollisionModel(model)
+    meshes = {}
+    for link in robot.links:
+        body, R, p = model.frames[link.name]
+        for name, shape, Ro, po in _collision_shapes(link, path, handler, meshes):
+            Rs, ps = R @ Ro, p + R @ po
+            try:
+                if body < 0:
+                    shape = dataclasses.replace(shape, pos=ps, R=Rs)
+                    geom.add_static(shape, mu=mu, e=e, names=[name])
+                else:
+                    geom.add(body, shape, pos=ps, R=Rs, mu=mu, e=e, name=name)
+            except ValueError as err:
+                raise ValueError(f"{path}: link {link.name!r}: <collision> {name!r}: {err}") from None
+    return geom
+
+
 def _combine(parts):
     """Combine rigidly attached (m, c, I_com) triples given in one frame (parallel axes)."""
     m = sum(p[0] for p in parts)
@@ -110,7 +179,8 @@ def _combine(parts):
 
 
 def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
-              massless_body_mass: float | None = None) -> Model:
+              massless_body_mass: float | None = None, collision: bool = False,
+              mu: float = 0.5, e: float = 0.0) -> Model:
     """Build a :class:`~articulated.model.Model` from a URDF file.
 
     The file is parsed with yourdfpy; meshes are never loaded (mesh packages need not be
@@ -213,6 +283,9 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
                              f"{massless_body_mass}")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"URDF file not found: {path}")
+    if collision:
+        from .geometry import _material
+        mu, e = _material(mu, e, "load_urdf")
     robot = _parse(path)
 
     links = {}
@@ -347,5 +420,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
                     for ln, (o, R, p) in frames.items()}
     model.urdf_path = path
     model.urdf_regularized = regularized
+    model.collision = (_collision_model(model, robot, path, os.path.dirname(os.path.abspath(path)),
+                                        mu, e) if collision else None)
     return model
 

@@ -517,26 +517,28 @@ class Detector:
         place_shapes(self.gm, oE, op, v, float(h), self.poses)
         n = detect_kernel(self.gm, self.poses, float(extra), self.out)
         more = self.mesh.contacts(self.poses, float(extra)) if self.mesh is not None else ()
-        if n + len(more) > self.out.dist.shape[0]:
-            self.out = self._buffers(2 * (n + len(more)))
+        nm = sum(len(blk[4]) for blk in more)
+        if n + nm > self.out.dist.shape[0]:
+            self.out = self._buffers(2 * (n + nm))
             n = detect_kernel(self.gm, self.poses, float(extra), self.out)
-        if more:
-            self._write(n, more)
-        self.n = n = n + len(more)
+        for blk in more:
+            n = self._write(n, *blk)
+        self.n = n
         return n
 
-    def _write(self, k, rows):
-        """Write the contacts ``rows`` (from the mesh narrow phase) from index ``k`` on."""
+    def _write(self, k, a, b, point, normal, dist, key):
+        """Write a block of contacts of the pair (a, b) (from the mesh narrow phase) from
+        index ``k`` on; returns the index after them."""
         out, gm = self.out, self.gm
-        for j, (a, b, point, normal, dist, key) in enumerate(rows):
-            c = k + j
-            out.key[c] = key
-            out.geom[c, 0] = a
-            out.geom[c, 1] = b
-            out.body[c, 0] = gm.body[a]
-            out.body[c, 1] = gm.body[b]
-            out.point[c] = point
-            out.normal[c] = normal
-            out.dist[c] = dist
-            out.mu[c] = math.sqrt(gm.mu[a] * gm.mu[b])
-            out.e[c] = max(gm.e[a], gm.e[b])
+        e = k + len(dist)
+        out.key[k:e] = key
+        out.geom[k:e, 0] = a
+        out.geom[k:e, 1] = b
+        out.body[k:e, 0] = gm.body[a]
+        out.body[k:e, 1] = gm.body[b]
+        out.point[k:e] = point
+        out.normal[k:e] = normal
+        out.dist[k:e] = dist
+        out.mu[k:e] = math.sqrt(gm.mu[a] * gm.mu[b])
+        out.e[k:e] = max(gm.e[a], gm.e[b])
+        return e

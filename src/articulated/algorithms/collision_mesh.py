@@ -9,7 +9,9 @@ coal (``pip install 'articulated[mesh]'``) is imported only when a model has a m
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
+from ..config import KERNEL
 from ..geometry import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SPHERE
 
 MESH_FEATURES = 16
@@ -73,14 +75,26 @@ class MeshNarrowPhase:
         self.kind = A["kind"]
         self.size = A["size"]
         self.rb = A["rb"]
+        self.a, self.b = self.pairs[:, 0].copy(), self.pairs[:, 1].copy()
+        self.al, self.bl = self.a.tolist(), self.b.tolist()
+        self.rb_a, self.rb_b = self.rb[self.a], self.rb[self.b]
+        self.is_plane = (self.kind[self.b] == SHAPE_PLANE).tolist()
+        self.plane_pairs = np.flatnonzero(self.kind[self.b] == SHAPE_PLANE)
+        self.ball_pairs = np.flatnonzero(self.kind[self.b] != SHAPE_PLANE)
+        self.is_capsule = (self.kind == SHAPE_CAPSULE).tolist()
         self.geo = {}
         self.hull = {}
+        self.scratch = {}
         self.T = {}
         for g in np.unique(self.pairs):
             g = int(g)
             k, sz = int(self.kind[g]), self.size[g]
             if k == SHAPE_MESH:
                 self.geo[g], self.hull[g] = _hull(coal, A["mesh"][g])
+                nh = len(self.hull[g])
+                self.scratch[g] = (np.zeros(MESH_FEATURES, np.int64), np.zeros(MESH_FEATURES),
+                                   (np.zeros(nh, np.int64), np.zeros(nh), np.zeros((nh, 3)),
+                                    np.zeros(nh)))
             elif k == SHAPE_SPHERE:
                 self.geo[g] = coal.Sphere(sz[0])
             elif k == SHAPE_CAPSULE:
@@ -110,74 +124,134 @@ class MeshNarrowPhase:
 
     def contacts(self, poses, extra):
         """The contacts of the mesh pairs at the world placements ``poses`` (after
-        :func:`place_shapes`), within the pairs' margins plus ``extra`` [m]: a list of
-        ``(a, b, point (3,), normal (3,), dist, key)`` in increasing key order."""
+        :func:`~articulated.algorithms.collision.place_shapes`), within the pairs' margins
+        plus ``extra`` [m]: a list of blocks ``(a, b, point (k, 3), normal (k, 3), dist (k,),
+        key (k,))``, one per pair in contact, keys increasing."""
         gR, gp, margin = poses.gR, poses.gp, poses.margin
-        P = self.pairs
-        a, b = P[:, 0], P[:, 1]
+        a, b = self.a, self.b
         reach = margin[a] + margin[b] + extra
-        plane = self.kind[b] == SHAPE_PLANE
-        # broad phase: bounding balls, or ball against half space (as the kernel)
-        sep = np.where(plane, np.einsum("ij,ij->i", gR[b, :, 2], gp[a] - gp[b]),
-                       np.linalg.norm(gp[a] - gp[b], axis=1) - self.rb[b])
+        # broad phase: bounding balls, or a ball against the half space (as the kernel)
+        dp = gp[a] - gp[b]
+        sep = np.empty(len(a))
+        ib, ip = self.ball_pairs, self.plane_pairs
+        if ib.size:
+            sep[ib] = np.sqrt((dp[ib] ** 2).sum(axis=1)) - self.rb_b[ib]
+        if ip.size:
+            sep[ip] = (gR[b[ip], :, 2] * dp[ip]).sum(axis=1)
         out = []
-        for i in np.flatnonzero(sep <= self.rb[a] + reach):
-            ia, ib = int(a[i]), int(b[i])
-            key = MESH_FEATURES * (self.first + int(i))
-            if plane[i]:
-                self._mesh_plane(out, ia, ib, gR, gp, float(reach[i]), key)
-            else:
-                self._pair(out, ia, ib, gR, gp, float(reach[i]), key)
+        for i in np.flatnonzero(sep <= self.rb_a + reach).tolist():
+            key = MESH_FEATURES * (self.first + i)
+            pair = self._mesh_plane if self.is_plane[i] else self._pair
+            blk = pair(self.al[i], self.bl[i], gR, gp, float(reach[i]), key)
+            if blk is not None:
+                out.append(blk)
         return out
 
-    def _mesh_plane(self, out, a, b, gR, gp, reach, key):
-        n = gR[b, :, 2].copy()
+    def _mesh_plane(self, a, b, gR, gp, reach, key):
         V = self.hull[a]
-        X = gp[a] + V @ gR[a].T
-        d = (X - gp[b]) @ n
-        idx = np.flatnonzero(d < reach)
-        if idx.size > MESH_FEATURES:
-            idx = _spread(X[idx] - np.outer(d[idx], n), d[idx], idx, MESH_FEATURES)
-        for f, v in enumerate(idx):
-            feat = int(v) if len(V) <= MESH_FEATURES else f
-            out.append((a, b, X[v] - 0.5 * d[v] * n, n, float(d[v]), key + feat))
+        sel, dsel, scratch = self.scratch[a]
+        k = hull_plane_kernel(V, gR[a], gp[a], gR[b, :, 2], gp[b], reach, sel, dsel, *scratch)
+        if k == 0:
+            return None
+        v = sel[:k]
+        n = gR[b, :, 2]
+        d = dsel[:k].copy()
+        X = gp[a] + V[v] @ gR[a].T
+        feat = v if len(V) <= MESH_FEATURES else np.arange(k)
+        return (a, b, X - 0.5 * d[:, None] * n, np.broadcast_to(n, (k, 3)), d, key + feat)
 
-    def _pair(self, out, a, b, gR, gp, reach, key):
+    def _pair(self, a, b, gR, gp, reach, key):
         Ta, Tb = self.T[a], self.T[b]
         Ta.setRotation(gR[a])
         Ta.setTranslation(gp[a])
         Tb.setRotation(gR[b])
         Tb.setTranslation(gp[b])
+        rows = []
         d, pa, pb, n = self._distance(self.geo[a], Ta, self.geo[b], Tb)
         if d < reach:
-            out.append((a, b, 0.5 * (pa + pb), n, float(d), key))
-        if self.kind[a] != SHAPE_CAPSULE:
-            return
-        # a capsule lying on a face rests on its two end points (as in _core_pair)
-        ra, hl = float(self.size[a, 0]), float(self.size[a, 1])
-        z = gR[a, :, 2]
-        x = pa + ra * n  # the point of the capsule's segment nearest to b
-        s = min(1.0, max(0.0, 0.5 + float((x - gp[a]) @ z) / (2.0 * hl))) if hl > 0 else 0.0
-        ball = self._balls.get(ra)
-        if ball is None:
-            ball = self._balls[ra] = self.coal.Sphere(ra)
-        Te = self._T_end
-        for e in range(2):
-            if abs(float(e) - s) * hl * 2.0 <= 1e-9 + 0.5 * ra:
-                continue
-            Te.setTranslation(gp[a] + (2.0 * e - 1.0) * hl * z)
-            de, pae, pbe, ne = self._distance(ball, Te, self.geo[b], Tb)
-            if de < reach:
-                out.append((a, b, 0.5 * (pae + pbe), ne, float(de), key + 1 + e))
+            rows.append((0.5 * (pa + pb), n, d, key))
+        if self.is_capsule[a]:
+            # a capsule lying on a face rests on its two end points (as in _core_pair)
+            ra, hl = float(self.size[a, 0]), float(self.size[a, 1])
+            z = gR[a, :, 2]
+            x = pa + ra * n  # the point of the capsule's segment nearest to b
+            s = min(1.0, max(0.0, 0.5 + float((x - gp[a]) @ z) / (2.0 * hl))) if hl > 0 else 0.0
+            ball = self._balls.get(ra)
+            if ball is None:
+                ball = self._balls[ra] = self.coal.Sphere(ra)
+            Te = self._T_end
+            for e in range(2):
+                if abs(float(e) - s) * hl * 2.0 <= 1e-9 + 0.5 * ra:
+                    continue
+                Te.setTranslation(gp[a] + (2.0 * e - 1.0) * hl * z)
+                de, pae, pbe, ne = self._distance(ball, Te, self.geo[b], Tb)
+                if de < reach:
+                    rows.append((0.5 * (pae + pbe), ne, de, key + 1 + e))
+        if not rows:
+            return None
+        P, N, D, K = zip(*rows)
+        return (a, b, np.array(P), np.array(N), np.array(D), np.array(K, dtype=np.int64))
 
 
-def _spread(Y, d, idx, m):
-    """``m`` of the points ``Y`` (k, 3) to rest on: the deepest (smallest ``d``), then
-    repeatedly the one farthest from those chosen; returned as sorted entries of ``idx``."""
-    pick = [int(np.argmin(d))]
-    dmin = np.linalg.norm(Y - Y[pick[0]], axis=1)
-    while len(pick) < m:
-        j = int(np.argmax(dmin))
-        pick.append(j)
-        dmin = np.minimum(dmin, np.linalg.norm(Y - Y[j], axis=1))
-    return np.sort(idx[pick])
+@njit(**KERNEL)
+def hull_plane_kernel(V, R, p, n, o, reach, sel_out, d_out, cand, dc, Y, dmin):
+    """The hull vertices ``V`` (nh, 3) (shape frame; placed at world rotation ``R`` (3, 3)
+    and origin ``p`` (3,)) whose signed distance from the plane through ``o`` (3,) with unit
+    normal ``n`` (3,) is below ``reach`` [m]: all of them when at most ``m = len(sel_out)``
+    are, else the deepest one and then repeatedly the one farthest (along the plane) from
+    those chosen. Writes their indices, increasing, to ``sel_out`` and their distances to
+    ``d_out``; returns their number. Scratch: ``cand, dc, dmin`` (nh,), ``Y`` (nh, 3)."""
+    nh = V.shape[0]
+    m = sel_out.shape[0]
+    k = 0
+    for v in range(nh):
+        x0 = p[0] + R[0, 0] * V[v, 0] + R[0, 1] * V[v, 1] + R[0, 2] * V[v, 2]
+        x1 = p[1] + R[1, 0] * V[v, 0] + R[1, 1] * V[v, 1] + R[1, 2] * V[v, 2]
+        x2 = p[2] + R[2, 0] * V[v, 0] + R[2, 1] * V[v, 1] + R[2, 2] * V[v, 2]
+        d = n[0] * (x0 - o[0]) + n[1] * (x1 - o[1]) + n[2] * (x2 - o[2])
+        if d < reach:
+            cand[k] = v
+            dc[k] = d
+            Y[k, 0] = x0 - d * n[0]
+            Y[k, 1] = x1 - d * n[1]
+            Y[k, 2] = x2 - d * n[2]
+            k += 1
+    if k <= m:
+        for i in range(k):
+            sel_out[i] = cand[i]
+            d_out[i] = dc[i]
+        return k
+    # farthest-point selection on the projections, starting from the deepest vertex
+    j = 0
+    for i in range(k):
+        if dc[i] < dc[j]:
+            j = i
+    for i in range(k):
+        dmin[i] = np.inf
+    for c in range(m):
+        sel_out[c] = j
+        best = -1.0
+        nxt = 0
+        for i in range(k):
+            e0 = Y[i, 0] - Y[j, 0]
+            e1 = Y[i, 1] - Y[j, 1]
+            e2 = Y[i, 2] - Y[j, 2]
+            dd = e0 * e0 + e1 * e1 + e2 * e2
+            if dd < dmin[i]:
+                dmin[i] = dd
+            if dmin[i] > best:
+                best = dmin[i]
+                nxt = i
+        j = nxt
+    # candidate positions -> vertex indices, increasing (insertion sort of m entries)
+    for c in range(m):
+        i = sel_out[c]
+        t = c
+        while t > 0 and sel_out[t - 1] > i:
+            sel_out[t] = sel_out[t - 1]
+            t -= 1
+        sel_out[t] = i
+    for c in range(m):
+        d_out[c] = dc[sel_out[c]]
+        sel_out[c] = cand[sel_out[c]]
+    return m
