@@ -183,9 +183,9 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
               mu: float = 0.5, e: float = 0.0) -> Model:
     """Build a :class:`~articulated.model.Model` from a URDF file.
 
-    The file is parsed with yourdfpy; meshes are never loaded (mesh packages need not be
-    installed). Links become bodies and URDF joints become the joints that connect each
-    body to its parent, as in Pinocchio's URDF parser.
+    The file is parsed with yourdfpy; meshes are loaded only with ``collision=True`` (mesh
+    packages need not be installed otherwise). Links become bodies and URDF joints become
+    the joints that connect each body to its parent, as in Pinocchio's URDF parser.
 
     Parameters
     ----------
@@ -207,6 +207,15 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         sphere of radius 5 cm (``0.4 m (0.05 m)^2 1_3``), which perturbs the dynamics by
         about ``massless_body_mass / (subtree mass)``. The bodies changed are listed in
         ``model.urdf_regularized``. A moving subtree with no mass at all always raises.
+    collision : bool
+        False (default): ``<collision>`` is not read and ``model.collision`` is None. True:
+        ``model.collision`` is a :class:`~articulated.geometry.CollisionModel` with one
+        shape per ``<collision>`` element of every link (see Notes); mesh files are read
+        with trimesh, and simulating them needs coal (``pip install articulated[mesh]``).
+    mu, e : float
+        Friction coefficient (>= 0) and restitution (in [0, 1]) of every collision shape
+        (default 0.5 and 0: URDF has no contact material); change one shape later by
+        building the CollisionModel yourself.
 
     Returns
     -------
@@ -216,8 +225,9 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         world, for the fixed-base root and links welded to it), ``R`` (3, 3) float64 the
         link axes and ``p`` (3,) float64 [m] the link origin, both in that body's
         coordinates (identity and zero for a link that is its own body). Also
-        ``urdf_path`` (str) and ``urdf_regularized`` (list of body names given
-        ``massless_body_mass``; empty by default).
+        ``urdf_path`` (str), ``urdf_regularized`` (list of body names given
+        ``massless_body_mass``; empty by default) and ``collision`` (CollisionModel or
+        None, see ``collision``).
 
     Notes
     -----
@@ -250,6 +260,24 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     nothing and remain available through ``model.frames``. Links welded to the world in the
     fixed-base case are dropped from the dynamics.
 
+    Collision geometry (``collision=True``): each ``<collision>`` of a link becomes a shape
+    on the body the link is part of (``model.frames[link] = (body, R, p)``): its
+    ``<origin>`` ``(R_o, p_o)`` is in the link frame, so the shape sits at ``(R R_o, p +
+    R p_o)`` in body coordinates; the shapes of links welded to the world (body ``-1``,
+    fixed base) become static obstacles at that placement in world coordinates.
+    ``<box size>`` -> :class:`~articulated.geometry.Box` (full edges), ``<cylinder radius
+    length>`` -> :class:`~articulated.geometry.Cylinder` (axis z, full length), ``<sphere
+    radius>`` -> :class:`~articulated.geometry.Sphere`, ``<mesh filename scale>`` ->
+    :class:`~articulated.geometry.Mesh` (its convex hull collides), the file resolved as
+    yourdfpy resolves it (relative to the URDF's folder, ``package://`` stripped and
+    searched up the folders above it; the URDFs of example-robot-data load this way), one
+    Mesh per (file, scale). Shape names: the element's ``name``, else
+    ``"<link>/collision_<k>"`` (k counts the link's elements from 0). Shapes of one body,
+    and of a body and its parent, are never tested against each other (CollisionModel's
+    rules); the convex hulls of neighbouring links further apart may overlap at rest
+    (solo12's base and upper legs do): filter such pairs with ``group``/``mask`` before
+    simulating.
+
     q ordering: bodies are numbered depth first from the root, children in the order
     their joints appear in the file; ``q`` stacks the coordinates of each body's joint in
     that order (the floating root first: position [m] of the root link origin in world
@@ -271,7 +299,10 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         Pinocchio's ABA returns NaN there); a moving body of zero mass that carries mass
         further down, unless ``massless_body_mass`` is given (names the joint and the
         link); a ``<limit>`` with a non-finite bound or ``lower > upper`` (names the
-        joint); an inertia that is not positive definite (e.g. a point mass with zero
+        joint); with ``collision=True``, a ``<collision>`` with a non-finite ``<origin>``, a
+        size that is not finite and > 0, a mesh file that is missing or unreadable or whose
+        vertices span no volume (names the link and the element), ``mu < 0`` or ``e``
+        outside [0, 1]; an inertia that is not positive definite (e.g. a point mass with zero
         inertia) or violates the triangle inequality after merging (names the body;
         :class:`Model` requires physical inertias, Pinocchio does not check them).
     """

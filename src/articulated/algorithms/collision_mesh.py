@@ -75,13 +75,12 @@ class MeshNarrowPhase:
         self.kind = A["kind"]
         self.size = A["size"]
         self.rb = A["rb"]
-        self.a, self.b = self.pairs[:, 0].copy(), self.pairs[:, 1].copy()
-        self.al, self.bl = self.a.tolist(), self.b.tolist()
-        self.rb_a, self.rb_b = self.rb[self.a], self.rb[self.b]
-        self.is_plane = (self.kind[self.b] == SHAPE_PLANE).tolist()
-        self.plane_pairs = np.flatnonzero(self.kind[self.b] == SHAPE_PLANE)
-        self.ball_pairs = np.flatnonzero(self.kind[self.b] != SHAPE_PLANE)
+        self.al, self.bl = self.pairs[:, 0].tolist(), self.pairs[:, 1].tolist()
+        self.is_plane_arr = self.kind[self.pairs[:, 1]] == SHAPE_PLANE
+        self.is_plane = self.is_plane_arr.tolist()
         self.is_capsule = (self.kind == SHAPE_CAPSULE).tolist()
+        self.near = np.zeros(len(self.pairs), np.int64)
+        self.reach = np.zeros(len(self.pairs))
         self.geo = {}
         self.hull = {}
         self.scratch = {}
@@ -127,22 +126,14 @@ class MeshNarrowPhase:
         :func:`~articulated.algorithms.collision.place_shapes`), within the pairs' margins
         plus ``extra`` [m]: a list of blocks ``(a, b, point (k, 3), normal (k, 3), dist (k,),
         key (k,))``, one per pair in contact, keys increasing."""
-        gR, gp, margin = poses.gR, poses.gp, poses.margin
-        a, b = self.a, self.b
-        reach = margin[a] + margin[b] + extra
-        # broad phase: bounding balls, or a ball against the half space (as the kernel)
-        dp = gp[a] - gp[b]
-        sep = np.empty(len(a))
-        ib, ip = self.ball_pairs, self.plane_pairs
-        if ib.size:
-            sep[ib] = np.sqrt((dp[ib] ** 2).sum(axis=1)) - self.rb_b[ib]
-        if ip.size:
-            sep[ip] = (gR[b[ip], :, 2] * dp[ip]).sum(axis=1)
+        gR, gp = poses.gR, poses.gp
+        nn = mesh_broad_phase(self.pairs, self.is_plane_arr, self.rb, gR, gp, poses.margin,
+                              float(extra), self.near, self.reach)
         out = []
-        for i in np.flatnonzero(sep <= self.rb_a + reach).tolist():
+        for i, reach in zip(self.near[:nn].tolist(), self.reach[:nn].tolist()):
             key = MESH_FEATURES * (self.first + i)
             pair = self._mesh_plane if self.is_plane[i] else self._pair
-            blk = pair(self.al[i], self.bl[i], gR, gp, float(reach[i]), key)
+            blk = pair(self.al[i], self.bl[i], gR, gp, reach, key)
             if blk is not None:
                 out.append(blk)
         return out
@@ -255,3 +246,29 @@ def hull_plane_kernel(V, R, p, n, o, reach, sel_out, d_out, cand, dc, Y, dmin):
         d_out[c] = dc[sel_out[c]]
         sel_out[c] = cand[sel_out[c]]
     return m
+
+
+@njit(**KERNEL)
+def mesh_broad_phase(pairs, is_plane, rb, gR, gp, margin, extra, near_out, reach_out):
+    """Broad phase of the mesh pairs, as :func:`~articulated.algorithms.collision.detect_kernel`
+    does it: bounding balls (``rb`` (ng,) [m]) grown by the pair's reach ``margin_a +
+    margin_b + extra``, or a ball against the half space of a plane b. Writes the indices
+    of the pairs that pass to ``near_out`` and their reach to ``reach_out``; returns their
+    number."""
+    k = 0
+    for i in range(pairs.shape[0]):
+        a = pairs[i, 0]
+        b = pairs[i, 1]
+        reach = margin[a] + margin[b] + extra
+        d0 = gp[a, 0] - gp[b, 0]
+        d1 = gp[a, 1] - gp[b, 1]
+        d2 = gp[a, 2] - gp[b, 2]
+        if is_plane[i]:
+            sep = gR[b, 0, 2] * d0 + gR[b, 1, 2] * d1 + gR[b, 2, 2] * d2
+        else:
+            sep = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rb[b]
+        if sep <= rb[a] + reach:
+            near_out[k] = i
+            reach_out[k] = reach
+            k += 1
+    return k
