@@ -175,7 +175,7 @@ HAND = """
   <parent link="pedestal"/><child link="arm"/><axis xyz="0 0 1"/>
   <limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
 <link name="arm">INERTIAL
-  <collision><origin xyz="0 0 0.15" rpy="0 0 0"/><geometry><capsule_is_not_urdf/></geometry></collision>
+  <collision><origin xyz="0 0 0.15" rpy="0 0 0"/><geometry><cylinder radius="0.04" length="0.3"/></geometry></collision>
 </link>
 <joint name="tool_mount" type="fixed"><origin xyz="0.02 0.03 0.3" rpy="0.5 -0.4 0.2"/>
   <parent link="arm"/><child link="tool"/></joint>
@@ -200,9 +200,7 @@ def hand_urdf(tmp_path):
     mesh = trimesh.creation.icosphere(subdivisions=1, radius=0.04)
     mesh.vertices += [0.01, -0.02, 0.005]
     mesh.export(tmp_path / "meshes" / "part.stl")
-    # the arm's capsule is not URDF: replace it by a cylinder
-    body = HAND.replace("<capsule_is_not_urdf/>", "<cylinder radius='0.04' length='0.3'/>")
-    return _write(tmp_path, body, "hand.urdf"), mesh
+    return _write(tmp_path, HAND, "hand.urdf"), mesh
 
 
 def test_collision_shapes_land_where_yourdfpy_puts_them(hand_urdf):
@@ -325,7 +323,6 @@ def test_mesh_pairs_equal_coal(kb):
         np.testing.assert_allclose(det.out.normal[0], -np.asarray(res.normal), atol=1e-9)
         np.testing.assert_allclose(det.out.point[0], 0.5 * (res.getNearestPoint1()
                                                             + res.getNearestPoint2()), atol=1e-9)
-        # and the hull is the one of the vertices: coal's own hull of world vertices agrees
         checked += d < 0
     assert 5 <= checked <= 35  # both overlapping and separated poses were drawn
 
@@ -478,6 +475,7 @@ def _one_link(geometry, origin="<origin xyz='0 0 0' rpy='0 0 0'/>"):
             f"upper='1' effort='1' velocity='1'/></joint>")
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # yourdfpy's rpy of inf
 @pytest.mark.parametrize("geometry, origin, match", [
     ("<mesh filename='meshes/nowhere.stl'/>", None, r"mesh file not found: .*nowhere.stl"),
     ("<box size='0.1 -0.2 0.3'/>", None, r"Box: size must be finite and > 0, got -0.2"),
