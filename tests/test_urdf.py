@@ -251,8 +251,10 @@ def test_floating_joint_matches_pinocchio(pin):
     assert check_frames(pin, m2, pm2) < 1e-12
 
 
-def test_joint_limits_are_ignored():
+def test_joint_limits_do_not_change_the_dynamics():
+    """<limit> fills jnt_range (tests/test_urdf_collision.py); ABA ignores it."""
     m = load_urdf(MIXED)
+    assert m.jnt_limited.sum() == 3
     q = np.full(m.nq, 3.0)  # far outside every <limit>
     qdd = aba(m, q, np.zeros(m.nv), np.zeros(m.nv))
     assert np.all(np.isfinite(qdd)) and np.abs(qdd).max() > 0.1

@@ -18,7 +18,7 @@ from .algorithms.rnea import bias_forces, gravity_torques, rnea
 from .configuration import integrate, normalize, qdot
 from .builder import ModelBuilder
 from .data import Data
-from .geometry import Box, Capsule, CollisionModel, Cylinder, Plane, Sphere
+from .geometry import Box, Capsule, CollisionModel, Cylinder, Mesh, Plane, Sphere
 from .model import Model
 from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDamping, JointTorque,
                          PDController, PointForce, QuasiStaticSimulator, SimulationDiverged,
@@ -31,7 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf",
-    "Box", "Capsule", "CollisionModel", "Cylinder", "Plane", "Sphere", "collision_matrix",
+    "Box", "Capsule", "CollisionModel", "Cylinder", "Mesh", "Plane", "Sphere", "collision_matrix",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
     "AdaptiveDynamics", "AdaptiveSimulator", "DynamicsSimulator", "KKTSolver", "SRMSolver",

@@ -16,6 +16,8 @@ shape         geometry in its own frame
 ``Cylinder``  axis z, ``|z| <= length/2``, ``x^2 + y^2 <= radius^2``
 ``Plane``     the half space ``n . x <= n . pos`` (solid below the plane; only as a
               static obstacle)
+``Mesh``      the convex hull of ``vertices`` (given in its own frame, scaled); its
+              narrow phase runs through coal (``pip install articulated[mesh]``)
 ============  =========================================================================
 
 A shape sits in the frame of its body (or the world, for a static obstacle) at ``pos``
@@ -34,14 +36,18 @@ parent and its child (their joint keeps them touching), and not both static.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .model import Model
 
-SHAPE_SPHERE, SHAPE_CAPSULE, SHAPE_BOX, SHAPE_CYLINDER, SHAPE_PLANE = 0, 1, 2, 3, 4
-SHAPE_NAMES = ("sphere", "capsule", "box", "cylinder", "plane")
+SHAPE_SPHERE, SHAPE_CAPSULE, SHAPE_BOX, SHAPE_CYLINDER, SHAPE_PLANE, SHAPE_MESH = 0, 1, 2, 3, 4, 5
+SHAPE_NAMES = ("sphere", "capsule", "box", "cylinder", "plane", "mesh")
+_PAIR_RANK = (0, 1, 2, 3, 5, 4)
+"""Order of the shapes in a pair (:func:`_ordered`): by kind code, the mesh between the
+cylinder and the plane, so a plane is always shape b."""
 
 
 def _placement(pos, R, what):
@@ -175,6 +181,99 @@ class Plane(Shape):
         return math.inf
 
 
+@dataclass(frozen=True, eq=False)
+class Mesh(Shape):
+    """Triangle mesh; collisions use the convex hull of its vertices (as MuJoCo does).
+
+    Parameters
+    ----------
+    vertices : (nv, 3) float - vertex positions in the mesh's own frame, before ``scale``
+        [m after scaling]; at least 4, not all in one plane, finite
+    faces : (nf, 3) int, optional - triangles (vertex indices); kept for export and
+        display, the narrow phase does not read them
+    scale : (3,) float - per-axis scale applied to the vertices (URDF ``<mesh scale>``),
+        each > 0
+    source : str, optional - the file the mesh came from (in messages)
+
+    Build one from a file with :meth:`from_file` (trimesh reads STL, OBJ, DAE, PLY...).
+    The narrow phase (mesh against every shape, in :mod:`articulated.algorithms.collision`)
+    builds one ``coal.Convex`` per mesh and needs coal: ``pip install articulated[mesh]``.
+    """
+
+    vertices: np.ndarray = None
+    faces: np.ndarray = None
+    scale: tuple = (1.0, 1.0, 1.0)
+    source: str = None
+    kind = SHAPE_MESH
+
+    def __repr__(self):
+        what = self.source if self.source else f"{0 if self.vertices is None else len(self.vertices)} vertices"
+        return f"Mesh({what})"
+
+    @classmethod
+    def from_file(cls, path, scale=(1.0, 1.0, 1.0), *, pos=None, R=None) -> "Mesh":
+        """Read a mesh file with trimesh (several bodies in one file are concatenated).
+
+        Raises ValueError naming the file if it is missing, unreadable, or holds no
+        triangles.
+        """
+        import trimesh  # a dependency of yourdfpy
+
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"mesh file not found: {path}")
+        try:
+            tm = trimesh.load(path, force="mesh", process=False)
+        except Exception as e:
+            raise ValueError(f"mesh file {path}: trimesh cannot read it: "
+                             f"{type(e).__name__}: {e}") from None
+        V = np.asarray(getattr(tm, "vertices", np.zeros((0, 3))), dtype=np.float64)
+        F = np.asarray(getattr(tm, "faces", np.zeros((0, 3))), dtype=np.int64)
+        if len(V) == 0:
+            raise ValueError(f"mesh file {path}: no vertices")
+        return cls(vertices=V, faces=F, scale=scale, source=path, pos=pos, R=R)
+
+    def scaled_vertices(self):
+        """(nv, 3) float64 vertices times ``scale`` [m], validated (ValueError naming the
+        mesh: non-finite values, fewer than 4 vertices, all in one plane, scale <= 0, a
+        face index out of range)."""
+        cache = self.__dict__.get("_scaled")
+        if cache is not None:
+            return cache
+        what = repr(self)
+        try:
+            V = np.asarray(self.vertices, dtype=np.float64)
+            sc = np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (3,))
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: vertices must be (nv, 3) numbers and scale 3 numbers") from None
+        if V.ndim != 2 or V.shape[1] != 3:
+            raise ValueError(f"{what}: vertices must have shape (nv, 3), got {V.shape}")
+        if not np.isfinite(V).all():
+            raise ValueError(f"{what}: vertices are not finite")
+        if not (np.isfinite(sc).all() and (sc > 0).all()):
+            raise ValueError(f"{what}: scale must be finite and > 0, got {tuple(sc)}")
+        if self.faces is not None:
+            F = np.asarray(self.faces)
+            if F.size and (F.ndim != 2 or F.shape[1] != 3 or F.min() < 0 or F.max() >= len(V)):
+                raise ValueError(f"{what}: faces must be (nf, 3) indices into the {len(V)} vertices")
+        V = V * sc
+        if len(V) < 4:
+            raise ValueError(f"{what}: needs at least 4 vertices, got {len(V)}")
+        ext = np.linalg.svd(V - V.mean(axis=0), compute_uv=False)
+        if ext[2] <= 1e-9 * max(ext[0], 1e-300):
+            raise ValueError(f"{what}: the vertices lie in one plane (no volume)")
+        V.setflags(write=False)
+        object.__setattr__(self, "_scaled", V)
+        return V
+
+    def params(self):
+        self.scaled_vertices()
+        return np.zeros(3)
+
+    def bounding_radius(self):
+        return float(np.linalg.norm(self.scaled_vertices(), axis=1).max())
+
+
 def _material(mu, e, what):
     mu = float(mu)
     e = float(e)
@@ -198,7 +297,8 @@ class CollisionModel:
     body : (ng,) int64 - carrying body, -1 for a static obstacle
     kind : (ng,) int64 - ``SHAPE_*`` code
     size : (ng, 3) float64 - sphere ``(r, 0, 0)``, capsule and cylinder ``(r, L/2, 0)``,
-        box half extents [m]
+        box half extents [m]; zeros for a plane and a mesh
+    mesh : list of Mesh or None - the :class:`Mesh` of each mesh shape, None for the others
     pos : (ng, 3) float64 - shape origin in body (or world) coordinates [m]
     R : (ng, 3, 3) float64 - shape axes in body (or world) coordinates
     mu, e : (ng,) float64 - friction coefficient, restitution
@@ -242,14 +342,19 @@ class CollisionModel:
         return self._add(b, shape, pos, R, mu, e, group, mask, name)
 
     def add_static(self, *shapes: Shape, mu: float = 0.5, e: float = 0.0, group: int = 1,
-                   mask: int = 0xFFFF) -> list:
-        """Add static obstacles (placed in world coordinates by their own ``pos``/``R``).
-        Returns their indices."""
-        return [self._add(-1, s, None, None, mu, e, group, mask, None) for s in shapes]
+                   mask: int = 0xFFFF, names=None) -> list:
+        """Add static obstacles (placed in world coordinates by their own ``pos``/``R``),
+        named by ``names`` (one str per shape, optional). Returns their indices."""
+        if names is None:
+            names = [None] * len(shapes)
+        elif isinstance(names, str) or len(names) != len(shapes):
+            raise ValueError(f"add_static: names must give one name per shape "
+                             f"({len(shapes)}), got {names!r}")
+        return [self._add(-1, s, None, None, mu, e, group, mask, n) for s, n in zip(shapes, names)]
 
     def _add(self, b, shape, pos, R, mu, e, group, mask, name):
         if not isinstance(shape, Shape) or type(shape) is Shape:
-            raise TypeError(f"expected a Sphere, Capsule, Box, Cylinder or Plane, got {shape!r}")
+            raise TypeError(f"expected a Sphere, Capsule, Box, Cylinder, Mesh or Plane, got {shape!r}")
         where = (f"shape {len(self._rows)} ({SHAPE_NAMES[shape.kind]}) on "
                  + ("the world" if b < 0 else f"body {self.model.body_name[b]!r}"))
         size = shape.params()
@@ -259,14 +364,16 @@ class CollisionModel:
         self._rows.append(dict(body=b, kind=shape.kind, size=size, pos=p, R=Rm, mu=mu, e=e,
                                group=int(group), mask=int(mask),
                                rb=shape.bounding_radius(),
+                               mesh=shape if shape.kind == SHAPE_MESH else None,
                                name=name or f"{SHAPE_NAMES[shape.kind]}{len(self._rows)}"))
         self._arrays = None
         return len(self._rows) - 1
 
     def arrays(self):
         """The flat arrays (see the class doc) and the candidate pairs, built once per
-        change: a dict with ``body, kind, size, pos, R, mu, e, rb, pairs`` where ``pairs``
-        (np, 2) int64 lists every pair allowed by the filters (first index < second)."""
+        change: a dict with ``body, kind, size, pos, R, mu, e, rb, pairs, mesh, name``
+        where ``pairs`` (np, 2) int64 lists every pair allowed by the filters, ordered for
+        the narrow phase (sphere < capsule < box < cylinder < mesh < plane)."""
         if self._arrays is None:
             rows = self._rows
             ng = len(rows)
@@ -281,6 +388,8 @@ class CollisionModel:
                 rb=np.array([r["rb"] for r in rows], dtype=np.float64).reshape(ng),
             )
             A["pairs"] = self._pairs(rows)
+            A["mesh"] = [r["mesh"] for r in rows]
+            A["name"] = [r["name"] for r in rows]
             self._arrays = A
         return self._arrays
 
@@ -303,7 +412,7 @@ class CollisionModel:
 
 def _ordered(rows, a, b):
     """The pair ordered for the narrow phase: the shape of lower kind code first (sphere <
-    capsule < box < cylinder < plane), so each kernel handles one ordering."""
-    if rows[a]["kind"] > rows[b]["kind"]:
+    capsule < box < cylinder < mesh < plane), so each kernel handles one ordering."""
+    if _PAIR_RANK[rows[a]["kind"]] > _PAIR_RANK[rows[b]["kind"]]:
         return (b, a)
     return (a, b)

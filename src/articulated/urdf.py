@@ -1,11 +1,13 @@
 """Load a :class:`~articulated.model.Model` from a URDF file (parsed with yourdfpy).
 
-Only the kinematic tree and the inertial data are read; meshes, collision geometry,
-materials, limits, dynamics (damping/friction) and transmissions are ignored.
+The kinematic tree, the inertial data and the joint limits are read, and on request the
+collision geometry (``<collision>``: box, cylinder, sphere, mesh); visual meshes,
+materials, dynamics (damping/friction) and transmissions are ignored.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 
@@ -59,6 +61,27 @@ def _parse(path: str):
     return urdf.robot
 
 
+def _joint_limits(j, path):
+    """``(lower, upper)`` [rad or m] of a URDF revolute/prismatic joint, None if unlimited.
+
+    Pinocchio's rules (urdfdom): a ``<limit>`` without ``lower``/``upper`` gives 0 for the
+    missing side (the URDF spec's default), ``lower == upper`` is kept as given;
+    ``continuous`` joints are unlimited whatever their ``<limit>`` says. A revolute or
+    prismatic joint without ``<limit>`` (urdfdom rejects the file) is unlimited, as in
+    MuJoCo's URDF import.
+    """
+    if j.type not in ("revolute", "prismatic") or j.limit is None:
+        return None
+    lo = 0.0 if j.limit.lower is None else float(j.limit.lower)
+    hi = 0.0 if j.limit.upper is None else float(j.limit.upper)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"{path}: joint {j.name!r}: <limit lower={lo} upper={hi}> must be "
+                         f"finite")
+    if lo > hi:
+        raise ValueError(f"{path}: joint {j.name!r}: <limit> lower {lo} > upper {hi}")
+    return lo, hi
+
+
 def _link_inertia(link, path):
     """(m, c (3,), I_com (3, 3)) of a yourdfpy Link in link coordinates; zeros if none."""
     inr = link.inertial
@@ -72,6 +95,74 @@ def _link_inertia(link, path):
     if not np.all(np.isfinite(I)) or not np.all(np.isfinite(c)):
         raise ValueError(f"{path}: link {link.name!r}: inertial values are not finite")
     return m, c, R @ I @ R.T
+
+
+def _collision_shapes(link, path, handler, meshes):
+    """The shapes of a yourdfpy Link's ``<collision>`` elements: a list of ``(name, shape,
+    R_o (3, 3), p_o (3,))`` with the element's origin in the link frame. ValueError naming
+    the link for a non-finite origin, a bad size or an unreadable mesh. ``meshes`` caches
+    the Mesh of each (file, scale), so links that share a file share its hull."""
+    from .geometry import Box, Cylinder, Mesh, Sphere
+
+    out = []
+    for k, c in enumerate(link.collisions):
+        name = c.name or f"{link.name}/collision_{k}"
+        what = f"{path}: link {link.name!r}: <collision> {name!r}"
+        Ro, po = _origin(c.origin)
+        if not (np.isfinite(Ro).all() and np.isfinite(po).all()):
+            raise ValueError(f"{what}: <origin> is not finite")
+        g = c.geometry
+        try:
+            if g is None:
+                raise ValueError("no <geometry>")
+            if g.box is not None:
+                shape = Box(size=tuple(np.asarray(g.box.size, dtype=np.float64).reshape(-1)))
+            elif g.cylinder is not None:
+                shape = Cylinder(radius=g.cylinder.radius, length=g.cylinder.length)
+            elif g.sphere is not None:
+                shape = Sphere(radius=g.sphere.radius)
+            elif g.mesh is not None:
+                sc = np.asarray(1.0 if g.mesh.scale is None else g.mesh.scale, dtype=np.float64)
+                if sc.size not in (1, 3):
+                    raise ValueError(f"<mesh scale> must have 1 or 3 values, got {sc}")
+                sc = tuple(np.broadcast_to(sc.reshape(-1), (3,)))
+                file = handler(g.mesh.filename)
+                shape = meshes.get((file, sc))
+                if shape is None:
+                    shape = meshes[file, sc] = Mesh.from_file(file, scale=sc)
+            else:
+                raise ValueError("empty <geometry>")
+            shape.params()  # validates the sizes
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
+        out.append((name, shape, Ro, po))
+    return out
+
+
+def _collision_model(model, robot, path, mesh_dir, mu, e):
+    """The :class:`CollisionModel` of every link's ``<collision>`` (see :func:`load_urdf`)."""
+    import functools
+
+    import yourdfpy
+
+    from .geometry import CollisionModel
+
+    handler = functools.partial(yourdfpy.filename_handler_magic, dir=mesh_dir)
+    geom = CollisionModel(model)
+    meshes = {}
+    for link in robot.links:
+        body, R, p = model.frames[link.name]
+        for name, shape, Ro, po in _collision_shapes(link, path, handler, meshes):
+            Rs, ps = R @ Ro, p + R @ po
+            try:
+                if body < 0:
+                    shape = dataclasses.replace(shape, pos=ps, R=Rs)
+                    geom.add_static(shape, mu=mu, e=e, names=[name])
+                else:
+                    geom.add(body, shape, pos=ps, R=Rs, mu=mu, e=e, name=name)
+            except ValueError as err:
+                raise ValueError(f"{path}: link {link.name!r}: <collision> {name!r}: {err}") from None
+    return geom
 
 
 def _combine(parts):
@@ -88,12 +179,13 @@ def _combine(parts):
 
 
 def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
-              massless_body_mass: float | None = None) -> Model:
+              massless_body_mass: float | None = None, collision: bool = False,
+              mu: float = 0.5, e: float = 0.0) -> Model:
     """Build a :class:`~articulated.model.Model` from a URDF file.
 
-    The file is parsed with yourdfpy; meshes are never loaded (mesh packages need not be
-    installed). Links become bodies and URDF joints become the joints that connect each
-    body to its parent, as in Pinocchio's URDF parser.
+    The file is parsed with yourdfpy; meshes are loaded only with ``collision=True`` (mesh
+    packages need not be installed otherwise). Links become bodies and URDF joints become
+    the joints that connect each body to its parent, as in Pinocchio's URDF parser.
 
     Parameters
     ----------
@@ -115,6 +207,15 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         sphere of radius 5 cm (``0.4 m (0.05 m)^2 1_3``), which perturbs the dynamics by
         about ``massless_body_mass / (subtree mass)``. The bodies changed are listed in
         ``model.urdf_regularized``. A moving subtree with no mass at all always raises.
+    collision : bool
+        False (default): ``<collision>`` is not read and ``model.collision`` is None. True:
+        ``model.collision`` is a :class:`~articulated.geometry.CollisionModel` with one
+        shape per ``<collision>`` element of every link (see Notes); mesh files are read
+        with trimesh, and simulating them needs coal (``pip install articulated[mesh]``).
+    mu, e : float
+        Friction coefficient (>= 0) and restitution (in [0, 1]) of every collision shape
+        (default 0.5 and 0: URDF has no contact material); change one shape later by
+        building the CollisionModel yourself.
 
     Returns
     -------
@@ -124,16 +225,27 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         world, for the fixed-base root and links welded to it), ``R`` (3, 3) float64 the
         link axes and ``p`` (3,) float64 [m] the link origin, both in that body's
         coordinates (identity and zero for a link that is its own body). Also
-        ``urdf_path`` (str) and ``urdf_regularized`` (list of body names given
-        ``massless_body_mass``; empty by default).
+        ``urdf_path`` (str), ``urdf_regularized`` (list of body names given
+        ``massless_body_mass``; empty by default) and ``collision`` (CollisionModel or
+        None, see ``collision``).
 
     Notes
     -----
     Joint mapping: ``revolute`` and ``continuous`` -> ``"revolute"`` about ``<axis>``
     (default (1, 0, 0), normalized); ``prismatic`` -> ``"prismatic"``; ``floating`` ->
-    ``"free"``; ``fixed`` -> merged (see below). Joint ``<limit>``, ``<dynamics>``,
-    ``<safety_controller>`` and ``<calibration>`` are ignored: the model has no joint
-    limits. ``<mimic>`` joints are loaded as independent joints (Pinocchio's default).
+    ``"free"``; ``fixed`` -> merged (see below). ``<dynamics>``, ``<safety_controller>``,
+    ``<calibration>`` and the effort and velocity of ``<limit>`` are ignored. ``<mimic>``
+    joints are loaded as independent joints (Pinocchio's default).
+
+    Joint limits: ``<limit lower upper>`` [rad or m] of a ``revolute`` or ``prismatic``
+    joint becomes ``model.jnt_range[i] = (lower, upper)`` (``jnt_limited[i]`` True),
+    equal to Pinocchio's ``lowerPositionLimit``/``upperPositionLimit``: a missing
+    ``lower`` or ``upper`` attribute is 0 (the URDF default), and ``lower == upper``
+    (also ``0 == 0``) is kept as given, which locks the joint when limits are enforced
+    (MuJoCo's URDF import instead drops equal limits with a warning; centauro's wheel
+    joints are such a case). ``continuous`` joints are unlimited (``(-inf, inf)``)
+    whatever their ``<limit>`` says. A revolute or prismatic joint without ``<limit>``,
+    which urdfdom (and so Pinocchio) rejects, is loaded unlimited, as MuJoCo does.
 
     Frames: a joint's ``<origin>`` is the joint frame in the parent link frame; the child
     link frame is the joint frame moved by the joint (rotated about / translated along the
@@ -147,6 +259,24 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     placement. Massless helper links (sensor, tool and camera frames) therefore cost
     nothing and remain available through ``model.frames``. Links welded to the world in the
     fixed-base case are dropped from the dynamics.
+
+    Collision geometry (``collision=True``): each ``<collision>`` of a link becomes a shape
+    on the body the link is part of (``model.frames[link] = (body, R, p)``): its
+    ``<origin>`` ``(R_o, p_o)`` is in the link frame, so the shape sits at ``(R R_o, p +
+    R p_o)`` in body coordinates; the shapes of links welded to the world (body ``-1``,
+    fixed base) become static obstacles at that placement in world coordinates.
+    ``<box size>`` -> :class:`~articulated.geometry.Box` (full edges), ``<cylinder radius
+    length>`` -> :class:`~articulated.geometry.Cylinder` (axis z, full length), ``<sphere
+    radius>`` -> :class:`~articulated.geometry.Sphere`, ``<mesh filename scale>`` ->
+    :class:`~articulated.geometry.Mesh` (its convex hull collides), the file resolved as
+    yourdfpy resolves it (relative to the URDF's folder, ``package://`` stripped and
+    searched up the folders above it; the URDFs of example-robot-data load this way), one
+    Mesh per (file, scale). Shape names: the element's ``name``, else
+    ``"<link>/collision_<k>"`` (k counts the link's elements from 0). Shapes of one body,
+    and of a body and its parent, are never tested against each other (CollisionModel's
+    rules); the convex hulls of neighbouring links further apart may overlap at rest
+    (solo12's base and upper legs do): filter such pairs with ``group``/``mask`` before
+    simulating.
 
     q ordering: bodies are numbered depth first from the root, children in the order
     their joints appear in the file; ``q`` stacks the coordinates of each body's joint in
@@ -168,7 +298,11 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         (names the joint and the link; its joint-space inertia would be singular, and
         Pinocchio's ABA returns NaN there); a moving body of zero mass that carries mass
         further down, unless ``massless_body_mass`` is given (names the joint and the
-        link); an inertia that is not positive definite (e.g. a point mass with zero
+        link); a ``<limit>`` with a non-finite bound or ``lower > upper`` (names the
+        joint); with ``collision=True``, a ``<collision>`` with a non-finite ``<origin>``, a
+        size that is not finite and > 0, a mesh file that is missing or unreadable or whose
+        vertices span no volume (names the link and the element), ``mu < 0`` or ``e``
+        outside [0, 1]; an inertia that is not positive definite (e.g. a point mass with zero
         inertia) or violates the triangle inequality after merging (names the body;
         :class:`Model` requires physical inertias, Pinocchio does not check them).
     """
@@ -180,6 +314,9 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
                              f"{massless_body_mass}")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"URDF file not found: {path}")
+    if collision:
+        from .geometry import _material
+        mu, e = _material(mu, e, "load_urdf")
     robot = _parse(path)
 
     links = {}
@@ -224,7 +361,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     if floating_base:
         bodies.append(dict(name=root, parent=None, joint="free", joint_name=ROOT_JOINT_NAME,
                            axis=(0.0, 0.0, 1.0), R=np.eye(3), p=np.zeros(3), link=root,
-                           urdf_joint=None))
+                           urdf_joint=None, limits=None))
         owner_parts[0] = []
         start = (root, 0, np.eye(3), np.zeros(3), None)
     else:
@@ -247,7 +384,8 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
             bodies.append(dict(name=ln, parent=None if owner < 0 else bodies[owner]["name"],
                                joint=jt, joint_name=j.name,
                                axis=axis if jt != "free" else (0.0, 0.0, 1.0),
-                               R=u @ vt, p=p, link=ln, urdf_joint=j.name))
+                               R=u @ vt, p=p, link=ln, urdf_joint=j.name,
+                               limits=_joint_limits(j, path)))
             owner_parts[k] = []
             owner, R, p = k, np.eye(3), np.zeros(3)
         frames[ln] = (owner, R, p)
@@ -303,7 +441,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
             m, c, I = inert[k]
             builder.add_body(b["name"], parent=b["parent"], joint=b["joint"], axis=b["axis"],
                              origin_xyz=b["p"], origin_R=b["R"], mass=m, com=c, inertia=I,
-                             joint_name=b["joint_name"])
+                             joint_name=b["joint_name"], limits=b["limits"])
         model = builder.build()
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
@@ -313,5 +451,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
                     for ln, (o, R, p) in frames.items()}
     model.urdf_path = path
     model.urdf_regularized = regularized
+    model.collision = (_collision_model(model, robot, path, os.path.dirname(os.path.abspath(path)),
+                                        mu, e) if collision else None)
     return model
 

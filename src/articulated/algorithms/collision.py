@@ -15,7 +15,12 @@ Pipeline (one compiled kernel, :func:`detect_kernel`):
    the box/cylinder along the capsule's segment (golden section, 90 steps, to the last bit
    of the segment parameter), plus the segment's end points when they are also within the
    margin (a capsule lying on a face rests on two points); box and cylinder against a plane
-   by their corners and rim points.
+   by their corners and rim points;
+4. pairs with a :class:`~articulated.geometry.Mesh` (the convex hull of its vertices):
+   a Python pass after the kernel (:mod:`articulated.algorithms.collision_mesh`) with
+   coal's GJK/EPA (``coal.distance`` on one ``coal.Convex`` per mesh, signed distance)
+   against spheres, capsules, boxes, cylinders and meshes, and the hull's vertices against
+   a plane.
 
 A contact is ``(shape a, shape b, body a, body b, point, normal, distance, mu, e)``: the
 normal ``n`` (world, unit) points from b to a (moving a along ``+n`` separates them); the
@@ -40,7 +45,9 @@ import numpy as np
 from numba import njit
 
 from ..config import INLINE, KERNEL
-from ..geometry import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_NAMES, SHAPE_PLANE, SHAPE_SPHERE
+from ..geometry import (SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_NAMES,
+                        SHAPE_PLANE, SHAPE_SPHERE)
+from .collision_mesh import MeshNarrowPhase
 
 GeomModel = namedtuple("GeomModel", ("body", "kind", "size", "pos", "R", "mu", "e", "rb", "pairs"))
 GeomModel.__doc__ = """The shapes (``ng``): ``body, kind`` (ng,) int64; ``size`` (ng, 3);
@@ -452,29 +459,42 @@ def detect_kernel(gm, poses, extra, out):
 
 SUPPORTED = {(SHAPE_SPHERE, k) for k in range(5)} | {(SHAPE_CAPSULE, k) for k in range(1, 5)} | {
     (SHAPE_BOX, SHAPE_PLANE), (SHAPE_CYLINDER, SHAPE_PLANE)}
+"""Pairs (kind a, kind b) of the compiled narrow phase."""
 
 
 class Detector:
     """Collision detection for a :class:`~articulated.geometry.CollisionModel`: holds the
     kernel bundles and the growing contact buffers.
 
-    Raises ValueError at construction for a pair of shapes the compiled narrow phase does
-    not handle (box-box, box-cylinder, cylinder-cylinder; meshes are not supported yet),
-    naming the two shapes.
+    The compiled kernel handles the pairs of :data:`SUPPORTED`; the pairs with a mesh go
+    to :class:`~articulated.algorithms.collision_mesh.MeshNarrowPhase` (coal, imported only
+    then: ImportError naming ``articulated[mesh]`` without it), whose contacts follow the
+    kernel's in the same buffers. Keys: ``16 p + feature`` with ``p`` the pair's index
+    among the kernel's pairs (in ``CollisionModel.arrays()["pairs"]`` order), then among
+    the mesh pairs after them, so the keys increase along the output.
+
+    Raises ValueError at construction for a pair of shapes no narrow phase handles
+    (box-box, box-cylinder, cylinder-cylinder), naming the two shapes.
     """
 
     def __init__(self, geom, capacity: int = 64):
         A = geom.arrays()
+        prim, mesh = [], []
         for a, b in A["pairs"]:
             ka, kb = int(A["kind"][a]), int(A["kind"][b])
+            if ka == SHAPE_MESH or kb == SHAPE_MESH:
+                mesh.append((a, b))
+                continue
             if (ka, kb) not in SUPPORTED:
                 raise ValueError(
                     f"no narrow phase for the pair {SHAPE_NAMES[ka]} (shape {a}) - "
-                    f"{SHAPE_NAMES[kb]} (shape {b}); supported: sphere and capsule against "
-                    f"every shape, box and cylinder against planes")
+                    f"{SHAPE_NAMES[kb]} (shape {b}); supported: sphere, capsule and mesh "
+                    f"against every shape, box and cylinder against planes")
+            prim.append((a, b))
         self.geom = geom
         self.gm = GeomModel(A["body"], A["kind"], A["size"], A["pos"], A["R"], A["mu"], A["e"],
-                            A["rb"], A["pairs"])
+                            A["rb"], np.array(prim, dtype=np.int64).reshape(-1, 2))
+        self.mesh = MeshNarrowPhase(A, mesh, len(prim)) if mesh else None
         ng = len(A["body"])
         gR = np.zeros((ng, 3, 3))
         gp = np.zeros((ng, 3))
@@ -496,8 +516,29 @@ class Detector:
         ``v`` (nb, 6) and step ``h`` [s] into ``self.out``; returns their number."""
         place_shapes(self.gm, oE, op, v, float(h), self.poses)
         n = detect_kernel(self.gm, self.poses, float(extra), self.out)
-        if n > self.out.dist.shape[0]:
-            self.out = self._buffers(2 * n)
+        more = self.mesh.contacts(self.poses, float(extra)) if self.mesh is not None else ()
+        nm = sum(len(blk[4]) for blk in more)
+        if n + nm > self.out.dist.shape[0]:
+            self.out = self._buffers(2 * (n + nm))
             n = detect_kernel(self.gm, self.poses, float(extra), self.out)
+        for blk in more:
+            n = self._write(n, *blk)
         self.n = n
         return n
+
+    def _write(self, k, a, b, point, normal, dist, key):
+        """Write a block of contacts of the pair (a, b) (from the mesh narrow phase) from
+        index ``k`` on; returns the index after them."""
+        out, gm = self.out, self.gm
+        e = k + len(dist)
+        out.key[k:e] = key
+        out.geom[k:e, 0] = a
+        out.geom[k:e, 1] = b
+        out.body[k:e, 0] = gm.body[a]
+        out.body[k:e, 1] = gm.body[b]
+        out.point[k:e] = point
+        out.normal[k:e] = normal
+        out.dist[k:e] = dist
+        out.mu[k:e] = math.sqrt(gm.mu[a] * gm.mu[b])
+        out.e[k:e] = max(gm.e[a], gm.e[b])
+        return e
