@@ -7,6 +7,8 @@ materials, dynamics (damping/friction) and transmissions are ignored.
 
 from __future__ import annotations
 
+import warnings
+
 import dataclasses
 import io
 import os
@@ -65,15 +67,21 @@ def _joint_limits(j, path):
     """``(lower, upper)`` [rad or m] of a URDF revolute/prismatic joint, None if unlimited.
 
     Pinocchio's rules (urdfdom): a ``<limit>`` without ``lower``/``upper`` gives 0 for the
-    missing side (the URDF spec's default), ``lower == upper`` is kept as given;
-    ``continuous`` joints are unlimited whatever their ``<limit>`` says. A revolute or
-    prismatic joint without ``<limit>`` (urdfdom rejects the file) is unlimited, as in
-    MuJoCo's URDF import.
+    missing side (the URDF spec's default); ``continuous`` joints are unlimited whatever
+    their ``<limit>`` says. MuJoCo's rule for ``lower == upper`` (also ``0 == 0``, e.g. a
+    ``<limit effort velocity/>`` on a wheel): no limit, with a warning naming the joint
+    (Pinocchio keeps ``(0, 0)``, which would lock the joint once limits are enforced). A
+    revolute or prismatic joint without ``<limit>`` (urdfdom rejects the file) is
+    unlimited, as in MuJoCo's URDF import.
     """
     if j.type not in ("revolute", "prismatic") or j.limit is None:
         return None
     lo = 0.0 if j.limit.lower is None else float(j.limit.lower)
     hi = 0.0 if j.limit.upper is None else float(j.limit.upper)
+    if lo == hi:
+        warnings.warn(f"{path}: joint {j.name!r}: <limit> lower == upper == {lo:g}: loaded "
+                      f"without limits (as MuJoCo does)", stacklevel=3)
+        return None
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"{path}: joint {j.name!r}: <limit lower={lo} upper={hi}> must be "
                          f"finite")
@@ -241,8 +249,8 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     joint becomes ``model.jnt_range[i] = (lower, upper)`` (``jnt_limited[i]`` True),
     equal to Pinocchio's ``lowerPositionLimit``/``upperPositionLimit``: a missing
     ``lower`` or ``upper`` attribute is 0 (the URDF default), and ``lower == upper``
-    (also ``0 == 0``) is kept as given, which locks the joint when limits are enforced
-    (MuJoCo's URDF import instead drops equal limits with a warning; centauro's wheel
+    (also ``0 == 0``) means no limit, with a warning (MuJoCo's rule; Pinocchio keeps
+    ``(0, 0)``, which would lock the joint once limits are enforced: centauro's wheel
     joints are such a case). ``continuous`` joints are unlimited (``(-inf, inf)``)
     whatever their ``<limit>`` says. A revolute or prismatic joint without ``<limit>``,
     which urdfdom (and so Pinocchio) rejects, is loaded unlimited, as MuJoCo does.
