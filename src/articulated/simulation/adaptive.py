@@ -35,15 +35,19 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .._byref import byref, byref_each
+from .._views import mat3_view
 from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
+from ..algorithms.contact import Factor, ImpulseModel
 from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
-from ..algorithms.kinematics import body_velocities, energy
+from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import JIT, KERNEL
 from ..configuration import integrate_joints_inplace
-from ..model import Model
+from ..data import data_arrays
+from ..model import Model, model_arrays
+from .contact import CONTACT_STATS, ContactStepper
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces
 from .trajectory import AdaptiveTrajectory, SimulationDiverged
 
@@ -193,6 +197,11 @@ class AdaptiveSimulator:
         active-region update, see :class:`AdaptiveDynamics`)
     forces : iterable of :class:`articulated.Force`
     q0, qd0 : initial state (neutral, zero); assembly : assembly-tree kind or tree
+    contacts : CollisionModel, optional - contact with friction and restitution on the
+        hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V; see :meth:`_contact_step`)
+    limits : bool - enforce the joint limits of the active joints (GLM IV.B)
+    contact_options : dict, optional - options of
+        :class:`~articulated.simulation.contact.ContactStepper`
 
     With none of ``max_active``, ``eps_vel`` (> 0), ``eps_acc`` (> 0), ``max_update`` the
     active region is everything that moves and the result is the full dynamics.
@@ -202,7 +211,8 @@ class AdaptiveSimulator:
     def __init__(self, model: Model, dt: float, *, max_active=None,
                  eps_vel: float = 0.0, eps_acc: float = 0.0, max_update: int | None = None,
                  update_every: int = 20, weights=None, velocity_weights=None, forces=(),
-                 q0=None, qd0=None, assembly="balanced"):
+                 q0=None, qd0=None, assembly="balanced", contacts=None, limits: bool = False,
+                 contact_options=None):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
@@ -260,6 +270,14 @@ class AdaptiveSimulator:
         self.last = dict(active=model.nb, update_region=0, rigidified=0)
         self.solver.set_state(self.q, self.qd)         # frames at q0 for the first forces
         self.solver.prepare_region()
+        self._contact = None
+        if contacts is not None or limits:
+            self._contact = ContactStepper(model, contacts, self.dt, limits=bool(limits),
+                                           **dict(contact_options or {}))
+            self._contact.check_initial(self.q)
+            self._contact_log = []
+        elif contact_options:
+            raise ValueError("contact_options given without contacts or limits")
 
     def add_force(self, force):
         """Add an applied force (:class:`articulated.Force`); returns it."""
@@ -335,7 +353,7 @@ class AdaptiveSimulator:
         and the metric weights are constant; with callable weights (evaluated in Python at
         each active-region update) those before the next update; none when a force has no
         compiled form, or the next step is an update with callable weights."""
-        if self._compiled is None:
+        if self._compiled is None or self._contact is not None:
             return 0
         if not any(fn is not None for fn in self.solver._weight_fns):
             return limit
@@ -369,7 +387,9 @@ class AdaptiveSimulator:
         m, h = self.model, self.dt
         self.solver.sync_frames(self.q)                 # world poses at this step's q
         tau, f_ext = self._forces()
-        if self.steps % self.update_every == 0:
+        if self._contact is not None:
+            q, qd = self._contact_step(tau, f_ext)
+        elif self.steps % self.update_every == 0:
             qd = self._region_update(tau, f_ext)
             q = self.q.copy()                           # qd is zero outside the new region
             J = self.solver._ajoints
@@ -388,6 +408,78 @@ class AdaptiveSimulator:
         self.q, self.qd = q, qd
         self.t += h
         self.steps += 1
+
+    def _contact_step(self, tau, f_ext):
+        """One step with contacts and limits on the hybrid body (GLM sec. IV-V): the
+        hybrid body's accelerations (every ``update_every`` steps after the active-region
+        update, whose rigidification impulses come first), ``qd* = qd + h qdd``, detection
+        at ``q``, then the impulses of :meth:`ContactStepper.respond` on the reduced tree
+        of the hybrid body (:mod:`articulated.algorithms.reduced`: one rigid body per
+        rigid piece, the active joints; its articulated factorization is the one the
+        step's ABA left): a contact on body b acts on b's piece (GLM: "contacts on rigid
+        pieces act on their front node"), so ``J_h``, ``K = J_h M_h^-1 J_h^T`` and the
+        impulse propagation cost O(N_A); limits of rigidified joints are not rows (their
+        velocity is zero: they cannot cross). Returns ``(q, qd)``."""
+        m, h, s, cs = self.model, self.dt, self.solver, self._contact
+        bodies = None if self._all else self._bodies
+        if self.steps % self.update_every == 0:
+            qs = self._region_update(tau, f_ext)
+            s.hybrid_accelerations(self.q, qs, tau, f_ext, bodies)  # the new reduced tree
+        else:
+            qs = self.qd + h * s.hybrid_accelerations(self.q, self.qd, tau, f_ext, bodies)
+        n = cs.detect(self.q, qs)
+        red = s._reduced_args()
+        na = int(s._bk.counts[N_AJOINTS])
+        q = self.q.copy()
+        if na == 0:
+            return q, np.zeros(m.nv)
+        aj = s._bk.ajoints[:na]
+        mi = red.red_i[:7 * na].reshape(7, na)
+        mv = model_arrays(mi, red.red_f)
+        nvr = int(mv.vadr[na - 1] + mv.jnv[na - 1])
+        nqr = int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])
+        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
+        dv = data_arrays(red.red_d, na, nvr)
+        fac = Factor(mat3_view(dv.Xup_E, na), dv.Xup_r, dv.UDinv, dv.Dinv,
+                     mat3_view(dv.oE, na), dv.op)
+        im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
+        adof = np.concatenate([np.arange(m.jnt_vadr[j], m.jnt_vadr[j] + m.jnt_nv[j])
+                               for j in aj])
+        con = None
+        if n:
+            near = s._near
+            con = cs.detector.out
+            piece = np.where(near >= 0, red.ridx[np.maximum(near, 0)], -1)
+            b = con.body[:n]
+            con = con._replace(body=np.where(b >= 0, piece[np.maximum(b, 0)], -1))
+        lim = cs.limits
+        if len(lim.dof):
+            keep = self.active[lim.joint]
+            j = lim.joint[keep]
+            lim = lim._replace(dof=mv.vadr[red.ridx[j]], body=red.ridx[j], qadr=lim.qadr[keep],
+                               lo=lim.lo[keep], hi=lim.hi[keep], joint=j)
+
+        def kinetic(x):
+            full = np.zeros(m.nv)
+            full[adof] = x
+            return cs._kinetic(self.q, full)
+
+        qd1, v = cs.respond(self.q, qs[adof], n, im, fac, lim, kinetic, con)
+        qd = np.zeros(m.nv)
+        qd[adof] = qd1
+        v_full = np.zeros(m.nv)
+        v_full[adof] = v
+        integrate_joints_inplace(aj, na, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v_full, 1.0)
+        self._contact_log.append(cs.last.copy())
+        return q, qd
+
+    def contact_list(self):
+        """The contacts of the last step (:meth:`ContactStepper.contact_list
+        <articulated.simulation.contact.ContactStepper.contact_list>`; bodies of the
+        model); ValueError without contacts."""
+        if self._contact is None:
+            raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
+        return self._contact.contact_list()
 
     def _compiled_steps(self, n, k0, every):
         """Up to ``n`` steps in the compiled loop :func:`_adaptive_steps` (region updates
@@ -456,6 +548,12 @@ class AdaptiveSimulator:
         rec = {k: [] for k in ("t", "q", "qd", "kinetic", "active", "update_region",
                                "rigidified")}
         wall = np.zeros(steps)
+        log0 = len(self._contact_log) if self._contact is not None else 0
+
+        def contacts():
+            if self._contact is None:
+                return None
+            return np.array(self._contact_log[log0:], dtype=CONTACT_STATS)
 
         def record(t, q, qd, last):
             rec["t"].append(t)
@@ -469,7 +567,7 @@ class AdaptiveSimulator:
             return SimulationDiverged(
                 f"adaptive run stopped at step {k + 1}: {e}",
                 trajectory=AdaptiveTrajectory(**{n: np.array(v) for n, v in rec.items()},
-                                              wall=wall[:k]),
+                                              wall=wall[:k], contacts=contacts()),
                 t=self.t, step=k + 1)
 
         def last():
@@ -500,7 +598,8 @@ class AdaptiveSimulator:
             if (k + 1) % every == 0:
                 record(self.t, self.q, self.qd, last())
             k += 1
-        return AdaptiveTrajectory(**{k: np.array(v) for k, v in rec.items()}, wall=wall)
+        return AdaptiveTrajectory(**{k: np.array(v) for k, v in rec.items()}, wall=wall,
+                                  contacts=contacts())
 
     def __repr__(self):
         return (f"AdaptiveSimulator(nb={self.model.nb}, dt={self.dt:g}, "

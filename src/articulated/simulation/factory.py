@@ -41,7 +41,8 @@ def Simulator(model, dt, integrator=None, method: str = "aba", **kwargs):
         ``"adaptive"``: adaptive dynamics with hybrid bodies (Redon, Galoppo & Lin 2005),
         :class:`~articulated.simulation.adaptive.AdaptiveSimulator` (keywords
         ``max_active``, ``eps_vel``, ``eps_acc``, ``max_update``, ``update_every``,
-        ``weights``, ``velocity_weights``, ``forces``, ``q0``, ``qd0``, ``assembly``);
+        ``weights``, ``velocity_weights``, ``forces``, ``q0``, ``qd0``, ``assembly``,
+        ``contacts``, ``limits``, ``contact_options``);
         ``"quasistatic-adaptive"``, ``"quasistatic"``: forward quasi-statics (Redon & Lin
         2005), :class:`~articulated.simulation.quasistatic.QuasiStaticSimulator` (keywords
         ``eps_max``, ``error``, ``max_joints``, ``weights``, ``q0``, ``forces``,

@@ -114,6 +114,7 @@ class AdaptiveTrajectory:
     update_region: np.ndarray
     rigidified: np.ndarray
     wall: np.ndarray
+    contacts: np.ndarray | None = None
 
     def __len__(self):
         return len(self.t)
