@@ -173,15 +173,21 @@ def _quat_mul(a, b):
     return (ra * Rotation.from_quat(b, scalar_first=True)).as_quat(scalar_first=True)
 
 
-def mujoco_spec(model: Model, *, name: str = "articulated"):
+def mujoco_spec(model: Model, *, name: str = "articulated", geom=None):
     """A ``mujoco.MjSpec`` of ``model``: one nested body per body (in body order, so MuJoCo's
     body ``i + 1`` is our body ``i``), placed by its joint placement, with an explicit
     inertial (principal axes computed here at full precision), one joint (hinge / slide /
     ball / free; none for a fixed joint), no geoms, contacts and constraints disabled, no
     damping, armature, stiffness, friction loss or limits.
 
+    With ``geom`` (a :class:`~articulated.geometry.CollisionModel` of ``model``) the shapes
+    become MuJoCo geoms (sphere, capsule, box, cylinder, plane; same sizes and placements,
+    ``friction = mu`` for sliding, MuJoCo's defaults for torsion and rolling; restitution
+    has no MuJoCo equivalent and is ignored; meshes are not converted) and contacts are
+    enabled, with MuJoCo's own filters (parent-child pairs excluded, as ours).
+
     Raises ValueError for a free joint below the top level (MuJoCo allows free joints only
-    on bodies attached to the world).
+    on bodies attached to the world) or a mesh shape.
     """
     import mujoco
 
@@ -219,7 +225,36 @@ def mujoco_spec(model: Model, *, name: str = "articulated"):
                                limited=mujoco.mjtLimited.mjLIMITED_FALSE)
             if t in (JOINT_REVOLUTE, JOINT_PRISMATIC):
                 j.axis = model.jnt_axis[i]
+    if geom is not None:
+        _mujoco_geoms(spec, bodies, geom)
     return spec
+
+
+def _mujoco_geoms(spec, bodies, geom):
+    """Add the shapes of ``geom`` to ``spec`` as geoms and enable contacts (see
+    :func:`mujoco_spec`)."""
+    import mujoco
+
+    from .geometry import SHAPE_NAMES
+
+    kinds = dict(sphere=mujoco.mjtGeom.mjGEOM_SPHERE, capsule=mujoco.mjtGeom.mjGEOM_CAPSULE,
+                 box=mujoco.mjtGeom.mjGEOM_BOX, cylinder=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                 plane=mujoco.mjtGeom.mjGEOM_PLANE)
+    spec.option.disableflags &= ~(mujoco.mjtDisableBit.mjDSBL_CONTACT
+                                  | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+    A = geom.arrays()
+    for g in range(len(A["body"])):
+        kind = SHAPE_NAMES[int(A["kind"][g])]
+        if kind not in kinds:
+            raise ValueError(f"shape {g} ({kind}): no MuJoCo geom for it here")
+        b = int(A["body"][g])
+        size = A["size"][g]
+        size = dict(sphere=[size[0], 0, 0], capsule=[size[0], size[1], 0],
+                    cylinder=[size[0], size[1], 0], box=list(size), plane=[0, 0, 1])[kind]
+        (spec.worldbody if b < 0 else bodies[b]).add_geom(
+            type=kinds[kind], size=size, pos=A["pos"][g], quat=_rot_to_quat(A["R"][g]),
+            friction=[float(A["mu"][g]), 0.005, 0.0001], contype=1, conaffinity=1,
+            group=0)
 
 
 class MujocoConverters:
@@ -365,13 +400,16 @@ MUJOCO_MAX_DEPTH = 1023
 pendulum compiles, 1,024 fails with "depth limit exceeded in signature computation")."""
 
 
-def to_mujoco(model: Model):
+def to_mujoco(model: Model, geom=None):
     """Build the MuJoCo equivalent of ``model`` (needs ``pip install mujoco``).
 
     Returns ``(mj_model, converters)``: the compiled ``mujoco.MjModel`` (from
     :func:`mujoco_spec`: no geoms, contacts and constraints disabled, zero damping and
     armature, so that ``mj_forward`` with ``qfrc_applied = tau`` gives our ABA's ``qdd``)
     and a :class:`MujocoConverters` for states, forces and accelerations.
+
+    ``geom``: a :class:`~articulated.geometry.CollisionModel` whose shapes become geoms with
+    contacts on (see :func:`mujoco_spec`).
 
     Raises ValueError when MuJoCo rejects the model, e.g. bodies nested deeper than about
     1,000 levels (a message naming the DEPTH) or a free joint below the top level.
@@ -386,7 +424,7 @@ def to_mujoco(model: Model):
         raise ValueError(f"body tree DEPTH {depth.max()} beyond MuJoCo's limit "
                          f"({MUJOCO_MAX_DEPTH} nested bodies: 'depth limit exceeded')")
     try:
-        mj_model = mujoco_spec(model).compile()
+        mj_model = mujoco_spec(model, geom=geom).compile()
     except ValueError as e:
         if "depth limit" not in str(e):
             raise

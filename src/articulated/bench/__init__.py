@@ -11,6 +11,7 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
   the shared runs of :mod:`~articulated.bench.adaptive_runs`;
 * :mod:`~articulated.bench.quasistatics` - adaptive quasi-statics (Redon & Lin 2005);
 * :mod:`~articulated.bench.loops` - closed loops by SRM (Ascher & Lin 1999);
+* :mod:`~articulated.bench.contact` - contact (Gayle, Lin & Manocha 2006), against MuJoCo;
 * :mod:`~articulated.bench.stiffness` - formulation stiffness (Ascher, Pai & Cloutier 1997):
   computed by :mod:`~articulated.bench.stiffness_study`, reported by
   :mod:`~articulated.bench.stiffness_report`.
@@ -19,5 +20,5 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
 timing, Markdown tables and figures.
 """
 
-BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive")
+BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive", "contact")
 """The modules behind ``articulated bench NAME``, in the order of ``articulated bench --help``."""

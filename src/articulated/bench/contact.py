@@ -1,0 +1,252 @@
+"""Contact benchmarks (Gayle, Lin & Manocha 2006, "GLM"): ``articulated bench contact``.
+
+* **(a) pendulum through cylinders** (GLM Fig. 4): a pendulum of ``n`` links (capsules of
+  radius 1 cm on its 0.1 m links) released from horizontal swings through ``k`` random
+  vertical cylinders; the full model (every joint active, ABA) against adaptive dynamics
+  with ``N_A`` active joints (region update every 10 steps), same contact pipeline:
+  mean step (updates included), contact time (detection and response), contacts per
+  step, largest depth, speed-ups.
+* **MuJoCo comparison**: a free-base chain of ``n`` capsules (0.1 m, radius 1 cm, 0.1 kg,
+  mu 0.5, self-collision on) dropped flat from 0.3 m onto a plane, ``mj_step`` (MuJoCo's
+  default solver, same dt) against our full model and adaptive ``N_A``: time per step in
+  flight and at rest, largest depth, kinetic energy at the end, and a picture.
+
+Both are measured in one process, each run after a warm-up (compilation excluded); the
+machine is shared, so the ratios matter more than the times. GLM gives no sizes, times or
+hardware: the scenes are ours (issue 19).
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import articulated as art
+
+from .common import bench_main, markdown_table, new_figure, save_figure
+
+HELP = ("contact (Gayle, Lin & Manocha 2006): pendulum through cylinders (full vs adaptive) "
+        "and a capsule chain dropped on a plane against MuJoCo")
+"""One line for ``articulated bench --help``."""
+
+H = 1e-3
+"""Time step of every run [s]."""
+
+
+def pendulum_cylinders(n=200, k=20, seed=0):
+    """Scene (a): ``pendulum(n)`` with a capsule (radius 1 cm) on every link, released from
+    horizontal (along +x, swinging about y), and ``k`` cylinders (radius 5-15 cm, across the
+    swing plane) at random places of the quarter disk it sweeps. Returns ``(model, geom,
+    q0)``."""
+    m = art.models.pendulum(n)
+    geom = art.CollisionModel(m)
+    for i in range(n):
+        geom.add(i, art.Capsule(radius=0.01, length=0.08), pos=(0, 0, -0.05), mu=0.5, e=0.0,
+                 group=1, mask=2)
+    rng = np.random.default_rng(seed)
+    L = 0.1 * n
+    for _ in range(k):
+        r = rng.uniform(0.2, 0.95) * L
+        th = rng.uniform(0.05, 1.4)  # below the horizontal, inside the swept quarter disk
+        geom.add_static(art.Cylinder(radius=rng.uniform(0.05, 0.15), length=0.6,
+                                     pos=(r * np.cos(th), rng.uniform(-0.05, 0.05), -r * np.sin(th)),
+                                     R=np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])),
+                        mu=0.5, e=0.0, group=2, mask=1)
+    q0 = np.zeros(n)
+    q0[1] = -np.pi / 2  # joint 1 turns about y: links 1.. lie along +x, link 0 hangs
+    return m, geom, q0
+
+
+def capsule_chain(n=300):
+    """The MuJoCo scene: a free-base chain of ``n`` capsules (0.1 m, radius 1 cm, 0.1 kg,
+    hinges alternating about x and y at the capsule ends), lying flat 0.3 m above a plane,
+    mu 0.5, self-collision on. Returns ``(model, geom, q0)``."""
+    b = art.ModelBuilder()
+    I = 0.1 * np.diag([(3 * 0.01 ** 2 + 0.1 ** 2) / 12] * 2 + [0.01 ** 2 / 2])
+    R = np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]])  # capsule axis z along world x
+    b.add_body("c0", None, "free", mass=0.1, inertia=R @ I @ R.T)
+    for i in range(1, n):
+        b.add_body(f"c{i}", f"c{i - 1}", "revolute", axis=(0, 0, 1) if i % 2 else (0, 1, 0),
+                   origin_xyz=(0.1, 0, 0), mass=0.1, com=(0.05, 0, 0), inertia=R @ I @ R.T)
+    m = b.build()
+    geom = art.CollisionModel(m)
+    for i in range(n):
+        geom.add(i, art.Capsule(radius=0.01, length=0.08), pos=(0.05, 0, 0), R=R, mu=0.5, e=0.0)
+    geom.add_static(art.Plane(normal=(0, 0, 1)), mu=0.5, e=0.0)
+    q0 = m.neutral()
+    q0[2] = 0.3
+    return m, geom, q0
+
+
+def warm_up():
+    """Compile (or load) every kernel of both contact pipelines on a small scene with
+    contacts, so that no timed run pays for it: a 3-link pendulum with capsules falling
+    onto a plane and a static cylinder, full and adaptive."""
+    m, geom, q0 = pendulum_cylinders(3, 0)
+    geom.add_static(art.Plane(normal=(0, 0, 1), pos=(0, 0, -0.25)), group=2, mask=1)
+    geom.add_static(art.Cylinder(radius=0.05, length=0.6, pos=(0.15, 0, -0.2),
+                                 R=np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])),
+                    group=2, mask=1)
+    for kw in (dict(), dict(method="adaptive", max_active=2, update_every=10)):
+        tr = art.Simulator(m, H, contacts=geom, q0=q0, **kw).run(300)
+        assert tr.contacts["n"].sum() > 0
+
+
+def run_ours(model, geom, q0, steps, **kw):
+    """One run of ``steps`` steps (kernels compiled by :func:`warm_up`); returns a dict of
+    mean step [s], contact time per step [s], contacts per step, largest depth [m], the
+    trajectory."""
+    sim = art.Simulator(model, H, contacts=geom, q0=q0, **kw)
+    t0 = time.perf_counter()
+    tr = sim.run(steps)
+    wall = time.perf_counter() - t0
+    c = tr.contacts
+    return dict(step=wall / steps, contact=float((c["detect_time"] + c["response_time"]).mean()),
+                n=float(c["n"].mean()), depth=float(c["max_depth"].max()), tr=tr)
+
+
+def run_mujoco(model, geom, q0, steps):
+    """``mj_step`` of the MuJoCo model with geoms (:func:`articulated.interop.to_mujoco`)
+    from ``q0`` at rest; returns per-step times [s], the largest penetration per step [m],
+    the base height per step [m] and the kinetic energy per step [J]."""
+    import mujoco
+
+    from ..interop import to_mujoco
+
+    mj, conv = to_mujoco(model, geom)
+    mj.opt.timestep = H
+    d = mujoco.MjData(mj)
+    d.qpos[:] = conv.qpos(q0)
+    t = np.zeros(steps)
+    depth = np.zeros(steps)
+    z = np.zeros(steps)
+    ke = np.zeros(steps)
+    for s in range(steps):
+        t0 = time.perf_counter()
+        mujoco.mj_step(mj, d)
+        t[s] = time.perf_counter() - t0
+        depth[s] = max(0.0, -float(d.contact.dist[:d.ncon].min())) if d.ncon else 0.0
+        z[s] = d.qpos[2]
+        mujoco.mj_energyVel(mj, d)
+        ke[s] = d.energy[1]
+    return dict(t=t, depth=depth, z=z, ke=ke, ncon=int(d.ncon))
+
+
+def add_arguments(parser):
+    """Declare the options of ``articulated bench contact [--quick] [--out DIR]``."""
+    parser.description = "contact benchmarks (Gayle, Lin & Manocha 2006)"
+    parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
+    parser.add_argument("--out", default="docs", metavar="DIR",
+                        help="folder for the PNG and the Markdown results (default docs)")
+
+
+def main(argv=None) -> int:
+    """``python -m articulated.bench.contact [--quick] [--out DIR]``."""
+    return bench_main("contact", add_arguments, run, argv)
+
+
+def run(args) -> int:
+    """Run the scenes of the module docstring; print the Markdown, write it to
+    ``OUT/contact-results.md`` (``-quick.md`` with ``--quick``) and the PNG; returns 0."""
+    warnings.filterwarnings("ignore", module="numba")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    quick = args.quick
+    lines = [f"# Contact benchmark ({'quick' if quick else 'full'})", "",
+             f"Machine: {platform.processor() or platform.machine()}, Python "
+             f"{platform.python_version()}; `articulated bench contact"
+             f"{' --quick' if quick else ''}`; dt = {H} s.", ""]
+
+    def emit(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    warm_up()
+    # (a) pendulum through cylinders: full vs adaptive
+    n, k, NA, steps = (50, 8, 10, 300) if quick else (200, 20, 40, 1500)
+    m, geom, q0 = pendulum_cylinders(n, k)
+    full = run_ours(m, geom, q0, steps)
+    ad = run_ours(m, geom, q0, steps, method="adaptive", max_active=NA, update_every=10)
+    emit(f"## (a) pendulum-{n} through {k} cylinders, {steps} steps (GLM Fig. 4)")
+    emit("")
+    rows = [[name, f"{r['step'] * 1e3:.3f}", f"{r['contact'] * 1e3:.3f}", f"{r['n']:.2f}",
+             f"{r['depth'] * 1e3:.3f}"] for name, r in (("full (ABA)", full),
+                                                       (f"adaptive N_A = {NA}", ad))]
+    emit(markdown_table(["run", "mean step [ms]", "contact time [ms/step]", "contacts/step",
+                         "max depth [mm]"], rows))
+    emit("")
+    emit(f"Speed-up of adaptive over full: mean step {full['step'] / ad['step']:.2f}x, "
+         f"contact time {full['contact'] / ad['contact']:.2f}x (GLM: 5x at N_A = 40).")
+    emit("")
+
+    # MuJoCo: capsule chain dropped flat
+    n2, steps2 = (60, 600) if quick else (300, 2000)
+    m2, geom2, q2 = capsule_chain(n2)
+    emit(f"## Capsule chain-{n2} ({m2.nv} DOF) dropped flat from 0.3 m, {steps2} steps: "
+         f"against MuJoCo")
+    emit("")
+    ours = run_ours(m2, geom2, q2, steps2)
+    ad2 = run_ours(m2, geom2, q2, steps2, method="adaptive", max_active=min(60, n2),
+                   update_every=10)
+    try:
+        import mujoco  # noqa: F401 (the test extra)
+        mj = run_mujoco(m2, geom2, q2, steps2)
+    except ImportError:
+        mj = None
+    rest = slice(int(0.75 * steps2), steps2)  # the last quarter: lying on the plane
+    fly = slice(0, int(0.1 * steps2))
+    T = H * np.arange(1, steps2 + 1)
+
+    def per_step(r):
+        c = r["tr"].contacts
+        return c["detect_time"] + c["response_time"]
+
+    def ours_row(name, r):
+        c = r["tr"].contacts
+        return [name, f"{np.median(per_step(r)[fly]) * 1e3:.3f}",
+                f"{np.median(per_step(r)[rest]) * 1e3:.2f}", f"{r['step'] * 1e3:.2f}",
+                f"{c['n'][rest].mean():.0f}", f"{c['max_depth'].max() * 1e3:.3f}",
+                f"{float(r['tr'].q[-1, 2]):.4f}"]
+
+    rows = [ours_row("articulated full (ABA)", ours),
+            ours_row(f"articulated adaptive N_A = {min(60, n2)}", ad2)]
+    if mj is not None:
+        rows.append(["MuJoCo mj_step", f"{np.median(mj['t'][fly]) * 1e3:.3f}",
+                     f"{np.median(mj['t'][rest]) * 1e3:.2f}", f"{mj['t'].mean() * 1e3:.2f}",
+                     f"{mj['ncon']}", f"{mj['depth'].max() * 1e3:.3f}", f"{mj['z'][-1]:.4f}"])
+    emit(markdown_table(["run", "in flight [ms/step]", "at rest [ms/step]", "mean step [ms]",
+                         "contacts at rest", "max depth [mm]", "base z at the end [m]"], rows))
+    emit("")
+    emit("Ours: contact time (detection and response) per step, median; MuJoCo: the whole "
+         "`mj_step`, median.")
+    if mj is not None:
+        emit(f"Ratio at rest, MuJoCo / ours: full "
+             f"{np.median(mj['t'][rest]) / np.median(per_step(ours)[rest]):.2f}x, adaptive "
+             f"{np.median(mj['t'][rest]) / np.median(per_step(ad2)[rest]):.2f}x.")
+    emit("")
+    fig, ax = new_figure((8, 4.5), 1, 2)
+    for name, r in (("articulated full", ours), (f"adaptive N_A = {min(60, n2)}", ad2)):
+        ax[0].plot(T, r["tr"].contacts["max_depth"] * 1e3, label=name)
+        ax[1].plot(T, r["tr"].q[1:, 2], label=name)
+    if mj is not None:
+        ax[0].plot(T, mj["depth"] * 1e3, label="MuJoCo", ls="--")
+        ax[1].plot(T, mj["z"], label="MuJoCo", ls="--")
+    ax[0].set(xlabel="t [s]", ylabel="largest depth [mm]", title="penetration")
+    ax[1].set(xlabel="t [s]", ylabel="height of capsule 0 [m]", title="fall and rest")
+    for a in ax:
+        a.legend()
+    name = "contact-chain" + ("-quick" if quick else "") + ".png"
+    save_figure(fig, out / name)
+    emit(f"![chain drop]({name})")
+    path = out / ("contact-results" + ("-quick" if quick else "") + ".md")
+    path.write_text("\n".join(lines) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
