@@ -419,6 +419,7 @@ _CASES = [pytest.param(path, fb, id=f"{name}-{'floating' if fb else 'fixed'}")
           for name, path, fbs in ROBOTS for fb in fbs]
 
 
+@pytest.mark.filterwarnings("ignore:.*lower == upper:UserWarning")  # centauro's wheels
 @pytest.mark.parametrize("sub, floating_base", _CASES)
 def test_robot_matches_pinocchio(pin, robots, sub, floating_base):
     path = robots / sub
