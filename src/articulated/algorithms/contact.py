@@ -163,7 +163,7 @@ def _xT(E, r, i, f, out, accumulate):
 
 
 @njit(**KERNEL)
-def impulse_response(im, fac, sc, ba, bb, JT_out, W_out, dof=-1, sgn=0.0):
+def impulse_response(im, fac, sc, ba, bb, JT_out, W_out, dof, sgn):
     """``JT_out = J^T p``, ``W_out = M^-1 J^T p`` (nv,) for the impulses ``sc.fa`` on body
     ``ba`` and ``sc.fb`` on body ``bb`` (-1: none), each ``[n; f]`` about the body origin in
     body coordinates [N m s; N s], plus a joint impulse ``sgn`` on velocity index ``dof``
@@ -322,7 +322,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
                 _body_impulse(fac.oE, fac.op, ba, x, u, 1.0, sc.fa)
             if bb >= 0:
                 _body_impulse(fac.oE, fac.op, bb, x, u, -1.0, sc.fb)
-            impulse_response(im, fac, sc, ba, bb, rows.JT[c, d], rows.W[c, d])
+            impulse_response(im, fac, sc, ba, bb, rows.JT[c, d], rows.W[c, d], -1, 0.0)
         _K(rows, c, nv)
         vn = 0.0
         for k in range(nv):
