@@ -105,7 +105,6 @@ class DCA:
     Raises
     ------
     TypeError - not a Model, unsupported dtype. ValueError - a bad assembly order.
-    NotImplementedError - a 6-dof joint whose motion subspace is not the identity.
 
     Memory O(n) for a bounded handle count (:meth:`nbytes`). Source: Redon, Galoppo & Lin
     (2005), Sec. 3; Redon & Lin (2005), Sec. 3.1, 5.1.
@@ -125,11 +124,6 @@ class DCA:
         else:
             tree = build_assembly(model, assembly, max_handles=max_handles)
         self.tree = tree
-        for j in np.flatnonzero(model.jnt_nv == 6):
-            va = model.jnt_vadr[j]
-            if not np.array_equal(model.dof_S[va:va + 6], np.eye(6)):
-                raise NotImplementedError(f"joint {model.joint_name[j]!r}: 6-dof joints need "
-                                          f"S = 1_6 (a free joint)")
         nb, nv = model.nb, model.nv
         z = lambda *s: np.zeros(s, dtype=dt)
         Iinv64 = np.linalg.inv(model.body_I)

@@ -215,6 +215,33 @@ def at_least(least, kind=int):
     return parse
 
 
+class MarkdownReport:
+    """The Markdown a benchmark prints as it goes and writes at the end: a title line with
+    ``(quick)``/``(full)``, the machine and the command, then what :meth:`emit` adds.
+
+    ``out``: the output folder (created); ``name``: the benchmark (``articulated bench
+    NAME``); ``suffix``: text after the command on the machine line."""
+
+    def __init__(self, title, out, name, quick, suffix=""):
+        self.out = Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.lines = [f"# {title} ({'quick' if quick else 'full'})", "",
+                      f"Machine: {platform.processor() or platform.machine()}, Python "
+                      f"{platform.python_version()}; `articulated bench {name}"
+                      f"{' --quick' if quick else ''}`{suffix}.", ""]
+
+    def emit(self, s=""):
+        """Print ``s`` and keep it for the file."""
+        print(s, flush=True)
+        self.lines.append(s)
+
+    def write(self, filename) -> Path:
+        """Write the Markdown to ``out/filename``; returns the path."""
+        path = self.out / filename
+        path.write_text("\n".join(self.lines) + "\n")
+        return path
+
+
 def bench_main(name, add_arguments, run, argv=None) -> int:
     """Run one benchmark module on its own: parse ``argv`` with the options its
     ``add_arguments(parser)`` declares (the parser of ``articulated bench NAME``) and return

@@ -18,16 +18,14 @@ hardware: the scenes are ours (issue 19).
 
 from __future__ import annotations
 
-import platform
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
 import articulated as art
 
-from .common import bench_main, markdown_table, new_figure, save_figure
+from .common import MarkdownReport, bench_main, markdown_table, new_figure, save_figure
 
 HELP = ("contact (Gayle, Lin & Manocha 2006): pendulum through cylinders (full vs adaptive) "
         "and a capsule chain dropped on a plane against MuJoCo")
@@ -153,17 +151,9 @@ def run(args) -> int:
     """Run the scenes of the module docstring; print the Markdown, write it to
     ``OUT/contact-results.md`` (``-quick.md`` with ``--quick``) and the PNG; returns 0."""
     warnings.filterwarnings("ignore", module="numba")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     quick = args.quick
-    lines = [f"# Contact benchmark ({'quick' if quick else 'full'})", "",
-             f"Machine: {platform.processor() or platform.machine()}, Python "
-             f"{platform.python_version()}; `articulated bench contact"
-             f"{' --quick' if quick else ''}`; dt = {H} s.", ""]
-
-    def emit(s=""):
-        print(s, flush=True)
-        lines.append(s)
+    report = MarkdownReport("Contact benchmark", args.out, "contact", quick, f"; dt = {H} s")
+    out, emit = report.out, report.emit
 
     warm_up()
     # (a) pendulum through cylinders: full vs adaptive
@@ -242,8 +232,7 @@ def run(args) -> int:
     name = "contact-chain" + ("-quick" if quick else "") + ".png"
     save_figure(fig, out / name)
     emit(f"![chain drop]({name})")
-    path = out / ("contact-results" + ("-quick" if quick else "") + ".md")
-    path.write_text("\n".join(lines) + "\n")
+    path = report.write("contact-results" + ("-quick" if quick else "") + ".md")
     print(f"wrote {path}")
     return 0
 

@@ -20,10 +20,8 @@ Tables (printed as Markdown, also written to ``OUT/closed-loops-results.md``):
 
 from __future__ import annotations
 
-import platform
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -31,7 +29,7 @@ from .. import models
 from ..algorithms.kinematics import forward_kinematics, point_position
 from ..algorithms.loops import consistent_velocity
 from ..simulation.srm import KKTSolver, SRMDiverged, SRMSolver
-from .common import bench_main, markdown_table, new_figure, save_figure
+from .common import MarkdownReport, bench_main, markdown_table, new_figure, save_figure
 
 H41 = 0.005
 """Step size [s] of Tables 4.1 and 4.3 (RK2)."""
@@ -309,17 +307,9 @@ def run(args) -> int:
     :func:`add_arguments`: print the Markdown, write it to ``OUT/closed-loops-results.md``
     (``-quick.md`` with ``--quick``) and the PNGs into ``OUT``; returns 0."""
     warnings.filterwarnings("ignore", module="numba")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     quick = args.quick
-    lines = [f"# SRM closed-loop benchmark ({'quick' if quick else 'full'})", "",
-             f"Machine: {platform.processor() or platform.machine()}, Python "
-             f"{platform.python_version()}; "
-             f"`articulated bench loops{' --quick' if quick else ''}`.", ""]
-
-    def emit(s=""):
-        print(s, flush=True)
-        lines.append(s)
+    report = MarkdownReport("SRM closed-loop benchmark", args.out, "loops", quick)
+    out, emit = report.out, report.emit
 
     sizes41 = (4, 16) if quick else (4, 16, 64, 256, 1024)
     emit(f"## Table 4.1: square chain, RK2, h = {H41} s, eps = 0.75 h, max drift over "
@@ -379,8 +369,7 @@ def run(args) -> int:
          f"finite: {bool(np.isfinite(Q).all())}")
     emit("")
     _plot_strandbeest(out / "closed-loops-strandbeest.png", m, t, Q)
-    (out / ("closed-loops-results-quick.md" if quick else "closed-loops-results.md")).write_text(
-        "\n".join(lines) + "\n")
+    report.write("closed-loops-results-quick.md" if quick else "closed-loops-results.md")
     return 0
 
 

@@ -433,31 +433,15 @@ class AdaptiveSimulator:
         q = self.q.copy()
         if na == 0:
             return q, np.zeros(m.nv)
-        aj = s._bk.ajoints[:na]
+        aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
         mi = red.red_i[:7 * na].reshape(7, na)
-        mv = model_arrays(mi, red.red_f)
-        nvr = int(mv.vadr[na - 1] + mv.jnv[na - 1])
-        nqr = int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])
-        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
-        dv = data_arrays(red.red_d, na, nvr)
-        fac = Factor(mat3_view(dv.Xup_E, na), dv.Xup_r, dv.UDinv, dv.Dinv,
-                     mat3_view(dv.oE, na), dv.op)
-        im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
-        adof = np.concatenate([np.arange(m.jnt_vadr[j], m.jnt_vadr[j] + m.jnt_nv[j])
-                               for j in aj])
+        _world_poses_kernel(mi, red.red_f, red.rq[:int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])],
+                            red.red_d)
         con = None
         if n:
-            near = s._near
             con = cs.detector.out
-            piece = np.where(near >= 0, red.ridx[np.maximum(near, 0)], -1)
             b = con.body[:n]
             con = con._replace(body=np.where(b >= 0, piece[np.maximum(b, 0)], -1))
-        lim = cs.limits
-        if len(lim.dof):
-            keep = self.active[lim.joint]
-            j = lim.joint[keep]
-            lim = lim._replace(dof=mv.vadr[red.ridx[j]], body=red.ridx[j], qadr=lim.qadr[keep],
-                               lo=lim.lo[keep], hi=lim.hi[keep], joint=j)
 
         def kinetic(x):
             full = np.zeros(m.nv)
@@ -472,6 +456,37 @@ class AdaptiveSimulator:
         integrate_joints_inplace(aj, na, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v_full, 1.0)
         self._contact_log.append(cs.last.copy())
         return q, qd
+
+    def _reduced_rows(self, red, na):
+        """What the contact response needs of the current reduced tree, built once per
+        active region (``red.rstamp``): the active joints, the :class:`ImpulseModel` and
+        :class:`Factor` views of its packed model and workspace, the model dof of each
+        reduced dof, the :class:`Limits` of the active limited joints in reduced numbering,
+        and the reduced body (piece) of every body (-1: welded to the world)."""
+        stamp = int(red.rstamp[0])
+        if getattr(self, "_rrows", (None,))[0] != stamp:
+            m, s, cs = self.model, self.solver, self._contact
+            aj = s._bk.ajoints[:na].copy()
+            mi = red.red_i[:7 * na].reshape(7, na)
+            mv = model_arrays(mi, red.red_f)
+            nvr = int(mv.vadr[na - 1] + mv.jnv[na - 1])
+            dv = data_arrays(red.red_d, na, nvr)
+            fac = Factor(mat3_view(dv.Xup_E, na), dv.Xup_r, dv.UDinv, dv.Dinv,
+                         mat3_view(dv.oE, na), dv.op)
+            im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
+            adof = np.concatenate([np.arange(m.jnt_vadr[j], m.jnt_vadr[j] + m.jnt_nv[j])
+                                   for j in aj])
+            lim = cs.limits
+            if len(lim.dof):
+                keep = self.active[lim.joint]
+                j = lim.joint[keep]
+                lim = lim._replace(dof=mv.vadr[red.ridx[j]], body=red.ridx[j],
+                                   qadr=lim.qadr[keep], lo=lim.lo[keep], hi=lim.hi[keep],
+                                   joint=j)
+            near = s._near
+            piece = np.where(near >= 0, red.ridx[np.maximum(near, 0)], -1)
+            self._rrows = (stamp, (aj, im, fac, adof, lim, piece))
+        return self._rrows[1]
 
     def contact_list(self):
         """The contacts of the last step (:meth:`ContactStepper.contact_list
