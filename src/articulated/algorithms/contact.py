@@ -341,14 +341,15 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
     Kokkevis 2004) at rows ``n0, n0+1, ...``; returns the number appended.
 
     A limit ``lo <= q_k`` (``q_k <= hi``) is the unilateral row ``s qd_k`` with ``s = 1``
-    (``-1``), gap ``d = s (q_k - lo)`` (``s (hi - q_k)``...), so its impulse is a joint impulse
-    ``s j`` and ``K = (M^-1)_kk`` (one test impulse on the hybrid body). It enters when
+    (``-1``) and gap ``d = q_k - lo`` (``hi - q_k``) [rad or m]; its row impulse ``P >= 0``
+    is the joint impulse ``s P`` and ``K = (M^-1)_kk`` (one test impulse on the hybrid
+    body). It enters when
     ``min(d, d + s dv_k) <= 0`` for the predicted displacement ``dv`` (nv,) of the step
     (speculative: ``h qd*`` first; the caller calls again with the displacement after the
     impulses and the position projection, which move the other joints too) and is solved
     with the contacts; its target and impact state come from ``qd`` (nv,), the velocity
-    before the impulses: a single impact with restitution ``e`` gets ``j = -(1 + e) s qd_k /
-    (M^-1)_kk`` (Kokkevis). Keys: ``key0 + 2 joint + side``. ``present`` (2 nl,) int64 marks the
+    before the impulses: a single impact with restitution ``e`` gets the joint impulse
+    ``j = s P = -(1 + e) qd_k / (M^-1)_kk`` (Kokkevis). Keys: ``key0 + 2 joint + side``. ``present`` (2 nl,) int64 marks the
     rows already there (zero it for a new step)."""
     nv = qd.shape[0]
     n = n0
