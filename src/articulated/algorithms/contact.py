@@ -43,11 +43,15 @@ slip turns during an impact and these sweeps can add kinetic energy (docs/contac
 Resting contacts are micro-collisions with ``e = 0``. Speculative contacts at gap
 ``d > 0`` may approach at ``d / h``.
 
-**Many contacts** (GLM Fig. 3, VI): sequential impulses, contacts in detection order,
-warm-started from the last step's impulses of the same contacts (:func:`warm_start`), until
-no contact changes its impulse by more than ``tol`` times its scale, or ``sweeps`` times;
-each visit is O(nv) (one dot product with ``J^T``, one update by ``W``): O(contacts nv) per
-sweep.
+**Many contacts** (GLM Fig. 3, VI): sequential impulses, warm-started from the last step's
+impulses of the same contacts (:func:`warm_start`), until no visit changes its contact's
+velocity by more than ``tol`` [m/s], or ``sweeps`` times. A visit on its own is O(nv) (one
+dot product with ``J^T``, one update by ``W``). Contacts on one body pair (in adaptive
+dynamics: on one rigid piece) are grouped (:class:`Blocks`); a group of at least
+:data:`BLOCK_MIN` is solved on the pair's 6 x 6 block, as GLM VI suggests: its rows come from
+six test impulses instead of three per contact, and a sweep reads and updates ``qd`` once
+per group (O(nv)) with O(1) per contact (:func:`_visit_block`), the same Gauss-Seidel
+iterate. A sweep costs O(groups nv + contacts).
 
 **Drift** (Cline & Pai 2003, post-stabilization, GLM ref. [4]): after the position update,
 a contact whose predicted gap ``d + h v_n`` is negative is pushed out by ``dq = W_n lambda``
@@ -79,7 +83,9 @@ Factor.__doc__ = """The step's articulated factorization (from ABA at the curren
 body rotation), ``op`` (nb, 3) [m]."""
 
 ImpulseScratch = namedtuple("ImpulseScratch", ("pA", "F", "w", "da", "fa", "fb", "pa"))
-ImpulseScratch.__doc__ = """Scratch: ``pA, F, da`` (nb, 6), ``w`` (nv,), ``fa, fb, pa`` (6,)."""
+ImpulseScratch.__doc__ = """Scratch of :func:`impulse_response` for up to six impulses at once:
+``pA, F, da`` (nb, 6, 6) (body, impulse, component), ``w`` (6, nv), ``fa, fb, pa`` (6, 6)
+(impulse, component)."""
 
 ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "frame", "P", "target", "vn0", "gap",
                                          "impact", "Pc", "mu", "e", "dist", "key", "dof"))
@@ -124,8 +130,39 @@ def model_limits(model):
 
 def impulse_scratch(nb, nv):
     """Zeroed :class:`ImpulseScratch` for ``nb`` bodies, ``nv`` dofs."""
-    return ImpulseScratch(np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros(nv), np.zeros((nb, 6)),
-                          np.zeros(6), np.zeros(6), np.zeros(6))
+    return ImpulseScratch(np.zeros((nb, 6, 6)), np.zeros((nb, 6, 6)), np.zeros((6, nv)),
+                          np.zeros((nb, 6, 6)), np.zeros((6, 6)), np.zeros((6, 6)),
+                          np.zeros((6, 6)))
+
+
+BLOCK_MIN = 3
+"""Contacts on one body pair from which they are a block: :func:`contact_rows` computes
+their rows from the pair's six unit impulse responses and the sweeps solve them on the
+pair's 6 x 6 block (fewer contacts: three test impulses each, visited one by one)."""
+
+Blocks = namedtuple("Blocks", ("count", "gid", "first", "order", "pair", "slot", "G", "JT6",
+                               "W6", "K6", "mark", "V"))
+Blocks.__doc__ = """Contacts grouped by body pair (GLM IV.C: the contacts of one rigid piece
+act on its node; VI: "contacts of one rigid piece may be solved together on its 6 x 6
+block"). ``count`` (2,) int64: groups, contacts grouped; per contact ``gid`` (cap,) its
+group and ``G`` (cap, 3, 6) its rows ``n, t1, t2`` as spatial impulses in the basis of its
+group (body coordinates of the group's first body, about its origin, GLM Fig. 2); per group
+``first`` (cap + 1,) and ``order`` (cap,) its contacts ``order[first[g]:first[g + 1]]`` in
+detection order, ``pair`` (cap, 2) its bodies (-1: the world), ``slot`` (cap,) its block
+(-1: fewer than :data:`BLOCK_MIN` contacts); per block ``JT6, W6`` (bcap, 6, nv) ``J^T E_k``
+and ``M^-1 J^T E_k`` for the six unit impulses ``E_k`` of the basis, ``K6`` (bcap, 6, 6)
+their ``J W^T`` (the pair's inverse apparent inertia); scratch ``mark`` (nb,), ``V`` (4, 6)."""
+
+
+def block_buffers(cap, nb, nv):
+    """Zeroed :class:`Blocks` for ``cap`` contacts of a tree with ``nb`` bodies, ``nv``
+    dofs."""
+    bcap = cap // BLOCK_MIN + 1
+    return Blocks(np.zeros(2, np.int64), np.zeros(cap, np.int64), np.zeros(cap + 1, np.int64),
+                  np.zeros(cap, np.int64), np.zeros((cap, 2), np.int64),
+                  np.zeros(cap, np.int64), np.zeros((cap, 3, 6)), np.zeros((bcap, 6, nv)),
+                  np.zeros((bcap, 6, nv)), np.zeros((bcap, 6, 6)), np.zeros(nb, np.int64),
+                  np.zeros((4, 6)))
 
 
 @njit(**INLINE)
@@ -141,6 +178,25 @@ def _body_impulse(oE, op, b, x, u, s, out):
     out[0] = r1 * out[5] - r2 * out[4]
     out[1] = r2 * out[3] - r0 * out[5]
     out[2] = r0 * out[4] - r1 * out[3]
+
+
+@njit(**INLINE)
+def _transfer(oE, op, a, b, e, s, out):
+    """``out`` = ``s e`` in body b's coordinates about its origin, for a spatial impulse
+    ``e = [n; f]`` in body a's coordinates about a's origin."""
+    f = (oE[a, 0, 0] * e[3] + oE[a, 1, 0] * e[4] + oE[a, 2, 0] * e[5],
+         oE[a, 0, 1] * e[3] + oE[a, 1, 1] * e[4] + oE[a, 2, 1] * e[5],
+         oE[a, 0, 2] * e[3] + oE[a, 1, 2] * e[4] + oE[a, 2, 2] * e[5])
+    d = (op[a, 0] - op[b, 0], op[a, 1] - op[b, 1], op[a, 2] - op[b, 2])
+    n = (oE[a, 0, 0] * e[0] + oE[a, 1, 0] * e[1] + oE[a, 2, 0] * e[2]
+         + d[1] * f[2] - d[2] * f[1],
+         oE[a, 0, 1] * e[0] + oE[a, 1, 1] * e[1] + oE[a, 2, 1] * e[2]
+         + d[2] * f[0] - d[0] * f[2],
+         oE[a, 0, 2] * e[0] + oE[a, 1, 2] * e[1] + oE[a, 2, 2] * e[2]
+         + d[0] * f[1] - d[1] * f[0])
+    for i in range(3):
+        out[i] = s * (oE[b, i, 0] * n[0] + oE[b, i, 1] * n[1] + oE[b, i, 2] * n[2])
+        out[3 + i] = s * (oE[b, i, 0] * f[0] + oE[b, i, 1] * f[1] + oE[b, i, 2] * f[2])
 
 
 @njit(**INLINE)
@@ -163,37 +219,42 @@ def _xT(E, r, i, f, out, accumulate):
 
 
 @njit(**KERNEL)
-def impulse_response(im, fac, sc, ba, bb, JT_out, W_out, dof, sgn):
-    """``JT_out = J^T p``, ``W_out = M^-1 J^T p`` (nv,) for the impulses ``sc.fa`` on body
-    ``ba`` and ``sc.fb`` on body ``bb`` (-1: none), each ``[n; f]`` about the body origin in
-    body coordinates [N m s; N s], plus a joint impulse ``sgn`` on velocity index ``dof``
-    (-1: none; its body must be ``ba``, with ``sc.fa`` zero). Passes 2-3 of ABA on the
-    step's factorization; O(nb)."""
+def impulse_response(im, fac, sc, ba, bb, ncol, JT_out, W_out, dof, sgn):
+    """``JT_out[j] = J^T p_j``, ``W_out[j] = M^-1 J^T p_j`` (ncol, nv) for ``ncol`` <= 6
+    impulses at once, impulse j being ``sc.fa[j]`` on body ``ba`` and ``sc.fb[j]`` on body
+    ``bb`` (-1: none), each ``[n; f]`` about the body origin in body coordinates [N m s;
+    N s], plus (impulse 0 only) a joint impulse ``sgn`` on velocity index ``dof`` (-1:
+    none; its body must be ``ba``, with ``sc.fa[0]`` zero). Passes 2-3 of ABA on the step's
+    factorization, the impulses side by side (each transform and factor read once per
+    body); O(ncol nb)."""
     parent, vadr, jnv, S = im.parent, im.vadr, im.jnv, im.S
-    pA, F, w, da = sc.pA, sc.F, sc.w, sc.da
+    pA, F, w, da, pa = sc.pA, sc.F, sc.w, sc.da, sc.pa
+    E = fac.Xup_E
+    r = fac.Xup_r
     nb = parent.shape[0]
-    for k in range(w.shape[0]):
-        w[k] = 0.0
-        JT_out[k] = 0.0
+    for j in range(ncol):
+        for k in range(JT_out.shape[1]):
+            w[j, k] = 0.0
+            JT_out[j, k] = 0.0
     # zero the two paths, then load the impulses (pA = -p, F = p)
     for src in range(2):
         i = ba if src == 0 else bb
         while i >= 0:
-            for k in range(6):
-                pA[i, k] = 0.0
-                F[i, k] = 0.0
+            for j in range(ncol):
+                for k in range(6):
+                    pA[i, j, k] = 0.0
+                    F[i, j, k] = 0.0
             i = parent[i]
-    if ba >= 0:
+    for j in range(ncol):
         for k in range(6):
-            pA[ba, k] -= sc.fa[k]
-            F[ba, k] += sc.fa[k]
-    if bb >= 0:
-        for k in range(6):
-            pA[bb, k] -= sc.fb[k]
-            F[bb, k] += sc.fb[k]
+            if ba >= 0:
+                pA[ba, j, k] -= sc.fa[j, k]
+                F[ba, j, k] += sc.fa[j, k]
+            if bb >= 0:
+                pA[bb, j, k] -= sc.fb[j, k]
+                F[bb, j, k] += sc.fb[j, k]
     # up the union of the two paths, deepest body first (parent[i] < i)
     ia, ib = ba, bb
-    pa = sc.pa
     while ia >= 0 or ib >= 0:
         i = max(ia, ib)
         if ia == i:
@@ -202,51 +263,52 @@ def impulse_response(im, fac, sc, ba, bb, JT_out, W_out, dof, sgn):
             ib = parent[ib]
         va = vadr[i]
         n = jnv[i]
-        for k in range(6):
-            pa[k] = pA[i, k]
-        for r in range(n):
-            u = 0.0
-            t = 0.0
+        for j in range(ncol):
             for k in range(6):
-                u -= S[va + r, k] * pA[i, k]
-                t += S[va + r, k] * F[i, k]
-            if va + r == dof:
-                u += sgn
-                t += sgn
-            JT_out[va + r] = t
-            for k in range(6):
-                pa[k] += fac.UDinv[va + r, k] * u
-            for c in range(n):
-                w[va + c] += fac.Dinv[va + c, r] * u
+                pa[j, k] = pA[i, j, k]
+            for q in range(n):
+                u = 0.0
+                t = 0.0
+                for k in range(6):
+                    u -= S[va + q, k] * pA[i, j, k]
+                    t += S[va + q, k] * F[i, j, k]
+                if j == 0 and va + q == dof:
+                    u += sgn
+                    t += sgn
+                JT_out[j, va + q] = t
+                for k in range(6):
+                    pa[j, k] += fac.UDinv[va + q, k] * u
+                for c in range(n):
+                    w[j, va + c] += fac.Dinv[va + c, q] * u
         p = parent[i]
         if p >= 0:
-            _xT(fac.Xup_E, fac.Xup_r, i, pa, pA[p], True)
-            _xT(fac.Xup_E, fac.Xup_r, i, F[i], F[p], True)
+            for j in range(ncol):
+                _xT(E, r, i, pa[j], pA[p, j], True)
+                _xT(E, r, i, F[i, j], F[p, j], True)
     # down: every body
     for i in range(nb):
         p = parent[i]
-        E = fac.Xup_E
-        r = fac.Xup_r
-        if p >= 0:
-            x0, x1, x2 = da[p, 0], da[p, 1], da[p, 2]
-            y0 = da[p, 3] - r[i, 1] * x2 + r[i, 2] * x1
-            y1 = da[p, 4] - r[i, 2] * x0 + r[i, 0] * x2
-            y2 = da[p, 5] - r[i, 0] * x1 + r[i, 1] * x0
-            for k in range(3):
-                da[i, k] = E[i, k, 0] * x0 + E[i, k, 1] * x1 + E[i, k, 2] * x2
-                da[i, 3 + k] = E[i, k, 0] * y0 + E[i, k, 1] * y1 + E[i, k, 2] * y2
-        else:
-            for k in range(6):
-                da[i, k] = 0.0
         va = vadr[i]
-        for d in range(jnv[i]):
-            x = w[va + d]
-            for k in range(6):
-                x -= fac.UDinv[va + d, k] * da[i, k]
-            W_out[va + d] = x
-        for d in range(jnv[i]):
-            for k in range(6):
-                da[i, k] += S[va + d, k] * W_out[va + d]
+        for j in range(ncol):
+            if p >= 0:
+                x0, x1, x2 = da[p, j, 0], da[p, j, 1], da[p, j, 2]
+                y0 = da[p, j, 3] - r[i, 1] * x2 + r[i, 2] * x1
+                y1 = da[p, j, 4] - r[i, 2] * x0 + r[i, 0] * x2
+                y2 = da[p, j, 5] - r[i, 0] * x1 + r[i, 1] * x0
+                for k in range(3):
+                    da[i, j, k] = E[i, k, 0] * x0 + E[i, k, 1] * x1 + E[i, k, 2] * x2
+                    da[i, j, 3 + k] = E[i, k, 0] * y0 + E[i, k, 1] * y1 + E[i, k, 2] * y2
+            else:
+                for k in range(6):
+                    da[i, j, k] = 0.0
+            for d in range(jnv[i]):
+                x = w[j, va + d]
+                for k in range(6):
+                    x -= fac.UDinv[va + d, k] * da[i, j, k]
+                W_out[j, va + d] = x
+            for d in range(jnv[i]):
+                for k in range(6):
+                    da[i, j, k] += S[va + d, k] * W_out[j, va + d]
 
 
 @njit(**INLINE)
@@ -297,11 +359,74 @@ def _K(rows, c, nv):
             rows.K[c, d1, d2] = s
 
 
+@njit(**INLINE)
+def _group(con, nc, blk):
+    """Group contacts ``0..nc-1`` by body pair into ``blk`` (groups in the order of their
+    first contact, contacts in detection order); returns the number of groups."""
+    for c in range(nc):
+        a, b = con.body[c, 0], con.body[c, 1]
+        blk.mark[a if a >= 0 else b] = -1
+    ng = 0
+    blk.first[0] = 0
+    for c in range(nc):
+        a, b = con.body[c, 0], con.body[c, 1]
+        key = a if a >= 0 else b
+        g = blk.mark[key]
+        if g < 0 or blk.pair[g, 0] != a or blk.pair[g, 1] != b:
+            g = ng
+            ng += 1
+            blk.pair[g, 0] = a
+            blk.pair[g, 1] = b
+            blk.first[g + 1] = 0
+            blk.mark[key] = g
+        blk.gid[c] = g
+        blk.first[g + 1] += 1
+    for g in range(ng):
+        blk.first[g + 1] += blk.first[g]
+        blk.slot[g] = blk.first[g]  # fill cursor
+    for c in range(nc):
+        g = blk.gid[c]
+        blk.order[blk.slot[g]] = c
+        blk.slot[g] += 1
+    blk.count[0] = ng
+    blk.count[1] = nc
+    return ng
+
+
+@njit(**INLINE)
+def _basis(im, fac, sc, blk, g, s, nv):
+    """The six unit impulse responses of group g's body pair into block ``s``: ``E_k``
+    on the first body (``+``) and the second (``-``), in the first body's coordinates."""
+    a, b = blk.pair[g, 0], blk.pair[g, 1]
+    key = a if a >= 0 else b
+    e = blk.V[0]
+    for k in range(6):
+        for i in range(6):
+            e[i] = 1.0 if i == k else 0.0
+            sc.fa[k, i] = e[i]
+        if b >= 0:
+            _transfer(fac.oE, fac.op, key, b, e, -1.0, sc.fb[k])
+    impulse_response(im, fac, sc, a, b, 6, blk.JT6[s], blk.W6[s], -1, 0.0)
+    for k in range(6):
+        for l in range(6):
+            x = 0.0
+            for m in range(nv):
+                x += blk.JT6[s, k, m] * blk.W6[s, l, m]
+            blk.K6[s, k, l] = x
+
+
 @njit(**KERNEL)
-def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
+def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     """``J^T``, ``W``, ``K``, the frame, the targets and zero impulses of contacts
     ``0..nc-1`` (``con``: :class:`~articulated.algorithms.collision.Contacts`) at joint
-    velocities ``qd`` (the unconstrained ``qd + h qdd``) and step ``h`` [s].
+    velocities ``qd`` (the unconstrained ``qd + h qdd``) and step ``h`` [s], and their
+    groups by body pair in ``blk`` (:class:`Blocks`).
+
+    A contact of a group with fewer than :data:`BLOCK_MIN` contacts gets its rows from three
+    test impulses (GLM IV.A step 4: O(n) each). The rows of a block's contacts are
+    combinations of the pair's six unit impulse responses (six test impulses for the
+    whole group, then O(nv) per contact): ``J^T u = sum_k g_k J^T E_k`` for the impulse
+    ``g`` (6,) of the contact direction ``u`` in the basis, and ``K = G K6 G^T``.
 
     An impact (approach faster than ``rest_speed`` that closes the gap ``d`` within the
     step) is compressed to zero normal speed, then restituted (:func:`solve_impulses`:
@@ -311,19 +436,52 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows):
     time-of-impact correction: without it a ball would rebound from up to ``|v| h`` above
     the floor). Other contacts may approach by at most their gap: ``-max(d, 0) / h``."""
     nv = qd.shape[0]
+    ng = _group(con, nc, blk)
+    nblock = 0
+    for g in range(ng):
+        if blk.first[g + 1] - blk.first[g] >= BLOCK_MIN:
+            blk.slot[g] = nblock
+            _basis(im, fac, sc, blk, g, nblock, nv)
+            nblock += 1
+        else:
+            blk.slot[g] = -1
     for c in range(nc):
         _frame(con.normal, c, rows.frame)
         ba = con.body[c, 0]
         bb = con.body[c, 1]
         x = (con.point[c, 0], con.point[c, 1], con.point[c, 2])
+        s = blk.slot[blk.gid[c]]
+        key = ba if ba >= 0 else bb
         for d in range(3):
             u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
+            if s >= 0:
+                gk = blk.G[c, d]
+                _body_impulse(fac.oE, fac.op, key, x, u, 1.0, gk)
+                for m in range(nv):
+                    t = 0.0
+                    w = 0.0
+                    for k in range(6):
+                        t += gk[k] * blk.JT6[s, k, m]
+                        w += gk[k] * blk.W6[s, k, m]
+                    rows.JT[c, d, m] = t
+                    rows.W[c, d, m] = w
+                continue
             if ba >= 0:
-                _body_impulse(fac.oE, fac.op, ba, x, u, 1.0, sc.fa)
+                _body_impulse(fac.oE, fac.op, ba, x, u, 1.0, sc.fa[d])
             if bb >= 0:
-                _body_impulse(fac.oE, fac.op, bb, x, u, -1.0, sc.fb)
-            impulse_response(im, fac, sc, ba, bb, rows.JT[c, d], rows.W[c, d], -1, 0.0)
-        _K(rows, c, nv)
+                _body_impulse(fac.oE, fac.op, bb, x, u, -1.0, sc.fb[d])
+        if s < 0:
+            impulse_response(im, fac, sc, ba, bb, 3, rows.JT[c], rows.W[c], -1, 0.0)
+        if s >= 0:
+            for d1 in range(3):
+                for d2 in range(3):
+                    t = 0.0
+                    for k in range(6):
+                        for l in range(6):
+                            t += blk.G[c, d1, k] * blk.K6[s, k, l] * blk.G[c, d2, l]
+                    rows.K[c, d1, d2] = t
+        else:
+            _K(rows, c, nv)
         vn = 0.0
         for k in range(nv):
             vn += rows.JT[c, 0, k] * qd[k]
@@ -372,8 +530,9 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
                     rows.JT[c, r, m] = 0.0
                     rows.W[c, r, m] = 0.0
             for m in range(6):
-                sc.fa[m] = 0.0
-            impulse_response(im, fac, sc, lim.body[l], -1, rows.JT[c, 0], rows.W[c, 0], k, s)
+                sc.fa[0, m] = 0.0
+            impulse_response(im, fac, sc, lim.body[l], -1, 1, rows.JT[c, :1], rows.W[c, :1], k,
+                             s)
             _K(rows, c, nv)
             rows.mu[c] = 0.0
             rows.e[c] = e
@@ -385,11 +544,12 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
 
 
 @njit(**INLINE)
-def _visit(rows, c, qd, slip, monotone):
+def _visit_row(rows, c, v0, v1, v2, slip, monotone):
     """One Gauss-Seidel visit of row c: the normal row, then the tangential pair, each on
-    its accumulated impulse and projected (``P_n >= 0``; ``|P_t| <= mu P_n``); the change
-    is applied to ``qd``. Returns ``(|dP|, state)`` with state 0 separating, 1 sticking,
-    2 sliding.
+    its accumulated impulse and projected (``P_n >= 0``; ``|P_t| <= mu P_n``), from the
+    row's velocity ``(v0, v1, v2)`` (normal, tangents) before the visit. Updates
+    ``rows.P[c]``; returns the change ``(d0, d1, d2, state)`` with state 0 separating, 1
+    sticking, 2 sliding (the caller applies it: :func:`_visit`, :func:`_visit_block`).
 
     With ``monotone`` the visit ends with an exact line search of its energy on the segment
     to that candidate: the sweeps then never increase ``E(P) = T(qd(P)) - sum target_c
@@ -400,17 +560,9 @@ def _visit(rows, c, qd, slip, monotone):
     minimizer of ``E`` over the cone (that would make sliding contacts lift off at
     ``v_n = mu |v_t|``), which is why this is the fallback of :func:`solve_impulses`,
     not the default."""
-    nv = qd.shape[0]
     K = rows.K
     mu = rows.mu[c]
     target = rows.target[c]
-    v0 = 0.0
-    v1 = 0.0
-    v2 = 0.0
-    for k in range(nv):
-        v0 += rows.JT[c, 0, k] * qd[k]
-        v1 += rows.JT[c, 1, k] * qd[k]
-        v2 += rows.JT[c, 2, k] * qd[k]
     Pn, Pt1, Pt2 = rows.P[c, 0], rows.P[c, 1], rows.P[c, 2]
     # normal row: reach the target normal speed, never pull
     n_new = Pn + (target - v0) / K[c, 0, 0] if K[c, 0, 0] > 0.0 else 0.0
@@ -457,9 +609,85 @@ def _visit(rows, c, qd, slip, monotone):
     rows.P[c, 0] = Pn + d0
     rows.P[c, 1] = Pt1 + d1
     rows.P[c, 2] = Pt2 + d2
+    return d0, d1, d2, state
+
+
+
+
+@njit(**INLINE)
+def _dv(K, c, d0, d1, d2):
+    """``|K_c dP|``: how much a change ``dP`` of row c's impulse changes its own velocity."""
+    x = K[c, 0, 0] * d0 + K[c, 0, 1] * d1 + K[c, 0, 2] * d2
+    y = K[c, 1, 0] * d0 + K[c, 1, 1] * d1 + K[c, 1, 2] * d2
+    z = K[c, 2, 0] * d0 + K[c, 2, 1] * d1 + K[c, 2, 2] * d2
+    return math.sqrt(x * x + y * y + z * z)
+
+
+@njit(**INLINE)
+def _visit(rows, c, qd, slip, monotone):
+    """:func:`_visit_row` of row c on its own: its velocity from ``J qd``, the change
+    ``W dP`` applied to ``qd`` (O(nv)). Returns ``(|K dP|, state)`` (the change of the
+    row's own velocity [m/s or rad/s])."""
+    nv = qd.shape[0]
+    v0 = 0.0
+    v1 = 0.0
+    v2 = 0.0
+    for k in range(nv):
+        v0 += rows.JT[c, 0, k] * qd[k]
+        v1 += rows.JT[c, 1, k] * qd[k]
+        v2 += rows.JT[c, 2, k] * qd[k]
+    d0, d1, d2, state = _visit_row(rows, c, v0, v1, v2, slip, monotone)
     for k in range(nv):
         qd[k] += rows.W[c, 0, k] * d0 + rows.W[c, 1, k] * d1 + rows.W[c, 2, k] * d2
-    return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2), state
+    return _dv(rows.K, c, d0, d1, d2), state
+
+
+@njit(**INLINE)
+def _visit_block(rows, blk, g, qd, slip, monotone, states):
+    """:func:`_visit_row` of every contact of block group g in turn on the pair's 6 x 6
+    block: the pair's velocity ``V = (J^T E_k) . qd`` (6,) once, each contact's velocity
+    ``G_c V``, its change ``f = G_c^T dP`` kept in ``V += K6 f``, and ``qd += W6^T F`` once
+    with the group's total ``F``: O(nv) per group instead of per contact, the same
+    Gauss-Seidel iterate. Returns the largest ``|K dP|`` of its contacts [m/s]."""
+    nv = qd.shape[0]
+    s = blk.slot[g]
+    V = blk.V[0]
+    F = blk.V[1]
+    f = blk.V[2]
+    change = 0.0
+    for k in range(6):
+        x = 0.0
+        for m in range(nv):
+            x += blk.JT6[s, k, m] * qd[m]
+        V[k] = x
+        F[k] = 0.0
+    for i in range(blk.first[g], blk.first[g + 1]):
+        c = blk.order[i]
+        G = blk.G[c]
+        v0 = 0.0
+        v1 = 0.0
+        v2 = 0.0
+        for k in range(6):
+            v0 += G[0, k] * V[k]
+            v1 += G[1, k] * V[k]
+            v2 += G[2, k] * V[k]
+        d0, d1, d2, st = _visit_row(rows, c, v0, v1, v2, slip, monotone)
+        states[c] = st
+        for k in range(6):
+            f[k] = G[0, k] * d0 + G[1, k] * d1 + G[2, k] * d2
+            F[k] += f[k]
+        for k in range(6):
+            x = 0.0
+            for l in range(6):
+                x += blk.K6[s, k, l] * f[l]
+            V[k] += x
+        change = max(change, _dv(rows.K, c, d0, d1, d2))
+    for m in range(nv):
+        x = 0.0
+        for k in range(6):
+            x += blk.W6[s, k, m] * F[k]
+        qd[m] += x
+    return change
 
 
 @njit(**INLINE)
@@ -503,20 +731,31 @@ def _line_search(K, c, g0, v1, v2, Pn, Pt1, Pt2, d0, d1, d2, r1, r2, lim, n_new,
 
 
 @njit(**KERNEL)
-def _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone):
+def _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone, blk):
     """Gauss-Seidel sweeps over rows ``0..nc-1`` toward their ``rows.target`` normal
-    speeds, on the accumulators ``rows.P``."""
+    speeds, on the accumulators ``rows.P``: the contacts group by group (``blk``; a block
+    group on its 6 x 6 block, :func:`_visit_block`), then the rows after them (limits),
+    until no visit of a sweep changes its row's velocity by more than ``tol`` [m/s], or
+    ``sweeps`` times. Returns the sweeps run."""
     done = 0
+    ng, ncon = blk.count[0], blk.count[1]
     for s in range(sweeps):
-        big = 0.0
         change = 0.0
-        for c in range(nc):
-            dP, st = _visit(rows, c, qd, slip, monotone)
+        for g in range(ng):
+            if blk.slot[g] >= 0:
+                change = max(change, _visit_block(rows, blk, g, qd, slip, monotone, states))
+                continue
+            for i in range(blk.first[g], blk.first[g + 1]):
+                c = blk.order[i]
+                dv, st = _visit(rows, c, qd, slip, monotone)
+                states[c] = st
+                change = max(change, dv)
+        for c in range(ncon, nc):
+            dv, st = _visit(rows, c, qd, slip, monotone)
             states[c] = st
-            change = max(change, dP)
-            big = max(big, abs(rows.P[c, 0]))
+            change = max(change, dv)
         done = s + 1
-        if change <= tol * max(big, 1e-300):
+        if change <= tol:
             break
     return done
 
@@ -540,9 +779,9 @@ def _work(rows, nc, P, qa, qb):
 
 
 @njit(**KERNEL)
-def _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, monotone):
+def _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, monotone, blk):
     """One solve from the current accumulators (see :func:`solve_impulses`)."""
-    done = _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone)
+    done = _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone, blk)
     nv = qd.shape[0]
     # restitution kick k_c = e_c P_c of the impacts; its energy change is s a + s^2 b / 2
     kicks = 0
@@ -577,7 +816,7 @@ def _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, monotone):
             rows.Pc[c, d] = rows.P[c, d] + s * rows.Pc[c, d]
             rows.P[c, d] = 0.0
     if kicks:
-        done += _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone)
+        done += _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone, blk)
     for c in range(nc):
         for d in range(3):
             rows.P[c, d] += rows.Pc[c, d]
@@ -585,13 +824,14 @@ def _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, monotone):
 
 
 @njit(**KERNEL)
-def solve_impulses(rows, nc, qd, qd0, work, tol, sweeps, slip, states):
+def solve_impulses(rows, nc, qd, qd0, work, tol, sweeps, slip, states, blk):
     """Sequential impulses over rows ``0..nc-1``, ``qd`` (nv,) updated in place from the
     accumulators ``rows.P`` (zero, or warm-started: then ``qd = qd0 + sum W_c P_c``):
 
-    1. compression: sweeps (:func:`_visit`) until the largest change of an accumulated
-       impulse is below ``tol`` times the largest impulse, or ``sweeps``; impacts aim at
-       zero normal speed;
+    1. compression: sweeps (:func:`_sweeps`: contact by contact in the groups of ``blk``
+       (:class:`Blocks`, from :func:`contact_rows`), a block on its 6 x 6 block, then the
+       rows after the contacts) until no visit changes its row's velocity by more than
+       ``tol`` [m/s], or ``sweeps`` times; impacts aim at zero normal speed;
     2. restitution (Poisson's hypothesis): each impact gets ``e`` times its compression
        impulse (normal and friction, so it stays in the cone) on top, scaled down if needed
        so that the kinetic energy stays below its value before the compression; then the
@@ -610,7 +850,7 @@ def solve_impulses(rows, nc, qd, qd0, work, tol, sweeps, slip, states):
     impulse, ``work`` (nv,) scratch; ``states`` (nc,) receives each row's state (0
     separating, 1 sticking, 2 sliding). Returns ``(sweeps run, fallback)`` with fallback 1
     when the monotone solve was needed."""
-    done = _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, False)
+    done = _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, False, blk)
     gain, scale = _work(rows, nc, rows.P, qd0, qd)
     if gain <= 1e-13 * scale:
         return done, 0
@@ -619,7 +859,7 @@ def solve_impulses(rows, nc, qd, qd0, work, tol, sweeps, slip, states):
     for c in range(nc):
         for d in range(3):
             rows.P[c, d] = 0.0
-    done += _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, True)
+    done += _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, True, blk)
     return done, 1
 
 
@@ -674,13 +914,86 @@ def save_impulses(rows, nc, prev_key, prev_P):
                             + rows.frame[c, 2, k] * rows.P[c, 2])
 
 
+@njit(**INLINE)
+def _project_row(rows, c, g, lam):
+    """One projection visit of row c at predicted gap error ``g`` [m]: its new multiplier
+    (``lambda >= 0`` unless an exact impact row); returns the change ``d lambda``."""
+    new = lam[c] - g / rows.K[c, 0, 0]
+    if rows.impact[c] != 2:
+        new = max(new, 0.0)
+    dl = new - lam[c]
+    lam[c] = new
+    return dl
+
+
+@njit(**INLINE)
+def _project_block(rows, blk, g, qd, h, lam, dq):
+    """The projection visits of block group g's contacts on the pair's 6 x 6 block (as
+    :func:`_visit_block`); returns the largest ``|d lambda| K_nn`` [m]."""
+    nv = qd.shape[0]
+    s = blk.slot[g]
+    V = blk.V[0]
+    F = blk.V[1]
+    f = blk.V[2]
+    change = 0.0
+    for k in range(6):
+        x = 0.0
+        for m in range(nv):
+            x += blk.JT6[s, k, m] * (h * qd[m] + dq[m])
+        V[k] = x
+        F[k] = 0.0
+    for i in range(blk.first[g], blk.first[g + 1]):
+        c = blk.order[i]
+        if rows.K[c, 0, 0] <= 0.0:
+            continue
+        gap = rows.dist[c] - rows.gap[c]
+        for k in range(6):
+            gap += blk.G[c, 0, k] * V[k]
+        dl = _project_row(rows, c, gap, lam)
+        if dl == 0.0:
+            continue
+        for k in range(6):
+            f[k] = blk.G[c, 0, k] * dl
+            F[k] += f[k]
+        for k in range(6):
+            x = 0.0
+            for l in range(6):
+                x += blk.K6[s, k, l] * f[l]
+            V[k] += x
+        change = max(change, abs(dl) * rows.K[c, 0, 0])
+    for m in range(nv):
+        x = 0.0
+        for k in range(6):
+            x += blk.W6[s, k, m] * F[k]
+        dq[m] += x
+    return change
+
+
+@njit(**INLINE)
+def _project_one(rows, c, qd, h, lam, dq):
+    """The projection visit of row c on its own (O(nv)); returns ``|d lambda| K_nn``."""
+    nv = qd.shape[0]
+    if rows.K[c, 0, 0] <= 0.0:
+        return 0.0
+    g = rows.dist[c] - rows.gap[c]
+    for k in range(nv):
+        g += rows.JT[c, 0, k] * (h * qd[k] + dq[k])
+    dl = _project_row(rows, c, g, lam)
+    if dl != 0.0:
+        for k in range(nv):
+            dq[k] += rows.W[c, 0, k] * dl
+    return abs(dl) * rows.K[c, 0, 0]
+
+
 @njit(**KERNEL)
-def project_positions(rows, nc, qd, h, sweeps, lam, dq):
+def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
     """Post-stabilization (Cline & Pai 2003): ``dq`` (nv,) with ``J_n dq >= gap* - (d + h
     v_n)`` for every row (its gap after the step predicted from the new ``qd``, against
     the aimed ``rows.gap``; ``=`` for the impacts inside the step), by sequential projection
-    on the normal rows, ``lambda >= 0`` except for those exact rows (``lam`` (nc,) scratch).
-    Returns the largest predicted depth before the projection [m]."""
+    on the normal rows in the order and groups of :func:`_sweeps` (``blk``), ``lambda >= 0``
+    except for those exact rows (``lam`` (nc,) scratch), until no visit moves its row by
+    more than ``tol`` [m], or ``sweeps`` times. Returns the largest predicted depth before
+    the projection [m]."""
     nv = qd.shape[0]
     for k in range(nv):
         dq[k] = 0.0
@@ -697,24 +1010,18 @@ def project_positions(rows, nc, qd, h, sweeps, lam, dq):
             needed = True
     if not needed:
         return 0.0
+    ng, ncon = blk.count[0], blk.count[1]
     for s in range(sweeps):
         change = 0.0
-        for c in range(nc):
-            if rows.K[c, 0, 0] <= 0.0:
+        for g in range(ng):
+            if blk.slot[g] >= 0:
+                change = max(change, _project_block(rows, blk, g, qd, h, lam, dq))
                 continue
-            g = rows.dist[c] - rows.gap[c]
-            for k in range(nv):
-                g += rows.JT[c, 0, k] * (h * qd[k] + dq[k])
-            new = lam[c] - g / rows.K[c, 0, 0]
-            if rows.impact[c] != 2:
-                new = max(new, 0.0)
-            dl = new - lam[c]
-            lam[c] = new
-            if dl != 0.0:
-                for k in range(nv):
-                    dq[k] += rows.W[c, 0, k] * dl
-                change = max(change, abs(dl) * rows.K[c, 0, 0])
-        if change <= 1e-12:
+            for i in range(blk.first[g], blk.first[g + 1]):
+                change = max(change, _project_one(rows, blk.order[i], qd, h, lam, dq))
+        for c in range(ncon, nc):
+            change = max(change, _project_one(rows, c, qd, h, lam, dq))
+        if change <= tol:
             break
     return -worst
 
@@ -773,5 +1080,5 @@ def collision_matrix(model, q, body, point, normal, other=None):
     sc = impulse_scratch(nb, nv)
     contact_rows(ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S),
                  Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op), sc, con, 1, z, 1.0, 0.0,
-                 rows)
+                 rows, block_buffers(1, nb, nv))
     return rows.K[0].copy(), rows.JT[0].copy(), rows.frame[0].copy()

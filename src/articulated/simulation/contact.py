@@ -30,10 +30,25 @@ import numpy as np
 
 from ..algorithms.aba import aba_kernel
 from ..algorithms.collision import Detector
-from ..algorithms.contact import (Factor, ImpulseModel, contact_buffers, contact_rows,
-                                  impulse_scratch, limit_rows, model_limits, project_positions,
-                                  save_impulses, solve_impulses, warm_start)
-from ..algorithms.kinematics import _energy_kernel, _velocities_kernel, _world_poses_kernel
+from ..algorithms.contact import (
+    Factor,
+    ImpulseModel,
+    block_buffers,
+    contact_buffers,
+    contact_rows,
+    impulse_scratch,
+    limit_rows,
+    model_limits,
+    project_positions,
+    save_impulses,
+    solve_impulses,
+    warm_start,
+)
+from ..algorithms.kinematics import (
+    _energy_kernel,
+    _velocities_kernel,
+    _world_poses_kernel,
+)
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..geometry import SHAPE_NAMES, CollisionModel
 
@@ -64,12 +79,14 @@ class ContactStepper:
     geom : CollisionModel or None - of this model (None: joint limits only)
     dt : float - the step [s]
     limits : bool - enforce the model's joint limits (``jnt_range``; default False)
-    tol : float - relative change of the impulses at which the sweeps stop (default 1e-6)
+    tol : float - the sweeps stop when no visit changes its contact's velocity by more
+        than this [m/s] (default 1e-6)
     sweeps : int - most sequential-impulse sweeps per step (default 50)
     rest_speed : float - approach speed [m/s] below which a contact is resting (``e = 0``);
         default ``2 |g| dt`` (what gravity adds in two steps)
     project : bool - post-stabilize positions (Cline & Pai 2003; default True)
-    project_sweeps : int - sweeps of the position projection (default 20)
+    project_sweeps : int - most sweeps of the position projection (default 20); it
+        stops when no sweep moves a contact by more than ``tol dt`` [m]
     allow_initial_penetration : bool - accept a start with shapes overlapping deeper than
         ``depth_tol`` [m] (default False: ValueError)
     capacity : int - initial room for contacts (grows as needed)
@@ -139,6 +156,7 @@ class ContactStepper:
         """Room for ``cap`` contacts in the response buffers (the last impulses kept)."""
         old = getattr(self, "prev_key", None)
         self.rows = self._rows(cap)
+        self.blocks = block_buffers(cap, self.model.nb, self.model.nv)
         self.states = np.zeros(cap, np.int64)
         self.lam = np.zeros(cap)
         self.prev_key = np.zeros(cap, np.int64)
@@ -252,8 +270,10 @@ class ContactStepper:
             self._prev_P_old = self.prev_P
             self._grow(2 * (n + 2 * nlim))
         rows = self.rows
+        self.blocks.count[:] = 0
         if n:
-            contact_rows(im, fac, self.sc, con, n, qs, h, float(o["rest_speed"]), rows)
+            contact_rows(im, fac, self.sc, con, n, qs, h, float(o["rest_speed"]), rows,
+                         self.blocks)
         np.multiply(qs, h, out=v)
         nl = self._limit_rows(im, fac, limits, q, qs, v, n, 0)
         nr = n + nl
@@ -267,11 +287,12 @@ class ContactStepper:
                     warm_start(rows, nr, self.prev_key, self.prev_P, self.n_prev, qd1, 1.0)
                 s1, f1 = solve_impulses(rows, nr, qd1, qs, self.work[:qs.shape[0]],
                                         float(o["tol"]), int(o["sweeps"]),
-                                        float(o["slip_speed"]), self.states)
+                                        float(o["slip_speed"]), self.states, self.blocks)
                 sweeps += s1
                 fallback |= f1
                 if o["project"]:
-                    project_positions(rows, nr, qd1, h, int(o["project_sweeps"]), self.lam, dq)
+                    project_positions(rows, nr, qd1, h, int(o["project_sweeps"]), self.lam, dq,
+                                      self.blocks, float(o["tol"]) * h)
                 # limits that the impulses or the projection made reachable (they move every
                 # joint) join, and the step is solved again
                 np.multiply(qd1, h, out=v)
