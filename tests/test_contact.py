@@ -193,6 +193,72 @@ def test_collision_matrix_equals_J_Minv_JT_from_crba(seed):
         assert np.allclose(F[0], n / np.linalg.norm(n), atol=1e-15)
 
 
+def test_block_rows_and_sweeps_equal_per_contact():
+    """Contacts grouped by body pair (GLM VI, on the pair's 6 x 6 block): the rows of a
+    block's contacts (from six unit test impulses) = F (J_a - J_b) and K = J M^-1 J^T with M
+    from CRBA (1e-9), for a self pair, a body against the world (either slot) and a lone
+    contact; and the block sweeps give the same impulses and velocities as the same
+    sweeps visiting each contact on its own (1e-10)."""
+    from articulated.algorithms.aba import aba_kernel
+    from articulated.algorithms.collision import Contacts
+    from articulated.algorithms.contact import (BLOCK_MIN, Factor, ImpulseModel, block_buffers,
+                                                contact_buffers, contact_rows, impulse_scratch,
+                                                solve_impulses)
+    from articulated.algorithms.kinematics import _world_poses_kernel
+
+    m = art.models.random_tree(14, seed=3)
+    rng = np.random.default_rng(3)
+    q = m.random_configuration(rng)
+    qd = rng.normal(size=m.nv)
+    pairs = [(9, 13)] * 3 + [(13, -1)] * 2 + [(5, 0)] + [(9, 13)] * 2 + [(-1, 13), (13, -1)]
+    nc = len(pairs)
+    body = np.array(pairs, np.int64)
+    con = Contacts(np.zeros((nc, 2), np.int64), body, rng.normal(size=(nc, 3)),
+                   rng.normal(size=(nc, 3)), rng.uniform(-1e-3, 1e-3, nc), np.full(nc, 0.7),
+                   np.zeros(nc), np.arange(nc, dtype=np.int64))
+    con.normal[:] /= np.linalg.norm(con.normal, axis=1)[:, None]
+    d = m.data()
+    aba_kernel(d.model_i, d.model_f, q, qd, np.zeros(m.nv), np.zeros((0, 6)), False, d.buf, True)
+    _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
+    ma = m.arrays()
+    im = ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S)
+    fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
+    rows = contact_buffers(nc, m.nv)
+    blk = block_buffers(nc, m.nb, m.nv)
+    contact_rows(im, fac, impulse_scratch(m.nb, m.nv), con, nc, qd, 1e-3, 0.0, rows, blk)
+    ng = int(blk.count[0])
+    sizes = np.diff(blk.first[:ng + 1])
+    assert sorted(sizes.tolist()) == [1, 1, 3, 5] and (blk.slot[:ng] >= 0).sum() == 2
+    assert BLOCK_MIN == 3
+    M = art.crba(m, q)
+    R, p = art.forward_kinematics(m, q)
+
+    def Jp(b, x):
+        return art.jacobian(m, q, b, R[b].T @ (x - p[b]))[3:] if b >= 0 else 0.0
+
+    for c in range(nc):
+        a, b = pairs[c]
+        x = con.point[c]
+        Jr = rows.frame[c] @ (Jp(a, x) - Jp(b, x))
+        Kr = Jr @ np.linalg.solve(M, Jr.T)
+        assert np.abs(rows.JT[c] - Jr).max() <= 1e-9 * np.abs(Jr).max(), c
+        assert np.abs(rows.K[c] - Kr).max() <= 1e-9 * np.abs(Kr).max(), c
+        assert np.abs(rows.W[c] - np.linalg.solve(M, Jr.T).T).max() <= 1e-9 * np.abs(Kr).max()
+    # the same sweeps, each contact on its own: the block groups made plain
+    plain = blk._replace(slot=blk.slot.copy())
+    plain.slot[:] = -1
+    out = []
+    for bk in (blk, plain):
+        r = rows._replace(P=np.zeros_like(rows.P))
+        v = qd.copy()
+        solve_impulses(r, nc, v, qd.copy(), np.zeros(m.nv), 1e-12, 7, 1e-3,
+                       np.zeros(nc, np.int64), bk)
+        out.append((r.P.copy(), v))
+    assert np.abs(out[0][1]).max() > 0 and np.abs(out[0][0]).max() > 0
+    assert np.abs(out[0][0] - out[1][0]).max() <= 1e-10 * np.abs(out[0][0]).max()
+    assert np.abs(out[0][1] - out[1][1]).max() <= 1e-10 * np.abs(out[0][1]).max()
+
+
 # ------------------------------------------------------------------ narrow phase
 def _coal_shape(coal, kind, size):
     if kind == "sphere":

@@ -133,8 +133,8 @@ def _simulate(model, q0, args, title, console):
 
 def cmd_demo(args) -> int:
     """Simulate the 300-link pendulum, compare against the installed peers, write outputs;
-    then adaptive dynamics on the pendulum and a crowd, adaptive quasi-statics on a molecule
-    (each part skipped when its size option is 0)."""
+    then adaptive dynamics on the pendulum and a crowd, adaptive quasi-statics on a molecule,
+    adaptive contact on a dropped chain (each part skipped when its size option is 0)."""
     from . import models
     from .bench.fd import peer_timings
 
@@ -165,6 +165,8 @@ def cmd_demo(args) -> int:
         _demo_adaptive_crowd(console, args.crowd, args.crowd_steps)
     if args.molecule:
         _demo_quasistatics(console, args.molecule, args.qs_steps)
+    if args.chain:
+        _demo_contact(console, args.chain, args.contact_steps)
     _print(console, f"total {time.perf_counter() - t0:.1f} s")
     return 0
 
@@ -361,6 +363,47 @@ def _add_sim_options(p, steps, dt, out):
                                               f"trajectory.png (default {out})")
 
 
+def _demo_contact(console, n, steps, na=60):
+    """Adaptive contact (Gayle, Lin & Manocha 2006) on the capsule chain of ``articulated
+    bench contact`` (:func:`articulated.bench.contact.capsule_chain`: free base, ``n``
+    capsules, mu 0.5, self-collision on) dropped flat from 0.3 m onto a plane: adaptive
+    dynamics with ``N_A = na`` active joints, ``steps`` steps of 1 ms; next to MuJoCo's
+    ``mj_step`` on the same model (:func:`articulated.interop.to_mujoco`) when MuJoCo is
+    installed. Prints the median time of a whole step in flight (first tenth of the run)
+    and at rest (last quarter), the contacts at rest, the largest depth and the height the
+    chain comes to rest at."""
+    from .bench.contact import H, capsule_chain, run_mujoco, warm_up
+    from .simulation import Simulator
+
+    m, geom, q0 = capsule_chain(n)
+    _print(console, f"[articulated demo] adaptive contact (Gayle, Lin & Manocha 2006): a chain "
+                    f"of {n} capsules ({m.nv} DOF, self-collision on) dropped flat from 0.3 m "
+                    f"onto a plane, N_A = {na}, {steps} steps of {H * 1e3:g} ms; ms per whole "
+                    f"step, median:")
+    warm_up()  # compile (or load) the contact kernels before any timing
+    tr = Simulator(m, H, method="adaptive", max_active=na, update_every=10, contacts=geom,
+                   q0=q0).run(steps)
+    fly, rest = slice(0, max(1, steps // 10)), slice(int(0.75 * steps), steps)
+    c = tr.contacts
+    ours = (np.median(tr.wall[fly]), np.median(tr.wall[rest]))
+    head = f"  {'':<24}{'in flight':>10}{'at rest':>10}{'contacts':>10}{'max depth':>12}{'rest z':>9}"
+    _print(console, head)
+    _print(console, f"  {f'articulated N_A={na}':<24}{ours[0] * 1e3:10.3f}{ours[1] * 1e3:10.3f}"
+                    f"{int(c['n'][-1]):10d}{c['max_depth'].max() * 1e3:9.3f} mm"
+                    f"{tr.q[-1, 2]:9.4f}")
+    try:
+        import mujoco  # noqa: F401 (the test extra)
+    except ImportError:
+        _print(console, "  MuJoCo                  n/a (pip install mujoco)")
+        return
+    mj = run_mujoco(m, geom, q0, steps)
+    theirs = (np.median(mj["t"][fly]), np.median(mj["t"][rest]))
+    _print(console, f"  {'MuJoCo mj_step':<24}{theirs[0] * 1e3:10.3f}{theirs[1] * 1e3:10.3f}"
+                    f"{mj['ncon']:10d}{mj['depth'].max() * 1e3:9.3f} mm{mj['z'][-1]:9.4f}")
+    _print(console, f"  MuJoCo's time / ours: x{theirs[0] / ours[0]:.2f} in flight, "
+                    f"x{theirs[1] / ours[1]:.2f} at rest")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="articulated",
@@ -379,9 +422,11 @@ def build_parser() -> argparse.ArgumentParser:
                                    "Pinocchio and MuJoCo when installed, and write the "
                                    "trajectory (.npz) and a plot of energy and tip path (.png); "
                                    "then run adaptive dynamics (Redon, Galoppo & Lin 2005) on "
-                                   "the pendulum and on a humanoid crowd, and error-bounded "
+                                   "the pendulum and on a humanoid crowd, error-bounded "
                                    "adaptive quasi-statics (Redon & Lin 2005) on a molecule, "
-                                   "each next to the full DCA.")
+                                   "each next to the full DCA, and adaptive contact (Gayle, "
+                                   "Lin & Manocha 2006) on a chain dropped onto a plane, next "
+                                   "to MuJoCo.")
     p.add_argument("--n", type=int, default=300, help="number of links (default 300)")
     p.add_argument("--repeats", type=int, default=200, help="timing repeats (default 200)")
     p.add_argument("--molecule", type=int, default=50_000,
@@ -397,6 +442,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 20; 0 skips it)")
     p.add_argument("--crowd-steps", type=int, default=50,
                    help="adaptive-dynamics steps on the crowd per run (default 50)")
+    p.add_argument("--chain", type=int, default=300,
+                   help="capsules of the chain dropped onto a plane for the adaptive-contact "
+                        "part (default 300; 0 skips it)")
+    p.add_argument("--contact-steps", type=int, default=1000,
+                   help="steps of 1 ms of the chain drop, ours and MuJoCo's (default 1000)")
     _add_sim_options(p, steps=4000, dt=1e-3, out="articulated-demo")
     p.set_defaults(func=cmd_demo)
 

@@ -371,13 +371,16 @@ def _group(con, nc, blk):
     for c in range(nc):
         a, b = con.body[c, 0], con.body[c, 1]
         key = a if a >= 0 else b
-        g = blk.mark[key]
-        if g < 0 or blk.pair[g, 0] != a or blk.pair[g, 1] != b:
+        g = blk.mark[key]  # the groups of this key, chained through slot
+        while g >= 0 and (blk.pair[g, 0] != a or blk.pair[g, 1] != b):
+            g = blk.slot[g]
+        if g < 0:
             g = ng
             ng += 1
             blk.pair[g, 0] = a
             blk.pair[g, 1] = b
             blk.first[g + 1] = 0
+            blk.slot[g] = blk.mark[key]
             blk.mark[key] = g
         blk.gid[c] = g
         blk.first[g + 1] += 1
