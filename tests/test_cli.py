@@ -107,11 +107,12 @@ def test_demo_runs_and_reports_the_adaptive_speedup(tmp_path, capsys):
     """The main job, small: pendulum timing and simulation, adaptive dynamics (Redon,
     Galoppo & Lin 2005) on the pendulum with N_A = 1 and N_A = n and on a 4-character crowd
     with per-character budgets, then adaptive quasi-statics against the full DCA on a
-    molecule (issue 4: the demo shows the adaptive speed-up)."""
+    molecule (issue 4: the demo shows the adaptive speed-up), and adaptive contact on a
+    12-capsule chain dropped onto a plane next to MuJoCo (issue 19)."""
     n, k = 10, 4
     rc = main(["demo", "--n", str(n), "--steps", "20", "--repeats", "2", "--molecule", "400",
                "--qs-steps", "3", "--ad-steps", "40", "--crowd", str(k), "--crowd-steps", "21",
-               "--out", str(tmp_path)])
+               "--chain", "12", "--contact-steps", "700", "--out", str(tmp_path)])
     assert rc == 0
     out = capsys.readouterr().out
     assert "full DCA" in out and "faster" in out and "relative displacement error" in out
@@ -145,3 +146,13 @@ def test_demo_runs_and_reports_the_adaptive_speedup(tmp_path, capsys):
     assert m.group(5) == "all within"
     assert a_near <= b_near and a_far <= b_far
     assert b_near > b_far >= 1           # budgets decrease with the distance to the camera
+    # contact: the chain (12 capsules, radius 1 cm) lies on the plane at rest, both ends of
+    # every capsule touching, no depth; MuJoCo's row and the ratios follow
+    row = re.search(r"^  articulated N_A=11\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+) mm"
+                    r"\s+([\d.]+)$", out, re.M)
+    fly, rest, ncon, depth, z = (float(x) for x in row.groups())
+    assert fly > 0 and rest > 0 and ncon == 24 and depth <= 1.0
+    assert z == pytest.approx(0.01, abs=2e-4)
+    mj = re.search(r"^  MuJoCo mj_step\s+([\d.]+)\s+([\d.]+)\s+(\d+)", out, re.M)
+    assert mj and float(mj.group(1)) > 0 and int(mj.group(3)) >= 12
+    assert re.search(r"MuJoCo's time / ours: x[\d.]+ in flight, x[\d.]+ at rest", out)

@@ -319,32 +319,47 @@ def test_narrow_phase_distance_equals_coal(kb):
 
 
 def test_broad_phase_finds_every_pair_brute_force_does():
-    """The candidate pairs within reach: the same contacts as testing every pair of shapes
-    one by one (random capsules on a random tree, self-collision)."""
+    """The sweep-and-prune broad phase: the same contacts as testing every allowed pair of
+    shapes one by one (capsules and spheres on a random tree with self-collision, a static
+    cylinder and a plane), over 6 configurations with one detector (its sort order carried
+    from step to step), the keys increasing."""
     m = art.models.random_tree(20, seed=3, joint_types=("revolute",))
     rng = np.random.default_rng(3)
     geom = art.CollisionModel(m)
+    shapes = []
     for i in range(m.nb):
-        geom.add(i, art.Capsule(radius=0.05, length=0.2), pos=rng.uniform(-0.1, 0.1, 3))
-    q = m.random_configuration(rng)
-    R, p = art.forward_kinematics(m, q)
-    oE = np.transpose(R, (0, 2, 1)).copy()
+        sh = art.Capsule(radius=0.05, length=0.2) if i % 3 else art.Sphere(radius=0.08)
+        pos = rng.uniform(-0.1, 0.1, 3)
+        geom.add(i, sh, pos=pos)
+        shapes.append((i, sh, pos))
+    statics = [(art.Cylinder(radius=0.1, length=1.0, pos=(0.2, 0.0, -0.3)), {}),
+               (art.Plane(normal=(0, 0, 1), pos=(0, 0, -0.6)), {})]
+    for sh, kw in statics:
+        geom.add_static(sh, **kw)
     det = Detector(geom)
-    n = det.detect(oE, p, np.zeros((m.nb, 6)), 1e-3, extra=0.3)
-    found = {tuple(det.out.geom[i]) for i in range(n)}
-    brute = set()
     pairs = geom.arrays()["pairs"]
-    for a, b in pairs:
-        one = art.CollisionModel(m)
-        one.add(int(geom.arrays()["body"][a]), art.Capsule(radius=0.05, length=0.2),
-                pos=geom.arrays()["pos"][a])
-        one.add(int(geom.arrays()["body"][b]), art.Capsule(radius=0.05, length=0.2),
-                pos=geom.arrays()["pos"][b])
-        d1 = Detector(one)
-        if d1.detect(oE, p, np.zeros((m.nb, 6)), 1e-3, extra=0.3):
-            brute.add((int(a), int(b)))
-    assert found == brute
-    assert len(found) > 3
+    total = 0
+    for _ in range(6):
+        q = m.random_configuration(rng)
+        R, p = art.forward_kinematics(m, q)
+        oE = np.transpose(R, (0, 2, 1)).copy()
+        n = det.detect(oE, p, np.zeros((m.nb, 6)), 1e-3, extra=0.3)
+        assert (np.diff(det.out.key[:n]) > 0).all()
+        found = {tuple(int(x) for x in det.out.geom[i]) for i in range(n)}
+        brute = set()
+        for a, b in pairs:
+            one = art.CollisionModel(m)
+            for g in (a, b):
+                if g < len(shapes):
+                    i, sh, pos = shapes[g]
+                    one.add(i, sh, pos=pos)
+                else:
+                    one.add_static(statics[g - len(shapes)][0])
+            if Detector(one).detect(oE, p, np.zeros((m.nb, 6)), 1e-3, extra=0.3):
+                brute.add((int(a), int(b)))
+        assert found == brute
+        total += len(found)
+    assert total > 20
 
 
 # ------------------------------------------------------------------ bad input

@@ -260,6 +260,23 @@ def test_collision_shapes_land_where_yourdfpy_puts_them(hand_urdf):
     assert load_urdf(path).collision is None
 
 
+def test_with_limits_carries_the_collision_model_over(hand_urdf):
+    """``Model.with_limits`` on a model loaded with ``collision=True``: the copy's
+    ``collision`` is bound to the copy (a simulator accepts it) with the same shapes, and
+    shapes added to it do not reach the original."""
+    path, _ = hand_urdf
+    m = load_urdf(path, collision=True)
+    m2 = m.with_limits(-0.3, 0.3)
+    assert m2.collision.model is m2 and m.collision.model is m
+    assert m2.collision.arrays()["name"] == m.collision.arrays()["name"]
+    sim = art.Simulator(m2, 1e-3, contacts=m2.collision, limits=True,
+                        contact_options=dict(allow_initial_penetration=True))
+    tr = sim.run(50)
+    assert np.isfinite(tr.q).all() and np.abs(tr.q[:, m2.jnt_qadr[m2.jnt_limited]]).max() <= 0.3 + 1e-6
+    m2.collision.add_static(art.Plane(normal=(0, 0, 1), pos=(0, 0, -5)))
+    assert len(m2.collision) == len(m.collision) + 1
+
+
 @pytest.mark.parametrize("floating_base", [False, True])
 def test_solo12_loads_every_collision_element(robots, floating_base):
     path = robots / "solo_description/robots/solo12.urdf"

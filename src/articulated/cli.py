@@ -376,6 +376,7 @@ def _demo_contact(console, n, steps, na=60):
     from .simulation import Simulator
 
     m, geom, q0 = capsule_chain(n)
+    na = min(na, n - 1)
     _print(console, f"[articulated demo] adaptive contact (Gayle, Lin & Manocha 2006): a chain "
                     f"of {n} capsules ({m.nv} DOF, self-collision on) dropped flat from 0.3 m "
                     f"onto a plane, N_A = {na}, {steps} steps of {H * 1e3:g} ms; ms per whole "

@@ -632,7 +632,8 @@ class Model:
         """A copy of this model with joint limits ``[lower, upper]`` [rad or m] on ``joints``
         (names or indices; default every revolute and prismatic joint), the others kept.
         ``lower``/``upper`` are scalars or one value per joint; ``-inf``/``inf`` removes a
-        side. ValueError naming the joint for a joint of another type or lower > upper."""
+        side. A ``collision`` model (``load_urdf(collision=True)``) is carried over onto the
+        copy. ValueError naming the joint for a joint of another type or lower > upper."""
         import copy
 
         if joints is None:
@@ -648,6 +649,12 @@ class Model:
         m._arrays = {}
         m._data = {}
         m._validate_arrays()
+        geom = getattr(self, "collision", None)
+        if geom is not None:  # the shapes of load_urdf(collision=True), now on the copy
+            m.collision = copy.copy(geom)
+            m.collision.model = m
+            m.collision._rows = list(geom._rows)
+            m.collision._arrays = None
         return m
 
     def check_limits(self, q, tol: float = 0.0) -> None:

@@ -6,9 +6,14 @@
 Pipeline (one compiled kernel, :func:`detect_kernel`):
 
 1. world placement of every shape from its body's pose (static shapes: once);
-2. broad phase: the bounding balls of each candidate pair (``CollisionModel.arrays()
-   ["pairs"]``, already filtered by groups, parent-child and same-body rules), each grown by
-   its speculative margin;
+2. broad phase (:func:`broad_phase`): sweep and prune of the bounding balls, each grown
+   by its speculative margin, along world x (the shapes kept sorted from step to step:
+   insertion sort, O(ng) when little moves), the 3D ball test for overlapping intervals,
+   and a look-up of the pair among the allowed ones (``CollisionModel.arrays()["pairs"]``,
+   filtered by groups, parent-child and same-body rules); a plane is tested against every
+   shape it pairs with. The candidates are sorted by pair index, so the contacts (and
+   their keys) come in pair order. O(ng + candidates log candidates) per step instead of
+   O(pairs);
 3. narrow phase, closed form or by a one-dimensional convex search:
    sphere and capsule against sphere, capsule and plane by segment-segment closest points;
    sphere and capsule against box and cylinder by minimizing the convex signed distance of
@@ -48,11 +53,21 @@ from ..config import INLINE, KERNEL
 from ..geometry import (SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_NAMES,
                         SHAPE_PLANE, SHAPE_SPHERE)
 from .collision_mesh import MeshNarrowPhase
+from .heap import _heapsort
 
-GeomModel = namedtuple("GeomModel", ("body", "kind", "size", "pos", "R", "mu", "e", "rb", "pairs"))
+GeomModel = namedtuple("GeomModel", ("body", "kind", "size", "pos", "R", "mu", "e", "rb", "pairs",
+                                     "pstart", "phi", "plane_pairs"))
 GeomModel.__doc__ = """The shapes (``ng``): ``body, kind`` (ng,) int64; ``size`` (ng, 3);
 ``pos`` (ng, 3) [m] and ``R`` (ng, 3, 3) in body or world coordinates; ``mu, e, rb`` (ng,)
-(friction, restitution, bounding radius [m]); ``pairs`` (np, 2) int64 candidate pairs."""
+(friction, restitution, bounding radius [m]); ``pairs`` (np, 2) int64 the allowed pairs,
+increasing in ``(min, max)`` of their shapes; the look-up of a pair: ``pstart`` (ng + 1,)
+int64 the first pair whose lower shape is g, ``phi`` (np,) int64 the higher shape of each
+pair; ``plane_pairs`` (npl,) int64 the pairs with a plane (increasing)."""
+
+Broad = namedtuple("Broad", ("order", "lo", "cand"))
+Broad.__doc__ = """Broad-phase state: ``order`` (nm,) int64 the shapes that are not planes,
+kept sorted by ``lo`` from step to step; ``lo`` (ng,) the lower x of each grown ball [m];
+``cand`` (cap,) int64 the candidate pairs of a step (grows)."""
 
 GeomPoses = namedtuple("GeomPoses", ("gR", "gp", "margin"))
 GeomPoses.__doc__ = """Per step: world rotation ``gR`` (ng, 3, 3) and origin ``gp`` (ng, 3)
@@ -428,13 +443,82 @@ def place_shapes(gm, oE, op, v, h, poses):
         poses.margin[g] = h * (_norm(vc) + _norm(w) * gm.rb[g])
 
 
+@njit(**INLINE)
+def _pair_index(gm, a, b):
+    """The index of the allowed pair of shapes ``a < b``, or -1 (binary search among the
+    pairs of ``a``)."""
+    lo = gm.pstart[a]
+    hi = gm.pstart[a + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if gm.phi[mid] < b:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < gm.pstart[a + 1] and gm.phi[lo] == b:
+        return lo
+    return -1
+
+
 @njit(**KERNEL)
-def detect_kernel(gm, poses, extra, out):
-    """Every contact of the candidate pairs within their margins plus ``extra`` [m]; returns
-    the number found (may exceed the capacity of ``out``: then call again with more room)."""
+def broad_phase(gm, poses, extra, bp):
+    """The candidate pairs of a step into ``bp.cand``, increasing: every allowed pair whose
+    bounding balls (radius ``rb + margin + extra / 2``) overlap, by sweep and prune along
+    world x, and every pair with a plane. Returns their number (may exceed the capacity of
+    ``bp.cand``: then call again with more room)."""
+    gp = poses.gp
+    order, lo, cand = bp.order, bp.lo, bp.cand
+    cap = cand.shape[0]
+    nm = order.shape[0]
+    for i in range(nm):
+        g = order[i]
+        lo[g] = gp[g, 0] - (gm.rb[g] + poses.margin[g] + 0.5 * extra)
+    for i in range(1, nm):  # insertion sort: O(nm) when the order barely changed
+        g = order[i]
+        x = lo[g]
+        j = i - 1
+        while j >= 0 and lo[order[j]] > x:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = g
+    k = 0
+    for i in range(nm):
+        a = order[i]
+        ra = gm.rb[a] + poses.margin[a] + 0.5 * extra
+        end = gp[a, 0] + ra
+        for j in range(i + 1, nm):
+            b = order[j]
+            if lo[b] > end:
+                break
+            r = ra + gm.rb[b] + poses.margin[b] + 0.5 * extra
+            d0 = gp[a, 0] - gp[b, 0]
+            d1 = gp[a, 1] - gp[b, 1]
+            d2 = gp[a, 2] - gp[b, 2]
+            if d0 * d0 + d1 * d1 + d2 * d2 > r * r:
+                continue
+            pi = _pair_index(gm, a, b) if a < b else _pair_index(gm, b, a)
+            if pi >= 0:
+                if k < cap:
+                    cand[k] = pi
+                k += 1
+    for t in range(gm.plane_pairs.shape[0]):
+        if k < cap:
+            cand[k] = gm.plane_pairs[t]
+        k += 1
+    if k <= cap:
+        _heapsort(cand, k)
+    return k
+
+
+@njit(**KERNEL)
+def detect_kernel(gm, poses, extra, cand, nc, out):
+    """Every contact of the candidate pairs ``cand[:nc]`` (increasing, from
+    :func:`broad_phase`) within their margins plus ``extra`` [m]; returns the number found
+    (may exceed the capacity of ``out``: then call again with more room)."""
     gR, gp = poses.gR, poses.gp
     k = 0
-    for pi in range(gm.pairs.shape[0]):
+    for t in range(nc):
+        pi = cand[t]
         a = gm.pairs[pi, 0]
         b = gm.pairs[pi, 1]
         reach = poses.margin[a] + poses.margin[b] + extra
@@ -492,10 +576,17 @@ class Detector:
                     f"against every shape, box and cylinder against planes")
             prim.append((a, b))
         self.geom = geom
-        self.gm = GeomModel(A["body"], A["kind"], A["size"], A["pos"], A["R"], A["mu"], A["e"],
-                            A["rb"], np.array(prim, dtype=np.int64).reshape(-1, 2))
-        self.mesh = MeshNarrowPhase(A, mesh, len(prim)) if mesh else None
+        pairs = np.array(prim, dtype=np.int64).reshape(-1, 2)
         ng = len(A["body"])
+        plo, phi = pairs.min(axis=1), pairs.max(axis=1)
+        pstart = np.searchsorted(plo, np.arange(ng + 1)).astype(np.int64)
+        planes = A["kind"] == SHAPE_PLANE
+        self.gm = GeomModel(A["body"], A["kind"], A["size"], A["pos"], A["R"], A["mu"], A["e"],
+                            A["rb"], pairs, pstart, phi.astype(np.int64),
+                            np.flatnonzero(planes[pairs[:, 1]]).astype(np.int64))
+        self.broad = Broad(np.flatnonzero(~planes).astype(np.int64), np.zeros(ng),
+                           np.zeros(max(64, 4 * ng), np.int64))
+        self.mesh = MeshNarrowPhase(A, mesh, len(prim)) if mesh else None
         gR = np.zeros((ng, 3, 3))
         gp = np.zeros((ng, 3))
         static = A["body"] < 0
@@ -515,12 +606,17 @@ class Detector:
         """Contacts at the body poses ``oE`` (nb, 3, 3), ``op`` (nb, 3) with body velocities
         ``v`` (nb, 6) and step ``h`` [s] into ``self.out``; returns their number."""
         place_shapes(self.gm, oE, op, v, float(h), self.poses)
-        n = detect_kernel(self.gm, self.poses, float(extra), self.out)
+        nc = broad_phase(self.gm, self.poses, float(extra), self.broad)
+        if nc > self.broad.cand.shape[0]:
+            self.broad = self.broad._replace(cand=np.zeros(2 * nc, np.int64))
+            nc = broad_phase(self.gm, self.poses, float(extra), self.broad)
+        cand = self.broad.cand
+        n = detect_kernel(self.gm, self.poses, float(extra), cand, nc, self.out)
         more = self.mesh.contacts(self.poses, float(extra)) if self.mesh is not None else ()
         nm = sum(len(blk[4]) for blk in more)
         if n + nm > self.out.dist.shape[0]:
             self.out = self._buffers(2 * (n + nm))
-            n = detect_kernel(self.gm, self.poses, float(extra), self.out)
+            n = detect_kernel(self.gm, self.poses, float(extra), cand, nc, self.out)
         for blk in more:
             n = self._write(n, *blk)
         self.n = n

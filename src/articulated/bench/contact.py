@@ -10,6 +10,9 @@
   mu 0.5, self-collision on) dropped flat from 0.3 m onto a plane, ``mj_step`` (MuJoCo's
   default solver, same dt) against our full model and adaptive ``N_A``: time per step in
   flight and at rest, largest depth, kinetic energy at the end, and a picture.
+* **(d) response time per contact** (GLM Fig. 7): the chain lying on the plane at rest,
+  adaptive dynamics, against ``N_A`` (linear fit) and against the chain's length ``n`` at
+  fixed ``N_A``; a picture.
 
 Both are measured in one process, each run after a warm-up (compilation excluded); the
 machine is shared, so the ratios matter more than the times. GLM gives no sizes, times or
@@ -97,14 +100,19 @@ def warm_up():
 def run_ours(model, geom, q0, steps, **kw):
     """One run of ``steps`` steps (kernels compiled by :func:`warm_up`); returns a dict of
     mean step [s], contact time per step [s], contacts per step, largest depth [m], the
-    trajectory."""
+    trajectory and the wall time of every step [s] (adaptive: measured; full model: its
+    contact time plus the mean of the rest of a step)."""
     sim = art.Simulator(model, H, contacts=geom, q0=q0, **kw)
     t0 = time.perf_counter()
     tr = sim.run(steps)
     wall = time.perf_counter() - t0
     c = tr.contacts
-    return dict(step=wall / steps, contact=float((c["detect_time"] + c["response_time"]).mean()),
-                n=float(c["n"].mean()), depth=float(c["max_depth"].max()), tr=tr)
+    ct = c["detect_time"] + c["response_time"]
+    per = getattr(tr, "wall", None)
+    if per is None:  # the full model records no per-step wall: contact time + the mean rest
+        per = ct + (wall - ct.sum()) / steps
+    return dict(step=wall / steps, contact=float(ct.mean()), n=float(c["n"].mean()),
+                depth=float(c["max_depth"].max()), tr=tr, wall=per)
 
 
 def run_mujoco(model, geom, q0, steps):
@@ -132,6 +140,20 @@ def run_mujoco(model, geom, q0, steps):
         mujoco.mj_energyVel(mj, d)
         ke[s] = d.energy[1]
     return dict(t=t, depth=depth, z=z, ke=ke, ncon=int(d.ncon))
+
+
+def response_per_contact(n, na, steps):
+    """Scene (d) (GLM Fig. 7): ``capsule_chain(n)`` lying on the plane at rest (both ends
+    of every capsule touching), adaptive dynamics with ``N_A = na`` for ``steps`` steps;
+    returns the median response time per contact [s] (rows, sweeps, projection: the
+    impulses' part of a step, detection excluded) and the median contacts per step."""
+    m, geom, q0 = capsule_chain(n)
+    q0[2] = 0.01
+    r = run_ours(m, geom, q0, steps, method="adaptive", max_active=na, update_every=10)
+    c = r["tr"].contacts
+    k = slice(steps // 3, steps)
+    return (float(np.median(c["response_time"][k] / np.maximum(c["n"][k], 1))),
+            float(np.median(c["n"][k])))
 
 
 def add_arguments(parser):
@@ -197,26 +219,29 @@ def run(args) -> int:
 
     def ours_row(name, r):
         c = r["tr"].contacts
-        return [name, f"{np.median(per_step(r)[fly]) * 1e3:.3f}",
+        w = r["wall"]
+        return [name, f"{np.median(w[fly]) * 1e3:.3f}", f"{np.median(w[rest]) * 1e3:.2f}",
                 f"{np.median(per_step(r)[rest]) * 1e3:.2f}", f"{r['step'] * 1e3:.2f}",
-                f"{c['n'][rest].mean():.0f}", f"{c['max_depth'].max() * 1e3:.3f}",
-                f"{float(r['tr'].q[-1, 2]):.4f}"]
+                f"{c['n'][rest].mean():.0f}", f"{np.median(c['sweeps'][rest]):.0f}",
+                f"{c['max_depth'].max() * 1e3:.3f}", f"{float(r['tr'].q[-1, 2]):.4f}"]
 
     rows = [ours_row("articulated full (ABA)", ours),
             ours_row(f"articulated adaptive N_A = {min(60, n2)}", ad2)]
     if mj is not None:
         rows.append(["MuJoCo mj_step", f"{np.median(mj['t'][fly]) * 1e3:.3f}",
-                     f"{np.median(mj['t'][rest]) * 1e3:.2f}", f"{mj['t'].mean() * 1e3:.2f}",
-                     f"{mj['ncon']}", f"{mj['depth'].max() * 1e3:.3f}", f"{mj['z'][-1]:.4f}"])
-    emit(markdown_table(["run", "in flight [ms/step]", "at rest [ms/step]", "mean step [ms]",
-                         "contacts at rest", "max depth [mm]", "base z at the end [m]"], rows))
+                     f"{np.median(mj['t'][rest]) * 1e3:.2f}", "-", f"{mj['t'].mean() * 1e3:.2f}",
+                     f"{mj['ncon']}", "-", f"{mj['depth'].max() * 1e3:.3f}", f"{mj['z'][-1]:.4f}"])
+    emit(markdown_table(["run", "in flight [ms/step]", "at rest [ms/step]",
+                         "contact time at rest [ms/step]", "mean step [ms]", "contacts at rest",
+                         "sweeps at rest", "max depth [mm]", "base z at the end [m]"], rows))
     emit("")
-    emit("Ours: contact time (detection and response) per step, median; MuJoCo: the whole "
-         "`mj_step`, median.")
+    emit("Whole steps, median (in flight: the first tenth of the run; at rest: the last "
+         "quarter; the full model's: its contact time plus the mean rest of its steps); "
+         "contact time: detection and response.")
     if mj is not None:
-        emit(f"Ratio at rest, MuJoCo / ours: full "
-             f"{np.median(mj['t'][rest]) / np.median(per_step(ours)[rest]):.2f}x, adaptive "
-             f"{np.median(mj['t'][rest]) / np.median(per_step(ad2)[rest]):.2f}x.")
+        rest_mj = np.median(mj["t"][rest])
+        emit(f"MuJoCo's step / ours at rest: full {rest_mj / np.median(ours['wall'][rest]):.2f}x, "
+             f"adaptive {rest_mj / np.median(ad2['wall'][rest]):.2f}x.")
     emit("")
     fig, ax = new_figure((8, 4.5), 1, 2)
     for name, r in (("articulated full", ours), (f"adaptive N_A = {min(60, n2)}", ad2)):
@@ -232,6 +257,41 @@ def run(args) -> int:
     name = "contact-chain" + ("-quick" if quick else "") + ".png"
     save_figure(fig, out / name)
     emit(f"![chain drop]({name})")
+    emit("")
+
+    # (d) response time per contact vs N_A and vs n (GLM Fig. 7)
+    n3, nas, ns, na3, steps3 = ((60, (5, 10, 20, 40, 60), (60, 120, 240), 20, 30) if quick else
+                                (300, (10, 20, 40, 80, 160, 300), (300, 1000, 3000), 60, 60))
+    by_na = [response_per_contact(n3, na, steps3) for na in nas]
+    by_n = [response_per_contact(n, na3, steps3) for n in ns]
+    t_na = np.array([t for t, _ in by_na])
+    fit = np.polyfit(nas, t_na, 1)
+    r2 = 1.0 - ((t_na - np.polyval(fit, nas)) ** 2).sum() / ((t_na - t_na.mean()) ** 2).sum()
+    emit(f"## (d) Response time per contact (GLM Fig. 7): capsule chain lying on the plane, "
+         f"{steps3} steps")
+    emit("")
+    emit(markdown_table(["chain", "N_A", "contacts", "response per contact [us]"],
+                        [[f"{n3}", f"{na}", f"{nc:.0f}", f"{t * 1e6:.2f}"]
+                         for na, (t, nc) in zip(nas, by_na)]
+                        + [[f"{n}", f"{na3}", f"{nc:.0f}", f"{t * 1e6:.2f}"]
+                           for n, (t, nc) in zip(ns, by_n)]))
+    emit("")
+    emit(f"Linear fit in N_A: {fit[0] * 1e9:.2f} ns per active joint + {fit[1] * 1e6:.2f} us, "
+         f"R^2 = {r2:.3f} (target >= 0.95). From n = {ns[0]} to {ns[-1]} at N_A = {na3}: "
+         f"x{by_n[-1][0] / by_n[0][0]:.2f} (target < 1.5x).")
+    fig, ax = new_figure((8, 3.8), 1, 2)
+    ax[0].plot(nas, t_na * 1e6, "o", label="measured")
+    ax[0].plot(nas, np.polyval(fit, nas) * 1e6, "-", label=f"linear fit, R^2 = {r2:.3f}")
+    ax[0].set(xlabel="active joints N_A", ylabel="response per contact [us]",
+              title=f"chain-{n3} at rest")
+    ax[1].plot(ns, [t * 1e6 for t, _ in by_n], "o-", label=f"N_A = {na3}")
+    ax[1].set(xscale="log", xlabel="links n", ylabel="response per contact [us]",
+              title="vs chain length", ylim=(0, None))
+    for a in ax:
+        a.legend()
+    name = "contact-fig7" + ("-quick" if quick else "") + ".png"
+    save_figure(fig, out / name)
+    emit(f"![response per contact]({name})")
     path = report.write("contact-results" + ("-quick" if quick else "") + ".md")
     print(f"wrote {path}")
     return 0
