@@ -352,6 +352,36 @@ class CollisionModel:
                              f"({len(shapes)}), got {names!r}")
         return [self._add(-1, s, None, None, mu, e, group, mask, n) for s, n in zip(shapes, names)]
 
+    def set_filter(self, shapes=None, *, group=None, mask=None) -> None:
+        """Set the collision filter bits of ``shapes`` (indices or names; default every shape
+        on a body, not the static ones): two shapes are tested iff ``group_a & mask_b`` and
+        ``group_b & mask_a`` are both non-zero. E.g. a robot that collides only with the
+        floor: ``geom.set_filter(group=1, mask=2)`` and ``add_static(Plane(), group=2,
+        mask=1)``. ValueError for an unknown shape or a negative value."""
+        names = [r["name"] for r in self._rows]
+        if shapes is None:
+            idx = [i for i, r in enumerate(self._rows) if r["body"] >= 0]
+        else:
+            idx = []
+            for s in shapes:
+                if isinstance(s, str):
+                    if s not in names:
+                        raise ValueError(f"unknown shape {s!r}")
+                    idx.append(names.index(s))
+                elif 0 <= int(s) < len(self._rows):
+                    idx.append(int(s))
+                else:
+                    raise ValueError(f"unknown shape {s!r} (this model has {len(self._rows)})")
+        for key, val in (("group", group), ("mask", mask)):
+            if val is not None and int(val) < 0:
+                raise ValueError(f"{key} must be >= 0, got {val}")
+        for i in idx:
+            if group is not None:
+                self._rows[i]["group"] = int(group)
+            if mask is not None:
+                self._rows[i]["mask"] = int(mask)
+        self._arrays = None
+
     def _add(self, b, shape, pos, R, mu, e, group, mask, name):
         if not isinstance(shape, Shape) or type(shape) is Shape:
             raise TypeError(f"expected a Sphere, Capsule, Box, Cylinder, Mesh or Plane, got {shape!r}")
@@ -371,7 +401,8 @@ class CollisionModel:
 
     def arrays(self):
         """The flat arrays (see the class doc) and the candidate pairs, built once per
-        change: a dict with ``body, kind, size, pos, R, mu, e, rb, pairs, mesh, name``
+        change: a dict with ``body, kind, size, pos, R, mu, e, rb, group, mask, pairs, mesh,
+        name``
         where ``pairs`` (np, 2) int64 lists every pair allowed by the filters, ordered for
         the narrow phase (sphere < capsule < box < cylinder < mesh < plane)."""
         if self._arrays is None:
@@ -386,6 +417,8 @@ class CollisionModel:
                 mu=np.array([r["mu"] for r in rows], dtype=np.float64).reshape(ng),
                 e=np.array([r["e"] for r in rows], dtype=np.float64).reshape(ng),
                 rb=np.array([r["rb"] for r in rows], dtype=np.float64).reshape(ng),
+                group=np.array([r["group"] for r in rows], dtype=np.int64).reshape(ng),
+                mask=np.array([r["mask"] for r in rows], dtype=np.int64).reshape(ng),
             )
             A["pairs"] = self._pairs(rows)
             A["mesh"] = [r["mesh"] for r in rows]

@@ -181,13 +181,16 @@ def mujoco_spec(model: Model, *, name: str = "articulated", geom=None):
     damping, armature, stiffness, friction loss or limits.
 
     With ``geom`` (a :class:`~articulated.geometry.CollisionModel` of ``model``) the shapes
-    become MuJoCo geoms (sphere, capsule, box, cylinder, plane; same sizes and placements,
-    ``friction = mu`` for sliding, MuJoCo's defaults for torsion and rolling; restitution
-    has no MuJoCo equivalent and is ignored; meshes are not converted) and contacts are
-    enabled, with MuJoCo's own filters (parent-child pairs excluded, as ours).
+    become MuJoCo geoms (sphere, capsule, box, cylinder, plane, mesh from its vertices; same
+    sizes and placements, ``friction = mu`` for sliding, MuJoCo's defaults for torsion and
+    rolling; restitution has no MuJoCo equivalent and is ignored) and contacts are enabled,
+    with MuJoCo's own filters (parent-child pairs excluded, as ours) and ``contype =
+    group``, ``conaffinity = mask`` (MuJoCo tests a pair when either direction matches,
+    we when both do: the same pairs for symmetric filters such as the defaults or "robot
+    against floor only").
 
     Raises ValueError for a free joint below the top level (MuJoCo allows free joints only
-    on bodies attached to the world) or a mesh shape.
+    on bodies attached to the world).
     """
     import mujoco
 
@@ -245,16 +248,23 @@ def _mujoco_geoms(spec, bodies, geom):
     A = geom.arrays()
     for g in range(len(A["body"])):
         kind = SHAPE_NAMES[int(A["kind"][g])]
-        if kind not in kinds:
-            raise ValueError(f"shape {g} ({kind}): no MuJoCo geom for it here")
         b = int(A["body"][g])
-        size = A["size"][g]
-        size = dict(sphere=[size[0], 0, 0], capsule=[size[0], size[1], 0],
-                    cylinder=[size[0], size[1], 0], box=list(size), plane=[0, 0, 1])[kind]
+        extra = {}
+        if kind == "mesh":  # its vertices; MuJoCo collides the convex hull, as we do
+            spec.add_mesh(name=f"mesh{g}",
+                          uservert=A["mesh"][g].scaled_vertices().ravel().tolist())
+            extra = dict(meshname=f"mesh{g}", type=mujoco.mjtGeom.mjGEOM_MESH)
+        elif kind in kinds:
+            size = A["size"][g]
+            size = dict(sphere=[size[0], 0, 0], capsule=[size[0], size[1], 0],
+                        cylinder=[size[0], size[1], 0], box=list(size), plane=[0, 0, 1])[kind]
+            extra = dict(type=kinds[kind], size=size)
+        else:
+            raise ValueError(f"shape {g} ({kind}): no MuJoCo geom for it here")
         (spec.worldbody if b < 0 else bodies[b]).add_geom(
-            type=kinds[kind], size=size, pos=A["pos"][g], quat=_rot_to_quat(A["R"][g]),
-            friction=[float(A["mu"][g]), 0.005, 0.0001], contype=1, conaffinity=1,
-            group=0)
+            pos=A["pos"][g], quat=_rot_to_quat(A["R"][g]),
+            friction=[float(A["mu"][g]), 0.005, 0.0001], contype=int(A["group"][g]),
+            conaffinity=int(A["mask"][g]), group=0, **extra)
 
 
 class MujocoConverters:

@@ -653,7 +653,7 @@ class Model:
         if geom is not None:  # the shapes of load_urdf(collision=True), now on the copy
             m.collision = copy.copy(geom)
             m.collision.model = m
-            m.collision._rows = list(geom._rows)
+            m.collision._rows = [dict(r) for r in geom._rows]
             m.collision._arrays = None
         return m
 

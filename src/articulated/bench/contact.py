@@ -10,6 +10,9 @@
   mu 0.5, self-collision on) dropped flat from 0.3 m onto a plane, ``mj_step`` (MuJoCo's
   default solver, same dt) against our full model and adaptive ``N_A``: time per step in
   flight and at rest, largest depth, kinetic energy at the end, and a picture.
+* **(e) solo12** (example-robot-data's URDF, its collision meshes through coal, free base,
+  robot-floor contacts only) dropped 6 cm onto a plane and held standing by a PD
+  controller, against ``mj_step`` on the same model with the same PD torques.
 * **(d) response time per contact** (GLM Fig. 7): the chain lying on the plane at rest,
   adaptive dynamics, against ``N_A`` (linear fit) and against the chain's length ``n`` at
   fixed ``N_A``; a picture.
@@ -97,6 +100,21 @@ def warm_up():
         assert tr.contacts["n"].sum() > 0
 
 
+def _robots_dir():
+    """example-robot-data's ``robots`` folder (the cmeel wheel's share folder), or None."""
+    import importlib.metadata
+    from pathlib import Path
+
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or ():
+        if str(f).endswith("solo_description/robots/solo12.urdf"):
+            return Path(dist.locate_file(f)).parents[2]
+    return None
+
+
 def run_ours(model, geom, q0, steps, **kw):
     """One run of ``steps`` steps (kernels compiled by :func:`warm_up`); returns a dict of
     mean step [s], contact time per step [s], contacts per step, largest depth [m], the
@@ -154,6 +172,66 @@ def response_per_contact(n, na, steps):
     k = slice(steps // 3, steps)
     return (float(np.median(c["response_time"][k] / np.maximum(c["n"][k], 1))),
             float(np.median(c["n"][k])))
+
+
+SOLO12_KP, SOLO12_KD = 6.0, 0.1
+"""PD gains of scene (e) [N m/rad, N m s/rad]."""
+
+SOLO12_POSE = {"FL_HAA": 0.0, "FL_HFE": 0.8, "FL_KFE": -1.6, "HL_HAA": 0.0, "HL_HFE": -0.8,
+               "HL_KFE": 1.6, "FR_HAA": 0.0, "FR_HFE": 0.8, "FR_KFE": -1.6, "HR_HAA": 0.0,
+               "HR_HFE": -0.8, "HR_KFE": 1.6}
+"""solo12's "straight_standing" joint angles [rad] (example-robot-data's solo.srdf)."""
+
+
+def solo12_scene(robots_dir, z0=0.30, kp=SOLO12_KP, kd=SOLO12_KD):
+    """Scene (e): example-robot-data's solo12 from its URDF with its own ``<collision>``
+    meshes (convex hulls through coal), free base, mu 0.8, only robot-floor contacts
+    (``set_filter``: its hulls overlap at rest), the base ``z0`` [m] above a plane in the
+    SRDF's straight standing pose, held there by a :class:`~articulated.PDController` on
+    its 12 joints (``kp`` [N m/rad], ``kd`` [N m s/rad]). Returns ``(model, geom, q0,
+    pd)``."""
+    m = art.load_urdf(robots_dir / "solo_description/robots/solo12.urdf", floating_base=True,
+                      collision=True, mu=0.8)
+    geom = m.collision
+    geom.set_filter(group=1, mask=2)
+    geom.add_static(art.Plane(normal=(0, 0, 1)), mu=0.8, group=2, mask=1)
+    q0 = m.neutral()
+    q0[2] = z0
+    names = list(SOLO12_POSE)
+    ref = np.array(list(SOLO12_POSE.values()))
+    q0[m.jnt_qadr[[m.joint_id(n) for n in names]]] = ref
+    return m, geom, q0, art.PDController(kp=kp, kd=kd, q_ref=ref, joints=names)
+
+
+def run_solo12(robots_dir, steps):
+    """Scene (e), ours (full model, ABA) and MuJoCo's ``mj_step`` on the same model
+    (:func:`articulated.interop.to_mujoco`: the same hulls, inertias and filter) with the
+    same PD torques (``qfrc_applied``); returns a dict with per-step times [s], base
+    heights [m] and largest depths [m] of both."""
+    import mujoco
+
+    from ..interop import to_mujoco
+
+    m, geom, q0, pd = solo12_scene(robots_dir)
+    r = run_ours(m, geom, q0, steps, forces=[pd])
+    mj, conv = to_mujoco(m, geom)
+    mj.opt.timestep = H
+    d = mujoco.MjData(mj)
+    d.qpos[:] = conv.qpos(q0)
+    js = [m.joint_id(n) for n in SOLO12_POSE]
+    iq, iv = m.jnt_qadr[js], m.jnt_vadr[js]
+    ref = np.array(list(SOLO12_POSE.values()))
+    t, z, depth = np.zeros(steps), np.zeros(steps), np.zeros(steps)
+    for k in range(steps):
+        t0 = time.perf_counter()
+        d.qfrc_applied[:] = 0.0
+        d.qfrc_applied[iv] = pd.kp * (ref - d.qpos[iq]) - pd.kd * d.qvel[iv]
+        mujoco.mj_step(mj, d)
+        t[k] = time.perf_counter() - t0
+        z[k] = d.qpos[2]
+        depth[k] = max(0.0, -float(d.contact.dist[:d.ncon].min())) if d.ncon else 0.0
+    return dict(ours_t=r["wall"], ours_z=r["tr"].q[1:, 2], ours_depth=r["tr"].contacts["max_depth"],
+                ours_n=r["tr"].contacts["n"], mj_t=t, mj_z=z, mj_depth=depth, mj_n=int(d.ncon))
 
 
 def add_arguments(parser):
@@ -292,6 +370,46 @@ def run(args) -> int:
     name = "contact-fig7" + ("-quick" if quick else "") + ".png"
     save_figure(fig, out / name)
     emit(f"![response per contact]({name})")
+    emit("")
+
+    # (e) solo12 standing on its meshes, against MuJoCo
+    robots = _robots_dir()
+    emit("## (e) solo12 from its URDF, collision meshes, PD standing, against MuJoCo")
+    emit("")
+    if robots is None or mj is None:
+        emit("skipped: needs example-robot-data (the robots extra) and MuJoCo")
+    else:
+        steps5 = 1000 if quick else 5000
+        s5 = run_solo12(robots, steps5)
+        land = slice(int(0.1 * steps5), steps5)
+        rest5 = slice(int(0.75 * steps5), steps5)
+        emit(markdown_table(
+            ["run", "step [ms], median", "contacts at the end", "max depth [mm]",
+             "max depth after 0.1 of the run [mm]", "base z at the end [m]"],
+            [["articulated full (ABA)", f"{np.median(s5['ours_t'][rest5]) * 1e3:.3f}",
+              f"{s5['ours_n'][-1]}", f"{s5['ours_depth'].max() * 1e3:.3f}",
+              f"{s5['ours_depth'][land].max() * 1e3:.3f}", f"{s5['ours_z'][-1]:.5f}"],
+             ["MuJoCo mj_step", f"{np.median(s5['mj_t'][rest5]) * 1e3:.3f}", f"{s5['mj_n']}",
+              f"{s5['mj_depth'].max() * 1e3:.3f}", f"{s5['mj_depth'][land].max() * 1e3:.3f}",
+              f"{s5['mj_z'][-1]:.5f}"]]))
+        emit("")
+        emit(f"{steps5} steps from the base at 0.30 m (the standing pose's feet about 6 cm up), "
+             f"kp = {SOLO12_KP} N m/rad, kd = {SOLO12_KD} N m s/rad. Rest height difference "
+             f"{abs(s5['ours_z'][-1] - s5['mj_z'][-1]) * 1e3:.2f} mm (target 5 mm); "
+             f"MuJoCo's step / ours: {np.median(s5['mj_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x.")
+        fig, ax = new_figure((8, 3.8), 1, 2)
+        T5 = H * np.arange(1, steps5 + 1)
+        ax[0].plot(T5, s5["ours_z"], label="articulated")
+        ax[0].plot(T5, s5["mj_z"], "--", label="MuJoCo")
+        ax[0].set(xlabel="t [s]", ylabel="base height [m]", title="solo12 drop and stand")
+        ax[1].plot(T5, s5["ours_depth"] * 1e3, label="articulated")
+        ax[1].plot(T5, s5["mj_depth"] * 1e3, "--", label="MuJoCo")
+        ax[1].set(xlabel="t [s]", ylabel="largest depth [mm]", title="penetration")
+        for a in ax:
+            a.legend()
+        name = "contact-solo12" + ("-quick" if quick else "") + ".png"
+        save_figure(fig, out / name)
+        emit(f"![solo12]({name})")
     path = report.write("contact-results" + ("-quick" if quick else "") + ".md")
     print(f"wrote {path}")
     return 0
