@@ -357,6 +357,7 @@ def run(args) -> int:
     emit(f"Linear fit in N_A: {fit[0] * 1e9:.2f} ns per active joint + {fit[1] * 1e6:.2f} us, "
          f"R^2 = {r2:.3f} (target >= 0.95). From n = {ns[0]} to {ns[-1]} at N_A = {na3}: "
          f"x{by_n[-1][0] / by_n[0][0]:.2f} (target < 1.5x).")
+    emit("")
     fig, ax = new_figure((8, 3.8), 1, 2)
     ax[0].plot(nas, t_na * 1e6, "o", label="measured")
     ax[0].plot(nas, np.polyval(fit, nas) * 1e6, "-", label=f"linear fit, R^2 = {r2:.3f}")
@@ -365,6 +366,8 @@ def run(args) -> int:
     ax[1].plot(ns, [t * 1e6 for t, _ in by_n], "o-", label=f"N_A = {na3}")
     ax[1].set(xscale="log", xlabel="links n", ylabel="response per contact [us]",
               title="vs chain length", ylim=(0, None))
+    ax[1].set_xticks(ns, [str(n) for n in ns])
+    ax[1].minorticks_off()
     for a in ax:
         a.legend()
     name = "contact-fig7" + ("-quick" if quick else "") + ".png"
@@ -393,10 +396,13 @@ def run(args) -> int:
               f"{s5['mj_depth'].max() * 1e3:.3f}", f"{s5['mj_depth'][land].max() * 1e3:.3f}",
               f"{s5['mj_z'][-1]:.5f}"]]))
         emit("")
+        one = min(1000, steps5) - 1
         emit(f"{steps5} steps from the base at 0.30 m (the standing pose's feet about 6 cm up), "
-             f"kp = {SOLO12_KP} N m/rad, kd = {SOLO12_KD} N m s/rad. Rest height difference "
+             f"kp = {SOLO12_KP} N m/rad, kd = {SOLO12_KD} N m s/rad. Base height difference "
+             f"at 1 s {abs(s5['ours_z'][one] - s5['mj_z'][one]) * 1e3:.2f} mm, at the end "
              f"{abs(s5['ours_z'][-1] - s5['mj_z'][-1]) * 1e3:.2f} mm (target 5 mm); "
              f"MuJoCo's step / ours: {np.median(s5['mj_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x.")
+        emit("")
         fig, ax = new_figure((8, 3.8), 1, 2)
         T5 = H * np.arange(1, steps5 + 1)
         ax[0].plot(T5, s5["ours_z"], label="articulated")
