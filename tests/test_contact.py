@@ -362,6 +362,35 @@ def test_broad_phase_finds_every_pair_brute_force_does():
     assert total > 20
 
 
+def test_broad_phase_sweeps_the_axis_of_largest_spread():
+    """A pendulum hanging along z is swept along z, the same one lying along x along x
+    (switching from one to the other between steps of one detector); contacts against a
+    plane under the hanging one found."""
+    from articulated.algorithms.collision import broad_phase
+
+    n = 40
+    m = art.models.pendulum(n)
+    geom = art.CollisionModel(m)
+    for i in range(n):
+        geom.add(i, art.Capsule(radius=0.01, length=0.08), pos=(0, 0, -0.05))
+    q = np.zeros(n)
+    _, p = art.forward_kinematics(m, q)
+    bottom = p[-1, 2] - 0.05 - 0.04 - 0.01  # the lowest capsule's end, hanging
+    geom.add_static(art.Plane(normal=(0, 0, 1), pos=(0, 0, bottom + 1e-4)))
+    det = Detector(geom)
+    for axis, q1 in ((2, 0.0), (0, -np.pi / 2), (2, 0.0)):
+        q[1] = q1
+        R, p = art.forward_kinematics(m, q)
+        oE = np.transpose(R, (0, 2, 1)).copy()
+        k = det.detect(oE, p, np.zeros((m.nb, 6)), 1e-3)
+        assert int(det.broad.axis[0]) == axis
+        # candidates: the plane's pairs plus the few neighbours within reach, not O(n^2)
+        assert broad_phase(det.gm, det.poses, 0.0, det.broad) <= 3 * n
+        if axis == 2:  # hanging: the lowest capsule touches the plane
+            assert k >= 1 and (det.out.body[:k, 1] == -1).all()
+            assert det.out.body[:k, 0].max() == n - 1
+
+
 # ------------------------------------------------------------------ bad input
 def test_bad_collision_input_names_the_culprit():
     m, geom = _ball(0.5)

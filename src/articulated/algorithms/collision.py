@@ -7,8 +7,8 @@ Pipeline (one compiled kernel, :func:`detect_kernel`):
 
 1. world placement of every shape from its body's pose (static shapes: once);
 2. broad phase (:func:`broad_phase`): sweep and prune of the bounding balls, each grown
-   by its speculative margin, along world x (the shapes kept sorted from step to step:
-   insertion sort, O(ng) when little moves), the 3D ball test for overlapping intervals,
+   by its speculative margin, along the world axis of largest spread (the shapes kept
+   sorted from step to step: insertion sort, O(ng) when little moves), the 3D ball test for overlapping intervals,
    and a look-up of the pair among the allowed ones (``CollisionModel.arrays()["pairs"]``,
    filtered by groups, parent-child and same-body rules); a plane is tested against every
    shape it pairs with. The candidates are sorted by pair index, so the contacts (and
@@ -64,10 +64,11 @@ increasing in ``(min, max)`` of their shapes; the look-up of a pair: ``pstart`` 
 int64 the first pair whose lower shape is g, ``phi`` (np,) int64 the higher shape of each
 pair; ``plane_pairs`` (npl,) int64 the pairs with a plane (increasing)."""
 
-Broad = namedtuple("Broad", ("order", "lo", "cand"))
+Broad = namedtuple("Broad", ("order", "lo", "cand", "axis"))
 Broad.__doc__ = """Broad-phase state: ``order`` (nm,) int64 the shapes that are not planes,
-kept sorted by ``lo`` from step to step; ``lo`` (ng,) the lower x of each grown ball [m];
-``cand`` (cap,) int64 the candidate pairs of a step (grows)."""
+kept sorted by ``lo`` from step to step; ``lo`` (ng,) the lower end of each grown ball along
+the sweep axis [m]; ``cand`` (cap,) int64 the candidate pairs of a step (grows); ``axis``
+(1,) int64 the sweep axis (0, 1, 2: world x, y, z)."""
 
 GeomPoses = namedtuple("GeomPoses", ("gR", "gp", "margin"))
 GeomPoses.__doc__ = """Per step: world rotation ``gR`` (ng, 3, 3) and origin ``gp`` (ng, 3)
@@ -464,15 +465,34 @@ def _pair_index(gm, a, b):
 def broad_phase(gm, poses, extra, bp):
     """The candidate pairs of a step into ``bp.cand``, increasing: every allowed pair whose
     bounding balls (radius ``rb + margin + extra / 2``) overlap, by sweep and prune along
-    world x, and every pair with a plane. Returns their number (may exceed the capacity of
+    the world axis of largest spread (``bp.axis``), and every pair with a plane. Returns their number (may exceed the capacity of
     ``bp.cand``: then call again with more room)."""
     gp = poses.gp
     order, lo, cand = bp.order, bp.lo, bp.cand
     cap = cand.shape[0]
     nm = order.shape[0]
+    # sweep along the axis of largest spread of the centres (a hanging rope along z would
+    # overlap everywhere along x); switch only when another spreads 1.5x more
+    m0 = m1 = m2 = 0.0
+    s0 = s1 = s2 = 0.0
     for i in range(nm):
         g = order[i]
-        lo[g] = gp[g, 0] - (gm.rb[g] + poses.margin[g] + 0.5 * extra)
+        m0 += gp[g, 0]
+        m1 += gp[g, 1]
+        m2 += gp[g, 2]
+        s0 += gp[g, 0] * gp[g, 0]
+        s1 += gp[g, 1] * gp[g, 1]
+        s2 += gp[g, 2] * gp[g, 2]
+    if nm > 0:
+        v = (s0 - m0 * m0 / nm, s1 - m1 * m1 / nm, s2 - m2 * m2 / nm)
+        ax = bp.axis[0]
+        best = 0 if v[0] >= v[1] and v[0] >= v[2] else (1 if v[1] >= v[2] else 2)
+        if v[best] > 1.5 * v[ax]:
+            bp.axis[0] = best
+    ax = bp.axis[0]
+    for i in range(nm):
+        g = order[i]
+        lo[g] = gp[g, ax] - (gm.rb[g] + poses.margin[g] + 0.5 * extra)
     for i in range(1, nm):  # insertion sort: O(nm) when the order barely changed
         g = order[i]
         x = lo[g]
@@ -485,7 +505,7 @@ def broad_phase(gm, poses, extra, bp):
     for i in range(nm):
         a = order[i]
         ra = gm.rb[a] + poses.margin[a] + 0.5 * extra
-        end = gp[a, 0] + ra
+        end = gp[a, ax] + ra
         for j in range(i + 1, nm):
             b = order[j]
             if lo[b] > end:
@@ -585,7 +605,7 @@ class Detector:
                             A["rb"], pairs, pstart, phi.astype(np.int64),
                             np.flatnonzero(planes[pairs[:, 1]]).astype(np.int64))
         self.broad = Broad(np.flatnonzero(~planes).astype(np.int64), np.zeros(ng),
-                           np.zeros(max(64, 4 * ng), np.int64))
+                           np.zeros(max(64, 4 * ng), np.int64), np.zeros(1, np.int64))
         self.mesh = MeshNarrowPhase(A, mesh, len(prim)) if mesh else None
         gR = np.zeros((ng, 3, 3))
         gp = np.zeros((ng, 3))
