@@ -4,9 +4,7 @@ URDFs and on real robots from example-robot-data."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +13,7 @@ import pytest
 from articulated import aba, crba, forward_kinematics, rnea
 from articulated.model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE,
                                JOINT_TYPES)
+from articulated.bench.common import robots_dir
 from articulated.urdf import load_urdf
 
 DATA = Path(__file__).parent / "data"
@@ -358,33 +357,9 @@ def test_point_mass_link_is_rejected_with_its_name(tmp_path):
 
 # ------------------------------------------------------- example-robot-data robots
 
-def _robots_dir():
-    """Folder of example-robot-data's robots, or None. Uses the Python module where the
-    installed version ships one (getModelPath), else the installed distribution's files
-    (the cmeel wheels of example-robot-data >= 5 ship the URDFs without a module)."""
-    probe = "ur_description/urdf/ur5_robot.urdf"
-    try:
-        import example_robot_data as erd
-    except ImportError:
-        erd = None
-    if erd is not None:
-        get = getattr(erd, "getModelPath", None)
-        if get is None:
-            from example_robot_data.robots_loader import getModelPath as get
-        return Path(get(probe))
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for f in dist.files or ():
-        if str(f).replace(os.sep, "/").endswith("robots/" + probe):
-            return Path(f.locate()).parents[2]
-    return None
-
-
 @pytest.fixture(scope="module")
 def robots():
-    d = _robots_dir()
+    d = robots_dir()
     if d is None:
         pytest.skip("example-robot-data is not installed (pip install example-robot-data, "
                     "or the 'robots' extra): real-robot URDF cross-checks skipped")

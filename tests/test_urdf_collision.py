@@ -16,10 +16,11 @@ from scipy.spatial.transform import Rotation
 import articulated as art
 from articulated.algorithms.collision import Detector
 from articulated.algorithms.collision_mesh import MESH_FEATURES
+from articulated.bench.common import robots_dir
 from articulated.geometry import SHAPE_BOX, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_SPHERE
 from articulated.urdf import load_urdf
 
-from test_urdf import ROBOTS, _robots_dir
+from test_urdf import ROBOTS
 
 INERTIAL = ("<inertial><mass value='1'/><inertia ixx='0.01' iyy='0.01' izz='0.01' ixy='0' "
             "ixz='0' iyz='0'/></inertial>")
@@ -62,7 +63,7 @@ def pin():
 
 @pytest.fixture(scope="module")
 def robots():
-    d = _robots_dir()
+    d = robots_dir()
     if d is None:
         pytest.skip("example-robot-data is not installed")
     return d

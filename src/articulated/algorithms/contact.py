@@ -349,14 +349,47 @@ def _target(rows, c, vn, h, rest_speed):
 
 
 @njit(**INLINE)
-def _K(rows, c, nv):
-    """``K = J W`` of row c."""
-    for d1 in range(3):
-        for d2 in range(3):
-            s = 0.0
+def _gram(A, B, nv, out):
+    """``out[i, j] = A[i, :nv] . B[j, :nv]``: ``K = J W^T`` of a row (3 x 3) or a block
+    (6 x 6)."""
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            x = 0.0
             for k in range(nv):
-                s += rows.JT[c, d1, k] * rows.W[c, d2, k]
-            rows.K[c, d1, d2] = s
+                x += A[i, k] * B[j, k]
+            out[i, j] = x
+
+
+@njit(**INLINE)
+def _gather(A, x, a, V, accumulate):
+    """``V (+)= a A[:, :nv] x`` (6,) for a block's rows ``A`` (6, nv) and ``x`` (nv,)."""
+    for k in range(6):
+        y = 0.0
+        for m in range(x.shape[0]):
+            y += A[k, m] * x[m]
+        V[k] = a * y + (V[k] if accumulate else 0.0)
+
+
+@njit(**INLINE)
+def _spread(W, F, out):
+    """``out += W^T F`` (nv,) for a block's rows ``W`` (6, nv) and ``F`` (6,)."""
+    for m in range(out.shape[0]):
+        y = 0.0
+        for k in range(6):
+            y += W[k, m] * F[k]
+        out[m] += y
+
+
+@njit(**INLINE)
+def _block_update(K6, f, F, V):
+    """One contact's impulse ``f`` (6,) in its block: ``F += f``, ``V += K6 f``."""
+    for k in range(6):
+        F[k] += f[k]
+    for k in range(6):
+        y = 0.0
+        for l in range(6):
+            y += K6[k, l] * f[l]
+        V[k] += y
 
 
 @njit(**INLINE)
@@ -410,12 +443,7 @@ def _basis(im, fac, sc, blk, g, s, nv):
         if b >= 0:
             _transfer(fac.oE, fac.op, key, b, e, -1.0, sc.fb[k])
     impulse_response(im, fac, sc, a, b, 6, blk.JT6[s], blk.W6[s], -1, 0.0)
-    for k in range(6):
-        for l in range(6):
-            x = 0.0
-            for m in range(nv):
-                x += blk.JT6[s, k, m] * blk.W6[s, l, m]
-            blk.K6[s, k, l] = x
+    _gram(blk.JT6[s], blk.W6[s], nv, blk.K6[s])
 
 
 @njit(**KERNEL)
@@ -484,7 +512,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                             t += blk.G[c, d1, k] * blk.K6[s, k, l] * blk.G[c, d2, l]
                     rows.K[c, d1, d2] = t
         else:
-            _K(rows, c, nv)
+            _gram(rows.JT[c], rows.W[c], nv, rows.K[c])
         vn = 0.0
         for k in range(nv):
             vn += rows.JT[c, 0, k] * qd[k]
@@ -536,7 +564,7 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
                 sc.fa[0, m] = 0.0
             impulse_response(im, fac, sc, lim.body[l], -1, 1, rows.JT[c, :1], rows.W[c, :1], k,
                              s)
-            _K(rows, c, nv)
+            _gram(rows.JT[c], rows.W[c], nv, rows.K[c])
             rows.mu[c] = 0.0
             rows.e[c] = e
             rows.dist[c] = d
@@ -615,8 +643,6 @@ def _visit_row(rows, c, v0, v1, v2, slip, monotone):
     return d0, d1, d2, state
 
 
-
-
 @njit(**INLINE)
 def _dv(K, c, d0, d1, d2):
     """``|K_c dP|``: how much a change ``dP`` of row c's impulse changes its own velocity."""
@@ -652,18 +678,13 @@ def _visit_block(rows, blk, g, qd, slip, monotone, states):
     ``G_c V``, its change ``f = G_c^T dP`` kept in ``V += K6 f``, and ``qd += W6^T F`` once
     with the group's total ``F``: O(nv) per group instead of per contact, the same
     Gauss-Seidel iterate. Returns the largest ``|K dP|`` of its contacts [m/s]."""
-    nv = qd.shape[0]
     s = blk.slot[g]
     V = blk.V[0]
     F = blk.V[1]
     f = blk.V[2]
     change = 0.0
-    for k in range(6):
-        x = 0.0
-        for m in range(nv):
-            x += blk.JT6[s, k, m] * qd[m]
-        V[k] = x
-        F[k] = 0.0
+    _gather(blk.JT6[s], qd, 1.0, V, False)
+    F[:] = 0.0
     for i in range(blk.first[g], blk.first[g + 1]):
         c = blk.order[i]
         G = blk.G[c]
@@ -678,18 +699,9 @@ def _visit_block(rows, blk, g, qd, slip, monotone, states):
         states[c] = st
         for k in range(6):
             f[k] = G[0, k] * d0 + G[1, k] * d1 + G[2, k] * d2
-            F[k] += f[k]
-        for k in range(6):
-            x = 0.0
-            for l in range(6):
-                x += blk.K6[s, k, l] * f[l]
-            V[k] += x
+        _block_update(blk.K6[s], f, F, V)
         change = max(change, _dv(rows.K, c, d0, d1, d2))
-    for m in range(nv):
-        x = 0.0
-        for k in range(6):
-            x += blk.W6[s, k, m] * F[k]
-        qd[m] += x
+    _spread(blk.W6[s], F, qd)
     return change
 
 
@@ -700,7 +712,6 @@ def _line_search(K, c, g0, v1, v2, Pn, Pt1, Pt2, d0, d1, d2, r1, r2, lim, n_new,
     tangential impulse scaled into the new cone) where that lowers the energy more."""
     g1 = v1 + r1 * Pt1
     g2 = v2 + r2 * Pt2
-    dn = d0
     slope = g0 * d0 + g1 * d1 + g2 * d2
     Kd0 = K[c, 0, 0] * d0 + K[c, 0, 1] * d1 + K[c, 0, 2] * d2
     Kd1 = K[c, 1, 0] * d0 + (K[c, 1, 1] + r1) * d1 + K[c, 1, 2] * d2
@@ -933,18 +944,14 @@ def _project_row(rows, c, g, lam):
 def _project_block(rows, blk, g, qd, h, lam, dq):
     """The projection visits of block group g's contacts on the pair's 6 x 6 block (as
     :func:`_visit_block`); returns the largest ``|d lambda| K_nn`` [m]."""
-    nv = qd.shape[0]
     s = blk.slot[g]
     V = blk.V[0]
     F = blk.V[1]
     f = blk.V[2]
     change = 0.0
-    for k in range(6):
-        x = 0.0
-        for m in range(nv):
-            x += blk.JT6[s, k, m] * (h * qd[m] + dq[m])
-        V[k] = x
-        F[k] = 0.0
+    _gather(blk.JT6[s], qd, h, V, False)
+    _gather(blk.JT6[s], dq, 1.0, V, True)
+    F[:] = 0.0
     for i in range(blk.first[g], blk.first[g + 1]):
         c = blk.order[i]
         if rows.K[c, 0, 0] <= 0.0:
@@ -957,18 +964,9 @@ def _project_block(rows, blk, g, qd, h, lam, dq):
             continue
         for k in range(6):
             f[k] = blk.G[c, 0, k] * dl
-            F[k] += f[k]
-        for k in range(6):
-            x = 0.0
-            for l in range(6):
-                x += blk.K6[s, k, l] * f[l]
-            V[k] += x
+        _block_update(blk.K6[s], f, F, V)
         change = max(change, abs(dl) * rows.K[c, 0, 0])
-    for m in range(nv):
-        x = 0.0
-        for k in range(6):
-            x += blk.W6[s, k, m] * F[k]
-        dq[m] += x
+    _spread(blk.W6[s], F, dq)
     return change
 
 
@@ -1027,7 +1025,6 @@ def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
         if change <= tol:
             break
     return -worst
-
 
 
 # ----------------------------------------------------------------------- public API

@@ -31,7 +31,8 @@ import numpy as np
 
 import articulated as art
 
-from .common import MarkdownReport, bench_main, markdown_table, new_figure, save_figure
+from .common import (MarkdownReport, bench_main, markdown_table, new_figure, robots_dir,
+                     save_figure)
 
 HELP = ("contact (Gayle, Lin & Manocha 2006): pendulum through cylinders (full vs adaptive) "
         "and a capsule chain dropped on a plane against MuJoCo")
@@ -100,21 +101,6 @@ def warm_up():
         assert tr.contacts["n"].sum() > 0
 
 
-def _robots_dir():
-    """example-robot-data's ``robots`` folder (the cmeel wheel's share folder), or None."""
-    import importlib.metadata
-    from pathlib import Path
-
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for f in dist.files or ():
-        if str(f).endswith("solo_description/robots/solo12.urdf"):
-            return Path(dist.locate_file(f)).parents[2]
-    return None
-
-
 def run_ours(model, geom, q0, steps, **kw):
     """One run of ``steps`` steps (kernels compiled by :func:`warm_up`); returns a dict of
     mean step [s], contact time per step [s], contacts per step, largest depth [m], the
@@ -158,6 +144,20 @@ def run_mujoco(model, geom, q0, steps):
         mujoco.mj_energyVel(mj, d)
         ke[s] = d.energy[1]
     return dict(t=t, depth=depth, z=z, ke=ke, ncon=int(d.ncon))
+
+
+def _depth_height_figure(T, series, height_label, title, path):
+    """Two panels against time ``T`` [s]: largest depth [mm] and a height [m], one line per
+    ``(label, depth [m], height [m], style)`` of ``series``; saved to ``path``."""
+    fig, ax = new_figure((8, 4), 1, 2)
+    for label, depth, z, ls in series:
+        ax[0].plot(T, depth * 1e3, ls, label=label)
+        ax[1].plot(T, z, ls, label=label)
+    ax[0].set(xlabel="t [s]", ylabel="largest depth [mm]", title="penetration")
+    ax[1].set(xlabel="t [s]", ylabel=height_label, title=title)
+    for a in ax:
+        a.legend()
+    save_figure(fig, path)
 
 
 def response_per_contact(n, na, steps):
@@ -321,19 +321,12 @@ def run(args) -> int:
         emit(f"MuJoCo's step / ours at rest: full {rest_mj / np.median(ours['wall'][rest]):.2f}x, "
              f"adaptive {rest_mj / np.median(ad2['wall'][rest]):.2f}x.")
     emit("")
-    fig, ax = new_figure((8, 4.5), 1, 2)
-    for name, r in (("articulated full", ours), (f"adaptive N_A = {min(60, n2)}", ad2)):
-        ax[0].plot(T, r["tr"].contacts["max_depth"] * 1e3, label=name)
-        ax[1].plot(T, r["tr"].q[1:, 2], label=name)
+    series = [(name, r["tr"].contacts["max_depth"], r["tr"].q[1:, 2], "-")
+              for name, r in (("articulated full", ours), (f"adaptive N_A = {min(60, n2)}", ad2))]
     if mj is not None:
-        ax[0].plot(T, mj["depth"] * 1e3, label="MuJoCo", ls="--")
-        ax[1].plot(T, mj["z"], label="MuJoCo", ls="--")
-    ax[0].set(xlabel="t [s]", ylabel="largest depth [mm]", title="penetration")
-    ax[1].set(xlabel="t [s]", ylabel="height of capsule 0 [m]", title="fall and rest")
-    for a in ax:
-        a.legend()
+        series.append(("MuJoCo", mj["depth"], mj["z"], "--"))
     name = "contact-chain" + ("-quick" if quick else "") + ".png"
-    save_figure(fig, out / name)
+    _depth_height_figure(T, series, "height of capsule 0 [m]", "fall and rest", out / name)
     emit(f"![chain drop]({name})")
     emit("")
 
@@ -376,7 +369,7 @@ def run(args) -> int:
     emit("")
 
     # (e) solo12 standing on its meshes, against MuJoCo
-    robots = _robots_dir()
+    robots = robots_dir()
     emit("## (e) solo12 from its URDF, collision meshes, PD standing, against MuJoCo")
     emit("")
     if robots is None or mj is None:
@@ -403,18 +396,11 @@ def run(args) -> int:
              f"{abs(s5['ours_z'][-1] - s5['mj_z'][-1]) * 1e3:.2f} mm (target 5 mm); "
              f"MuJoCo's step / ours: {np.median(s5['mj_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x.")
         emit("")
-        fig, ax = new_figure((8, 3.8), 1, 2)
-        T5 = H * np.arange(1, steps5 + 1)
-        ax[0].plot(T5, s5["ours_z"], label="articulated")
-        ax[0].plot(T5, s5["mj_z"], "--", label="MuJoCo")
-        ax[0].set(xlabel="t [s]", ylabel="base height [m]", title="solo12 drop and stand")
-        ax[1].plot(T5, s5["ours_depth"] * 1e3, label="articulated")
-        ax[1].plot(T5, s5["mj_depth"] * 1e3, "--", label="MuJoCo")
-        ax[1].set(xlabel="t [s]", ylabel="largest depth [mm]", title="penetration")
-        for a in ax:
-            a.legend()
         name = "contact-solo12" + ("-quick" if quick else "") + ".png"
-        save_figure(fig, out / name)
+        _depth_height_figure(H * np.arange(1, steps5 + 1),
+                             [("articulated", s5["ours_depth"], s5["ours_z"], "-"),
+                              ("MuJoCo", s5["mj_depth"], s5["mj_z"], "--")],
+                             "base height [m]", "solo12 drop and stand", out / name)
         emit(f"![solo12]({name})")
     path = report.write("contact-results" + ("-quick" if quick else "") + ".md")
     print(f"wrote {path}")
