@@ -506,8 +506,8 @@ def test_compiled_step_loop_follows_the_algorithm_api():
     assert ta.rigidified.sum() > 0 and ta.update_region.max() == 8
     assert ta.wall.shape == (50,) and np.all(ta.wall > 0) and np.all(np.isfinite(ta.wall))
     c = art.Simulator(m, 1e-3, method="adaptive", max_active=6,
-                      forces=[JointTorque(np.zeros(m.nv))])
-    assert c._compiled is None
+                      forces=[JointTorque(np.full(m.nv, 0.1))])
+    assert c._compiled is None                  # joint forces: the adaptive loop's Python path
 
 
 def test_compiled_records_follow_the_run_not_the_global_step_count():

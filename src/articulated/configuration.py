@@ -43,7 +43,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .config import INLINE, JIT, KERNEL
+from .config import INLINE, KERNEL
 from .model import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL, Model
 
 
@@ -144,7 +144,7 @@ def integrate_joint(i, jtype, qadr, vadr, q, v, dt, q_out):
         _quat_step(q, a + 3, v, b, dt, q_out)
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _integrate_kernel(jtype, qadr, vadr, q, v, dt, q_out):
     for i in range(jtype.shape[0]):
         integrate_joint(i, jtype, qadr, vadr, q, v, dt, q_out)
@@ -158,7 +158,7 @@ def integrate_joints_inplace(joints, n, jtype, qadr, vadr, q, v, dt):
         integrate_joint(joints[t], jtype, qadr, vadr, q, v, dt, q)
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _qdot_kernel(jtype, qadr, vadr, q, qd, out):
     """dq/dt; quaternion part linear in the (possibly non-unit) stored quaternion, the
     free-joint position part rotated by the normalized one."""
@@ -189,7 +189,7 @@ def _qdot_kernel(jtype, qadr, vadr, q, qd, out):
             out[o + 3] = 0.5 * (w * oz + x * oy - y * ox)
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _normalize_kernel(quat_qadr, q):
     """Normalize the quaternions of q in place; return the index (into quat_qadr) of the first
     quaternion whose norm is zero or not finite (left as is), or -1."""

@@ -10,6 +10,8 @@ element by element (see :mod:`articulated.spatial`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -185,25 +187,47 @@ def _velocities_kernel(model_i, model_f, q, qd, data_f):
         velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
 
 
-@njit(**KERNEL)
-def _energy_kernel(parent, mass, h, Ibar, gravity, oE, op, v):
-    """Return (kinetic, potential) from world poses and body velocities.
+@njit(**INLINE_IR)
+def body_energy(i, mass, h, Ibar, gravity, vi, oE, op, T, V):
+    """``(T, V)`` plus body i's kinetic energy ``1/2 v_i . I_i v_i`` and gravity potential
+    ``-m_i g . c_i`` (``c_i`` its world COM) from its velocity ``vi`` (6-tuple, body
+    coordinates) and the world poses ``oE`` (nb, 9), ``op`` (nb, 3)."""
+    Iv = inertia_times(mass[i], get_vec3(h, i), get_mat3(Ibar, i), vi)
+    for k in range(6):
+        T += 0.5 * vi[k] * Iv[k]
+    for k in range(3):
+        # world COM times m: m op + oE^T h
+        mc = (mass[i] * op[i, k] + oE[i, k] * h[i, 0] + oE[i, 3 + k] * h[i, 1]
+              + oE[i, 6 + k] * h[i, 2])
+        V -= gravity[k] * mc
+    return T, V
 
-    T = 1/2 sum v_i . I_i v_i; V = -sum m_i g . (world COM of i).
-    """
+
+@njit(**INLINE_IR)
+def state_energy(model_i, model_f, q, qd, data_f):
+    """``(T, V)`` [J] of the state ``q, qd`` in one pass over the bodies, which leaves the
+    joint transforms, velocities and world poses of the state in the workspace ``data_f``
+    (as :func:`_velocities_kernel` and :func:`_world_poses_kernel`): ``T = 1/2 sum v_i .
+    I_i v_i`` and ``V = -sum m_i g . c_i`` (:func:`body_energy`)."""
+    mv = model_arrays(model_i, model_f)
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    Xtree_rot, axis, Xtree_E, Xtree_r, S = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
+    nb = parent.shape[0]
+    dv = data_arrays(data_f, nb, S.shape[0])
+    Xup_E, Xup_r, v, c, oE, op = dv.Xup_E, dv.Xup_r, dv.v, dv.c, dv.oE, dv.op
     T = 0.0
     V = 0.0
-    for i in range(parent.shape[0]):
-        vi = get_vec6(v, i)
-        Iv = inertia_times(mass[i], get_vec3(h, i), get_mat3(Ibar, i), vi)
-        for k in range(6):
-            T += 0.5 * vi[k] * Iv[k]
-        for k in range(3):
-            # world COM times m: m op + oE^T h
-            mc = (mass[i] * op[i, k] + oE[i, 0, k] * h[i, 0] + oE[i, 1, k] * h[i, 1]
-                  + oE[i, 2, k] * h[i, 2])
-            V -= gravity[k] * mc
+    for i in range(nb):
+        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+        vi = velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
+        world_pose_step(i, parent, E, r, oE, op)
+        T, V = body_energy(i, mv.mass, mv.h, mv.Ibar, mv.gravity, vi, oE, op, T, V)
     return T, V
+
+
+@njit(**KERNEL)
+def _energy_kernel(model_i, model_f, q, qd, data_f):
+    return state_energy(model_i, model_f, q, qd, data_f)
 
 
 @njit(**KERNEL)
@@ -284,10 +308,10 @@ def energy(model: Model, q, qd, *, data=None):
     ``V = -sum_i m_i g . c_i`` with ``c_i`` the world COM (zero at the world origin).
     """
     d = data if data is not None else model.data()
-    body_velocities(model, q, qd, data=d)
-    _poses(model, d, model.check_configuration(q))
-    ma = model.arrays()
-    T, V = _energy_kernel(ma.parent, ma.mass, ma.h, ma.Ibar, ma.gravity, d.oE, d.op, d.v)
+    q, qd = as_state(model, q, qd, np.float64)
+    T, V = _energy_kernel(d.model_i, d.model_f, q, qd, d.buf)
+    if not (math.isfinite(T) and math.isfinite(V)):
+        model.diagnose_nonfinite(q=q, qd=qd)
     return float(T), float(V)
 
 

@@ -371,6 +371,31 @@ def reduced_momentum(bkp, rp, keep, p):
             set_vec6(f, kp, add6(get_vec6(f, kp), y))
 
 
+@njit(**INLINE_IR)
+def reduced_kinetic(bkp, rp):
+    """Kinetic energy [J] of the hybrid body, ``T = 1/2 sum_k v_k . I_k v_k`` over the
+    pieces of its reduced tree (built and current, at the solver's ``q``) moving at the
+    solver's ``qd`` (RBDA eq. 7.34): O(N_A). It equals the whole body's ``1/2 qd^T M qd``
+    because the rigidified joints have zero velocity, so every body moves with its piece
+    and a piece's inertia is the sum of its bodies' (pieces welded to the world are at
+    rest). Rewrites the reduced tree's kinematics with those of the solver's state."""
+    bk = deref(bkp)
+    red = deref(rp)
+    na = bk.counts[N_AJOINTS]
+    if na == 0:
+        return 0.0
+    mi = rows(red.red_i, 7, na)
+    _, _, v, _, _, _ = _forward_pass(na, bk.ajoints, mi, rp, False)
+    mv = model_arrays(mi, red.red_f)
+    T = 0.0
+    for k in range(na):
+        vk = get_vec6(v, k)
+        Iv = inertia_times(mv.mass[k], get_vec3(mv.h, k), get_mat3(mv.Ibar, k), vk)
+        for a in range(6):
+            T += 0.5 * vk[a] * Iv[a]
+    return T
+
+
 @njit(**KERNEL)
 def reduced_step(bk, nbodies, bodies, f_ext, args, red, stats):
     """:func:`~articulated.algorithms.hybrid.hybrid_kinematics` and

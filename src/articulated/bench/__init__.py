@@ -12,6 +12,8 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
 * :mod:`~articulated.bench.quasistatics` - adaptive quasi-statics (Redon & Lin 2005);
 * :mod:`~articulated.bench.loops` - closed loops by SRM (Ascher & Lin 1999);
 * :mod:`~articulated.bench.contact` - contact (Gayle, Lin & Manocha 2006), against MuJoCo;
+* :mod:`~articulated.bench.simulator` - the simulators through the public API against the
+  bare dynamics call (speed as a user gets it);
 * :mod:`~articulated.bench.stiffness` - formulation stiffness (Ascher, Pai & Cloutier 1997):
   computed by :mod:`~articulated.bench.stiffness_study`, reported by
   :mod:`~articulated.bench.stiffness_report`.
@@ -20,5 +22,6 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
 timing, Markdown tables and figures.
 """
 
-BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive", "contact")
+BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive", "contact",
+              "simulator")
 """The modules behind ``articulated bench NAME``, in the order of ``articulated bench --help``."""

@@ -40,15 +40,15 @@ from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.contact import Factor, ImpulseModel
 from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
-from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy
-from ..algorithms.reduced import reduced_dynamics, reduced_kinematics
+from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy, state_energy
+from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import JIT, KERNEL
 from ..configuration import integrate_joints_inplace
 from ..data import data_arrays
 from ..model import Model, model_arrays
 from .contact import CONTACT_STATS, ContactStepper
-from .forces import FramesKinematics, apply_compiled_forces, compile_forces
+from .forces import FramesKinematics, apply_compiled_forces, compile_forces, has_joint_forces
 from .trajectory import AdaptiveTrajectory, SimulationDiverged
 
 ERR_FORCE = 3
@@ -97,7 +97,8 @@ def _cycle_rate(seconds=0.02):
 @njit(**KERNEL)
 def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, crit, q, qd,
                     qdd, stats, jtype, qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody,
-                    rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec, srec, cycles):
+                    rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec, srec, Trec, full,
+                    cycles):
     """``nsteps`` adaptive steps in one compiled loop: every step whose global index
     ``step0 + s`` is a multiple of ``update_every`` runs the active-region update
     (:func:`articulated.algorithms.region.region_update_kernel`, criteria ``crit``,
@@ -113,7 +114,10 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     passive nodes updated, evaluated, tensorized) of the last update; after step
     ``rec0 + s + 1`` of the caller's run (``rec0``: the index of step 0 within the run)
     divisible by ``record_every`` the state and ``last[:3]`` are copied into ``qrec``,
-    ``qdrec``, ``srec`` (at most their rows). With ``timed``, ``cycles[s]`` is the cycle
+    ``qdrec``, ``srec`` (at most their rows) and its kinetic energy into ``Trec``: O(N_A)
+    on the reduced tree (:func:`~articulated.algorithms.reduced.reduced_kinetic`) when it
+    is current, else O(n) from ``full`` = (model_i, model_f, workspace buffer)
+    (:func:`~articulated.algorithms.kinematics.state_energy`). With ``timed``, ``cycles[s]`` is the cycle
     count of step s. Returns ``(steps done, error, joint, records)``: error 0, the region
     kernel's codes, or :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before
     the failing step, except after a failed region update)."""
@@ -174,6 +178,10 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
                 qdrec[nrec, a] = qd[a]
             for a in range(3):
                 srec[nrec, a] = last[a]
+            if rstamp[0] == counts[REGION_STAMP]:
+                Trec[nrec] = reduced_kinetic(bkp, rp)
+            else:
+                Trec[nrec] = state_energy(full[0], full[1], q, qd, full[2])[0]
             nrec += 1
     return nsteps, 0, -1, nrec
 
@@ -190,7 +198,11 @@ class AdaptiveSimulator:
         their root bodies; RGL Fig. 1: a budget per character of a crowd)
     eps_vel : float >= 0 - velocity-metric threshold of the new active region
     eps_acc : float >= 0 - acceleration-metric threshold of the update region
-    max_update : int, optional - budget of the acceleration update region (joints)
+    max_update : int, optional - budget of the acceleration update region (joints). Default:
+        with ``max_active`` given and ``eps_acc = 0``, the active budget (its sum over the
+        trees): RGL Table 1 runs ``N_U = N_A``, and an unbounded update region re-computes
+        every joint whose acceleration metric is not zero, O(n) per region update, which
+        loses the speed-up; otherwise unbounded (``eps_acc`` alone bounds it)
     update_every : int >= 1 - steps between active-region updates (RGL f = 1 / update_every)
     weights, velocity_weights : (nb, 6, 6) or callable ``(q) -> (nb, 6, 6)``, optional - SPD
         metric weights (identity; callables: configuration-dependent, evaluated at every
@@ -206,6 +218,12 @@ class AdaptiveSimulator:
     With none of ``max_active``, ``eps_vel`` (> 0), ``eps_acc`` (> 0), ``max_update`` the
     active region is everything that moves and the result is the full dynamics.
     Raises ValueError for bad settings.
+
+    Cost (pendulum-300, one tip force; docs/benchmarks.md): a step between region updates
+    is O(N_A) plus O(log n) per force; a region update (every ``update_every`` steps) is
+    O((N_A + N_U) log n); a recorded step adds the copy of ``q, qd`` and the kinetic
+    energy, O(N_A) from the reduced tree (O(n) only when the step ended on a region
+    change), so :meth:`run` with the default ``record_every = 1`` keeps the speed-up.
     """
 
     def __init__(self, model: Model, dt: float, *, max_active=None,
@@ -242,6 +260,8 @@ class AdaptiveSimulator:
         self.max_active = max_active
         self.eps_vel = float(eps_vel)
         self.eps_acc = float(eps_acc)
+        if max_update is None and max_active is not None and self.eps_acc == 0.0:
+            max_update = int(np.sum(max_active))    # RGL Table 1: N_U = N_A
         self.max_update = None if max_update is None else int(max_update)
         self.update_every = int(update_every)
         self.impulse_columns = 2
@@ -251,6 +271,7 @@ class AdaptiveSimulator:
         pendulum-300)."""
         self.solver = AdaptiveDynamics(model, assembly, weights=weights,
                                        velocity_weights=velocity_weights)
+        self._data = model.data()    # the O(n) energies of records that need them
         self.q = model.neutral() if q0 is None else model.check_configuration(q0).copy()
         self.qd = np.zeros(model.nv) if qd0 is None else model.check_vector(qd0, "qd0",
                                                                           model.nv).copy()
@@ -294,8 +315,10 @@ class AdaptiveSimulator:
         else:
             self._bodies = np.union1d(self._bodies, np.asarray(bodies, dtype=np.int64))
             self._joints = np.union1d(self._joints, np.asarray(joints, dtype=np.int64))
-        self._compiled = compile_forces(self.model, self.forces)
-        self._ubody = (np.unique(self._compiled[1]) if self._compiled is not None
+        fa = compile_forces(self.model, self.forces)
+        # the adaptive loop compiles body forces only: joint forces run in Python
+        self._compiled = None if fa is None or has_joint_forces(fa) else fa
+        self._ubody = (np.unique(self._compiled.body) if self._compiled is not None
                        else np.zeros(0, dtype=np.int64))
         return force
 
@@ -310,7 +333,7 @@ class AdaptiveSimulator:
             s.qd[:] = self.qd
             args = s.hybrid_args()
             hybrid_step(s._bk, 0, self._ubody, s.f_ext, args, 0, s._stats, False)
-            kind, body, params = self._compiled
+            kind, body, params = self._compiled[:3]
             if not apply_compiled_forces(kind, body, params, body.size, s._near, s._Vw,
                                          args.pose, self._f_ext):
                 raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
@@ -499,10 +522,11 @@ class AdaptiveSimulator:
     def _compiled_steps(self, n, k0, every):
         """Up to ``n`` steps in the compiled loop :func:`_adaptive_steps` (region updates
         included); returns ``(steps done, records, wall per step (n,) or None, error)``
-        with the records as ``(k, q, qd, (active, update_region, rigidified))`` tuples (k:
-        index of the step within the run) and error None or a ValueError."""
+        with the records as ``(k, q, qd, (active, update_region, rigidified), T)`` tuples
+        (k: index of the step within the run, T the kinetic energy [J]) and error None or a
+        ValueError."""
         s, m = self.solver, self.model
-        kind, body, params = self._compiled
+        kind, body, params = self._compiled[:3]
         s.q[:] = self.q
         s.qd[:] = self.qd
         s.tau[:] = self._tau
@@ -511,6 +535,8 @@ class AdaptiveSimulator:
         n_rec = 0 if first >= n else (n - 1 - first) // every + 1
         qrec, qdrec = np.empty((n_rec, m.nq)), np.empty((n_rec, m.nv))
         srec = np.empty((n_rec, 3), dtype=np.int64)
+        Trec = np.empty(n_rec)
+        d = self._data
         rate = _cycle_rate()
         cycles = np.zeros(n if rate else 0, dtype=np.int64)
         crit = s._region_criteria(self.eps_acc, self.max_update, self.eps_vel,
@@ -523,7 +549,7 @@ class AdaptiveSimulator:
             s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
             s.f_ext, kind, body, params, self._ubody, self._bodies, s._bk, s._Vw,
             s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last, qrec, qdrec,
-            srec, cycles)
+            srec, Trec, (d.model_i, d.model_f, d.buf), cycles)
         self.q = s.q.copy()
         self.qd = s.qd.copy()
         self.t += done * self.dt
@@ -542,7 +568,8 @@ class AdaptiveSimulator:
             where = f" at joint {m.joint_name[joint]!r}" if joint >= 0 else ""
             error = ValueError(f"{what} is not finite{where} at t = {self.t:.6g}")
         wall = cycles[:done] / rate if rate else None
-        return done, list(zip(ks, qrec[:nrec], qdrec[:nrec], srec[:nrec])), wall, error
+        return (done, list(zip(ks, qrec[:nrec], qdrec[:nrec], srec[:nrec], Trec[:nrec])), wall,
+                error)
 
     def run(self, steps: int, record_every: int = 1) -> AdaptiveTrajectory:
         """Run ``steps`` steps, recording every ``record_every`` steps (kinetic energy
@@ -570,11 +597,12 @@ class AdaptiveSimulator:
                 return None
             return np.array(self._contact_log[log0:], dtype=CONTACT_STATS)
 
-        def record(t, q, qd, last):
+        def record(t, q, qd, last, T=None):
             rec["t"].append(t)
             rec["q"].append(q.copy())
             rec["qd"].append(qd.copy())
-            rec["kinetic"].append(energy(self.model, q, qd)[0])
+            rec["kinetic"].append(energy(self.model, q, qd, data=self._data)[0] if T is None
+                                  else float(T))
             for name, x in zip(("active", "update_region", "rigidified"), last):
                 rec[name].append(int(x))
 
@@ -598,8 +626,8 @@ class AdaptiveSimulator:
                 done, records, w, error = self._compiled_steps(n, k, every)
                 wall[k:k + done] = (time.perf_counter() - t0) / max(done, 1) if w is None \
                     else w
-                for kk, q, qd, st in records:
-                    record(t_start + (kk - k + 1) * self.dt, q, qd, st)
+                for kk, q, qd, st, T in records:
+                    record(t_start + (kk - k + 1) * self.dt, q, qd, st, T)
                 if error is not None:
                     raise diverged(k + done, error)
                 k += n

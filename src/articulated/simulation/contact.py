@@ -207,10 +207,10 @@ class ContactStepper:
                           self.key0, self.rows, n0, self.present)
 
     def _kinetic(self, q, qd):
+        """Kinetic energy [J] at ``q, qd`` (rewrites the workspace's transforms and poses
+        with those of q, which they already are, and its velocities)."""
         d = self.data
-        _velocities_kernel(d.model_i, d.model_f, q, qd, d.buf)
-        ma = self.ma
-        return _energy_kernel(ma.parent, ma.mass, ma.h, ma.Ibar, ma.gravity, d.oE, d.op, d.v)[0]
+        return _energy_kernel(d.model_i, d.model_f, q, qd, d.buf)[0]
 
     def step(self, q, qd, tau, f_ext):
         """One step from ``(q, qd)`` under ``tau`` (nv,), ``f_ext`` (nb, 6) (or (0, 6)).

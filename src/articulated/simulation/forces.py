@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
 from ..algorithms.kinematics import body_velocities, forward_kinematics
 from ..algorithms.hybrid import cached_pose
-from ..config import KERNEL
+from ..config import INLINE_IR, KERNEL
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
+from ..spatial import get_mat3, get_vec6
 
 
 class StateKinematics:
@@ -161,9 +163,12 @@ class Force(ABC):
         return None, None
 
     def compiled(self, model: Model):
-        """``(kind, body, params)`` for the compiled step loop of the adaptive simulator
-        (:func:`apply_compiled_forces`), or None when the force has no compiled form (the
-        default: the simulator then calls :meth:`apply` every step)."""
+        """The force's part of the compiled step loops (:func:`compile_forces`), a dict with
+        any of ``"body": (kind, body, params)`` (a body force, :data:`FORCE_WORLD`, ...),
+        ``"tau": (nv,)`` constant joint forces, ``"damping": (nv,)`` viscous joint
+        coefficients, ``"pd": (qadr, vadr, gains (n, 4))`` joint springs-dampers (columns kp,
+        kd, q_ref, qd_ref); or None when the force has no compiled form (the default: the
+        simulator then calls :meth:`apply` every step, in Python)."""
         return None
 
 
@@ -201,8 +206,8 @@ class PointForce(Force):
         return self
 
     def compiled(self, model):
-        return (FORCE_WORLD if self.frame == "world" else FORCE_BODY, model.body_id(self.body),
-                np.r_[self.point, self.force, 0.0, 0.0, 0.0])
+        return {"body": (FORCE_WORLD if self.frame == "world" else FORCE_BODY,
+                         model.body_id(self.body), np.r_[self.point, self.force, 0.0, 0.0, 0.0])}
 
     def apply(self, model, t, q, qd, tau, f_ext, kin=None):
         b = model.body_id(self.body)
@@ -261,9 +266,9 @@ class Spring(Force):
         return self
 
     def compiled(self, model):
-        return (FORCE_SPRING, model.body_id(self.body),
-                np.r_[self.point, self.anchor, self.stiffness, self.rest_length,
-                      self.damping])
+        return {"body": (FORCE_SPRING, model.body_id(self.body),
+                         np.r_[self.point, self.anchor, self.stiffness, self.rest_length,
+                               self.damping])}
 
     def _geometry(self, model, q, qd, kin):
         k = _kin(model, q, qd, kin)
@@ -320,6 +325,9 @@ class JointTorque(Force):
         if not callable(self.tau) and self.tau.shape != (model.nv,):
             raise ValueError(f"JointTorque tau must have shape ({model.nv},), got {self.tau.shape}")
         return self
+
+    def compiled(self, model):
+        return None if callable(self.tau) else {"tau": self.bind(model).tau}
 
     def apply(self, model, t, q, qd, tau, f_ext, kin=None):
         if callable(self.tau):
@@ -394,6 +402,15 @@ class PDController(Force):
             self.bind(model)
         return self._bound[1], self._bound[2]
 
+    def compiled(self, model):
+        if callable(self.q_ref) or callable(self.qd_ref):
+            return None
+        iq, iv = self._idx(model)
+        g = np.empty((iq.size, 4))
+        for c, x in enumerate((self.kp, self.kd, self.q_ref, self.qd_ref)):
+            g[:, c] = x
+        return {"pd": (iq.astype(np.int64), iv.astype(np.int64), g)}
+
     @staticmethod
     def _ref(r, t):
         return np.asarray(r(t), dtype=np.float64) if callable(r) else r
@@ -433,6 +450,10 @@ class JointDamping(Force):
             raise ValueError(f"JointDamping b must have shape ({model.nv},), got {self.b.shape}")
         return self
 
+    def compiled(self, model):
+        self.bind(model)
+        return {"damping": np.broadcast_to(self.b, (model.nv,)).astype(np.float64)}
+
     def apply(self, model, t, q, qd, tau, f_ext, kin=None):
         tau -= self.b * qd
 
@@ -443,34 +464,158 @@ class JointDamping(Force):
 # ------------------------------------------------------------------ compiled forces
 
 FORCE_WORLD, FORCE_BODY, FORCE_SPRING = 0, 1, 2
-"""Kinds of :meth:`Force.compiled`: a world-frame or body-frame :class:`PointForce`, a
-:class:`Spring`. ``params`` (9,): point (body coordinates), then the force (world or body
-coordinates) and three zeros, or the anchor (world) and stiffness, rest length, damping."""
+"""Kinds of the body forces of :meth:`Force.compiled`: a world-frame or body-frame
+:class:`PointForce`, a :class:`Spring`. ``params`` (9,): point (body coordinates), then the
+force (world or body coordinates) and three zeros, or the anchor (world) and stiffness,
+rest length, damping."""
+
+ForceArrays = namedtuple("ForceArrays", ("kind", "body", "params", "tau", "damping", "pd_qadr",
+                                         "pd_vadr", "pd_gains"))
+ForceArrays.__doc__ = """The applied forces of a simulator in the compiled loops' form
+(:func:`compile_forces`): body forces ``kind, body`` (nf,) int64 and ``params`` (nf, 9)
+(:data:`FORCE_WORLD`, ...); the sum of the constant joint forces ``tau`` (nv,) [N m | N]
+(:class:`JointTorque`); the sum of the viscous joint coefficients ``damping`` (nv,)
+(:class:`JointDamping`); the joint springs-dampers of :class:`PDController` with constant
+references, one row per controlled joint: ``pd_qadr, pd_vadr`` (np,) int64 and
+``pd_gains`` (np, 4) = (kp, kd, q_ref, qd_ref)."""
 
 
 def compile_forces(model, forces):
-    """``(kind (nf,) int64, body (nf,) int64, params (nf, 9) float64)`` for
-    :func:`apply_compiled_forces`, or None when a force has no compiled form."""
-    rows = [f.compiled(model) for f in forces]
-    if any(r is None for r in rows):
+    """The :class:`ForceArrays` of ``forces`` (each :meth:`Force.compiled`), or None when one
+    of them has no compiled form (a user's Python force, a callable reference)."""
+    parts = [f.compiled(model) if callable(getattr(f, "compiled", None)) else None
+             for f in forces]
+    if any(p is None for p in parts):
         return None
-    kind = np.array([r[0] for r in rows], dtype=np.int64)
-    body = np.array([r[1] for r in rows], dtype=np.int64)
-    params = (np.array([r[2] for r in rows], dtype=np.float64) if rows
-              else np.zeros((0, 9)))
-    return kind, body, params
+    body = [p["body"] for p in parts if "body" in p]
+    pd = [p["pd"] for p in parts if "pd" in p]
+    tau = np.zeros(model.nv)
+    damping = np.zeros(model.nv)
+    for p in parts:
+        tau += p.get("tau", 0.0)
+        damping += p.get("damping", 0.0)
+    return ForceArrays(
+        np.array([r[0] for r in body], dtype=np.int64),
+        np.array([r[1] for r in body], dtype=np.int64),
+        np.array([r[2] for r in body], dtype=np.float64).reshape(len(body), 9),
+        tau, damping,
+        np.concatenate([r[0] for r in pd] + [np.zeros(0, dtype=np.int64)]),
+        np.concatenate([r[1] for r in pd] + [np.zeros(0, dtype=np.int64)]),
+        np.concatenate([r[2] for r in pd] + [np.zeros((0, 4))]))
+
+
+def has_joint_forces(fa) -> bool:
+    """Whether :class:`ForceArrays` ``fa`` has joint forces (constant, damping or PD)."""
+    return bool(fa.tau.any() or fa.damping.any() or fa.pd_qadr.size)
+
+
+@njit(**INLINE_IR)
+def body_force_row(i, kind, params, R, p, V, has_v, f_ext, b):
+    """Add compiled body force ``i`` into ``f_ext[b]`` (body coordinates, about the body
+    origin), as :meth:`PointForce.apply` and :meth:`Spring.apply` do, from the body's world
+    pose: ``R`` (9-tuple, row-major) body -> world rotation, ``p`` (3-tuple) body origin in
+    world [m], and with ``has_v`` ``V`` (6-tuple) the body's spatial velocity about the
+    world origin in world coordinates (a point x moves at ``V[3:] + V[:3] x x``). Returns
+    False when the row is not finite."""
+    k = kind[i]
+    P0, P1, P2 = params[i, 0], params[i, 1], params[i, 2]
+    if k == FORCE_BODY:
+        f0, f1, f2 = params[i, 3], params[i, 4], params[i, 5]
+    else:
+        if k == FORCE_WORLD:
+            F0, F1, F2 = params[i, 3], params[i, 4], params[i, 5]
+        else:
+            x0 = p[0] + R[0] * P0 + R[1] * P1 + R[2] * P2
+            x1 = p[1] + R[3] * P0 + R[4] * P1 + R[5] * P2
+            x2 = p[2] + R[6] * P0 + R[7] * P1 + R[8] * P2
+            d0, d1, d2 = x0 - params[i, 3], x1 - params[i, 4], x2 - params[i, 5]
+            K, L0, c = params[i, 6], params[i, 7], params[i, 8]
+            L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            if L0 == 0.0:
+                s = -K
+            elif L > 0.0:
+                s = -K * (L - L0) / L
+            else:
+                s = 0.0
+            if c > 0.0 and L > 0.0 and has_v:
+                w0, w1, w2 = V[0], V[1], V[2]
+                v0 = V[3] + w1 * x2 - w2 * x1
+                v1 = V[4] + w2 * x0 - w0 * x2
+                v2 = V[5] + w0 * x1 - w1 * x0
+                s -= c * (d0 * v0 + d1 * v1 + d2 * v2) / (L * L)
+            F0, F1, F2 = s * d0, s * d1, s * d2
+        f0 = R[0] * F0 + R[3] * F1 + R[6] * F2
+        f1 = R[1] * F0 + R[4] * F1 + R[7] * F2
+        f2 = R[2] * F0 + R[5] * F1 + R[8] * F2
+    f_ext[b, 0] += P1 * f2 - P2 * f1
+    f_ext[b, 1] += P2 * f0 - P0 * f2
+    f_ext[b, 2] += P0 * f1 - P1 * f0
+    f_ext[b, 3] += f0
+    f_ext[b, 4] += f1
+    f_ext[b, 5] += f2
+    for a in range(6):
+        if not math.isfinite(f_ext[b, a]):
+            return False
+    return True
+
+
+@njit(**INLINE_IR)
+def body_force_potential(i, kind, params, R, p):
+    """Potential energy [J] of compiled body force ``i`` at the body pose ``R, p`` (as
+    :func:`body_force_row`): ``-F . x_P`` for a world :class:`PointForce`,
+    ``1/2 k (L - L0)^2`` for a :class:`Spring`, 0 for a body-frame force."""
+    k = kind[i]
+    if k == FORCE_BODY:
+        return 0.0
+    P0, P1, P2 = params[i, 0], params[i, 1], params[i, 2]
+    x0 = p[0] + R[0] * P0 + R[1] * P1 + R[2] * P2
+    x1 = p[1] + R[3] * P0 + R[4] * P1 + R[5] * P2
+    x2 = p[2] + R[6] * P0 + R[7] * P1 + R[8] * P2
+    if k == FORCE_WORLD:
+        return -(params[i, 3] * x0 + params[i, 4] * x1 + params[i, 5] * x2)
+    d0, d1, d2 = x0 - params[i, 3], x1 - params[i, 4], x2 - params[i, 5]
+    e = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - params[i, 7]
+    return 0.5 * params[i, 6] * e * e
+
+
+@njit(**INLINE_IR)
+def joint_forces(fa, q, qd, tau):
+    """``tau`` (nv,) = the joint forces of :class:`ForceArrays` ``fa`` at ``q, qd``:
+    constant ``tau``, ``- damping qd``, and ``kp (q_ref - q) + kd (qd_ref - qd)`` per PD
+    row (as :class:`JointTorque`, :class:`JointDamping`, :class:`PDController` apply them).
+    Returns the index of the first non-finite entry, or -1."""
+    for k in range(tau.shape[0]):
+        tau[k] = fa.tau[k] - fa.damping[k] * qd[k]
+    g = fa.pd_gains
+    for r in range(fa.pd_qadr.shape[0]):
+        v = fa.pd_vadr[r]
+        tau[v] += g[r, 0] * (g[r, 2] - q[fa.pd_qadr[r]]) + g[r, 1] * (g[r, 3] - qd[v])
+    for k in range(tau.shape[0]):
+        if not math.isfinite(tau[k]):
+            return k
+    return -1
+
+
+@njit(**INLINE_IR)
+def joint_force_potential(fa, q):
+    """Potential energy [J] of the PD joint springs of ``fa``: ``1/2 kp (q - q_ref)^2``."""
+    V = 0.0
+    g = fa.pd_gains
+    for r in range(fa.pd_qadr.shape[0]):
+        e = q[fa.pd_qadr[r]] - g[r, 2]
+        V += 0.5 * g[r, 0] * e * e
+    return V
 
 
 @njit(**KERNEL)
 def apply_compiled_forces(kind, body, params, nf, near, Vw, pose_args, f_ext):
-    """Write the compiled forces into the rows of their bodies in ``f_ext`` (nb, 6) (body
-    coordinates, about the body origin; the rows are cleared first), as
-    :meth:`PointForce.apply` and :meth:`Spring.apply` do. World poses come from the
-    hierarchical frames, ``cached_pose(b, pose_args)`` (O(1) between region changes;
-    ``pose_args`` ends with its scratch ``Xr``, ``xq``), world velocities from
-    ``Vw[near[b]]`` (spatial velocity about the world origin in world coordinates of the
-    nearest active joint on b's path; zero when there is none). Returns False when a force
-    is not finite."""
+    """Write the compiled body forces into the rows of their bodies in ``f_ext`` (nb, 6)
+    (body coordinates, about the body origin; the rows are cleared first) for the adaptive
+    simulator (:func:`body_force_row`). World poses come from the hierarchical frames,
+    ``cached_pose(b, pose_args)`` (O(1) between region changes; ``pose_args`` ends with its
+    scratch ``Xr``, ``xq``), world velocities from ``Vw[near[b]]`` (spatial velocity about
+    the world origin in world coordinates of the nearest active joint on b's path; zero
+    when there is none). Returns False when a force is not finite."""
     Xr = pose_args[-2]
     xq = pose_args[-1]
     for i in range(nf):
@@ -478,50 +623,14 @@ def apply_compiled_forces(kind, body, params, nf, near, Vw, pose_args, f_ext):
             f_ext[body[i], a] = 0.0
     for i in range(nf):
         b = body[i]
-        k = kind[i]
-        P0, P1, P2 = params[i, 0], params[i, 1], params[i, 2]
-        if k == FORCE_BODY:
-            f0, f1, f2 = params[i, 3], params[i, 4], params[i, 5]
-        else:
-            cached_pose(b, pose_args)     # (Xr, xq)[0]: E body -> world, r world origin
-            E = Xr[0]
-            r = xq[0]
-            if k == FORCE_WORLD:
-                F0, F1, F2 = params[i, 3], params[i, 4], params[i, 5]
-            else:
-                px = -(E[0, 0] * r[0] + E[0, 1] * r[1] + E[0, 2] * r[2])
-                py = -(E[1, 0] * r[0] + E[1, 1] * r[1] + E[1, 2] * r[2])
-                pz = -(E[2, 0] * r[0] + E[2, 1] * r[1] + E[2, 2] * r[2])
-                x0 = px + E[0, 0] * P0 + E[0, 1] * P1 + E[0, 2] * P2
-                x1 = py + E[1, 0] * P0 + E[1, 1] * P1 + E[1, 2] * P2
-                x2 = pz + E[2, 0] * P0 + E[2, 1] * P1 + E[2, 2] * P2
-                d0, d1, d2 = x0 - params[i, 3], x1 - params[i, 4], x2 - params[i, 5]
-                K, L0, c = params[i, 6], params[i, 7], params[i, 8]
-                L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-                if L0 == 0.0:
-                    s = -K
-                elif L > 0.0:
-                    s = -K * (L - L0) / L
-                else:
-                    s = 0.0
-                j = near[b]
-                if c > 0.0 and L > 0.0 and j >= 0:
-                    w0, w1, w2 = Vw[j, 0], Vw[j, 1], Vw[j, 2]
-                    v0 = Vw[j, 3] + w1 * x2 - w2 * x1
-                    v1 = Vw[j, 4] + w2 * x0 - w0 * x2
-                    v2 = Vw[j, 5] + w0 * x1 - w1 * x0
-                    s -= c * (d0 * v0 + d1 * v1 + d2 * v2) / (L * L)
-                F0, F1, F2 = s * d0, s * d1, s * d2
-            f0 = E[0, 0] * F0 + E[1, 0] * F1 + E[2, 0] * F2
-            f1 = E[0, 1] * F0 + E[1, 1] * F1 + E[2, 1] * F2
-            f2 = E[0, 2] * F0 + E[1, 2] * F1 + E[2, 2] * F2
-        f_ext[b, 0] += P1 * f2 - P2 * f1
-        f_ext[b, 1] += P2 * f0 - P0 * f2
-        f_ext[b, 2] += P0 * f1 - P1 * f0
-        f_ext[b, 3] += f0
-        f_ext[b, 4] += f1
-        f_ext[b, 5] += f2
-        for a in range(6):
-            if not math.isfinite(f_ext[b, a]):
-                return False
+        cached_pose(b, pose_args)     # (Xr, xq)[0]: E body -> world, r world origin
+        E = get_mat3(Xr, 0)
+        r = xq[0]
+        p = (-(E[0] * r[0] + E[1] * r[1] + E[2] * r[2]),
+             -(E[3] * r[0] + E[4] * r[1] + E[5] * r[2]),
+             -(E[6] * r[0] + E[7] * r[1] + E[8] * r[2]))
+        j = near[b]
+        if not body_force_row(i, kind, params, E, p, get_vec6(Vw, max(j, 0)), j >= 0, f_ext,
+                              b):
+            return False
     return True

@@ -16,9 +16,10 @@ from ..algorithms.forward_dynamics import METHODS, forward_dynamics
 from ..algorithms.kinematics import energy
 from ..configuration import _normalize_kernel
 from ..model import Model
-from .forces import Force, StateKinematics
+from .forces import Force, StateKinematics, compile_forces
 from .contact import CONTACT_STATS, ContactStepper
 from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
+from .stepping import INTEGRATOR_CODES, METHOD_CODES, OK, loop_bundles, record_state, records, tree_steps
 from .trajectory import SimulationDiverged, Trajectory
 
 
@@ -225,6 +226,7 @@ class DynamicsSimulator:
         self._no_f = np.zeros((0, 6))
         self.forces = []
         self._calls = []
+        self._loop = None
         self.nfev = 0
         self.t = 0.0
         self.q = model.neutral() if q0 is None else q0
@@ -285,6 +287,7 @@ class DynamicsSimulator:
             force.bind(self.model)
         self.forces.append(force)
         self._calls.append((force, isinstance(force, Force)))
+        self._loop = None
 
     # ------------------------------------------------------------------ dynamics
     def generalized_forces(self, t, q, qd):
@@ -396,7 +399,7 @@ class DynamicsSimulator:
         Raises SimulationDiverged (state left at the last finite values) if the state or
         an applied force becomes non-finite.
         """
-        if self.integrator == "rk45":
+        if self.integrator == "rk45" or self._compiled() is not None:
             self.run(1, progress=False)
             return
         t0 = self.t
@@ -406,7 +409,7 @@ class DynamicsSimulator:
         except _NonFinite as e:
             rec = _Recorder(self)
             rec.add(self.t, self._q, self._qd)
-            raise self._diverged(e, rec, 1, 1, 0.0, t0) from e.__cause__
+            raise self._diverged(e, rec.trajectory(0, 0.0), 1, 1) from e.__cause__
 
     def run(self, steps: int, record_every: int = 1, progress=None) -> Trajectory:
         """Integrate ``steps`` time steps and record the states.
@@ -437,6 +440,8 @@ class DynamicsSimulator:
         """
         steps = _count(steps, "steps", 0)
         record_every = _count(record_every, "record_every", 1)
+        if self.integrator != "rk45" and self._compiled() is not None:
+            return self._run_compiled(steps, record_every, progress)
         rec = _Recorder(self)
         rec.add(self.t, self._q, self._qd)
         if self._contact is not None:
@@ -459,8 +464,9 @@ class DynamicsSimulator:
         except _NonFinite as e:
             if self.integrator == "rk45":
                 k = min(steps, int((self.t - t_start) / self.dt) + 1)
-            raise self._diverged(e, rec, k, steps, time.perf_counter() - w0, t_start,
-                                 nfev0) from e.__cause__
+            raise self._diverged(e, rec.trajectory(self.nfev - nfev0,
+                                                   time.perf_counter() - w0),
+                                 k, steps) from e.__cause__
         finally:
             bar.close()
         return rec.trajectory(self.nfev - nfev0, time.perf_counter() - w0)
@@ -515,8 +521,7 @@ class DynamicsSimulator:
         self.t = t_end
         return steps
 
-    def _diverged(self, e, rec, step, steps, wall, t_start, nfev0=None):
-        traj = rec.trajectory(self.nfev - (nfev0 if nfev0 is not None else self.nfev), wall)
+    def _diverged(self, e, traj, step, steps):
         where = (f"t = {self.t:.6g} s" if self.integrator == "rk45"
                  else f"step {step} of {steps} (t = {self.t:.6g} -> {self.t + self.dt:.6g} s)")
         msg = (f"simulation diverged at {where} with integrator {self.integrator!r}, "
@@ -524,6 +529,75 @@ class DynamicsSimulator:
                f"the exception's .trajectory; try a smaller dt, another integrator, or check "
                f"the applied forces.")
         return SimulationDiverged(msg, trajectory=traj, t=self.t, step=step, joint=e.joint)
+
+    # ------------------------------------------------------------------ compiled loop
+    def _compiled(self):
+        """``(StepModel, StepData, ForceArrays)`` of the compiled loop
+        (:mod:`articulated.simulation.stepping`), or None when this simulator's step has no
+        compiled form (rk45, SRM, contacts, float32, a force without a compiled form)."""
+        if self._loop is None:
+            fa = None
+            if (self._srm is None and self._contact is None and self.dtype == np.float64
+                    and self.method in METHOD_CODES and self.integrator in INTEGRATOR_CODES):
+                fa = compile_forces(self.model, self.forces)
+            self._loop = (False,) if fa is None else (
+                loop_bundles(self.model, self.method, self.integrator, self.dt) + (fa,))
+        return None if len(self._loop) == 1 else self._loop
+
+    def _run_compiled(self, steps, every, progress):
+        """:meth:`run` by the compiled loop :func:`~articulated.simulation.stepping.
+        tree_steps`, in stretches between progress-bar updates."""
+        sm, sd, fa = self._compiled()
+        n_rec = 1 + steps // every + (1 if steps % every else 0)
+        rec = records(self.model, n_rec)
+        count = np.zeros(1, dtype=np.int64)
+        record_state(sm, sd, fa, self.t, self._q, self._qd, rec, 0)
+        count[0] = 1
+        evals = 4 if self.integrator == "rk4" else 1
+        q, qd = self._q.copy(), self._qd.copy()
+        t = np.array([self.t])
+        bar = _Progress(progress, steps)
+        w0 = time.perf_counter()
+        k = 0
+        n = steps if not bar.possible else min(steps, 8)
+        code = OK
+        try:
+            while k < steps:
+                t1 = time.perf_counter()
+                done, code = tree_steps(sm, sd, fa, q, qd, t, k, n, steps, every, rec, count)
+                k += done
+                self.nfev += done * evals
+                if code != OK:
+                    break
+                bar.update(k)
+                per = (time.perf_counter() - t1) / max(done, 1)
+                n = min(steps - k, max(1, int(0.2 / max(per, 1e-9))))
+        finally:
+            bar.close()
+            self._q, self._qd, self.t = q, qd, float(t[0])
+        wall = time.perf_counter() - w0
+
+        def trajectory():
+            c = int(count[0])
+            return Trajectory(t=rec.t[:c].copy(), q=rec.q[:c].copy(), qd=rec.qd[:c].copy(),
+                              kinetic=rec.T[:c].copy(), potential=rec.V[:c].copy(),
+                              nfev=k * evals, wall_time=wall, integrator=self.integrator,
+                              method=self.method, dt=self.dt)
+
+        if code != OK:
+            # the failing step again on the Python path, for the message naming the joint;
+            # the simulator keeps the last finite state
+            state = (self._q, self._qd, self.t)
+            try:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    self._step_fixed()
+                e = _NonFinite(f"the compiled step failed (code {code}) where the Python "
+                               f"step did not")
+            except _NonFinite as err:
+                e = err
+            self._q, self._qd, self.t = state
+            raise self._diverged(e, trajectory(), k + 1, steps)
+        return trajectory()
 
     def __repr__(self):
         return (f"DynamicsSimulator({self.model!r}, dt={self.dt}, "

@@ -1,0 +1,193 @@
+"""Speed as a user gets it (``articulated bench simulator``): the simulators through the
+public API, exactly as a user calls them, against the bare forward-dynamics call and
+against each other, all measured in one run.
+
+(a) The stepping loop: ``Simulator(model, dt, method=..., integrator=...,
+    forces=[PointForce(tip)])`` and ``run(steps)`` with the default recording (every step,
+    energies included) against one public ``aba()`` / ``dca()`` call per step; the same
+    simulator on the Python path (the force wrapped so that it has no compiled form: what
+    every run cost before the compiled loop) for comparison.
+(b) Adaptive dynamics with the defaults: ``Simulator(method="adaptive", max_active=N_A,
+    forces=[PointForce(tip)])`` and ``run(400)`` (default recording, default update
+    budget) against ``Simulator(method="dca", integrator="semi_implicit_euler")`` on the
+    same scene (the pendulum start of RGL Fig. 5, :func:`~articulated.bench.adaptive_runs.
+    initial_state`).
+
+Timings: every case is run once first (compilation), then the cases are timed in turns
+(``--repeats`` rounds, the machine is shared and noisy) and each reports its median per
+step; ratios are of medians from the same run.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from .common import MarkdownReport, at_least, bench_main, markdown_table
+
+HELP = "simulators through the public API against the bare dynamics call (issue 20)"
+
+
+def _tip_force(model):
+    from .. import PointForce
+
+    return PointForce(model.nb - 1, (0.0, 0.05, 0.0))
+
+
+def _python_path(force):
+    """``force`` without a compiled form (the simulator's Python path)."""
+    from ..simulation.forces import Force
+
+    class PythonPath(Force):
+        conservative = force.conservative
+
+        def bind(self, model):
+            force.bind(model)
+            return self
+
+        def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+            force.apply(model, t, q, qd, tau, f_ext, kin=kin)
+
+        def potential(self, model, q, kin=None):
+            return force.potential(model, q, kin=kin)
+
+    return PythonPath()
+
+
+def _per_step(run, steps):
+    t0 = time.perf_counter()
+    run(steps)
+    return (time.perf_counter() - t0) / steps
+
+
+def _interleaved(cases, repeats):
+    """Median seconds per step of each case (name -> (run(steps), steps)), timed in turns."""
+    for run, steps in cases.values():
+        run(min(steps, 20))
+    samples = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, (run, steps) in cases.items():
+            samples[name].append(_per_step(run, steps))
+    return {name: float(np.median(s)) for name, s in samples.items()}
+
+
+def loop_cases(n, steps):
+    """(a): name -> (run(k), steps) on pendulum(n) with one tip force."""
+    from .. import Simulator, aba, dca
+    from ..models import pendulum
+    from .adaptive_runs import initial_state
+
+    m = pendulum(n)
+    q0 = initial_state(m)
+    qd0 = np.zeros(m.nv)
+    tau = np.zeros(m.nv)
+    f_ext = np.zeros((m.nb, 6))
+    f_ext[-1, 3:] = (0.0, 0.05, 0.0)
+
+    def bare(fn):
+        def run(k):
+            for _ in range(k):
+                fn(m, q0, qd0, tau, f_ext)
+        return run
+
+    def sim(method, integrator, python=False):
+        force = _tip_force(m)
+        s = Simulator(m, 1e-4, integrator, method, forces=[_python_path(force) if python
+                                                           else force], q0=q0)
+        assert (s._compiled() is None) == python
+
+        def run(k):
+            s.set_state(q=q0, qd=qd0, t=0.0)
+            s.run(k, progress=False)
+        return run
+
+    cases = {"aba() call": (bare(aba), steps), "dca() call": (bare(dca), steps)}
+    for method in ("aba", "dca"):
+        for integ in ("semi_implicit_euler", "rk4"):
+            cases[f"{method} {integ}"] = (sim(method, integ), steps)
+            cases[f"{method} {integ} (Python path)"] = (sim(method, integ, True), steps)
+    return cases
+
+
+def adaptive_cases(n, budgets, steps):
+    """(b): name -> (run(k), steps) on pendulum(n) with one tip force, defaults."""
+    from .. import Simulator
+    from ..models import pendulum
+    from .adaptive_runs import initial_state
+
+    m = pendulum(n)
+    q0 = initial_state(m)
+
+    def make(**kw):
+        def run(k):
+            s = Simulator(m, 1e-3, forces=[_tip_force(m)], q0=q0, **kw)
+            s.run(k)
+        return run
+
+    cases = {"dca semi_implicit_euler": (make(method="dca", integrator="semi_implicit_euler"),
+                                         steps)}
+    for na in budgets:
+        cases[f"adaptive N_A = {na}"] = (make(method="adaptive", max_active=na), steps)
+    return cases
+
+
+def add_arguments(parser):
+    """Declare the options of ``articulated bench simulator [--quick] [--n N] [--steps K]
+    [--repeats R] [--out DIR]`` on ``parser``."""
+    parser.description = HELP
+    parser.add_argument("--quick", action="store_true", help="pendulum-30, few steps (smoke test)")
+    parser.add_argument("--n", type=at_least(2), default=300, help="pendulum links (default 300)")
+    parser.add_argument("--steps", type=at_least(1), default=400,
+                        help="steps per timed run (default 400)")
+    parser.add_argument("--repeats", type=at_least(1), default=7,
+                        help="rounds of interleaved timings (default 7)")
+    parser.add_argument("--out", default="docs", metavar="DIR",
+                        help="folder of the Markdown results (default docs)")
+
+
+def main(argv=None) -> int:
+    """``python -m articulated.bench.simulator [options]``: as ``articulated bench
+    simulator``."""
+    return bench_main("simulator", add_arguments, run, argv)
+
+
+def run(args) -> int:
+    """Print tables (a) and (b) of the module docstring and write them to
+    ``OUT/simulator-results.md`` (``-quick.md`` with ``--quick``); returns 0."""
+    warnings.filterwarnings("ignore", module="numba")
+    quick = args.quick
+    n = 30 if quick else args.n
+    steps = 20 if quick else args.steps
+    repeats = 2 if quick else args.repeats
+    report = MarkdownReport("Simulator speed through the public API", args.out, "simulator",
+                            quick, suffix=f" (n = {n}, {steps} steps, {repeats} rounds)")
+    emit = report.emit
+
+    t = _interleaved(loop_cases(n, steps), repeats)
+    emit(f"## (a) Stepping loop, pendulum-{n}, one world point force on the tip, dt = 1e-4 s, "
+         f"`run({steps})` recording every step")
+    emit()
+    rows = []
+    for name, s in t.items():
+        base = t["dca() call"] if name.startswith("dca") else t["aba() call"]
+        rows.append([name, f"{s * 1e6:.1f}", f"{s / base:.2f}"])
+    emit(markdown_table(["case", "us / step", "x the bare call (aba() or dca())"], rows))
+    emit()
+    budgets = (1, 50) if n >= 50 else (1, n // 2)
+    ta = _interleaved(adaptive_cases(n, budgets, steps), repeats)
+    emit(f"## (b) Adaptive dynamics with the defaults, pendulum-{n}, one tip force, "
+         f"`Simulator(method='adaptive', max_active=N_A)`, `run({steps})`")
+    emit()
+    ref = ta["dca semi_implicit_euler"]
+    emit(markdown_table(["case", "us / step", "speed-up over the DCA simulator"],
+                        [[name, f"{s * 1e6:.1f}", f"{ref / s:.1f}"] for name, s in ta.items()]))
+    emit()
+    path = report.write("simulator-results-quick.md" if quick else "simulator-results.md")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,370 @@
+"""The compiled stepping loop of tree dynamics: :func:`tree_steps` runs a whole stretch of
+fixed steps of :class:`~articulated.simulation.simulator.DynamicsSimulator` (forward
+dynamics by ABA, modified ABA, CRBA or DCA; explicit Euler, semi-implicit Euler or RK4;
+the compiled applied forces of :func:`~articulated.simulation.forces.compile_forces`;
+recording into preallocated arrays) in one numba call, so that a step costs what its
+forward-dynamics evaluations cost.
+
+It is the same computation as the Python path of the simulator (the integrators of
+:mod:`articulated.simulation.integrators`, :func:`articulated.forward_dynamics`, the
+forces' ``apply`` and ``potential``), step for step and operation for operation; the test
+suite checks that the two agree to 1e-12 on every method, integrator and force. The Python
+path remains for what has no compiled form: a user's own force, ``rk45``, float32, closed
+loops (SRM) and contacts; and it reports a failing step (the loop stops before the step,
+and the simulator runs that step again in Python for the error message naming the joint).
+
+Bundles (named tuples, built once per simulator by :func:`loop_bundles`):
+
+* :data:`StepModel` - the model's packed arrays and what the step does (method,
+  integrator, ``dt``), the DCA's model bundle;
+* :data:`StepData` - every workspace: the model's :class:`~articulated.data.Data` buffer,
+  CRBA's ``M``, the applied forces ``tau, f_ext``, the integrator's stages ``W``, the new
+  state ``q1, qd1``, the DCA's scratch and data;
+* :data:`Records` - the recorded ``t, q, qd, T, V``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ..algorithms.aba import aba_kernel
+from ..algorithms.bundles import DCAInputs
+from ..algorithms.crba import _crba_kernel, ltdl_factor, ltdl_solve
+from ..algorithms.dca import dca_kernel
+from ..algorithms.kinematics import (body_energy, joint_xup, state_energy, velocity_step,
+                                     world_pose_step)
+from ..algorithms.rnea import _rnea_kernel
+from ..config import INLINE_IR, KERNEL
+from ..configuration import _normalize_kernel, _qdot_kernel, integrate_joint
+from ..data import data_arrays
+from ..model import model_arrays
+from .forces import body_force_potential, body_force_row, joint_force_potential, joint_forces
+
+METHOD_CODES = {"aba": 0, "aba_modified": 1, "crba": 2, "dca": 3}
+"""Forward-dynamics methods of the compiled loop (:func:`articulated.forward_dynamics`)."""
+INTEGRATOR_CODES = {"euler": 0, "semi_implicit_euler": 1, "rk4": 2}
+"""Integrators of the compiled loop (:mod:`articulated.simulation.integrators`)."""
+
+OK, ERR_FORCE, ERR_DYNAMICS, ERR_STATE = 0, 1, 2, 3
+"""Codes of :func:`tree_steps`: done, an applied force not finite, the accelerations not
+finite, the new state not finite."""
+
+StepModel = namedtuple("StepModel", (
+    "model_i", "model_f", "jtype", "qadr", "vadr", "quat_qadr", "dof_parent", "method",
+    "integrator", "dt", "dca_model"))
+StepModel.__doc__ = """What a step of :func:`tree_steps` computes: the model's packed
+arrays ``model_i, model_f`` (:func:`articulated.model.model_arrays`), its joint layout
+``jtype, qadr, vadr`` (nb,), ``quat_qadr``, ``dof_parent`` (nv,) (CRBA's ``lambda``), the
+codes ``method`` (:data:`METHOD_CODES`) and ``integrator`` (:data:`INTEGRATOR_CODES`), the
+time step ``dt`` [s], and the DCA's ``DCAModel`` (of a one-body placeholder for the other
+methods)."""
+
+StepData = namedtuple("StepData", (
+    "data", "M", "tau", "f_ext", "zero", "W", "q1", "qd1", "dca_scratch", "dca_data"))
+StepData.__doc__ = """Workspaces of :func:`tree_steps`: the packed buffer ``data`` of the
+model's :class:`~articulated.data.Data`; ``M`` (nv, nv) for CRBA ((0, 0) otherwise); the
+applied forces ``tau`` (nv,) and ``f_ext`` (nb, 6) (body coordinates); ``zero`` (nv,)
+zeros; the integrator's stages ``W`` (11, max(nq, nv)) (rows: 4 accelerations, 4 ``dq/dt``,
+the stage configuration, its normalized copy, the stage velocity); the new state ``q1``
+(nq,), ``qd1`` (nv,); the DCA's ``DCAScratch`` and ``DCAData``."""
+
+Records = namedtuple("Records", ("t", "q", "qd", "T", "V"))
+Records.__doc__ = """Recorded states: ``t`` (k,) [s], ``q`` (k, nq), ``qd`` (k, nv), kinetic
+``T`` and potential ``V`` (k,) [J] (gravity and the conservative applied forces)."""
+
+
+@njit(**INLINE_IR)
+def _kinematics(sm, sd, q, qd, energy):
+    """Joint transforms, velocities (ABA pass 1, RBDA eq. 7.34) and world poses of every
+    body at ``q, qd`` into the workspace; with ``energy`` also returns the state's kinetic
+    and gravity energy ``(T, V)`` [J] (:func:`~articulated.algorithms.kinematics.
+    body_energy`, as :func:`~articulated.algorithms.kinematics.state_energy` sums them)."""
+    mv = model_arrays(sm.model_i, sm.model_f)
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    Xtree_rot, axis, Xtree_E, Xtree_r, S = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
+    nb = parent.shape[0]
+    dv = data_arrays(sd.data, nb, S.shape[0])
+    Xup_E, Xup_r, v, c, oE, op = dv.Xup_E, dv.Xup_r, dv.v, dv.c, dv.oE, dv.op
+    T = 0.0
+    V = 0.0
+    for i in range(nb):
+        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+        vi = velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
+        world_pose_step(i, parent, E, r, oE, op)
+        if energy:
+            T, V = body_energy(i, mv.mass, mv.h, mv.Ibar, mv.gravity, vi, oE, op, T, V)
+    return T, V
+
+
+@njit(**INLINE_IR)
+def _world_pose(oE, op, b):
+    """Body b's rotation body -> world (``oE[b]^T``, a row-major 9-tuple) and origin (a
+    3-tuple) from the workspace's world poses."""
+    R = (oE[b, 0], oE[b, 3], oE[b, 6], oE[b, 1], oE[b, 4], oE[b, 7], oE[b, 2], oE[b, 5],
+         oE[b, 8])
+    return R, (op[b, 0], op[b, 1], op[b, 2])
+
+
+@njit(**INLINE_IR)
+def _body_forces(sm, sd, fa):
+    """The compiled body forces of ``fa`` into ``sd.f_ext`` (rows of their bodies cleared
+    first) at the workspace's poses and velocities (:func:`_kinematics`). Returns False
+    when a force is not finite."""
+    dv = data_arrays(sd.data, sm.jtype.shape[0], sd.tau.shape[0])
+    v, oE, op = dv.v, dv.oE, dv.op
+    f_ext = sd.f_ext
+    for i in range(fa.body.shape[0]):
+        for a in range(6):
+            f_ext[fa.body[i], a] = 0.0
+    for i in range(fa.body.shape[0]):
+        b = fa.body[i]
+        R, p = _world_pose(oE, op, b)
+        # world velocity about the world origin: [R w; R v_O + p x R w]
+        w0 = R[0] * v[b, 0] + R[1] * v[b, 1] + R[2] * v[b, 2]
+        w1 = R[3] * v[b, 0] + R[4] * v[b, 1] + R[5] * v[b, 2]
+        w2 = R[6] * v[b, 0] + R[7] * v[b, 1] + R[8] * v[b, 2]
+        u0 = R[0] * v[b, 3] + R[1] * v[b, 4] + R[2] * v[b, 5]
+        u1 = R[3] * v[b, 3] + R[4] * v[b, 4] + R[5] * v[b, 5]
+        u2 = R[6] * v[b, 3] + R[7] * v[b, 4] + R[8] * v[b, 5]
+        V = (w0, w1, w2, u0 + p[1] * w2 - p[2] * w1, u1 + p[2] * w0 - p[0] * w2,
+             u2 + p[0] * w1 - p[1] * w0)
+        if not body_force_row(i, fa.kind, fa.params, R, p, V, True, f_ext, b):
+            return False
+    return True
+
+
+@njit(**INLINE_IR)
+def _potentials(sm, sd, fa, q):
+    """Potential energy [J] of the conservative compiled forces (world point forces,
+    springs, PD joint springs) at the workspace's poses."""
+    dv = data_arrays(sd.data, sm.jtype.shape[0], sd.tau.shape[0])
+    V = joint_force_potential(fa, q)
+    for i in range(fa.body.shape[0]):
+        R, p = _world_pose(dv.oE, dv.op, fa.body[i])
+        V += body_force_potential(i, fa.kind, fa.params, R, p)
+    return V
+
+
+@njit(**KERNEL)
+def _evaluate(sm, sd, fa, q, qd, out, rec, row):
+    """``out`` (nv,) = qdd at ``q, qd`` under the applied forces ``fa``: the forces (joint
+    forces, then body forces at the state's poses), then the forward dynamics of
+    ``sm.method``, as :func:`articulated.forward_dynamics` computes them. With ``row >=
+    0`` the energies of the state go into ``rec.T[row], rec.V[row]`` from the same
+    kinematics pass. Returns :data:`OK`, :data:`ERR_FORCE` or :data:`ERR_DYNAMICS`."""
+    tau = sd.tau
+    if joint_forces(fa, q, qd, tau) >= 0:
+        return ERR_FORCE
+    kin = fa.body.shape[0] > 0 or row >= 0
+    if kin:
+        T, V = _kinematics(sm, sd, q, qd, row >= 0)
+        if row >= 0:
+            rec.T[row] = T
+            rec.V[row] = V + _potentials(sm, sd, fa, q)
+        if not _body_forces(sm, sd, fa):
+            return ERR_FORCE
+    nv = out.shape[0]
+    m = sm.method
+    if m == 0 or m == 1:
+        # pass 1 is the one of _kinematics when that ran (same helpers, same values)
+        ok = aba_kernel(sm.model_i, sm.model_f, q, qd, tau, sd.f_ext, m == 1, sd.data,
+                        not kin)
+        dv = data_arrays(sd.data, sm.jtype.shape[0], nv)
+        for k in range(nv):
+            out[k] = dv.qdd[k]
+        return OK if ok else ERR_DYNAMICS
+    if m == 2:
+        # RBDA sec. 6.5: C by RNEA at qdd = 0, M by CRBA, sparse L^T D L solve
+        _rnea_kernel(sm.model_i, sm.model_f, q, qd, sd.zero, sd.f_ext, True, sd.data)
+        _crba_kernel(sm.model_i, sm.model_f, q, sd.data, sd.M)
+        ltdl_factor(sd.M, sm.dof_parent)
+        dv = data_arrays(sd.data, sm.jtype.shape[0], nv)
+        for k in range(nv):
+            out[k] = tau[k] - dv.tau[k]
+        ltdl_solve(sd.M, sm.dof_parent, out)
+    else:
+        dca_kernel(sm.dca_model, DCAInputs(q, qd, tau, sd.f_ext, False), sd.dca_scratch,
+                   sd.dca_data)
+        for k in range(nv):
+            out[k] = sd.dca_data.qdd[k]
+    for k in range(nv):
+        if not math.isfinite(out[k]):
+            return ERR_DYNAMICS
+    return OK
+
+
+@njit(**INLINE_IR)
+def _integrate(sm, q, v, dt, out):
+    """``out = q (+) v dt`` (:func:`articulated.configuration.integrate_joint` per joint)."""
+    for i in range(sm.jtype.shape[0]):
+        integrate_joint(i, sm.jtype, sm.qadr, sm.vadr, q, v, dt, out)
+
+
+@njit(**INLINE_IR)
+def _unit(sm, Y, Yu):
+    """``Yu`` = Y with its quaternions normalized (``Y`` itself when there are none), as
+    :func:`articulated.simulation.integrators._unit`."""
+    if sm.quat_qadr.shape[0] == 0:
+        return Y
+    for k in range(Y.shape[0]):
+        Yu[k] = Y[k]
+    _normalize_kernel(sm.quat_qadr, Yu)
+    return Yu
+
+
+@njit(**KERNEL)
+def _step(sm, sd, fa, q, qd, rec, row):
+    """One step of ``sm.integrator`` from ``q, qd`` into ``sd.q1, sd.qd1`` (the energies
+    of ``q, qd`` into row ``row`` of ``rec`` when >= 0, see :func:`_evaluate`), exactly as
+    :func:`~articulated.simulation.integrators.euler_step`,
+    :func:`~articulated.simulation.integrators.semi_implicit_euler_step` and
+    :func:`~articulated.simulation.integrators.rk4_step` compute it. Returns a code of
+    :data:`OK` ... :data:`ERR_STATE`."""
+    nq = q.shape[0]
+    nv = qd.shape[0]
+    dt = sm.dt
+    W = sd.W
+    q1, qd1 = sd.q1, sd.qd1
+    Y, Yu, V = W[8, :nq], W[9, :nq], W[10, :nv]
+    for k in range(nq):             # every evaluation reads the stage rows (one typing)
+        Y[k] = q[k]
+    for k in range(nv):
+        V[k] = qd[k]
+    code = _evaluate(sm, sd, fa, Y, V, W[0, :nv], rec, row)
+    if code != OK:
+        return code
+    if sm.integrator == 0 or sm.integrator == 1:
+        for k in range(nv):
+            qd1[k] = qd[k] + dt * W[0, k]
+        _integrate(sm, q, qd if sm.integrator == 0 else qd1, dt, q1)
+    else:
+        h2 = 0.5 * dt
+        _qdot_kernel(sm.jtype, sm.qadr, sm.vadr, Y, V, W[4, :nq])
+        for s in range(1, 4):
+            c = dt if s == 3 else h2
+            kq = W[3 + s, :nq]
+            kv = W[s - 1, :nv]
+            for k in range(nq):
+                Y[k] = q[k] + c * kq[k]
+            for k in range(nv):
+                V[k] = qd[k] + c * kv[k]
+            code = _evaluate(sm, sd, fa, _unit(sm, Y, Yu), V, W[s, :nv], rec, -1)
+            if code != OK:
+                return code
+            _qdot_kernel(sm.jtype, sm.qadr, sm.vadr, Y, V, W[4 + s, :nq])
+        s6 = dt / 6.0
+        for k in range(nq):
+            q1[k] = q[k] + s6 * (W[4, k] + 2.0 * (W[5, k] + W[6, k]) + W[7, k])
+        if sm.quat_qadr.shape[0]:
+            _normalize_kernel(sm.quat_qadr, q1)
+        for k in range(nv):
+            qd1[k] = qd[k] + s6 * (W[0, k] + 2.0 * (W[1, k] + W[2, k]) + W[3, k])
+    for k in range(nq):
+        if not math.isfinite(q1[k]):
+            return ERR_STATE
+    for k in range(nv):
+        if not math.isfinite(qd1[k]):
+            return ERR_STATE
+    return OK
+
+
+@njit(**KERNEL)
+def record_state(sm, sd, fa, t, q, qd, rec, row):
+    """Record ``t, q, qd`` and their energies into row ``row`` of ``rec``: kinetic and
+    gravity energy (:func:`~articulated.algorithms.kinematics.state_energy`) plus the
+    potentials of the conservative compiled forces (world point forces, springs, PD joint
+    springs), as :meth:`DynamicsSimulator.energy
+    <articulated.simulation.simulator.DynamicsSimulator.energy>`."""
+    T, V = state_energy(sm.model_i, sm.model_f, q, qd, sd.data)
+    rec.T[row] = T
+    rec.V[row] = V + _potentials(sm, sd, fa, q)
+    _record(t, q, qd, rec, row)
+
+
+@njit(**INLINE_IR)
+def _record(t, q, qd, rec, row):
+    rec.t[row] = t
+    for k in range(q.shape[0]):
+        rec.q[row, k] = q[k]
+    for k in range(qd.shape[0]):
+        rec.qd[row, k] = qd[k]
+
+
+@njit(**KERNEL)
+def tree_steps(sm, sd, fa, q, qd, t, k0, n, steps, every, rec, count):
+    """Steps ``k0 + 1 .. k0 + n`` of a run of ``steps`` steps from the state ``q`` (nq,),
+    ``qd`` (nv,), ``t`` (1,) [s] (in/out): each step by :func:`_step`, committed only when
+    it succeeded; after step k with ``k % every == 0`` or ``k == steps`` the new state is
+    recorded into row ``count[0]`` of ``rec`` (while rows are left), ``count[0]``
+    counting. A record's energies come from the next step's kinematics pass (the first
+    evaluation of every integrator is at the step's initial state), or at the end of the
+    stretch from :func:`record_state`. Returns ``(steps done, code)``: on an error code
+    the state is that before the failing step."""
+    nq = q.shape[0]
+    nv = qd.shape[0]
+    pending = -1
+    for s in range(n):
+        code = _step(sm, sd, fa, q, qd, rec, pending)
+        if code != OK:
+            if pending >= 0:        # the failing step may have stopped before the energies
+                record_state(sm, sd, fa, t[0], q, qd, rec, pending)
+            return s, code
+        pending = -1
+        for k in range(nq):
+            q[k] = sd.q1[k]
+        for k in range(nv):
+            qd[k] = sd.qd1[k]
+        t[0] = t[0] + sm.dt
+        k = k0 + s + 1
+        if (k % every == 0 or k == steps) and count[0] < rec.t.shape[0]:
+            _record(t[0], q, qd, rec, count[0])
+            pending = count[0]
+            count[0] += 1
+    if pending >= 0:
+        record_state(sm, sd, fa, t[0], q, qd, rec, pending)
+    return n, OK
+
+
+_PLACEHOLDER_DCA = []
+
+
+def _placeholder_dca():
+    """The DCA of a one-body model: its bundles have the types of every DCA's, so that the
+    loop compiles once for all methods."""
+    if not _PLACEHOLDER_DCA:
+        from ..algorithms.dca_solver import DCA
+        from ..models import pendulum
+
+        _PLACEHOLDER_DCA.append(DCA(pendulum(1)))
+    return _PLACEHOLDER_DCA[0]
+
+
+def loop_bundles(model, method, integrator, dt):
+    """``(StepModel, StepData)`` of a simulator (see the module docstring); ValueError for a
+    method or integrator without a compiled form."""
+    if method not in METHOD_CODES or integrator not in INTEGRATOR_CODES:
+        raise ValueError(f"no compiled loop for method {method!r} with integrator "
+                         f"{integrator!r}")
+    from ..algorithms.dca_solver import dca_solver
+
+    d = model.data()
+    dca = dca_solver(model) if method == "dca" else _placeholder_dca()
+    sm = StepModel(d.model_i, d.model_f, model.jnt_type, model.jnt_qadr, model.jnt_vadr,
+                   model.quat_qadr, model.dof_parent, METHOD_CODES[method],
+                   INTEGRATOR_CODES[integrator], float(dt), dca.kernel_model)
+    nq, nv = model.nq, model.nv
+    sd = StepData(d.buf, np.zeros((nv, nv)) if method == "crba" else np.zeros((0, 0)),
+                  np.zeros(nv), np.zeros((model.nb, 6)), np.zeros(nv),
+                  np.zeros((11, max(nq, nv, 1))), np.zeros(nq), np.zeros(nv),
+                  dca.kernel_scratch, dca.kernel_data)
+    return sm, sd
+
+
+def records(model, k):
+    """Empty :data:`Records` of k rows."""
+    return Records(np.zeros(k), np.zeros((k, model.nq)), np.zeros((k, model.nv)), np.zeros(k),
+                   np.zeros(k))

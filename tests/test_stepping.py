@@ -1,0 +1,140 @@
+"""The compiled stepping loop (simulation/stepping.py) against the Python path of the same
+simulator, the fused energy pass, and the adaptive simulator's defaults and O(N_A)
+records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import articulated as art
+from articulated.algorithms.crba import crba
+from articulated.algorithms.kinematics import energy, forward_kinematics
+from articulated.model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE,
+                               JOINT_SPHERICAL)
+from articulated.models import pendulum, random_tree
+from articulated.simulation import (Force, JointDamping, JointTorque, PDController, PointForce,
+                                    SimulationDiverged, Simulator, Spring)
+
+
+class PythonForce(Force):
+    """A force without a compiled form (wraps one that has one): it sends the simulator
+    down the Python path, the reference of the compiled loop."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.conservative = inner.conservative
+
+    def bind(self, model):
+        self.inner.bind(model)
+        return self
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        self.inner.apply(model, t, q, qd, tau, f_ext, kin=kin)
+
+    def potential(self, model, q, kin=None):
+        return self.inner.potential(model, q, kin=kin)
+
+
+def every_force(m):
+    """One of each compiled force kind on model m (two PD joints: 1-dof ones)."""
+    one_dof = [j for j in range(m.nb) if m.jnt_type[j] in (JOINT_REVOLUTE, JOINT_PRISMATIC)]
+    return [PointForce(m.nb - 1, (1.0, -0.5, 2.0), (0.1, 0.0, 0.05)),
+            PointForce(m.nb // 2, (0.3, 0.2, -0.1), (0.0, 0.1, 0.0), frame="body"),
+            Spring(m.nb - 2, (0.0, 0.05, 0.1), (0.5, 0.5, 0.0), 4.0, 0.2, 0.3),
+            JointDamping(0.05), JointTorque(np.linspace(-0.1, 0.1, m.nv)),
+            PDController([3.0, 1.5], [0.2, 0.1], [0.1, -0.2], joints=one_dof[:2])]
+
+
+def scene():
+    m = random_tree(14, seed=3)
+    rng = np.random.default_rng(5)
+    q0 = m.random_configuration(rng)
+    return m, q0, 0.3 * rng.standard_normal(m.nv)
+
+
+@pytest.mark.parametrize("method", ["aba", "aba_modified", "crba", "dca"])
+@pytest.mark.parametrize("integrator", ["euler", "semi_implicit_euler", "rk4"])
+def test_compiled_loop_equals_python_path(method, integrator):
+    m, q0, qd0 = scene()
+    assert set(m.jnt_type) >= {JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_SPHERICAL, JOINT_FREE,
+                               JOINT_FIXED}
+    fast = Simulator(m, 2e-3, integrator, method, forces=every_force(m), q0=q0, qd0=qd0)
+    ref = Simulator(m, 2e-3, integrator, method, forces=[PythonForce(f) for f in every_force(m)],
+                    q0=q0, qd0=qd0)
+    assert fast._compiled() is not None and ref._compiled() is None
+    a = fast.run(60, record_every=7)
+    b = ref.run(60, record_every=7)
+    assert len(a) == len(b) == 10                       # t = 0, 7 dt, ..., 56 dt, 60 dt
+    assert np.array_equal(a.t, b.t)
+    assert np.abs(a.q - b.q).max() < 1e-11
+    assert np.abs(a.qd - b.qd).max() < 1e-10
+    assert np.abs(a.kinetic - b.kinetic).max() < 1e-10 * (1 + np.abs(b.kinetic).max())
+    assert np.abs(a.potential - b.potential).max() < 1e-10 * (1 + np.abs(b.potential).max())
+    assert a.nfev == b.nfev == 60 * (4 if integrator == "rk4" else 1)
+    # the records are the states: energies recomputed independently (CRBA, world COMs)
+    k = 5
+    qk, qdk = a.q[k], a.qd[k]
+    M = crba(m, qk)
+    assert a.kinetic[k] == pytest.approx(0.5 * qdk @ M @ qdk, rel=1e-12, abs=1e-12)
+    # step() takes the same path as run()
+    fast.set_state(q=q0, qd=qd0, t=0.0)
+    ref.set_state(q=q0, qd=qd0, t=0.0)
+    fast.step()
+    ref.step()
+    assert np.abs(fast.q - ref.q).max() < 1e-13 and fast.t == ref.t
+
+
+def test_python_forces_and_options_without_compiled_form_take_the_python_path():
+    m = pendulum(4)
+    callable_tau = JointTorque(lambda t, q, qd: np.zeros(4))
+    callable_pd = PDController(1.0, 0.1, lambda t: np.zeros(4))
+    for sim in (Simulator(m, 1e-3, forces=[callable_tau]),
+                Simulator(m, 1e-3, forces=[callable_pd]),
+                Simulator(m, 1e-3, "rk45"),
+                Simulator(m, 1e-3, dtype=np.float32)):
+        assert sim._compiled() is None
+    sim = Simulator(m, 1e-3, forces=[PointForce(3, (1, 0, 0))])
+    assert sim._compiled() is not None
+    sim.add_force(callable_tau)                          # a Python force: Python path
+    assert sim._compiled() is None
+
+
+def test_energy_is_kinetic_plus_gravity():
+    """The fused energy pass against independent formulas: 1/2 qd^T M qd (CRBA) and
+    -sum m g . c (forward kinematics)."""
+    m, q, qd = scene()
+    T, V = energy(m, q, qd)
+    assert T == pytest.approx(0.5 * qd @ crba(m, q) @ qd, rel=1e-13)
+    R, p = forward_kinematics(m, q)
+    c = p + np.einsum("bij,bj->bi", R, m.body_com)
+    assert V == pytest.approx(-np.sum(m.body_mass[:, None] * m.gravity * c), rel=1e-13, abs=1e-13)
+
+
+def test_compiled_divergence_names_the_joint_and_keeps_the_records():
+    m = pendulum(3)
+    sim = Simulator(m, 0.01, "semi_implicit_euler", q0=[0.2, 0.0, 0.0],
+                    forces=[JointTorque(np.full(3, 1e300))])
+    assert sim._compiled() is not None
+    with pytest.raises(SimulationDiverged, match="joint") as info:
+        sim.run(50, record_every=1)
+    e = info.value
+    tr = e.trajectory
+    assert len(tr) == e.step and e.step >= 1
+    assert np.isfinite(tr.q).all() and np.isfinite(tr.qd).all() and np.isfinite(tr.total[0])
+    assert np.array_equal(sim.q, tr.q[-1]) and np.array_equal(sim.qd, tr.qd[-1])
+    assert sim.t == tr.t[-1]
+
+
+def test_adaptive_default_update_budget_and_records():
+    m = pendulum(60)
+    force = PointForce(m.nb - 1, (0.0, 3.0, 0.0))
+    sim = Simulator(m, 1e-3, method="adaptive", max_active=5, forces=[force])
+    assert sim.max_update == 5                            # RGL Table 1: N_U = N_A
+    assert Simulator(m, 1e-3, method="adaptive", max_active=[7]).max_update == 7
+    assert Simulator(m, 1e-3, method="adaptive", max_active=5, eps_acc=1e-3).max_update is None
+    tr = sim.run(90, record_every=1)                      # region updates every 20 steps
+    assert len(tr.t) == 91 and tr.active[1:].max() <= 5
+    # recorded kinetic energies (O(N_A) on the reduced tree) equal the whole body's
+    T = np.array([energy(m, q, qd)[0] for q, qd in zip(tr.q, tr.qd)])
+    assert np.abs(tr.kinetic - T).max() < 1e-12 * T.max() and T.max() > 1e-3
