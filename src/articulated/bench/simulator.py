@@ -56,25 +56,27 @@ def _python_path(force):
     return PythonPath()
 
 
-def _per_step(run, steps):
+def _per_step(setup, steps):
+    run = setup()                 # untimed: a fresh simulator or the state reset
     t0 = time.perf_counter()
     run(steps)
     return (time.perf_counter() - t0) / steps
 
 
 def _interleaved(cases, repeats):
-    """Median seconds per step of each case (name -> (run(steps), steps)), timed in turns."""
-    for run, steps in cases.values():
-        run(min(steps, 20))
+    """Median seconds per step of each case (name -> (setup() -> run(steps), steps)),
+    timed in turns; ``setup`` is not timed."""
+    for setup, steps in cases.values():
+        setup()(min(steps, 20))
     samples = {name: [] for name in cases}
     for _ in range(repeats):
-        for name, (run, steps) in cases.items():
-            samples[name].append(_per_step(run, steps))
+        for name, (setup, steps) in cases.items():
+            samples[name].append(_per_step(setup, steps))
     return {name: float(np.median(s)) for name, s in samples.items()}
 
 
 def loop_cases(n, steps):
-    """(a): name -> (run(k), steps) on pendulum(n) with one tip force."""
+    """(a): name -> (setup() -> run(k), steps) on pendulum(n) with one tip force."""
     from .. import Simulator, aba, dca
     from ..models import pendulum
     from .adaptive_runs import initial_state
@@ -90,7 +92,7 @@ def loop_cases(n, steps):
         def run(k):
             for _ in range(k):
                 fn(m, q0, qd0, tau, f_ext)
-        return run
+        return lambda: run
 
     def sim(method, integrator, python=False):
         force = _tip_force(m)
@@ -98,10 +100,10 @@ def loop_cases(n, steps):
                                                            else force], q0=q0)
         assert (s._compiled() is None) == python
 
-        def run(k):
+        def setup():
             s.set_state(q=q0, qd=qd0, t=0.0)
-            s.run(k, progress=False)
-        return run
+            return lambda k: s.run(k, progress=False)
+        return setup
 
     cases = {"aba() call": (bare(aba), steps), "dca() call": (bare(dca), steps)}
     for method in ("aba", "dca"):
@@ -112,7 +114,8 @@ def loop_cases(n, steps):
 
 
 def adaptive_cases(n, budgets, steps):
-    """(b): name -> (run(k), steps) on pendulum(n) with one tip force, defaults."""
+    """(b): name -> (setup() -> run(k), steps) on pendulum(n) with one tip force, defaults
+    (the simulator is built in the untimed setup)."""
     from .. import Simulator
     from ..models import pendulum
     from .adaptive_runs import initial_state
@@ -121,10 +124,10 @@ def adaptive_cases(n, budgets, steps):
     q0 = initial_state(m)
 
     def make(**kw):
-        def run(k):
+        def setup():
             s = Simulator(m, 1e-3, forces=[_tip_force(m)], q0=q0, **kw)
-            s.run(k)
-        return run
+            return lambda k: s.run(k)
+        return setup
 
     cases = {"dca semi_implicit_euler": (make(method="dca", integrator="semi_implicit_euler"),
                                          steps)}
