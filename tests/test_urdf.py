@@ -1,4 +1,4 @@
-"""Tests of articulated.urdf.load_urdf: structure, merging of fixed links, error cases, and
+"""Tests of articulated.io.urdf.load_urdf: structure, merging of fixed links, error cases, and
 dynamics (ABA, RNEA, CRBA) cross-checked against Pinocchio's own URDF parser on hand-written
 URDFs and on real robots from example-robot-data."""
 
@@ -14,7 +14,7 @@ from articulated import aba, crba, forward_kinematics, rnea
 from articulated.model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE,
                                JOINT_TYPES)
 from articulated.bench.common import robots_dir
-from articulated.urdf import load_urdf
+from articulated.io.urdf import load_urdf
 
 DATA = Path(__file__).parent / "data"
 MIXED = DATA / "mixed_joints.urdf"

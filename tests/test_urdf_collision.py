@@ -18,7 +18,7 @@ from articulated.algorithms.collision import Detector
 from articulated.algorithms.collision_mesh import MESH_FEATURES
 from articulated.bench.common import robots_dir
 from articulated.geometry import SHAPE_BOX, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_SPHERE
-from articulated.urdf import load_urdf
+from articulated.io.urdf import load_urdf
 
 from test_urdf import ROBOTS
 

@@ -24,7 +24,7 @@ from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDampi
                          PDController, PointForce, QuasiStaticSimulator, SimulationDiverged,
                          Simulator, Spring, Trajectory)
 from .simulation.srm import KKTSolver, SRMSolver
-from .urdf import load_urdf
+from .io.urdf import load_urdf
 from . import models
 
 __version__ = "0.1.0"

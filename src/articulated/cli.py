@@ -313,7 +313,7 @@ def _demo_quasistatics(console, n, steps, eps_max=2.0 ** -19):
 def cmd_simulate(args) -> int:
     console = _console()
     if args.urdf:
-        from .urdf import load_urdf
+        from .io.urdf import load_urdf
 
         model = load_urdf(args.urdf, floating_base=args.floating_base)
         q0 = _initial_configuration(model, args.seed)

@@ -232,6 +232,10 @@ class Model:
     dof_parent : (nv,) int64 - previous dof on the path to the root, -1 at the root
         (Featherstone's ``lambda`` of the branch-induced sparsity, RBDA sec. 6.5)
     gravity : (3,) float64 - gravitational acceleration in world coordinates [m/s^2]
+    description : dict or None - how to rebuild this model, JSON-serialisable: a scene
+        generator's ``{"scene": name, "kwargs": {...}}``, or a loader's ``{"urdf" | "mjcf" |
+        "structure": path, "sha256": hex, "kwargs": {...}}``; ``None`` for a model built by
+        hand (saved trajectories then carry the names only)
 
     Loop-closing joints (beside the spanning tree; see :meth:`ModelBuilder.add_loop_joint`
     and :mod:`articulated.algorithms.loops`; every other algorithm ignores them):
@@ -326,6 +330,7 @@ class Model:
             [self.jnt_qadr[i] + (3 if self.jnt_type[i] == JOINT_FREE else 0)
              for i in range(nb) if self.jnt_type[i] in (JOINT_SPHERICAL, JOINT_FREE)],
             dtype=np.int64)
+        self.description = None
         self._body_index = {n: i for i, n in enumerate(self.body_name)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_name)}
         self._arrays = {}

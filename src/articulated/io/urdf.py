@@ -15,8 +15,8 @@ import os
 
 import numpy as np
 
-from .builder import ModelBuilder
-from .model import Model
+from ..builder import ModelBuilder
+from ..model import Model
 
 _MOVING = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
            "floating": "free"}
@@ -110,7 +110,7 @@ def _collision_shapes(link, path, handler, meshes):
     R_o (3, 3), p_o (3,))`` with the element's origin in the link frame. ValueError naming
     the link for a non-finite origin, a bad size or an unreadable mesh. ``meshes`` caches
     the Mesh of each (file, scale), so links that share a file share its hull."""
-    from .geometry import Box, Cylinder, Mesh, Sphere
+    from ..geometry import Box, Cylinder, Mesh, Sphere
 
     out = []
     for k, c in enumerate(link.collisions):
@@ -153,7 +153,7 @@ def _collision_model(model, robot, path, mesh_dir, mu, e):
 
     import yourdfpy
 
-    from .geometry import CollisionModel
+    from ..geometry import CollisionModel
 
     handler = functools.partial(yourdfpy.filename_handler_magic, dir=mesh_dir)
     geom = CollisionModel(model)
@@ -323,7 +323,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     if not os.path.isfile(path):
         raise FileNotFoundError(f"URDF file not found: {path}")
     if collision:
-        from .geometry import _material
+        from ..geometry import _material
         mu, e = _material(mu, e, "load_urdf")
     robot = _parse(path)
 
