@@ -158,3 +158,23 @@ def test_peer_timings_rows():
     assert [r[0] for r in rows] == ["articulated.aba", "pinocchio.aba", "mujoco.mj_forward"]
     for _, s, note in rows:
         assert (s is not None and s > 0) or note.startswith("n/a")
+
+
+def test_bench_simulator_robot_tables_quick():
+    """``articulated bench simulator`` tables (c) and (d) on the quick robots (Pinocchio and
+    example-robot-data are in the test extras): every row's result equals Pinocchio's to
+    1e-8 and every timing is positive."""
+    from articulated.bench.simulator import robots_tables
+
+    lines = []
+    robots_tables(lines.append, quick=True, repeats=1)
+    text = "\n".join(lines)
+    assert "## (c)" in text and "## (d)" in text, text
+    rows = [ln for ln in lines if ln.startswith("|") and ("(fixed)" in ln or "(floating)" in ln)]
+    assert len(rows) == 8, text   # 4 robots x 2 bases
+    for r in rows:
+        cells = [c.strip() for c in r.strip("|").split("|")]
+        assert float(cells[2]) > 0 and float(cells[3]) > 0
+        assert float(cells[5]) < 1e-8, r
+    batch = [ln for ln in lines if "largest difference" in ln]
+    assert batch and float(batch[0].split("largest difference ")[1].rstrip(")")) < 1e-8

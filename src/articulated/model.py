@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from ._views import mat3_view, rows
-from .config import INLINE_IR
+from .config import INLINE_IR, KERNEL
 from .data import Data
 
 
@@ -108,6 +108,21 @@ kernels read its fields by name)."""
 _MODEL_INT_ROWS = 7
 _MODEL_BODY = 32
 """Entries of a body's record in the packed model floats (four 64-byte cache lines)."""
+
+
+@njit(**KERNEL)
+def first_bad_quaternion(q, quat_qadr, tol):
+    """Index k of the first quaternion ``q[quat_qadr[k] : quat_qadr[k] + 4]`` whose norm is
+    not within ``tol`` of 1 (a non-finite one included), or -1: the O(1)-per-joint check
+    of :meth:`Model.check_configuration`, compiled so that the public functions' check
+    costs no more than a call."""
+    for k in range(quat_qadr.shape[0]):
+        a = quat_qadr[k]
+        n = math.sqrt(float(q[a]) ** 2 + float(q[a + 1]) ** 2 + float(q[a + 2]) ** 2
+                      + float(q[a + 3]) ** 2)
+        if not abs(n - 1.0) <= tol:
+            return k
+    return -1
 
 
 @njit(**INLINE_IR)
@@ -604,6 +619,7 @@ class Model:
         d = self._data.get(key)
         if d is None:
             d = self._data[key] = Data(self, key)
+            self._data[key.type] = d  # looked up by ``np.float64`` too (the hot path's key)
         return d
 
     def check_vector(self, x, name: str, size: int, dtype=np.float64) -> np.ndarray:
@@ -621,15 +637,14 @@ class Model:
         the joint otherwise). Returns it as a contiguous array of ``dtype``."""
         q = self.check_vector(q, "q", self.nq, dtype)
         if self.quat_qadr.size:
-            tol = QUAT_TOL if q.dtype == np.float64 else 1e-4
-            idx = self.quat_qadr[:, None] + np.arange(4)
-            norms = np.sqrt((q[idx].astype(np.float64) ** 2).sum(axis=1))
-            bad = np.flatnonzero(~(np.abs(norms - 1.0) <= tol))
-            if bad.size:
-                j = self._quat_joint(bad[0])
+            k = first_bad_quaternion(q, self.quat_qadr, QUAT_TOL if q.dtype == np.float64
+                                     else 1e-4)
+            if k >= 0:
+                a = int(self.quat_qadr[k])
+                norm = float(np.sqrt(np.sum(q[a:a + 4].astype(np.float64) ** 2)))
                 raise ValueError(
-                    f"joint {self.joint_name[j]!r}: quaternion q[{self.quat_qadr[bad[0]]}:"
-                    f"{self.quat_qadr[bad[0]] + 4}] has norm {norms[bad[0]]!r}, not 1 "
+                    f"joint {self.joint_name[self._quat_joint(k)]!r}: quaternion q[{a}:"
+                    f"{a + 4}] has norm {norm!r}, not 1 "
                     f"(normalize it, e.g. with articulated.normalize)")
         return q
 

@@ -10,6 +10,11 @@ the error names the joint or body.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
+
+from ..config import INLINE_IR
+from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_SPHERICAL, QUAT_TOL, first_bad_quaternion,
+                     model_arrays)
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -35,23 +40,135 @@ def as_vector(model, x, name, size, dtype):
     return model.check_vector(x, name, size, dtype)
 
 
+_ND = np.ndarray
+
+
+def hot_path(d, q, qd, x, f_ext):
+    """True when a one-state call can go straight to a checked kernel
+    (:func:`state_status`): a workspace ``d``, and ``q``, ``qd``, ``x`` (and ``f_ext``
+    unless None) C-contiguous arrays of the workspace's dtype with the kernel's dimensions
+    (1-D, ``f_ext`` 2-D), so that no call compiles another specialization (O(1) attribute
+    reads; shapes and quaternions are checked in the kernel, anything else takes the
+    converting path)."""
+    return (d is not None and type(q) is _ND and type(qd) is _ND and type(x) is _ND
+            and q.ndim == 1 and qd.ndim == 1 and x.ndim == 1 and q.dtype is d.dtype
+            and qd.dtype is d.dtype and x.dtype is d.dtype and q.flags.c_contiguous
+            and qd.flags.c_contiguous and x.flags.c_contiguous
+            and (f_ext is None or (type(f_ext) is _ND and f_ext.ndim == 2
+                                   and f_ext.dtype is d.dtype and f_ext.flags.c_contiguous)))
+
+
+def quaternion_tol(dtype):
+    """The accepted | |quat| - 1 | of a configuration of ``dtype`` (:data:`QUAT_TOL` in
+    float64, 1e-4 in float32)."""
+    return QUAT_TOL if dtype is _F64 else 1e-4
+
+
+@njit(**INLINE_IR)
+def state_status(model_i, model_f, quat_qadr, tol, q, qd, x, f_ext):
+    """The checks of a checked kernel, compiled: 1 unless ``q`` has the model's nq entries,
+    ``qd``, ``x`` its nv, ``f_ext`` is (nb, 6) or (0, 6) (none); 2 if a quaternion's norm
+    is off by more than ``tol`` (:func:`articulated.model.first_bad_quaternion`); else 0."""
+    mv = model_arrays(model_i, model_f)
+    nb = mv.parent.shape[0]
+    nv = mv.S.shape[0]
+    nq = 0
+    if nb > 0:
+        t = mv.jtype[nb - 1]
+        nq = mv.qadr[nb - 1] + (7 if t == JOINT_FREE else 4 if t == JOINT_SPHERICAL
+                                else 0 if t == JOINT_FIXED else 1)
+    if (q.shape[0] != nq or qd.shape[0] != nv or x.shape[0] != nv or f_ext.shape[1] != 6
+            or (f_ext.shape[0] != nb and f_ext.shape[0] != 0)):
+        return 1
+    if first_bad_quaternion(q, quat_qadr, tol) >= 0:
+        return 2
+    return 0
+
+
+def workspace(model, dtype, data):
+    """``(dtype, data)``: the checked dtype and the workspace to use (``data``, or the
+    model's cached one of that dtype)."""
+    dt = check_dtype(dtype)
+    if data is not None:
+        return dt, data
+    d = model._data.get(dt)
+    return dt, (d if d is not None else model.data(dt))
+
+
+def check_quaternions(model, q):
+    """ValueError naming the joint unless every quaternion of the contiguous ``q`` (nq,)
+    or (B, nq) is of unit norm (:meth:`Model.check_configuration`'s rule), at the cost of
+    one compiled call."""
+    qa = model.quat_qadr
+    if not qa.size:
+        return
+    tol = QUAT_TOL if q.dtype is _F64 else 1e-4
+    if q.ndim == 1:
+        if first_bad_quaternion(q, qa, tol) >= 0:
+            model.check_configuration(q, q.dtype)
+        return
+    idx = (np.arange(q.shape[0], dtype=np.int64)[:, None] * q.shape[1] + qa).ravel()
+    k = first_bad_quaternion(q.reshape(-1), idx, tol)
+    if k >= 0:
+        b = k // qa.size
+        try:
+            model.check_configuration(q[b], q.dtype)
+        except ValueError as e:
+            raise ValueError(f"state {b} of the batch: {e}") from None
+
+
 def as_configuration(model, q, dtype=np.float64):
-    """q as a contiguous array of ``dtype``; ValueError on shape, quaternion norm
-    (``model.check_configuration`` unless there are no quaternions and q already is one)."""
+    """q as a contiguous array of ``dtype``; ValueError on shape, quaternion norm."""
     dtype = check_dtype(dtype)
-    if model.quat_qadr.size:
-        return model.check_configuration(q, dtype)
-    return as_vector(model, q, "q", model.nq, dtype)
+    q = as_vector(model, q, "q", model.nq, dtype)
+    check_quaternions(model, q)
+    return q
 
 
 def as_state(model, q, qd, dtype=np.float64):
     """(q, qd) as contiguous arrays of ``dtype``; ValueError on shape, quaternion norm."""
-    dtype = check_dtype(dtype)
-    if model.quat_qadr.size:
-        q = model.check_configuration(q, dtype)
-    else:
-        q = as_vector(model, q, "q", model.nq, dtype)
-    return q, as_vector(model, qd, "qd", model.nv, dtype)
+    q = as_configuration(model, q, dtype)
+    return q, as_vector(model, qd, "qd", model.nv, q.dtype)
+
+
+def is_batch(x) -> bool:
+    """True for a 2-D array-like: a batch of states, one per row."""
+    return x.ndim == 2 if type(x) is np.ndarray else np.ndim(x) == 2
+
+
+def as_batch(model, x, name, size, dtype, B=None):
+    """x as a contiguous (B, size) array of ``dtype``; ValueError naming ``name`` on a wrong
+    shape (B: the batch size of the first argument; None takes x's)."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
+    if a.ndim != 2 or a.shape[1] != size or (B is not None and a.shape[0] != B):
+        want = f"({'B' if B is None else B}, {size})"
+        raise ValueError(f"{name} must have shape {want} (one state per row), got {a.shape}")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def deliver(x, out):
+    """The result ``x`` of a public function: a copy, or written into ``out``
+    (:func:`as_output`) and ``out`` returned."""
+    if out is None:
+        return x.copy()
+    out = as_output(out, x.shape, x.dtype)
+    out[...] = x
+    return out
+
+
+def as_output(out, shape, dtype, name="out"):
+    """``out`` if it is a writable contiguous array of ``shape`` and ``dtype``, else a
+    ValueError; a new array when ``out`` is None."""
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    if (type(out) is not np.ndarray or out.dtype != dtype or out.shape != shape
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ValueError(f"{name} must be a writable C-contiguous {np.dtype(dtype)} array of "
+                         f"shape {shape}, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {np.shape(out)}")
+    return out
 
 
 def as_f_ext(model, f_ext, data):

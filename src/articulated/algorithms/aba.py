@@ -13,18 +13,22 @@ In their chain notation ``M^`` is our ``IA``, ``Mbar`` is ``Ia = IA - U D^-1 U^T
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
 
 from ..config import INLINE_IR, KERNEL
-from ..data import data_arrays
-from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model, model_arrays
+from ..data import Data, data_arrays
+from ..model import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, Model, model_arrays
 from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, get_vec3, get_vec6,
                        inertia_times, rigid_inertia, scale6, set_sym6, set_vec6, spd_inverse, sub6,
                        sym6_add, sym6_apply, sym6_apply_half, sym6_from_dense, sym6_rank1_sub,
                        sym6_to_dense, xform_force_T, xform_motion)
-from ._inputs import as_configuration, as_f_ext, as_state, as_vector, check_dtype, report_nonfinite
+from ._inputs import (as_batch, as_configuration, as_f_ext, as_output, as_state, as_vector,
+                      check_dtype, check_f_ext, check_quaternions, deliver, hot_path, is_batch,
+                      quaternion_tol, report_nonfinite, state_status, workspace)
 from .kinematics import base_acceleration, joint_motion, joint_xup, pop_children, velocity_step
 
 
@@ -92,6 +96,33 @@ def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, UDinv, Dinv_u, T, T2,
     pa = add6(pA, sym6_apply(Ia, c))
     for r in range(n):
         pa = add6(pa, scale6(get_vec6(U, va + r), Dinv_u[va + r]))
+    return Ia, pa
+
+
+@njit(**INLINE_IR)
+def _project_free(IA, pA, tau, va, U, D, Dinv, u, UDinv, Dinv_u, T2):
+    """Pass 2 at a free joint, whose motion subspace is ``S = 1_6`` in body coordinates:
+    ``U = IA S = IA``, ``D = S^T U = IA``, ``u = tau - pA``, ``U D^-1 = 1``, hence
+    ``Ia = IA - U D^-1 U^T = 0`` and ``pa = pA + Ia c + U D^-1 u = tau`` (RBDA eqs.
+    7.39-7.44 with ``S = 1``). Only ``D^-1`` (Cholesky) and ``D^-1 u`` are computed; ``D``
+    and ``D^-1`` are those of :func:`_project_ndof` bit for bit. Writes ``U, D, Dinv, u,
+    UDinv, Dinv_u`` of the joint (rows ``va .. va+5``); returns ``(Ia, pa)``."""
+    sym6_to_dense(IA, D[va:va + 6])
+    z = pA[0] - pA[0]
+    one = z + 1
+    for r in range(6):
+        for k in range(6):
+            U[va + r, k] = D[va + r, k]
+            UDinv[va + r, k] = one if r == k else z
+        u[va + r] = tau[va + r] - pA[r]
+    spd_inverse(D[va:va + 6], 6, Dinv[va:va + 6], T2)
+    for r in range(6):
+        s = Dinv[va + r, 0] * u[va]
+        for cc in range(1, 6):
+            s += Dinv[va + r, cc] * u[va + cc]
+        Dinv_u[va + r] = s
+    Ia = (z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z, z)
+    pa = (tau[va], tau[va + 1], tau[va + 2], tau[va + 3], tau[va + 4], tau[va + 5])
     return Ia, pa
 
 
@@ -177,6 +208,8 @@ def aba_kernel(
             set_vec6(UDinv, va, UDinv_i)
             Dinv_u[va] = Dinv_u_i
             Dinv[va, 0] = Dinv_i  # kept for impulse responses (algorithms/contact.py)
+        elif t == JOINT_FREE and not modified:
+            Ia, pa = _project_free(IA, pAi, tau, va, U, D, Dinv, u, UDinv, Dinv_u, T2)
         else:
             Ia, pa = _project_ndof(IA, pAi, get_vec6(c, i), S, tau, va, n, U, D, Dinv, u,
                                    UDinv, Dinv_u, T, T2, modified)
@@ -208,50 +241,174 @@ def aba_kernel(
     return finite
 
 
+@njit(**KERNEL)
+def aba_checked_kernel(model_i, model_f, quat_qadr, tol, q, qd, tau, f_ext, modified,
+                       data_f):
+    """The public :func:`aba`'s one compiled call: :func:`~articulated.algorithms._inputs.
+    state_status` (shapes, quaternions), then :func:`aba_kernel`. Returns 0 (done), 1 (a
+    wrong shape), 2 (a non-unit quaternion) or 3 (a non-finite result); the caller
+    diagnoses 1-3 in Python."""
+    status = state_status(model_i, model_f, quat_qadr, tol, q, qd, tau, f_ext)
+    if status != 0:
+        return status
+    if not aba_kernel(model_i, model_f, q, qd, tau, f_ext, modified, data_f, True):
+        return 3
+    return 0
+
+
+@njit(**KERNEL)
+def aba_batch_kernel(
+    # model (packed, see ModelArrays)
+    model_i, model_f,
+    # inputs: B states (B, nq), (B, nv), (B, nv); external forces (B, nb, 6), (1, nb, 6)
+    # shared by every state, or (1, 0, 6) for none
+    Q, QD, TAU, F, modified,
+    # data (packed, see Data): the workspace, overwritten state after state
+    data_f,
+    # output (B, nv)
+    qdd_out,
+):
+    """:func:`aba_kernel` on each of ``B`` states in turn, its ``qdd`` copied into
+    ``qdd_out[b]``; returns the first state whose result is not finite, or -1."""
+    nv = qdd_out.shape[1]
+    nb = model_arrays(model_i, model_f).parent.shape[0]
+    qdd = data_arrays(data_f, nb, nv).qdd
+    shared = F.shape[0] == 1
+    bad = -1
+    for b in range(Q.shape[0]):
+        ok = aba_kernel(model_i, model_f, Q[b], QD[b], TAU[b], F[0] if shared else F[b],
+                        modified, data_f, True)
+        for k in range(nv):
+            qdd_out[b, k] = qdd[k]
+        if not ok and bad < 0:
+            bad = b
+    return bad
+
+
 def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=np.float64,
-        data=None) -> np.ndarray:
-    """Forward dynamics by the articulated-body algorithm: ``qdd = M(q)^-1 (tau - C(q, qd))``.
+        data=None, out=None, threads=None) -> np.ndarray:
+    """Forward dynamics by the articulated-body algorithm: ``qdd = M(q)^-1 (tau - C(q, qd))``,
+    for one state or a batch of ``B`` states (a leading batch dimension).
 
     Parameters
     ----------
     model : Model
-    q : (nq,) float64 - configuration (unit quaternions for spherical/free joints)
-    qd : (nv,) float64 - joint velocities [rad/s | m/s] (body-frame rates for quaternion
-        joints; not dq/dt)
-    tau : (nv,) float64 - joint forces [N m | N]
+    q : (nq,) or (B, nq) float64 - configuration (unit quaternions for spherical/free
+        joints); a 2-D ``q`` makes a batch of B states, one per row
+    qd : (nv,) or (B, nv) float64 - joint velocities [rad/s | m/s] (body-frame rates for
+        quaternion joints; not dq/dt)
+    tau : (nv,) or (B, nv) float64 - joint forces [N m | N]
     f_ext : (nb, 6) float64, optional - external spatial force on each body, ``[n; f]``
         about the body origin in body coordinates [N m; N]
-        (see :func:`articulated.body_force`)
+        (see :func:`articulated.body_force`); for a batch (B, nb, 6), or (nb, 6) shared
+        by every state
     modified : bool - use the modified ABA of Ascher, Pai & Cloutier (1997), eq. 11
     dtype : float64 or float32 - arithmetic precision of the whole computation
+    data : Data, optional - the workspace (default: the model's cached one of ``dtype``)
+    out : (nv,) or (B, nv) array of ``dtype``, optional - written and returned instead of a
+        new array (C-contiguous, writable)
+    threads : int, optional - batch only: worker threads, each on its own workspace and
+        its own contiguous share of the states (the kernel releases the GIL); default: every
+        core for B >= 256, else 1. The result does not depend on it, bit for bit.
 
     Returns
     -------
-    qdd : (nv,) ndarray of ``dtype`` - joint accelerations [rad/s^2 | m/s^2]
+    qdd : (nv,) or (B, nv) ndarray of ``dtype`` - joint accelerations [rad/s^2 | m/s^2]
 
     Raises
     ------
-    ValueError - wrong shapes, a non-finite input (names the joint or body), a non-unit
-        quaternion, or a singular articulated inertia (names the joint).
+    ValueError - wrong shapes (of ``out`` too), a non-finite input (names the joint or body,
+        and the state of a batch), a non-unit quaternion, or a singular articulated inertia
+        (names the joint).
     TypeError - non-numeric arrays or an unsupported dtype.
 
-    Complexity O(nb) time, no allocation beyond the returned copy.
+    Complexity O(nb) time per state; no allocation beyond the result (none with ``out``).
+    The per-call checks are O(1) array attribute reads plus one compiled quaternion check.
     Source: Featherstone, RBDA 2008, Table 7.1; modified form: Ascher, Pai & Cloutier 1997,
     eq. 11.
     """
-    dt = check_dtype(dtype)
-    d = data if data is not None else model.data(dt)
+    d = data if data is not None else model._data.get(dtype)
+    if hot_path(d, q, qd, tau, f_ext):
+        # one compiled call checks shapes and quaternions and runs ABA
+        if aba_checked_kernel(d.model_i, d.model_f, model.quat_qadr, quaternion_tol(d.dtype),
+                              q, qd, tau, d.f_none if f_ext is None else f_ext,
+                              True if modified else False, d.buf) == 0:
+            return deliver(d.qdd, out)
+    dt, d = workspace(model, dtype, data)
+    if is_batch(q):
+        return _aba_batch(model, q, qd, tau, f_ext, bool(modified), dt, d, out, threads)
     q, qd = as_state(model, q, qd, dt)
     tau = as_vector(model, tau, "tau", model.nv, dt)
     f = as_f_ext(model, f_ext, d)
     if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f, bool(modified), d.buf, True):
         report_nonfinite(model, d.qdd, d, q=q, qd=qd, tau=tau, f_ext=f)
-    return d.qdd.copy()
+    return deliver(d.qdd, out)
 
 
-def aba_modified(model: Model, q, qd, tau, f_ext=None, *, dtype=np.float64, data=None):
+def _aba_batch(model, Q, QD, TAU, f_ext, modified, dt, d, out, threads):
+    """:func:`aba` on a batch: checks, then :func:`aba_batch_kernel` on ``threads`` shares
+    of the states (workspaces ``d`` and the model's per-thread ones)."""
+    Q = as_batch(model, Q, "q", model.nq, dt)
+    B = Q.shape[0]
+    QD = as_batch(model, QD, "qd", model.nv, dt, B)
+    TAU = as_batch(model, TAU, "tau", model.nv, dt, B)
+    check_quaternions(model, Q)
+    if f_ext is None:
+        F = d.f_none[None]
+    elif np.ndim(f_ext) == 2:
+        F = check_f_ext(model, f_ext, dt)[None]
+    else:
+        F = np.asarray(f_ext)
+        if F.shape != (B, model.nb, 6):
+            raise ValueError(f"f_ext must have shape ({model.nb}, 6) or ({B}, {model.nb}, 6) "
+                             f"(one spatial force per body, body coordinates), got {F.shape}")
+        F = np.ascontiguousarray(F, dtype=dt)
+    out = as_output(out, (B, model.nv), dt)
+    n = threads if threads is not None else ((os.cpu_count() or 1) if B >= 256 else 1)
+    if int(n) != n or n < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    n = min(int(n), max(B, 1))
+    cuts = np.linspace(0, B, n + 1).astype(np.int64)
+    spaces = [d] + [batch_workspace(model, dt, k) for k in range(1, n)]
+
+    def share(k):
+        lo, hi = cuts[k], cuts[k + 1]
+        Fk = F if F.shape[0] == 1 else F[lo:hi]
+        w = spaces[k]
+        bad = aba_batch_kernel(w.model_i, w.model_f, Q[lo:hi], QD[lo:hi], TAU[lo:hi], Fk,
+                               modified, w.buf, out[lo:hi])
+        return -1 if bad < 0 else lo + bad
+
+    if n == 1:
+        bads = [share(0)]
+    else:
+        with ThreadPoolExecutor(n) as pool:
+            bads = list(pool.map(share, range(n)))
+    bad = min((b for b in bads if b >= 0), default=-1)
+    if bad >= 0:
+        try:
+            report_nonfinite(model, out[bad], d, q=Q[bad], qd=QD[bad], tau=TAU[bad],
+                             f_ext=F[0] if F.shape[0] == 1 else F[bad])
+        except ValueError as e:
+            raise ValueError(f"state {bad} of the batch: {e}") from None
+    return out
+
+
+def batch_workspace(model, dtype, k):
+    """The k-th extra workspace (k >= 1) of ``model`` for batched calls' worker threads
+    (cached on the model beside :meth:`Model.data`)."""
+    key = (np.dtype(dtype), "thread", k)
+    w = model._data.get(key)
+    if w is None:
+        w = model._data[key] = Data(model, dtype)
+    return w
+
+
+def aba_modified(model: Model, q, qd, tau, f_ext=None, *, dtype=np.float64, data=None,
+                 out=None, threads=None):
     """The modified ABA (Ascher, Pai & Cloutier 1997, eq. 11); see :func:`aba`."""
-    return aba(model, q, qd, tau, f_ext, modified=True, dtype=dtype, data=data)
+    return aba(model, q, qd, tau, f_ext, modified=True, dtype=dtype, data=data, out=out,
+               threads=threads)
 
 
 @njit(**KERNEL)

@@ -12,7 +12,8 @@ from ..data import data_arrays
 from ..model import Model, model_arrays
 from ..spatial import (add6, add_vec6, cross_force, dot6, get_mat3, get_vec3, get_vec6,
                        inertia_times, set_vec6, sub6, xform_force_T, xform_motion)
-from ._inputs import as_f_ext, as_state, as_vector, check_dtype, report_nonfinite
+from ._inputs import (as_f_ext, as_state, as_vector, deliver, hot_path, quaternion_tol,
+                      report_nonfinite, state_status, workspace)
 from .kinematics import base_acceleration, joint_motion, joint_xup, velocity_step
 
 
@@ -72,6 +73,20 @@ def _rnea_kernel(
     return finite
 
 
+@njit(**KERNEL)
+def rnea_checked_kernel(model_i, model_f, quat_qadr, tol, q, qd, qdd, f_ext, gravity,
+                        data_f):
+    """The public :func:`rnea`'s one compiled call: :func:`~articulated.algorithms._inputs.
+    state_status`, then the RNEA kernel; returns 0 (done), 1 (a wrong shape), 2 (a
+    non-unit quaternion) or 3 (a non-finite result), diagnosed by the caller."""
+    status = state_status(model_i, model_f, quat_qadr, tol, q, qd, qdd, f_ext)
+    if status != 0:
+        return status
+    if not _rnea_kernel(model_i, model_f, q, qd, qdd, f_ext, gravity, data_f):
+        return 3
+    return 0
+
+
 def rnea_into(d, q, qd, qdd, f, gravity=True):
     """Run the RNEA kernel with the workspace ``d`` on validated arrays; the result is left
     in ``d.tau``. Returns False if it is not finite."""
@@ -79,7 +94,7 @@ def rnea_into(d, q, qd, qdd, f, gravity=True):
 
 
 def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np.float64,
-         data=None) -> np.ndarray:
+         data=None, out=None) -> np.ndarray:
     """Inverse dynamics: ``tau = M(q) qdd + C(q, qd) - J^T f_ext`` by the recursive
     Newton-Euler algorithm.
 
@@ -91,6 +106,8 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
     f_ext : (nb, 6) float64, optional - external spatial forces, body coordinates
         (``[n; f]`` about each body origin) [N m; N]
     gravity : bool - include the model's gravity (as a base acceleration ``-g``)
+    dtype, data : as :func:`articulated.aba`
+    out : (nv,) array of ``dtype``, optional - written and returned instead of a new array
 
     Returns
     -------
@@ -100,14 +117,19 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
     Raises ValueError/TypeError as :func:`articulated.aba`. O(nb).
     Source: Featherstone, RBDA 2008, Table 5.1.
     """
-    dt = check_dtype(dtype)
-    d = data if data is not None else model.data(dt)
+    d = data if data is not None else model._data.get(dtype)
+    if hot_path(d, q, qd, qdd, f_ext):
+        if rnea_checked_kernel(d.model_i, d.model_f, model.quat_qadr, quaternion_tol(d.dtype),
+                               q, qd, qdd, d.f_none if f_ext is None else f_ext,
+                               True if gravity else False, d.buf) == 0:
+            return deliver(d.tau, out)
+    dt, d = workspace(model, dtype, data)
     q, qd = as_state(model, q, qd, dt)
     qdd = as_vector(model, qdd, "qdd", model.nv, dt)
     f = as_f_ext(model, f_ext, d)
     if not rnea_into(d, q, qd, qdd, f, gravity):
         report_nonfinite(model, d.tau, d, q=q, qd=qd, qdd=qdd, f_ext=f)
-    return d.tau.copy()
+    return deliver(d.tau, out)
 
 
 def bias_forces(model: Model, q, qd, f_ext=None, *, dtype=np.float64, data=None):

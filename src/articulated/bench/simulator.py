@@ -13,6 +13,15 @@ against each other, all measured in one run.
     same scene (the pendulum start of RGL Fig. 5, :func:`~articulated.bench.adaptive_runs.
     initial_state`).
 
+(c) Small robots, one call: the public ``aba(model, q, qd, tau)`` on every URDF of
+    example-robot-data (fixed base, and floating base where the URDF is not a mobile
+    base already), against ``pin.aba`` on the same model (:func:`~articulated.interop.
+    to_pinocchio`, states converted once, untimed), both from Python; the results are
+    compared (1e-8) in the same run.
+(d) Batched: ``aba(model, Q, QD, TAU)`` with B states in one call on solo12 (free base)
+    against ``pin.aba`` in a Python loop over the same states; one worker thread and the
+    default (every core).
+
 Timings: every case is run once first (compilation), then the cases are timed in turns
 (``--repeats`` rounds, the machine is shared and noisy) and each reports its median per
 step; ratios are of medians from the same run.
@@ -136,6 +145,100 @@ def adaptive_cases(n, budgets, steps):
     return cases
 
 
+def robot_cases(quick):
+    """(c): ``[(name, model), ...]`` for every URDF of example-robot-data that loads, fixed
+    base and floating base (``quick``: four robots), and ``[(name, reason), ...]`` for those
+    that do not."""
+    from .. import load_urdf
+    from .common import robots_dir
+
+    root = robots_dir()
+    if root is None:
+        return [], [("example-robot-data", "not installed (pip install articulated[robots])")]
+    paths = sorted(root.rglob("*.urdf"))
+    if quick:
+        keep = ("ur5_robot.urdf", "panda.urdf", "solo12.urdf", "talos_reduced.urdf")
+        paths = [p for p in paths if p.name in keep]
+    models, failed = [], []
+    for path in paths:
+        for fb in (False, True):
+            name = f"{path.relative_to(root).parts[0].removesuffix('_description')}/" \
+                   f"{path.stem} ({'floating' if fb else 'fixed'})"
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    models.append((name, load_urdf(path, floating_base=fb)))
+            except (ValueError, OSError) as e:
+                failed.append((name, str(e).splitlines()[0][:90]))
+    return models, failed
+
+
+def _random_state(model, rng):
+    from .. import normalize
+
+    q = model.neutral() + 0.3 * rng.standard_normal(model.nq)
+    return normalize(model, q), rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+
+
+def time_robot(model, repeats, calls):
+    """``(ours_s, pin_s, err)``: median seconds per call of the public ``aba`` and of
+    ``pin.aba`` (timed in turns, ``calls`` calls a round) and their largest difference."""
+    import pinocchio as pin
+
+    from .. import aba
+    from ..interop import to_pinocchio
+
+    pm = to_pinocchio(model)
+    q, qd, tau = _random_state(model, np.random.default_rng(0))
+    pq, pv, pt = pm.q(q), pm.v(qd), pm.v(tau)
+    err = float(np.abs(aba(model, q, qd, tau)
+                       - pm.v_back(pin.aba(pm.model, pm.data, pq, pv, pt))).max())
+    ours, peer = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            aba(model, q, qd, tau)
+        t1 = time.perf_counter()
+        for _ in range(calls):
+            pin.aba(pm.model, pm.data, pq, pv, pt)
+        t2 = time.perf_counter()
+        ours.append((t1 - t0) / calls)
+        peer.append((t2 - t1) / calls)
+    return float(np.median(ours)), float(np.median(peer)), err
+
+
+def time_batch(model, B, repeats):
+    """(d): ``{case: seconds per state}`` and the largest difference to Pinocchio."""
+    import pinocchio as pin
+
+    from .. import aba
+    from ..interop import to_pinocchio
+
+    pm = to_pinocchio(model)
+    rng = np.random.default_rng(1)
+    Q, QD, TAU = (np.array(x) for x in zip(*(_random_state(model, rng) for _ in range(B))))
+    pins = [(pm.q(Q[b]), pm.v(QD[b]), pm.v(TAU[b])) for b in range(B)]
+    out = np.empty((B, model.nv))
+
+    def pin_loop():
+        for pq, pv, pt in pins:
+            pin.aba(pm.model, pm.data, pq, pv, pt)
+
+    cases = {"pin.aba, Python loop": pin_loop,
+             "aba(Q, QD, TAU), 1 thread": lambda: aba(model, Q, QD, TAU, out=out, threads=1),
+             "aba(Q, QD, TAU), default threads": lambda: aba(model, Q, QD, TAU, out=out)}
+    samples = {k: [] for k in cases}
+    for fn in cases.values():
+        fn()
+    for _ in range(repeats):
+        for k, fn in cases.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[k].append((time.perf_counter() - t0) / B)
+    ref = np.array([pm.v_back(pin.aba(pm.model, pm.data, *p)) for p in pins])
+    return {k: float(np.median(v)) for k, v in samples.items()}, float(np.abs(out - ref).max())
+
+
 def add_arguments(parser):
     """Declare the options of ``articulated bench simulator [--quick] [--n N] [--steps K]
     [--repeats R] [--out DIR]`` on ``parser``."""
@@ -187,9 +290,53 @@ def run(args) -> int:
     emit(markdown_table(["case", "us / step", "speed-up over the DCA simulator"],
                         [[name, f"{s * 1e6:.1f}", f"{ref / s:.1f}"] for name, s in ta.items()]))
     emit()
+    robots_tables(emit, quick, repeats)
     path = report.write("simulator-results-quick.md" if quick else "simulator-results.md")
     print(f"wrote {path}")
     return 0
+
+
+def robots_tables(emit, quick, repeats):
+    """Tables (c) and (d) of the module docstring (skipped, with a line saying so, without
+    Pinocchio or example-robot-data)."""
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        emit("(c), (d): Pinocchio is not installed (pip install pin): skipped")
+        return
+    models, failed = robot_cases(quick)
+    calls = 200 if quick else 2000
+    rows, ratios = [], []
+    for name, m in models:
+        ours, peer, err = time_robot(m, max(repeats, 3), calls)
+        ratios.append(peer / ours)
+        rows.append([name, m.nv, f"{ours * 1e6:.2f}", f"{peer * 1e6:.2f}", f"{peer / ours:.2f}",
+                     f"{err:.1e}"])
+    emit(f"## (c) One `aba()` call from Python on every example-robot-data URDF "
+         f"(fixed and floating base), against `pin.aba`")
+    emit()
+    if ratios:
+        emit(f"{len(rows)} models; speed-up over Pinocchio: median {np.median(ratios):.2f}, "
+             f"lowest {min(ratios):.2f} ({rows[int(np.argmin(ratios))][0]}), highest "
+             f"{max(ratios):.2f}; {sum(r >= 1 for r in ratios)} of {len(ratios)} at >= 1.")
+        emit()
+        emit(markdown_table(["model", "nv", "ours us / call", "pin.aba us / call",
+                             "speed-up", "max |qdd - pin|"], rows))
+        emit()
+    if failed:
+        emit(f"Not loaded ({len(failed)}): " + "; ".join(f"{n}: {r}" for n, r in failed))
+        emit()
+    solo = [m for name, m in models if "solo12 (floating)" in name]
+    if solo:
+        B = 100 if quick else 1000
+        t, err = time_batch(solo[0], B, max(repeats, 3))
+        ref = t["pin.aba, Python loop"]
+        emit(f"## (d) Batched `aba` on solo12 (floating base), B = {B} states, against "
+             f"`pin.aba` in a Python loop (largest difference {err:.1e})")
+        emit()
+        emit(markdown_table(["case", "us / state", "speed-up over the pin loop"],
+                            [[k, f"{v * 1e6:.2f}", f"{ref / v:.2f}"] for k, v in t.items()]))
+        emit()
 
 
 if __name__ == "__main__":
