@@ -167,9 +167,10 @@ def test_bench_simulator_robot_tables_quick():
     from articulated.bench.simulator import robots_tables
 
     lines = []
-    robots_tables(lines.append, quick=True, repeats=1)
+    robots_tables(lambda s="": lines.append(s), quick=True, repeats=1)
     text = "\n".join(lines)
     assert "## (c)" in text and "## (d)" in text, text
+    lines = text.splitlines()
     rows = [ln for ln in lines if ln.startswith("|") and ("(fixed)" in ln or "(floating)" in ln)]
     assert len(rows) == 8, text   # 4 robots x 2 bases
     for r in rows:

@@ -1,4 +1,4 @@
-"""The ``articulated`` command line: ``demo``, ``simulate``, ``bench``.
+"""The ``articulated`` command line: ``demo``, ``simulate``, ``sweep``, ``bench``.
 
 Run ``articulated --help`` or ``articulated COMMAND --help`` for the options.
 """
@@ -329,6 +329,70 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+def _parse_value(text: str):
+    """A command-line parameter value: an int, a float, JSON (true, null, [1, 2]), or the
+    string itself."""
+    import json
+
+    for conv in (int, float, json.loads):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _parse_assignments(items, multi):
+    """``["name=v1,v2", ...]`` -> ``{name: [v1, v2]}`` (``multi``) or ``{name: v}``;
+    ValueError naming a malformed item."""
+    out = {}
+    for item in items or ():
+        name, sep, values = item.partition("=")
+        if not sep or not name or not values:
+            raise ValueError(f"expected NAME=VALUE{',VALUE...' if multi else ''}, got {item!r}")
+        out[name] = ([_parse_value(v) for v in values.split(",")] if multi
+                     else _parse_value(values))
+    return out
+
+
+def cmd_sweep(args) -> int:
+    """``articulated sweep SCENE --param name=v1,v2 ...``: one run per point of the grid
+    (the Cartesian product of the --param lists) on Dask; the store's index is printed."""
+    from .sweep import SceneSimulation, sweep
+
+    grid = _parse_assignments(args.param, multi=True)
+    fixed = _parse_assignments(args.set, multi=False)
+    fixed.setdefault("dt", args.dt)
+    if not grid:
+        raise ValueError("give at least one --param NAME=V1,V2,...")
+    make = SceneSimulation(args.scene, **fixed)
+    client = cluster = None
+    if args.scheduler is None and args.workers:
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        res = sweep(make, grid, steps=args.steps, record_every=args.record_every,
+                    client=client or args.scheduler, store=args.out,
+                    progress=sys.stdout.isatty())
+    finally:
+        if cluster is not None:
+            client.close()
+            cluster.close()
+    from .bench.common import markdown_table
+
+    names = list(grid)
+    print(markdown_table(["run", "status", "wall s", "steps"] + names,
+                         [[r["run"], r["status"], f"{r['wall_s']:.2f}", r["steps"]]
+                          + [r["params"][n] for n in names] for r in res.rows]))
+    c = res.counts()
+    print(f"{len(res.rows)} runs ({len(res.ran)} run now): {c['ok']} ok, {c['diverged']} "
+          f"diverged, {c['error']} failed; store {res.store}/index.csv")
+    return 0 if c["error"] == 0 else 1
+
+
 def _bench_modules():
     """name -> module of every benchmark (:data:`articulated.bench.BENCHMARKS`)."""
     import importlib
@@ -465,6 +529,34 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sim_options(p, steps=1000, dt=1e-3, out="articulated-out")
     p.set_defaults(func=cmd_simulate)
 
+    p = sub.add_parser("sweep", help="one simulation per grid point, on Dask (local or a "
+                                     "cluster)",
+                       description="Run a built-in scene once per point of a parameter grid "
+                                   "(the Cartesian product of the --param lists) on Dask "
+                                   "distributed: a LocalCluster of this machine's cores, or "
+                                   "the cluster of --scheduler. Results go to OUT/index.csv "
+                                   "and one OUT/run-<id>.npz per run; a re-run with the same "
+                                   "OUT skips the complete runs. Parameters the scene takes "
+                                   "(n, seed, ...) build the model, the others (dt, method, "
+                                   "integrator, max_active, perturb, start_seed, ...) the "
+                                   "Simulator. See docs/scale-out.md.")
+    p.add_argument("scene", choices=SCENES, help="built-in scene")
+    p.add_argument("--param", action="append", metavar="NAME=V1,V2,...",
+                   help="a swept parameter and its values (repeatable)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="a parameter fixed for every run (repeatable)")
+    p.add_argument("--steps", type=int, default=1000, help="steps per run (default 1000)")
+    p.add_argument("--record-every", type=int, default=10, help="recording interval "
+                                                                  "(default 10)")
+    p.add_argument("--dt", type=float, default=1e-3, help="time step [s] (default 1e-3)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="a Dask scheduler, e.g. tcp://host:8786 (default: a LocalCluster)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="LocalCluster worker processes (default: one per core)")
+    p.add_argument("--out", default="articulated-sweep", metavar="DIR",
+                   help="result store (default articulated-sweep)")
+    p.set_defaults(func=cmd_sweep)
+
     p = sub.add_parser("bench", help="benchmarks that print tables of ratios against the peers",
                        description="Run a benchmark; results go to stdout (record them in "
                                    "docs/benchmarks.md). 'articulated bench NAME --help' lists "
@@ -483,7 +575,7 @@ def main(argv=None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    for name in ("steps", "repeats", "n"):
+    for name in ("steps", "repeats", "n", "record_every", "workers"):
         v = getattr(args, name, None)
         if v is not None and v < 1:
             parser.error(f"--{name} must be >= 1, got {v}")
