@@ -472,7 +472,7 @@ def _collision_model(mujoco, m, model, name, frames, last, where, mu, e, ignored
                 geom.exclude(a, c)
     for sig in m.exclude_signature:
         b1, b2 = int(sig) >> 16, int(sig) & 0xFFFF
-        a, c = last.get(b1 - 1, -1), last.get(b2 - 1, -1)
+        a, c = last.get(b1, -1), last.get(b2, -1)
         if a >= 0 and c >= 0 and a != c:
             geom.exclude(a, c)
     return geom
