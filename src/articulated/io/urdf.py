@@ -84,6 +84,24 @@ def _check_numbers(root, path):
                 raise ValueError(f"{where}: not finite")
 
 
+def _check_structure(root, path):
+    """ValueError naming the element for a ``<link>`` or ``<joint>`` without a name, a
+    joint without a type or without ``<parent link>``/``<child link>``."""
+    for el in root:
+        if el.tag not in ("link", "joint"):
+            continue
+        name = el.get("name")
+        if not name:
+            raise ValueError(f"{path}: a <{el.tag}> (line {el.sourceline}) has no name")
+        if el.tag == "joint":
+            if not el.get("type"):
+                raise ValueError(f"{path}: joint {name!r} has no type")
+            for end in ("parent", "child"):
+                e = el.find(end)
+                if e is None or not e.get("link"):
+                    raise ValueError(f"{path}: joint {name!r} has no <{end} link=...>")
+
+
 def _parse(path: str, max_bytes):
     """Parse ``path`` with a hardened lxml parser (no entity expansion, no network, no
     huge trees, at most ``max_bytes``), check its numbers, then hand the tree to yourdfpy;
@@ -109,6 +127,7 @@ def _parse(path: str, max_bytes):
         raise ValueError(f"{path}: the URDF has no <link>")
     if root.get("name") is None:
         root.set("name", "")  # urdfdom requires it; it names nothing we use
+    _check_structure(root, path)
     _check_numbers(root, path)
     etree.cleanup_namespaces(root)
     try:
