@@ -155,7 +155,9 @@ def _record(kinds, outcome, message):
 def _classify(msg):
     """A short class of a ValueError message (for the report's table)."""
     m = re.sub(r"^\S+\.(urdf|xml): ", "", msg)
-    for pat, label in [(r"not finite", "non-finite number (names element)"),
+    for pat, label in [(r"has no (name|type|<parent|<child|<geometry|filename)",
+                        "missing element/attribute (names link/joint)"),
+                       (r"not finite", "non-finite number (names element)"),
                        (r"not a number|expected \d", "bad number (names element)"),
                        (r"not well-formed|malformed", "malformed XML/URDF"),
                        (r"MuJoCo cannot load", "MuJoCo's compiler error (names element)"),
@@ -167,7 +169,9 @@ def _classify(msg):
                        (r"defined twice|used twice", "duplicate name"),
                        (r"unsupported|not supported", "unsupported element"),
                        (r"axis", "bad axis (names joint)"),
-                       (r"no moving joint|has no joint|no <link>", "nothing to simulate")]:
+                       (r"no moving joint|has no joint|no <link>", "nothing to simulate"),
+                       (r"has no (name|type|<parent|<child|<geometry|filename)",
+                        "missing element/attribute (names link/joint)")]:
         if re.search(pat, m):
             return label
     return "other: " + m[:60]
@@ -187,9 +191,9 @@ def check_model(model):
         qdd = aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))
     except ValueError as e:
         assert str(e)
-        return "loaded; aba raised ValueError"
+        return "loaded; aba raised ValueError", str(e)
     assert np.isfinite(qdd).all(), "aba returned a non-finite qdd silently"
-    return "loaded"
+    return "loaded", ""
 
 
 def run_one(load, path, kinds):
@@ -213,7 +217,7 @@ def run_one(load, path, kinds):
     elapsed = time.process_time() - t0
     assert elapsed < TIME_LIMIT, f"{elapsed:.2f} s for mutations {kinds}"
     if model is not None:
-        _record(kinds, check_model(model), "")
+        _record(kinds, *check_model(model))
 
 
 # ------------------------------------------------------------------- URDF

@@ -346,3 +346,20 @@ def test_size_cap_and_missing_file(tmp_path):
         load(tmp_path / "missing.xml")
     with pytest.raises(ValueError, match="intermediate_mass"):
         load(xml, intermediate_mass=0.0)
+
+
+def test_entities_are_not_expanded(tmp_path):
+    """MuJoCo's XML parser (tinyxml2) neither expands DTD entities nor reads external ones:
+    an external-entity file and a billion-laughs file load with the entity text verbatim."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
+    xxe = (f"<?xml version='1.0'?><!DOCTYPE r [<!ENTITY x SYSTEM 'file://{secret}'>]>"
+           "<mujoco><worldbody><body name='&x;'><joint/><geom size='.1'/></body>"
+           "</worldbody></mujoco>")
+    laughs = ("<?xml version='1.0'?><!DOCTYPE r [<!ENTITY a 'aaaaaaaaaa'>"
+              + "".join(f"<!ENTITY {c} '{('&' + p + ';') * 10}'>"
+                        for p, c in zip("abcdefgh", "bcdefghi"))
+              + "]><mujoco><worldbody><body name='&i;'><joint/><geom size='.1'/></body>"
+              "</worldbody></mujoco>")
+    assert load(xxe).body_name == ["&x;"]
+    assert load(laughs).body_name == ["&i;"]

@@ -46,13 +46,17 @@ def _axis_angle(n, t):
 
 
 class _Names:
-    """Names of a compiled mjModel's elements, with a stand-in for unnamed ones."""
+    """Names of a compiled mjModel's elements, with a stand-in for unnamed ones;
+    ValueError for a name that is not UTF-8."""
 
-    def __init__(self, mujoco, m):
-        self.mujoco, self.m = mujoco, m
+    def __init__(self, mujoco, m, where):
+        self.mujoco, self.m, self.where = mujoco, m, where
 
     def __call__(self, objtype, i, kind):
-        n = self.mujoco.mj_id2name(self.m, objtype, int(i))
+        try:
+            n = self.mujoco.mj_id2name(self.m, objtype, int(i))
+        except UnicodeDecodeError:
+            raise ValueError(f"{self.where}: the name of {kind} {int(i)} is not UTF-8") from None
         return n if n else f"{kind}{int(i)}"
 
 
@@ -188,10 +192,11 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
         fraction (> 0) of its MuJoCo body's mass at its origin, with the same fraction of
         the mean principal moment as a spherical inertia. The joint accelerations differ
         from MuJoCo's in proportion to this fraction, and the DCA's rounding error (it
-        inverts body inertias) in inverse proportion: on dm_control's humanoid_CMU at
-        random states, 1e-6 gives 4e-4 (MuJoCo) / 1e-9 (DCA vs ABA) relative errors, the
-        default 1e-9 gives 4e-7 / 4e-7, 1e-12 gives 4e-10 / 3e-4. ABA and CRBA are exact
-        for any fraction. The names are in ``model.mjcf_intermediate``.
+        inverts body inertias) in inverse proportion. On dm_control's humanoid_CMU at
+        random states (errors relative to the largest acceleration): the default 1e-9 gives
+        4e-8 against ``mj_forward`` and 4e-7 between DCA and ABA; 1e-12 gives 4e-11 and
+        3e-4; 1e-6 gives 4e-5 and 1e-9 (docs/loading.md). ABA and CRBA agree to 1e-14 for
+        any fraction. The names are in ``model.mjcf_intermediate``.
     collision : bool
         True (default): ``model.collision`` is a :class:`~articulated.geometry.CollisionModel`
         of the geoms that collide in MuJoCo (``contype`` or ``conaffinity`` non-zero; see
@@ -279,7 +284,7 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
     if not (math.isfinite(intermediate_mass) and intermediate_mass > 0.0):
         raise ValueError(f"intermediate_mass must be finite and > 0, got {intermediate_mass}")
     spec, m, path, raw, where = _compile(mujoco, source, max_bytes)
-    name = _Names(mujoco, m)
+    name = _Names(mujoco, m, where)
     O = mujoco.mjtObj
     _check_finite(mujoco, m, name, where)
     ignored = _unsupported(mujoco, m, name, where)

@@ -86,13 +86,23 @@ def _check_numbers(root, path):
 
 def _check_structure(root, path):
     """ValueError naming the element for a ``<link>`` or ``<joint>`` without a name, a
-    joint without a type or without ``<parent link>``/``<child link>``."""
+    joint without a type or without ``<parent link>``/``<child link>``, a ``<visual>`` or
+    ``<collision>`` without a geometry shape, a ``<mesh>`` without a file name."""
     for el in root:
         if el.tag not in ("link", "joint"):
             continue
         name = el.get("name")
         if not name:
             raise ValueError(f"{path}: a <{el.tag}> (line {el.sourceline}) has no name")
+        for part in el.iter("visual", "collision"):
+            g = part.find("geometry")
+            if g is None or len(g) == 0:
+                raise ValueError(f"{path}: link {name!r}: a <{part.tag}> (line "
+                                 f"{part.sourceline}) has no <geometry> shape")
+            m = g.find("mesh")
+            if m is not None and not m.get("filename"):
+                raise ValueError(f"{path}: link {name!r}: a <{part.tag}> <mesh> (line "
+                                 f"{m.sourceline}) has no filename")
         if el.tag == "joint":
             if not el.get("type"):
                 raise ValueError(f"{path}: joint {name!r} has no type")
