@@ -4,7 +4,8 @@ the hand-written ones of tests/data) and of dm_control's MJCF models (tests/data
 Every mutated input must either load into a valid model (finite arrays, masses > 0,
 physical inertias, ordered limits; ABA at the neutral state finite or a ValueError) or
 raise ValueError with a message; never another exception, never more than 2 s of CPU time
-(process time, so that other processes on a shared machine do not count).
+(process time, so that other processes on a shared machine do not count), and the whole
+run raises the process's peak memory by less than 500 MB.
 
 Profiles: the default run tries FUZZ_EXAMPLES inputs per loader (a few seconds); set
 ``ARTICULATED_FUZZ=long`` for the long profile (``ARTICULATED_FUZZ_EXAMPLES`` inputs per
@@ -20,6 +21,7 @@ import collections
 import copy
 import os
 import re
+import resource
 import shutil
 import time
 import warnings
@@ -54,6 +56,8 @@ KINDS = ["delete_element", "duplicate_element", "delete_attribute", "special_val
 OUTCOMES = collections.defaultdict(collections.Counter)  # kind -> outcome -> count
 EXAMPLES = {}                                              # (kind, outcome) -> message
 TOTALS = collections.Counter()                             # loader -> inputs tried
+RSS0 = []                                                  # peak RSS after warm-up [KiB]
+MAX_GROWTH = 500 * 1024                                     # KiB
 
 
 def _seed_files():
@@ -65,10 +69,27 @@ def _seed_files():
     return sorted(DATA.glob("*.urdf"))
 
 
+def _peak_rss():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 @pytest.fixture(scope="module")
-def urdf_seeds():
+def warm():
+    """Imports, ABA compiled, MuJoCo loaded: outside the time and memory measures."""
+    check_model(load_urdf(_seed_files()[0]))
+    try:
+        from articulated.io.mjcf import load_mjcf
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check_model(load_mjcf(DATA / "mjcf" / "acrobot.xml"))
+    except ImportError:
+        pass
+    RSS0.append(_peak_rss())
+
+
+@pytest.fixture(scope="module")
+def urdf_seeds(warm):
     from lxml import etree
-    load_urdf(_seed_files()[0])  # imports yourdfpy and trimesh outside the timed loads
     return [(f.name, etree.fromstring(f.read_bytes(),
                                       etree.XMLParser(remove_comments=True,
                                                       remove_blank_text=True)))
@@ -238,14 +259,10 @@ def test_fuzz_urdf(urdf_seeds, tmp_path_factory, seed, muts, floating, repair):
 # ------------------------------------------------------------------- MJCF
 
 @pytest.fixture(scope="module")
-def mjcf_seeds(tmp_path_factory):
+def mjcf_seeds(tmp_path_factory, warm):
     pytest.importorskip("mujoco")
     from lxml import etree
     d = tmp_path_factory.mktemp("mjcf")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from articulated.io.mjcf import load_mjcf
-        load_mjcf(DATA / "mjcf" / "acrobot.xml")  # imports outside the timed loads
     shutil.copytree(DATA / "mjcf" / "common", d / "common")
     return d, [(n, etree.fromstring((DATA / "mjcf" / f"{n}.xml").read_bytes(),
                                     etree.XMLParser(remove_comments=True)))
@@ -267,17 +284,22 @@ def test_fuzz_mjcf(mjcf_seeds, seed, muts):
 
 
 def test_fuzz_report():
-    """Writes the outcome table when ARTICULATED_FUZZ_REPORT names a file (run last)."""
+    """The fuzzed loads raised the process's peak memory by less than 500 MB; writes the
+    outcome table when ARTICULATED_FUZZ_REPORT names a file (run last)."""
+    growth = _peak_rss() - RSS0[0] if RSS0 else 0
+    assert growth < MAX_GROWTH, f"peak RSS grew by {growth / 1024:.0f} MiB"
     out = os.environ.get("ARTICULATED_FUZZ_REPORT")
     if not out:
         return
-    lines = [f"Inputs tried: {dict(TOTALS)}", "",
-             "| loader: mutation | outcome | inputs | first message |", "|---|---|---:|---|"]
-    for kind in sorted(OUTCOMES):
-        for outcome, n in OUTCOMES[kind].most_common():
-            alone, msg = EXAMPLES[kind, outcome]
-            msg = re.sub(r"/\S+/", "", msg)[:110].replace("|", "\\|").replace("\n", " ")
-            msg += "" if alone == 1 or not msg else " (with other mutations)"
-            lab = kind if kind.startswith("mjcf:") else "urdf:" + kind
-            lines.append(f"| {lab} | {outcome} | {n} | {msg} |")
+    lines = [f"Inputs tried: {dict(TOTALS)}; peak RSS growth {growth / 1024:.0f} MiB", "",
+             "| loader: mutation | inputs | outcomes (count) | a message it got alone |",
+             "|---|---:|---|---|"]
+    for kind in sorted(OUTCOMES, key=lambda k: (k.startswith("mjcf:"), k)):
+        counts = OUTCOMES[kind]
+        outs = "; ".join(f"{o.replace('ValueError: ', '')} {n}" for o, n in counts.most_common())
+        alone = [m for (k, o), (a, m) in EXAMPLES.items() if k == kind and a == 1 and m]
+        msg = re.sub(r"/\S+/", "", alone[0] if alone else "")[:100]
+        msg = msg.replace("|", "\\|").replace("\n", " ")
+        lab = kind if kind.startswith("mjcf:") else "urdf:" + kind
+        lines.append(f"| {lab} | {sum(counts.values())} | {outs} | {msg} |")
     Path(out).write_text("\n".join(lines) + "\n")

@@ -1,4 +1,5 @@
-"""Load a :class:`~articulated.model.Model` from a URDF file (parsed with yourdfpy).
+"""Load a :class:`~articulated.model.Model` from a URDF file (parsed with a hardened lxml
+parser, then yourdfpy).
 
 The kinematic tree, the inertial data and the joint limits are read, and on request the
 collision geometry (``<collision>``: box, cylinder, sphere, mesh); visual meshes,
@@ -372,6 +373,13 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
 
     Notes
     -----
+    Parsing: the file (at most ``max_bytes``) is parsed by lxml with entity expansion, DTD
+    loading and network access off and libxml2's size and depth limits on
+    (``resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False``); every
+    link and joint must have a name, every joint a type and ``<parent link>``/``<child
+    link>``, and every numeric attribute must be finite numbers of the right count, before
+    yourdfpy builds its objects from the checked tree.
+
     Joint mapping: ``revolute`` and ``continuous`` -> ``"revolute"`` about ``<axis>``
     (default (1, 0, 0), normalized); ``prismatic`` -> ``"prismatic"``; ``floating`` ->
     ``"free"``; ``fixed`` -> merged (see below). ``<dynamics>``, ``<safety_controller>``,
