@@ -325,7 +325,11 @@ def test_malformed_xml():
      "<joint name='j' type='revolute'><parent link='a'/><child link='b'/></joint>",
      r"link 'b': mass"),
     ("<link name='a'/>", r"no moving joint"),
-    ("<link/>", r"malformed URDF: .*attribute 'name'"),
+    ("<link/>", r"a <link> \(line 1\) has no name"),
+    ("<link name='a'/><link name='b'/><joint name='j' type='fixed'><child link='b'/></joint>",
+     r"joint 'j' has no <parent link=...>"),
+    ("<link name='a'><visual><origin xyz='0 0 0'/></visual></link>",
+     r"link 'a': a <visual> \(line 1\) has no <geometry> shape"),
     ("<link name='a'/><link name='b'><inertial><mass value='heavy'/></inertial></link>"
      "<joint name='j' type='revolute'><parent link='a'/><child link='b'/></joint>",
      r"link 'b': <inertial><mass> value='heavy': not a number"),
