@@ -11,7 +11,6 @@ from __future__ import annotations
 import warnings
 
 import dataclasses
-import io
 import os
 
 import numpy as np
