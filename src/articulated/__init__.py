@@ -25,13 +25,14 @@ from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDampi
                          Simulator, Spring, Trajectory)
 from .simulation.srm import KKTSolver, SRMSolver
 from .io.urdf import load_urdf
+from .io.mjcf import load_mjcf
 from .sweep import SceneSimulation, sweep
 from . import models
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Data", "Model", "ModelBuilder", "models", "load_urdf",
+    "Data", "Model", "ModelBuilder", "models", "load_urdf", "load_mjcf",
     "Box", "Capsule", "CollisionModel", "Cylinder", "Mesh", "Plane", "Sphere", "collision_matrix",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",

@@ -30,7 +30,8 @@ wins so that a bouncy ball bounces on any floor).
 
 Filters: a pair of shapes is tested only when ``group_a & mask_b`` and ``group_b & mask_a``
 are non-zero (MuJoCo's contype/conaffinity), the two are on different bodies, not on a
-parent and its child (their joint keeps them touching), and not both static.
+parent and its child (their joint keeps them touching), not both static, and not a body
+pair named by :meth:`CollisionModel.exclude`.
 """
 
 from __future__ import annotations
@@ -320,6 +321,7 @@ class CollisionModel:
         self.model = model
         self._rows = []
         self._arrays = None
+        self._exclude = set()
 
     def __len__(self):
         return len(self._rows)
@@ -351,6 +353,13 @@ class CollisionModel:
             raise ValueError(f"add_static: names must give one name per shape "
                              f"({len(shapes)}), got {names!r}")
         return [self._add(-1, s, None, None, mu, e, group, mask, n) for s, n in zip(shapes, names)]
+
+    def exclude(self, body_a, body_b) -> None:
+        """Never test the shapes of ``body_a`` against those of ``body_b`` (names or
+        indices), like MuJoCo's ``<contact><exclude>``. ValueError for an unknown body."""
+        a, b = self.model.body_id(body_a), self.model.body_id(body_b)
+        self._exclude.add((min(a, b), max(a, b)))
+        self._arrays = None
 
     def set_filter(self, shapes=None, *, group=None, mask=None) -> None:
         """Set the collision filter bits of ``shapes`` (indices or names; default every shape
@@ -428,7 +437,7 @@ class CollisionModel:
 
     def _pairs(self, rows):
         """Every pair the filters allow (not two static shapes, not one body, not a parent
-        and its child, group/mask bits both ways), ``(a, b)`` with ``a < b`` in row-major
+        and its child, not an excluded body pair, group/mask bits both ways), ``(a, b)`` with ``a < b`` in row-major
         order, each with the shape of lower :data:`_PAIR_RANK` first (so each narrow-phase
         kernel handles one ordering); vectorized one shape at a time (O(ng)
         Python steps, O(ng^2) work)."""
@@ -446,6 +455,9 @@ class CollisionModel:
             if ba >= 0:
                 keep &= ~((bb >= 0) & ((up[a] == bb) | (up[b] == ba)))
             keep &= ((group[a] & mask[b]) != 0) & ((group[b] & mask[a]) != 0)
+            if ba >= 0 and self._exclude:  # pairs of bodies excluded by exclude()
+                ex = [y if x == ba else x for x, y in self._exclude if ba in (x, y)]
+                keep &= ~np.isin(bb, ex)
             b = b[keep]
             swap = rank[a] > rank[b]
             out.append(np.stack([np.where(swap, b, a), np.where(swap, a, b)], axis=1))

@@ -1,4 +1,5 @@
-"""Load a :class:`~articulated.model.Model` from a URDF file (parsed with yourdfpy).
+"""Load a :class:`~articulated.model.Model` from a URDF file (parsed with a hardened lxml
+parser, then yourdfpy).
 
 The kinematic tree, the inertial data and the joint limits are read, and on request the
 collision geometry (``<collision>``: box, cylinder, sphere, mesh); visual meshes,
@@ -10,16 +11,21 @@ from __future__ import annotations
 import warnings
 
 import dataclasses
-import io
 import os
 
 import numpy as np
 
 from ..builder import ModelBuilder
 from ..model import Model
+from ._common import MAX_FILE_BYTES, combine_inertias, describe, read_capped
 
 _MOVING = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
            "floating": "free"}
+
+BOUNDMASS = 1e-6
+"""Default ``boundmass`` [kg] of ``load_urdf(..., repair="inertia")``."""
+BOUNDINERTIA = 1e-9
+"""Default ``boundinertia`` [kg m^2] of ``load_urdf(..., repair="inertia")``."""
 
 ROOT_JOINT_NAME = "root_joint"
 """Name of the free joint added by ``load_urdf(..., floating_base=True)`` (as in Pinocchio)."""
@@ -33,34 +39,116 @@ def _origin(T):
     return T[:3, :3].copy(), T[:3, 3].copy()
 
 
-def _parse(path: str):
-    """Parse ``path`` strictly, then hand it to yourdfpy; ValueError with the path if bad."""
+# numeric attributes of URDF elements: tag -> {attribute: number of values (0: 1 or 3)}
+_NUMBERS = {
+    "origin": {"xyz": 3, "rpy": 3}, "axis": {"xyz": 3},
+    "limit": {"lower": 1, "upper": 1, "effort": 1, "velocity": 1},
+    "dynamics": {"damping": 1, "friction": 1}, "mass": {"value": 1},
+    "inertia": {k: 1 for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")},
+    "box": {"size": 3}, "cylinder": {"radius": 1, "length": 1}, "sphere": {"radius": 1},
+    "capsule": {"radius": 1, "length": 1}, "mesh": {"scale": 0},
+    "safety_controller": {"soft_lower_limit": 1, "soft_upper_limit": 1, "k_position": 1,
+                          "k_velocity": 1},
+    "calibration": {"rising": 1, "falling": 1}, "mimic": {"multiplier": 1, "offset": 1},
+}
+
+
+def _element_path(el):
+    """``link 'name': <inertial><origin>``-style description of where ``el`` sits."""
+    tags = []
+    while el is not None and el.tag not in ("link", "joint", "robot"):
+        tags.append(f"<{el.tag}>")
+        el = el.getparent()
+    owner = "" if el is None or el.tag == "robot" else f"{el.tag} {el.get('name')!r}: "
+    return owner + "".join(reversed(tags))
+
+
+def _check_numbers(root, path):
+    """ValueError naming the element for a numeric attribute of a URDF element (origin,
+    axis, limit, dynamics, inertial, geometry, ...) that is not a number, has the wrong
+    count of values, or is NaN or infinite."""
+    for el in root.iter(*_NUMBERS):
+        for attr, count in _NUMBERS[el.tag].items():
+            text = el.get(attr)
+            if text is None:
+                continue
+            where = f"{path}: {_element_path(el)} {attr}={text[:60]!r}"
+            try:
+                vals = [float(x) for x in text.split()]
+            except ValueError:
+                raise ValueError(f"{where}: not a number") from None
+            if (len(vals) not in (1, 3)) if count == 0 else len(vals) != count:
+                raise ValueError(f"{where}: expected {count or '1 or 3'} value(s), got "
+                                 f"{len(vals)}")
+            if not all(np.isfinite(vals)):
+                raise ValueError(f"{where}: not finite")
+
+
+def _check_structure(root, path):
+    """ValueError naming the element for a ``<link>`` or ``<joint>`` without a name, a
+    joint without a type or without ``<parent link>``/``<child link>``, a ``<visual>`` or
+    ``<collision>`` without a geometry shape, a ``<mesh>`` without a file name."""
+    for el in root:
+        if el.tag not in ("link", "joint"):
+            continue
+        name = el.get("name")
+        if not name:
+            raise ValueError(f"{path}: a <{el.tag}> (line {el.sourceline}) has no name")
+        for part in el.iter("visual", "collision"):
+            g = part.find("geometry")
+            if g is None or len(g) == 0:
+                raise ValueError(f"{path}: link {name!r}: a <{part.tag}> (line "
+                                 f"{part.sourceline}) has no <geometry> shape")
+            m = g.find("mesh")
+            if m is not None and not m.get("filename"):
+                raise ValueError(f"{path}: link {name!r}: a <{part.tag}> <mesh> (line "
+                                 f"{m.sourceline}) has no filename")
+        if el.tag == "joint":
+            if not el.get("type"):
+                raise ValueError(f"{path}: joint {name!r} has no type")
+            for end in ("parent", "child"):
+                e = el.find(end)
+                if e is None or not e.get("link"):
+                    raise ValueError(f"{path}: joint {name!r} has no <{end} link=...>")
+
+
+def _parse(path: str, max_bytes):
+    """Parse ``path`` with a hardened lxml parser (no entity expansion, no network, no
+    huge trees, at most ``max_bytes``), check its numbers, then hand the tree to yourdfpy;
+    ValueError with the path if anything is wrong."""
     try:
         import yourdfpy
         from lxml import etree
     except ImportError as e:  # pragma: no cover - yourdfpy is a hard dependency
         raise ImportError("load_urdf needs yourdfpy (pip install yourdfpy)") from e
-    with open(path, "rb") as f:
-        raw = f.read()
-    # yourdfpy silently falls back to a *recovering* XML parser on malformed input, so
-    # check well-formedness with a strict parser first.
+    raw = read_capped(path, max_bytes, "URDF")
+    # strict (yourdfpy's own loader silently falls back to a recovering parser) and hardened:
+    # entities are not expanded (billion laughs, external entities), no DTD is loaded, no
+    # network access, libxml2's limits on depth and text size stay on
+    parser = etree.XMLParser(remove_blank_text=True, resolve_entities=False, no_network=True,
+                             huge_tree=False, load_dtd=False, remove_comments=True)
     try:
-        root = etree.fromstring(raw, parser=etree.XMLParser(remove_blank_text=True))
+        root = etree.fromstring(raw, parser=parser)
     except etree.XMLSyntaxError as e:
         raise ValueError(f"{path}: malformed URDF (not well-formed XML): {e}") from None
     if root.tag != "robot":
         raise ValueError(f"{path}: malformed URDF: root element is <{root.tag}>, not <robot>")
+    if root.find("link") is None:
+        raise ValueError(f"{path}: the URDF has no <link>")
+    if root.get("name") is None:
+        root.set("name", "")  # urdfdom requires it; it names nothing we use
+    _check_structure(root, path)
+    _check_numbers(root, path)
+    etree.cleanup_namespaces(root)
     try:
-        urdf = yourdfpy.URDF.load(io.BytesIO(raw), build_scene_graph=False,
-                                  build_collision_scene_graph=False, load_meshes=False,
-                                  load_collision_meshes=False,
-                                  mesh_dir=os.path.dirname(os.path.abspath(path)))
+        # yourdfpy.URDF.load would parse the bytes again with its own parser
+        robot = yourdfpy.URDF._parse_robot(xml_element=root)
     except KeyError as e:  # yourdfpy indexes required attributes directly
         raise ValueError(f"{path}: malformed URDF: an element misses its required "
                          f"attribute {e}") from None
     except Exception as e:  # ValueError/TypeError on bad numbers and the like
         raise ValueError(f"{path}: malformed URDF: {type(e).__name__}: {e}") from None
-    return urdf.robot
+    return raw, robot
 
 
 def _joint_limits(j, path):
@@ -173,22 +261,39 @@ def _collision_model(model, robot, path, mesh_dir, mu, e):
     return geom
 
 
-def _combine(parts):
-    """Combine rigidly attached (m, c, I_com) triples given in one frame (parallel axes)."""
-    m = sum(p[0] for p in parts)
-    if m <= 0.0:
-        return 0.0, np.zeros(3), sum((p[2] for p in parts), np.zeros((3, 3)))
-    c = sum(p[0] * p[1] for p in parts) / m
-    I = np.zeros((3, 3))
-    for mk, ck, Ik in parts:
-        d = ck - c
-        I += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))
-    return m, c, 0.5 * (I + I.T)
+def _repair_inertia(m, c, I, boundmass, boundinertia):
+    """``((m, c, I), change)`` after the bounds of ``load_urdf(repair="inertia")``: mass at
+    least ``boundmass``, principal moments at least ``boundinertia``, triangle inequality
+    restored by raising the two smaller moments equally (``change`` describes what moved,
+    '' if nothing). Negative masses and non-finite values are left for the builder to
+    reject."""
+    if not (np.isfinite(m) and m >= 0.0 and np.all(np.isfinite(I))):
+        return (m, c, I), ""
+    notes = []
+    if m < boundmass:
+        notes.append(f"mass {m:.6g} -> {boundmass:.6g} kg")
+        c = c if m > 0.0 else np.zeros(3)
+        m = boundmass
+    I = 0.5 * (I + I.T)
+    ev, V = np.linalg.eigh(I)
+    new = np.maximum(ev, boundinertia)
+    gap = new[2] - new[0] - new[1]
+    if gap > 0.0:
+        new[:2] += 0.5 * gap
+    if np.any(new != ev):
+        fmt = {"float_kind": lambda x: f"{x:.4g}"}
+        notes.append(f"principal moments {np.array2string(ev, formatter=fmt)} -> "
+                     f"{np.array2string(new, formatter=fmt)} kg m^2")
+        I = (V * new) @ V.T
+        I = 0.5 * (I + I.T)
+    return (m, c, I), " and ".join(notes)
 
 
 def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
-              massless_body_mass: float | None = None, collision: bool = False,
-              mu: float = 0.5, e: float = 0.0) -> Model:
+              massless_body_mass: float | None = None, repair: str | None = None,
+              boundmass: float = BOUNDMASS, boundinertia: float = BOUNDINERTIA,
+              collision: bool = False, mu: float = 0.5, e: float = 0.0,
+              max_bytes: int | None = MAX_FILE_BYTES) -> Model:
     """Build a :class:`~articulated.model.Model` from a URDF file.
 
     The file is parsed with yourdfpy; meshes are loaded only with ``collision=True`` (mesh
@@ -214,7 +319,29 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         links further down gets this mass at its origin with the inertia of a solid
         sphere of radius 5 cm (``0.4 m (0.05 m)^2 1_3``), which perturbs the dynamics by
         about ``massless_body_mass / (subtree mass)``. The bodies changed are listed in
-        ``model.urdf_regularized``. A moving subtree with no mass at all always raises.
+        ``model.urdf_regularized``. A moving subtree with no mass at all raises (unless
+        ``repair="inertia"``).
+    repair : {None, "inertia"}
+        None (default): strict, every unphysical mass or inertia raises ValueError.
+        ``"inertia"``: fix what can be fixed, in the manner of MuJoCo's compiler options
+        ``boundmass``, ``boundinertia`` and ``balanceinertia``, and warn once (a
+        ``UserWarning`` naming every body changed, with its old and new values). On each
+        moving body after fixed links are merged: a mass below ``boundmass`` is raised to
+        it (a massless body gets its new mass at its origin; moving subtrees with no mass
+        at all load this way); principal moments of inertia (about the COM) below
+        ``boundinertia`` are raised to it (points and rods: icub's zero inertias; also
+        negative ones, which no body has but Pinocchio accepts: romeo_laas_small); if the
+        principal moments violate the triangle inequality ``I1 + I2 >= I3``, the two
+        smaller ones are raised by the same amount until ``I1 + I2 = I3`` (MuJoCo's
+        ``balanceinertia`` instead sets all three to their mean, a larger change). The
+        principal axes and the COM are kept. ``model.urdf_regularized`` lists the bodies
+        changed and ``model.urdf_repairs`` maps each to what was changed. Negative or
+        non-finite masses and non-finite inertias still raise.
+    boundmass, boundinertia : float
+        The bounds of ``repair="inertia"``: 1e-6 kg and 1e-9 kg m^2 by default (a 1 mg
+        body, a 6 cm ball of 1 g), small against any link of the robots of
+        example-robot-data; the DCA inverts body inertias, so much smaller bounds cost it
+        accuracy.
     collision : bool
         False (default): ``<collision>`` is not read and ``model.collision`` is None. True:
         ``model.collision`` is a :class:`~articulated.geometry.CollisionModel` with one
@@ -224,6 +351,9 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         Friction coefficient (>= 0) and restitution (in [0, 1]) of every collision shape
         (default 0.5 and 0: URDF has no contact material); change one shape later by
         building the CollisionModel yourself.
+    max_bytes : int or None
+        Refuse a file larger than this [bytes] (default 64 MiB,
+        :data:`articulated.io._common.MAX_FILE_BYTES`); None lifts the cap.
 
     Returns
     -------
@@ -234,11 +364,21 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         link axes and ``p`` (3,) float64 [m] the link origin, both in that body's
         coordinates (identity and zero for a link that is its own body). Also
         ``urdf_path`` (str), ``urdf_regularized`` (list of body names given
-        ``massless_body_mass``; empty by default) and ``collision`` (CollisionModel or
-        None, see ``collision``).
+        ``massless_body_mass`` or changed by ``repair``; empty by default),
+        ``urdf_repairs`` (dict body name -> what ``repair`` changed) and ``collision``
+        (CollisionModel or None, see ``collision``). ``description`` is ``{"urdf":
+        absolute path, "sha256": hex of the file, "kwargs": {...}}``: enough to load it
+        again and to check that the file has not changed.
 
     Notes
     -----
+    Parsing: the file (at most ``max_bytes``) is parsed by lxml with entity expansion, DTD
+    loading and network access off and libxml2's size and depth limits on
+    (``resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False``); every
+    link and joint must have a name, every joint a type and ``<parent link>``/``<child
+    link>``, and every numeric attribute must be finite numbers of the right count, before
+    yourdfpy builds its objects from the checked tree.
+
     Joint mapping: ``revolute`` and ``continuous`` -> ``"revolute"`` about ``<axis>``
     (default (1, 0, 0), normalized); ``prismatic`` -> ``"prismatic"``; ``floating`` ->
     ``"free"``; ``fixed`` -> merged (see below). ``<dynamics>``, ``<safety_controller>``,
@@ -298,7 +438,12 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     FileNotFoundError
         ``path`` does not exist.
     ValueError
-        Malformed XML or URDF (message starts with the path); a joint of an unsupported
+        Malformed XML or URDF (message starts with the path); a file over ``max_bytes``;
+        a numeric attribute of an ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``,
+        ``<inertial>`` (``<mass>``, ``<inertia>``), geometry, ``<safety_controller>``,
+        ``<calibration>`` or ``<mimic>`` element that is not a number, has the wrong count
+        of values, or is NaN or infinite (names the link or joint, the element and the
+        attribute); ``repair`` not None or ``"inertia"``; a joint of an unsupported
         type such as ``planar`` (names the joint); no unique root link, or a link with two
         parent joints (names it); a joint that refers to an unknown link; a zero revolute
         or prismatic axis; a negative or non-finite mass; a moving body (a link carried
@@ -315,17 +460,20 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         :class:`Model` requires physical inertias, Pinocchio does not check them).
     """
     path = os.fspath(path)
+    for label, v in (("massless_body_mass", massless_body_mass), ("boundmass", boundmass),
+                     ("boundinertia", boundinertia)):
+        if v is not None and not (np.isfinite(float(v)) and float(v) > 0.0):
+            raise ValueError(f"{label} must be finite and > 0, got {v}")
     if massless_body_mass is not None:
         massless_body_mass = float(massless_body_mass)
-        if not (np.isfinite(massless_body_mass) and massless_body_mass > 0.0):
-            raise ValueError(f"massless_body_mass must be finite and > 0, got "
-                             f"{massless_body_mass}")
+    if repair not in (None, "inertia"):
+        raise ValueError(f"repair must be None or 'inertia', got {repair!r}")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"URDF file not found: {path}")
     if collision:
         from ..geometry import _material
         mu, e = _material(mu, e, "load_urdf")
-    robot = _parse(path)
+    raw, robot = _parse(path, max_bytes)
 
     links = {}
     for ln in robot.links:
@@ -412,7 +560,7 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         raise ValueError(f"{path}: the URDF has no moving joint (every link is welded to "
                          f"the root); use floating_base=True for a single free body")
 
-    inert = [_combine(owner_parts[k]) for k in range(len(bodies))]
+    inert = [combine_inertias(owner_parts[k]) for k in range(len(bodies))]
     # subtree masses (bodies are in depth-first order: parent index < child index)
     index = {b["name"]: k for k, b in enumerate(bodies)}
     sub = np.array([mi for mi, _, _ in inert], dtype=np.float64)
@@ -420,8 +568,13 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         pk = bodies[k]["parent"]
         if pk is not None:
             sub[index[pk]] += sub[k]
-    regularized = []
+    repairs = {}
     for k, b in enumerate(bodies):
+        if repair == "inertia":
+            inert[k], change = _repair_inertia(*inert[k], float(boundmass), float(boundinertia))
+            if change:
+                repairs[b["name"]] = change
+            continue
         if inert[k][0] > 0.0:
             continue
         what = (f"joint {b['joint_name']!r} moves link {b['link']!r}" if b["urdf_joint"]
@@ -431,17 +584,21 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         if sub[k] <= 0.0:
             raise ValueError(
                 f"{path}: {what}{also}, but that link and everything it carries have zero "
-                f"mass; remove the joint, make it fixed, or give the link an <inertial>")
+                f"mass; remove the joint, make it fixed, give the link an <inertial>, or "
+                f"pass repair='inertia' to load_urdf")
         if massless_body_mass is not None:
             mr = massless_body_mass
             inert[k] = (mr, np.zeros(3), inert[k][2] + 0.4 * mr * 0.05 ** 2 * np.eye(3))
-            regularized.append(b["name"])
+            repairs[b["name"]] = f"mass 0 -> {mr:.3g} kg (massless_body_mass)"
             continue
         raise ValueError(
             f"{path}: {what}{also}, which has zero mass although links further down carry "
             f"{sub[k]:.6g} kg; articulated needs mass > 0 on every moving body: give the "
-            f"link an <inertial>, or pass massless_body_mass=1e-6 (kg) to load_urdf to "
-            f"give such links a tiny mass")
+            f"link an <inertial>, or pass massless_body_mass=1e-6 (kg) or repair='inertia' "
+            f"to load_urdf to give such links a tiny mass")
+    if repair == "inertia" and repairs:
+        warnings.warn(f"{path}: repair='inertia' changed {len(repairs)} bodies: "
+                      + "; ".join(f"{n!r}: {c}" for n, c in repairs.items()), stacklevel=2)
 
     try:
         builder = ModelBuilder(gravity=gravity)
@@ -458,7 +615,14 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
     model.frames = {ln: ((-1 if o < 0 else order[bodies[o]["name"]]), R.copy(), p.copy())
                     for ln, (o, R, p) in frames.items()}
     model.urdf_path = path
-    model.urdf_regularized = regularized
+    model.urdf_regularized = list(repairs)
+    model.urdf_repairs = repairs
+    model.description = describe("urdf", path, raw, {
+        "floating_base": bool(floating_base),
+        "gravity": [float(x) for x in np.asarray(gravity, dtype=np.float64).ravel()],
+        "massless_body_mass": massless_body_mass, "repair": repair,
+        "boundmass": float(boundmass), "boundinertia": float(boundinertia),
+        "collision": bool(collision), "mu": float(mu), "e": float(e), "max_bytes": max_bytes})
     model.collision = (_collision_model(model, robot, path, os.path.dirname(os.path.abspath(path)),
                                         mu, e) if collision else None)
     return model
