@@ -25,12 +25,15 @@ from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDampi
                          Simulator, Spring, Trajectory)
 from .simulation.srm import KKTSolver, SRMSolver
 from .io.urdf import load_urdf
+from .io.structure import load_structure
+from .pdb import atom_positions, write_pdb
 from . import models
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf",
+    "load_structure", "write_pdb", "atom_positions",
     "Box", "Capsule", "CollisionModel", "Cylinder", "Mesh", "Plane", "Sphere", "collision_matrix",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
