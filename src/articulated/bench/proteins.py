@@ -12,6 +12,9 @@ Redon & Lin (2005) Table 1 (RL, Sec. 6.3) on torsion-angle models of real struct
 (c) :func:`bench_placements` - one force at eps 2^-19, ten placements (force seeds 0-9):
     per placement the speed-up against the full DCA, the joints computed and their
     fraction of the DOF, the lower bound and the error.
+(d) :func:`bench_pull` - one stronger force for 200 steps, so that the chain visibly moves:
+    figure ``quasistatics-protein-pull.png`` (:func:`plot_pull`, CA trace of the pulled
+    chain at the start and at the end of both runs).
 
 Method, error measures, dt and forces as in :mod:`articulated.bench.quasistatics` (module
 docstring): constant world forces of magnitude 1 (kJ mol^-1 nm^-1, the model's units) at
@@ -159,6 +162,73 @@ def bench_placements(model, steps=30, *, placements=PLACEMENTS, eps=EPS_PLACEMEN
                 median_fraction=float(np.median([r["fraction"] for r in rows])))
 
 
+def bench_pull(model, steps=200, *, seed=0, magnitude=10.0, dq=1e-2, eps=EPS_PLACEMENTS,
+               log=print) -> dict:
+    """A pull large enough to see: one force of ``magnitude`` kJ mol^-1 nm^-1 (placement
+    ``seed``), dt such that the first full step turns the fastest joint by ``dq`` rad,
+    ``steps`` steps of the full DCA and of the adaptive solver at ``eps`` from the same
+    start. Returns dict(body, force, steps, dca_ms, ms, speedup, joints, e_f, e_max,
+    moved_nm (largest atom displacement of the DCA run), q0, q_dca, q_adaptive)."""
+    q0 = model.neutral()
+    forces = random_forces(model, 1, seed, magnitude)
+    qdd0 = initial_solution(model, q0, forces, repeats=1)[0]
+    dt = step_dt(qdd0, dq)
+    dca = simulate(model, q0, forces, dt, steps, "quasistatic")
+    r = simulate(model, q0, forces, dt, steps, "quasistatic-adaptive", eps)
+    e_f, e_max = displacement_errors(model, q0, dca["q"], r["q"])
+    from ..pdb import atom_positions
+
+    x0, x1 = atom_positions(model, q0), atom_positions(model, dca["q"])
+    out = dict(body=model.body_name[forces[0][0]], force=forces[0], steps=steps, eps=eps,
+               dca_ms=dca["ms"], ms=r["ms"], speedup=dca["ms"] / r["ms"], joints=r["joints"],
+               e_f=e_f, e_max=e_max, moved_nm=float(np.linalg.norm(x1 - x0, axis=1).max()),
+               q0=q0, q_dca=dca["q"], q_adaptive=r["q"])
+    log(f"pull {out['body']}: {steps} steps, DCA {dca['ms']:.1f} ms/step, adaptive "
+        f"{r['ms']:.2f} ms/step (x{out['speedup']:.1f}, {r['joints']:.0f} joints), largest "
+        f"atom displacement {out['moved_nm']:.2f} nm, e_F {e_f:.1e}")
+    return out
+
+
+def plot_pull(model, pull, path):
+    """CA trace of the pulled chain: start, full-DCA end and adaptive end, projected on the
+    start's two principal axes [nm], with the pulled group and the force direction."""
+    from ..pdb import atom_positions
+    from .common import new_figure, save_figure
+
+    atoms = model.structure_atoms
+    b = pull["force"][0]
+    cras = list(atoms.structure[0].all())
+    anchor = int(np.flatnonzero(atoms.body == b)[0])
+    chain = cras[anchor].chain.name
+    ca = np.array([k for k, c in enumerate(cras)
+                   if c.chain.name == chain and c.atom.name == "CA"])
+    xs = [atom_positions(model, pull[k])[ca] for k in ("q0", "q_dca", "q_adaptive")]
+    c0 = xs[0].mean(axis=0)
+    axes = np.linalg.svd(xs[0] - c0, full_matrices=False)[2][:2]
+    fig, ax = new_figure((7.5, 6.5))
+    for x, style, label in zip(xs, (dict(color="0.6", lw=1.0), dict(color="C0", lw=1.6),
+                                    dict(color="C1", lw=1.0, ls="--")),
+                               ("start (PDB)", f"full DCA after {pull['steps']} steps",
+                                f"adaptive, eps {_log2_label(pull['eps'])}")):
+        p = (x - c0) @ axes.T
+        ax.plot(p[:, 0], p[:, 1], label=label, **style)
+    g = (atom_positions(model, pull["q0"])[atoms.body == b] - c0) @ axes.T
+    ax.plot(g[:, 0], g[:, 1], "ro", ms=4, label=f"pulled group {pull['body']}")
+    d = axes @ pull["force"][1]
+    d = d / max(np.linalg.norm(d), 1e-12)
+    ax.annotate("", xy=g[0] + 1.0 * d, xytext=g[0],
+                arrowprops=dict(arrowstyle="->", color="r", lw=1.5))
+    ax.set_aspect("equal")
+    ax.set_xlabel("first principal axis of the start [nm]")
+    ax.set_ylabel("second principal axis [nm]")
+    ax.legend(fontsize=8, loc="best")
+    ax.set_title(f"chain {chain} of {Path(model.description['structure']).name}: CA trace, "
+                 f"one force of {np.linalg.norm(pull['force'][1]):g} kJ/mol/nm\n"
+                 f"adaptive x{pull['speedup']:.0f} faster, {pull['joints']:.0f} of {model.nv} "
+                 f"joints per step, e_F {pull['e_f']:.0e}", fontsize=9)
+    return save_figure(fig, path, dpi=110)
+
+
 def format_report(res) -> str:
     """Markdown tables of a :func:`bench_proteins` result."""
     m = res["machine"]
@@ -195,6 +265,14 @@ def format_report(res) -> str:
                               for r in pl["rows"]]), "",
               f"median speed-up {pl['median_speedup']:.1f}x, median fraction of DOF "
               f"computed {100 * pl['median_fraction']:.2f}%", ""]
+    pu = res.get("pull")
+    if pu:
+        lines += [f"### (d) a visible pull: {pu['body']}, {pu['steps']} steps, eps "
+                  f"{_log2_label(pu['eps'])}", "",
+                  f"full DCA {pu['dca_ms']:.1f} ms/step, adaptive {pu['ms']:.2f} ms/step "
+                  f"(x{pu['speedup']:.1f}), {pu['joints']:.0f} joints per step; largest atom "
+                  f"displacement (DCA) {pu['moved_nm']:.2f} nm; e_F {pu['e_f']:.0e} (e_max "
+                  f"{pu['e_max']:.0e})", ""]
     lines += _targets(res) + ["", f"peak RSS {res['peak_rss_bytes'] / 1e9:.2f} GB; total "
                                   f"{res['total_s']:.0f} s"]
     return "\n".join(lines)
@@ -224,11 +302,11 @@ def bench_proteins(quick=False, steps=None, structure=None, out="docs", *, copie
 
     quick : bool - N_f in {1, 10}, eps in {2^-3, 2^-19}, 3 placements, 5 steps
     steps : int - steps per setting (default 30; quick 5)
-    out : folder of the figure ``quasistatics-protein.png`` (time and joints vs eps, as
-        RL Fig. 7)
+    out : folder of the figures ``quasistatics-protein.png`` (time and joints vs eps, as
+        RL Fig. 7) and ``quasistatics-protein-pull.png`` (:func:`plot_pull`)
 
-    Returns dict(machine, structure, load, table1, placements, peak_rss_bytes, total_s,
-    report).
+    Returns dict(machine, structure, load, table1, placements, pull, figures,
+    peak_rss_bytes, total_s, report).
     """
     from ..io.structure import load_structure
 
@@ -252,7 +330,9 @@ def bench_proteins(quick=False, steps=None, structure=None, out="docs", *, copie
                                          log=log)
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    res["figures"] = [plot_molecule(res["table1"], outdir / "quasistatics-protein.png")]
+    res["pull"] = bench_pull(model, 40 if quick else 200, log=log)
+    res["figures"] = [plot_molecule(res["table1"], outdir / "quasistatics-protein.png"),
+                      plot_pull(model, res["pull"], outdir / "quasistatics-protein-pull.png")]
     return finish_report(res, t0, format_report, log)
 
 
