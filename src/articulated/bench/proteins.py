@@ -12,9 +12,9 @@ Redon & Lin (2005) Table 1 (RL, Sec. 6.3) on torsion-angle models of real struct
 (c) :func:`bench_placements` - one force at eps 2^-19, ten placements (force seeds 0-9):
     per placement the speed-up against the full DCA, the joints computed and their
     fraction of the DOF, the lower bound and the error.
-(d) :func:`bench_pull` - one stronger force for 200 steps, so that the chain visibly moves:
-    figure ``quasistatics-protein-pull.png`` (:func:`plot_pull`, CA trace of the pulled
-    chain at the start and at the end of both runs).
+(d) :func:`bench_pull` - one stronger force for 1,000 steps, so that the chain moves:
+    figure ``quasistatics-protein-pull.png`` (:func:`plot_pull`: CA trace of the pulled
+    chain at the start and at the end of both runs, and each CA's displacement).
 
 Method, error measures, dt and forces as in :mod:`articulated.bench.quasistatics` (module
 docstring): constant world forces of magnitude 1 (kJ mol^-1 nm^-1, the model's units) at
@@ -162,7 +162,7 @@ def bench_placements(model, steps=30, *, placements=PLACEMENTS, eps=EPS_PLACEMEN
                 median_fraction=float(np.median([r["fraction"] for r in rows])))
 
 
-def bench_pull(model, steps=200, *, seed=0, magnitude=10.0, dq=1e-2, eps=EPS_PLACEMENTS,
+def bench_pull(model, steps=1000, *, seed=0, magnitude=10.0, dq=1e-2, eps=EPS_PLACEMENTS,
                log=print) -> dict:
     """A pull large enough to see: one force of ``magnitude`` kJ mol^-1 nm^-1 (placement
     ``seed``), dt such that the first full step turns the fastest joint by ``dq`` rad,
@@ -190,8 +190,10 @@ def bench_pull(model, steps=200, *, seed=0, magnitude=10.0, dq=1e-2, eps=EPS_PLA
 
 
 def plot_pull(model, pull, path):
-    """CA trace of the pulled chain: start, full-DCA end and adaptive end, projected on the
-    start's two principal axes [nm], with the pulled group and the force direction."""
+    """The pulled chain: left, its CA trace at the start and at the end of both runs,
+    projected on the start's two principal axes [nm], with the pulled group and the force
+    direction; right, each CA's displacement [nm] along the chain (full DCA, adaptive, and
+    their difference), log scale: which residues move, and how well the adaptive run follows."""
     from ..pdb import atom_positions
     from .common import new_figure, save_figure
 
@@ -202,14 +204,15 @@ def plot_pull(model, pull, path):
     chain = cras[anchor].chain.name
     ca = np.array([k for k, c in enumerate(cras)
                    if c.chain.name == chain and c.atom.name == "CA"])
+    seq = np.array([cras[k].residue.seqid.num for k in ca])
     xs = [atom_positions(model, pull[k])[ca] for k in ("q0", "q_dca", "q_adaptive")]
     c0 = xs[0].mean(axis=0)
     axes = np.linalg.svd(xs[0] - c0, full_matrices=False)[2][:2]
-    fig, ax = new_figure((7.5, 6.5))
+    fig, (ax, ax1) = new_figure((13, 5.6), 1, 2)
+    labels = ("start (PDB)", f"full DCA after {pull['steps']} steps",
+              f"adaptive, eps {_log2_label(pull['eps'])}")
     for x, style, label in zip(xs, (dict(color="0.6", lw=1.0), dict(color="C0", lw=1.6),
-                                    dict(color="C1", lw=1.0, ls="--")),
-                               ("start (PDB)", f"full DCA after {pull['steps']} steps",
-                                f"adaptive, eps {_log2_label(pull['eps'])}")):
+                                    dict(color="C1", lw=1.0, ls="--")), labels):
         p = (x - c0) @ axes.T
         ax.plot(p[:, 0], p[:, 1], label=label, **style)
     g = (atom_positions(model, pull["q0"])[atoms.body == b] - c0) @ axes.T
@@ -222,10 +225,24 @@ def plot_pull(model, pull, path):
     ax.set_xlabel("first principal axis of the start [nm]")
     ax.set_ylabel("second principal axis [nm]")
     ax.legend(fontsize=8, loc="best")
-    ax.set_title(f"chain {chain} of {Path(model.description['structure']).name}: CA trace, "
-                 f"one force of {np.linalg.norm(pull['force'][1]):g} kJ/mol/nm\n"
-                 f"adaptive x{pull['speedup']:.0f} faster, {pull['joints']:.0f} of {model.nv} "
-                 f"joints per step, e_F {pull['e_f']:.0e}", fontsize=9)
+    ax.set_title(f"chain {chain}: CA trace", fontsize=10)
+    floor = 1e-9
+    for x, style, label in ((xs[1] - xs[0], dict(color="C0", lw=1.6), "full DCA"),
+                            (xs[2] - xs[0], dict(color="C1", lw=1.0, ls="--"), labels[2]),
+                            (xs[2] - xs[1], dict(color="C3", lw=0.8),
+                             "|adaptive - DCA|")):
+        ax1.semilogy(seq, np.maximum(np.linalg.norm(x, axis=1), floor), label=label, **style)
+    ax1.axvline(cras[anchor].residue.seqid.num, color="r", lw=0.8, ls=":",
+                label="pulled residue")
+    ax1.set_xlabel(f"residue number in chain {chain}")
+    ax1.set_ylabel(f"CA displacement from the start [nm] (floor {floor:g})")
+    ax1.legend(fontsize=8, loc="best")
+    ax1.grid(True, which="both", alpha=0.3)
+    fig.suptitle(f"{Path(model.description['structure']).name}: one force of "
+                 f"{np.linalg.norm(pull['force'][1]):g} kJ/mol/nm on {pull['body']}, "
+                 f"{pull['steps']} quasi-static steps; adaptive x{pull['speedup']:.0f} faster, "
+                 f"{pull['joints']:.0f} of {model.nv} joints per step, e_F {pull['e_f']:.0e}",
+                 fontsize=10)
     return save_figure(fig, path, dpi=110)
 
 
@@ -330,7 +347,7 @@ def bench_proteins(quick=False, steps=None, structure=None, out="docs", *, copie
                                          log=log)
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
-    res["pull"] = bench_pull(model, 40 if quick else 200, log=log)
+    res["pull"] = bench_pull(model, 40 if quick else 1000, log=log)
     res["figures"] = [plot_molecule(res["table1"], outdir / "quasistatics-protein.png"),
                       plot_pull(model, res["pull"], outdir / "quasistatics-protein-pull.png")]
     return finish_report(res, t0, format_report, log)

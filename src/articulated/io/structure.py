@@ -35,9 +35,11 @@ Rules (what becomes what)
   ``omega=True``, and the side-chain ``chi1`` .. ``chi4`` of the standard amino acids
   (IUPAC-IUB 1970). A torsion becomes a joint only if both of its atoms have another
   heavy-atom neighbour (so the N-terminal ``phi``, which would turn hydrogens only, is not
-  one). Terminal hydrogen rotors (methyl, hydroxyl, ammonium) are not joints. Nucleic acids
-  and non-standard residues other than MSE get no side-chain torsions (amino acids among
-  them keep ``phi``/``psi``); ligands have no torsions: each is a rigid body.
+  one). Terminal hydrogen rotors (methyl, hydroxyl, ammonium) are not joints.
+  Non-standard amino acids other than MSE keep ``phi``/``psi`` but get no side-chain
+  torsions; ligands have no torsions: each is a rigid body. Nucleic acids are not modelled
+  as chains yet: no bond links two nucleotides, so each nucleotide is a rigid body of its
+  own (a tree of one body).
 * **Bodies.** The connected groups of atoms after removing the rotatable bonds. Masses
   from the elements (gemmi ``Element.weight``); inertia from the atoms as point masses
   plus, for each atom, a uniform solid sphere of its covalent radius (so that groups of
