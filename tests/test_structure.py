@@ -289,3 +289,25 @@ def test_cycle_across_a_rotatable_bond(tmp_path):
     lines[j] = lines[j][:30] + "".join(f"{v:8.3f}" for v in nz) + lines[j][54:]
     with pytest.raises(ValueError, match=r"residue A:LYS:14: the bond graph has a cycle"):
         art.load_structure(_write(tmp_path, lines, "ring.pdb"))
+
+
+def test_charmm_file_without_elements_with_hydrogens():
+    """adk_open residues 1-5 (CHARMM: no element column, isoleucine's CD1 named CD,
+    hydrogens HT1 ..): elements come from the atom names (gemmi alone guesses calcium for
+    CA), hydrogens ride on their heavy atom's group (same joints), q = 0 reproduces every
+    atom, the masses are the element weights of the names' first letters."""
+    path = DATA / "adk_open_1-5.pdb"
+    raw = gemmi.read_structure(str(path))
+    assert raw[0][0][0]["CA"][0].element.name == "Ca"        # why the rule exists
+    lines = [l for l in path.read_text().splitlines() if l.startswith("ATOM")]
+    names = [l[12:16].strip() for l in lines]
+    w = np.array([gemmi.Element(n[0]).weight for n in names])
+    heavy = np.array([n[0] != "H" for n in names])
+    h = art.load_structure(path, hydrogens=True)
+    m = art.load_structure(path)
+    assert h.structure_atoms.natom == len(lines) and m.structure_atoms.natom == heavy.sum()
+    assert h.body_mass.sum() == pytest.approx(w.sum(), rel=1e-12)
+    assert m.body_mass.sum() == pytest.approx(w[heavy].sum(), rel=1e-12)
+    assert h.joint_name == m.joint_name and ":ILE:3:chi2" in m.joint_name
+    ref = np.array([[float(l[30 + 8 * k:38 + 8 * k]) for k in range(3)] for l in lines])
+    assert np.abs(art.atom_positions(h, h.neutral()) * 10.0 - ref).max() <= 1e-6
