@@ -311,3 +311,24 @@ def test_charmm_file_without_elements_with_hydrogens():
     assert h.joint_name == m.joint_name and ":ILE:3:chi2" in m.joint_name
     ref = np.array([[float(l[30 + 8 * k:38 + 8 * k]) for k in range(3)] for l in lines])
     assert np.abs(art.atom_positions(h, h.neutral()) * 10.0 - ref).max() <= 1e-6
+
+
+def test_mmcif_and_options(model, tmp_path):
+    """The same structure as mmCIF (written by gemmi) gives the same model; ``ligands=False``
+    leaves the three polymer chains; ``waters=True`` adds one rigid body per water."""
+    st = gemmi.read_structure(str(PDB))
+    st.setup_entities()
+    cif = tmp_path / "4E43.cif"
+    st.make_mmcif_document().write_file(str(cif))
+    c = art.load_structure(cif)
+    assert c.body_name == model.body_name and c.joint_name == model.joint_name
+    np.testing.assert_allclose(c.jnt_Xtree_r, model.jnt_Xtree_r, atol=1e-12)
+    np.testing.assert_allclose(c.body_mass, model.body_mass, rtol=1e-12)
+    nolig = art.load_structure(PDB, ligands=False)
+    assert [nolig.body_name[i] for i in np.flatnonzero(nolig.body_parent < 0)] == [
+        "A:PRO:1:N-group", "B:PRO:1:N-group", "C:ASN:2:N-group"]
+    assert nolig.nv == model.nv
+    wet = art.load_structure(PDB, waters=True)
+    nwat = sum(1 for ch in st[0] for r in ch if r.is_water())
+    assert wet.nb == model.nb + nwat and wet.nv == model.nv
+    assert sum(n.split(":")[1] == "HOH" for n in wet.body_name) == nwat
