@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -112,9 +113,16 @@ def test_demo_runs_and_reports_the_adaptive_speedup(tmp_path, capsys):
     n, k = 10, 4
     rc = main(["demo", "--n", str(n), "--steps", "20", "--repeats", "2", "--molecule", "400",
                "--qs-steps", "3", "--ad-steps", "40", "--crowd", str(k), "--crowd-steps", "21",
-               "--chain", "12", "--contact-steps", "700", "--out", str(tmp_path)])
+               "--chain", "12", "--contact-steps", "700", "--out", str(tmp_path),
+               "--protein", str(Path(__file__).parent / "data" / "4E43.pdb.gz"),
+               "--protein-steps", "5"])
     assert rc == 0
     out = capsys.readouterr().out
+    # real protein (issue 23): adaptive vs full DCA on 4E43, final structure written
+    assert re.search(r"real protein: 4E43.pdb.gz, 3 chains, 754 torsions", out)
+    import gemmi
+
+    assert gemmi.read_structure(str(tmp_path / "protein-final.pdb"))[0].count_atom_sites() == 1655
     assert "full DCA" in out and "faster" in out and "relative displacement error" in out
     assert (tmp_path / "trajectory.npz").exists()
 

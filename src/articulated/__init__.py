@@ -26,6 +26,8 @@ from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDampi
 from .simulation.srm import KKTSolver, SRMSolver
 from .io.urdf import load_urdf
 from .io.mjcf import load_mjcf
+from .io.structure import load_structure
+from .pdb import atom_positions, write_pdb
 from .sweep import SceneSimulation, sweep
 from . import models
 
@@ -33,6 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Data", "Model", "ModelBuilder", "models", "load_urdf", "load_mjcf",
+    "load_structure", "write_pdb", "atom_positions",
     "Box", "Capsule", "CollisionModel", "Cylinder", "Mesh", "Plane", "Sphere", "collision_matrix",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",

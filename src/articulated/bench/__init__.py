@@ -10,6 +10,7 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
   :mod:`~articulated.bench.spring` (Fig. 6), :mod:`~articulated.bench.crowd` (Fig. 1) and
   the shared runs of :mod:`~articulated.bench.adaptive_runs`;
 * :mod:`~articulated.bench.quasistatics` - adaptive quasi-statics (Redon & Lin 2005);
+* :mod:`~articulated.bench.proteins` - the same on real proteins (``load_structure``);
 * :mod:`~articulated.bench.loops` - closed loops by SRM (Ascher & Lin 1999);
 * :mod:`~articulated.bench.contact` - contact (Gayle, Lin & Manocha 2006), against MuJoCo;
 * :mod:`~articulated.bench.simulator` - the simulators through the public API against the
@@ -23,5 +24,5 @@ timing, Markdown tables and figures.
 """
 
 BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive", "contact",
-              "simulator")
+              "simulator", "proteins")
 """The modules behind ``articulated bench NAME``, in the order of ``articulated bench --help``."""

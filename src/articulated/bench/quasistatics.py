@@ -228,15 +228,26 @@ def _warm_up():
 
 def bench_molecule(n=50_000, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TABLE, seed=0,
                    log=print) -> dict:
-    """RL Table 1 on molecule-n: per N_f the full-DCA run and one adaptive run per eps.
-
-    Returns dict(n, steps, rows) with one row per N_f: ``nf``, ``dt``, ``dca`` (run dict
-    without q, plus ``solve_ms`` of the bare DCA call and ``nodes``), ``adaptive`` (list
-    per eps: ``eps``, ``ms``, ``joints``, ``nodes``, ``bound``, ``lower``, ``e_f``,
-    ``e_max``, ``speedup``)."""
+    """RL Table 1 on molecule-n (:func:`bench_table1` on ``models.molecule(n)``, gravity
+    off). Returns :func:`bench_table1`'s dict plus ``n``."""
     from .. import models
 
     model = models.molecule(n, seed=seed, gravity=(0.0, 0.0, 0.0))
+    out = bench_table1(model, f"molecule-{n}", steps, nf_values=nf_values,
+                       eps_values=eps_values, seed=seed, log=log)
+    out["n"] = n
+    return out
+
+
+def bench_table1(model, name, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TABLE, seed=0,
+                 log=print) -> dict:
+    """RL Table 1 on ``model`` from its neutral configuration: per N_f the full-DCA run and
+    one adaptive run per eps (forces from :func:`random_forces`).
+
+    Returns dict(name, nb, steps, rows) with one row per N_f: ``nf``, ``dt``, ``dca`` (run
+    dict without q, plus ``solve_ms`` of the bare DCA call and ``nodes``), ``adaptive`` (list
+    per eps: ``eps``, ``ms``, ``joints``, ``nodes``, ``bound``, ``lower``, ``e_f``,
+    ``e_max``, ``speedup``)."""
     q0 = model.neutral()
     rows = []
     for nf in nf_values:
@@ -248,7 +259,7 @@ def bench_molecule(n=50_000, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TAB
         dca["solve_ms"] = solve_s * 1e3
         row = dict(nf=nf, dt=dt, dca=dca, adaptive=[])
         moved = np.abs(q_ref - q0).max()
-        log(f"molecule-{n} N_f={nf}: dt={dt:.3g} s, DCA {dca['ms']:.1f} ms/step "
+        log(f"{name} N_f={nf}: dt={dt:.3g} s, DCA {dca['ms']:.1f} ms/step "
             f"(bare solve {solve_s * 1e3:.1f} ms), max |q - q0| after {steps} steps "
             f"{moved:.2e} rad")
         for eps in eps_values:
@@ -264,7 +275,7 @@ def bench_molecule(n=50_000, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TAB
                 f"(lower bound {r['lower']}), nodes {r['nodes']:.0f}, e_F {r['e_f']:.1e}, "
                 f"x{r['speedup']:.1f}")
         rows.append(row)
-    return dict(n=n, nb=model.nb, steps=steps, rows=rows)
+    return dict(name=name, nb=model.nb, nv=model.nv, steps=steps, rows=rows)
 
 
 def bench_scaling(small=5_000, large=50_000, steps=30, *, seeds=(0, 1, 2, 3, 4),
@@ -474,30 +485,22 @@ def plot_molecule(res, path):
                   label=f"{row['nf']} force{'s' if row['nf'] > 1 else ''}")
         a1.loglog(eps, [max(r["lower"], 1) for r in row["adaptive"]], "s:", color=c, ms=3)
     a0.set_ylabel("median time per step [ms] (dashed: full DCA)")
-    a1.axhline(res["nb"], color="k", ls="--", lw=0.8)
+    a1.axhline(res.get("nv", res["nb"]), color="k", ls="--", lw=0.8)
     a1.set_ylabel("joints computed per step (dotted: lower bound)")
     _eps_axes(a0, a1)
-    fig.suptitle(f"molecule-{res['n']}, {res['steps']} steps per setting "
+    fig.suptitle(f"{res['name']}, {res['steps']} steps per setting "
                  f"(cf. Redon & Lin 2005, Fig. 7 / Table 1)")
     return save_figure(fig, path, dpi=110)
 
 
 # ============================================================================ report
 
-def format_report(res) -> str:
-    """Markdown tables of a :func:`bench_quasistatics` result."""
+def table1_markdown(mol, heading) -> list:
+    """Markdown lines of a :func:`bench_table1` result under ``heading``."""
     lines = []
-    m = res.get("machine")
-    if m:
-        lines += [f"machine: {m.get('cpu')} ({m.get('cores')} cores, {m.get('memory_gb')} GB), "
-                  f"Python {m.get('python')}, numpy {m.get('numpy')}, numba {m.get('numba')}, "
-                  f"commit {m.get('commit')}, {m.get('date')}, load at start "
-                  f"{m.get('load_start')}", ""]
-    mol = res["molecule"]
     eps = [r["eps"] for r in mol["rows"][0]["adaptive"]]
     heads = ["N_f"] + [_log2_label(e) for e in eps] + ["full DCA"]
-    lines.append(f"### (a) molecule-{mol['n']}: {mol['steps']} steps per setting, "
-                 f"relative joint error")
+    lines.append(heading)
     lines.append("")
     blocks = [
         ("median time per step [ms] (DCA: simulator step; bare DCA solve in brackets)",
@@ -519,6 +522,23 @@ def format_report(res) -> str:
         lines += [f"**{title}**", "", markdown_table(heads, (
             [f"{row['nf']}"] + [fa(r) for r in row["adaptive"]] + [fd(row["dca"])]
             for row in mol["rows"])), ""]
+    return lines
+
+
+def format_report(res) -> str:
+    """Markdown tables of a :func:`bench_quasistatics` result."""
+    lines = []
+    m = res.get("machine")
+    if m:
+        lines += [f"machine: {m.get('cpu')} ({m.get('cores')} cores, {m.get('memory_gb')} GB), "
+                  f"Python {m.get('python')}, numpy {m.get('numpy')}, numba {m.get('numba')}, "
+                  f"commit {m.get('commit')}, {m.get('date')}, load at start "
+                  f"{m.get('load_start')}", ""]
+    mol = res["molecule"]
+    lines += table1_markdown(mol, f"### (a) molecule-{mol['n']}: {mol['steps']} steps per "
+                                  f"setting, relative joint error")
+    eps = [r["eps"] for r in mol["rows"][0]["adaptive"]]
+    heads = ["N_f"] + [_log2_label(e) for e in eps] + ["full DCA"]
     lines.append("dt per N_f: " + ", ".join(f"{row['nf']}: {row['dt']:.3g} s"
                                              for row in mol["rows"]))
     lines.append("")
