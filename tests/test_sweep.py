@@ -142,3 +142,15 @@ def test_bad_grids_are_refused_before_any_work(tmp_path):
     with pytest.raises(ValueError, match="unknown scene 'pendulm'"):
         SceneSimulation("pendulm")
     assert not (tmp_path / "index.csv").exists()   # nothing was scheduled
+
+
+def test_bench_sweep_quick_smoke(tmp_path, capsys):
+    """``articulated bench sweep --quick`` runs (the benchmark never rots): one table row per
+    cluster, positive throughputs."""
+    from articulated.bench.sweep import main
+
+    assert main(["--quick", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "sweep-results-quick.md").read_text()
+    rows = [ln for ln in text.splitlines() if ln.startswith("| 1 ") or ln.startswith("| 2 ")]
+    assert len(rows) == 2, text
+    assert all(float(r.split("|")[3]) > 0 for r in rows)
