@@ -24,6 +24,7 @@ from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDampi
                          PDController, PointForce, QuasiStaticSimulator, SimulationDiverged,
                          Simulator, Spring, Trajectory)
 from .simulation.srm import KKTSolver, SRMSolver
+from .simulation import CheckpointError, EnergyDriftWarning, RunInterrupted
 from .io.urdf import load_urdf
 from . import models
 
@@ -40,4 +41,5 @@ __all__ = [
     "aba", "aba_modified", "articulated_pivots", "bias_forces", "body_force", "body_velocities", "crba",
     "crba_forward_dynamics", "energy", "forward_dynamics", "forward_kinematics",
     "gravity_torques", "jacobian", "point_position", "rnea",
+    "CheckpointError", "EnergyDriftWarning", "RunInterrupted",
 ]

@@ -13,11 +13,16 @@ simulators below it need not know each other (no import loop) and each keeps a p
 
 Test an instance against those classes (``isinstance(sim, Simulator)`` does not work on a
 function).
+
+``Simulator.resume(path, model=None, forces=None)`` finishes a checkpointed run
+(:func:`articulated.simulation.checkpoint.resume`, an attribute of the factory so that the
+run and its continuation are spelled alike).
 """
 
 from __future__ import annotations
 
 from .adaptive import AdaptiveSimulator
+from .checkpoint import resume
 from .quasistatic import QUASI_STATIC_METHODS, QuasiStaticSimulator
 from .simulator import DynamicsSimulator
 
@@ -70,3 +75,6 @@ def Simulator(model, dt, integrator=None, method: str = "aba", **kwargs):
     if method in QUASI_STATIC_METHODS:
         return QuasiStaticSimulator(model, dt, method=method, **kwargs)
     return DynamicsSimulator(model, dt, method=method, **kwargs)
+
+
+Simulator.resume = resume
