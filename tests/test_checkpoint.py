@@ -270,3 +270,16 @@ def test_diverged_names_the_joint_and_keeps_the_last_state():
     assert err.joint in m.joint_name and f"Joint {err.joint!r} went first" in str(err)
     assert np.isfinite(err.q).all() and np.isfinite(err.qd).all()
     assert np.array_equal(err.q, sim.q) and np.array_equal(err.trajectory.q[-1], err.q)
+
+
+def test_cli_simulate_checkpoint(tmp_path):
+    """`articulated simulate pendulum --checkpoint PATH`: the checkpoint holds the run,
+    equal to the trajectory file the command writes."""
+    from articulated.cli import main
+
+    path = tmp_path / "ck.npz"
+    assert main(["simulate", "pendulum", "--n", "4", "--steps", "60", "--checkpoint",
+                 str(path), "--checkpoint-every", "25", "--out", str(tmp_path)]) == 0
+    a, b = Trajectory.load(path), Trajectory.load(tmp_path / "trajectory.npz")
+    _same(a, b)
+    assert a.t[-1] == pytest.approx(0.06) and a.description["scene"] == "pendulum"

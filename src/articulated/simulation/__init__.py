@@ -9,11 +9,11 @@ from .forces import (FramesKinematics, Force, JointDamping, JointTorque, PDContr
 from .integrators import INTEGRATORS, euler_step, rk4_step, semi_implicit_euler_step
 from .trajectory import SimulationDiverged, Trajectory
 from .watch import EnergyDriftWarning
-from .checkpoint import CheckpointError, RunInterrupted, resume
+from .checkpoint import CheckpointError, RunInterrupted
 from .simulator import DynamicsSimulator
 from .adaptive import AdaptiveSimulator
 from .quasistatic import QuasiStaticSimulator
-from .factory import Simulator
+from .factory import Simulator, resume
 
 __all__ = [
     "Force", "FramesKinematics", "INTEGRATORS", "JointDamping", "JointTorque", "PDController",
