@@ -597,7 +597,8 @@ class AdaptiveSimulator:
         ``checkpoint``, ``checkpoint_every``: as
         :meth:`DynamicsSimulator.run <articulated.simulation.simulator.DynamicsSimulator.run>`
         (:mod:`articulated.simulation.checkpoint`; the whole solver state is written, about
-        40 kB per body: 12 MB for pendulum-300). Ctrl-C ends the run with the records so far (``interrupted``).
+        40 kB per body: 12 MB for pendulum-300). Ctrl-C ends the run with the records so
+        far (``interrupted``).
 
         The total energy is not watched here: rigidification impulses remove kinetic
         energy by design (RGL Sec. 5.4).

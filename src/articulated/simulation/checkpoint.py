@@ -25,9 +25,10 @@ checkpoint whole. A write that fails (read-only folder, full disk) raises
 first write happens before any step, so a bad path fails at once.
 
 :func:`articulated.simulation.factory.resume` (also reachable as
-``articulated.Simulator.resume(path)``) rebuilds the simulator and finishes the run; the result is bit-identical to the run that was never
-interrupted (the compiled loops run in stretches between checkpoints, and a stretch
-boundary changes no operation). What it needs:
+``articulated.Simulator.resume(path)``) rebuilds the simulator and finishes the run; the
+result is bit-identical to the run that was never interrupted (the compiled loops run in
+stretches between checkpoints, and a stretch boundary changes no operation). What it
+needs:
 
 * the model: rebuilt from the description the file carries (scene generators,
   :attr:`articulated.Model.description`), or passed as ``model=``;

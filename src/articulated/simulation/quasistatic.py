@@ -205,9 +205,10 @@ class QuasiStaticSimulator:
         """Run ``steps`` steps, recording the configuration every ``record_every`` steps
         (default: first and last only; each record copies q, O(n)) and the per-step
         statistics (:class:`Trajectory` fields ``joints``, ``bound``, ``nodes``, ``wall``;
-        ``qd``, the energies None: velocities are zero in quasi-statics). Raises ValueError for steps < 1 or record_every < 1, and
-        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far) when
-        a step fails on non-finite values."""
+        ``qd``, the energies None: velocities are zero in quasi-statics). Raises
+        ValueError for steps < 1 or record_every < 1, and
+        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far)
+        when a step fails on non-finite values."""
         steps = int(steps)
         if steps < 1:
             raise ValueError(f"steps must be >= 1, got {steps}")
