@@ -24,6 +24,7 @@ from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDampi
                          PDController, PointForce, QuasiStaticSimulator, SimulationDiverged,
                          Simulator, Spring, Trajectory)
 from .simulation.srm import KKTSolver, SRMSolver
+from .simulation import CheckpointError, EnergyDriftWarning, RunInterrupted
 from .io.urdf import load_urdf
 from .io.mjcf import load_mjcf
 from .io.structure import load_structure
@@ -46,4 +47,5 @@ __all__ = [
     "crba_forward_dynamics", "energy", "forward_dynamics", "forward_kinematics",
     "gravity_torques", "jacobian", "point_position", "rnea",
     "SceneSimulation", "sweep",
+    "CheckpointError", "EnergyDriftWarning", "RunInterrupted",
 ]

@@ -118,7 +118,10 @@ def _simulate(model, q0, args, title, console):
 
     sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0)
     record_every = args.record_every or max(1, args.steps // 400)
-    traj = sim.run(args.steps, record_every=record_every)
+    checkpoint = getattr(args, "checkpoint", None)
+    traj = sim.run(args.steps, record_every=record_every, checkpoint=checkpoint,
+                   checkpoint_every=getattr(args, "checkpoint_every", None) if checkpoint
+                   else None)
     steps_per_s = args.steps / traj.wall_time if traj.wall_time > 0 else float("inf")
     _print(console, f"simulated {args.steps} steps of {args.dt:g} s ({args.steps * args.dt:g} s) "
                     f"with {args.integrator}/{args.method} in {traj.wall_time:.2f} s: "
@@ -583,6 +586,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scene size: links (pendulum, bicycle_chain), atoms (molecule), "
                         "characters (crowd), bodies (random_tree, millipede)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--checkpoint", metavar="PATH", default=None,
+                   help="write a checkpoint .npz there (start, every --checkpoint-every "
+                        "steps, end, Ctrl-C); finish an interrupted run with "
+                        "articulated.Simulator.resume(PATH)")
+    p.add_argument("--checkpoint-every", type=int, default=None,
+                   help="steps between checkpoints (default: start, end and Ctrl-C only)")
     _add_sim_options(p, steps=1000, dt=1e-3, out="articulated-out")
     p.set_defaults(func=cmd_simulate)
 

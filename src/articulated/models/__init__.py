@@ -2,10 +2,13 @@
 
 The public generators and their constants, re-exported here only; one module per kind of
 scene: :mod:`.trees` (branched trees), :mod:`.chains` (serial chains), :mod:`.humanoids`
-and :mod:`.loops` (closed loops), with what they share in :mod:`._common`.
+and :mod:`.loops` (closed loops), with what they share in :mod:`._common`. Every generator
+records its arguments as the model's ``description`` (:mod:`.description`), from which
+:func:`build_model` rebuilds it.
 """
 
 from ._common import GRAVITY
+from .description import SCENES, build_model
 from .chains import BICYCLE_PITCH, bicycle_chain, pendulum, prismatic_pair, two_link_arm
 from .humanoids import (HUMANOID_BODIES, HUMANOID_DOF, HUMANOID_PELVIS_HEIGHT, crowd,
                         crowd_configuration, humanoid)
@@ -20,4 +23,5 @@ __all__ = [
     "pendulum", "bicycle_chain", "two_link_arm", "prismatic_pair",
     "humanoid", "crowd", "crowd_configuration",
     "square_chain", "square_net", "four_bar", "strandbeest_points", "strandbeest_leg",
+    "SCENES", "build_model",
 ]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import JOINT_TYPES, Model
+from .description import scene
 from ._common import GRAVITY, _box_inertia, _chain_model, _count, _positive, _unit_axes
 
 
 # ---------------------------------------------------------------------------- pendulum
 
+@scene
 def pendulum(n: int = 300, link_length: float = 0.1, mass: float = 0.1, seed=None, *,
              width: float | None = None, gravity=GRAVITY) -> Model:
     """A serial pendulum of ``n`` thin box links hanging from a fixed world point.
@@ -74,6 +76,7 @@ BICYCLE_PITCH = 0.0127
 """Pitch of a bicycle chain, 1/2 inch [m] (ISO 606 08B / ANSI 40)."""
 
 
+@scene
 def bicycle_chain(n: int = 30, *, pitch: float = BICYCLE_PITCH, gravity=GRAVITY) -> Model:
     """A planar open bicycle chain of ``n`` links, the first one jointed to the world.
 
@@ -120,6 +123,7 @@ def bicycle_chain(n: int = 30, *, pitch: float = BICYCLE_PITCH, gravity=GRAVITY)
 
 # ---------------------------------------------------------------------------- two-link arm
 
+@scene
 def two_link_arm(l1: float = 2.0, m1: float = 10.0, l2: float = 0.02, m2: float = 0.1,
                  width: float = 0.02, *, gravity=GRAVITY) -> Model:
     """The ill-conditioned two-link arm of Ascher, Pai & Cloutier (1997), "Forward dynamics,
@@ -168,6 +172,7 @@ def two_link_arm(l1: float = 2.0, m1: float = 10.0, l2: float = 0.02, m2: float 
                  body_I_com=_box_inertia(m, L, w, w), gravity=np.asarray(gravity, dtype=np.float64))
 
 
+@scene
 def prismatic_pair(m1: float = 1e9, m2: float = 1.0, axis=(0.0, 0.0, 1.0), *,
                    length_per_mass: float = 1.0, width: float = 0.1,
                    gravity=(0.0, 0.0, 0.0)) -> Model:

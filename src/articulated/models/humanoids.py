@@ -6,6 +6,7 @@ import numpy as np
 
 from ..builder import ModelBuilder
 from ..model import JOINT_TYPES, Model
+from .description import scene
 from ._common import GRAVITY, _box_inertia, _count, _positive, _rod_inertia
 
 
@@ -103,6 +104,7 @@ def _humanoid_builder(prefix: str, floating_base: bool, total_mass: float, gravi
     return b
 
 
+@scene
 def humanoid(name_prefix: str = "", floating_base: bool = True, *, total_mass: float = 70.0,
              gravity=GRAVITY) -> Model:
     """One humanoid character: 89 bodies and 95 DOF, standing upright along +z.
@@ -161,6 +163,7 @@ def humanoid(name_prefix: str = "", floating_base: bool = True, *, total_mass: f
     return _humanoid_builder(name_prefix, bool(floating_base), total_mass, gravity).build()
 
 
+@scene
 def crowd(k: int = 200, spacing: float = 1.0, *, return_configuration: bool = False,
           total_mass: float = 70.0, gravity=GRAVITY):
     """``k`` free-floating humanoids in one model (a forest), standing on a grid.

@@ -8,6 +8,7 @@ import numpy as np
 from ..builder import ModelBuilder
 from ..model import Model
 from ..spatial import rot_y
+from .description import scene
 from ._common import GRAVITY, _count, _positive, _rod_inertia
 
 
@@ -84,6 +85,7 @@ def _xz(x, z):
     return np.array([x, 0.0, z], dtype=np.float64)
 
 
+@scene
 def square_chain(n: int = 16, *, link_length: float = 1.0, link_mass: float = 1.0,
                  loop_kind: str = "point", gravity=GRAVITY) -> Model:
     """The falling chain of unit squares of Ascher & Lin (1999), Example 4.1 (Fig. 4.1).
@@ -125,6 +127,7 @@ def square_chain(n: int = 16, *, link_length: float = 1.0, link_mass: float = 1.
     return _planar_linkage(links, tree, loops, gravity=gravity, density=m / L, loop_kind=loop_kind)
 
 
+@scene
 def square_net(rows: int = 4, cols: int = 4, *, breeze: float = 2.0, link_length: float = 1.0,
                link_mass: float = 1.0, loop_kind: str = "point", gravity=GRAVITY) -> Model:
     """The square net ("veil") of Ascher & Lin (1999), Example 4.2 (Fig. 4.3): a planar net of
@@ -190,6 +193,7 @@ FOUR_BAR = dict(crank=1.0, coupler=3.5, rocker=3.0, ground=4.0)
 """Default link lengths [m] of :func:`four_bar` (Grashof crank-rocker: s + l <= p + q)."""
 
 
+@scene
 def four_bar(theta0: float = 0.5, *, crank: float = 1.0, coupler: float = 3.5,
              rocker: float = 3.0, ground: float = 4.0, density: float = 1.0,
              loop_kind: str = "revolute", gravity=GRAVITY) -> Model:
@@ -254,6 +258,7 @@ def strandbeest_points(theta: float = 0.0, scale: float = 0.01):
     return dict(O=O, Z=Z, B=B, C=C, D=D, E=E, F=F, G=G)
 
 
+@scene
 def strandbeest_leg(theta0: float = 0.0, *, scale: float = 0.01, density: float = 1.0,
                     flywheel_inertia: float = 5.0, loop_kind: str = "point",
                     gravity=GRAVITY) -> Model:

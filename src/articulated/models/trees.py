@@ -7,6 +7,7 @@ import numpy as np
 
 from ..model import JOINT_TYPES, Model
 from ..spatial import rot_y, rot_z
+from .description import scene
 from ._common import (GRAVITY, _box_inertia, _chain_model, _count, _depth_first, _positive,
                       _unit_axes)
 
@@ -28,6 +29,7 @@ def _random_inertia(rng, mass):
     return R @ np.diag(d) @ R.T
 
 
+@scene
 def random_tree(n: int, seed=0, *, joint_types=("revolute", "prismatic", "spherical", "free", "fixed"),
                 floating_base: bool = False, branching: float = 0.5) -> Model:
     """A random kinematic tree for cross-checks (RBD.jl ``randmech``, Pinocchio
@@ -76,6 +78,7 @@ def random_tree(n: int, seed=0, *, joint_types=("revolute", "prismatic", "spheri
 
 # ---------------------------------------------------------------------------- millipede
 
+@scene
 def millipede(legs: int = 1000, leg_links: int = 10, spine: int = 3000, *,
               segment_length: float = 0.02, segment_mass: float = 0.02,
               leg_link_length: float = 0.01, leg_link_mass: float = 0.004,
@@ -194,6 +197,7 @@ TETRAHEDRAL_ANGLE = float(np.degrees(np.arccos(-1.0 / 3.0)))
 """Ideal sp3 bond angle, about 109.47 degrees."""
 
 
+@scene
 def molecule(n: int = 50_000, seed=0, *, bond_length: float = 0.15, atom_mass: float = 1.0,
              atom_radius: float = 0.05, axes: str = "bond", branching: float = 0.3,
              gravity=GRAVITY) -> Model:

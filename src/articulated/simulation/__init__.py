@@ -7,16 +7,18 @@ Re-exports only (see the modules for the implementations).
 from .forces import (FramesKinematics, Force, JointDamping, JointTorque, PDController,
                      PointForce, Spring, StateKinematics)
 from .integrators import INTEGRATORS, euler_step, rk4_step, semi_implicit_euler_step
-from .trajectory import (AdaptiveTrajectory, QuasiStaticTrajectory, SimulationDiverged,
-                         Trajectory)
+from .trajectory import SimulationDiverged, Trajectory
+from .watch import EnergyDriftWarning
+from .checkpoint import CheckpointError, RunInterrupted
 from .simulator import DynamicsSimulator
 from .adaptive import AdaptiveSimulator
 from .quasistatic import QuasiStaticSimulator
-from .factory import Simulator
+from .factory import Simulator, resume
 
 __all__ = [
     "Force", "FramesKinematics", "INTEGRATORS", "JointDamping", "JointTorque", "PDController",
-    "PointForce", "AdaptiveSimulator", "AdaptiveTrajectory", "DynamicsSimulator", "QuasiStaticSimulator",
-    "QuasiStaticTrajectory", "SimulationDiverged", "Simulator", "Spring", "StateKinematics",
+    "PointForce", "AdaptiveSimulator", "DynamicsSimulator", "QuasiStaticSimulator",
+    "SimulationDiverged", "Simulator", "Spring", "StateKinematics",
+    "CheckpointError", "EnergyDriftWarning", "RunInterrupted", "resume",
     "Trajectory", "euler_step", "rk4_step", "semi_implicit_euler_step",
 ]

@@ -49,7 +49,8 @@ from ..data import data_arrays
 from ..model import Model, model_arrays
 from .contact import CONTACT_STATS, ContactStepper
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces, has_joint_forces
-from .trajectory import AdaptiveTrajectory, SimulationDiverged
+from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_object_state
+from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint
 
 ERR_FORCE = 3
 """Error code of :func:`_adaptive_steps`: an applied force is not finite."""
@@ -271,6 +272,8 @@ class AdaptiveSimulator:
         pendulum-300)."""
         self.solver = AdaptiveDynamics(model, assembly, weights=weights,
                                        velocity_weights=velocity_weights)
+        self._given = dict(weights=weights, velocity_weights=velocity_weights,
+                           assembly=assembly)
         self._data = model.data()    # the O(n) energies of records that need them
         self.q = model.neutral() if q0 is None else model.check_configuration(q0).copy()
         self.qd = np.zeros(model.nv) if qd0 is None else model.check_vector(qd0, "qd0",
@@ -427,7 +430,11 @@ class AdaptiveSimulator:
             J = s._ajoints
             integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, qd, h)
         if not (np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(qd @ qd)):
-            raise ValueError(f"the adaptive simulation became non-finite at t = {self.t:.6g}")
+            detail, joint = nonfinite_joint(m, q, qd, "the new state")
+            e = ValueError(f"the adaptive simulation became non-finite at t = {self.t:.6g}: "
+                           f"{detail}")
+            e.joint = joint
+            raise e
         self.q, self.qd = q, qd
         self.t += h
         self.steps += 1
@@ -567,15 +574,16 @@ class AdaptiveSimulator:
                         err, "the fully articulated acceleration")
             where = f" at joint {m.joint_name[joint]!r}" if joint >= 0 else ""
             error = ValueError(f"{what} is not finite{where} at t = {self.t:.6g}")
+            error.joint = m.joint_name[joint] if joint >= 0 else None
         wall = cycles[:done] / rate if rate else None
         return (done, list(zip(ks, qrec[:nrec], qdrec[:nrec], srec[:nrec], Trec[:nrec])), wall,
                 error)
 
-    def run(self, steps: int, record_every: int = 1) -> AdaptiveTrajectory:
-        """Run ``steps`` steps, recording every ``record_every`` steps (kinetic energy
-        included, O(n) per record). Raises ValueError for steps or record_every < 1 and
-        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far)
-        when a step fails on non-finite values.
+    def run(self, steps: int, record_every: int = 1, *, checkpoint=None,
+            checkpoint_every: int | None = None) -> Trajectory:
+        """Run ``steps`` steps, recording every ``record_every`` steps (and the last) the
+        state, its kinetic energy and the active-region sizes (:class:`Trajectory` fields
+        ``kinetic``, ``active``, ``update_region``, ``rigidified``, ``wall`` per step).
 
         When every applied force has a compiled form (:class:`articulated.PointForce`,
         :class:`articulated.Spring`, or no forces) the steps run in one compiled loop
@@ -583,19 +591,60 @@ class AdaptiveSimulator:
         between two active-region updates do, see :meth:`_compiled_stretch`), the others
         by :meth:`_python_step`, as :meth:`step` runs them; ``wall`` of a compiled stretch
         comes from the CPU's cycle counter (x86; elsewhere each of its steps gets the
-        stretch's mean time)."""
+        stretch's mean time). The compiled loop runs in stretches of about 0.2 s that end
+        at the checkpoints (a stretch boundary changes no operation).
+
+        ``checkpoint``, ``checkpoint_every``: as
+        :meth:`DynamicsSimulator.run <articulated.simulation.simulator.DynamicsSimulator.run>`
+        (:mod:`articulated.simulation.checkpoint`; the whole solver state is written, about
+        40 kB per body: 12 MB for pendulum-300). Ctrl-C ends the run with the records so
+        far (``interrupted``).
+
+        The total energy is not watched here: rigidification impulses remove kinetic
+        energy by design (RGL Sec. 5.4).
+
+        Raises ValueError for steps or record_every < 1, :class:`articulated.
+        SimulationDiverged` (the trajectory recorded so far, the joint that went first
+        when known, the state before the failing step) when a step fails on non-finite
+        values, :class:`~articulated.simulation.checkpoint.CheckpointError` when a
+        checkpoint cannot be written."""
         if int(steps) < 1 or int(record_every) < 1:
             raise ValueError("steps and record_every must be >= 1")
         steps, every = int(steps), int(record_every)
-        rec = {k: [] for k in ("t", "q", "qd", "kinetic", "active", "update_region",
-                               "rigidified")}
+        ck = None
+        if checkpoint is not None:
+            ck = Checkpointer(self, checkpoint, checkpoint_every, steps, every)
+        elif checkpoint_every is not None:
+            raise ValueError("checkpoint_every given without checkpoint")
+        return self.continue_run(steps, every, None, ck, None)
+
+    def continue_run(self, steps, every, progress, ck, start):
+        """:meth:`run` from step ``start.done`` with the records ``start.trajectory``
+        (:class:`~articulated.simulation.checkpoint.Resume`; None: a new run),
+        checkpoints by ``ck`` (or None). ``progress`` is not used (no progress bar)."""
+        names = ("t", "q", "qd", "kinetic", "active", "update_region", "rigidified")
         wall = np.zeros(steps)
+        if start is None:
+            rec = {k: [] for k in names}
+            k, wall_prev = 0, 0.0
+        else:
+            tr = start.trajectory
+            rec = {n: list(getattr(tr, n)) for n in names}
+            k, wall_prev = start.done, start.wall_time
+            wall[:k] = tr.wall[:k]
         log0 = len(self._contact_log) if self._contact is not None else 0
 
         def contacts():
             if self._contact is None:
                 return None
             return np.array(self._contact_log[log0:], dtype=CONTACT_STATS)
+
+        def trajectory(n):
+            return Trajectory.of(
+                self.model, **{name: np.array(v) for name, v in rec.items()}, wall=wall[:n],
+                contacts=contacts(), nfev=n, wall_time=wall_prev + float(wall[k0:n].sum()),
+                integrator="semi_implicit_euler", method="adaptive", dt=self.dt,
+                settings=self.settings())
 
         def record(t, q, qd, last, T=None):
             rec["t"].append(t)
@@ -608,41 +657,115 @@ class AdaptiveSimulator:
 
         def diverged(k, e):
             return SimulationDiverged(
-                f"adaptive run stopped at step {k + 1}: {e}",
-                trajectory=AdaptiveTrajectory(**{n: np.array(v) for n, v in rec.items()},
-                                              wall=wall[:k], contacts=contacts()),
-                t=self.t, step=k + 1)
+                f"adaptive run stopped at step {k + 1}: {e}. The records so far are in the "
+                f"exception's .trajectory, the state before the failing step in .q, .qd.",
+                trajectory=trajectory(k), t=self.t, step=k + 1,
+                joint=getattr(e, "joint", None), q=self.q, qd=self.qd)
 
         def last():
             return [self.last[n] for n in ("active", "update_region", "rigidified")]
 
-        record(self.t, self.q, self.qd, last())
-        k = 0
-        while k < steps:
-            n = self._compiled_stretch(steps - k)
-            if n:
-                t_start = self.t
-                t0 = time.perf_counter()
-                done, records, w, error = self._compiled_steps(n, k, every)
-                wall[k:k + done] = (time.perf_counter() - t0) / max(done, 1) if w is None \
-                    else w
-                for kk, q, qd, st, T in records:
-                    record(t_start + (kk - k + 1) * self.dt, q, qd, st, T)
-                if error is not None:
-                    raise diverged(k + done, error)
-                k += n
-                continue
-            t0 = time.perf_counter()
-            try:
-                self._python_step()
-            except ValueError as e:          # non-finite accelerations or state
-                raise diverged(k, e) from e
-            wall[k] = time.perf_counter() - t0
-            if (k + 1) % every == 0:
-                record(self.t, self.q, self.qd, last())
-            k += 1
-        return AdaptiveTrajectory(**{k: np.array(v) for k, v in rec.items()}, wall=wall,
-                                  contacts=contacts())
+        if start is None:
+            record(self.t, self.q, self.qd, last())
+        k0 = k
+        t_run = rec["t"][0]      # compiled steps: t = t_run + k dt, whatever the stretches
+        stop = RunStop()
+        per = None
+        with stop:
+            if ck is not None and start is None:
+                ck.write(self, trajectory(0), 0, 0)
+            while k < steps and not stop.requested:
+                limit = steps - k if ck is None else ck.next(k) - k
+                if per is not None:
+                    limit = min(limit, max(1, int(0.2 / max(per, 1e-9))))
+                n = self._compiled_stretch(limit)
+                if n:
+                    t0 = time.perf_counter()
+                    done, records, w, error = self._compiled_steps(n, k, every)
+                    took = time.perf_counter() - t0
+                    per = took / max(done, 1)
+                    wall[k:k + done] = per if w is None else w
+                    self.t = t_run + (k + done) * self.dt
+                    for kk, q, qd, st, T in records:
+                        record(t_run + (kk + 1) * self.dt, q, qd, st, T)
+                    if error is not None:
+                        raise diverged(k + done, error)
+                    k += n
+                else:
+                    t0 = time.perf_counter()
+                    try:
+                        self._python_step()
+                    except ValueError as e:          # non-finite accelerations or state
+                        raise diverged(k, e) from e
+                    wall[k] = time.perf_counter() - t0
+                    if (k + 1) % every == 0:
+                        record(self.t, self.q, self.qd, last())
+                    k += 1
+                if ck is not None and (ck.due(k) or stop.requested):
+                    ck.write(self, trajectory(k), k, k)
+        if stop.requested and k < steps:
+            return interrupted(trajectory(k), k, steps, None if ck is None else ck.path)
+        return trajectory(steps)
+
+    # ------------------------------------------------------------------ checkpoints
+    def settings(self) -> dict:
+        """The simulator's settings (JSON values; metric weights as ``"array"`` or
+        ``"callable"``), as recorded in its trajectories."""
+        ma = self.max_active
+        weights = {k: (None if v is None else "callable" if callable(v) else "array")
+                   for k, v in self._given.items() if k != "assembly"}
+        a = self._given["assembly"]
+        return dict(max_active=ma.tolist() if isinstance(ma, np.ndarray) else ma,
+                    eps_vel=self.eps_vel, eps_acc=self.eps_acc, max_update=self.max_update,
+                    update_every=self.update_every,
+                    assembly=a if isinstance(a, str) else "custom", **weights)
+
+    def checkpoint_settings(self) -> dict:
+        """Keywords of :func:`articulated.Simulator` that rebuild this simulator (JSON),
+        ``dt`` and ``method`` included. ValueError for what cannot be checkpointed
+        (contacts and limits, callable metric weights, a custom assembly tree)."""
+        out = dict(self.settings(), dt=self.dt, method="adaptive")
+        if self._contact is not None:
+            raise ValueError("a run with contacts or joint limits cannot be checkpointed "
+                             "(the impulse solver's warm start is not kept)")
+        if "callable" in (out["weights"], out["velocity_weights"]):
+            raise ValueError("an adaptive run with callable metric weights cannot be "
+                             "checkpointed (pass the weights as arrays)")
+        if out["assembly"] == "custom":
+            raise ValueError("an adaptive run with a custom assembly tree cannot be "
+                             "checkpointed (use assembly='balanced' or 'serial')")
+        return out
+
+    _STATE_SKIP = ("forces", "_given")
+
+    def _build_lazy(self):
+        """Build the solver's lazily made bundles, so that a fresh simulator and this one
+        are laid out alike (:func:`~articulated.simulation.checkpoint.object_state`)."""
+        s = self.solver
+        s.hybrid_args()
+        s._reduced_args()
+        s._region_args(self.impulse_columns)
+
+    def checkpoint_state(self):
+        """``(JSON dict, arrays)``: the state (``q, qd, t``) and every array and scalar of
+        the simulator and its solver (:func:`~articulated.simulation.checkpoint.
+        object_state`), so that the continuation repeats the same operations; metric
+        weight arrays under ``weights``, ``velocity_weights``."""
+        self._build_lazy()
+        scalars, arrays = object_state(self, self._STATE_SKIP)
+        out = {f"sim{k}": v for k, v in arrays.items()}
+        out.update(q=self.q, qd=self.qd, t=np.array([self.t]))
+        for k in ("weights", "velocity_weights"):
+            if self._given[k] is not None:
+                out[k] = np.asarray(self._given[k], dtype=np.float64)
+        return dict(scalars=scalars), out
+
+    def restore_state(self, meta, arrays) -> None:
+        """Set what :meth:`checkpoint_state` wrote, on a simulator built with the same
+        settings. ValueError when they do not fit."""
+        self._build_lazy()
+        mine = {k[len("sim"):]: v for k, v in arrays.items() if k.startswith("sim.")}
+        set_object_state(self, meta["scalars"], mine, self._STATE_SKIP)
 
     def __repr__(self):
         return (f"AdaptiveSimulator(nb={self.model.nb}, dt={self.dt:g}, "

@@ -162,6 +162,20 @@ class Force(ABC):
         default (``None, None``) is always correct and costs a full update."""
         return None, None
 
+    @property
+    def conserves_energy(self) -> bool:
+        """True when the force neither adds nor removes energy: it is conservative and has
+        no damping (the simulators watch the total energy only then, see
+        :class:`~articulated.simulation.watch.EnergyWatch`)."""
+        return bool(self.conservative)
+
+    def spec(self):
+        """The force as ``{"type": class name, **constructor arguments}`` (JSON values), so
+        that a checkpoint can rebuild it (:func:`force_from_spec`); None when it cannot be
+        written (a callable argument, a user's own force: pass it again to
+        :func:`articulated.simulation.checkpoint.resume`)."""
+        return None
+
     def compiled(self, model: Model):
         """The force's part of the compiled step loops (:func:`compile_forces`), a dict with
         any of ``"body": (kind, body, params)`` (a body force, :data:`FORCE_WORLD`, ...),
@@ -204,6 +218,10 @@ class PointForce(Force):
     def bind(self, model):
         model.body_id(self.body)
         return self
+
+    def spec(self):
+        return _spec(self, body=self.body, force=self.force, point=self.point,
+                     frame=self.frame)
 
     def compiled(self, model):
         return {"body": (FORCE_WORLD if self.frame == "world" else FORCE_BODY,
@@ -265,6 +283,15 @@ class Spring(Force):
         model.body_id(self.body)
         return self
 
+    @property
+    def conserves_energy(self):
+        return self.damping == 0.0
+
+    def spec(self):
+        return _spec(self, body=self.body, point=self.point, anchor=self.anchor,
+                     stiffness=self.stiffness, rest_length=self.rest_length,
+                     damping=self.damping)
+
     def compiled(self, model):
         return {"body": (FORCE_SPRING, model.body_id(self.body),
                          np.r_[self.point, self.anchor, self.stiffness, self.rest_length,
@@ -325,6 +352,11 @@ class JointTorque(Force):
         if not callable(self.tau) and self.tau.shape != (model.nv,):
             raise ValueError(f"JointTorque tau must have shape ({model.nv},), got {self.tau.shape}")
         return self
+
+    conserves_energy = False
+
+    def spec(self):
+        return None if callable(self.tau) else _spec(self, tau=self.tau)
 
     def compiled(self, model):
         return None if callable(self.tau) else {"tau": self.bind(model).tau}
@@ -402,6 +434,17 @@ class PDController(Force):
             self.bind(model)
         return self._bound[1], self._bound[2]
 
+    @property
+    def conserves_energy(self):
+        return (self.conservative and not callable(self.qd_ref) and not self.kd.any()
+                and not np.any(self.qd_ref))
+
+    def spec(self):
+        if callable(self.q_ref) or callable(self.qd_ref):
+            return None
+        return _spec(self, kp=self.kp, kd=self.kd, q_ref=self.q_ref, qd_ref=self.qd_ref,
+                     joints=self.joints)
+
     def compiled(self, model):
         if callable(self.q_ref) or callable(self.qd_ref):
             return None
@@ -450,6 +493,9 @@ class JointDamping(Force):
             raise ValueError(f"JointDamping b must have shape ({model.nv},), got {self.b.shape}")
         return self
 
+    def spec(self):
+        return _spec(self, b=self.b)
+
     def compiled(self, model):
         self.bind(model)
         return {"damping": np.broadcast_to(self.b, (model.nv,)).astype(np.float64)}
@@ -459,6 +505,32 @@ class JointDamping(Force):
 
     def __repr__(self):
         return f"JointDamping(b={self.b!r})"
+
+
+# ------------------------------------------------------------------ written forces
+
+def _spec(obj, /, **arguments):
+    """``{"type": class name, **arguments}`` with arrays as lists (:meth:`Force.spec`)."""
+    out = {"type": type(obj).__name__}
+    for k, v in arguments.items():
+        out[k] = v.tolist() if isinstance(v, np.ndarray) else (
+            v.item() if isinstance(v, np.generic) else v)
+    return out
+
+
+def force_from_spec(spec) -> Force:
+    """The built-in force that :meth:`Force.spec` wrote. Raises ValueError for an unknown
+    type or arguments the constructor rejects."""
+    kinds = {c.__name__: c for c in (PointForce, Spring, JointTorque, PDController,
+                                     JointDamping)}
+    kw = dict(spec)
+    cls = kinds.get(kw.pop("type", None))
+    if cls is None:
+        raise ValueError(f"unknown force type in {spec!r}; built-in forces: {sorted(kinds)}")
+    try:
+        return cls(**kw)
+    except TypeError as e:
+        raise ValueError(f"cannot rebuild the force {spec!r}: {e}") from None
 
 
 # ------------------------------------------------------------------ compiled forces

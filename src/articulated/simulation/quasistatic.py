@@ -32,7 +32,7 @@ from ..algorithms.quasistatics import AdaptiveQuasiStatics
 from ..configuration import integrate_joints_inplace
 from ..model import Model
 from .forces import FramesKinematics
-from .trajectory import QuasiStaticTrajectory, SimulationDiverged
+from .trajectory import SimulationDiverged, Trajectory
 
 QUASI_STATIC_METHODS = ("quasistatic-adaptive", "quasistatic")
 
@@ -201,28 +201,33 @@ class QuasiStaticSimulator:
         self.last = stats
         return stats
 
-    def run(self, steps: int, record_every: int | None = None) -> QuasiStaticTrajectory:
+    def run(self, steps: int, record_every: int | None = None) -> Trajectory:
         """Run ``steps`` steps, recording the configuration every ``record_every`` steps
         (default: first and last only; each record copies q, O(n)) and the per-step
-        statistics. Raises ValueError for steps < 1 or record_every < 1, and
-        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far) when
-        a step fails on non-finite values."""
+        statistics (:class:`Trajectory` fields ``joints``, ``bound``, ``nodes``, ``wall``;
+        ``qd``, the energies None: velocities are zero in quasi-statics). Raises
+        ValueError for steps < 1 or record_every < 1, and
+        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far)
+        when a step fails on non-finite values."""
         steps = int(steps)
         if steps < 1:
             raise ValueError(f"steps must be >= 1, got {steps}")
         every = steps if record_every is None else int(record_every)
         if every < 1:
             raise ValueError(f"record_every must be >= 1, got {record_every}")
+        m = self.model
         ts, qs = [self.t], [self._q.copy()]
         joints = np.zeros(steps, dtype=np.int64)
         bound = np.zeros(steps)
         nodes = np.zeros(steps, dtype=np.int64)
         wall = np.zeros(steps)
         def trajectory(n):
-            return QuasiStaticTrajectory(t=np.array(ts), q=np.array(qs), joints=joints[:n],
-                                         bound=bound[:n], nodes=nodes[:n], wall=wall[:n],
-                                         method=self.method, error=self.error,
-                                         eps_max=self.eps_max)
+            return Trajectory.of(self.model, t=np.array(ts), q=np.array(qs).reshape(-1, m.nq),
+                                 joints=joints[:n], bound=bound[:n], nodes=nodes[:n],
+                                 wall=wall[:n], nfev=n, wall_time=float(wall[:n].sum()),
+                                 method=self.method, integrator="quasistatic", dt=self.dt,
+                                 settings=dict(error=self.error, eps_max=self.eps_max,
+                                               max_joints=self.max_joints))
 
         for k in range(steps):
             try:

@@ -6,6 +6,7 @@ the forward-dynamics methods; it records a
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 
@@ -19,8 +20,11 @@ from ..model import Model
 from .forces import Force, StateKinematics, compile_forces
 from .contact import CONTACT_STATS, ContactStepper
 from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
-from .stepping import INTEGRATOR_CODES, METHOD_CODES, OK, loop_bundles, record_state, records, tree_steps
-from .trajectory import SimulationDiverged, Trajectory
+from .stepping import (INTEGRATOR_CODES, METHOD_CODES, OK, Records, loop_bundles, record_state,
+                       records, tree_steps)
+from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint as _describe
+from .checkpoint import Checkpointer, RunStop, interrupted
+from .watch import EnergyWatch
 
 
 class _NonFinite(Exception):
@@ -45,18 +49,24 @@ class _Recorder:
         self.T.append(T)
         self.V.append(V)
 
+    def restore(self, traj):
+        """Continue the records of ``traj`` (a resumed run)."""
+        self.t, self.q, self.qd = list(traj.t), list(traj.q), list(traj.qd)
+        self.T, self.V = list(traj.kinetic), list(traj.potential)
+
     def trajectory(self, nfev, wall):
         s = self.sim
         m = s.model
-        return Trajectory(
-            t=np.array(self.t, dtype=np.float64),
+        return Trajectory.of(
+            m, t=np.array(self.t, dtype=np.float64),
             q=np.array(self.q, dtype=np.float64).reshape(-1, m.nq),
             qd=np.array(self.qd, dtype=np.float64).reshape(-1, m.nv),
             kinetic=np.array(self.T, dtype=np.float64),
             potential=np.array(self.V, dtype=np.float64),
             nfev=int(nfev), wall_time=float(wall), integrator=s.integrator, method=s.method,
             dt=s.dt, contacts=(None if s._contact is None
-                               else np.array(s._contact_log, dtype=CONTACT_STATS)))
+                               else np.array(s._contact_log, dtype=CONTACT_STATS)),
+            settings=s.settings())
 
 
 class _Progress:
@@ -158,6 +168,11 @@ class DynamicsSimulator:
         ``allow_initial_penetration``, ``limit_e``, ...)
     limits : bool - enforce the joint limits ``model.jnt_range`` by impulses (GLM IV.B,
         Kokkevis 2004), with or without contacts (default False); same stepping as contacts
+    energy_drift : float > 0 or None - threshold of the energy watch (default 0.01): when
+        every applied force conserves energy (no contacts, limits, damping or driving
+        forces), :meth:`run` warns once (:class:`~articulated.simulation.watch.
+        EnergyDriftWarning`, with the step, the drift and a suggested step size) when the
+        relative drift of the recorded total energy passes it; None: off
 
     Attributes
     ----------
@@ -185,7 +200,7 @@ class DynamicsSimulator:
     def __init__(self, model: Model, dt: float, integrator: str | None = None,
                  method: str = "aba", forces=(), q0=None, qd0=None, rtol: float = 1e-6,
                  atol: float = 1e-8, dtype=np.float64, srm=None, contacts=None,
-                 contact_options=None, limits: bool = False):
+                 contact_options=None, limits: bool = False, energy_drift: float | None = 0.01):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         self.model = model
@@ -216,6 +231,7 @@ class DynamicsSimulator:
             raise ValueError(f"unknown forward-dynamics method {method!r}; expected one of {METHODS}")
         self.integrator = integrator
         self.method = method
+        self._watch = EnergyWatch(energy_drift, self.dt, integrator)
         self.rtol = _positive(rtol, "rtol")
         self.atol = _positive(atol, "atol")
         self.dtype = check_dtype(dtype)
@@ -318,9 +334,11 @@ class DynamicsSimulator:
         try:
             qdd = forward_dynamics(m, q, qd, tau, f_ext, method=self.method, dtype=self.dtype)
         except ValueError as e:
+            named = re.search(r"at joint '([^']*)'", str(e))    # the algorithms' reports
             raise _NonFinite(f"forward dynamics failed ({e}) at max |qd| = "
                              f"{float(np.abs(qd).max(initial=0.0)):.3g}, max |tau| = "
-                             f"{float(np.abs(tau).max(initial=0.0)):.3g}") from e
+                             f"{float(np.abs(tau).max(initial=0.0)):.3g}",
+                             named.group(1) if named else None) from e
         if self.dtype != np.float64:
             qdd = qdd.astype(np.float64)
         return qdd
@@ -411,7 +429,8 @@ class DynamicsSimulator:
             rec.add(self.t, self._q, self._qd)
             raise self._diverged(e, rec.trajectory(0, 0.0), 1, 1) from e.__cause__
 
-    def run(self, steps: int, record_every: int = 1, progress=None) -> Trajectory:
+    def run(self, steps: int, record_every: int = 1, progress=None, *, checkpoint=None,
+            checkpoint_every: int | None = None) -> Trajectory:
         """Integrate ``steps`` time steps and record the states.
 
         Parameters
@@ -422,57 +441,128 @@ class DynamicsSimulator:
             plus the end)
         progress : bool or None - show a rich progress bar; None: only when stdout is a
             terminal and the run is long (> 1000 steps or > 2 s expected)
+        checkpoint : str or os.PathLike, optional - write a checkpoint ``.npz`` there
+            before the first step, every ``checkpoint_every`` steps, at the end and on
+            Ctrl-C; :func:`articulated.Simulator.resume
+            <articulated.simulation.checkpoint.resume>` finishes the run from it, bit for
+            bit (:mod:`articulated.simulation.checkpoint`)
+        checkpoint_every : int >= 1, optional - steps between checkpoints (None: start, end
+            and Ctrl-C only)
 
         Returns
         -------
-        Trajectory - times, states, energies, ``nfev`` and wall time of this run.
+        Trajectory - times, states, energies, ``nfev`` and wall time of this run;
+        ``interrupted`` is True when Ctrl-C ended it early (the records so far).
 
         For ``rk45`` the adaptive solver covers the whole interval (its own step sizes) and
         the records are its dense-output values at the record times (``t_eval`` of
         ``solve_ivp``), quaternions normalized.
 
+        When every applied force conserves energy (and there are no contacts or limits),
+        the total energy of the records is watched: an
+        :class:`~articulated.simulation.watch.EnergyDriftWarning` (once per simulator)
+        reports the step, the drift and a smaller step size when the relative drift passes
+        ``energy_drift``.
+
         Raises
         ------
         SimulationDiverged - the state or an applied force became non-finite, forward
             dynamics failed on it, or the adaptive step size collapsed; ``.trajectory``
-            holds the records so far and the simulator keeps the last finite state.
-        ValueError - ``steps < 0`` or ``record_every < 1``.
+            holds the records so far, ``.joint`` the joint that went first, ``.q, .qd`` and
+            the simulator the last finite state.
+        CheckpointError - a checkpoint could not be written (``.trajectory``: the records
+            so far; the simulator holds the state reached).
+        ValueError - ``steps < 0``, ``record_every < 1``, ``checkpoint_every < 1``, or a
+            checkpoint with settings that cannot be checkpointed (``rk45``, contacts).
         """
         steps = _count(steps, "steps", 0)
         record_every = _count(record_every, "record_every", 1)
+        ck = None
+        if checkpoint is not None:
+            ck = Checkpointer(self, checkpoint, checkpoint_every, steps, record_every)
+        elif checkpoint_every is not None:
+            raise ValueError("checkpoint_every given without checkpoint")
+        return self.continue_run(steps, record_every, progress, ck, None)
+
+    def continue_run(self, steps, every, progress, ck, start):
+        """:meth:`run` from step ``start.done`` of a run of ``steps`` steps with the records
+        ``start.trajectory`` (:class:`~articulated.simulation.checkpoint.Resume`; None: a
+        new run), checkpoints by ``ck`` (or None)."""
         if self.integrator != "rk45" and self._compiled() is not None:
-            return self._run_compiled(steps, record_every, progress)
+            return self._run_compiled(steps, every, progress, ck, start)
+        return self._run_python(steps, every, progress, ck, start)
+
+    def _watching(self) -> bool:
+        """Whether the energy watch applies (:meth:`run`): conservative forces only, no
+        contacts or limits."""
+        return (self._watch.tol is not None and self._contact is None
+                and all(getattr(f, "conserves_energy", False) for f in self.forces))
+
+    def _watch_records(self, first, t, T, V, every, steps, E0):
+        """The energy watch on records ``first ..`` (their times and energies)."""
+        if self._watching() and len(t):
+            k = np.minimum(np.arange(first, first + len(t)) * every, steps)
+            self._watch.check(k, t, T, V, E0)
+
+    def _run_python(self, steps, every, progress, ck, start):
+        """:meth:`run` step by step in Python (rk45, SRM, contacts, float32, forces
+        without a compiled form)."""
         rec = _Recorder(self)
-        rec.add(self.t, self._q, self._qd)
+        if start is None:
+            rec.add(self.t, self._q, self._qd)
+            k0, nfev_prev, wall_prev = 0, 0, 0.0
+        else:
+            rec.restore(start.trajectory)
+            k0, nfev_prev, wall_prev = start.done, start.nfev, start.wall_time
         if self._contact is not None:
             self._contact_log = []
+        E0 = rec.T[0] + rec.V[0]
         nfev0 = self.nfev
         w0 = time.perf_counter()
         t_start = self.t
-        bar = _Progress(progress, steps)
-        k = 0
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                if self.integrator == "rk45":
-                    k = self._run_rk45(steps, record_every, rec, bar)
-                else:
-                    for k in range(1, steps + 1):
-                        self._step_fixed()
-                        if k % record_every == 0 or k == steps:
-                            rec.add(self.t, self._q, self._qd)
-                        bar.update(k)
-        except _NonFinite as e:
-            if self.integrator == "rk45":
-                k = min(steps, int((self.t - t_start) / self.dt) + 1)
-            raise self._diverged(e, rec.trajectory(self.nfev - nfev0,
-                                                   time.perf_counter() - w0),
-                                 k, steps) from e.__cause__
-        finally:
-            bar.close()
-        return rec.trajectory(self.nfev - nfev0, time.perf_counter() - w0)
 
-    def _run_rk45(self, steps, record_every, rec, bar):
-        """Adaptive RK45 over [t, t + steps dt]; returns the number of whole dt covered."""
+        def trajectory():
+            return rec.trajectory(nfev_prev + self.nfev - nfev0,
+                                  wall_prev + time.perf_counter() - w0)
+
+        bar = _Progress(progress, steps)
+        k = k0
+        stop = RunStop()
+        with stop:
+            try:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    if self.integrator == "rk45":
+                        k = self._run_rk45(steps, every, rec, bar, stop)
+                    else:
+                        if ck is not None and start is None:
+                            ck.write(self, trajectory(), 0, 0, self._watch)
+                        while k < steps and not stop.requested:
+                            k += 1
+                            self._step_fixed()
+                            if k % every == 0 or k == steps:
+                                rec.add(self.t, self._q, self._qd)
+                                self._watch_records(len(rec.t) - 1, rec.t[-1:], rec.T[-1:],
+                                                    rec.V[-1:], every, steps, E0)
+                            bar.update(k)
+                            if ck is not None and (ck.due(k) or stop.requested):
+                                ck.write(self, trajectory(), k, nfev_prev + self.nfev - nfev0,
+                                         self._watch)
+            except _NonFinite as e:
+                if self.integrator == "rk45":
+                    k = min(steps, int((self.t - t_start) / self.dt) + 1)
+                raise self._diverged(e, trajectory(), k, steps) from e.__cause__
+            finally:
+                bar.close()
+        traj = trajectory()
+        if self.integrator == "rk45" and len(rec.t) > 1:
+            self._watch_records(1, np.array(rec.t[1:]), rec.T[1:], rec.V[1:], every, steps, E0)
+        if stop.requested and k < steps:
+            return interrupted(traj, k, steps, None if ck is None else ck.path)
+        return traj
+
+    def _run_rk45(self, steps, record_every, rec, bar, stop):
+        """Adaptive RK45 over [t, t + steps dt]; returns the number of whole dt covered
+        (fewer when ``stop.requested``: Ctrl-C)."""
         from scipy.integrate import RK45
 
         if steps == 0:
@@ -518,17 +608,63 @@ class DynamicsSimulator:
             self._qd = y[nq:].copy()
             self.t = float(solver.t)
             bar.update(min(steps, int((solver.t - t0) / self.dt)))
+            if stop.requested and solver.status == "running":
+                return min(steps, int((solver.t - t0) / self.dt))
         self.t = t_end
         return steps
 
     def _diverged(self, e, traj, step, steps):
         where = (f"t = {self.t:.6g} s" if self.integrator == "rk45"
                  else f"step {step} of {steps} (t = {self.t:.6g} -> {self.t + self.dt:.6g} s)")
+        first = f" Joint {e.joint!r} went first." if e.joint is not None else ""
         msg = (f"simulation diverged at {where} with integrator {self.integrator!r}, "
-               f"dt = {self.dt:g} s: {e.detail}. The {len(traj)} state(s) recorded so far are in "
-               f"the exception's .trajectory; try a smaller dt, another integrator, or check "
-               f"the applied forces.")
-        return SimulationDiverged(msg, trajectory=traj, t=self.t, step=step, joint=e.joint)
+               f"dt = {self.dt:g} s: {e.detail}.{first} The {len(traj)} state(s) recorded so "
+               f"far are in the exception's .trajectory and the last finite state (t = "
+               f"{self.t:.6g} s) in its .q, .qd; try a smaller dt, another integrator, or "
+               f"check the applied forces.")
+        return SimulationDiverged(msg, trajectory=traj, t=self.t, step=step, joint=e.joint,
+                                  q=self._q, qd=self._qd)
+
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint_settings(self) -> dict:
+        """The settings a checkpoint rebuilds this simulator with (JSON values; keywords of
+        :func:`articulated.Simulator`). ValueError for what cannot be checkpointed
+        (``rk45``, contacts and limits)."""
+        if self.integrator == "rk45":
+            raise ValueError("a run with integrator='rk45' cannot be checkpointed (the "
+                             "adaptive solver's step-size history is not kept): use a "
+                             "fixed-step integrator")
+        if self._contact is not None:
+            raise ValueError("a run with contacts or joint limits cannot be checkpointed "
+                             "(the impulse solver's warm start is not kept)")
+        return dict(self.settings(), dt=self.dt)
+
+    def settings(self) -> dict:
+        """The simulator's settings (JSON values), as recorded in its trajectories."""
+        out = dict(method=self.method, integrator=self.integrator, rtol=self.rtol,
+                   atol=self.atol, dtype=np.dtype(self.dtype).name,
+                   energy_drift=self._watch.tol)
+        if self._srm is not None:
+            s = self._srm
+            out["srm"] = dict(iterations=s.iterations, eps=s.eps, alpha=s.alpha, form=s.form)
+        return out
+
+    def checkpoint_state(self):
+        """``(JSON dict, arrays)``: the state the next step depends on (``q, qd, t``;
+        SRM's multipliers) and the evaluation count."""
+        arrays = dict(q=self._q, qd=self._qd, t=np.array([self.t]))
+        if self._srm is not None:
+            arrays.update(srm_lam=self._srm.lam, srm_dlam=self._srm.dlam)
+        return dict(nfev=self.nfev), arrays
+
+    def restore_state(self, meta, arrays) -> None:
+        """Set what :meth:`checkpoint_state` wrote (``q``, ``qd`` were given to the
+        constructor)."""
+        self.t = float(arrays["t"][0])
+        self.nfev = int(meta["nfev"])
+        if self._srm is not None:
+            self._srm.lam[:] = arrays["srm_lam"]
+            self._srm.dlam[:] = arrays["srm_dlam"]
 
     # ------------------------------------------------------------------ compiled loop
     def _compiled(self):
@@ -544,46 +680,70 @@ class DynamicsSimulator:
                 loop_bundles(self.model, self.method, self.integrator, self.dt) + (fa,))
         return None if len(self._loop) == 1 else self._loop
 
-    def _run_compiled(self, steps, every, progress):
+    def _run_compiled(self, steps, every, progress, ck, start):
         """:meth:`run` by the compiled loop :func:`~articulated.simulation.stepping.
-        tree_steps`, in stretches between progress-bar updates."""
+        tree_steps`, in stretches of about 0.2 s (progress bar, Ctrl-C) that end at the
+        checkpoints; a stretch boundary changes no operation of the run."""
         sm, sd, fa = self._compiled()
         n_rec = 1 + steps // every + (1 if steps % every else 0)
         rec = records(self.model, n_rec)
         count = np.zeros(1, dtype=np.int64)
-        record_state(sm, sd, fa, self.t, self._q, self._qd, rec, 0)
-        count[0] = 1
         evals = 4 if self.integrator == "rk4" else 1
+        if start is None:
+            record_state(sm, sd, fa, self.t, self._q, self._qd, rec, 0)
+            count[0] = 1
+            k, wall_prev = 0, 0.0
+        else:
+            tr = start.trajectory
+            c = len(tr)
+            for name, x in zip(Records._fields, (tr.t, tr.q, tr.qd, tr.kinetic, tr.potential)):
+                getattr(rec, name)[:c] = x
+            count[0] = c
+            k, wall_prev = start.done, start.wall_time
+        E0 = rec.T[0] + rec.V[0]
         q, qd = self._q.copy(), self._qd.copy()
         t = np.array([self.t])
         bar = _Progress(progress, steps)
         w0 = time.perf_counter()
-        k = 0
-        n = steps if not bar.possible else min(steps, 8)
-        code = OK
-        try:
-            while k < steps:
-                t1 = time.perf_counter()
-                done, code = tree_steps(sm, sd, fa, q, qd, t, k, n, steps, every, rec, count)
-                k += done
-                self.nfev += done * evals
-                if code != OK:
-                    break
-                bar.update(k)
-                per = (time.perf_counter() - t1) / max(done, 1)
-                n = min(steps - k, max(1, int(0.2 / max(per, 1e-9))))
-        finally:
-            bar.close()
-            self._q, self._qd, self.t = q, qd, float(t[0])
-        wall = time.perf_counter() - w0
 
         def trajectory():
             c = int(count[0])
-            return Trajectory(t=rec.t[:c].copy(), q=rec.q[:c].copy(), qd=rec.qd[:c].copy(),
-                              kinetic=rec.T[:c].copy(), potential=rec.V[:c].copy(),
-                              nfev=k * evals, wall_time=wall, integrator=self.integrator,
-                              method=self.method, dt=self.dt)
+            return Trajectory.of(self.model, t=rec.t[:c].copy(), q=rec.q[:c].copy(),
+                                 qd=rec.qd[:c].copy(), kinetic=rec.T[:c].copy(),
+                                 potential=rec.V[:c].copy(), nfev=k * evals,
+                                 wall_time=wall_prev + time.perf_counter() - w0,
+                                 integrator=self.integrator, method=self.method, dt=self.dt,
+                                 settings=self.settings())
 
+        n = min(steps - k, 8)
+        code = OK
+        stop = RunStop()
+        with stop:
+            try:
+                if ck is not None and start is None:
+                    ck.write(self, trajectory(), 0, 0, self._watch)
+                while k < steps and not stop.requested:
+                    if ck is not None:
+                        n = min(n, ck.next(k) - k)
+                    c0 = int(count[0])
+                    t1 = time.perf_counter()
+                    done, code = tree_steps(sm, sd, fa, q, qd, t, k, n, steps, every, rec,
+                                            count)
+                    k += done
+                    self.nfev += done * evals
+                    self._q, self._qd, self.t = q.copy(), qd.copy(), float(t[0])
+                    c1 = int(count[0])
+                    self._watch_records(c0, rec.t[c0:c1], rec.T[c0:c1], rec.V[c0:c1], every,
+                                        steps, E0)
+                    if code != OK:
+                        break
+                    bar.update(k)
+                    if ck is not None and (ck.due(k) or stop.requested):
+                        ck.write(self, trajectory(), k, k * evals, self._watch)
+                    per = (time.perf_counter() - t1) / max(done, 1)
+                    n = min(steps - k, max(1, int(0.2 / max(per, 1e-9))))
+            finally:
+                bar.close()
         if code != OK:
             # the failing step again on the Python path, for the message naming the joint;
             # the simulator keeps the last finite state
@@ -597,6 +757,8 @@ class DynamicsSimulator:
                 e = err
             self._q, self._qd, self.t = state
             raise self._diverged(e, trajectory(), k + 1, steps)
+        if stop.requested and k < steps:
+            return interrupted(trajectory(), k, steps, None if ck is None else ck.path)
         return trajectory()
 
     def __repr__(self):
@@ -604,18 +766,3 @@ class DynamicsSimulator:
                 f"integrator={self.integrator!r}, method={self.method!r}, t={self.t:.6g}, "
                 f"forces={len(self.forces)})")
 
-
-def _describe(model, q, qd, what):
-    """(message, joint name) for the first non-finite entry of q or qd."""
-    bad = np.flatnonzero(~np.isfinite(q))
-    if bad.size:
-        k = int(bad[0])
-        j = int(np.searchsorted(model.jnt_qadr + model.jnt_nq, k, side="right"))
-        name = model.joint_name[j]
-        return f"{what} q[{k}] (joint {name!r}) is {float(q[k])!r}", name
-    bad = np.flatnonzero(~np.isfinite(qd))
-    if bad.size:
-        k = int(bad[0])
-        name = model.joint_name[int(model.dof_body[k])]
-        return f"{what} qd[{k}] (joint {name!r}) is {float(qd[k])!r}", name
-    return f"{what} is not finite", None

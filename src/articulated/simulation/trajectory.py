@@ -1,15 +1,39 @@
-"""What a simulation records: :class:`Trajectory` (tree dynamics,
-:class:`~articulated.simulation.simulator.DynamicsSimulator`), :class:`AdaptiveTrajectory`
-(:class:`~articulated.simulation.adaptive.AdaptiveSimulator`), :class:`QuasiStaticTrajectory`
-(:class:`~articulated.simulation.quasistatic.QuasiStaticSimulator`), and
-:class:`SimulationDiverged`, which every simulator raises with the records made before a
-failure."""
+"""What a simulation records: :class:`Trajectory`, one type for every simulator (tree
+dynamics, :class:`~articulated.simulation.simulator.DynamicsSimulator`; adaptive dynamics,
+:class:`~articulated.simulation.adaptive.AdaptiveSimulator`; quasi-statics,
+:class:`~articulated.simulation.quasistatic.QuasiStaticSimulator`), with the fields of
+its method and ``None`` for the others, written to and read from one ``.npz`` file
+(:meth:`Trajectory.save`, :meth:`Trajectory.load`) that also carries the body and joint
+names, the model's description (:attr:`articulated.Model.description`, so that
+:meth:`Trajectory.build_model` can rebuild the model), the units, the method and the
+integrator; and :class:`SimulationDiverged`, which every simulator raises with the records
+made before a failure."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 
 import numpy as np
+
+from ..models.description import jsonable
+
+FORMAT = 1
+"""Version of the ``.npz`` layout written by :meth:`Trajectory.save` (its ``meta`` entry)."""
+
+UNITS = {
+    "t": "s", "q": "rad (revolute), m (prismatic, free position), 1 (quaternion w, x, y, z)",
+    "qd": "rad/s (revolute, angular), m/s (prismatic, linear)", "kinetic": "J",
+    "potential": "J", "wall": "s", "wall_time": "s", "dt": "s", "nfev": "1",
+    "active": "joints", "update_region": "joints", "rigidified": "joints",
+    "joints": "joints", "nodes": "assembly-tree nodes",
+    "bound": "1 (relative measures) or rad/s^2 | m/s^2 (absolute measures)",
+}
+"""Units of the fields of a :class:`Trajectory` (SI), also written into every file."""
+
+ARRAYS = ("t", "q", "qd", "kinetic", "potential", "wall", "active", "update_region",
+          "rigidified", "joints", "bound", "nodes", "contacts")
+"""The array fields of :class:`Trajectory` (each may be None except ``t`` and ``q``)."""
 
 
 class SimulationDiverged(RuntimeError):
@@ -21,129 +45,209 @@ class SimulationDiverged(RuntimeError):
         the failing ``run`` started from)
     t : float - time [s] of the last finite state
     step : int - index (1-based, within the run) of the step that failed
-    joint : str or None - the joint whose coordinate first became non-finite, if known
+    joint : str or None - the joint whose coordinate (or acceleration) first became
+        non-finite, if known
+    q, qd : (nq,), (nv,) float64 or None - the last finite state (at time ``t``), if known
     """
 
-    def __init__(self, message, *, trajectory=None, t=None, step=None, joint=None):
+    def __init__(self, message, *, trajectory=None, t=None, step=None, joint=None, q=None,
+                 qd=None):
         super().__init__(message)
         self.trajectory = trajectory
         self.t = t
         self.step = step
         self.joint = joint
+        self.q = None if q is None else np.array(q, dtype=np.float64)
+        self.qd = None if qd is None else np.array(qd, dtype=np.float64)
 
 
 @dataclass
 class Trajectory:
-    """States and energies recorded by :meth:`DynamicsSimulator.run
-    <articulated.simulation.simulator.DynamicsSimulator.run>`.
+    """What a simulator's ``run`` records, one type for every method: the fields of the
+    method that made it, ``None`` for the others.
 
     Attributes
     ----------
-    t : (k,) float64 - times [s]
+    t : (k,) float64 - times of the records [s]
     q : (k, nq) float64 - configurations
-    qd : (k, nv) float64 - joint velocities (body-frame rates for quaternion joints)
-    kinetic : (k,) float64 - kinetic energy ``T = 1/2 qd^T M qd`` [J]
-    potential : (k,) float64 - gravity potential plus the potentials of the conservative
-        applied forces (springs, world point forces, PD springs) [J]
-    nfev : int - forward-dynamics evaluations of the run (for ``rk45``, scipy's ``nfev``)
+    qd : (k, nv) float64 or None - joint velocities (body-frame rates for quaternion
+        joints); None for quasi-statics (velocities are zero at every instant)
+    kinetic : (k,) float64 or None - kinetic energy ``T = 1/2 qd^T M qd`` [J] (dynamics and
+        adaptive dynamics)
+    potential : (k,) float64 or None - gravity potential plus the potentials of the
+        conservative applied forces (springs, world point forces, PD springs) [J] (tree
+        dynamics only)
+    nfev : int - forward-dynamics evaluations of the run (for ``rk45``, scipy's ``nfev``;
+        SRM: steps)
     wall_time : float - wall-clock duration of the run [s]
-    integrator, method : str - as given to the simulator
+    integrator, method : str - as given to the simulator (adaptive dynamics:
+        ``"semi_implicit_euler"``, quasi-statics: ``"quasistatic"`` stepping from rest)
     dt : float - the simulator's time step [s]
     contacts : (steps,) structured array or None - with ``contacts=``: the contact
         statistics of every step of the run, fields
-        :data:`~articulated.simulation.contact.CONTACT_STATS` (``n, impacts, sticking,
-        sliding, sweeps, max_depth, approach_speed, ke_before, ke_after, detect_time,
-        response_time``)
+        :data:`~articulated.simulation.contact.CONTACT_STATS`
+    wall : (steps,) float64 or None - wall time of every step [s] (adaptive dynamics and
+        quasi-statics)
+    active, update_region, rigidified : (k,) int64 or None - adaptive dynamics, per record:
+        active joints, joints of the last acceleration update region, joints rigidified at
+        the last active-region update
+    joints, bound, nodes : (steps,) or None - quasi-statics, per step: joint accelerations
+        computed (N_E; nb for the DCA), certified acceleration error (0 for the DCA; unit of
+        the error measure), assembly-tree nodes recomputed
+    settings : dict - the simulator's other settings (JSON values: ``max_active``,
+        ``eps_max``, ``error``, ...)
+    body_name, joint_name : list of str - the model's names (nb each)
+    description : dict or None - the model's :attr:`~articulated.Model.description` (how to
+        rebuild it, :meth:`build_model`)
+    units : dict - field -> unit (:data:`UNITS`)
+    interrupted : bool - the run ended early on Ctrl-C (these are the records so far)
     """
 
     t: np.ndarray
     q: np.ndarray
-    qd: np.ndarray
-    kinetic: np.ndarray
-    potential: np.ndarray
+    qd: np.ndarray | None = None
+    kinetic: np.ndarray | None = None
+    potential: np.ndarray | None = None
     nfev: int = 0
     wall_time: float = 0.0
     integrator: str = ""
     method: str = ""
     dt: float = float("nan")
     contacts: np.ndarray | None = None
+    wall: np.ndarray | None = None
+    active: np.ndarray | None = None
+    update_region: np.ndarray | None = None
+    rigidified: np.ndarray | None = None
+    joints: np.ndarray | None = None
+    bound: np.ndarray | None = None
+    nodes: np.ndarray | None = None
+    settings: dict = field(default_factory=dict)
+    body_name: list = field(default_factory=list)
+    joint_name: list = field(default_factory=list)
+    description: dict | None = None
+    units: dict = field(default_factory=lambda: dict(UNITS))
+    interrupted: bool = False
+
+    @classmethod
+    def of(cls, model, **fields_) -> "Trajectory":
+        """A trajectory of ``model``: its names and description, then ``fields_``."""
+        return cls(body_name=list(model.body_name), joint_name=list(model.joint_name),
+                   description=getattr(model, "description", None), **fields_)
 
     @property
     def total(self) -> np.ndarray:
-        """(k,) float64 - total mechanical energy ``kinetic + potential`` [J]."""
+        """(k,) float64 - total mechanical energy ``kinetic + potential`` [J]. ValueError
+        when the run did not record both (adaptive dynamics records the kinetic energy
+        only, quasi-statics none)."""
+        if self.kinetic is None or self.potential is None:
+            raise ValueError(f"this trajectory ({self.method or 'unknown method'}) has no "
+                             f"{'kinetic' if self.kinetic is None else 'potential'} energy")
         return self.kinetic + self.potential
+
+    @property
+    def error(self) -> str:
+        """Quasi-statics: the error measure of ``eps_max`` (``settings["error"]``)."""
+        return self.settings.get("error", "")
+
+    @property
+    def eps_max(self) -> float:
+        """Quasi-statics: the error bound (``settings["eps_max"]``)."""
+        return float(self.settings.get("eps_max", 0.0))
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
 
+    # ------------------------------------------------------------------ files
+    def _meta(self) -> dict:
+        return jsonable(dict(format=FORMAT, nfev=int(self.nfev),
+                             wall_time=float(self.wall_time), integrator=self.integrator,
+                             method=self.method, dt=float(self.dt), settings=self.settings,
+                             body_name=self.body_name, joint_name=self.joint_name,
+                             description=self.description, units=self.units,
+                             interrupted=bool(self.interrupted)))
+
+    def arrays(self) -> dict:
+        """``name -> array`` of the array fields that are set (what :meth:`save` writes
+        beside the ``meta`` entry)."""
+        return {k: getattr(self, k) for k in ARRAYS if getattr(self, k) is not None}
+
     def save(self, path) -> None:
-        """Write every field to a NumPy ``.npz`` archive at ``path``."""
-        np.savez(path, t=self.t, q=self.q, qd=self.qd, kinetic=self.kinetic,
-                 potential=self.potential, nfev=np.int64(self.nfev),
-                 wall_time=np.float64(self.wall_time), integrator=np.str_(self.integrator),
-                 method=np.str_(self.method), dt=np.float64(self.dt),
-                 **({} if self.contacts is None else {"contacts": self.contacts}))
+        """Write the trajectory to the NumPy ``.npz`` archive ``path``: every array field
+        that is set, and a ``meta`` entry (a JSON string) with the scalars, settings, body
+        and joint names, the model's description and the units. Read it back with
+        :meth:`load` (no pickle). Raises OSError when the file cannot be written (the
+        trajectory in memory is unchanged)."""
+        np.savez(path, meta=np.str_(json.dumps(self._meta())), **self.arrays())
 
     @classmethod
     def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by :meth:`save`."""
+        """Read a trajectory written by :meth:`save` (or a checkpoint of
+        :meth:`articulated.simulation.simulator.DynamicsSimulator.run`, which holds the
+        trajectory so far), also the files of earlier versions (no ``meta``: names and
+        description empty). Raises ValueError for a file that is not a trajectory."""
         with np.load(path, allow_pickle=False) as z:
-            return cls(t=z["t"], q=z["q"], qd=z["qd"], kinetic=z["kinetic"],
-                       potential=z["potential"], nfev=int(z["nfev"]),
-                       wall_time=float(z["wall_time"]), integrator=str(z["integrator"]),
-                       method=str(z["method"]), dt=float(z["dt"]),
-                       contacts=z["contacts"] if "contacts" in z else None)
+            keys = set(z.files)
+            if "t" not in keys or "q" not in keys:
+                raise ValueError(f"{path}: not a trajectory file (no 't' and 'q' arrays; "
+                                 f"entries {sorted(keys)})")
+            arrays = {k: z[k] for k in ARRAYS if k in keys}
+            if "meta" in keys:
+                meta = json.loads(str(z["meta"]))
+                if int(meta.get("format", 0)) > FORMAT:
+                    raise ValueError(f"{path}: trajectory format {meta['format']} is newer "
+                                     f"than this version of articulated reads ({FORMAT})")
+            else:                          # format 0: scalars as entries of their own
+                meta = {k: z[k].item() for k in ("nfev", "wall_time", "integrator",
+                                                 "method", "dt") if k in keys}
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in meta.items() if k in names}
+        kw.setdefault("units", dict(UNITS))
+        return cls(**arrays, **kw)
+
+    def build_model(self):
+        """The model this trajectory was recorded on, rebuilt from its
+        :attr:`description` (:func:`articulated.models.build_model`), checked against the
+        recorded body names.
+
+        Raises ValueError when the trajectory has no description (a model built by hand:
+        pass the model yourself), when the description cannot be rebuilt (an unknown scene,
+        a missing or changed file), or when the rebuilt model's bodies differ from the
+        recorded ones."""
+        from ..models import build_model
+
+        if self.description is None:
+            raise ValueError("this trajectory carries no model description (the model was "
+                             "built by hand, or the file predates descriptions): build the "
+                             "model yourself")
+        model = build_model(self.description)
+        if self.body_name and list(model.body_name) != list(self.body_name):
+            raise ValueError(f"the model rebuilt from {self.description} has bodies "
+                             f"{model.body_name[:3]}... ({model.nb}), the trajectory "
+                             f"{self.body_name[:3]}... ({len(self.body_name)})")
+        return model
+
+    def __repr__(self):
+        k = len(self)
+        span = f"t = {self.t[0]:.6g} .. {self.t[-1]:.6g} s" if k else "empty"
+        what = self.description.get("scene", "") if isinstance(self.description, dict) else ""
+        return (f"Trajectory({k} records, {span}, method={self.method!r}, "
+                f"integrator={self.integrator!r}, dt={self.dt:g}"
+                f"{', scene=' + repr(what) if what else ''}, nb={len(self.body_name)})")
 
 
-@dataclass
-class AdaptiveTrajectory:
-    """What :meth:`~articulated.simulation.adaptive.AdaptiveSimulator.run` records (one
-    entry per recorded step).
-
-    t : (k,) [s]; q : (k, nq); qd : (k, nv); kinetic : (k,) [J] kinetic energy;
-    active : (k,) int - active joints; update_region : (k,) int - joints of the last
-    acceleration update region; rigidified : (k,) int - joints rigidified at the last
-    active-region update; wall : (steps,) float - wall time of every step [s].
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    kinetic: np.ndarray
-    active: np.ndarray
-    update_region: np.ndarray
-    rigidified: np.ndarray
-    wall: np.ndarray
-    contacts: np.ndarray | None = None
-
-    def __len__(self):
-        return len(self.t)
-
-
-@dataclass
-class QuasiStaticTrajectory:
-    """What :meth:`~articulated.simulation.quasistatic.QuasiStaticSimulator.run` records.
-
-    Attributes
-    ----------
-    t : (k,) float64 - recorded times [s]; q : (k, nq) float64 - recorded configurations
-    joints : (steps,) int64 - joint accelerations computed per step (N_E; nb for the DCA)
-    bound : (steps,) float64 - certified acceleration error per step (0 for the DCA)
-    nodes : (steps,) int64 - assembly-tree nodes recomputed per step
-    wall : (steps,) float64 - wall time per step [s]
-    method, error, eps_max - the settings
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    joints: np.ndarray
-    bound: np.ndarray
-    nodes: np.ndarray
-    wall: np.ndarray
-    method: str = ""
-    error: str = ""
-    eps_max: float = 0.0
-    extra: dict = field(default_factory=dict)
-
-    def __len__(self):
-        return len(self.t)
+def nonfinite_joint(model, q, qd, what):
+    """``(message, joint name)`` for the first non-finite entry of ``q`` (nq,) or ``qd``
+    (nv,) (``what`` names the state in the message); the joint is None when both are
+    finite."""
+    bad = np.flatnonzero(~np.isfinite(q))
+    if bad.size:
+        k = int(bad[0])
+        j = int(np.searchsorted(model.jnt_qadr + model.jnt_nq, k, side="right"))
+        name = model.joint_name[j]
+        return f"{what} q[{k}] (joint {name!r}) is {float(q[k])!r}", name
+    bad = np.flatnonzero(~np.isfinite(qd))
+    if bad.size:
+        k = int(bad[0])
+        name = model.joint_name[int(model.dof_body[k])]
+        return f"{what} qd[{k}] (joint {name!r}) is {float(qd[k])!r}", name
+    return f"{what} is not finite", None
