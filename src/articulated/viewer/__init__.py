@@ -6,7 +6,8 @@ replay (:mod:`~articulated.viewer.replay`); :func:`to_gif`, :func:`to_mp4` - ani
 (:mod:`~articulated.viewer.animation`); what is drawn: :mod:`~articulated.viewer.scene`.
 """
 
+from .animation import to_gif, to_mp4
 from .live import Viewer, ViserScene, view
 from .replay import to_html
 
-__all__ = ["Viewer", "ViserScene", "to_html", "view"]
+__all__ = ["Viewer", "ViserScene", "to_gif", "to_html", "to_mp4", "view"]

@@ -102,11 +102,12 @@ class ViserScene:
                 batched_positions=self.p[0, bodies], batched_colors=colors.rgb[0, bodies],
                 lod="off")
             self.groups.append((h, bodies))
-        up = up_direction(model)
-        if abs(up[2]) > 0.999:   # a floor grid under the lowest body origin (z up)
+        if abs(up_direction(model)[2]) > 0.999:   # z up: a floor grid under the lowest body
+            reach = np.array([0.0 if mh is None else np.linalg.norm(mh.vertices, axis=1).max()
+                              for mh in meshes])
             scene.add_grid("/grid", width=4 * radius, height=4 * radius,
                            cell_size=_nice(radius / 5), section_size=_nice(radius),
-                           position=(center[0], center[1], float(p[..., 2].min())))
+                           position=(center[0], center[1], float((p[..., 2] - reach).min())))
         for j, mesh in enumerate(static_meshes(model, extent=2.0 * radius)):
             scene.add_mesh_simple(f"/static/{j}", np.asarray(mesh.vertices, np.float32),
                                   np.asarray(mesh.faces, np.uint32), color=(190, 190, 190))

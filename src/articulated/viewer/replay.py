@@ -11,6 +11,8 @@ vendored three.js page would have been a second renderer of the same scene to ke
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +50,8 @@ def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = 
     colors = body_colors(model, len(fr), color, label=color_label)
     if not (np.isfinite(speed) and speed > 0):
         raise ValueError(f"speed must be finite and > 0, got {speed}")
-    server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
+    with contextlib.redirect_stdout(io.StringIO()):   # viser's banner: no page is served
+        server = viser.ViserServer(host="127.0.0.1", port=0, verbose=False)
     try:
         scene = ViserScene(server, model, fr, colors, sections=sections)
         rec = server.get_scene_serializer()
@@ -57,7 +60,8 @@ def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = 
             scene.show(k)
         html = rec.as_html(dark_mode=dark_mode)
     finally:
-        server.stop()
+        with contextlib.redirect_stdout(io.StringIO()):
+            server.stop()
     path = Path(path)
     path.write_text(html, encoding="utf-8")
     return path

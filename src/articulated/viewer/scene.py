@@ -128,6 +128,7 @@ class Colors:
     label : str - what the value is (legend title)
     vmin, vmax : float - range of a scalar value mapped by ``cmap``
     cmap : str - matplotlib colormap of a scalar value
+    clipped : bool - some values exceed ``vmax`` (drawn in the colour of ``vmax``)
     """
 
     rgb: np.ndarray
@@ -136,6 +137,7 @@ class Colors:
     vmin: float = 0.0
     vmax: float = 1.0
     cmap: str = "viridis"
+    clipped: bool = False
 
 
 def body_colors(model: Model, k: int, color=None, *, label: str = "", cmap: str = "viridis",
@@ -175,7 +177,7 @@ def body_colors(model: Model, k: int, color=None, *, label: str = "", cmap: str 
     x = (c - lo) / (hi - lo) if hi > lo else np.zeros_like(c)
     rgba = matplotlib.colormaps[cmap](np.clip(x, 0.0, 1.0))
     return Colors(rgb=(255 * rgba[..., :3] + 0.5).astype(np.uint8), kind="scalar",
-                  label=label, vmin=lo, vmax=hi, cmap=cmap)
+                  label=label, vmin=lo, vmax=hi, cmap=cmap, clipped=bool((c > hi).any()))
 
 
 # ----------------------------------------------------------------------- geometry
