@@ -26,6 +26,7 @@ from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDampi
 from .simulation.srm import KKTSolver, SRMSolver
 from .io.urdf import load_urdf
 from . import models
+from .viewer import to_gif, to_html, to_mp4, view
 
 __version__ = "0.1.0"
 
@@ -40,4 +41,5 @@ __all__ = [
     "aba", "aba_modified", "articulated_pivots", "bias_forces", "body_force", "body_velocities", "crba",
     "crba_forward_dynamics", "energy", "forward_dynamics", "forward_kinematics",
     "gravity_torques", "jacobian", "point_position", "rnea",
+    "to_gif", "to_html", "to_mp4", "view",
 ]

@@ -53,7 +53,7 @@ def _legend(ax, fig, colors, bool_labels):
     elif colors.kind == "scalar":
         sm = matplotlib.cm.ScalarMappable(
             norm=matplotlib.colors.Normalize(colors.vmin, colors.vmax), cmap=colors.cmap)
-        fig.colorbar(sm, ax=ax, shrink=0.6, pad=0.12, label=colors.label,
+        fig.colorbar(sm, cax=fig.add_axes((0.9, 0.2, 0.022, 0.55)), label=colors.label,
                      extend="max" if colors.clipped else "neither")
 
 
@@ -91,13 +91,13 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
     lo[:2], hi[:2] = mid - half, mid + half   # square floor; equal scale on the three axes
 
     fig = plt.figure(figsize=size, dpi=dpi)
-    ax = fig.add_subplot(projection="3d")
+    ax = fig.add_axes((0.0, 0.0, 0.86 if colors.kind == "scalar" else 1.0, 0.9), projection="3d")
     lines = Line3DCollection(ends[0], colors=colors.rgb[idx[0], body] / 255.0, linewidths=linewidth)
     ax.add_collection3d(lines)
     for k, name in enumerate("xyz"):
         getattr(ax, f"set_{name}lim")(lo[k], hi[k])
         getattr(ax, f"set_{name}label")(f"{name} [m]")
-    ax.set_box_aspect(hi - lo)
+    ax.set_box_aspect(hi - lo, zoom=0.95)
     ax.view_init(elev=elev, azim=azim)
     _legend(ax, fig, colors, bool_labels)
     head = title if title is not None else f"{model.nb} bodies"
