@@ -216,7 +216,8 @@ def _screenshot(page, canvas):
 
 def _check_bodies(img, pts, rgb):
     """Each body shows as one blob of its colour (hue within 0.06 of it, saturated; no other
-    blob of that colour of more than 300 pixels: the view gizmo is smaller), over its projected centre."""
+    blob of that colour of more than 300 pixels: the view gizmo is smaller) centred on its
+    projected centre (within half the blob's radius: the lighting may bleach a part)."""
     from scipy import ndimage
 
     hsv = _hsv(img)
@@ -226,9 +227,11 @@ def _check_bodies(img, pts, rgb):
         blobs, n = ndimage.label(near)
         sizes = ndimage.sum_labels(near, blobs, range(1, n + 1))
         assert int((sizes > 300).sum()) == 1, f"{int((sizes > 300).sum())} blobs of colour {tuple(c)}"
-        body = ndimage.binary_fill_holes(blobs == 1 + int(np.argmax(sizes)))  # highlight: a hole
-        assert body[int(y) - 2:int(y) + 3, int(x) - 2:int(x) + 3].all(), \
-            f"the body of colour {tuple(c)} is not at ({x:.0f}, {y:.0f})"
+        k = 1 + int(np.argmax(sizes))
+        cy, cx = ndimage.center_of_mass(blobs == k)
+        r = np.sqrt(sizes[k - 1] / np.pi)
+        assert np.hypot(cx - x, cy - y) < 0.5 * r, \
+            f"the body of colour {tuple(c)} is at ({cx:.0f}, {cy:.0f}), not ({x:.0f}, {y:.0f})"
 
 
 def _shows_bodies(page, canvas, pts, rgb, timeout=20.0):
@@ -315,8 +318,9 @@ def test_docs_screenshot_of_the_pendulum_replay(browser, tmp_path):
     its middle)."""
     m = art.models.pendulum(300)
     t = np.linspace(0.0, 2.0, 41)
-    q = np.outer(np.cos(np.pi * t), np.full(300, 0.02))
-    q[:, 0] += 1.0 * np.cos(np.pi * t)
+    q = np.zeros((41, 300))                 # swinging about x, bending in the same plane
+    q[:, 0] = 0.9 * np.cos(np.pi * t)
+    q[:, 2::2] = 0.006 * np.sin(np.pi * t)[:, None]
     path = to_html(m, vs.Frames(t=t, q=q), tmp_path / "p.html",
                    color=np.tile(np.linspace(0.0, 1.0, 300), (41, 1)), color_label="link")
     page = _page(browser, [])
@@ -325,12 +329,13 @@ def test_docs_screenshot_of_the_pendulum_replay(browser, tmp_path):
     page.wait_for_timeout(1500)
     _close_notifications(page)
     page.evaluate("() => document.elementFromPoint(20, 620).closest('button').click()")
+    page.wait_for_timeout(500)
     _click_slider(page, 0.5)
     page.wait_for_timeout(3000)
     out = tmp_path / "shot.png"
     page.screenshot(path=out)
     img = np.asarray(__import__("PIL.Image").Image.open(out).convert("RGB"))
-    assert (_hsv(img[::4, ::4])[..., 1] > 0.3).sum() > 50          # the coloured links
+    assert (_hsv(img)[..., 1] > 0.3).sum() > 500          # the coloured links
     if DOCS.is_dir():
         shutil.copy(out, DOCS / "viewer-replay.png")
     page.close()
