@@ -292,8 +292,6 @@ def test_html_replay_in_chromium(browser, tmp_path):
     page.on("console", lambda msg: logs.append(msg.text))
     page.goto(path.as_uri())
     page.wait_for_function("() => document.querySelector('[role=slider]') !== null", timeout=30_000)
-    page.wait_for_timeout(1500)
-    _close_notifications(page)
     canvas = page.evaluate("() => { const r = document.querySelector('canvas')"
                            ".getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, "
                            "height: r.height}; }")
@@ -326,12 +324,14 @@ def test_docs_screenshot_of_the_pendulum_replay(browser, tmp_path):
     page = _page(browser, [])
     page.goto(path.as_uri())
     page.wait_for_function("() => document.querySelector('[role=slider]') !== null", timeout=30_000)
-    page.wait_for_timeout(1500)
-    _close_notifications(page)
+    page.wait_for_timeout(1000)
+    _close_notifications(page)                 # the software-WebGL notice, for the picture
     page.evaluate("() => document.elementFromPoint(20, 620).closest('button').click()")
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(300)
     _click_slider(page, 0.5)
-    page.wait_for_timeout(3000)
+    page.wait_for_function("() => document.querySelector('input').value === '1.0'",
+                           timeout=10_000)       # the time box: 1.0 s
+    page.wait_for_timeout(1000)
     out = tmp_path / "shot.png"
     page.screenshot(path=out)
     img = np.asarray(__import__("PIL.Image").Image.open(out).convert("RGB"))
