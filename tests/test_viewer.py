@@ -361,6 +361,11 @@ def test_live_viewer_in_chromium(browser):
         img1 = _shows_bodies(page, canvas, last, rgb)
         assert v.slider.value == 4 and v.scene.frame == 4
         assert np.abs(img1.astype(int) - img0).sum(axis=2).astype(bool).mean() > 0.002
+        # play: frames 0.25 s apart at speed 1; from the last frame it wraps to the first
+        v.play.value = True
+        page.wait_for_timeout(700)
+        v.play.value = False
+        assert 0 <= v.slider.value < 4 and v.scene.frame == v.slider.value
         assert blocked == []
         page.close()
     finally:
