@@ -70,6 +70,35 @@ def test_collision_shapes_are_drawn_where_placed():
     np.testing.assert_allclose(meshes[1].bounds, [[0.0, -0.2, 0.0], [0.2, 0.2, 0.6]], atol=1e-12)
 
 
+def test_mesh_shape_is_drawn_with_its_faces():
+    from articulated.geometry import Mesh
+
+    m = _arm(spheres=False)
+    V = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    F = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    geom = CollisionModel(m)
+    geom.add("c", Mesh(vertices=V, faces=F, scale=(2.0, 2.0, 2.0)), pos=(0.0, 0.0, 1.0))
+    m.collision = geom
+    mesh = vs.body_meshes(m)[2]
+    np.testing.assert_allclose(mesh.vertices, 2.0 * V + [0.0, 0.0, 1.0])
+    assert mesh.faces.tolist() == F.tolist()
+    assert mesh.volume == pytest.approx(8.0 / 6.0)              # tetrahedron 2^3 / 6
+
+
+def test_mp4_needs_ffmpeg(tmp_path):
+    from matplotlib import animation
+
+    from articulated.viewer.animation import to_mp4
+
+    m = _arm()
+    fr = vs.Frames(t=np.array([0.0, 0.5]), q=ARM_Q)
+    if not animation.writers.is_available("ffmpeg"):
+        with pytest.raises(ValueError, match="ffmpeg"):
+            to_mp4(m, fr, tmp_path / "arm.mp4", fps=2)
+    else:
+        assert to_mp4(m, fr, tmp_path / "arm.mp4", fps=2, dpi=50).stat().st_size > 1000
+
+
 def test_poses_and_quaternions_closed_form():
     m = _arm()
     fr = vs.frames(m, q=ARM_Q)
