@@ -89,7 +89,7 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     ax1.set_ylabel("energy error [J]")
     scale = max(abs(traj.total[0]), 1e-300)
     ax1.set_title(f"energy error (max |E - E(0)| = {np.abs(err).max():.2e} J, "
-                  f"{np.abs(err).max() / scale:.1e} of |E(0)|)", fontsize=10)
+                  f"{np.abs(err).max() / scale:.1e} of |E(0)|)", fontsize=10, pad=14)
     ax1.legend(loc="best")
     ax1.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
     # the horizontal axis of largest spread of the body origins, against the vertical
