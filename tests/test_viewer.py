@@ -393,8 +393,12 @@ def test_live_viewer_in_chromium(browser):
         assert np.abs(img1.astype(int) - img0).sum(axis=2).astype(bool).mean() > 0.002
         # play: frames 0.25 s apart at speed 1; from the last frame it wraps to the first
         v.play.value = True
-        page.wait_for_timeout(700)
+        for _ in range(100):                                     # at most 10 s
+            if v.slider.value != 4:
+                break
+            page.wait_for_timeout(100)
         v.play.value = False
+        page.wait_for_timeout(300)
         assert 0 <= v.slider.value < 4 and v.scene.frame == v.slider.value
         assert blocked == []
         page.close()
