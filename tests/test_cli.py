@@ -125,6 +125,7 @@ def test_demo_runs_and_reports_the_adaptive_speedup(tmp_path, capsys):
     assert gemmi.read_structure(str(tmp_path / "protein-final.pdb"))[0].count_atom_sites() == 1655
     assert "full DCA" in out and "faster" in out and "relative displacement error" in out
     assert (tmp_path / "trajectory.npz").exists()
+    assert (tmp_path / "trajectory.gif").exists() and (tmp_path / "trajectory.html").exists()
 
     pend, crowd = _ad_tables(out)
     # pendulum: the DCA row, then N_A = 1 and N_A = min(50, n) = n, each within its budget

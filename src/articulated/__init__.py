@@ -31,6 +31,7 @@ from .io.structure import load_structure
 from .pdb import atom_positions, write_pdb
 from .sweep import SceneSimulation, sweep
 from . import models
+from .viewer import to_gif, to_html, to_mp4, view
 
 __version__ = "0.1.0"
 
@@ -48,4 +49,5 @@ __all__ = [
     "gravity_torques", "jacobian", "point_position", "rnea",
     "SceneSimulation", "sweep",
     "CheckpointError", "EnergyDriftWarning", "RunInterrupted",
+    "to_gif", "to_html", "to_mp4", "view",
 ]

@@ -1,4 +1,4 @@
-"""The ``articulated`` command line: ``demo``, ``simulate``, ``sweep``, ``bench``.
+"""The ``articulated`` command line: ``demo``, ``simulate``, ``view``, ``sweep``, ``bench``.
 
 Run ``articulated --help`` or ``articulated COMMAND --help`` for the options.
 """
@@ -59,7 +59,9 @@ def _initial_configuration(model, seed: int):
 
 
 def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
-    """Write the trajectory (.npz) and a PNG of the energies and the tip path."""
+    """Write the trajectory (.npz) and a PNG of the energies, the energy error and the
+    tip path with the body origins at six instants (on the vertical plane of largest
+    motion)."""
     import matplotlib
 
     from .algorithms.kinematics import forward_kinematics, point_position
@@ -71,26 +73,42 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     tip = model.nb - 1 if tip_body is None else model.body_id(tip_body)
     path = np.array([point_position(model, q, tip) for q in traj.q])
     snaps = np.unique(np.linspace(0, len(traj) - 1, 6).astype(int))
-    fig, (ax0, ax1) = new_figure((11, 4.2), 1, 2)
+    shapes = [forward_kinematics(model, traj.q[k])[1] for k in snaps]
+    fig, (ax0, ax1, ax2) = new_figure((15, 4.6), 1, 3)
     ax0.plot(traj.t, traj.kinetic, label="kinetic T")
     ax0.plot(traj.t, traj.potential, label="potential V")
-    ax0.plot(traj.t, traj.total, "k", lw=2, label="total T + V")
+    ax0.plot(traj.t, traj.total, "k", lw=2, label="total E = T + V")
     ax0.set_xlabel("t [s]")
     ax0.set_ylabel("energy [J]")
-    drift = traj.total.max() - traj.total.min()
-    ax0.set_title(f"energy (drift {drift:.2e} J)")
+    ax0.set_title("energy")
     ax0.legend(loc="best")
-    cmap = matplotlib.colormaps["viridis"]
-    for k in snaps:  # body origins at a few instants (the shape of the mechanism)
-        p = forward_kinematics(model, traj.q[k])[1]
-        ax1.plot(p[:, 0], p[:, 2], ".", ms=2, color=cmap(traj.t[k] / max(traj.t[-1], 1e-300)),
-                 alpha=0.6)
-    sc = ax1.scatter(path[:, 0], path[:, 2], c=traj.t, s=6, cmap="viridis")
-    ax1.set_aspect("equal", adjustable="datalim")
-    ax1.set_xlabel("x [m]")
-    ax1.set_ylabel("z [m]")
-    ax1.set_title(f"path of body {model.body_name[tip]!r} and body origins (x-z)")
-    fig.colorbar(sc, ax=ax1, label="t [s]")
+    err = traj.total - traj.total[0]
+    ax1.plot(traj.t, err, "k", label="E(t) - E(0)")
+    ax1.axhline(0.0, color="0.6", lw=0.8)
+    ax1.set_xlabel("t [s]")
+    ax1.set_ylabel("energy error [J]")
+    scale = max(abs(traj.total[0]), 1e-300)
+    ax1.set_title(f"energy error (max |E - E(0)| = {np.abs(err).max():.2e} J, "
+                  f"{np.abs(err).max() / scale:.1e} of |E(0)|)", fontsize=10, pad=14)
+    ax1.legend(loc="best")
+    ax1.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
+    # the horizontal axis of largest spread of the body origins, against the vertical
+    allp = np.concatenate(shapes + [path])
+    h = int(np.argmax(np.ptp(allp[:, :2], axis=0)))
+    hname = "xy"[h]
+    cmap = matplotlib.colormaps["plasma"]
+    for j, (k, p) in enumerate(zip(snaps, shapes)):
+        ax2.plot(p[:, h], p[:, 2], "-", lw=1.2, color=cmap(0.85 * j / max(len(snaps) - 1, 1)),
+                 label=f"bodies, t = {traj.t[k]:.2f} s")
+    ax2.plot(path[:, h], path[:, 2], ":", color="0.35", lw=1.2,
+             label=f"path of {model.body_name[tip]!r}")
+    ax2.plot(path[0, h], path[0, 2], "o", color="0.35", ms=5, label="tip at t = 0")
+    ax2.set_aspect("equal", adjustable="datalim")
+    ax2.set_xlabel(f"{hname} [m]")
+    ax2.set_ylabel("z [m]")
+    ax2.set_title(f"body origins at six instants and the tip path ({hname}-z plane)",
+                  fontsize=10)
+    ax2.legend(loc="best", fontsize=7)
     fig.suptitle(title)
     return npz, save_figure(fig, out / "trajectory.png", dpi=110)
 
@@ -113,7 +131,23 @@ def _console():
         return None
 
 
-def _simulate(model, q0, args, title, console):
+def _save_animations(model, traj, out: Path, title: str, console):
+    """Write the GIF (matplotlib) and the one-file HTML replay (viser, when installed) of a
+    trajectory next to its .npz (:mod:`articulated.viewer`)."""
+    from .viewer.animation import to_gif
+
+    gif = to_gif(model, traj, out / "trajectory.gif", title=title, max_frames=80, dpi=80)
+    _print(console, f"wrote {gif} (animation)")
+    try:
+        from .viewer.replay import to_html
+
+        html = to_html(model, traj, out / "trajectory.html")
+        _print(console, f"wrote {html} (3D replay: open it in a browser)")
+    except ImportError as e:
+        _print(console, f"no HTML replay: {e}")
+
+
+def _simulate(model, q0, args, title, console, animate=False):
     from .simulation import Simulator
 
     sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0)
@@ -131,6 +165,8 @@ def _simulate(model, q0, args, title, console):
                     f"({drift / max(1e-300, abs(traj.total[0])):.2e} relative)")
     npz, png = _save_outputs(model, traj, Path(args.out), title)
     _print(console, f"wrote {npz} and {png}")
+    if animate:
+        _save_animations(model, traj, Path(args.out), title, console)
     return traj
 
 
@@ -157,7 +193,7 @@ def cmd_demo(args) -> int:
             _print(console, f"  {name:<28} {seconds * 1e6:9.1f} us  {seconds / model.nv * 1e9:7.1f} ns/DOF"
                             f"  x{seconds / ours:5.2f} our time")
     _simulate(model, q0, args, f"articulated demo: {args.n}-link pendulum, "
-                                f"{args.integrator}, dt = {args.dt:g} s", console)
+                                f"{args.integrator}, dt = {args.dt:g} s", console, animate=True)
     if args.ad_steps or args.crowd:
         from .bench.adaptive_runs import warm_up
 
@@ -462,6 +498,56 @@ one-line help). Each benchmark module declares its options (``add_arguments(pars
 which become the options of its subcommand."""
 
 
+def _view_model(args, traj):
+    """The model of ``articulated view``: ``--scene``/``--urdf`` when given, else rebuilt
+    from the trajectory file's description (``traj.build_model()``)."""
+    if args.scene or args.urdf:
+        if args.urdf:
+            from .io.urdf import load_urdf
+
+            model = load_urdf(args.urdf, floating_base=args.floating_base)
+        else:
+            model = _build_scene(args.scene, args.n, 0)[0]
+    else:
+        build = getattr(traj, "build_model", None)
+        try:
+            if build is None:
+                raise ValueError("it has no model description")
+            model = build()
+            if model is None:
+                raise ValueError("it has no model description")
+        except (ValueError, KeyError, TypeError, AttributeError, FileNotFoundError) as e:
+            raise ValueError(f"{args.path}: cannot rebuild the model from the file ({e}); "
+                             f"name it with --scene NAME [--n N] or --urdf PATH") from None
+    if traj.q.ndim != 2 or traj.q.shape[1] != model.nq:
+        raise ValueError(f"{args.path}: configurations of size {traj.q.shape[-1]} do not fit "
+                         f"the model ({model.nq} coordinates): wrong --scene/--n/--urdf?")
+    return model
+
+
+def cmd_view(args) -> int:
+    """Show a saved trajectory: live viewer (viser), or write its HTML replay / GIF."""
+    from .simulation.trajectory import Trajectory
+
+    if not Path(args.path).is_file():
+        raise FileNotFoundError(f"no such trajectory file: {args.path}")
+    traj = Trajectory.load(args.path)
+    model = _view_model(args, traj)
+    if args.html:
+        from .viewer.replay import to_html
+
+        print(f"wrote {to_html(model, traj, args.html)}")
+    if args.gif:
+        from .viewer.animation import to_gif
+
+        print(f"wrote {to_gif(model, traj, args.gif)}")
+    if not (args.html or args.gif):
+        from .viewer.live import view
+
+        view(model, traj, host=args.host, port=args.port, block=True)
+    return 0
+
+
 def cmd_bench(args) -> int:
     return int(args.bench_run(args) or 0)
 
@@ -534,12 +620,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("demo", help="simulate the 300-link pendulum, print speed against the "
-                                    "installed peers, write trajectory.npz and trajectory.png, "
+                                    "installed peers, write trajectory.npz, .png, .gif and .html, "
                                     "run adaptive dynamics and adaptive quasi-statics",
                        description="The main job: simulate the 300-link pendulum of Redon, "
                                    "Galoppo & Lin (2005), time one forward-dynamics call against "
                                    "Pinocchio and MuJoCo when installed, and write the "
-                                   "trajectory (.npz) and a plot of energy and tip path (.png); "
+                                   "trajectory (.npz), a plot of energy and tip path (.png), an "
+                                   "animation (.gif) and a one-file 3D replay (.html); "
                                    "then run adaptive dynamics (Redon, Galoppo & Lin 2005) on "
                                    "the pendulum and on a humanoid crowd, error-bounded "
                                    "adaptive quasi-statics (Redon & Lin 2005) on a molecule, "
@@ -594,6 +681,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="steps between checkpoints (default: start, end and Ctrl-C only)")
     _add_sim_options(p, steps=1000, dt=1e-3, out="articulated-out")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("view", help="show a saved trajectory (.npz) in a 3D viewer, or write "
+                                    "its HTML replay or GIF",
+                       description="Show a trajectory saved by simulate/demo/Trajectory.save in "
+                                   "the live 3D viewer (viser; open the printed address in a "
+                                   "browser; Ctrl-C stops), or with --html/--gif write a "
+                                   "one-file HTML replay or an animated GIF instead. The model "
+                                   "is rebuilt from the file's description when it has one; "
+                                   "otherwise name it with --scene/--urdf.")
+    p.add_argument("path", help="trajectory file (.npz)")
+    p.add_argument("--scene", choices=SCENES, help="the built-in scene the trajectory is of")
+    p.add_argument("--n", type=int, default=None, help="with --scene: its size (as simulate)")
+    p.add_argument("--urdf", metavar="PATH", help="the URDF robot the trajectory is of")
+    p.add_argument("--floating-base", action="store_true", help="with --urdf: free root joint")
+    p.add_argument("--html", metavar="FILE", help="write a one-file HTML replay, do not serve")
+    p.add_argument("--gif", metavar="FILE", help="write an animated GIF, do not serve")
+    p.add_argument("--host", default="127.0.0.1", help="live viewer address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="live viewer port (default 8080)")
+    p.set_defaults(func=cmd_view)
 
     p = sub.add_parser("sweep", help="one simulation per grid point, on Dask (local or a "
                                      "cluster)",

@@ -1,0 +1,153 @@
+"""Animations for documents: :func:`to_gif` (Pillow) and :func:`to_mp4` (ffmpeg) draw a
+trajectory with matplotlib's 3D projection and its animation writers.
+
+Each body is drawn as its stick figure (:func:`~articulated.viewer.scene.stick_segments`:
+joint origin to the children's joint origins), coloured by a per-body value of each frame
+(e.g. the active joints of an adaptive run), with a legend or colour bar, axes in metres and
+the time in the title. Frames are taken ``speed / fps`` simulated seconds apart (at most
+``max_frames``), so the animation plays the run at ``speed`` times real time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..model import Model
+from .scene import body_colors, body_poses, frames, stick_segments
+
+
+def frame_indices(t, fps: float, speed: float, max_frames: int) -> np.ndarray:
+    """Indices of the recorded times ``t (k,)`` [s] shown by an animation at ``fps`` frames
+    per second playing ``speed`` simulated seconds per second: the last recorded time at or
+    before ``t[0] + j speed / fps``, thinned evenly to at most ``max_frames``.
+
+    Raises ValueError for fps, speed or max_frames not > 0."""
+    if not (fps > 0 and speed > 0 and max_frames >= 1):
+        raise ValueError(f"fps, speed and max_frames must be > 0, got {fps}, {speed}, {max_frames}")
+    t = np.asarray(t, dtype=np.float64)
+    want = t[0] + np.arange(0.0, t[-1] - t[0] + 1e-12, speed / fps) if len(t) > 1 else t[:1]
+    idx = np.unique(np.clip(np.searchsorted(t, want + 1e-12, side="right") - 1, 0, len(t) - 1))
+    if len(idx) > max_frames:
+        idx = idx[np.unique(np.linspace(0, len(idx) - 1, max_frames).round().astype(int))]
+    return idx
+
+
+def _segments_world(segs, body, p, R):
+    """(s, 2, 3) world end points of the stick segments ``segs`` of bodies ``body`` at one
+    frame (``p (nb, 3)``, ``R (nb, 3, 3)``)."""
+    return p[body][:, None, :] + np.einsum("sij,saj->sai", R[body], segs)
+
+
+def _legend(ax, fig, colors, bool_labels):
+    import matplotlib
+    from matplotlib.lines import Line2D
+
+    if colors.kind == "bool":
+        from .scene import BOOL_RGB
+
+        handles = [Line2D([], [], color=np.array(c) / 255, lw=3, label=lab)
+                   for c, lab in zip(BOOL_RGB, bool_labels)]
+        ax.legend(handles=handles, title=colors.label or None, loc="upper left", fontsize=9)
+    elif colors.kind == "scalar":
+        sm = matplotlib.cm.ScalarMappable(
+            norm=matplotlib.colors.Normalize(colors.vmin, colors.vmax), cmap=colors.cmap)
+        fig.colorbar(sm, cax=fig.add_axes((0.9, 0.2, 0.022, 0.55)), label=colors.label,
+                     extend="max" if colors.clipped else "neither")
+
+
+def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
+            color_label: str = "", bool_labels=("False", "True"), vmin=None, vmax=None,
+            cmap: str = "viridis", fps: float = 20.0,
+            speed: float = 1.0, max_frames: int = 200, size=(6.0, 5.5), dpi: int = 90,
+            elev: float = 20.0, azim: float = -60.0, title: str | None = None,
+            linewidth: float = 2.5) -> Path:
+    """Write an animation of a trajectory with matplotlib (``writer``: ``"pillow"`` for
+    GIF, ``"ffmpeg"`` for MP4). See :func:`to_gif` for the parameters."""
+    import matplotlib.pyplot as plt
+    from matplotlib import animation
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection
+
+    if not animation.writers.is_available(writer):
+        raise ValueError(f"matplotlib animation writer {writer!r} is not available"
+                         + (" (install ffmpeg, e.g. apt-get install ffmpeg)" if writer == "ffmpeg" else ""))
+    fr = frames(model, traj, q)
+    colors = body_colors(model, len(fr), color, label=color_label, cmap=cmap, vmin=vmin,
+                         vmax=vmax)
+    idx = frame_indices(fr.t, fps, speed, max_frames)
+    p, R = body_poses(model, fr.q[idx])
+    segs = stick_segments(model)
+    body = np.concatenate([np.full(len(s), i, dtype=np.int64) for i, s in enumerate(segs)])
+    seg = np.concatenate(segs) if len(body) else np.zeros((0, 2, 3))
+    if not len(body):
+        raise ValueError("no body has a stick segment to draw (every body is a point)")
+    ends = np.stack([_segments_world(seg, body, p[f], R[f]) for f in range(len(idx))])
+    pts = ends.reshape(-1, 3)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    pad = 0.05 * max(float((hi - lo).max()), 1e-3)
+    lo, hi = lo - pad, hi + pad
+    mid, half = 0.5 * (lo[:2] + hi[:2]), 0.5 * float((hi[:2] - lo[:2]).max())
+    lo[:2], hi[:2] = mid - half, mid + half   # square floor; equal scale on the three axes
+
+    fig = plt.figure(figsize=size, dpi=dpi)
+    ax = fig.add_axes((0.0, 0.0, 0.86 if colors.kind == "scalar" else 1.0, 0.9), projection="3d")
+    lines = Line3DCollection(ends[0], colors=colors.rgb[idx[0], body] / 255.0, linewidths=linewidth)
+    ax.add_collection3d(lines)
+    for k, name in enumerate("xyz"):
+        getattr(ax, f"set_{name}lim")(lo[k], hi[k])
+        getattr(ax, f"set_{name}label")(f"{name} [m]")
+    ax.set_box_aspect(hi - lo, zoom=0.95)
+    ax.view_init(elev=elev, azim=azim)
+    _legend(ax, fig, colors, bool_labels)
+    head = title if title is not None else f"{model.nb} bodies"
+    ttl = ax.set_title("")
+
+    def draw(f):
+        lines.set_segments(ends[f])
+        lines.set_color(colors.rgb[idx[f], body] / 255.0)
+        ttl.set_text(f"{head}\nt = {fr.t[idx[f]]:.2f} s")
+        return lines, ttl
+
+    anim = animation.FuncAnimation(fig, draw, frames=len(idx), blit=False)
+    path = Path(path)
+    try:
+        anim.save(path, writer=writer, fps=fps, dpi=dpi)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def to_gif(model: Model, traj, path, **kwargs) -> Path:
+    """Write an animated GIF of a trajectory (matplotlib 3D projection, Pillow writer).
+
+    Parameters
+    ----------
+    model : Model
+    traj : trajectory with ``t`` (k,) [s] and ``q`` (k, nq), or None with ``q``
+    path : str or Path - the file written
+    q : (k, nq) float64, optional - configurations instead of ``traj`` (1 s apart)
+    color : (nb,) or (k, nb) bool or float array, optional - a value per body (and
+        recorded frame): booleans orange/grey with a legend (``bool_labels``: the False
+        and True entries), numbers by colormap ``cmap`` over ``[vmin, vmax]`` (default the
+        values' range; larger values clipped) with a colour bar labelled ``color_label``
+    fps : float - frames per second of the animation
+    speed : float - simulated seconds per second of animation (1: real time)
+    max_frames : int - at most this many frames (thinned evenly)
+    size : (w, h) inches; dpi : int; elev, azim : float - view angles [deg]
+    title : str - first title line (default: the number of bodies); the time is the second
+    linewidth : float - width of the stick segments [pt]
+
+    Returns
+    -------
+    Path - the file written
+
+    Raises ValueError for bad frames, colours or settings, or a missing writer.
+    """
+    return animate(model, traj, path, writer="pillow", **kwargs)
+
+
+def to_mp4(model: Model, traj, path, **kwargs) -> Path:
+    """Write an MP4 video of a trajectory (ffmpeg writer; ValueError when ffmpeg is not
+    installed). Parameters as :func:`to_gif`."""
+    return animate(model, traj, path, writer="ffmpeg", **kwargs)
