@@ -169,7 +169,8 @@ def robot_cases(quick):
                     warnings.simplefilter("ignore")
                     models.append((name, load_urdf(path, floating_base=fb)))
             except (ValueError, OSError) as e:
-                failed.append((name, str(e).splitlines()[0][:90]))
+                msg = str(e).replace(str(path), path.name).splitlines()[0]
+                failed.append((name, msg[:110]))
     return models, failed
 
 
