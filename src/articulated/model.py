@@ -97,6 +97,15 @@ QUAT_TOL = 1e-6
 """Largest accepted | |quat| - 1 | of a quaternion in a float64 state (1e-4 in float32)."""
 
 
+def quaternion_tol(dtype) -> float:
+    """The accepted | |quat| - 1 | of a configuration of ``dtype``: :data:`QUAT_TOL` in
+    float64, 1e-4 in float32."""
+    return QUAT_TOL if dtype is _F64 or dtype == np.float64 else 1e-4
+
+
+_F64 = np.dtype(np.float64)
+
+
 MODEL_ARRAY_NAMES = ("parent", "jtype", "qadr", "vadr", "jnv", "subtree_end", "Xtree_rot",
                      "axis", "Xtree_E", "Xtree_r", "mass", "h", "Ibar", "S", "gravity")
 """Names of the arrays :func:`model_arrays` returns, in its order."""
@@ -637,8 +646,7 @@ class Model:
         the joint otherwise). Returns it as a contiguous array of ``dtype``."""
         q = self.check_vector(q, "q", self.nq, dtype)
         if self.quat_qadr.size:
-            k = first_bad_quaternion(q, self.quat_qadr, QUAT_TOL if q.dtype == np.float64
-                                     else 1e-4)
+            k = first_bad_quaternion(q, self.quat_qadr, quaternion_tol(q.dtype))
             if k >= 0:
                 a = int(self.quat_qadr[k])
                 norm = float(np.sqrt(np.sum(q[a:a + 4].astype(np.float64) ** 2)))

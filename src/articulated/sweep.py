@@ -380,6 +380,7 @@ class SceneSimulation:
 
         from . import models
         from .configuration import integrate
+        from .model import Model
         from .simulation import Simulator
 
         kw = {**self.fixed, **params}
@@ -388,7 +389,7 @@ class SceneSimulation:
         seed = int(kw.pop("start_seed", 0))
         dt = kw.pop("dt", 1e-3)
         model = getattr(models, self.scene)(**scene_kw)
-        if model.__class__.__name__ != "Model":           # e.g. crowd(..., True) tuples
+        if not isinstance(model, Model):                  # e.g. crowd(..., True) tuples
             raise ValueError(f"scene {self.scene!r} with {scene_kw} does not return a Model")
         if perturb and "q0" not in kw:
             v = perturb * np.random.default_rng(seed).standard_normal(model.nv)

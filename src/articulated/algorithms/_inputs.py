@@ -13,8 +13,8 @@ import numpy as np
 from numba import njit
 
 from ..config import INLINE_IR
-from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_SPHERICAL, QUAT_TOL, first_bad_quaternion,
-                     model_arrays)
+from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_SPHERICAL, first_bad_quaternion,
+                     model_arrays, quaternion_tol)
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -58,12 +58,6 @@ def hot_path(d, q, qd, x, f_ext):
                                    and f_ext.dtype is d.dtype and f_ext.flags.c_contiguous)))
 
 
-def quaternion_tol(dtype):
-    """The accepted | |quat| - 1 | of a configuration of ``dtype`` (:data:`QUAT_TOL` in
-    float64, 1e-4 in float32)."""
-    return QUAT_TOL if dtype is _F64 else 1e-4
-
-
 @njit(**INLINE_IR)
 def state_status(model_i, model_f, quat_qadr, tol, q, qd, x, f_ext):
     """The checks of a checked kernel, compiled: 1 unless ``q`` has the model's nq entries,
@@ -102,7 +96,7 @@ def check_quaternions(model, q):
     qa = model.quat_qadr
     if not qa.size:
         return
-    tol = QUAT_TOL if q.dtype is _F64 else 1e-4
+    tol = quaternion_tol(q.dtype)
     if q.ndim == 1:
         if first_bad_quaternion(q, qa, tol) >= 0:
             model.check_configuration(q, q.dtype)

@@ -313,8 +313,8 @@ def robots_tables(emit, quick, repeats):
         ratios.append(peer / ours)
         rows.append([name, m.nv, f"{ours * 1e6:.2f}", f"{peer * 1e6:.2f}", f"{peer / ours:.2f}",
                      f"{err:.1e}"])
-    emit(f"## (c) One `aba()` call from Python on every example-robot-data URDF "
-         f"(fixed and floating base), against `pin.aba`")
+    emit("## (c) One `aba()` call from Python on every example-robot-data URDF "
+         "(fixed and floating base), against `pin.aba`")
     emit()
     if ratios:
         emit(f"{len(rows)} models; speed-up over Pinocchio: median {np.median(ratios):.2f}, "
