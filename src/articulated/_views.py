@@ -13,11 +13,13 @@ pointer, shape ``(m, n)`` and strides ``(n itemsize, itemsize)``.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
+from numba import njit, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.core import config as numba_config
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
+
+from .config import JIT
 
 
 @intrinsic
@@ -62,3 +64,12 @@ def mat3_view(a, nb):
     if nb and not np.shares_memory(m, a):
         raise AssertionError("packed 3x3 field is not viewable as (nb, 3, 3)")
     return m
+
+
+@njit(**JIT)
+def mat3_rows(a):
+    """An (n, 9) array of row-major 3x3 matrices (any strides, e.g. a field of a packed
+    buffer) as an (n, 3, 3) view, inside compiled code (never a copy)."""
+    s0, s1 = a.strides
+    return np.lib.stride_tricks.as_strided(a, shape=(a.shape[0], 3, 3),
+                                           strides=(s0, 3 * s1, s1))

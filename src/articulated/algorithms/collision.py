@@ -49,7 +49,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import INLINE, JIT, KERNEL
 from ..geometry import (SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_NAMES,
                         SHAPE_PLANE, SHAPE_SPHERE)
 from .collision_mesh import MeshNarrowPhase
@@ -561,6 +561,34 @@ def detect_kernel(gm, poses, extra, cand, nc, out):
     return k
 
 
+@njit(**JIT)
+def contact_buffer(cap):
+    """Zeroed :class:`Contacts` for ``cap`` contacts."""
+    return Contacts(np.zeros((cap, 2), np.int64), np.zeros((cap, 2), np.int64),
+                    np.zeros((cap, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
+                    np.zeros(cap), np.zeros(cap, np.int64))
+
+
+@njit(**JIT)
+def detect_primitives(gm, poses, broad, out, oE, op, v, h, extra):
+    """The compiled pairs' contacts (:data:`SUPPORTED`) at the body poses ``oE`` (nb, 3, 3),
+    ``op`` (nb, 3) with body velocities ``v`` (nb, 6) and step ``h`` [s]:
+    :func:`place_shapes`, :func:`broad_phase`, :func:`detect_kernel`, growing the
+    candidate and contact buffers when they are full (never dropping a contact). Returns
+    ``(contacts, candidates, broad, out)`` with the buffers in use (new ones after a
+    growth)."""
+    place_shapes(gm, oE, op, v, h, poses)
+    nc = broad_phase(gm, poses, extra, broad)
+    if nc > broad.cand.shape[0]:
+        broad = Broad(broad.order, broad.lo, np.zeros(2 * nc, np.int64), broad.axis)
+        nc = broad_phase(gm, poses, extra, broad)
+    n = detect_kernel(gm, poses, extra, broad.cand, nc, out)
+    if n > out.dist.shape[0]:
+        out = contact_buffer(2 * n)
+        n = detect_kernel(gm, poses, extra, broad.cand, nc, out)
+    return n, nc, broad, out
+
+
 SUPPORTED = {(SHAPE_SPHERE, k) for k in range(5)} | {(SHAPE_CAPSULE, k) for k in range(1, 5)} | {
     (SHAPE_BOX, SHAPE_PLANE), (SHAPE_CYLINDER, SHAPE_PLANE)}
 """Pairs (kind a, kind b) of the compiled narrow phase."""
@@ -618,25 +646,19 @@ class Detector:
 
     @staticmethod
     def _buffers(cap):
-        return Contacts(np.zeros((cap, 2), np.int64), np.zeros((cap, 2), np.int64),
-                        np.zeros((cap, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
-                        np.zeros(cap), np.zeros(cap, np.int64))
+        return contact_buffer(cap)
 
     def detect(self, oE, op, v, h, extra=0.0) -> int:
         """Contacts at the body poses ``oE`` (nb, 3, 3), ``op`` (nb, 3) with body velocities
         ``v`` (nb, 6) and step ``h`` [s] into ``self.out``; returns their number."""
-        place_shapes(self.gm, oE, op, v, float(h), self.poses)
-        nc = broad_phase(self.gm, self.poses, float(extra), self.broad)
-        if nc > self.broad.cand.shape[0]:
-            self.broad = self.broad._replace(cand=np.zeros(2 * nc, np.int64))
-            nc = broad_phase(self.gm, self.poses, float(extra), self.broad)
-        cand = self.broad.cand
-        n = detect_kernel(self.gm, self.poses, float(extra), cand, nc, self.out)
+        n, nc, self.broad, self.out = detect_primitives(self.gm, self.poses, self.broad,
+                                                        self.out, oE, op, v, float(h),
+                                                        float(extra))
         more = self.mesh.contacts(self.poses, float(extra)) if self.mesh is not None else ()
         nm = sum(len(blk[4]) for blk in more)
         if n + nm > self.out.dist.shape[0]:
             self.out = self._buffers(2 * (n + nm))
-            n = detect_kernel(self.gm, self.poses, float(extra), cand, nc, self.out)
+            n = detect_kernel(self.gm, self.poses, float(extra), self.broad.cand, nc, self.out)
         for blk in more:
             n = self._write(n, *blk)
         self.n = n

@@ -67,7 +67,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import INLINE, JIT, KERNEL
 
 FRICTION_CFM = 1e-3
 """Relative constraint-force mixing of the tangential rows (see :func:`_visit`)."""
@@ -104,6 +104,7 @@ limited dof of a limit row, -1 for a contact. (A joint limit is a frictionless u
 row on one joint velocity, GLM IV.B; the same sweeps solve both.)"""
 
 
+@njit(**JIT)
 def contact_buffers(cap, nv):
     """Zeroed :class:`ContactRows` for ``cap`` rows of a model with ``nv`` dofs."""
     return ContactRows(np.zeros((cap, 3, nv)), np.zeros((cap, 3, nv)), np.zeros((cap, 3, 3)),
@@ -154,6 +155,7 @@ and ``M^-1 J^T E_k`` for the six unit impulses ``E_k`` of the basis, ``K6`` (bca
 their ``J W^T`` (the pair's inverse apparent inertia); scratch ``mark`` (nb,), ``V`` (4, 6)."""
 
 
+@njit(**JIT)
 def block_buffers(cap, nb, nv):
     """Zeroed :class:`Blocks` for ``cap`` contacts of a tree with ``nb`` bodies, ``nv``
     dofs."""
@@ -1025,6 +1027,148 @@ def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
         if change <= tol:
             break
     return -worst
+
+
+# ------------------------------------------------------------------- one response
+
+Response = namedtuple("Response", ("rows", "blocks", "states", "lam", "prev_key", "prev_P",
+                                   "n_prev", "dq", "work", "present"))
+Response.__doc__ = """The growing buffers of :func:`respond_kernel` (capacity ``cap`` rows):
+``rows`` :class:`ContactRows`, ``blocks`` :class:`Blocks`, ``states`` (cap,) int64 (the
+sweeps' contact states), ``lam`` (cap,) projection multipliers, ``prev_key`` (cap,) int64
+and ``prev_P`` (cap, 3) the last step's keys and world impulses (warm start), ``n_prev``
+(1,) int64 their number, ``dq`` and ``work`` (nv,) scratch, ``present`` (2 nl,) int64 the
+limit rows already added this step."""
+
+ResponseOptions = namedtuple("ResponseOptions", (
+    "h", "tol", "sweeps", "rest_speed", "slip_speed", "warm_start", "project",
+    "project_sweeps", "limit_e", "key0"))
+ResponseOptions.__doc__ = """The scalars of :func:`respond_kernel`: step ``h`` [s], ``tol``
+[m/s], ``sweeps``, ``rest_speed`` and ``slip_speed`` [m/s], ``warm_start`` and ``project``
+(bool), ``project_sweeps``, ``limit_e`` (restitution of the limits), ``key0`` (the first
+limit key); see :class:`articulated.simulation.contact.ContactStepper`."""
+
+STAT_N, STAT_LIMITS, STAT_IMPACTS, STAT_STICKING, STAT_SLIDING, STAT_SWEEPS, STAT_FALLBACK, \
+    STAT_DEPTH, STAT_APPROACH, STAT_KE_BEFORE, STAT_KE_AFTER, STAT_DETECT, STAT_RESPONSE = range(13)
+"""Slots of a step's statistics vector (13,) float64, in the order of
+:data:`articulated.simulation.contact.CONTACT_STATS`."""
+
+
+@njit(**JIT)
+def response_buffers(cap, nb, nv, nlim):
+    """Zeroed :class:`Response` for ``cap`` rows of a tree with ``nb`` bodies, ``nv`` dofs
+    and ``nlim`` limited joints."""
+    return Response(contact_buffers(cap, nv), block_buffers(cap, nb, nv),
+                    np.zeros(cap, np.int64), np.zeros(cap), np.zeros(cap, np.int64),
+                    np.zeros((cap, 3)), np.zeros(1, np.int64), np.zeros(nv), np.zeros(nv),
+                    np.zeros(2 * nlim, np.int64))
+
+
+@njit(**JIT)
+def grow_response(old, cap, nb):
+    """A :class:`Response` like ``old`` with room for ``cap`` rows (``nb`` bodies of the
+    tree), keeping the last step's impulses (for the warm start)."""
+    nv = old.dq.shape[0]
+    rb = response_buffers(cap, nb, nv, old.present.shape[0] // 2)
+    n = min(old.n_prev[0], cap)
+    rb.n_prev[0] = n
+    for c in range(n):
+        rb.prev_key[c] = old.prev_key[c]
+        for k in range(3):
+            rb.prev_P[c, k] = old.prev_P[c, k]
+    return rb
+
+
+@njit(**KERNEL)
+def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, qd1, v, st):
+    """The impulses of one step (GLM IV.A-B, VI): contact rows of the ``n`` contacts ``con``
+    (:class:`~articulated.algorithms.collision.Contacts`, bodies numbered as in ``im``),
+    the rows of the limits ``lim`` that the step could reach, warm start, sequential
+    impulses (:func:`solve_impulses`), post-stabilization (:func:`project_positions`); the
+    limits that the impulses or the projection made reachable (they move every joint)
+    join and the step is solved again (at most once per limited joint).
+
+    ``q`` (nq,) the model's configuration (limit positions); ``qs`` (nv',) the
+    unconstrained velocities ``qd + h qdd`` in the dof space of ``im``/``fac`` (the whole
+    model's or a hybrid body's reduced tree). Writes ``qd1`` (nv',) the velocities after
+    the impulses and ``v`` (nv',) the step's displacement ``h qd1 + dq``, and the slots
+    :data:`STAT_LIMITS` .. :data:`STAT_APPROACH` of ``st`` (13,). ``rb`` (:class:`Response`)
+    must hold ``n + 2 nl`` rows. Returns the number of rows solved (0: no impulse)."""
+    h = opt.h
+    nvr = qs.shape[0]
+    rows = rb.rows
+    blk = rb.blocks
+    dq = rb.dq[:nvr]
+    for k in range(nvr):
+        dq[k] = 0.0
+        qd1[k] = qs[k]
+        v[k] = qs[k] * h
+    blk.count[0] = 0
+    blk.count[1] = 0
+    if n:
+        contact_rows(im, fac, sc, con, n, qs, h, opt.rest_speed, rows, blk)
+    nlim = lim.dof.shape[0]
+    nl = 0
+    if nlim:
+        for k in range(2 * nlim):
+            rb.present[k] = 0
+        nl = limit_rows(im, fac, sc, lim, q, qs, v, h, opt.rest_speed, opt.limit_e, opt.key0,
+                        rows, n, rb.present)
+    nr = n + nl
+    for k in range(STAT_LIMITS, STAT_APPROACH + 1):
+        st[k] = 0.0
+    if nr:
+        sweeps = 0
+        fallback = 0
+        n_prev = rb.n_prev[0]
+        for _ in range(nlim + 1):
+            for k in range(nvr):
+                qd1[k] = qs[k]
+            for c in range(nr):
+                for d in range(3):
+                    rows.P[c, d] = 0.0
+            if opt.warm_start and n_prev:
+                warm_start(rows, nr, rb.prev_key, rb.prev_P, n_prev, qd1, 1.0)
+            s1, f1 = solve_impulses(rows, nr, qd1, qs, rb.work[:nvr], opt.tol, opt.sweeps,
+                                    opt.slip_speed, rb.states, blk)
+            sweeps += s1
+            fallback |= f1
+            if opt.project:
+                project_positions(rows, nr, qd1, h, opt.project_sweeps, rb.lam, dq, blk,
+                                  opt.tol * h)
+            for k in range(nvr):
+                v[k] = qd1[k] * h + dq[k]
+            more = 0
+            if nlim:
+                more = limit_rows(im, fac, sc, lim, q, qs, v, h, opt.rest_speed, opt.limit_e,
+                                  opt.key0, rows, nr, rb.present)
+            if not more:
+                break
+            nl += more
+            nr += more
+        save_impulses(rows, nr, rb.prev_key, rb.prev_P)
+        sticking = 0
+        sliding = 0
+        depth = 0.0
+        approach = 0.0
+        for c in range(n):
+            sticking += rb.states[c] == 1
+            sliding += rb.states[c] == 2
+            depth = max(depth, -rows.dist[c])
+            approach = max(approach, -rows.vn0[c])
+        impacts = 0
+        for c in range(nr):
+            impacts += rows.impact[c] > 0
+        st[STAT_LIMITS] = nl
+        st[STAT_IMPACTS] = impacts
+        st[STAT_STICKING] = sticking
+        st[STAT_SLIDING] = sliding
+        st[STAT_SWEEPS] = sweeps
+        st[STAT_FALLBACK] = fallback
+        st[STAT_DEPTH] = depth
+        st[STAT_APPROACH] = approach
+    rb.n_prev[0] = nr
+    return nr
 
 
 # ----------------------------------------------------------------------- public API

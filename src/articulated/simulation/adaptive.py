@@ -26,19 +26,16 @@ Python (:meth:`AdaptiveSimulator._python_step`); :meth:`AdaptiveSimulator.step` 
 from __future__ import annotations
 
 import math
-import platform
 import time
 import numpy as np
-from llvmlite import ir as llvm_ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from .._byref import byref, byref_each
 from .._views import mat3_view
 from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
-from ..algorithms.contact import Factor, ImpulseModel
+from ..algorithms.collision import Detector
+from ..algorithms.contact import Factor, ImpulseModel, Limits
 from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
 from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy, state_energy
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
@@ -46,54 +43,14 @@ from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import JIT, KERNEL
 from ..configuration import integrate_joints_inplace
 from ..data import data_arrays
+from ..geometry import CollisionModel
 from ..model import Model, model_arrays
+from .adaptive_contact import ERR_FORCE, ERR_VELOCITY, ContactLoop, adaptive_contact_steps
 from .contact import CONTACT_STATS, ContactStepper
+from .cycles import _cycle_rate, _cycles
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces, has_joint_forces
 from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_object_state
 from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint
-
-ERR_FORCE = 3
-"""Error code of :func:`_adaptive_steps`: an applied force is not finite."""
-ERR_VELOCITY = 4
-"""Error code of :func:`_adaptive_steps`: the joint velocities overflow (``qd . qd`` is not
-finite, so neither is the kinetic energy)."""
-
-
-@intrinsic
-def _cycles(typingctx):
-    """The CPU's cycle counter (LLVM ``readcyclecounter``: the time-stamp counter on x86),
-    for per-step wall times inside :func:`_adaptive_steps` (numba has no clock)."""
-    def codegen(context, builder, signature, args):
-        fnty = llvm_ir.FunctionType(llvm_ir.IntType(64), [])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
-        return builder.call(fn, [])
-    return types.int64(), codegen
-
-
-@njit(**JIT)
-def _read_cycles():
-    return _cycles()
-
-
-_RATE = None
-
-
-def _cycle_rate(seconds=0.02):
-    """Cycles per second of :func:`_cycles` (measured once against ``time.perf_counter``);
-    None off x86 (the counter may not be readable or steady there; per-step times are then
-    not recorded)."""
-    global _RATE
-    if _RATE is None:
-        _RATE = 0.0
-        if platform.machine().lower() in ("x86_64", "amd64"):
-            c0, t0 = _read_cycles(), time.perf_counter()
-            while time.perf_counter() - t0 < seconds:
-                pass
-            c1, t1 = _read_cycles(), time.perf_counter()
-            if c1 > c0:
-                _RATE = (c1 - c0) / (t1 - t0)
-    return _RATE or None
-
 
 @njit(**KERNEL)
 def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, crit, q, qd,
@@ -379,7 +336,7 @@ class AdaptiveSimulator:
         and the metric weights are constant; with callable weights (evaluated in Python at
         each active-region update) those before the next update; none when a force has no
         compiled form, or the next step is an update with callable weights."""
-        if self._compiled is None or self._contact is not None:
+        if self._compiled is None or (self._contact is not None and self._contact_loop() is None):
             return 0
         if not any(fn is not None for fn in self.solver._weight_fns):
             return limit
@@ -461,7 +418,11 @@ class AdaptiveSimulator:
         red = s._reduced_args()
         na = int(s._bk.counts[N_AJOINTS])
         q = self.q.copy()
-        if na == 0:
+        if na == 0:                                     # nothing moves: no response
+            for name in CONTACT_STATS.names[1:]:
+                if name not in ("detect_time",):
+                    cs.last[name] = math.nan if name.startswith("ke_") else 0
+            self._contact_log.append(cs.last.copy())
             return q, np.zeros(m.nv)
         aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
         mi = red.red_i[:7 * na].reshape(7, na)
@@ -526,6 +487,40 @@ class AdaptiveSimulator:
             raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
         return self._contact.contact_list()
 
+    def _contact_loop(self):
+        """The :class:`~articulated.simulation.adaptive_contact.ContactLoop` of the compiled
+        contact loop (built once), or None when a shape is a mesh (coal, Python)."""
+        if getattr(self, "_cloop", None) is None:
+            cs = self._contact
+            if cs.detector is not None and cs.detector.mesh is not None:
+                return None
+            m, d = self.model, cs.data
+            lim = cs.limits
+            # limits only: an empty detector keeps one compiled signature
+            det = self._cdet = cs.detector or Detector(CollisionModel(m))
+            nl = len(lim.dof)
+            self._cloop = ContactLoop(
+                d.model_i, d.model_f, d.buf, det.gm, det.poses, cs.sc, cs.opt, lim,
+                Limits(*(np.zeros(nl, a.dtype) for a in lim)), np.zeros(m.nv), np.zeros(m.nv),
+                np.zeros(m.nv, np.int64), np.zeros(m.nb, np.int64),
+                np.zeros((det.out.dist.shape[0], 2), np.int64), np.zeros(m.nv),
+                np.zeros(m.nv), np.zeros(m.nv), np.zeros((m.nb, 6)),
+                np.array([-2, 0], np.int64))
+        return self._cloop
+
+    def _log_contacts(self, cstats, rate):
+        """Append the statistics rows of compiled steps (cycle counts to seconds) to the
+        contact log and make the last one the stepper's ``last``."""
+        if not len(cstats):
+            return
+        if rate:
+            cstats[:, -2:] /= rate
+        rec = np.zeros(len(cstats), CONTACT_STATS)
+        for k, name in enumerate(CONTACT_STATS.names):
+            rec[name] = cstats[:, k]
+        self._contact_log.extend(rec)
+        self._contact.last = rec[-1].copy()
+
     def _compiled_steps(self, n, k0, every):
         """Up to ``n`` steps in the compiled loop :func:`_adaptive_steps` (region updates
         included); returns ``(steps done, records, wall per step (n,) or None, error)``
@@ -551,12 +546,21 @@ class AdaptiveSimulator:
         last = np.array([self.last["active"], self.last["update_region"],
                          self.last["rigidified"], st["updated"], st["evaluated"],
                          st["tensorized"]], dtype=np.int64)
-        done, err, joint, nrec = _adaptive_steps(
-            n, self.steps, k0, self.update_every, every, self.dt, rate is not None, crit, s.q,
-            s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
-            s.f_ext, kind, body, params, self._ubody, self._bodies, s._bk, s._Vw,
-            s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last, qrec, qdrec,
-            srec, Trec, (d.model_i, d.model_f, d.buf), cycles)
+        args = (n, self.steps, k0, self.update_every, every, self.dt, rate is not None, crit,
+                s.q, s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
+                s.f_ext, kind, body, params, self._ubody, self._bodies, s._bk, s._Vw,
+                s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last, qrec,
+                qdrec, srec, Trec, (d.model_i, d.model_f, d.buf), cycles)
+        if self._contact is None:
+            done, err, joint, nrec = _adaptive_steps(*args)
+        else:
+            cs, cl = self._contact, self._contact_loop()
+            det = self._cdet
+            cstats = np.zeros((n, len(CONTACT_STATS.names)))
+            done, err, joint, nrec, det.broad, det.out, cs.rb, cbody = adaptive_contact_steps(
+                *args, cl, det.broad, det.out, cs.rb, cstats)
+            self._cloop = cl._replace(cbody=cbody)
+            self._log_contacts(cstats[:done], rate)
         self.q = s.q.copy()
         self.qd = s.qd.copy()
         self.t += done * self.dt

@@ -31,18 +31,16 @@ import numpy as np
 from ..algorithms.aba import aba_kernel
 from ..algorithms.collision import Detector
 from ..algorithms.contact import (
+    STAT_KE_AFTER,
+    STAT_KE_BEFORE,
     Factor,
     ImpulseModel,
-    block_buffers,
-    contact_buffers,
-    contact_rows,
+    ResponseOptions,
     impulse_scratch,
-    limit_rows,
     model_limits,
-    project_positions,
-    save_impulses,
-    solve_impulses,
-    warm_start,
+    respond_kernel,
+    grow_response,
+    response_buffers,
 )
 from ..algorithms.kinematics import (
     _energy_kernel,
@@ -51,6 +49,9 @@ from ..algorithms.kinematics import (
 )
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..geometry import SHAPE_NAMES, CollisionModel
+
+_NO_CONTACTS = Detector._buffers(1)
+"""The contacts argument of a response without a detector (joint limits only)."""
 
 CONTACT_STATS = np.dtype([
     ("n", np.int64), ("limits", np.int64), ("impacts", np.int64), ("sticking", np.int64),
@@ -142,31 +143,26 @@ class ContactStepper:
         self.fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
         nb, nv = model.nb, model.nv
         self.sc = impulse_scratch(nb, nv)
-        self._grow((self.detector.out.dist.shape[0] if self.detector else 0)
-                   + 2 * len(self.limits.dof))
-        self.n_prev = 0
-        self.dq = np.zeros(nv)
-        self.qd_star = np.zeros(nv)
-        self.work = np.zeros(nv)
-        self.present = np.zeros(2 * len(self.limits.dof), np.int64)
+        self.opt = ResponseOptions(self.dt, float(o["tol"]), int(o["sweeps"]),
+                                   float(o["rest_speed"]), float(o["slip_speed"]),
+                                   bool(o["warm_start"]), bool(o["project"]),
+                                   int(o["project_sweeps"]), float(o["limit_e"]), self.key0)
+        nlim = len(self.limits.dof)
+        cap = (self.detector.out.dist.shape[0] if self.detector else 0) + 2 * nlim
+        self.rb = response_buffers(max(cap, 1), nb, nv, nlim)
         self.step_v = np.zeros(nv)
+        self.qd_star = np.zeros(nv)
         self.last = np.zeros((), CONTACT_STATS)
+        self.st = np.zeros(len(CONTACT_STATS.names))
+
+    @property
+    def rows(self):
+        """The :class:`~articulated.algorithms.contact.ContactRows` of the last step."""
+        return self.rb.rows
 
     def _grow(self, cap):
-        """Room for ``cap`` contacts in the response buffers (the last impulses kept)."""
-        old = getattr(self, "prev_key", None)
-        self.rows = self._rows(cap)
-        self.blocks = block_buffers(cap, self.model.nb, self.model.nv)
-        self.states = np.zeros(cap, np.int64)
-        self.lam = np.zeros(cap)
-        self.prev_key = np.zeros(cap, np.int64)
-        self.prev_P = np.zeros((cap, 3))
-        if old is not None:
-            self.prev_key[:old.shape[0]] = old
-            self.prev_P[:old.shape[0]] = self._prev_P_old
-
-    def _rows(self, cap):
-        return contact_buffers(cap, self.model.nv)
+        """Room for ``cap`` rows in the response buffers (the last impulses kept)."""
+        self.rb = grow_response(self.rb, cap, self.model.nb)
 
     def check_initial(self, q):
         """ValueError naming the shapes and bodies if shapes overlap deeper than
@@ -193,18 +189,6 @@ class ContactStepper:
         b = int(A["body"][g])
         where = "the world" if b < 0 else f"body {self.model.body_name[b]!r}"
         return f"shape {g} ({SHAPE_NAMES[int(A['kind'][g])]} on {where})"
-
-    def _limit_rows(self, im, fac, limits, q, qd, dv, n0, again):
-        """Rows of the limits reachable within the step's displacement ``dv`` (see
-        :func:`~articulated.algorithms.contact.limit_rows`), appended at ``n0``; ``again``:
-        keep the rows already added this step. Returns their number."""
-        if not len(limits.dof):
-            return 0
-        if not again:
-            self.present[:] = 0
-        return limit_rows(im, fac, self.sc, limits, q, qd, dv, self.dt,
-                          float(self.options["rest_speed"]), float(self.options["limit_e"]),
-                          self.key0, self.rows, n0, self.present)
 
     def _kinetic(self, q, qd):
         """Kinetic energy [J] at ``q, qd`` (rewrites the workspace's transforms and poses
@@ -255,72 +239,24 @@ class ContactStepper:
         ``kinetic(qd)`` the kinetic energy of velocities in that space [J]. Returns
         ``(qd1, v)``: the velocities after the impulses and the step's displacement ``h qd1
         + dq`` (nv',); statistics in :attr:`last`."""
-        h = self.dt
-        o = self.options
         t1 = time.perf_counter()
-        st = self.last
-        if con is None and n:
-            con = self.detector.out
+        if con is None:
+            con = self.detector.out if self.detector is not None else _NO_CONTACTS
         nlim = len(limits.dof)
-        qd1 = qs.copy()
-        dq = self.dq[:qs.shape[0]]
-        dq[:] = 0.0
-        v = self.step_v[:qs.shape[0]]
-        if n + 2 * nlim > self.rows.P.shape[0]:
-            self._prev_P_old = self.prev_P
+        if n + 2 * nlim > self.rb.rows.P.shape[0]:
             self._grow(2 * (n + 2 * nlim))
-        rows = self.rows
-        self.blocks.count[:] = 0
-        if n:
-            contact_rows(im, fac, self.sc, con, n, qs, h, float(o["rest_speed"]), rows,
-                         self.blocks)
-        np.multiply(qs, h, out=v)
-        nl = self._limit_rows(im, fac, limits, q, qs, v, n, 0)
-        nr = n + nl
-        if nr:
-            st["ke_before"] = kinetic(qs)
-            sweeps, fallback = 0, 0
-            for _ in range(nlim + 1):
-                qd1[:] = qs
-                rows.P[:nr] = 0.0
-                if o["warm_start"] and self.n_prev:
-                    warm_start(rows, nr, self.prev_key, self.prev_P, self.n_prev, qd1, 1.0)
-                s1, f1 = solve_impulses(rows, nr, qd1, qs, self.work[:qs.shape[0]],
-                                        float(o["tol"]), int(o["sweeps"]),
-                                        float(o["slip_speed"]), self.states, self.blocks)
-                sweeps += s1
-                fallback |= f1
-                if o["project"]:
-                    project_positions(rows, nr, qd1, h, int(o["project_sweeps"]), self.lam, dq,
-                                      self.blocks, float(o["tol"]) * h)
-                # limits that the impulses or the projection made reachable (they move every
-                # joint) join, and the step is solved again
-                np.multiply(qd1, h, out=v)
-                v += dq
-                more = self._limit_rows(im, fac, limits, q, qs, v, nr, 1)
-                if not more:
-                    break
-                nl += more
-                nr += more
-            st["limits"] = nl
-            st["ke_after"] = kinetic(qd1)
-            save_impulses(rows, nr, self.prev_key, self.prev_P)
-            s = self.states[:n]
-            st["sticking"] = int((s == 1).sum())
-            st["sliding"] = int((s == 2).sum())
-            st["sweeps"] = sweeps
-            st["fallback"] = fallback
-            st["impacts"] = int((rows.impact[:nr] > 0).sum())
-            st["max_depth"] = max(0.0, float(-rows.dist[:n].min())) if n else 0.0
-            st["approach_speed"] = max(0.0, float(-rows.vn0[:n].min())) if n else 0.0
-        else:
-            for key in ("limits", "impacts", "sticking", "sliding", "sweeps", "fallback"):
-                st[key] = 0
-            for key in ("max_depth", "approach_speed"):
-                st[key] = 0.0
-            st["ke_before"] = st["ke_after"] = math.nan
-        self.n_prev = nr
-        st["response_time"] = time.perf_counter() - t1
+        nvr = qs.shape[0]
+        qd1 = np.empty(nvr)
+        v = self.step_v[:nvr]
+        st = self.st
+        nr = respond_kernel(im, fac, self.sc, con, n, q, qs, limits, self.opt, self.rb, qd1, v,
+                            st)
+        st[STAT_KE_BEFORE] = kinetic(qs) if nr else math.nan
+        st[STAT_KE_AFTER] = kinetic(qd1) if nr else math.nan
+        last = self.last
+        for k, name in enumerate(CONTACT_STATS.names[1:11], start=1):
+            last[name] = st[k]
+        last["response_time"] = time.perf_counter() - t1
         return qd1, v.copy()
 
     def contact_list(self):
@@ -334,7 +270,7 @@ class ContactStepper:
         names = self.model.body_name
         for c in range(int(self.last["n"])):
             ba, bb = (int(x) for x in out.body[c])
-            P = self.rows.P[c]
+            P = self.rb.rows.P[c]
             Fr = self.rows.frame[c]
             res.append(dict(shapes=(int(out.geom[c, 0]), int(out.geom[c, 1])),
                             bodies=(names[ba] if ba >= 0 else None, names[bb] if bb >= 0 else None),

@@ -1,0 +1,315 @@
+"""Adaptive dynamics with contacts and joint limits in one compiled step loop (Gayle, Lin &
+Manocha 2006, "GLM", sec. IV-V, on the hybrid body of Redon, Galoppo & Lin 2005, "RGL"):
+:func:`adaptive_contact_steps`, what
+:class:`~articulated.simulation.adaptive.AdaptiveSimulator` runs when it has contacts or
+limits and every applied force has a compiled form (and no shape is a mesh: meshes go
+through coal, in Python).
+
+A step from ``(q, qd)`` (the operations and their order are those of the simulator's
+Python step, :meth:`~articulated.simulation.adaptive.AdaptiveSimulator._contact_step`):
+
+1. the hybrid body's frames and the compiled forces; every ``update_every`` steps the
+   active-region update (RGL Sec. 5.1, its rigidification impulses included) and the ABA
+   of the new reduced tree (one rigid body per rigid piece, joined by the active joints:
+   :mod:`articulated.algorithms.reduced`), else that ABA's accelerations give
+   ``qd* = qd + h qdd`` on the active joints (GLM IV.A step 1: the factorization the
+   impulses reuse);
+2. detection at ``q`` with speculative margins from ``qd*``
+   (:func:`~articulated.algorithms.collision.detect_primitives`; the world poses of every
+   body, O(n));
+3. a contact on body b acts on b's rigid piece (GLM: "contacts on rigid pieces act on
+   their front node"), so its rows, ``K = J_h M_h^-1 J_h^T`` and the propagation of its
+   impulse run on the reduced tree, O(N_A) (GLM IV.C); limits of active joints are rows,
+   rigidified joints cannot cross theirs;
+4. :func:`~articulated.algorithms.contact.respond_kernel`: sequential impulses with
+   friction and restitution, post-stabilization;
+5. ``q (+)= h qd+ + dq`` on the active joints.
+
+The per-region data of the response (the reduced tree's views, the model dof of each
+reduced dof, the limits of the active joints, the piece of every body) are rebuilt when
+the reduced tree changes (its stamp). Buffers that fill up grow inside the loop (a
+contact is never dropped) and are returned to the caller.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .._byref import byref, byref_each
+from .._views import mat3_rows, rows
+from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
+from ..algorithms.collision import Contacts, detect_primitives
+from ..algorithms.contact import (STAT_DETECT, STAT_KE_AFTER, STAT_KE_BEFORE, STAT_N,
+                                  STAT_RESPONSE, Factor, ImpulseModel, Limits, grow_response,
+                                  respond_kernel)
+from ..algorithms.hybrid import hybrid_kinematics
+from ..algorithms.kinematics import _velocities_kernel, _world_poses_kernel, state_energy
+from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
+from ..algorithms.region import ERR_HYBRID, region_update_kernel
+from ..config import JIT, KERNEL
+from ..configuration import integrate_joints_inplace
+from ..data import data_arrays
+from ..model import model_arrays
+from ..spatial import get_mat3, get_vec3, inertia_times
+from .cycles import _cycles
+from .forces import apply_compiled_forces
+
+ERR_FORCE = 3
+"""Error code of the compiled adaptive loops: an applied force is not finite."""
+ERR_VELOCITY = 4
+"""Error code of the compiled adaptive loops: the joint velocities overflow (``qd . qd`` is
+not finite, so neither is the kinetic energy)."""
+
+ContactLoop = namedtuple("ContactLoop", (
+    "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
+    "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp"))
+ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
+arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
+(world poses and velocities of every body, for detection); the detector's
+:class:`~articulated.algorithms.collision.GeomModel` ``gm`` and shape poses ``poses``; the
+impulse scratch ``sc`` and :class:`~articulated.algorithms.contact.ResponseOptions`
+``opt``; the model's :class:`~articulated.algorithms.contact.Limits` ``lim`` and room
+``limr`` (a Limits of the same length) for those of the active joints in reduced
+numbering; scratch ``qsf, vfull`` (nv,) (the unconstrained velocities and the step's
+displacement in the model's dofs), ``adof`` (nv,) int64 (the model dof of each reduced
+dof), ``piece`` (nb,) int64 (the reduced body of each body, -1 welded to the world),
+``cbody`` (cap, 2) int64 (the contacts' pieces; grows with the contact buffer), ``qsr,
+qd1, vr`` (nv,) reduced-space velocities and displacement, ``vb`` (nb, 6) body velocities
+of the reduced tree; ``stamp`` (2,) int64 the reduced-tree stamp the per-region data were
+built for and their number of limits."""
+
+
+@njit(**JIT)
+def _region_data(cl, bk, red, na, jnv, vadr, active):
+    """Rebuild the per-region data of ``cl`` for the current reduced tree (``na`` active
+    joints): ``adof``, ``piece``, the active limits ``limr`` (count in ``stamp[1]``).
+    O(n) (the piece of every body), once per active-region change."""
+    k = 0
+    for u in range(na):
+        J = bk.ajoints[u]
+        for r in range(jnv[J]):
+            cl.adof[k] = vadr[J] + r
+            k += 1
+    mi = rows(red.red_i, 7, na)
+    rv = mi[3]
+    for b in range(cl.piece.shape[0]):
+        p = bk.near[b]
+        cl.piece[b] = red.ridx[p] if p >= 0 else -1
+    nl = 0
+    lim, lr = cl.lim, cl.limr
+    for l in range(lim.dof.shape[0]):
+        j = lim.joint[l]
+        if not active[j]:
+            continue
+        r = red.ridx[j]
+        lr.dof[nl] = rv[r]
+        lr.body[nl] = r
+        lr.qadr[nl] = lim.qadr[l]
+        lr.lo[nl] = lim.lo[l]
+        lr.hi[nl] = lim.hi[l]
+        lr.joint[nl] = j
+        nl += 1
+    cl.stamp[0] = red.rstamp[0]
+    cl.stamp[1] = nl
+
+
+@njit(**JIT)
+def _reduced_kinetic_of(mv, fac, qd, vb):
+    """``1/2 qd^T M_h qd`` [J] of reduced-tree velocities ``qd`` (nv',): body velocities
+    ``v_k = X_k v_parent + S_k qd_k`` and ``T = 1/2 sum v_k . I_k v_k`` (RBDA eq. 7.34) on
+    the reduced tree's transforms ``fac`` and inertias ``mv``; O(N_A). Equals the whole
+    model's kinetic energy (rigidified joints have zero velocity)."""
+    E, r = fac.Xup_E, fac.Xup_r
+    T = 0.0
+    for k in range(mv.parent.shape[0]):
+        p = mv.parent[k]
+        w = (0.0, 0.0, 0.0)
+        u = (0.0, 0.0, 0.0)
+        if p >= 0:
+            w0, w1, w2 = vb[p, 0], vb[p, 1], vb[p, 2]
+            x0 = vb[p, 3] - (r[k, 1] * w2 - r[k, 2] * w1)
+            x1 = vb[p, 4] - (r[k, 2] * w0 - r[k, 0] * w2)
+            x2 = vb[p, 5] - (r[k, 0] * w1 - r[k, 1] * w0)
+            w = (E[k, 0, 0] * w0 + E[k, 0, 1] * w1 + E[k, 0, 2] * w2,
+                 E[k, 1, 0] * w0 + E[k, 1, 1] * w1 + E[k, 1, 2] * w2,
+                 E[k, 2, 0] * w0 + E[k, 2, 1] * w1 + E[k, 2, 2] * w2)
+            u = (E[k, 0, 0] * x0 + E[k, 0, 1] * x1 + E[k, 0, 2] * x2,
+                 E[k, 1, 0] * x0 + E[k, 1, 1] * x1 + E[k, 1, 2] * x2,
+                 E[k, 2, 0] * x0 + E[k, 2, 1] * x1 + E[k, 2, 2] * x2)
+        for a in range(3):
+            vb[k, a] = w[a]
+            vb[k, 3 + a] = u[a]
+        va = mv.vadr[k]
+        for d in range(mv.jnv[k]):
+            for a in range(6):
+                vb[k, a] += mv.S[va + d, a] * qd[va + d]
+        vk = (vb[k, 0], vb[k, 1], vb[k, 2], vb[k, 3], vb[k, 4], vb[k, 5])
+        Iv = inertia_times(mv.mass[k], get_vec3(mv.h, k), get_mat3(mv.Ibar, k), vk)
+        for a in range(6):
+            T += 0.5 * vk[a] * Iv[a]
+    return T
+
+
+@njit(**KERNEL)
+def _hybrid_kinetic(bk, red):
+    """:func:`~articulated.algorithms.reduced.reduced_kinetic` for a caller with NRT (its
+    by-reference bundles must be dereferenced where no reference counting runs)."""
+    return reduced_kinetic(byref(bk), byref(red))
+
+
+@njit(**JIT)
+def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, timed, crit,
+                           q, qd, qdd, stats, jtype, qadr, vadr, jnv, f_ext, fkind, fbody,
+                           fparams, ubody, rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec,
+                           srec, Trec, full, cycles, cl, broad, out, rb, cstats):
+    """``nsteps`` adaptive steps with contacts and limits (module docstring); the arguments
+    up to ``cycles`` are those of
+    :func:`~articulated.simulation.adaptive._adaptive_steps` (same meaning), then ``cl``
+    (:class:`ContactLoop`), the detector's ``broad`` and ``out`` buffers, the response's
+    ``rb`` (:class:`~articulated.algorithms.contact.Response`) and ``cstats`` (nsteps, 13)
+    the statistics of every step (order of
+    :data:`~articulated.simulation.contact.CONTACT_STATS`; the times in cycles of
+    :func:`~articulated.simulation.cycles._cycles` when ``timed``, else zero). Returns
+    ``(steps done, error, joint, records, broad, out, rb, cbody)`` (the buffers in use).
+    Compiled with NRT (the buffers may grow), so it calls the kernels that take bundles by
+    reference (:mod:`articulated._byref`) only through their own compiled functions, never
+    inlined: a dereferenced bundle must not be reference-counted."""
+    eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
+    pose = hargs.pose
+    near, ajoints, counts = bk.near, bk.ajoints, bk.counts
+    nf = fbody.shape[0]
+    nu = ubody.shape[0]
+    hp = byref_each(hargs)
+    bkp = byref(bk)
+    rp = byref(red)
+    rstamp = red.rstamp
+    active = rargs.st.active
+    nb = cl.piece.shape[0]
+    nv = qd.shape[0]
+    cbody = cl.cbody
+    nrec = 0
+    for s in range(nsteps):
+        c0 = _cycles() if timed else 0
+        st = cstats[s]
+        update = (step0 + s) % update_every == 0
+        kin = update or rstamp[0] != counts[REGION_STAMP]
+        if kin:
+            hybrid_kinematics(bkp, hp)
+        else:
+            reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
+        if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
+            return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
+        if update:
+            res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
+                                       rbody.shape[0], rbody, columns, hp, rp, rargs)
+            if res[5] != 0:
+                return s, res[5], res[6], nrec, broad, out, rb, cbody
+            last[0] = counts[N_AJOINTS]
+            last[1] = res[0]
+            last[2] = res[1]
+            last[3] = res[2]
+            last[4] = res[3]
+            last[5] = res[4]
+            hybrid_kinematics(bkp, hp)               # the ABA of the new reduced tree
+            reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, True)
+        else:
+            reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, kin)
+        if stats[STAT_BAD] >= 0:
+            return s, ERR_HYBRID, int(stats[STAT_BAD]), nrec, broad, out, rb, cbody
+        na = counts[N_AJOINTS]
+        for k in range(nv):
+            cl.qsf[k] = qd[k]
+        if not update:
+            for u in range(na):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
+        if na and cl.stamp[0] != rstamp[0]:
+            _region_data(cl, bk, red, na, jnv, vadr, active)
+        # detection at q, margins from qd* (every body: O(n))
+        n = 0
+        if cl.gm.body.shape[0]:
+            _world_poses_kernel(cl.model_i, cl.model_f, q, cl.buf)
+            _velocities_kernel(cl.model_i, cl.model_f, q, cl.qsf, cl.buf)
+            dv = data_arrays(cl.buf, nb, nv)
+            n, _, broad, out = detect_primitives(cl.gm, cl.poses, broad, out, mat3_rows(dv.oE),
+                                                 dv.op, dv.v, h, 0.0)
+        c1 = _cycles() if timed else 0
+        st[STAT_N] = n
+        st[STAT_DETECT] = c1 - c0
+        for k in range(1, 11):
+            st[k] = 0.0
+        st[STAT_KE_BEFORE] = math.nan
+        st[STAT_KE_AFTER] = math.nan
+        if na == 0:
+            for k in range(nv):
+                qd[k] = 0.0
+        else:
+            mi = rows(red.red_i, 7, na)
+            mv = model_arrays(mi, red.red_f)
+            nvr = mv.vadr[na - 1] + mv.jnv[na - 1]
+            nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
+            _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
+            dr = data_arrays(red.red_d, na, nvr)
+            im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
+            fac = Factor(mat3_rows(dr.Xup_E), dr.Xup_r, dr.UDinv, dr.Dinv, mat3_rows(dr.oE),
+                         dr.op)
+            if n > cbody.shape[0]:
+                cbody = np.zeros((out.body.shape[0], 2), np.int64)
+            for c in range(n):
+                for side in range(2):
+                    b = out.body[c, side]
+                    cbody[c, side] = cl.piece[b] if b >= 0 else -1
+            con = Contacts(out.geom, cbody, out.point, out.normal, out.dist, out.mu, out.e,
+                           out.key)
+            nl = cl.stamp[1]
+            lr = cl.limr
+            lim = Limits(lr.dof[:nl], lr.qadr[:nl], lr.body[:nl], lr.lo[:nl], lr.hi[:nl],
+                         lr.joint[:nl])
+            if n + 2 * nl > rb.rows.P.shape[0]:
+                rb = grow_response(rb, 2 * (n + 2 * nl), nb)
+            qsr = cl.qsr[:nvr]
+            qd1 = cl.qd1[:nvr]
+            vr = cl.vr[:nvr]
+            for i in range(nvr):
+                qsr[i] = cl.qsf[cl.adof[i]]
+            nr = respond_kernel(im, fac, cl.sc, con, n, q, qsr, lim, cl.opt, rb, qd1, vr, st)
+            if nr:
+                st[STAT_KE_BEFORE] = _reduced_kinetic_of(mv, fac, qsr, cl.vb)
+                st[STAT_KE_AFTER] = _reduced_kinetic_of(mv, fac, qd1, cl.vb)
+            ss = 0.0
+            for i in range(nvr):
+                ss += qd1[i] * qd1[i] + vr[i] * vr[i]
+            if not math.isfinite(ss):
+                return s, ERR_VELOCITY, -1, nrec, broad, out, rb, cbody
+            if update:
+                for k in range(nv):
+                    qd[k] = 0.0
+            for i in range(nvr):
+                qd[cl.adof[i]] = qd1[i]
+                cl.vfull[cl.adof[i]] = vr[i]
+            integrate_joints_inplace(ajoints, na, jtype, qadr, vadr, q, cl.vfull, 1.0)
+        if timed:
+            c2 = _cycles()
+            st[STAT_RESPONSE] = c2 - c1
+            cycles[s] = c2 - c0
+        else:
+            st[STAT_DETECT] = 0.0
+            st[STAT_RESPONSE] = 0.0
+        if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
+            for a in range(q.shape[0]):
+                qrec[nrec, a] = q[a]
+            for a in range(nv):
+                qdrec[nrec, a] = qd[a]
+            for a in range(3):
+                srec[nrec, a] = last[a]
+            if rstamp[0] == counts[REGION_STAMP]:
+                Trec[nrec] = _hybrid_kinetic(bk, red)
+            else:
+                Trec[nrec] = state_energy(full[0], full[1], q, qd, full[2])[0]
+            nrec += 1
+    return nsteps, 0, -1, nrec, broad, out, rb, cbody
