@@ -120,3 +120,32 @@ def test_one_step_from_many_states_all_active_equals_full():
         assert np.abs(f.q - a.q).max() <= 1e-9
         assert np.abs(f.qd - a.qd).max() <= 1e-9 * max(1.0, np.abs(f.qd).max())
     assert total >= 200
+
+
+def test_compiled_loop_equals_the_python_step():
+    """The compiled adaptive contact loop (simulation/adaptive_contact.py: region updates,
+    hybrid-body ABA, detection, impulses on the reduced tree, limits, projection) gives the
+    state of the Python step (AdaptiveSimulator._contact_step, which calls each kernel
+    from Python) bit for bit over 0.8 s at N_A = 6, with the same contacts and limit rows
+    per step; the kinetic energies of the statistics (O(N_A) on the reduced tree there,
+    O(n) on the whole model here) agree to 1e-12 relative."""
+    m, geom, q0, qd0 = _scene()
+    kw = dict(method="adaptive", contacts=geom, limits=True, q0=q0, qd0=qd0, update_every=10,
+              max_active=6)
+    a = art.Simulator(m, H, **kw)
+    tr = a.run(800)
+    b = art.Simulator(m, H, **kw)
+    for _ in range(800):
+        b._python_step()
+    ca = tr.contacts
+    cb = np.array(b._contact_log, dtype=ca.dtype)
+    assert ca["n"].sum() >= 200 and ca["limits"].sum() >= 100
+    for key in ("n", "limits", "impacts", "sticking", "sliding", "sweeps"):
+        assert (ca[key] == cb[key]).all(), key
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
+    for key in ("ke_before", "ke_after"):
+        x, y = ca[key], cb[key]
+        assert (np.isnan(x) == np.isnan(y)).all()
+        ok = ~np.isnan(x)
+        assert np.abs(x[ok] - y[ok]).max() <= 1e-12 * np.abs(y[ok]).max()
+    assert (ca["ke_after"][ok] <= ca["ke_before"][ok] * (1 + 1e-12)).all()

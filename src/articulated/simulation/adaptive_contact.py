@@ -231,6 +231,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         if na and cl.stamp[0] != rstamp[0]:
             _region_data(cl, bk, red, na, jnv, vadr, active)
         # detection at q, margins from qd* (every body: O(n))
+        cd = _cycles() if timed else 0
         n = 0
         if cl.gm.body.shape[0]:
             _world_poses_kernel(cl.model_i, cl.model_f, q, cl.buf)
@@ -240,7 +241,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                                                  dv.op, dv.v, h, 0.0)
         c1 = _cycles() if timed else 0
         st[STAT_N] = n
-        st[STAT_DETECT] = c1 - c0
+        st[STAT_DETECT] = c1 - cd
         for k in range(1, 11):
             st[k] = 0.0
         st[STAT_KE_BEFORE] = math.nan
