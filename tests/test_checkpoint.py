@@ -62,6 +62,8 @@ CASES = {
                                   [PointForce("link11", (0.0, 0.2, 0.0))]),
     "srm-rk2": lambda: (art.models.four_bar(loop_kind="point"),
                         dict(integrator="rk2", method="srm", srm=dict(iterations=3)), []),
+    "srm-adaptive": lambda: (art.models.four_bar(loop_kind="point"),
+                             dict(integrator="rk2", method="srm", rtol=1e-7, atol=1e-7), []),
     "adaptive": lambda: (art.models.pendulum(40),
                          dict(method="adaptive", max_active=6, update_every=10),
                          [PointForce("link39", (0.0, 0.3, 0.0))]),

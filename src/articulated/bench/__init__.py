@@ -16,6 +16,7 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
 * :mod:`~articulated.bench.simulator` - the simulators through the public API against the
   bare dynamics call (speed as a user gets it);
 * :mod:`~articulated.bench.sweep` - sweep throughput on Dask (1 vs W worker processes);
+* :mod:`~articulated.bench.soak` - long adaptive runs checking energy and memory;
 * :mod:`~articulated.bench.stiffness` - formulation stiffness (Ascher, Pai & Cloutier 1997):
   computed by :mod:`~articulated.bench.stiffness_study`, reported by
   :mod:`~articulated.bench.stiffness_report`.
@@ -25,5 +26,5 @@ timing, Markdown tables and figures.
 """
 
 BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive", "contact",
-              "simulator", "proteins", "sweep")
+              "simulator", "proteins", "sweep", "soak")
 """The modules behind ``articulated bench NAME``, in the order of ``articulated bench --help``."""

@@ -8,6 +8,7 @@ materials, dynamics (damping/friction) and transmissions are ignored.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import dataclasses
@@ -72,16 +73,21 @@ def _check_numbers(root, path):
             text = el.get(attr)
             if text is None:
                 continue
-            where = f"{path}: {_element_path(el)} {attr}={text[:60]!r}"
             try:
                 vals = [float(x) for x in text.split()]
             except ValueError:
-                raise ValueError(f"{where}: not a number") from None
+                raise ValueError(f"{_where(path, el, attr, text)}: not a number") from None
             if (len(vals) not in (1, 3)) if count == 0 else len(vals) != count:
-                raise ValueError(f"{where}: expected {count or '1 or 3'} value(s), got "
-                                 f"{len(vals)}")
-            if not all(np.isfinite(vals)):
-                raise ValueError(f"{where}: not finite")
+                raise ValueError(f"{_where(path, el, attr, text)}: expected "
+                                 f"{count or '1 or 3'} value(s), got {len(vals)}")
+            if not all(map(math.isfinite, vals)):
+                raise ValueError(f"{_where(path, el, attr, text)}: not finite")
+
+
+def _where(path, el, attr, text):
+    """The place of a bad number for an error message (built only when one is raised: on
+    a 100,000-link file building it for every attribute cost 4.6 s of 6.4 s)."""
+    return f"{path}: {_element_path(el)} {attr}={text[:60]!r}"
 
 
 def _check_structure(root, path):

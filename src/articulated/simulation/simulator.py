@@ -20,6 +20,7 @@ from ..model import Model
 from .forces import Force, StateKinematics, compile_forces
 from .contact import CONTACT_STATS, ContactStepper
 from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
+from .stepsize import ATOL, RTOL
 from .stepping import (INTEGRATOR_CODES, METHOD_CODES, OK, Records, loop_bundles, record_state,
                        records, tree_steps)
 from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint as _describe
@@ -150,11 +151,19 @@ class DynamicsSimulator:
         ``integrator`` then is "rk2", "rk4" or "euler"; applied forces are evaluated once
         per step and held over it; ``nfev`` counts steps)
     srm : dict, optional - options of :class:`~articulated.simulation.srm.SRMSolver`
-        (``iterations``, ``eps``, ``alpha``, ``form``) for ``method="srm"``
+        (``iterations``, ``eps``, ``alpha``, ``form``) for ``method="srm"``; its step-size
+        control is asked for by ``rtol`` / ``atol``
     forces : iterable of force objects (:mod:`articulated.simulation.forces`)
     q0 : (nq,) float64, optional - initial configuration (default ``model.neutral()``)
     qd0 : (nv,) float64, optional - initial joint velocities (default zero)
-    rtol, atol : float - tolerances of ``rk45`` (> 0)
+    rtol, atol : float > 0, optional - tolerances of ``rk45`` (default
+        :data:`~articulated.simulation.stepsize.RTOL` = 1e-6,
+        :data:`~articulated.simulation.stepsize.ATOL` = 1e-8) and, for ``method="srm"``,
+        of its step-size control: with either given, SRM steps by step doubling with steps
+        of at most ``dt`` chosen to meet them, and ``dt`` is the recording unit (the
+        records still lie at ``t + k record_every dt``); without, SRM steps at ``dt``
+        (:meth:`articulated.simulation.srm.SRMSolver.advance`; ``nfev`` then counts SRM
+        steps: three per tried step, whole and two halves)
     dtype : float64 or float32 - arithmetic of the forward dynamics (the state is integrated
         in float64; float32 reproduces the single-precision study of Ascher, Pai & Cloutier
         1997)
@@ -198,8 +207,9 @@ class DynamicsSimulator:
     """
 
     def __init__(self, model: Model, dt: float, integrator: str | None = None,
-                 method: str = "aba", forces=(), q0=None, qd0=None, rtol: float = 1e-6,
-                 atol: float = 1e-8, dtype=np.float64, srm=None, contacts=None,
+                 method: str = "aba", forces=(), q0=None, qd0=None,
+                 rtol: float | None = None, atol: float | None = None,
+                 dtype=np.float64, srm=None, contacts=None,
                  contact_options=None, limits: bool = False, energy_drift: float | None = 0.01):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
@@ -224,16 +234,19 @@ class DynamicsSimulator:
         if method == "srm":  # closed loops: sequential regularization (simulation/srm.py)
             from .srm import SRMSolver
 
-            self._srm = SRMSolver(model, self.dt, integrator=integrator, **dict(srm or {}))
+            self._srm = SRMSolver(model, self.dt, integrator=integrator, rtol=rtol, atol=atol,
+                                  **dict(srm or {}))
         elif integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of {INTEGRATORS}")
         elif method not in METHODS:
             raise ValueError(f"unknown forward-dynamics method {method!r}; expected one of {METHODS}")
         self.integrator = integrator
         self.method = method
-        self._watch = EnergyWatch(energy_drift, self.dt, integrator)
-        self.rtol = _positive(rtol, "rtol")
-        self.atol = _positive(atol, "atol")
+        self.rtol = _positive(RTOL if rtol is None else rtol, "rtol")
+        self.atol = _positive(ATOL if atol is None else atol, "atol")
+        controlled = integrator == "rk45" or (self._srm is not None and self._srm.adaptive)
+        self._watch = EnergyWatch(energy_drift, self.dt, integrator,
+                                  (self.rtol, self.atol) if controlled else None)
         self.dtype = check_dtype(dtype)
         self._L = _layout(model)
         self._step_fn = STEPPERS.get(integrator)
@@ -395,12 +408,19 @@ class DynamicsSimulator:
 
     def _step_fixed(self):
         if self._srm is not None:  # applied forces sampled at the step start, held over it
-            tau, f_ext = self.generalized_forces(self.t, self._q, self._qd)
-            self.nfev += 1
+            srm = self._srm
+            made = srm.steps_made
             try:
-                q1, qd1 = self._srm.step(self._q, self._qd, tau, f_ext if self._calls else None)
+                if srm.adaptive:
+                    q1, qd1 = srm.advance(self._q, self._qd, self.t, self.t + self.dt,
+                                          self.generalized_forces if self._calls else None)
+                else:
+                    tau, f_ext = self.generalized_forces(self.t, self._q, self._qd)
+                    q1, qd1 = srm.step(self._q, self._qd, tau, f_ext if self._calls else None)
             except RuntimeError as e:
                 raise _NonFinite(str(e)) from e
+            finally:
+                self.nfev += srm.steps_made - made
         elif self._contact is not None:
             q1, qd1 = self._contact_step()
         else:
@@ -410,6 +430,12 @@ class DynamicsSimulator:
         self._q = q1
         self._qd = qd1
         self.t = self.t + self.dt
+
+    @property
+    def srm_solver(self):
+        """The :class:`~articulated.simulation.srm.SRMSolver` of ``method="srm"`` (its
+        ``control`` counts accepted and rejected steps), else None."""
+        return self._srm
 
     def step(self) -> None:
         """Advance the state by one time step ``dt``.
@@ -647,6 +673,7 @@ class DynamicsSimulator:
         if self._srm is not None:
             s = self._srm
             out["srm"] = dict(iterations=s.iterations, eps=s.eps, alpha=s.alpha, form=s.form)
+            out.update(rtol=s.rtol, atol=s.atol)      # None: fixed step
         return out
 
     def checkpoint_state(self):
@@ -655,6 +682,9 @@ class DynamicsSimulator:
         arrays = dict(q=self._q, qd=self._qd, t=np.array([self.t]))
         if self._srm is not None:
             arrays.update(srm_lam=self._srm.lam, srm_dlam=self._srm.dlam)
+            if self._srm.adaptive:
+                arrays.update(srm_control=self._srm.control.state(),
+                              srm_steps=np.array([self._srm.steps_made]))
         return dict(nfev=self.nfev), arrays
 
     def restore_state(self, meta, arrays) -> None:
@@ -665,6 +695,9 @@ class DynamicsSimulator:
         if self._srm is not None:
             self._srm.lam[:] = arrays["srm_lam"]
             self._srm.dlam[:] = arrays["srm_dlam"]
+            if self._srm.adaptive:
+                self._srm.control.set_state(arrays["srm_control"])
+                self._srm.steps_made = int(arrays["srm_steps"][0])
 
     # ------------------------------------------------------------------ compiled loop
     def _compiled(self):

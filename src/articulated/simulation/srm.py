@@ -96,6 +96,7 @@ from ..config import KERNEL
 from ..data import data_arrays
 from ..model import Model
 from ..configuration import _normalize_kernel, _qdot_kernel
+from .stepsize import ATOL, RTOL, StepSizeController, error_norm
 
 SRM_INTEGRATORS = {
     "euler": (np.zeros((1, 1)), np.array([1.0]), np.array([0.0])),
@@ -240,6 +241,13 @@ def _srm_step_kernel(
     return True
 
 
+def _tolerance(x, what):
+    x = float(x)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{what} must be finite and > 0, got {x!r}")
+    return x
+
+
 class SRMDiverged(RuntimeError):
     """An SRM step produced a non-finite state (``eps`` too small for the form, or ``h`` too
     large)."""
@@ -260,6 +268,25 @@ class SRMSolver:
         default :data:`DEFAULT_ALPHA`
     form : {"scaled", "unscaled"} - the SRM update's ``W`` (module docstring; "scaled" is
         our Alg I, "unscaled" Alg II)
+    rtol, atol : float > 0, optional - tolerances of the step-size control (the meaning of
+        :mod:`articulated.simulation.stepsize`, as for ``integrator="rk45"``); giving either
+        makes :meth:`advance` and :meth:`run` adaptive (the missing one takes its default,
+        :data:`~articulated.simulation.stepsize.RTOL`,
+        :data:`~articulated.simulation.stepsize.ATOL`): each step's error is estimated by
+        step doubling, and ``dt`` is then the first step tried and the largest one.
+        ``eps`` scales with the step (``eps / h`` stays what it is at ``h = dt``).
+
+    Why step doubling and not an embedded Runge-Kutta pair: the SRM step is not one
+    Runge-Kutta step of a fixed vector field. Its multipliers are held over the step and
+    corrected by S iterations, so the error that matters (second order in h with every
+    tableau, RK4 included: the multipliers' zero-order hold, plus what S iterations leave
+    of the constraint residual) is the same in a Runge-Kutta pair's two solutions, which
+    share the multipliers, and an embedded estimate would not see it. Two half steps
+    against one whole step (Richardson: ``err = (y_{h/2,h/2} - y_h) / (2^p - 1)``, p = 2,
+    or 1 for Euler; HNW II.4) measure the whole SRM step as it is, multipliers and
+    iterations included, at 1.5 times the cost of the accepted half steps. The accepted
+    state is the one of the two half steps (no extrapolation: the extrapolated state
+    would not satisfy the stabilized constraint the iteration converged to).
 
     Attributes
     ----------
@@ -271,14 +298,19 @@ class SRMSolver:
         iteration unstable on the square chain and net, so it is not used)
     z_hist, g_hist : (S,) float64 - max |z| [m/s] and max |g_L| [m | 1] after each iteration
         of the last step
-    eps, alpha, h, iterations, integrator, form
+    eps, alpha, h, iterations, integrator, form, rtol, atol (None: fixed step)
+    adaptive : bool - whether ``rtol`` or ``atol`` was given
+    control : StepSizeController or None - the step-size control (``control.h`` the next
+        step to try, ``control.accepted``, ``control.rejected``)
+    steps_made : int - SRM steps computed (a doubled step counts 3: whole and two halves)
 
     Raises ValueError for a bad parameter. Source: module docstring; Ascher & Lin 1999, sec. 3.
     """
 
     def __init__(self, model: Model, dt: float, *, integrator: str = "rk2",
                  iterations: int = DEFAULT_ITERATIONS, eps: float | None = None,
-                 alpha: float | None = None, form: str = "scaled"):
+                 alpha: float | None = None, form: str = "scaled",
+                 rtol: float | None = None, atol: float | None = None):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         self.model = model
@@ -303,6 +335,14 @@ class SRMSolver:
         if form not in SRM_FORMS:
             raise ValueError(f"unknown SRM form {form!r}; expected one of {SRM_FORMS}")
         self.form = form
+        self.adaptive = rtol is not None or atol is not None
+        self.rtol = self.atol = self.control = None
+        if self.adaptive:
+            self.rtol = _tolerance(RTOL if rtol is None else rtol, "rtol")
+            self.atol = _tolerance(ATOL if atol is None else atol, "atol")
+            # the SRM step is second order with every tableau (multipliers held over it)
+            self.control = StepSizeController(1 if integrator == "euler" else 2, h)
+        self.steps_made = 0
         A, b, cn = SRM_INTEGRATORS[integrator]
         self._A = np.ascontiguousarray(A)
         self._b = np.ascontiguousarray(b)
@@ -346,29 +386,113 @@ class SRMSolver:
 
         Raises SRMDiverged if the state became non-finite.
         """
-        m = self.model
-        q = np.ascontiguousarray(q, dtype=np.float64)
-        qd = np.ascontiguousarray(qd, dtype=np.float64)
-        tau = self._tau0 if tau is None else np.ascontiguousarray(tau, dtype=np.float64)
-        f_app = self._f_none if f_ext is None else check_f_ext(m, f_ext, np.float64)
-        q1 = np.empty(m.nq)
-        qd1 = np.empty(m.nv)
-        la, w, d = self._la, self._w, self._d
-        ok = _srm_step_kernel(
-            d.model_i, d.model_f, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.quat_qadr,
-            la.ints, la.floats, la.Iinv_a, la.Iinv_b,
-            q, qd, tau, f_app, self.h, self._A, self._b, self._c, self.iterations,
-            1.0 / self.eps, self.alpha, self.form == "scaled",
-            self.lam, self.dlam, self._lam_st,
-            d.buf, self._kq, self._kv, self._Qs, self._Qu, self._Vs, self._f_tot, w.g, w.Gv,
-            w.Ja, w.Jb, w.W, w.M, w.x, w.K, w.T2, w.Y,
-            q1, qd1, self.z_hist, self.g_hist)
-        if not ok:
+        q, qd, tau, f_app = self._inputs(q, qd, tau, f_ext)
+        q1 = np.empty(self.model.nq)
+        qd1 = np.empty(self.model.nv)
+        if not self._step(q, qd, tau, f_app, self.h, 1.0 / self.eps, q1, qd1):
             raise SRMDiverged(
                 f"SRM step diverged (h = {self.h:g} s, eps = {self.eps:g} s, form "
                 f"{self.form!r}, {self.integrator}, S = {self.iterations}): try form='scaled', "
-                f"a larger eps or a smaller step")
+                f"a larger eps or a smaller step" + (
+                    "" if self.adaptive else " (or a step-size control: rtol=...)"))
         return q1, qd1
+
+    def _inputs(self, q, qd, tau, f_ext):
+        m = self.model
+        return (np.ascontiguousarray(q, dtype=np.float64),
+                np.ascontiguousarray(qd, dtype=np.float64),
+                self._tau0 if tau is None else np.ascontiguousarray(tau, dtype=np.float64),
+                self._f_none if f_ext is None else check_f_ext(m, f_ext, np.float64))
+
+    def _step(self, q, qd, tau, f_app, h, inv_eps, q_out, qd_out) -> bool:
+        """One SRM step of size ``h`` into ``q_out, qd_out`` (the kernel); False if a
+        non-finite value appeared."""
+        m = self.model
+        la, w, d = self._la, self._w, self._d
+        self.steps_made += 1
+        return _srm_step_kernel(
+            d.model_i, d.model_f, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.quat_qadr,
+            la.ints, la.floats, la.Iinv_a, la.Iinv_b,
+            q, qd, tau, f_app, h, self._A, self._b, self._c, self.iterations,
+            inv_eps, self.alpha, self.form == "scaled",
+            self.lam, self.dlam, self._lam_st,
+            d.buf, self._kq, self._kv, self._Qs, self._Qu, self._Vs, self._f_tot, w.g, w.Gv,
+            w.Ja, w.Jb, w.W, w.M, w.x, w.K, w.T2, w.Y,
+            q_out, qd_out, self.z_hist, self.g_hist)
+
+    def advance(self, q, qd, t: float, t_end: float, forces=None):
+        """Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control
+        (``rtol``/``atol`` given): steps of at most ``dt``, the last one ending exactly at
+        ``t_end``, each checked by step doubling (class docstring) and repeated smaller
+        when its error norm exceeds 1 (:class:`~articulated.simulation.stepsize.
+        StepSizeController`). The controller's next step carries over to the next call.
+
+        Parameters
+        ----------
+        q : (nq,) float64; qd : (nv,) float64 - state at ``t``
+        t, t_end : float - start and end time [s], ``t_end >= t``
+        forces : callable ``(t, q, qd) -> (tau (nv,), f_ext (nb, 6) or None)``, optional -
+            applied forces, sampled at the start of every (half) step and held over it
+
+        Returns
+        -------
+        (q1, qd1) : (nq,), (nv,) float64 - state at ``t_end`` (new arrays)
+
+        Raises ValueError without a step-size control; SRMDiverged when the step size
+        collapses (below ``1e-10 dt``: the state is not finite even for tiny steps).
+        """
+        if not self.adaptive:
+            raise ValueError("SRMSolver.advance needs a step-size control (rtol or atol)")
+        ctrl = self.control
+        m = self.model
+        nq = m.nq
+        q = np.array(q, dtype=np.float64)
+        qd = np.array(qd, dtype=np.float64)
+        qb, qdb = np.empty(nq), np.empty(m.nv)      # one whole step
+        qh, qdh = np.empty(nq), np.empty(m.nv)      # first half step
+        q2, qd2 = np.empty(nq), np.empty(m.nv)      # second half step
+        lam0 = np.empty_like(self.lam)
+        ratio = self.eps / self.h                   # eps / h, kept at every step size
+        richardson = 2.0 ** ctrl.order - 1.0
+        t = float(t)
+        while t < t_end:
+            left = t_end - t
+            h_ctrl = ctrl.h                  # <= dt
+            h = left if left <= 1.05 * h_ctrl else h_ctrl
+            if h < 1e-10 * self.h:
+                raise SRMDiverged(
+                    f"SRM step size collapsed at t = {t:.6g} s (h = {h:.3g} s after "
+                    f"{ctrl.rejected} rejections; rtol = {self.rtol:g}, atol = "
+                    f"{self.atol:g}): the state does not stay finite even for tiny steps")
+            lam0[:] = self.lam
+            tau, f_app = self._forces(forces, t, q, qd)
+            inv_eps = 1.0 / (ratio * h)
+            ok = self._step(q, qd, tau, f_app, h, inv_eps, qb, qdb)
+            self.lam[:] = lam0
+            ok = ok and self._step(q, qd, tau, f_app, 0.5 * h, 2.0 * inv_eps, qh, qdh)
+            if ok:
+                tau, f_app = self._forces(forces, t + 0.5 * h, qh, qdh)
+                ok = self._step(qh, qdh, tau, f_app, 0.5 * h, 2.0 * inv_eps, q2, qd2)
+            err = math.inf
+            if ok:
+                err = error_norm((q2 - qb) / richardson, q, q2, self.rtol, self.atol)
+            accepted = ctrl.update(err, h)
+            if accepted and h < h_ctrl:      # a step cut to end at t_end: keep the pace
+                ctrl.h = max(ctrl.h, h_ctrl)
+            ctrl.h = min(ctrl.h, self.h)
+            if accepted:
+                t = t_end if h == left else t + h
+                q, q2 = q2, q
+                qd, qd2 = qd2, qd
+            else:
+                self.lam[:] = lam0
+        return q, qd
+
+    def _forces(self, forces, t, q, qd):
+        if forces is None:
+            return self._tau0, self._f_none
+        tau, f_ext = forces(t, q, qd)
+        return self._inputs(q, qd, tau, f_ext)[2:]
 
     def run(self, q, qd, steps: int, *, record_every: int = 1):
         """Integrate ``steps`` steps from ``(q, qd)`` (no applied forces besides gravity).
@@ -377,7 +501,9 @@ class SRMSolver:
         -------
         t : (k,) float64 [s]; Q : (k, nq); QD : (k, nv); drift : (steps + 1,) float64 - max
         |g_L| of every state [m | 1] (the loop drift); the records include the start and
-        the end. Raises SRMDiverged (the records so far are in its ``.partial``).
+        the end. With a step-size control each of the ``steps`` intervals of ``dt`` is
+        covered by :meth:`advance` (records and drift at the multiples of ``dt``). Raises
+        SRMDiverged (the records so far are in its ``.partial``).
         """
         q = np.array(q, dtype=np.float64)
         qd = np.array(qd, dtype=np.float64)
@@ -386,7 +512,10 @@ class SRMSolver:
         T, Q, QD = [0.0], [q.copy()], [qd.copy()]
         for n in range(1, steps + 1):
             try:
-                q, qd = self.step(q, qd)
+                if self.adaptive:
+                    q, qd = self.advance(q, qd, (n - 1) * self.h, n * self.h)
+                else:
+                    q, qd = self.step(q, qd)
             except SRMDiverged as e:
                 e.partial = (np.array(T), np.array(Q), np.array(QD), drift[:n])
                 raise

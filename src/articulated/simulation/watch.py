@@ -50,6 +50,8 @@ class EnergyWatch:
     ----------
     tol : float or None - relative drift threshold (None: off)
     dt : float - the simulator's step [s]; integrator : str - for the order (:data:`ORDERS`)
+    tolerances : (rtol, atol) or None - those of a step-size control (``rk45``, SRM with
+        ``rtol``/``atol``): the warning then suggests tighter tolerances instead of a step
 
     Attributes
     ----------
@@ -57,8 +59,9 @@ class EnergyWatch:
     drift : float - the largest relative drift seen [1]
     """
 
-    def __init__(self, tol, dt, integrator):
+    def __init__(self, tol, dt, integrator, tolerances=None):
         self.tol = check_threshold(tol)
+        self.tolerances = tolerances
         self.dt = float(dt)
         self.order = ORDERS.get(integrator, 1)
         self.integrator = integrator
@@ -94,11 +97,18 @@ class EnergyWatch:
             warnings.warn(
                 f"total energy drifted by {d[i]:.3g} (relative) from {E0:.6g} J to "
                 f"{E[i]:.6g} J at step {int(steps[i])} (t = {t[i]:.6g} s) of a conservative "
-                f"simulation with {self.integrator}, dt = {self.dt:g} s: the step is likely "
-                f"too large for this model; try dt <= {self.suggested_dt(d[i]):.3g} s or a "
-                f"higher-order integrator (threshold energy_drift = {self.tol:g}; "
-                f"energy_drift=None turns this warning off)", EnergyDriftWarning,
+                f"simulation with {self.integrator}, {self._advice(d[i])} (threshold "
+                f"energy_drift = {self.tol:g}; energy_drift=None turns this warning off)",
+                EnergyDriftWarning,
                 stacklevel=4)
+
+    def _advice(self, drift):
+        if self.tolerances is not None:        # step-size control: the tolerances decide
+            rtol, atol = self.tolerances
+            return (f"rtol = {rtol:g}, atol = {atol:g}: the tolerances are likely too loose "
+                    f"for this model; try rtol = {rtol / 10:g}, atol = {atol / 10:g}")
+        return (f"dt = {self.dt:g} s: the step is likely too large for this model; try dt <= "
+                f"{self.suggested_dt(drift):.3g} s or a higher-order integrator")
 
     def state(self) -> dict:
         """JSON state for a checkpoint."""
