@@ -220,27 +220,12 @@ def helix_shape(link_length: float, amplitude: float, wavenumber: float, links: 
             float(links / turns), ax, c, P)
 
 
-def matched_wavenumber(link_length: float, amplitude0: float, amplitude: float,
-                       wavenumber: float) -> float:
-    """The wavenumber ``d0`` [rad/link] that gives the helix of ``amplitude0`` the pitch of
-    the helix of ``(amplitude, wavenumber)`` (:func:`helix_shape`; secant steps), so that a
-    gait going from one to the other tightens the coil without shortening it."""
-    target = helix_shape(link_length, amplitude, wavenumber)[1]
-    d = [wavenumber, 0.5 * wavenumber]
-    f = [helix_shape(link_length, amplitude0, x)[1] - target for x in d]
-    for _ in range(12):
-        if abs(f[-1]) < 1e-5 * target or f[-1] == f[-2]:
-            break
-        d.append(d[-1] - f[-1] * (d[-1] - d[-2]) / (f[-1] - f[-2]))
-        f.append(helix_shape(link_length, amplitude0, d[-1])[1] - target)
-    return float(d[-1])
-
 
 @scene
 def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.01,
                  mass: float = 0.05, beam: float = 0.03, corner: float = 0.5,
-                 height: float = 0.5, mu: float = 0.7, amplitude: float = 2.0,
-                 wavenumber: float = 0.12, amplitude0: float = 1.4, gravity=GRAVITY,
+                 height: float = 0.5, mu: float = 0.7, wavenumber: float = 0.12,
+                 amplitude0: float = 1.6, gravity=GRAVITY,
                  return_configuration: bool = False):
     """Scene (c), GLM Fig. 6: a snake (a free-base capsule chain of ``n`` links: nv = n +
     5, a free base and ``n - 1`` hinges) wound in a helix around a horizontal box beam
@@ -249,11 +234,13 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
     The beam runs along x at height ``height``: square section of side ``2 beam``, its
     four edges rounded with radius ``corner * beam`` (two static boxes and four static
     cylinders), long enough for the coil plus 0.3 m at each end. The snake starts on the
-    loose helix of :func:`helical_gait` with ``amplitude0`` (and the wavenumber of
-    :func:`matched_wavenumber`: the pitch of the final helix), its axis on the beam's;
-    the gait (``articulated.bench.contact.snake_gait``) tightens it to ``amplitude``,
-    ``wavenumber`` (a helix smaller than the beam's section: the snake squeezes it) and
-    rolls it. Snake-beam contacts only (no self-collision).
+    loose helix of :func:`helical_gait` with ``amplitude0`` and ``wavenumber``
+    (:func:`helix_shape`: radius 5.8 cm, pitch 5.6 cm, 7.9 links per turn for the
+    defaults), its axis on the beam's and clear of it; the gait
+    (``articulated.bench.contact.snake_gait``) tightens it to a larger amplitude (2 rad:
+    radius 4.5 cm, smaller than the beam's rounded corners at 4.6 cm from the axis plus
+    the snake's radius, so the snake squeezes the beam) and rolls it. Snake-beam contacts
+    only (no self-collision).
 
     Parameters
     ----------
@@ -263,8 +250,8 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
     corner : float in (0, 1] - rounding radius of the beam's edges / ``beam``
     height : float - height of the beam's axis [m]
     mu : float >= 0 - friction of snake and beam
-    amplitude, wavenumber : float - the gait's helix [rad, rad/link]
-    amplitude0 : float - the start's looser helix [rad]
+    wavenumber : float - of the gait's helix [rad/link] (its pitch)
+    amplitude0 : float - the start's helix [rad] (its radius)
     gravity : (3,) float [m/s^2]
     return_configuration : bool - also return ``q0`` (nq,)
 
@@ -282,11 +269,10 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
         raise ValueError(f"snake_bridge: corner must be in (0, 1], got {corner}")
     rc = corner * b
     model, geom = _chain(n, L, r, _positive(mass, "mass"), mu, 1, 2, gravity)
-    d0 = matched_wavenumber(L, amplitude0, amplitude, wavenumber)
     q0 = model.neutral()
-    q0[7:] = helical_gait(n, amplitude0, d0, 0.0)
+    q0[7:] = helical_gait(n, amplitude0, wavenumber, 0.0)
     # the coil's axis from a long coil of the same gait (its first n links are this one)
-    _, _, _, ax, c, P = helix_shape(L, amplitude0, d0, links=max(n, 241))
+    _, _, _, ax, c, P = helix_shape(L, amplitude0, wavenumber, links=max(n, 241))
     P = P[:n + 1]
     c = c + ax * float(np.mean((P - c) @ ax))
     P = np.concatenate([P, 0.5 * (P[1:] + P[:-1])])   # joint origins and link middles
