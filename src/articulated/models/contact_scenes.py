@@ -76,20 +76,28 @@ def chain_points(model: Model, q) -> np.ndarray:
 
 @scene
 def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.01,
-                  mass: float = 0.1, mu: float = 0.5, height: float = 0.3, gravity=GRAVITY,
+                  mass: float = 0.1, mu: float = 0.5, height: float = 0.3, upright: bool = False,
+                  bend: float = 0.0, seed: int = 0, gravity=GRAVITY,
                   return_configuration: bool = False):
-    """A free-base chain of ``n`` capsules lying flat along +x, ``height`` above a plane
-    (z = 0), self-collision on: the MuJoCo comparison of ``articulated bench contact``
-    (issue 19: 0.1 m links, radius 1 cm, 0.1 kg, mu 0.5, dropped from 0.3 m).
+    """A free-base chain of ``n`` capsules above a plane (z = 0), self-collision on: lying
+    flat along +x ``height`` above it, the MuJoCo comparison of ``articulated bench
+    contact`` (issue 19: 0.1 m links, radius 1 cm, 0.1 kg, mu 0.5, dropped from 0.3 m); or
+    (``upright``) standing on its tip ``height`` above it with its joints bent at random
+    by up to ``bend`` [rad], the pile of issue 19 (300 links of 2 cm, radius 2 mm, 20 g,
+    +-0.05 rad, dropped from 5 cm).
 
     Parameters
     ----------
     n : int >= 1 - links (nv = n + 5)
     link_length, radius, mass : float > 0 - per link [m, m, kg]
     mu : float >= 0 - friction of every shape
-    height : float - base height above the plane [m]
+    height : float - base height above the plane [m] (upright: of the chain's lowest
+        point, its first capsule's end)
+    upright : bool - stand the chain on its first capsule (body x along world z)
+    bend : float >= 0 - joint angles drawn uniformly in ``[-bend, bend]`` [rad]
+    seed : int - of the angles' generator (``numpy.random.default_rng``)
     gravity : (3,) float [m/s^2]
-    return_configuration : bool - also return ``q0`` (nq,), the chain flat at ``height``
+    return_configuration : bool - also return ``q0`` (nq,)
 
     Returns
     -------
@@ -105,6 +113,9 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
         return model
     q0 = model.neutral()
     q0[2] = height
+    if upright:
+        q0[3:7] = (np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0)   # -90 deg about y: x up
+    q0[7:] = np.random.default_rng(seed).uniform(-bend, bend, n - 1)
     return model, q0
 
 
@@ -221,11 +232,28 @@ def helix_shape(link_length: float, amplitude: float, wavenumber: float, links: 
 
 
 
+
+def matched_wavenumber(link_length: float, amplitude0: float, amplitude: float,
+                       wavenumber: float) -> float:
+    """The wavenumber ``d0`` [rad/link] that gives the helix of ``amplitude0`` the pitch of
+    the helix of ``(amplitude, wavenumber)`` (:func:`helix_shape`; secant steps), so that a
+    gait going from one to the other tightens the coil without shortening it."""
+    target = helix_shape(link_length, amplitude, wavenumber)[1]
+    d = [wavenumber, 0.5 * wavenumber]
+    f = [helix_shape(link_length, amplitude0, x)[1] - target for x in d]
+    for _ in range(12):
+        if abs(f[-1]) < 1e-5 * target or f[-1] == f[-2]:
+            break
+        d.append(d[-1] - f[-1] * (d[-1] - d[-2]) / (f[-1] - f[-2]))
+        f.append(helix_shape(link_length, amplitude0, d[-1])[1] - target)
+    return float(d[-1])
+
+
 @scene
 def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.01,
                  mass: float = 0.05, beam: float = 0.03, corner: float = 0.5,
-                 height: float = 0.5, mu: float = 0.7, wavenumber: float = 0.12,
-                 amplitude0: float = 1.6, gravity=GRAVITY,
+                 height: float = 0.5, mu: float = 0.7, amplitude: float = 2.0,
+                 wavenumber: float = 0.12, amplitude0: float = 1.6, gravity=GRAVITY,
                  return_configuration: bool = False):
     """Scene (c), GLM Fig. 6: a snake (a free-base capsule chain of ``n`` links: nv = n +
     5, a free base and ``n - 1`` hinges) wound in a helix around a horizontal box beam
@@ -234,13 +262,13 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
     The beam runs along x at height ``height``: square section of side ``2 beam``, its
     four edges rounded with radius ``corner * beam`` (two static boxes and four static
     cylinders), long enough for the coil plus 0.3 m at each end. The snake starts on the
-    loose helix of :func:`helical_gait` with ``amplitude0`` and ``wavenumber``
-    (:func:`helix_shape`: radius 5.8 cm, pitch 5.6 cm, 7.9 links per turn for the
-    defaults), its axis on the beam's and clear of it; the gait
-    (``articulated.bench.contact.snake_gait``) tightens it to a larger amplitude (2 rad:
-    radius 4.5 cm, smaller than the beam's rounded corners at 4.6 cm from the axis plus
-    the snake's radius, so the snake squeezes the beam) and rolls it. Snake-beam contacts
-    only (no self-collision).
+    loose helix of :func:`helical_gait` with ``amplitude0`` and the wavenumber ``d0`` of
+    :func:`matched_wavenumber` (the pitch of the final helix), its axis on the beam's and
+    clear of it; the gait (``articulated.bench.contact.snake_gait``) tightens it to
+    ``amplitude``, ``wavenumber`` (:func:`helix_shape`: radius 4.5 cm, pitch 3.6 cm, 6.4
+    links per turn for the defaults, inside the beam's rounded corners at 4.6 cm from the
+    axis plus the snake's radius: the snake squeezes the beam) and rolls it. Snake-beam
+    contacts only (no self-collision).
 
     Parameters
     ----------
@@ -250,8 +278,8 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
     corner : float in (0, 1] - rounding radius of the beam's edges / ``beam``
     height : float - height of the beam's axis [m]
     mu : float >= 0 - friction of snake and beam
-    wavenumber : float - of the gait's helix [rad/link] (its pitch)
-    amplitude0 : float - the start's helix [rad] (its radius)
+    amplitude, wavenumber : float - the gait's helix [rad, rad/link]
+    amplitude0 : float - the start's looser helix [rad]
     gravity : (3,) float [m/s^2]
     return_configuration : bool - also return ``q0`` (nq,)
 
@@ -269,10 +297,11 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
         raise ValueError(f"snake_bridge: corner must be in (0, 1], got {corner}")
     rc = corner * b
     model, geom = _chain(n, L, r, _positive(mass, "mass"), mu, 1, 2, gravity)
+    d0 = matched_wavenumber(L, amplitude0, amplitude, wavenumber)
     q0 = model.neutral()
-    q0[7:] = helical_gait(n, amplitude0, wavenumber, 0.0)
+    q0[7:] = helical_gait(n, amplitude0, d0, 0.0)
     # the coil's axis from a long coil of the same gait (its first n links are this one)
-    _, _, _, ax, c, P = helix_shape(L, amplitude0, wavenumber, links=max(n, 241))
+    _, _, _, ax, c, P = helix_shape(L, amplitude0, d0, links=max(n, 241))
     P = P[:n + 1]
     c = c + ax * float(np.mean((P - c) @ ax))
     P = np.concatenate([P, 0.5 * (P[1:] + P[:-1])])   # joint origins and link middles
