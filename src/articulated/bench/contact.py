@@ -148,35 +148,52 @@ def run_sampled(model, geom, q0, steps, samples, **kw):
                 touch=touch, frac=touch.mean(axis=1))
 
 
-def thread_run(n, steps, na, samples=50, **kw):
-    """Scene (b) (GLM Fig. 5): :func:`articulated.models.thread` with ``n`` links pulled by
-    :func:`thread_pull` for ``steps`` steps, the full model and adaptive ``N_A = na``;
-    returns ``(model, {"full": ..., "adaptive": ...})`` of :func:`run_sampled` dicts."""
-    m, q0, qd0 = art.models.thread(n, return_configuration=True, **kw)
+def full_and_adaptive(m, q0, steps, samples, na, forces, **kw):
+    """:func:`run_sampled` of the full model and of adaptive dynamics (``N_A = na``, region
+    update every 10 steps), each with fresh ``forces()``; a run that diverges gives
+    ``{"error": message}``. Returns ``{"full": ..., "adaptive": ...}``."""
     out = {}
     for name, extra in (("full", {}), ("adaptive", dict(method="adaptive", max_active=na,
                                                         update_every=10))):
-        out[name] = run_sampled(m, m.collision, q0, steps, samples, qd0=qd0,
-                                forces=thread_pull(m, q0), **extra)
-    return m, out
+        try:
+            out[name] = run_sampled(m, m.collision, q0, steps, samples, forces=forces(),
+                                    **kw, **extra)
+        except art.SimulationDiverged as e:
+            out[name] = dict(error=f"diverged in a part ending at t = "
+                                   f"{e.trajectory.t[-1]:.3f} s")
+    return out
+
+
+def thread_run(n, steps, na, samples=50, **kw):
+    """Scene (b) (GLM Fig. 5): :func:`articulated.models.thread` with ``n`` links pulled by
+    :func:`thread_pull` for ``steps`` steps, the full model and adaptive ``N_A = na``;
+    returns ``(model, {"full": ..., "adaptive": ...})`` (:func:`full_and_adaptive`)."""
+    m, q0, qd0 = art.models.thread(n, return_configuration=True, **kw)
+    return m, full_and_adaptive(m, q0, steps, samples, na, lambda: thread_pull(m, q0), qd0=qd0)
 
 
 def snake_run(n, steps, na, samples=50, **kw):
     """Scene (c) (GLM Fig. 6): :func:`articulated.models.snake_bridge` with ``n`` links
     driven by :func:`snake_gait` for ``steps`` steps, the full model and adaptive ``N_A =
-    na``; returns ``(model, {"full": ..., "adaptive": ...})`` of :func:`run_sampled`
-    dicts."""
+    na``; returns ``(model, {"full": ..., "adaptive": ...})`` (:func:`full_and_adaptive`)."""
     m, q0 = art.models.snake_bridge(n, return_configuration=True, **kw)
-    out = {}
-    for name, extra in (("full", {}), ("adaptive", dict(method="adaptive", max_active=na,
-                                                        update_every=10))):
-        try:
-            out[name] = run_sampled(m, m.collision, q0, steps, samples,
-                                    forces=[snake_gait(m)], **extra)
-        except art.SimulationDiverged as e:
-            out[name] = dict(error=str(e).split(":")[0] + f" (t = {e.trajectory.t[-1]:.3f} s "
-                                                          f"of this part)")
-    return m, out
+    return m, full_and_adaptive(m, q0, steps, samples, na, lambda: [snake_gait(m)])
+
+
+def _row(name, x, last):
+    """A table row of scenes (b), (c): ``last(x)``, the scene's own column, at the end."""
+    if "error" in x:
+        return [name, x["error"], "-", "-", "-", "-"]
+    return [name, f"{x['step'] * 1e3:.3f}", f"{x['contact'] * 1e3:.3f}", f"{x['n']:.2f}",
+            f"{x['depth'] * 1e3:.3f}", last(x)]
+
+
+def _speedup(f, a):
+    """``mean step x, contact time x`` of adaptive over full, or why not."""
+    if "error" in f or "error" in a:
+        return "no ratio (a run diverged)"
+    return (f"mean step {f['step'] / a['step']:.2f}x, contact time "
+            f"{f['contact'] / a['contact']:.2f}x")
 
 
 def _scenes_bc(emit, out, quick):
@@ -192,46 +209,40 @@ def _scenes_bc(emit, out, quick):
     emit(markdown_table(
         ["run", "mean step [ms]", "contact time [ms/step]", "contacts/step", "max depth [mm]",
          "head x at the end [m]"],
-        [[name, f"{x['step'] * 1e3:.3f}", f"{x['contact'] * 1e3:.3f}", f"{x['n']:.2f}",
-          f"{x['depth'] * 1e3:.3f}", f"{x['q'][-1, 0]:.3f}"]
-         for name, x in (("full (ABA)", r["full"]), (f"adaptive N_A = {na}", r["adaptive"]))]))
+        [_row("full (ABA)", r["full"], lambda x: f"{x['q'][-1, 0]:.3f}"),
+         _row(f"adaptive N_A = {na}", r["adaptive"], lambda x: f"{x['q'][-1, 0]:.3f}")]))
     emit("")
-    f, a = r["full"], r["adaptive"]
     emit(f"Thread of {n} links ({m.nv} DOF), 2 cm capsules of radius 4 mm, no gravity; holes "
          f"3 cm square, their centres 12 mm off the axis in turn; the last wall at x = "
          f"{last:.2f} m; the anchor moves at {art.models.THREAD_SPEED} m/s. Speed-up of "
-         f"adaptive over full: mean step {f['step'] / a['step']:.2f}x, contact time "
-         f"{f['contact'] / a['contact']:.2f}x (GLM: 5x overall at N_A = 60).")
+         f"adaptive over full: {_speedup(r['full'], r['adaptive'])} (GLM: 5x overall at "
+         f"N_A = 60).")
     emit("")
 
-    n, steps, na = (40, 600, 10) if quick else (SNAKE_N, 2000, 70)
-    m, r = snake_run(n, steps, na)
+    n, steps, na = (40, 600, 10) if quick else (SNAKE_N, 2500, 70)
+    samples_c = 50
+    m, r = snake_run(n, steps, na, samples_c)
     emit(f"## (c) snake-{n - 1} on a bridge, {steps} steps (GLM Fig. 6)")
     emit("")
-    half = slice(len(r["full"]["frac"]) // 2, None)
+    half = slice(samples_c // 2, None)
 
-    def row(name, x):
-        if "error" in x:
-            return [name, x["error"], "-", "-", "-", "-"]
-        return [name, f"{x['step'] * 1e3:.3f}", f"{x['contact'] * 1e3:.3f}", f"{x['n']:.2f}",
-                f"{x['depth'] * 1e3:.3f}", f"{x['frac'][half].mean() * 100:.0f} % "
-                f"(last {x['frac'][-1] * 100:.0f} %)"]
+    def pressing(x):
+        return f"{x['frac'][half].mean() * 100:.0f} % (last {x['frac'][-1] * 100:.0f} %)"
 
     emit(markdown_table(
         ["run", "mean step [ms]", "contact time [ms/step]", "contacts/step", "max depth [mm]",
          "links pressing on the beam (2nd half, mean of samples)"],
-        [row("full (ABA)", r["full"]), row(f"adaptive N_A = {na}", r["adaptive"])]))
+        [_row("full (ABA)", r["full"], pressing),
+         _row(f"adaptive N_A = {na}", r["adaptive"], pressing)]))
     emit("")
-    f, a = r["full"], r["adaptive"]
-    if "error" in a:     # the speed-up below needs both runs
-        a = dict(step=float("nan"), contact=float("nan"))
     emit(f"Snake: free base and {n - 1} hinges ({m.nv} DOF), 5 cm capsules of radius 1 cm, "
          f"around a 6 cm box beam with edges rounded to 1.5 cm; PD gait (kp 5 N m/rad) "
-         f"tightening from amplitude 1.6 to 2.0 rad in 1 s, rolling at 2 rad/s. Speed-up "
-         f"of adaptive over full: mean step {f['step'] / a['step']:.2f}x, contact time "
-         f"{f['contact'] / a['contact']:.2f}x (GLM: 8x at N_A = 70).")
+         f"tightening from amplitude 1.6 to 2.0 rad in 1 s at a constant pitch, rolling at "
+         f"2 rad/s. Speed-up of adaptive over full: {_speedup(r['full'], r['adaptive'])} "
+         f"(GLM: 8x at N_A = 70).")
     emit("")
-    if not quick:
+    f = r["full"]
+    if not quick and "error" not in f:
         name = "contact-snake.gif"
         to_gif(m, SimpleNamespace(t=f["t"], q=f["q"]), out / name, speed=1.0, fps=25.0,
                color=f["touch"], bool_labels=("free", "pressing on the beam"),
@@ -243,6 +254,39 @@ def _scenes_bc(emit, out, quick):
 
 SNAKE_N = 501
 """Links of the full scene (c): a free base and 500 hinges."""
+
+
+def _pile(emit, out, quick):
+    """The pile of issue 19: :func:`articulated.models.capsule_chain` of 300 links of 2 cm
+    (radius 2 mm, 20 g) standing on its tip 5 cm above the plane, joints bent at random by
+    up to 0.05 rad, adaptive ``N_A = 60``, 3 s: time per step, depth, the total energy
+    against its start, and (not ``quick``) an animation."""
+    from ..viewer.animation import to_gif
+
+    n, steps, na = (60, 600, 20) if quick else (300, 3000, 60)
+    m, q0 = art.models.capsule_chain(n, link_length=0.02, radius=0.002, mass=0.02,
+                                     upright=True, bend=0.05, height=0.05,
+                                     return_configuration=True)
+    tr = art.Simulator(m, H, contacts=m.collision, q0=q0, method="adaptive", max_active=na,
+                       update_every=10).run(steps)
+    E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
+    c = tr.contacts
+    emit(f"## The pile: capsule chain-{n} (2 cm links) dropped on its tip, adaptive N_A = "
+         f"{na}, {steps} steps")
+    emit("")
+    emit(markdown_table(["mean step [ms]", "median step, last quarter [ms]",
+                         "contacts at the end", "max depth [mm]", "energy: start [J]",
+                         "largest rise above the start [J]", "end [J]"],
+                         [[f"{tr.wall.mean() * 1e3:.2f}",
+                           f"{np.median(tr.wall[3 * steps // 4:]) * 1e3:.2f}", f"{c['n'][-1]}",
+                           f"{c['max_depth'].max() * 1e3:.3f}", f"{E[0]:.4f}",
+                           f"{max(E.max() - E[0], 0.0):.2e}", f"{E[-1]:.4f}"]]))
+    emit("")
+    if not quick:
+        to_gif(m, tr, out / "contact-pile.gif", fps=15, speed=0.5, max_frames=80, dpi=70,
+               elev=25, title=f"capsule chain-{n} dropped on its tip (adaptive N_A = {na})")
+        emit("![the pile](contact-pile.gif)")
+        emit("")
 
 
 def warm_up():
@@ -396,9 +440,10 @@ def add_arguments(parser):
     """Declare the options of ``articulated bench contact [--quick] [--out DIR]``."""
     parser.description = "contact benchmarks (Gayle, Lin & Manocha 2006)"
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default=None, choices=("b,c",),
+    parser.add_argument("--only", default=None, choices=("b,c", "pile"),
                         help="run only the scenes (b) thread and (c) snake (report "
-                             "contact-results-bc.md)")
+                             "contact-results-bc.md), or only the pile and its animation "
+                             "(contact-results-pile.md, contact-pile.gif)")
     parser.add_argument("--out", default="docs", metavar="DIR",
                         help="folder for the PNG and the Markdown results (default docs)")
 
@@ -417,6 +462,11 @@ def run(args) -> int:
     out, emit = report.out, report.emit
 
     warm_up()
+    if args.only == "pile":
+        _pile(emit, out, quick)
+        path = report.write("contact-results-pile" + ("-quick" if quick else "") + ".md")
+        print(f"wrote {path}")
+        return 0
     if args.only == "b,c":
         _scenes_bc(emit, out, quick)
         path = report.write("contact-results-bc" + ("-quick" if quick else "") + ".md")
@@ -495,15 +545,6 @@ def run(args) -> int:
     _depth_height_figure(T, series, "height of capsule 0 [m]", "fall and rest", out / name)
     emit(f"![chain drop]({name})")
     emit("")
-    if not quick:   # the adaptive run as an animation, its active joints in colour
-        from ..viewer.animation import to_gif
-
-        to_gif(m2, ad2["tr"], out / "contact-chain-drop.gif", fps=15, speed=0.5,
-               max_frames=60, dpi=70, elev=25,
-               title=f"capsule chain-{n2} dropped flat (adaptive N_A = {min(60, n2)})")
-        emit("![chain drop, animation](contact-chain-drop.gif)")
-        emit("")
-
     # (d) response time per contact vs N_A and vs n (GLM Fig. 7)
     n3, nas, ns, na3, steps3 = ((60, (5, 10, 20, 40, 60), (60, 120, 240), 20, 30) if quick else
                                 (300, (10, 20, 40, 80, 160, 300), (300, 1000, 3000), 60, 60))
