@@ -62,7 +62,7 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
             cmap: str = "viridis", fps: float = 20.0,
             speed: float = 1.0, max_frames: int = 200, size=(6.0, 5.5), dpi: int = 90,
             elev: float = 20.0, azim: float = -60.0, title: str | None = None,
-            linewidth: float = 2.5, obstacles=None) -> Path:
+            linewidth: float = 2.5, obstacles=None, bounds=None) -> Path:
     """Write an animation of a trajectory with matplotlib (``writer``: ``"pillow"`` for
     GIF, ``"ffmpeg"`` for MP4). See :func:`to_gif` for the parameters."""
     import matplotlib.pyplot as plt
@@ -92,6 +92,12 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
     lo, hi = lo - pad, hi + pad
     mid, half = 0.5 * (lo[:2] + hi[:2]), 0.5 * float((hi[:2] - lo[:2]).max())
     lo[:2], hi[:2] = mid - half, mid + half   # square floor; equal scale on the three axes
+    clip = bounds is not None
+    if clip:
+        lo, hi = (np.array(b, dtype=np.float64).reshape(3) for b in bounds)
+        if not np.all(hi > lo):
+            raise ValueError(f"bounds must be (lower (3,), upper (3,)) with upper > lower, "
+                             f"got {bounds!r}")
 
     fig = plt.figure(figsize=size, dpi=dpi)
     ax = fig.add_axes((0.0, 0.0, 0.86 if colors.kind == "scalar" else 1.0, 0.9), projection="3d")
@@ -99,9 +105,10 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
         from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
         ax.add_collection3d(Poly3DCollection(faces, facecolors=(0.55, 0.6, 0.7, 0.35),
-                                             edgecolors=(0.3, 0.3, 0.4, 0.5), linewidths=0.3))
+                                             edgecolors=(0.3, 0.3, 0.4, 0.5), linewidths=0.3),
+                            axlim_clip=clip)
     lines = Line3DCollection(ends[0], colors=colors.rgb[idx[0], body] / 255.0, linewidths=linewidth)
-    ax.add_collection3d(lines)
+    ax.add_collection3d(lines, axlim_clip=clip)
     for k, name in enumerate("xyz"):
         getattr(ax, f"set_{name}lim")(lo[k], hi[k])
         getattr(ax, f"set_{name}label")(f"{name} [m]")
@@ -175,6 +182,8 @@ def to_gif(model: Model, traj, path, **kwargs) -> Path:
     linewidth : float - width of the stick segments [pt]
     obstacles : CollisionModel, optional - its static boxes and cylinders are drawn
         (translucent grey, :func:`obstacle_faces`) and kept in view
+    bounds : ((3,), (3,)) float, optional - the world box shown [m] (lower, upper corners;
+        what lies outside is clipped); default: everything, with a square floor
 
     Returns
     -------
