@@ -135,3 +135,13 @@ def test_chain_drop_never_gains_energy(method):
     assert E.max() <= E[0] + 1e-9 * abs(E[0])
     assert tr.contacts["max_depth"].max() <= 1e-3
     assert abs(tr.q[-1, 2] - 0.01) < 1e-3                  # capsule 0 lies on the plane
+
+
+def test_bench_scenes_quick(tmp_path):
+    # smoke test of `articulated bench contact --quick --only b,c`: both tables written
+    from articulated.bench.contact import main
+
+    assert main(["--quick", "--only", "b,c", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "contact-results-bc-quick.md").read_text()
+    assert "## (b) thread-45" in text and "## (c) snake-39" in text
+    assert text.count("| full (ABA) |") == 2
