@@ -13,6 +13,11 @@
 * **(e) solo12** (example-robot-data's URDF, its collision meshes through coal, free base,
   robot-floor contacts only) dropped 6 cm onto a plane and held standing by a PD
   controller, against ``mj_step`` on the same model with the same PD torques.
+* **(b) thread** (GLM Fig. 5): :func:`articulated.models.thread` pulled through the holes
+  of 5 walls by a spring whose anchor moves (:func:`thread_pull`), full vs adaptive.
+* **(c) snake on a bridge** (GLM Fig. 6): :func:`articulated.models.snake_bridge` wound
+  around a box beam, PD-tracking a helical rolling gait (:func:`snake_gait`), full vs
+  adaptive; the fraction of links pressing on the beam; an animation.
 * **(d) response time per contact** (GLM Fig. 7): the chain lying on the plane at rest,
   adaptive dynamics, against ``N_A`` (linear fit) and against the chain's length ``n`` at
   fixed ``N_A``; a picture.
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -34,8 +40,9 @@ import articulated as art
 from .common import (MarkdownReport, bench_main, markdown_table, new_figure, robots_dir,
                      save_figure)
 
-HELP = ("contact (Gayle, Lin & Manocha 2006): pendulum through cylinders (full vs adaptive) "
-        "and a capsule chain dropped on a plane against MuJoCo")
+HELP = ("contact (Gayle, Lin & Manocha 2006): pendulum through cylinders (full vs adaptive), "
+        "a capsule chain dropped on a plane against MuJoCo, a thread through walls, a snake "
+        "on a bridge")
 """One line for ``articulated bench --help``."""
 
 H = 1e-3
@@ -67,24 +74,233 @@ def pendulum_cylinders(n=200, k=20, seed=0):
 
 
 def capsule_chain(n=300):
-    """The MuJoCo scene: a free-base chain of ``n`` capsules (0.1 m, radius 1 cm, 0.1 kg,
-    hinges alternating about x and y at the capsule ends), lying flat 0.3 m above a plane,
-    mu 0.5, self-collision on. Returns ``(model, geom, q0)``."""
-    b = art.ModelBuilder()
-    I = 0.1 * np.diag([(3 * 0.01 ** 2 + 0.1 ** 2) / 12] * 2 + [0.01 ** 2 / 2])
-    R = np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]])  # capsule axis z along world x
-    b.add_body("c0", None, "free", mass=0.1, inertia=R @ I @ R.T)
-    for i in range(1, n):
-        b.add_body(f"c{i}", f"c{i - 1}", "revolute", axis=(0, 0, 1) if i % 2 else (0, 1, 0),
-                   origin_xyz=(0.1, 0, 0), mass=0.1, com=(0.05, 0, 0), inertia=R @ I @ R.T)
-    m = b.build()
-    geom = art.CollisionModel(m)
-    for i in range(n):
-        geom.add(i, art.Capsule(radius=0.01, length=0.08), pos=(0.05, 0, 0), R=R, mu=0.5, e=0.0)
-    geom.add_static(art.Plane(normal=(0, 0, 1)), mu=0.5, e=0.0)
-    q0 = m.neutral()
-    q0[2] = 0.3
-    return m, geom, q0
+    """The MuJoCo scene: :func:`articulated.models.capsule_chain` (a free-base chain of
+    ``n`` capsules, 0.1 m, radius 1 cm, 0.1 kg, lying flat 0.3 m above a plane, mu 0.5,
+    self-collision on). Returns ``(model, geom, q0)``."""
+    m, q0 = art.models.capsule_chain(n, return_configuration=True)
+    return m, m.collision, q0
+
+
+def thread_pull(model, q0, speed=art.models.THREAD_SPEED, stiffness=200.0, damping=5.0,
+                joint_damping=5e-4):
+    """The forces of scene (b) (:func:`articulated.models.thread`): a spring (``stiffness``
+    [N/m], ``damping`` [N s/m]) from the thread's head (the origin of body 0) to an anchor
+    that starts there (``q0``) and moves along +x at ``speed`` [m/s], and viscous joint
+    friction ``joint_damping`` [N m s/rad] on every hinge (it damps the bending waves of
+    the free chain; without it semi-implicit Euler at 1 ms diverged on the whipping tail).
+    Returns ``[Spring, JointDamping]``."""
+    b = np.full(model.nv, float(joint_damping))
+    b[:6] = 0.0
+    return [art.Spring(0, (0.0, 0.0, 0.0), np.array(q0[:3], dtype=np.float64), stiffness,
+                       damping=damping, anchor_velocity=(float(speed), 0.0, 0.0)),
+            art.JointDamping(b)]
+
+
+def snake_gait(model, omega=2.0, ramp=1.0, kp=5.0, kd=0.01):
+    """The controller of scene (c) (:func:`articulated.models.snake_bridge`; its
+    description gives the helices): PD tracking (``kp`` [N m/rad], ``kd`` [N m s/rad]) of
+    the helical rolling gait (:func:`articulated.models.helical_gait`) on every hinge, its
+    amplitude and wavenumber going linearly in ``ramp`` [s] from the start's loose helix
+    to the tight one (the coil tightens onto the beam at a constant pitch; the phase is
+    held at the middle link, so the ends wind about it), its phase advancing at
+    ``omega`` [rad/s] (the snake rolls). Returns a :class:`~articulated.PDController`."""
+    n = model.nb
+    kw = model.description["kwargs"]
+    a0, a, d = kw["amplitude0"], kw["amplitude"], kw["wavenumber"]
+    d0 = art.models.matched_wavenumber(float(model.jnt_Xtree_r[1, 0]), a0, a, d)
+    mid = 0.5 * n
+
+    def q_ref(t):
+        s = min(t / ramp, 1.0)
+        dt = d0 + s * (d - d0)
+        return art.models.helical_gait(n, a0 + s * (a - a0), dt, (d0 - dt) * mid + omega * t)
+
+    return art.PDController(kp=kp, kd=kd, q_ref=q_ref, joints=list(range(1, n)))
+
+
+def run_sampled(model, geom, q0, steps, samples, **kw):
+    """:func:`run_ours` in ``samples`` equal parts, recording after each part the state and
+    which bodies press on something (a contact of the part's last step with a positive
+    normal impulse): returns its dict with ``q`` (k + 1, nq) (the start first), ``t`` (k +
+    1,) [s], ``touch`` (k + 1, nb) bool and ``frac`` (k + 1,) (the fraction of bodies
+    touching), ``diverged``: None, or the time [s] at which a part diverged
+    (:class:`~articulated.SimulationDiverged`; the statistics are then those of the k
+    parts before it)."""
+    sim = art.Simulator(model, H, contacts=geom, q0=q0, **kw)
+    part = steps // samples
+    q, t, touch, trs, wall = [sim.q.copy()], [0.0], [np.zeros(model.nb, bool)], [], 0.0
+    diverged = None
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        try:
+            trs.append(sim.run(part))
+        except art.SimulationDiverged as e:
+            diverged = float(e.trajectory.t[-1])
+            break
+        wall += time.perf_counter() - t0
+        on = np.zeros(model.nb, bool)
+        for c in sim.contact_list():
+            if c["impulse"] @ c["normal"] > 0.0:
+                for b in c["bodies"]:
+                    if b is not None:
+                        on[model.body_id(b)] = True
+        q.append(sim.q.copy())
+        t.append(sim.t)
+        touch.append(on)
+    c = {k: np.concatenate([tr.contacts[k] for tr in trs]) for k in trs[0].contacts.dtype.names}
+    ct = c["detect_time"] + c["response_time"]
+    touch = np.array(touch)
+    return dict(step=wall / (part * len(trs)), contact=float(ct.mean()),
+                n=float(c["n"].mean()), depth=float(c["max_depth"].max()), c=c, q=np.array(q),
+                t=np.array(t), touch=touch, frac=touch.mean(axis=1), diverged=diverged)
+
+
+def full_and_adaptive(m, q0, steps, samples, na, forces, **kw):
+    """:func:`run_sampled` of the full model and of adaptive dynamics (``N_A = na``, region
+    update every 10 steps), each with fresh ``forces()``. Returns ``{"full": ...,
+    "adaptive": ...}``."""
+    return {name: run_sampled(m, m.collision, q0, steps, samples, forces=forces(), **kw,
+                              **extra)
+            for name, extra in (("full", {}), ("adaptive", dict(method="adaptive",
+                                                                 max_active=na,
+                                                                 update_every=10)))}
+
+
+def thread_run(n, steps, na, samples=50, **kw):
+    """Scene (b) (GLM Fig. 5): :func:`articulated.models.thread` with ``n`` links pulled by
+    :func:`thread_pull` for ``steps`` steps, the full model and adaptive ``N_A = na``;
+    returns ``(model, {"full": ..., "adaptive": ...})`` (:func:`full_and_adaptive`)."""
+    m, q0, qd0 = art.models.thread(n, return_configuration=True, **kw)
+    return m, full_and_adaptive(m, q0, steps, samples, na, lambda: thread_pull(m, q0), qd0=qd0)
+
+
+def snake_run(n, steps, na, samples=50, **kw):
+    """Scene (c) (GLM Fig. 6): :func:`articulated.models.snake_bridge` with ``n`` links
+    driven by :func:`snake_gait` for ``steps`` steps, the full model and adaptive ``N_A =
+    na``; returns ``(model, {"full": ..., "adaptive": ...})`` (:func:`full_and_adaptive`)."""
+    m, q0 = art.models.snake_bridge(n, return_configuration=True, **kw)
+    return m, full_and_adaptive(m, q0, steps, samples, na, lambda: [snake_gait(m)])
+
+
+def _row(name, x, last):
+    """A table row of scenes (b), (c): ``last(x)``, the scene's own column, at the end."""
+    if len(x["t"]) < 2:
+        return [name, f"diverged in the first part (t <= {x['diverged']:.3f} s)", "-", "-",
+                "-", "-"]
+    cut = "" if x["diverged"] is None else f" (diverged at t = {x['diverged']:.3f} s)"
+    return [name + cut, f"{x['step'] * 1e3:.3f}", f"{x['contact'] * 1e3:.3f}", f"{x['n']:.2f}",
+            f"{x['depth'] * 1e3:.3f}", last(x)]
+
+
+def _speedup(f, a):
+    """``mean step x, contact time x`` of adaptive over full (over the parts each ran)."""
+    if len(f["t"]) < 2 or len(a["t"]) < 2:
+        return "no ratio (a run diverged at once)"
+    cut = "" if f["diverged"] is None and a["diverged"] is None else (
+        ", each over the parts it ran")
+    return (f"mean step {f['step'] / a['step']:.2f}x, contact time "
+            f"{f['contact'] / a['contact']:.2f}x{cut}")
+
+
+def _scenes_bc(emit, out, quick):
+    """Scenes (b) and (c) of the module docstring, into the report (``emit``) and ``out``."""
+    from ..viewer.animation import to_gif
+
+    n, steps, na = (40, 600, 10) if quick else (295, 3000, 60)
+    m, r = thread_run(n, steps, na)
+    walls = [x for x in m.collision._rows if x["body"] < 0]
+    last = max(w["pos"][0] for w in walls)
+    emit(f"## (b) thread-{m.nv} through 5 walls, {steps} steps (GLM Fig. 5)")
+    emit("")
+    emit(markdown_table(
+        ["run", "mean step [ms]", "contact time [ms/step]", "contacts/step", "max depth [mm]",
+         "head x at the end [m]"],
+        [_row("full (ABA)", r["full"], lambda x: f"{x['q'][-1, 0]:.3f}"),
+         _row(f"adaptive N_A = {na}", r["adaptive"], lambda x: f"{x['q'][-1, 0]:.3f}")]))
+    emit("")
+    emit(f"Thread of {n} links ({m.nv} DOF), 2 cm capsules of radius 4 mm, no gravity; holes "
+         f"3 cm square, their centres 12 mm off the axis in turn; the last wall at x = "
+         f"{last:.2f} m; the anchor moves at {art.models.THREAD_SPEED} m/s. Speed-up of "
+         f"adaptive over full: {_speedup(r['full'], r['adaptive'])} (GLM: 5x overall at "
+         f"N_A = 60).")
+    emit("")
+
+    n, steps, na = (40, 600, 10) if quick else (SNAKE_N, 2500, 70)
+    samples_c = 50
+    m, r = snake_run(n, steps, na, samples_c)
+    emit(f"## (c) snake-{n - 1} on a bridge, {steps} steps (GLM Fig. 6)")
+    emit("")
+    def pressing(x):
+        half = x["frac"][len(x["frac"]) // 2:]
+        return f"{half.mean() * 100:.0f} % (last {x['frac'][-1] * 100:.0f} %)"
+
+    emit(markdown_table(
+        ["run", "mean step [ms]", "contact time [ms/step]", "contacts/step", "max depth [mm]",
+         "links pressing on the beam (2nd half, mean of samples)"],
+        [_row("full (ABA)", r["full"], pressing),
+         _row(f"adaptive N_A = {na}", r["adaptive"], pressing)]))
+    emit("")
+    emit(f"Snake: free base and {n - 1} hinges ({m.nv} DOF), 5 cm capsules of radius 1 cm, "
+         f"around a 6 cm box beam with edges rounded to 1.5 cm; PD gait (kp 5 N m/rad) "
+         f"tightening from amplitude 1.6 to 2.0 rad in 1 s at a constant pitch, rolling at "
+         f"2 rad/s. Speed-up of adaptive over full: {_speedup(r['full'], r['adaptive'])} "
+         f"(GLM: 8x at N_A = 70).")
+    emit("")
+    f = r["full"]
+    if not quick and len(f["t"]) > 2:
+        name = "contact-snake.gif"
+        to_gif(m, SimpleNamespace(t=f["t"], q=f["q"]), out / name, speed=1.0, fps=25.0,
+               color=f["touch"], bool_labels=("free", "pressing on the beam"),
+               obstacles=m.collision, title=f"snake-{n - 1} on a bridge (full model, a "
+                                            f"0.6 m stretch)",
+               max_frames=60, dpi=80, size=(7.0, 4.5), linewidth=3.0,
+               bounds=((-0.3, -0.12, 0.38), (0.3, 0.12, 0.62)))
+        emit(f"![snake on a bridge]({name})")
+        emit("")
+
+
+SNAKE_N = 301
+"""Links of the measured scene (c): a free base and 300 hinges (GLM's 500: the full model
+diverged at t = 1.0 s, the end of the gait's tightening, in the one run at 501 links)."""
+
+
+def _pile(emit, out, quick):
+    """The pile of issue 19: :func:`articulated.models.capsule_chain` of 300 links of 2 cm
+    (radius 2 mm, 20 g) standing on its tip 5 cm above the plane, joints bent at random by
+    up to 0.05 rad, adaptive ``N_A = 60``, 3 s: time per step, depth, the total energy
+    against its start, and (not ``quick``) an animation."""
+    from ..viewer.animation import to_gif
+
+    n, steps, na = (60, 600, 20) if quick else (300, 3000, 60)
+    m, q0 = art.models.capsule_chain(n, link_length=0.02, radius=0.002, mass=0.02,
+                                     upright=True, bend=0.05, height=0.05,
+                                     return_configuration=True)
+    try:
+        tr = art.Simulator(m, H, contacts=m.collision, q0=q0, method="adaptive",
+                           max_active=na, update_every=10).run(steps)
+    except art.SimulationDiverged as e:
+        emit(f"## The pile: capsule chain-{n} (2 cm links) dropped on its tip, adaptive N_A "
+             f"= {na}: diverged at t = {e.trajectory.t[-1]:.3f} s")
+        emit("")
+        return
+    E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
+    c = tr.contacts
+    emit(f"## The pile: capsule chain-{n} (2 cm links) dropped on its tip, adaptive N_A = "
+         f"{na}, {steps} steps")
+    emit("")
+    emit(markdown_table(["mean step [ms]", "median step, last quarter [ms]",
+                         "contacts at the end", "max depth [mm]", "energy: start [J]",
+                         "largest rise above the start [J]", "end [J]"],
+                         [[f"{tr.wall.mean() * 1e3:.2f}",
+                           f"{np.median(tr.wall[3 * steps // 4:]) * 1e3:.2f}", f"{c['n'][-1]}",
+                           f"{c['max_depth'].max() * 1e3:.3f}", f"{E[0]:.4f}",
+                           f"{max(E.max() - E[0], 0.0):.2e}", f"{E[-1]:.4f}"]]))
+    emit("")
+    if not quick:
+        to_gif(m, tr, out / "contact-pile.gif", fps=15, speed=0.5, max_frames=80, dpi=70,
+               elev=25, title=f"capsule chain-{n} dropped on its tip (adaptive N_A = {na})")
+        emit("![the pile](contact-pile.gif)")
+        emit("")
 
 
 def warm_up():
@@ -238,6 +454,10 @@ def add_arguments(parser):
     """Declare the options of ``articulated bench contact [--quick] [--out DIR]``."""
     parser.description = "contact benchmarks (Gayle, Lin & Manocha 2006)"
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
+    parser.add_argument("--only", default=None, choices=("b,c", "pile"),
+                        help="run only the scenes (b) thread and (c) snake (report "
+                             "contact-results-bc.md), or only the pile and its animation "
+                             "(contact-results-pile.md, contact-pile.gif)")
     parser.add_argument("--out", default="docs", metavar="DIR",
                         help="folder for the PNG and the Markdown results (default docs)")
 
@@ -256,6 +476,16 @@ def run(args) -> int:
     out, emit = report.out, report.emit
 
     warm_up()
+    if args.only == "pile":
+        _pile(emit, out, quick)
+        path = report.write("contact-results-pile" + ("-quick" if quick else "") + ".md")
+        print(f"wrote {path}")
+        return 0
+    if args.only == "b,c":
+        _scenes_bc(emit, out, quick)
+        path = report.write("contact-results-bc" + ("-quick" if quick else "") + ".md")
+        print(f"wrote {path}")
+        return 0
     # (a) pendulum through cylinders: full vs adaptive
     n, k, NA, steps = (50, 8, 10, 300) if quick else (200, 20, 40, 1500)
     m, geom, q0 = pendulum_cylinders(n, k)
@@ -329,7 +559,14 @@ def run(args) -> int:
     _depth_height_figure(T, series, "height of capsule 0 [m]", "fall and rest", out / name)
     emit(f"![chain drop]({name})")
     emit("")
+    if not quick:   # the adaptive run as an animation
+        from ..viewer.animation import to_gif
 
+        to_gif(m2, ad2["tr"], out / "contact-chain-drop.gif", fps=15, speed=0.5,
+               max_frames=60, dpi=70, elev=25,
+               title=f"capsule chain-{n2} dropped flat (adaptive N_A = {min(60, n2)})")
+        emit("![chain drop, animation](contact-chain-drop.gif)")
+        emit("")
     # (d) response time per contact vs N_A and vs n (GLM Fig. 7)
     n3, nas, ns, na3, steps3 = ((60, (5, 10, 20, 40, 60), (60, 120, 240), 20, 30) if quick else
                                 (300, (10, 20, 40, 80, 160, 300), (300, 1000, 3000), 60, 60))
@@ -402,6 +639,8 @@ def run(args) -> int:
                               ("MuJoCo", s5["mj_depth"], s5["mj_z"], "--")],
                              "base height [m]", "solo12 drop and stand", out / name)
         emit(f"![solo12]({name})")
+    emit("")
+    _scenes_bc(emit, out, quick)
     path = report.write("contact-results" + ("-quick" if quick else "") + ".md")
     print(f"wrote {path}")
     return 0

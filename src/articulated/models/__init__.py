@@ -2,7 +2,7 @@
 
 The public generators and their constants, re-exported here only; one module per kind of
 scene: :mod:`.trees` (branched trees), :mod:`.chains` (serial chains), :mod:`.humanoids`
-and :mod:`.loops` (closed loops), with what they share in :mod:`._common`. Every generator
+and :mod:`.loops` (closed loops), :mod:`.contact_scenes` (chains with collision shapes), with what they share in :mod:`._common`. Every generator
 records its arguments as the model's ``description`` (:mod:`.description`), from which
 :func:`build_model` rebuilds it.
 """
@@ -15,6 +15,8 @@ from .humanoids import (HUMANOID_BODIES, HUMANOID_DOF, HUMANOID_PELVIS_HEIGHT, c
 from .loops import (FOUR_BAR, JANSEN, four_bar, square_chain, square_net, strandbeest_leg,
                     strandbeest_points)
 from .trees import TETRAHEDRAL_ANGLE, millipede, molecule, random_tree
+from .contact_scenes import (THREAD_SPEED, capsule_chain, chain_points, helical_gait,
+                             helix_shape, matched_wavenumber, snake_bridge, thread)
 
 __all__ = [
     "GRAVITY", "BICYCLE_PITCH", "HUMANOID_BODIES", "HUMANOID_DOF", "HUMANOID_PELVIS_HEIGHT",
@@ -24,4 +26,6 @@ __all__ = [
     "humanoid", "crowd", "crowd_configuration",
     "square_chain", "square_net", "four_bar", "strandbeest_points", "strandbeest_leg",
     "SCENES", "build_model",
+    "THREAD_SPEED", "capsule_chain", "thread", "snake_bridge", "helical_gait", "helix_shape",
+    "matched_wavenumber", "chain_points",
 ]

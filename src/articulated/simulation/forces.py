@@ -259,22 +259,31 @@ class Spring(Force):
     stiffness : float - k >= 0 [N/m]
     rest_length : float - L0 >= 0 [m]
     damping : float - c >= 0 [N s/m], acting along the spring line
+    anchor_velocity : (3,) float - the anchor moves at this constant world velocity
+        [m/s]: ``anchor(t) = anchor + t anchor_velocity`` (a spring pulled along, e.g.
+        the thread of ``articulated bench contact``); default zero (a fixed anchor)
 
-    With ``d = x_P - anchor``, ``L = |d|``, ``u = d / L``, the world force on the body is
-    ``F = -(k (L - L0) + c u . dx_P/dt) u`` (for ``L0 = 0`` the elastic part is ``-k d``,
-    defined also at ``L = 0``). Potential ``V = 1/2 k (L - L0)^2`` (the damper adds none).
-    The 50-link pendulum of Redon, Galoppo & Lin 2005 (Fig. 6) hangs from such a spring.
+    With ``d = x_P - anchor(t)``, ``L = |d|``, ``u = d / L``, the world force on the body
+    is ``F = -(k (L - L0) + c u . d(d)/dt) u`` (for ``L0 = 0`` the elastic part is ``-k
+    d``, defined also at ``L = 0``). Potential ``V = 1/2 k (L - L0)^2`` (the damper adds
+    none). The 50-link pendulum of Redon, Galoppo & Lin 2005 (Fig. 6) hangs from such a
+    spring. A moving anchor does work: the spring is then not conservative
+    (:meth:`potential` returns 0) and has no compiled form (the simulators apply it in
+    Python, at the step's time).
     """
 
     conservative = True
 
-    def __init__(self, body, point, anchor, stiffness, rest_length=0.0, damping=0.0):
+    def __init__(self, body, point, anchor, stiffness, rest_length=0.0, damping=0.0,
+                 anchor_velocity=(0.0, 0.0, 0.0)):
         self.body = body
         self.point = _vec3(point, "Spring point")
         self.anchor = _vec3(anchor, "Spring anchor")
         self.stiffness = _nonneg(stiffness, "Spring stiffness")
         self.rest_length = _nonneg(rest_length, "Spring rest_length")
         self.damping = _nonneg(damping, "Spring damping")
+        self.anchor_velocity = _vec3(anchor_velocity, "Spring anchor_velocity")
+        self.conservative = not self.anchor_velocity.any()
 
     def support(self, model):
         return [model.body_id(self.body)], []
@@ -285,26 +294,28 @@ class Spring(Force):
 
     @property
     def conserves_energy(self):
-        return self.damping == 0.0
+        return self.damping == 0.0 and self.conservative
 
     def spec(self):
         return _spec(self, body=self.body, point=self.point, anchor=self.anchor,
                      stiffness=self.stiffness, rest_length=self.rest_length,
-                     damping=self.damping)
+                     damping=self.damping, anchor_velocity=self.anchor_velocity)
 
     def compiled(self, model):
+        if not self.conservative:
+            return None     # a moving anchor: the compiled loops give body forces no time
         return {"body": (FORCE_SPRING, model.body_id(self.body),
                          np.r_[self.point, self.anchor, self.stiffness, self.rest_length,
                                self.damping])}
 
-    def _geometry(self, model, q, qd, kin):
+    def _geometry(self, model, q, qd, kin, t=0.0):
         k = _kin(model, q, qd, kin)
         b = model.body_id(self.body)
         x = k.p[b] + k.R[b] @ self.point
-        return k, b, x - self.anchor
+        return k, b, x - (self.anchor + t * self.anchor_velocity)
 
     def apply(self, model, t, q, qd, tau, f_ext, kin=None):
-        k, b, d = self._geometry(model, q, qd, kin)
+        k, b, d = self._geometry(model, q, qd, kin, t)
         L = math.sqrt(float(d @ d))
         K, L0, c = self.stiffness, self.rest_length, self.damping
         if L0 == 0.0:
@@ -315,20 +326,23 @@ class Spring(Force):
             F = np.zeros(3)  # direction undefined at L = 0
         if c > 0.0 and L > 0.0:
             v = k.v[b]
-            xdot = k.R[b] @ (v[3:] + np.cross(v[:3], self.point))
+            xdot = k.R[b] @ (v[3:] + np.cross(v[:3], self.point)) - self.anchor_velocity
             F = F - c * float(d @ xdot) / (L * L) * d
         f = k.R[b].T @ F
         f_ext[b, :3] += np.cross(self.point, f)
         f_ext[b, 3:] += f
 
     def potential(self, model, q, kin=None):
+        if not self.conservative:
+            return 0.0
         _, _, d = self._geometry(model, q, None, kin)
         L = math.sqrt(float(d @ d))
         return 0.5 * self.stiffness * (L - self.rest_length) ** 2
 
     def __repr__(self):
         return (f"Spring(body={self.body!r}, point={self.point.tolist()}, anchor={self.anchor.tolist()}, "
-                f"stiffness={self.stiffness}, rest_length={self.rest_length}, damping={self.damping})")
+                f"stiffness={self.stiffness}, rest_length={self.rest_length}, damping={self.damping}"
+                + (f", anchor_velocity={self.anchor_velocity.tolist()})" if not self.conservative else ")"))
 
 
 class JointTorque(Force):

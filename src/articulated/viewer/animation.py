@@ -62,7 +62,7 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
             cmap: str = "viridis", fps: float = 20.0,
             speed: float = 1.0, max_frames: int = 200, size=(6.0, 5.5), dpi: int = 90,
             elev: float = 20.0, azim: float = -60.0, title: str | None = None,
-            linewidth: float = 2.5) -> Path:
+            linewidth: float = 2.5, obstacles=None, bounds=None) -> Path:
     """Write an animation of a trajectory with matplotlib (``writer``: ``"pillow"`` for
     GIF, ``"ffmpeg"`` for MP4). See :func:`to_gif` for the parameters."""
     import matplotlib.pyplot as plt
@@ -84,16 +84,31 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
         raise ValueError("no body has a stick segment to draw (every body is a point)")
     ends = np.stack([_segments_world(seg, body, p[f], R[f]) for f in range(len(idx))])
     pts = ends.reshape(-1, 3)
+    faces = obstacle_faces(obstacles)
+    if len(faces):
+        pts = np.concatenate([pts] + faces)
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     pad = 0.05 * max(float((hi - lo).max()), 1e-3)
     lo, hi = lo - pad, hi + pad
     mid, half = 0.5 * (lo[:2] + hi[:2]), 0.5 * float((hi[:2] - lo[:2]).max())
     lo[:2], hi[:2] = mid - half, mid + half   # square floor; equal scale on the three axes
+    clip = bounds is not None
+    if clip:
+        lo, hi = (np.array(b, dtype=np.float64).reshape(3) for b in bounds)
+        if not np.all(hi > lo):
+            raise ValueError(f"bounds must be (lower (3,), upper (3,)) with upper > lower, "
+                             f"got {bounds!r}")
 
     fig = plt.figure(figsize=size, dpi=dpi)
     ax = fig.add_axes((0.0, 0.0, 0.86 if colors.kind == "scalar" else 1.0, 0.9), projection="3d")
+    if len(faces):
+        from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+        ax.add_collection3d(Poly3DCollection(faces, facecolors=(0.55, 0.6, 0.7, 0.35),
+                                             edgecolors=(0.3, 0.3, 0.4, 0.5), linewidths=0.3),
+                            axlim_clip=clip)
     lines = Line3DCollection(ends[0], colors=colors.rgb[idx[0], body] / 255.0, linewidths=linewidth)
-    ax.add_collection3d(lines)
+    ax.add_collection3d(lines, axlim_clip=clip)
     for k, name in enumerate("xyz"):
         getattr(ax, f"set_{name}lim")(lo[k], hi[k])
         getattr(ax, f"set_{name}label")(f"{name} [m]")
@@ -118,6 +133,34 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
     return path
 
 
+def obstacle_faces(geom, segments: int = 16) -> list:
+    """Polygons (each (k, 3) world [m]) of the static boxes and cylinders of ``geom`` (a
+    :class:`~articulated.geometry.CollisionModel`, or None: none), for drawing; other
+    static shapes (planes, spheres, capsules, meshes) are not drawn."""
+    from ..geometry import SHAPE_BOX, SHAPE_CYLINDER
+
+    out = []
+    for r in ([] if geom is None else geom._rows):
+        if r["body"] >= 0:
+            continue
+        h, R, p = np.asarray(r["size"]), np.asarray(r["R"]), np.asarray(r["pos"])
+        if r["kind"] == SHAPE_BOX:
+            c = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * h
+            for k in range(3):
+                for side in (-1, 1):
+                    quad = [v for v in c if np.sign(v[k]) == side]
+                    quad[2], quad[3] = quad[3], quad[2]        # around the face
+                    out.append(p + np.array(quad) @ R.T)
+        elif r["kind"] == SHAPE_CYLINDER:
+            a = np.linspace(0.0, 2 * np.pi, segments + 1)
+            ring = np.stack([h[0] * np.cos(a), h[0] * np.sin(a), np.zeros_like(a)], axis=1)
+            for j in range(segments):
+                quad = np.array([ring[j] - (0, 0, h[1]), ring[j + 1] - (0, 0, h[1]),
+                                 ring[j + 1] + (0, 0, h[1]), ring[j] + (0, 0, h[1])])
+                out.append(p + quad @ R.T)
+    return out
+
+
 def to_gif(model: Model, traj, path, **kwargs) -> Path:
     """Write an animated GIF of a trajectory (matplotlib 3D projection, Pillow writer).
 
@@ -137,6 +180,10 @@ def to_gif(model: Model, traj, path, **kwargs) -> Path:
     size : (w, h) inches; dpi : int; elev, azim : float - view angles [deg]
     title : str - first title line (default: the number of bodies); the time is the second
     linewidth : float - width of the stick segments [pt]
+    obstacles : CollisionModel, optional - its static boxes and cylinders are drawn
+        (translucent grey, :func:`obstacle_faces`) and kept in view
+    bounds : ((3,), (3,)) float, optional - the world box shown [m] (lower, upper corners;
+        what lies outside is clipped); default: everything, with a square floor
 
     Returns
     -------

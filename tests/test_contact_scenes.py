@@ -1,0 +1,147 @@
+"""The contact scenes of issue 19 (Gayle, Lin & Manocha 2006, Figs. 5-6): the thread pulled
+through walls, the snake on a bridge, the capsule-chain drop, and the moving-anchor spring
+that pulls the thread. Small sizes of the benchmark scenes (``articulated bench contact``)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import articulated as art
+from articulated.bench.contact import run_sampled, snake_gait, thread_pull
+from articulated.simulation.forces import force_from_spec
+
+H = 1e-3
+
+
+def test_moving_anchor_spring_matches_the_damped_oscillator():
+    # A free body (1 kg, no gravity) on a spring-damper whose anchor moves at constant v:
+    # y = x - a(t) obeys m y'' + c y' + k y = 0 (a'' = 0), closed form (underdamped), when
+    # the motion stays on one line (the damper acts along the spring only): y0 and v
+    # along the same direction e.
+    b = art.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    b.add_body("ball", None, "free", mass=1.0, inertia=np.eye(3) * 0.01)
+    model = b.build()
+    e = np.array([2.0, -1.0, 2.0]) / 3.0
+    k, c, v = 40.0, 1.5, -0.3 * e
+    spring = art.Spring("ball", (0, 0, 0), (0.0, 0.0, 0.0), k, damping=c, anchor_velocity=v)
+    assert spring.compiled(model) is None and not spring.conserves_energy
+    assert spring.potential(model, model.neutral()) == 0.0
+    again = force_from_spec(spring.spec())
+    assert np.array_equal(again.anchor_velocity, v)
+    q0 = model.neutral()
+    q0[:3] = 0.1 * e
+    sim = art.Simulator(model, H, q0=q0, forces=[spring])          # RK4
+    tr = sim.run(1500)
+    w0, z = math.sqrt(k), c / (2 * math.sqrt(k))
+    wd = w0 * math.sqrt(1 - z * z)
+    y0, yd0 = q0[:3], -v
+    t = tr.t[:, None]
+    y = np.exp(-z * w0 * t) * (y0 * np.cos(wd * t) + (yd0 + z * w0 * y0) / wd * np.sin(wd * t))
+    assert np.abs(tr.q[:, :3] - (y + v * t)).max() < 1e-8
+    # a fixed anchor is unchanged: conservative, compiled, same repr as before
+    fixed = art.Spring("ball", (0, 0, 0), (0, 0, 0), k)
+    assert fixed.conserves_energy and fixed.compiled(model) is not None
+    assert "anchor_velocity" not in repr(fixed)
+
+
+def test_chain_points_are_the_forward_kinematics():
+    # the scenes' numpy placement (chain_points) against the compiled kinematics
+    m, q0 = art.models.snake_bridge(41, return_configuration=True)
+    rng = np.random.default_rng(3)
+    q = q0.copy()
+    q[7:] = rng.uniform(-1.5, 1.5, m.nv - 6)
+    _, p = art.forward_kinematics(m, q)
+    P = art.models.chain_points(m, q)
+    assert np.abs(P[:-1] - p).max() < 1e-12
+
+
+def test_scenes_rebuild_from_their_description():
+    for m in (art.models.thread(30), art.models.snake_bridge(41), art.models.capsule_chain(8)):
+        again = art.models.build_model(m.description)
+        assert again.nv == m.nv and len(again.collision._rows) == len(m.collision._rows)
+        assert np.array_equal(again.collision.arrays()["pos"], m.collision.arrays()["pos"])
+
+
+def test_bad_scene_sizes_raise():
+    with pytest.raises(ValueError, match="hole"):
+        art.models.thread(10, hole=0.006)
+    with pytest.raises(ValueError, match="touches the beam"):
+        art.models.snake_bridge(41, amplitude0=2.0)
+    with pytest.raises(ValueError, match="corner"):
+        art.models.snake_bridge(41, corner=0.0)
+
+
+@pytest.mark.parametrize("method", ["aba", "adaptive"])
+def test_thread_goes_through_the_first_hole(method):
+    # 40 links, 0.6 s at 0.5 m/s: the head (body 0's origin) starts 5 cm before wall 0
+    # and must pass its hole, whose centre is 12 mm off the axis (a thread on the axis
+    # rubs one edge by 1 mm): contacts, no depth beyond 1 mm, the head inside the hole.
+    m, q0, qd0 = art.models.thread(40, return_configuration=True)
+    kw = dict(method="adaptive", max_active=10, update_every=10) if method == "adaptive" else {}
+    r = run_sampled(m, m.collision, q0, 600, 60, qd0=qd0, forces=thread_pull(m, q0), **kw)
+    assert r["depth"] <= 1e-3
+    assert (r["c"]["n"] > 0).sum() > 50
+    x0, a, tw = 0.25, 0.015, 0.03                     # wall 0: x, half hole, thickness
+    assert r["q"][-1, 0] > x0 + 0.5 * tw + 0.1       # the head is 10 cm past wall 0
+    inside = np.abs(r["q"][:, 0] - x0) < 0.5 * tw     # samples with the head in the wall
+    assert inside.any()
+    yz = r["q"][inside, 1:3] - (0.0, 0.012)           # from the hole's centre
+    assert np.abs(yz).max() < a
+    # the head follows the moving anchor (spring 200 N/m) to within 2 cm
+    assert np.abs(r["q"][:, 0] - (q0[0] + art.models.THREAD_SPEED * r["t"])).max() < 0.02
+
+
+def test_snake_wraps_the_beam():
+    # 41 links: the gait tightens the coil onto the beam in 1 s; then >= 30 % of the links
+    # press on it, nothing sinks more than 1 mm, the snake stays on the beam (its base
+    # within 0.1 m of the beam's axis at z = 0.5 m).
+    m, q0 = art.models.snake_bridge(41, return_configuration=True)
+    r = run_sampled(m, m.collision, q0, 1400, 7, forces=[snake_gait(m)])
+    assert r["depth"] <= 1e-3
+    assert np.hypot(r["q"][:, 1], r["q"][:, 2] - 0.5).max() < 0.1
+    assert r["frac"][-3:].min() >= 0.3
+
+
+def test_snake_adaptive_with_every_joint_active_is_the_full_model():
+    # the scene under both pipelines: adaptive dynamics with every joint active follows
+    # the full model's step (contacts, PD gait) over 0.2 s
+    m, q0 = art.models.snake_bridge(41, return_configuration=True)
+    full = art.Simulator(m, H, contacts=m.collision, q0=q0, forces=[snake_gait(m)]).run(200)
+    ad = art.Simulator(m, H, contacts=m.collision, q0=q0, forces=[snake_gait(m)],
+                       method="adaptive", max_active=m.nv, update_every=10).run(200)
+    assert full.contacts["n"].sum() > 100
+    assert np.abs(ad.q[-1] - full.q[-1]).max() < 1e-8
+
+
+def test_snake_adaptive_runs():
+    # N_A = 10 of 40 hinges for 0.6 s (the coil closing): finite, on the beam, depth <= 1 mm
+    m, q0 = art.models.snake_bridge(41, return_configuration=True)
+    r = run_sampled(m, m.collision, q0, 600, 6, forces=[snake_gait(m)], method="adaptive",
+                    max_active=10, update_every=10)
+    assert r["depth"] <= 1e-3 and r["c"]["n"].sum() > 0
+    assert np.hypot(r["q"][:, 1], r["q"][:, 2] - 0.5).max() < 0.1
+
+
+@pytest.mark.parametrize("method", ["aba", "adaptive"])
+def test_chain_drop_never_gains_energy(method):
+    # 12 capsules dropped flat 5 cm onto the plane: free fall under semi-implicit Euler
+    # loses m g^2 h^2 / 2 per step, impacts remove energy, friction holds: the total
+    # energy (art.energy at every step) never rises above its start.
+    m, q0 = art.models.capsule_chain(12, height=0.06, return_configuration=True)
+    kw = dict(method="adaptive", max_active=6, update_every=10) if method == "adaptive" else {}
+    tr = art.Simulator(m, H, contacts=m.collision, q0=q0, **kw).run(500)
+    E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
+    assert E.max() <= E[0] + 1e-9 * abs(E[0])
+    assert tr.contacts["max_depth"].max() <= 1e-3
+    assert abs(tr.q[-1, 2] - 0.01) < 1e-3                  # capsule 0 lies on the plane
+
+
+def test_bench_scenes_quick(tmp_path):
+    # smoke test of `articulated bench contact --quick --only b,c`: both tables written
+    from articulated.bench.contact import main
+
+    assert main(["--quick", "--only", "b,c", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "contact-results-bc-quick.md").read_text()
+    assert "## (b) thread-45" in text and "## (c) snake-39" in text
+    assert text.count("| full (ABA) |") == 2
