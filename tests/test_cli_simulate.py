@@ -56,8 +56,12 @@ def test_urdf_run_names_root_mass_joints_and_the_farthest_frame(tmp_path, capsys
     urdf = _write(tmp_path, "branched.urdf", BRANCHED)
     assert main(["simulate", "--urdf", urdf, "--steps", "5", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "root: 'base' (fixed to the world); total mass 3.5 kg" in out
-    assert "joints (2 moving): long_joint (revolute), short_joint (prismatic)" in out
+    # the base link is welded to the world (not simulated): 1 + 0.5 kg move
+    assert ("root link 'base': fixed to the world; moving on it: 'long_arm' (revolute joint "
+            "'long_joint'), 'short_arm' (prismatic joint 'short_joint'); total mass 1.5 kg"
+            in out)
+    assert ("joints (2 moving, 2 bodies, nq = 2, nv = 2): long_joint (revolute), short_joint "
+            "(prismatic)" in out)
     assert "contact: none (a floating base free-falls" in out
     # the tool frame is 1.1 m from the base origin, the short arm 0.2 m (the last body)
     assert "plotted point: 'tool'" in out
@@ -85,7 +89,7 @@ def test_floor_catches_a_dropped_box(tmp_path, capsys):
                "--record-every", "10", "--out", str(tmp_path)])
     assert rc == 0
     out = capsys.readouterr().out
-    assert "root: 'box' (floating base (free joint))" in out
+    assert "root link: 'box' (free joint 'root_joint'); total mass 2 kg" in out
     assert "--floor: contact impulses step with semi_implicit_euler and aba" in out
     m = re.search(r"contacts: (\d+) at the end, deepest penetration ([\d.]+) mm", out)
     assert m and int(m.group(1)) == 4 and float(m.group(2)) < 2.0

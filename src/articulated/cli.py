@@ -62,23 +62,26 @@ def _tracked_point(model, q, name=None):
     """The point whose path the simulate/demo plot draws: ``(name, body, p)`` with ``p``
     (3,) [m] in the body's coordinates. ``name``: a body, or a frame of ``model.frames``
     (URDF links merged into a body: a tool or sensor frame); None: of the body origins and
-    frames, the one farthest from the root body's origin at configuration ``q``.
+    frames, the one farthest from the root's origin (the first body's, or that of the URDF
+    root link welded to the world) at configuration ``q``.
     ValueError naming an unknown body or frame."""
     from .algorithms.kinematics import forward_kinematics
 
     frames = getattr(model, "frames", None) or {}
     if name is not None:
-        if name in frames:
+        if name in frames and frames[name][0] >= 0:
             return name, int(frames[name][0]), np.asarray(frames[name][2], dtype=float)
         if name not in model.body_name:
             raise ValueError(f"--body {name!r}: no such body or frame; bodies: "
                              f"{model.body_name[:8]}{' ...' if model.nb > 8 else ''}")
         return name, model.body_id(name), np.zeros(3)
     R, p = forward_kinematics(model, q)
+    welded = _world_frames(model)     # a fixed base: the root link's origin, in the world
+    root = np.asarray(frames[welded[0]][2], dtype=float) if welded else p[0]
     cands = [(n, b, np.zeros(3)) for b, n in enumerate(model.body_name)]
     cands += [(n, int(b), np.asarray(pf, dtype=float)) for n, (b, _, pf) in frames.items()
-              if n not in model.body_name]
-    dist = [np.linalg.norm(p[b] + R[b] @ pf - p[0]) for _, b, pf in cands]
+              if n not in model.body_name and b >= 0]
+    dist = [np.linalg.norm(p[b] + R[b] @ pf - root) for _, b, pf in cands]
     return cands[int(np.argmax(dist))]
 
 
@@ -466,23 +469,32 @@ def cmd_simulate(args) -> int:
 
 
 def _describe_robot(model, geom=None):
-    """Lines naming what ``articulated simulate --urdf`` simulates: the root and how it is
-    attached, the total mass, the moving joints with their types, the contact model."""
+    """Lines naming what ``articulated simulate --urdf`` simulates: the root link and how the
+    robot is attached to the world, the total mass, the moving joints with their types, the
+    contact model."""
     from .model import JOINT_TYPE_NAMES
 
+    kind = lambda j: JOINT_TYPE_NAMES[model.jnt_type[j]]
+    welded = _world_frames(model)
     roots = [b for b in range(model.nb) if model.body_parent[b] < 0]
-    how = {"fixed": "fixed to the world", "free": "floating base (free joint)"}
-    yield ("root: " + ", ".join(f"{model.body_name[b]!r} "
-                                f"({how.get(JOINT_TYPE_NAMES[model.jnt_type[b]], JOINT_TYPE_NAMES[model.jnt_type[b]] + ' joint to the world')})"
-                                for b in roots)
-           + f"; total mass {model.total_mass():.4g} kg; {model.nb} bodies, nq = {model.nq}, "
-             f"nv = {model.nv}")
-    moving = [j for j in range(model.nb) if model.jnt_nv[j] > 0 and model.body_parent[j] >= 0]
-    yield (f"joints ({len(moving)} moving): "
-           + ", ".join(f"{model.joint_name[j]} ({JOINT_TYPE_NAMES[model.jnt_type[j]]})"
-                       for j in moving))
+    on_world = ", ".join(f"{model.body_name[b]!r} ({kind(b)} joint {model.joint_name[b]!r})"
+                         for b in roots)
+    if welded:
+        yield (f"root link {welded[0]!r}: fixed to the world; moving on it: {on_world}; total "
+               f"mass {model.total_mass:.4g} kg (links welded to the world not counted)")
+    else:
+        yield f"root link: {on_world}; total mass {model.total_mass:.4g} kg"
+    moving = [j for j in range(model.nb) if model.jnt_nv[j] > 0]
+    yield (f"joints ({len(moving)} moving, {model.nb} bodies, nq = {model.nq}, nv = "
+           f"{model.nv}): " + ", ".join(f"{model.joint_name[j]} ({kind(j)})" for j in moving))
     yield ("contact: none (a floating base free-falls; --floor adds a ground plane)"
            if geom is None else f"contact: {geom!r}, a ground plane below the robot")
+
+
+def _world_frames(model):
+    """Names of the URDF links welded to the world (``model.frames`` entries on body -1),
+    the root link first."""
+    return [n for n, (b, _, _) in (getattr(model, "frames", None) or {}).items() if b < 0]
 
 
 def _floor(model, q0):
