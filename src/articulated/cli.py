@@ -841,7 +841,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-FIRST_RUN_KERNELS = {"simulate": 51, "demo": 200}
+FIRST_RUN_KERNELS = {"simulate": 51, "demo": 207}
 """Kernels a command compiles on a cold numba cache (measured, defaults; see
 :mod:`articulated.compile_notice`): the length of the first run's progress bar and its
 time estimate."""
