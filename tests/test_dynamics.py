@@ -1,6 +1,6 @@
 """Cross-checks of RNEA, CRBA, ABA and modified ABA: against Pinocchio (an independent
 implementation) and against each other (identities), on seeded random trees with every
-joint type, fixed and floating base, 1-200 bodies."""
+joint type, fixed and floating base, 1-100 bodies against Pinocchio."""
 
 import numpy as np
 import pytest
@@ -18,8 +18,11 @@ from articulated.interop import to_pinocchio  # noqa: E402
 TOL = 1e-9
 
 
+# n <= 100 bodies (nv of about 200-300): Pinocchio's Data holds nv^3 tensors (its second-order
+# derivatives), about 32 nv^3 bytes: 1 GB at nv = 312, 4 GB at nv = 498 (a 200-body random
+# tree), which made this test the peak (9.1 GB) of the default run (issue 21: under 4 GB)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(1, 200), seed=st.integers(0, 2**31 - 1), floating=st.booleans(),
+@given(n=st.integers(1, 100), seed=st.integers(0, 2**31 - 1), floating=st.booleans(),
        branching=st.floats(0.0, 1.0))
 def test_against_pinocchio(n, seed, floating, branching):
     model = random_tree(n, seed, floating_base=floating, branching=branching)

@@ -89,3 +89,45 @@ def install() -> None:
     impl = _numba("CacheImpl")
     current = [c for c in impl._locator_classes if c not in LOCATORS]
     impl._locator_classes = list(LOCATORS) + current
+
+
+def is_cached(dispatcher) -> bool:
+    """Whether numba's on-disk cache holds machine code of ``dispatcher`` (a numba
+    ``Dispatcher`` with ``cache=True``) stamped with the current package source: False means
+    its first call compiles it (seconds to minutes)."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is None:                 # cache=False: compiled on every first call
+        return False
+    try:
+        return bool(cache_file._load_index())
+    except Exception:  # noqa: BLE001 - an unreadable index is a cold cache
+        return False
+
+
+def package_kernels() -> list:
+    """The numba dispatchers with on-disk caching defined at module level in the modules of
+    this package imported so far (no import is made)."""
+    import sys
+
+    from numba.core.dispatcher import Dispatcher
+
+    name = __name__.rpartition(".")[0]
+    seen, out = set(), []
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or not (mod_name == name or mod_name.startswith(name + ".")):
+            continue
+        for obj in list(vars(mod).values()):
+            if (isinstance(obj, Dispatcher) and id(obj) not in seen
+                    and getattr(obj, "_cache", None) is not None
+                    and hasattr(obj._cache, "_cache_file")
+                    and _in_package(getattr(obj.py_func, "__code__", None)
+                                    and obj.py_func.__code__.co_filename)):
+                seen.add(id(obj))
+                out.append(obj)
+    return out
+
+
+def cold_kernels() -> list:
+    """The :func:`package_kernels` that :func:`is_cached` finds not cached: what a first run
+    (after an install, an upgrade or any edit of the package) compiles."""
+    return [d for d in package_kernels() if not is_cached(d)]

@@ -58,10 +58,38 @@ def _initial_configuration(model, seed: int):
     return q
 
 
-def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
+def _tracked_point(model, q, name=None):
+    """The point whose path the simulate/demo plot draws: ``(name, body, p)`` with ``p``
+    (3,) [m] in the body's coordinates. ``name``: a body, or a frame of ``model.frames``
+    (URDF links merged into a body: a tool or sensor frame); None: of the body origins and
+    frames, the one farthest from the root's origin (the first body's, or that of the URDF
+    root link welded to the world) at configuration ``q``.
+    ValueError naming an unknown body or frame."""
+    from .algorithms.kinematics import forward_kinematics
+
+    frames = getattr(model, "frames", None) or {}
+    if name is not None:
+        if name in frames and frames[name][0] >= 0:
+            return name, int(frames[name][0]), np.asarray(frames[name][2], dtype=float)
+        if name not in model.body_name:
+            raise ValueError(f"--body {name!r}: no such body or frame; bodies: "
+                             f"{model.body_name[:8]}{' ...' if model.nb > 8 else ''}")
+        return name, model.body_id(name), np.zeros(3)
+    R, p = forward_kinematics(model, q)
+    welded = _world_frames(model)     # a fixed base: the root link's origin, in the world
+    root = np.asarray(frames[welded[0]][2], dtype=float) if welded else p[0]
+    cands = [(n, b, np.zeros(3)) for b, n in enumerate(model.body_name)]
+    cands += [(n, int(b), np.asarray(pf, dtype=float)) for n, (b, _, pf) in frames.items()
+              if n not in model.body_name and b >= 0]
+    dist = [np.linalg.norm(p[b] + R[b] @ pf - root) for _, b, pf in cands]
+    return cands[int(np.argmax(dist))]
+
+
+def _save_outputs(model, traj, out: Path, title: str, tip=None):
     """Write the trajectory (.npz) and a PNG of the energies, the energy error and the
-    tip path with the body origins at six instants (on the vertical plane of largest
-    motion)."""
+    path of the ``tip`` point (``(name, body, point)`` of :func:`_tracked_point`; default:
+    the farthest from the root) with the body origins at six instants (on the vertical
+    plane of largest motion)."""
     import matplotlib
 
     from .algorithms.kinematics import forward_kinematics, point_position
@@ -70,8 +98,8 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
     out.mkdir(parents=True, exist_ok=True)
     npz = out / "trajectory.npz"
     traj.save(npz)
-    tip = model.nb - 1 if tip_body is None else model.body_id(tip_body)
-    path = np.array([point_position(model, q, tip) for q in traj.q])
+    tip_name, tip, tip_p = tip or _tracked_point(model, traj.q[0])
+    path = np.array([point_position(model, q, tip, tip_p) for q in traj.q])
     snaps = np.unique(np.linspace(0, len(traj) - 1, 6).astype(int))
     shapes = [forward_kinematics(model, traj.q[k])[1] for k in snaps]
     fig, (ax0, ax1, ax2) = new_figure((15, 4.6), 1, 3)
@@ -101,8 +129,8 @@ def _save_outputs(model, traj, out: Path, title: str, tip_body=None):
         ax2.plot(p[:, h], p[:, 2], "-", lw=1.2, color=cmap(0.85 * j / max(len(snaps) - 1, 1)),
                  label=f"bodies, t = {traj.t[k]:.2f} s")
     ax2.plot(path[:, h], path[:, 2], ":", color="0.35", lw=1.2,
-             label=f"path of {model.body_name[tip]!r}")
-    ax2.plot(path[0, h], path[0, 2], "o", color="0.35", ms=5, label="tip at t = 0")
+             label=f"path of {tip_name!r}")
+    ax2.plot(path[0, h], path[0, 2], "o", color="0.35", ms=5, label=f"{tip_name!r} at t = 0")
     ax2.set_aspect("equal", adjustable="datalim")
     ax2.set_xlabel(f"{hname} [m]")
     ax2.set_ylabel("z [m]")
@@ -147,10 +175,12 @@ def _save_animations(model, traj, out: Path, title: str, console):
         _print(console, f"no HTML replay: {e}")
 
 
-def _simulate(model, q0, args, title, console, animate=False):
+def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip=None):
     from .simulation import Simulator
 
-    sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0)
+    sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0,
+                    contacts=contacts,   # contact dissipates energy: no energy-drift watch
+                    **({} if contacts is None else {"energy_drift": None}))
     record_every = args.record_every or max(1, args.steps // 400)
     checkpoint = getattr(args, "checkpoint", None)
     traj = sim.run(args.steps, record_every=record_every, checkpoint=checkpoint,
@@ -163,7 +193,11 @@ def _simulate(model, q0, args, title, console, animate=False):
     drift = traj.total.max() - traj.total.min()
     _print(console, f"energy: start {traj.total[0]:.6g} J, drift {drift:.3e} J "
                     f"({drift / max(1e-300, abs(traj.total[0])):.2e} relative)")
-    npz, png = _save_outputs(model, traj, Path(args.out), title)
+    if contacts is not None:
+        c = traj.contacts
+        _print(console, f"contacts: {int(c['n'][-1])} at the end, deepest penetration "
+                        f"{c['max_depth'].max() * 1e3:.2f} mm over the run")
+    npz, png = _save_outputs(model, traj, Path(args.out), title, tip)
     _print(console, f"wrote {npz} and {png}")
     if animate:
         _save_animations(model, traj, Path(args.out), title, console)
@@ -181,16 +215,17 @@ def cmd_demo(args) -> int:
     t0 = time.perf_counter()
     model = models.pendulum(args.n)
     q0 = _initial_configuration(model, 0)
+    _print(console, f"[articulated demo] files go to {Path(args.out).resolve()} (--out DIR)")
     _print(console, f"[articulated demo] {args.n}-link 3D pendulum "
                     f"(Redon, Galoppo & Lin 2005, sec. 7.1): {model}")
     rows = peer_timings(model, q0, repeats=args.repeats)
-    _print(console, "forward dynamics, one call (median of repeats, this machine, same run):")
+    _print(console, "forward dynamics, one call (median of repeats [ms], this machine, same run):")
     ours = rows[0][1]
     for name, seconds, note in rows:
         if seconds is None:
             _print(console, f"  {name:<28} n/a ({note})")
         else:
-            _print(console, f"  {name:<28} {seconds * 1e6:9.1f} us  {seconds / model.nv * 1e9:7.1f} ns/DOF"
+            _print(console, f"  {name:<28} {seconds * 1e3:9.4f} ms  {seconds / model.nv * 1e9:7.1f} ns/DOF"
                             f"  x{seconds / ours:5.2f} our time")
     _simulate(model, q0, args, f"articulated demo: {args.n}-link pendulum, "
                                 f"{args.integrator}, dt = {args.dt:g} s", console, animate=True)
@@ -212,17 +247,18 @@ def cmd_demo(args) -> int:
     return 0
 
 
-AD_HEADER = (f"  {'':<22}{'us/step':>9}{'hybrid':>9}{'update':>9}{'vs DCA':>8}"
+AD_HEADER = (f"  {'':<22}{'ms/step':>9}{'hybrid':>9}{'update':>9}{'vs DCA':>8}"
              f"{'active/budget':>15}")
-"""Column heads of the adaptive-dynamics tables of the demo: amortized mean us per step,
-median us of the hybrid steps and of the active-region updates, DCA time / this time, most
+"""Column heads of the adaptive-dynamics tables of the demo: amortized mean ms per step,
+median ms of the hybrid steps and of the active-region updates (every time the demo prints
+is in ms), DCA time / this time, most
 active joints over the timed steps / joint budget."""
 
 
 def _ad_row(label, mean, dca, active, budget, hybrid=None, update=None):
     """One row of an adaptive-dynamics table (times in s; see :data:`AD_HEADER`)."""
-    us = lambda x: f"{'-':>9}" if x is None else f"{x * 1e6:9.1f}"
-    return (f"  {label:<22}{us(mean)}{us(hybrid)}{us(update)}{f'x{dca / mean:.2f}':>8}"
+    ms = lambda x: f"{'-':>9}" if x is None else f"{x * 1e3:9.4f}"
+    return (f"  {label:<22}{ms(mean)}{ms(hybrid)}{ms(update)}{f'x{dca / mean:.2f}':>8}"
             f"{f'{active}/{budget}':>15}")
 
 
@@ -402,11 +438,20 @@ def _demo_protein(console, structure, steps, out, eps_max=2.0 ** -19):
 
 def cmd_simulate(args) -> int:
     console = _console()
+    geom = None
+    if args.floor and not args.urdf:
+        raise ValueError("--floor needs --urdf (the built-in scenes have no collision shapes)")
     if args.urdf:
         from .io.urdf import load_urdf
 
-        model = load_urdf(args.urdf, floating_base=args.floating_base)
+        model = load_urdf(args.urdf, floating_base=args.floating_base, collision=args.floor)
         q0 = _initial_configuration(model, args.seed)
+        if args.floor:
+            geom = _floor(model, q0)
+            if (args.integrator, args.method) != ("semi_implicit_euler", "aba"):
+                _print(console, f"--floor: contact impulses step with semi_implicit_euler "
+                                f"and aba (not {args.integrator}/{args.method})")
+                args.integrator, args.method = "semi_implicit_euler", "aba"
         title = f"{Path(args.urdf).name}: {args.integrator}, dt = {args.dt:g} s"
     elif args.scene:
         model, q0 = _build_scene(args.scene, args.n, args.seed)
@@ -414,9 +459,62 @@ def cmd_simulate(args) -> int:
     else:
         print("articulated simulate: give a SCENE or --urdf PATH", file=sys.stderr)
         return 2
+    tip = _tracked_point(model, q0, args.body)
     _print(console, f"{model}")
-    _simulate(model, q0, args, title, console)
+    if args.urdf:
+        for line in _describe_robot(model, geom):
+            _print(console, line)
+    _print(console, f"plotted point: {tip[0]!r} (--body NAME picks another body or frame)")
+    _simulate(model, q0, args, title, console, contacts=geom, tip=tip)
     return 0
+
+
+def _describe_robot(model, geom=None):
+    """Lines naming what ``articulated simulate --urdf`` simulates: the root link and how the
+    robot is attached to the world, the total mass, the moving joints with their types, the
+    contact model."""
+    from .model import JOINT_TYPE_NAMES
+
+    kind = lambda j: JOINT_TYPE_NAMES[model.jnt_type[j]]
+    welded = _world_frames(model)
+    roots = [b for b in range(model.nb) if model.body_parent[b] < 0]
+    on_world = ", ".join(f"{model.body_name[b]!r} ({kind(b)} joint {model.joint_name[b]!r})"
+                         for b in roots)
+    if welded:
+        yield (f"root link {welded[0]!r}: fixed to the world; moving on it: {on_world}; total "
+               f"mass {model.total_mass:.4g} kg (links welded to the world not counted)")
+    else:
+        yield f"root link: {on_world}; total mass {model.total_mass:.4g} kg"
+    moving = [j for j in range(model.nb) if model.jnt_nv[j] > 0]
+    yield (f"joints ({len(moving)} moving, {model.nb} bodies, nq = {model.nq}, nv = "
+           f"{model.nv}): " + ", ".join(f"{model.joint_name[j]} ({kind(j)})" for j in moving))
+    yield ("contact: none (a floating base free-falls; --floor adds a ground plane)"
+           if geom is None else f"contact: {geom!r}, a ground plane below the robot")
+
+
+def _world_frames(model):
+    """Names of the URDF links welded to the world (``model.frames`` entries on body -1),
+    the root link first."""
+    return [n for n, (b, _, _) in (getattr(model, "frames", None) or {}).items() if b < 0]
+
+
+def _floor(model, q0):
+    """The robot's URDF collision shapes (``model.collision``) and a static ground plane
+    (normal +z) at the lowest point of their bounding spheres at ``q0``: the robot starts
+    resting on it or just above. ValueError when the URDF has no ``<collision>``."""
+    from .algorithms.kinematics import forward_kinematics
+    from .geometry import Plane
+
+    geom = model.collision
+    A = geom.arrays() if geom is not None and len(geom) else None
+    if A is None:
+        raise ValueError("--floor: the URDF has no <collision> shapes to touch the floor with")
+    R, p = forward_kinematics(model, q0)
+    on = A["body"] >= 0
+    centres = p[A["body"][on]] + np.einsum("gij,gj->gi", R[A["body"][on]], A["pos"][on])
+    z = float(np.min(centres[:, 2] - A["rb"][on]))
+    geom.add_static(Plane(normal=(0.0, 0.0, 1.0), pos=(0.0, 0.0, z)), names=["floor"])
+    return geom
 
 
 def _parse_value(text: str):
@@ -448,7 +546,7 @@ def _parse_assignments(items, multi):
 def cmd_sweep(args) -> int:
     """``articulated sweep SCENE --param name=v1,v2 ...``: one run per point of the grid
     (the Cartesian product of the --param lists) on Dask; the store's index is printed."""
-    from .sweep import SceneSimulation, sweep
+    from .sweep import SceneSimulation, dask_client, sweep
 
     grid = _parse_assignments(args.param, multi=True)
     fixed = _parse_assignments(args.set, multi=False)
@@ -456,21 +554,9 @@ def cmd_sweep(args) -> int:
     if not grid:
         raise ValueError("give at least one --param NAME=V1,V2,...")
     make = SceneSimulation(args.scene, **fixed)
-    client = cluster = None
-    if args.scheduler is None and args.workers:
-        from distributed import Client, LocalCluster
-
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    try:
+    with dask_client(args.scheduler, workers=args.workers) as client:
         res = sweep(make, grid, steps=args.steps, record_every=args.record_every,
-                    client=client or args.scheduler, store=args.out,
-                    progress=sys.stdout.isatty())
-    finally:
-        if cluster is not None:
-            client.close()
-            cluster.close()
+                    client=client, store=args.out, progress=sys.stdout.isatty())
     from .bench.common import markdown_table
 
     names = list(grid)
@@ -552,7 +638,7 @@ def cmd_bench(args) -> int:
     return int(args.bench_run(args) or 0)
 
 
-def _add_sim_options(p, steps, dt, out):
+def _add_sim_options(p, steps, dt, out, files="trajectory.npz and trajectory.png"):
     p.add_argument("--steps", type=int, default=steps, help=f"number of time steps (default {steps})")
     p.add_argument("--dt", type=float, default=dt, help=f"time step [s] (default {dt:g})")
     p.add_argument("--integrator", default="rk4",
@@ -563,8 +649,8 @@ def _add_sim_options(p, steps, dt, out):
                         "divide-and-conquer algorithm on a balanced assembly tree)")
     p.add_argument("--record-every", type=int, default=None,
                    help="record every k-th step (default: about 400 records)")
-    p.add_argument("--out", default=out, help=f"output folder for trajectory.npz and "
-                                              f"trajectory.png (default {out})")
+    p.add_argument("--out", default=out, metavar="DIR",
+                   help=f"output folder for {files} (default {out}, created)")
 
 
 def _demo_contact(console, n, steps, na=60):
@@ -659,16 +745,31 @@ def build_parser() -> argparse.ArgumentParser:
                         "package when installed; 'none' skips it")
     p.add_argument("--protein-steps", type=int, default=50,
                    help="quasi-static steps on the protein per method (default 50)")
-    _add_sim_options(p, steps=4000, dt=1e-3, out="articulated-demo")
+    _add_sim_options(p, steps=4000, dt=1e-3, out="articulated-demo",
+                     files="trajectory.npz, .png, .gif, .html and protein-final.pdb")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("simulate", help="simulate a built-in scene or a URDF file",
                        description="Simulate a built-in scene or a URDF robot under gravity "
-                                   "from a perturbed start and write trajectory.npz/.png.")
+                                   "from a perturbed start and write trajectory.npz/.png. "
+                                   "With --urdf it prints the root, the total mass and the "
+                                   "joints. Contact: none unless --floor is given, so a "
+                                   "floating-base robot free-falls; --floor adds a ground "
+                                   "plane under the robot's URDF <collision> shapes "
+                                   "(impulses with friction, semi-implicit Euler and ABA; "
+                                   "docs/contact.md).")
     p.add_argument("scene", nargs="?", choices=SCENES, help="built-in scene")
     p.add_argument("--urdf", metavar="PATH", help="simulate this URDF file instead of a scene")
     p.add_argument("--floating-base", action="store_true",
                    help="with --urdf: give the root link a free joint")
+    p.add_argument("--floor", action="store_true",
+                   help="with --urdf: a ground plane (normal +z) at the lowest point of the "
+                        "robot's collision shapes (bounding spheres) at the start; contact "
+                        "with the URDF's <collision> geometry, mu 0.5. Without it there is "
+                        "no contact")
+    p.add_argument("--body", metavar="NAME", default=None,
+                   help="body or frame (URDF link) whose path is plotted (default: the one "
+                        "farthest from the root at the start)")
     p.add_argument("--n", type=int, default=None,
                    help="scene size: links (pendulum, bicycle_chain), atoms (molecule), "
                         "characters (crowd), bodies (random_tree, millipede)")
@@ -741,6 +842,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+FIRST_RUN_KERNELS = {"simulate": 51, "demo": 207}
+"""Kernels a command compiles on a cold numba cache (measured, defaults; see
+:mod:`articulated.compile_notice`): the length of the first run's progress bar and its
+time estimate."""
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -758,8 +865,12 @@ def main(argv=None) -> int:
             parser.error(f"--{name.replace('_', '-')} must be >= {least}, got {v}")
     if getattr(args, "dt", 1.0) <= 0:
         parser.error(f"--dt must be > 0, got {args.dt}")
+    from .compile_notice import compile_notice
+
     try:
-        return int(args.func(args) or 0)
+        # one line and a bar while numba compiles (first run)
+        with compile_notice(expected=FIRST_RUN_KERNELS.get(args.command)):
+            return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError) as e:
         print(f"articulated {args.command}: error: {e}", file=sys.stderr)
         return 1

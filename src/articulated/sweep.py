@@ -30,6 +30,7 @@ half-written trajectory.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import inspect
@@ -271,19 +272,10 @@ def sweep(make_sim, grid, *, steps: int, record_every: int = 1, client=None, sto
             todo.append((p, name))
     if todo and warm:
         _warm(make_sim, todo[0][0])
-    own = []
     if todo:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import as_completed
 
-        if client is None:
-            cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1,
-                                   processes=True, dashboard_address=None)
-            client = Client(cluster)
-            own = [client, cluster]
-        elif isinstance(client, str):
-            client = Client(client)
-            own = [client]
-        try:
+        with dask_client(client) as client:
             futures = {client.submit(run_one, make_sim, p, int(steps), int(record_every),
                                      str(store.resolve()), key=f"articulated-{name}",
                                      pure=False): (p, name) for p, name in todo}
@@ -299,13 +291,82 @@ def sweep(make_sim, grid, *, steps: int, record_every: int = 1, client=None, sto
                     bar.advance(row)
             if bar is not None:
                 bar.close()
-        finally:
-            for c in own:           # what this call opened: the client, then its cluster
-                c.close()
     for name in ids:
         rows[name].setdefault("params", points[ids.index(name)])
     write_index(store, [rows[n] for n in ids] + [done[n] for n in done if n not in rows])
     return SweepResult(store=store, rows=[rows[n] for n in ids], ran=[n for _, n in todo])
+
+
+@contextlib.contextmanager
+def dask_client(client=None, *, workers=None):
+    """The Dask client of a sweep, as a context manager: ``client`` itself (a
+    ``distributed.Client``, left open), a new client of the scheduler at ``client`` (a str
+    such as ``"tcp://host:8786"``), or, for None, a new ``LocalCluster`` of ``workers``
+    (default: one per core) single-threaded worker processes and its client. What it opened
+    is closed on exit (the client, then its cluster)."""
+    from distributed import Client, LocalCluster
+
+    own = []
+    if client is None:
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                               processes=True, dashboard_address=None)
+        client = Client(cluster)
+        own = [client, cluster]
+    elif isinstance(client, str):
+        client = Client(client)
+        own = [client]
+    try:
+        yield client
+    finally:
+        for c in own:
+            c.close()
+
+
+def map_cells(fn, cells, *, client=None, common=(), warm=None) -> list:
+    """``[fn(*common, *cell) for cell in cells]``: the cells of a benchmark table, in this
+    process one after another (``client`` None) or on the workers of a Dask client /
+    scheduler address (``client``, as :func:`dask_client`), one cell per worker at a time.
+
+    Parameters
+    ----------
+    fn : callable - a module-level function (cloudpickle ships it); its result must pickle
+    cells : sequence of tuples - the varying arguments of each cell
+    client : distributed.Client, str or None - where to run; None: here, serially
+    common : tuple - arguments shared by every cell (e.g. the model), sent to every worker
+        once (``Client.scatter(broadcast=True)``)
+    warm : callable or None - run once on every worker (once here when serial) before any
+        cell, e.g. to load every numba kernel from the on-disk cache so no timed cell pays
+        for it
+
+    Returns
+    -------
+    list - the cells' results, in the order of ``cells``.
+
+    Raises
+    ------
+    ValueError - before any cell runs, when a worker has more than one thread: two timed
+        cells on one worker would share its process and compete for the cores, so start
+        workers with ``dask worker ADDRESS --nthreads 1`` (and no more workers per machine
+        than it has cores). Whatever a cell raises (re-raised here).
+    """
+    cells = [tuple(c) for c in cells]
+    if client is None:
+        if warm is not None:
+            warm()
+        return [fn(*common, *c) for c in cells]
+    with dask_client(client) as client:
+        threads = client.nthreads()
+        many = {w: n for w, n in threads.items() if n > 1}
+        if many:
+            raise ValueError(f"Dask workers with more than one thread {many}: timed cells "
+                             f"would compete for cores; start the workers with "
+                             f"'dask worker ADDRESS --nthreads 1'")
+        if warm is not None:
+            client.gather([client.submit(warm, workers=[w], allow_other_workers=False,
+                                         pure=False) for w in threads])
+        shared = client.scatter(list(common), broadcast=True) if common else []
+        futures = [client.submit(fn, *shared, *c, pure=False) for c in cells]
+        return client.gather(futures)
 
 
 def _ordered(ids, rows, done):

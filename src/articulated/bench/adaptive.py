@@ -54,8 +54,10 @@ and ``DCA(model).forward_dynamics`` or :func:`articulated.aba`; median over the 
 Numba kernels are compiled (or loaded from the cache) by a warm-up run before any timing.
 Ratios measured in the same run are what to compare across machines.
 
-Run ``articulated bench adaptive [--quick] [--out DIR]``; ``--quick`` uses small models
-(seconds; the smoke test ``tests/test_bench_adaptive.py``).
+Run ``articulated bench adaptive [--quick] [--out DIR] [--table1] [--scheduler ADDRESS]``;
+``--quick`` uses small models (seconds; the smoke test ``tests/test_bench_adaptive.py``);
+``--table1`` runs Table 1 alone; ``--scheduler`` runs its cells on Dask workers
+(:func:`articulated.sweep.map_cells`, docs/scale-out.md).
 """
 
 
@@ -95,38 +97,61 @@ crowd at 10%) and the largest adaptive / breadth-first equilibrium-error ratio (
 
 # ------------------------------------------------------------------------- (a) Table 1
 
-def bench_table1(n=300, steps=200, *, na_values=NA_TABLE, nf_values=NF_TABLE, log=print):
+def bench_table1(n=300, steps=200, *, na_values=NA_TABLE, nf_values=NF_TABLE, log=print,
+                 client=None):
     """RGL Table 1 on ``pendulum(n)``: per (N_F, N_A) the hybrid-step, region-update and
     mean step times of the adaptive simulator (``max_active = max_update = N_A``, update
     every 20 steps), and per N_F the full DCA and ABA step times; ``steps`` steps each from
     :func:`initial_state`. For N_A = n the final state is compared with the DCA run's
-    (``err_full``: max |q - q_DCA|, identical dynamics up to round-off)."""
-    from .. import DCA, models
+    (``err_full``: max |q - q_DCA|, identical dynamics up to round-off).
 
-    model = models.pendulum(n)
-    q0 = initial_state(model)
-    qd0 = np.zeros(model.nv)
-    dca = DCA(model)
+    Each run is one cell (:func:`table1_cell`); ``client`` (a ``distributed.Client`` or a
+    scheduler address) runs the cells on Dask workers, one cell per single-threaded worker
+    at a time (:func:`articulated.sweep.map_cells`); None runs them here, one after
+    another."""
+    from ..sweep import map_cells
+
+    kinds = ("dca", "aba") + tuple(na_values)
+    cells = [(n, steps, nf, kind) for nf in nf_values for kind in kinds]
+    results = iter(map_cells(table1_cell, cells, client=client, warm=warm_up))
     rows = []
     for nf in nf_values:
-        qf, _, wd = reference_run(model, q0, qd0, spread_forces(model, nf), steps, "dca",
-                                  dca=dca)
-        _, _, wa = reference_run(model, q0, qd0, spread_forces(model, nf), steps, "aba")
-        row = dict(nf=nf, dca=float(np.median(wd)), aba=float(np.median(wa)), cells=[])
+        ref = {kind: next(results) for kind in kinds}
+        row = dict(nf=nf, dca=ref["dca"]["median"], aba=ref["aba"]["median"], cells=[])
         for na in na_values:
-            sim = adaptive_simulator(model, q0, na, spread_forces(model, nf))
-            tr = sim.run(steps, record_every=steps)
-            c = split_times(tr.wall)
-            c.update(na=na, active=int(tr.active[-1]),
-                     speedup_dca=row["dca"] / c["mean"], speedup_aba=row["aba"] / c["mean"],
+            c = ref[na]
+            c.update(speedup_dca=row["dca"] / c["mean"], speedup_aba=row["aba"] / c["mean"],
                      hybrid_speedup_dca=row["dca"] / c["hybrid"])
             if na >= n:
-                c["err_full"] = float(np.abs(sim.q - qf).max())
+                c["err_full"] = float(np.abs(c.pop("q") - ref["dca"]["q"]).max())
             row["cells"].append(c)
         rows.append(row)
         log(f"table 1, N_F = {nf}: DCA {row['dca'] * 1e3:.3f} ms/step, " + ", ".join(
             f"N_A={c['na']}: {c['mean'] * 1e3:.3f}" for c in row["cells"]))
     return dict(n=n, steps=steps, update_every=UPDATE_EVERY, rows=rows)
+
+
+def table1_cell(n, steps, nf, kind):
+    """One run of :func:`bench_table1` on ``pendulum(n)`` from :func:`initial_state` with
+    ``nf`` forces (:func:`spread_forces`), ``steps`` steps: ``kind`` ``"dca"`` or ``"aba"``,
+    the full reference stepping (:func:`reference_run`): dict(median [s], q (nq,) final);
+    an int N_A, the adaptive simulator: :func:`split_times` of its steps with ``na``,
+    ``active`` (active joints at the end) and, for N_A >= n, ``q`` (final)."""
+    from .. import models
+
+    model = models.pendulum(n)
+    q0 = initial_state(model)
+    if kind in ("dca", "aba"):
+        q, _, wall = reference_run(model, q0, np.zeros(model.nv), spread_forces(model, nf),
+                                   steps, kind)
+        return dict(median=float(np.median(wall)), q=q)
+    sim = adaptive_simulator(model, q0, kind, spread_forces(model, nf))
+    tr = sim.run(steps, record_every=steps)
+    c = split_times(tr.wall)
+    c.update(na=kind, active=int(tr.active[-1]))
+    if kind >= n:
+        c["q"] = sim.q.copy()
+    return c
 
 
 # ------------------------------------------------------------------------- (b) Fig. 5
@@ -380,13 +405,17 @@ def _targets(res):
     return out
 
 
-def bench_adaptive(quick=False, out="docs", *, log=print) -> dict:
+def bench_adaptive(quick=False, out="docs", *, log=print, table1_only=False,
+                   client=None) -> dict:
     """Run (a)-(d) and print the report (Markdown tables); write ``adaptive-pendulum.png``,
     ``adaptive-spring.png`` and ``adaptive-crowd.png`` into ``out``.
 
     quick : bool - pendulum-60 (N_A scaled to 1..60, N_F in {1, 5}, 60 steps), Fig. 5 on
         pendulum-60, Fig. 6 on pendulum-20 for 4,000 steps (3 joints), crowd(4) for 100
         steps with 2 pushes: seconds.
+    table1_only : bool - Table 1 only (no figures)
+    client : distributed.Client, scheduler address or None - run Table 1's cells on Dask
+        workers (:func:`bench_table1`); None: here
     Returns dict(table1, fig5, fig6, fig6_sweep, crowd, crowd_dof, machine, peak_rss_bytes,
     total_s, figures, report)."""
     t0 = time.perf_counter()
@@ -395,14 +424,20 @@ def bench_adaptive(quick=False, out="docs", *, log=print) -> dict:
     res = dict(machine=machine_info())
     warm_up()
     if quick:
-        res["table1"] = bench_table1(60, 60, na_values=NA_QUICK, nf_values=NF_QUICK, log=log)
+        res["table1"] = bench_table1(60, 60, na_values=NA_QUICK, nf_values=NF_QUICK, log=log,
+                                     client=client)
+    else:
+        res["table1"] = bench_table1(log=log, client=client)
+    if table1_only:
+        res["figures"] = []
+        return finish_report(res, t0, format_report, log)
+    if quick:
         res["fig5"] = bench_fig5(60, 600, na_values=NA_FIG5_QUICK, log=log)
         res["fig6"] = bench_fig6(20, 4000, k=3, log=log)
         res["fig6_sweep"] = bench_fig6_sweep(20, 4000, k=3, links=(5, 10, 19), log=log)
         res["crowd"] = bench_crowd(4, 100, n_push=2, log=log)
         res["crowd_dof"] = bench_crowd(4, 100, unit="dof", n_push=2, log=log)
     else:
-        res["table1"] = bench_table1(log=log)
         res["fig5"] = bench_fig5(log=log)
         res["fig6"] = bench_fig6(log=log)
         res["fig6_sweep"] = bench_fig6_sweep(log=log)
@@ -428,11 +463,17 @@ def add_arguments(parser):
     parser.add_argument("--quick", action="store_true", help="small models, few steps (seconds)")
     parser.add_argument("--out", default="docs", metavar="DIR",
                         help="folder for the PNG figures (default docs)")
+    parser.add_argument("--table1", action="store_true",
+                        help="Table 1 only (the N_A x N_F grid; no figures)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="run Table 1's cells on the Dask workers of this scheduler "
+                             "(tcp://host:8786), one cell per single-threaded worker at a "
+                             "time; default: here, one after another (docs/scale-out.md)")
 
 
 def run(args) -> int:
     """Run :func:`bench_adaptive` with the options of :func:`add_arguments`; returns 0."""
-    bench_adaptive(args.quick, args.out)
+    bench_adaptive(args.quick, args.out, table1_only=args.table1, client=args.scheduler)
     return 0
 
 

@@ -164,7 +164,8 @@ def finish_report(res, t0, format_report, log=print) -> dict:
     res["total_s"] = time.perf_counter() - t0
     res["report"] = format_report(res)
     log(res["report"])
-    log("wrote " + ", ".join(str(p) for p in res["figures"]))
+    if res["figures"]:
+        log("wrote " + ", ".join(str(p) for p in res["figures"]))
     return res
 
 

@@ -44,7 +44,9 @@ relative joint error ``eps`` (RL Definitions 1-2).
 
 Timing: wall time of each ``step()`` (``time.perf_counter``), median over the steps (the
 first step includes the initial force update and any numba cache load). Run
-``articulated bench quasistatics [--quick] [--steps K] [--out DIR]``; ``--quick`` uses small
+``articulated bench quasistatics [--quick] [--steps K] [--out DIR] [--scheduler ADDRESS]``
+(``--scheduler``: the Table 1 and millipede runs as cells on Dask workers, one cell per
+single-threaded worker at a time, :func:`run_cells`); ``--quick`` uses small
 models (seconds; the smoke test ``tests/test_bench_quasistatics.py``).
 """
 
@@ -227,34 +229,45 @@ def _warm_up():
 # ============================================================================ (a) molecule
 
 def bench_molecule(n=50_000, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TABLE, seed=0,
-                   log=print) -> dict:
+                   log=print, client=None) -> dict:
     """RL Table 1 on molecule-n (:func:`bench_table1` on ``models.molecule(n)``, gravity
     off). Returns :func:`bench_table1`'s dict plus ``n``."""
     from .. import models
 
     model = models.molecule(n, seed=seed, gravity=(0.0, 0.0, 0.0))
     out = bench_table1(model, f"molecule-{n}", steps, nf_values=nf_values,
-                       eps_values=eps_values, seed=seed, log=log)
+                       eps_values=eps_values, seed=seed, log=log, client=client)
     out["n"] = n
     return out
 
 
 def bench_table1(model, name, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TABLE, seed=0,
-                 log=print) -> dict:
+                 log=print, client=None) -> dict:
     """RL Table 1 on ``model`` from its neutral configuration: per N_f the full-DCA run and
     one adaptive run per eps (forces from :func:`random_forces`).
+
+    Each run is one cell (:func:`run_cells`: on the Dask workers of ``client``, a
+    ``distributed.Client`` or a scheduler address, one cell per single-threaded worker at a
+    time; None: here, one after another). The exact start solution (``dt``, the lower
+    bound, the bare-solve time) is computed here.
 
     Returns dict(name, nb, steps, rows) with one row per N_f: ``nf``, ``dt``, ``dca`` (run
     dict without q, plus ``solve_ms`` of the bare DCA call and ``nodes``), ``adaptive`` (list
     per eps: ``eps``, ``ms``, ``joints``, ``nodes``, ``bound``, ``lower``, ``e_f``,
     ``e_max``, ``speedup``)."""
     q0 = model.neutral()
-    rows = []
+    starts = []
     for nf in nf_values:
         forces = random_forces(model, nf, seed)
         qdd0, norms, solve_s = initial_solution(model, q0, forces)
-        dt = step_dt(qdd0, DQ_STEP)
-        dca = simulate(model, q0, forces, dt, steps, "quasistatic")
+        starts.append((nf, forces, qdd0, norms, solve_s, step_dt(qdd0, DQ_STEP)))
+    cells = [(forces, dt, steps, method, eps) for nf, forces, *_, dt in starts
+             for method, eps in [("quasistatic", 0.0)]
+             + [("quasistatic-adaptive", e) for e in eps_values]]
+    results = iter(run_cells(model, q0, cells, client))
+    rows = []
+    for nf, forces, qdd0, norms, solve_s, dt in starts:
+        dca = next(results)
         q_ref = dca.pop("q")
         dca["solve_ms"] = solve_s * 1e3
         row = dict(nf=nf, dt=dt, dca=dca, adaptive=[])
@@ -263,7 +276,7 @@ def bench_table1(model, name, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TA
             f"(bare solve {solve_s * 1e3:.1f} ms), max |q - q0| after {steps} steps "
             f"{moved:.2e} rad")
         for eps in eps_values:
-            r = simulate(model, q0, forces, dt, steps, "quasistatic-adaptive", eps)
+            r = next(results)
             q = r.pop("q")
             r["eps"] = eps
             r["e_f"], r["e_max"] = displacement_errors(model, q0, q_ref, q)
@@ -276,6 +289,16 @@ def bench_table1(model, name, steps=30, *, nf_values=NF_TABLE, eps_values=EPS_TA
                 f"x{r['speedup']:.1f}")
         rows.append(row)
     return dict(name=name, nb=model.nb, nv=model.nv, steps=steps, rows=rows)
+
+
+def run_cells(model, q0, cells, client=None) -> list:
+    """:func:`simulate` of ``model`` from ``q0`` once per cell ``(forces, dt, steps, method,
+    eps)``, in order: here, one after another (``client`` None), or on the Dask workers of
+    ``client`` (:func:`articulated.sweep.map_cells`: the model is sent to each worker once,
+    every worker loads the kernels first, one cell per worker at a time)."""
+    from ..sweep import map_cells
+
+    return map_cells(simulate, cells, client=client, common=(model, q0), warm=_warm_up)
 
 
 def bench_scaling(small=5_000, large=50_000, steps=30, *, seeds=(0, 1, 2, 3, 4),
@@ -346,10 +369,12 @@ def _millipede(quick):
     return models.millipede(gravity=(0.0, 0.0, 0.0)), 1000, 10
 
 
-def bench_millipede(quick=False, steps=30, *, eps_values=EPS_SWEEP, log=print) -> dict:
+def bench_millipede(quick=False, steps=30, *, eps_values=EPS_SWEEP, log=print,
+                    client=None) -> dict:
     """RL Fig. 5: one 1 N force (direction (1, 1, 1)/sqrt(3)) at the centre of mass of the
     tip link of the middle leg; per eps the median (and mean, steps 2..K) time per step and
-    the mean joints computed, next to the full DCA. Returns dict(nb, body, steps, dt, dca, rows)."""
+    the mean joints computed, next to the full DCA (the runs as cells of :func:`run_cells`,
+    on ``client``'s workers when given). Returns dict(nb, body, steps, dt, dca, rows)."""
     model, legs, leg_links = _millipede(quick)
     body = f"leg{legs // 2}_{leg_links - 1}"
     b = model.body_id(body)
@@ -357,14 +382,16 @@ def bench_millipede(quick=False, steps=30, *, eps_values=EPS_SWEEP, log=print) -
     q0 = model.neutral()
     qdd0, norms, solve_s = initial_solution(model, q0, forces)
     dt = step_dt(qdd0, DQ_STEP)
-    dca = simulate(model, q0, forces, dt, steps, "quasistatic")
+    runs = run_cells(model, q0, [(forces, dt, steps, "quasistatic", 0.0)]
+                     + [(forces, dt, steps, "quasistatic-adaptive", e) for e in eps_values],
+                     client)
+    dca = runs[0]
     q_ref = dca.pop("q")
     dca["solve_ms"] = solve_s * 1e3
     log(f"millipede ({model.nb} bodies), force on {body}: DCA {dca['ms']:.2f} ms/step "
         f"(bare solve {solve_s * 1e3:.2f} ms)")
     rows = []
-    for eps in eps_values:
-        r = simulate(model, q0, forces, dt, steps, "quasistatic-adaptive", eps)
+    for eps, r in zip(eps_values, runs[1:]):
         q = r.pop("q")
         r["eps"] = eps
         r["lower"] = lower_bound(norms, eps)
@@ -633,7 +660,7 @@ def _targets(res):
 # ============================================================================ driver
 
 def bench_quasistatics(quick=False, steps=None, out="docs", *, bicycle_steps=None,
-                       log=print) -> dict:
+                       log=print, client=None) -> dict:
     """Run (a) molecule + scaling, (b) millipede, (c) bicycle chain; print the Markdown
     report and write ``quasistatics-{millipede,bicycle,molecule}.png`` into ``out``.
 
@@ -641,6 +668,9 @@ def bench_quasistatics(quick=False, steps=None, out="docs", *, bicycle_steps=Non
         steps, 5 steps per setting: seconds
     steps : int - steps per molecule / millipede setting (default 30; quick 5)
     out : folder for the PNGs (created)
+    client : distributed.Client, scheduler address or None - run the cells of (a) Table 1
+        and (b) the millipede on Dask workers (:func:`run_cells`); the scaling runs and the
+        bicycle chain stay here. None: everything here
 
     Returns dict(molecule, scaling, millipede, bicycle, machine, peak_rss_bytes, total_s,
     figures, report).
@@ -654,9 +684,9 @@ def bench_quasistatics(quick=False, steps=None, out="docs", *, bicycle_steps=Non
     _warm_up()
     n_large, n_small = (2000, 200) if quick else (50_000, 5_000)
     res = dict(machine=machine)
-    res["molecule"] = bench_molecule(n_large, steps, log=log)
+    res["molecule"] = bench_molecule(n_large, steps, log=log, client=client)
     res["scaling"] = bench_scaling(n_small, n_large, steps, large_rows=res["molecule"], log=log)
-    res["millipede"] = bench_millipede(quick, steps, log=log)
+    res["millipede"] = bench_millipede(quick, steps, log=log, client=client)
     res["bicycle"] = bench_bicycle(bsteps, log=log)
     res["figures"] = [plot_millipede(res["millipede"], outdir / "quasistatics-millipede.png"),
                       plot_bicycle(res["bicycle"], outdir / "quasistatics-bicycle.png"),
@@ -683,11 +713,23 @@ def add_arguments(parser):
                    help="bicycle-chain steps (default 10000 as in the paper; quick 1000)")
     p.add_argument("--out", default="docs", metavar="DIR",
                         help="folder for the PNG figures (default docs)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the Table 1 and millipede cells on the Dask workers of this "
+                        "scheduler (tcp://host:8786), one cell per single-threaded worker "
+                        "at a time; default: here, one after another (docs/scale-out.md)")
 
 
 def run(args) -> int:
-    """Run :func:`bench_quasistatics` with the options of :func:`add_arguments`; returns 0."""
-    bench_quasistatics(args.quick, args.steps, args.out, bicycle_steps=args.bicycle_steps)
+    """Run :func:`bench_quasistatics` with the options of :func:`add_arguments`; returns 0.
+    With ``--scheduler`` one client serves every distributed part."""
+    import contextlib
+
+    from ..sweep import dask_client
+
+    with (dask_client(args.scheduler) if args.scheduler
+          else contextlib.nullcontext()) as client:
+        bench_quasistatics(args.quick, args.steps, args.out, bicycle_steps=args.bicycle_steps,
+                           client=client)
     return 0
 
 
