@@ -22,3 +22,16 @@ def random_state(model, rng):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A Dask LocalCluster of two single-threaded worker processes and its client (one per
+    test module; skipped without Dask distributed, a test extra)."""
+    distributed = pytest.importorskip("distributed", reason="Dask distributed (test extra)")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()

@@ -12,16 +12,6 @@ import pytest
 distributed = pytest.importorskip("distributed", reason="Dask distributed (test extra)")
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def test_adaptive_table1_cells_on_two_workers_equal_serial(client):
     from articulated.bench.adaptive import bench_table1
 

@@ -21,16 +21,6 @@ distributed = pytest.importorskip("distributed", reason="Dask distributed (test 
 STEPS = 300
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def _serial(make, point, steps=STEPS, record_every=10):
     return make(**point).run(steps, record_every=record_every)
 

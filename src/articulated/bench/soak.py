@@ -49,7 +49,7 @@ CHECK_EVERY = 10**4
 RSS_GROWTH_MIB = 64.0
 """Allowed RSS growth [MiB] over a run, from its first check."""
 
-HELP = ("soak: 10^6 adaptive steps of pendulum-300 (N_A = 50) and a crowd (10 % of the "
+HELP = ("soak: 10^6 adaptive steps of pendulum-300 (N_A = 50) and a crowd (a tenth of its "
         "joints), energy against the full model's bound and RSS every 10^4 steps")
 """One line for ``articulated bench --help``."""
 

@@ -37,15 +37,16 @@ from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Detector
 from ..algorithms.contact import Factor, ImpulseModel, Limits
 from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
-from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy, state_energy
-from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
+from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy
+from ..algorithms.reduced import reduced_dynamics, reduced_kinematics
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
-from ..config import JIT, KERNEL
+from ..config import KERNEL
 from ..configuration import integrate_joints_inplace
 from ..data import data_arrays
 from ..geometry import CollisionModel
 from ..model import Model, model_arrays
-from .adaptive_contact import ERR_FORCE, ERR_VELOCITY, ContactLoop, adaptive_contact_steps
+from .adaptive_contact import (ERR_FORCE, ERR_VELOCITY, ContactLoop, adaptive_contact_steps,
+                               record_state)
 from .contact import CONTACT_STATS, ContactStepper
 from .cycles import _cycle_rate, _cycles
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces, has_joint_forces
@@ -130,16 +131,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
         if timed:
             cycles[s] = _cycles() - c0
         if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
-            for a in range(q.shape[0]):
-                qrec[nrec, a] = q[a]
-            for a in range(qd.shape[0]):
-                qdrec[nrec, a] = qd[a]
-            for a in range(3):
-                srec[nrec, a] = last[a]
-            if rstamp[0] == counts[REGION_STAMP]:
-                Trec[nrec] = reduced_kinetic(bkp, rp)
-            else:
-                Trec[nrec] = state_energy(full[0], full[1], q, qd, full[2])[0]
+            record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full)
             nrec += 1
     return nsteps, 0, -1, nrec
 

@@ -155,10 +155,24 @@ def _reduced_kinetic_of(mv, fac, qd, vb):
 
 
 @njit(**KERNEL)
-def _hybrid_kinetic(bk, red):
-    """:func:`~articulated.algorithms.reduced.reduced_kinetic` for a caller with NRT (its
-    by-reference bundles must be dereferenced where no reference counting runs)."""
-    return reduced_kinetic(byref(bk), byref(red))
+def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full):
+    """Record ``k`` of the compiled adaptive loops: the state ``q, qd`` into ``qrec[k]``,
+    ``qdrec[k]``, the region sizes ``last[:3]`` into ``srec[k]`` and the kinetic energy
+    into ``Trec[k]``: O(N_A) on the hybrid body's reduced tree when it is current
+    (:func:`~articulated.algorithms.reduced.reduced_kinetic`), else O(n) from ``full`` =
+    (model_i, model_f, workspace buffer). A compiled function of its own: the reduced
+    tree's bundles are dereferenced here, where no reference counting runs (the contact
+    loop is compiled with NRT)."""
+    for a in range(q.shape[0]):
+        qrec[k, a] = q[a]
+    for a in range(qd.shape[0]):
+        qdrec[k, a] = qd[a]
+    for a in range(3):
+        srec[k, a] = last[a]
+    if red.rstamp[0] == bk.counts[REGION_STAMP]:
+        Trec[k] = reduced_kinetic(byref(bk), byref(red))
+    else:
+        Trec[k] = state_energy(full[0], full[1], q, qd, full[2])[0]
 
 
 @njit(**JIT)
@@ -302,15 +316,6 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             st[STAT_DETECT] = 0.0
             st[STAT_RESPONSE] = 0.0
         if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
-            for a in range(q.shape[0]):
-                qrec[nrec, a] = q[a]
-            for a in range(nv):
-                qdrec[nrec, a] = qd[a]
-            for a in range(3):
-                srec[nrec, a] = last[a]
-            if rstamp[0] == counts[REGION_STAMP]:
-                Trec[nrec] = _hybrid_kinetic(bk, red)
-            else:
-                Trec[nrec] = state_energy(full[0], full[1], q, qd, full[2])[0]
+            record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full)
             nrec += 1
     return nsteps, 0, -1, nrec, broad, out, rb, cbody
