@@ -46,7 +46,7 @@ from ..data import data_arrays
 from ..geometry import CollisionModel
 from ..model import Model, model_arrays
 from .adaptive_contact import (ERR_FORCE, ERR_VELOCITY, ContactLoop, adaptive_contact_steps,
-                               record_state)
+                               keep_update_counts, record_state)
 from .contact import CONTACT_STATS, ContactStepper
 from .cycles import _cycle_rate, _cycles
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces, has_joint_forces
@@ -105,12 +105,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
                                        rbody.shape[0], rbody, columns, hp, rp, rargs)
             if res[5] != 0:
                 return s, res[5], res[6], nrec
-            last[0] = counts[N_AJOINTS]
-            last[1] = res[0]
-            last[2] = res[1]
-            last[3] = res[2]
-            last[4] = res[3]
-            last[5] = res[4]
+            keep_update_counts(last, counts, res)
         else:
             reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, kin)
             if stats[STAT_BAD] >= 0:

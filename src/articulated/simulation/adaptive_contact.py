@@ -50,7 +50,7 @@ from ..algorithms.hybrid import hybrid_kinematics
 from ..algorithms.kinematics import _velocities_kernel, _world_poses_kernel, state_energy
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
-from ..config import JIT, KERNEL
+from ..config import INLINE, JIT, KERNEL
 from ..configuration import integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
@@ -154,6 +154,19 @@ def _reduced_kinetic_of(mv, fac, qd, vb):
     return T
 
 
+@njit(**INLINE)
+def keep_update_counts(last, counts, res):
+    """``last`` (6,) int64 of the compiled adaptive loops after an active-region update:
+    the active joints (``counts``) and the region kernel's ``res[:5]`` (update region,
+    rigidified, passive nodes updated, evaluated, tensorized)."""
+    last[0] = counts[N_AJOINTS]
+    last[1] = res[0]
+    last[2] = res[1]
+    last[3] = res[2]
+    last[4] = res[3]
+    last[5] = res[4]
+
+
 @njit(**KERNEL)
 def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full):
     """Record ``k`` of the compiled adaptive loops: the state ``q, qd`` into ``qrec[k]``,
@@ -222,12 +235,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                                        rbody.shape[0], rbody, columns, hp, rp, rargs)
             if res[5] != 0:
                 return s, res[5], res[6], nrec, broad, out, rb, cbody
-            last[0] = counts[N_AJOINTS]
-            last[1] = res[0]
-            last[2] = res[1]
-            last[3] = res[2]
-            last[4] = res[3]
-            last[5] = res[4]
+            keep_update_counts(last, counts, res)
             hybrid_kinematics(bkp, hp)               # the ABA of the new reduced tree
             reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, True)
         else:
