@@ -45,8 +45,8 @@ from ..configuration import integrate_joints_inplace
 from ..data import data_arrays
 from ..geometry import CollisionModel
 from ..model import Model, model_arrays
-from .adaptive_contact import (ERR_FORCE, ERR_VELOCITY, ContactLoop, adaptive_contact_steps,
-                               keep_update_counts, record_state)
+from .adaptive_contact import (ERR_FORCE, ERR_VELOCITY, ContactLoop, region_data,
+                               adaptive_contact_steps, keep_update_counts, record_state)
 from .contact import CONTACT_STATS, ContactStepper
 from .cycles import _cycle_rate, _cycles
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces, has_joint_forces
@@ -323,7 +323,7 @@ class AdaptiveSimulator:
         and the metric weights are constant; with callable weights (evaluated in Python at
         each active-region update) those before the next update; none when a force has no
         compiled form, or the next step is an update with callable weights."""
-        if self._compiled is None or (self._contact is not None and self._contact_loop() is None):
+        if self._compiled is None or (self._contact is not None and self._has_meshes()):
             return 0
         if not any(fn is not None for fn in self.solver._weight_fns):
             return limit
@@ -443,7 +443,7 @@ class AdaptiveSimulator:
         and the reduced body (piece) of every body (-1: welded to the world)."""
         stamp = int(red.rstamp[0])
         if getattr(self, "_rrows", (None,))[0] != stamp:
-            m, s, cs = self.model, self.solver, self._contact
+            m, s = self.model, self.solver
             aj = s._bk.ajoints[:na].copy()
             mi = red.red_i[:7 * na].reshape(7, na)
             mv = model_arrays(mi, red.red_f)
@@ -452,17 +452,12 @@ class AdaptiveSimulator:
             fac = Factor(mat3_view(dv.Xup_E, na), dv.Xup_r, dv.UDinv, dv.Dinv,
                          mat3_view(dv.oE, na), dv.op)
             im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
-            adof = np.concatenate([np.arange(m.jnt_vadr[j], m.jnt_vadr[j] + m.jnt_nv[j])
-                                   for j in aj])
-            lim = cs.limits
-            if len(lim.dof):
-                keep = self.active[lim.joint]
-                j = lim.joint[keep]
-                lim = lim._replace(dof=mv.vadr[red.ridx[j]], body=red.ridx[j],
-                                   qadr=lim.qadr[keep], lo=lim.lo[keep], hi=lim.hi[keep],
-                                   joint=j)
-            near = s._near
-            piece = np.where(near >= 0, red.ridx[np.maximum(near, 0)], -1)
+            # the per-region data of the compiled loop, by the same function
+            cl = self._contact_loop()
+            region_data(cl, s._bk, red, na, m.jnt_nv, m.jnt_vadr, s.active)
+            adof = cl.adof[:nvr].copy()
+            lim = Limits(*(a[:cl.stamp[1]].copy() for a in cl.limr))
+            piece = cl.piece.copy()
             self._rrows = (stamp, (aj, im, fac, adof, lim, piece))
         return self._rrows[1]
 
@@ -474,13 +469,16 @@ class AdaptiveSimulator:
             raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
         return self._contact.contact_list()
 
+    def _has_meshes(self):
+        """Whether a shape is a mesh (coal, in Python: the compiled contact loop cannot run)."""
+        det = self._contact.detector
+        return det is not None and det.mesh is not None
+
     def _contact_loop(self):
         """The :class:`~articulated.simulation.adaptive_contact.ContactLoop` of the compiled
-        contact loop (built once), or None when a shape is a mesh (coal, Python)."""
+        contact loop and of the Python step's per-region data (built once)."""
         if getattr(self, "_cloop", None) is None:
             cs = self._contact
-            if cs.detector is not None and cs.detector.mesh is not None:
-                return None
             m, d = self.model, cs.data
             lim = cs.limits
             # limits only: an empty detector keeps one compiled signature

@@ -84,7 +84,7 @@ built for and their number of limits."""
 
 
 @njit(**JIT)
-def _region_data(cl, bk, red, na, jnv, vadr, active):
+def region_data(cl, bk, red, na, jnv, vadr, active):
     """Rebuild the per-region data of ``cl`` for the current reduced tree (``na`` active
     joints): ``adof``, ``piece``, the active limits ``limr`` (count in ``stamp[1]``).
     O(n) (the piece of every body), once per active-region change."""
@@ -251,7 +251,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                 for r in range(jnv[J]):
                     cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
         if na and cl.stamp[0] != rstamp[0]:
-            _region_data(cl, bk, red, na, jnv, vadr, active)
+            region_data(cl, bk, red, na, jnv, vadr, active)
         # detection at q, margins from qd* (every body: O(n))
         cd = _cycles() if timed else 0
         n = 0
