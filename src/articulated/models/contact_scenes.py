@@ -92,8 +92,11 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
     link_length, radius, mass : float > 0 - per link [m, m, kg]
     mu : float >= 0 - friction of every shape
     height : float - base height above the plane [m] (upright: of the chain's lowest
-        point, its first capsule's end)
-    upright : bool - stand the chain on its first capsule (body x along world z)
+        point, the end of its last capsule)
+    upright : bool - stand the chain on its last capsule, the free base (body 0) on top
+        (body 0's x along world -z): the light end that strikes first is a leaf, not the
+        root (rooted there, the first impact spins the root link against its neighbour's
+        joint and one step's position update turns 2.6 J of kinetic energy into 2,500 J)
     bend : float >= 0 - joint angles drawn uniformly in ``[-bend, bend]`` [rad]
     seed : int - of the angles' generator (``numpy.random.default_rng``)
     gravity : (3,) float [m/s^2]
@@ -112,10 +115,15 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
     if not return_configuration:
         return model
     q0 = model.neutral()
-    q0[2] = height
-    if upright:
-        q0[3:7] = (np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0)   # -90 deg about y: x up
     q0[7:] = np.random.default_rng(seed).uniform(-bend, bend, n - 1)
+    if not upright:
+        q0[2] = height
+        return model, q0
+    # upright: the free base (body 0) at the top, body x pointing down (+90 deg about y),
+    # the chain hanging from it, its last capsule's end the lowest point: a free chain is
+    # rooted at the end that does not strike first (see docs/contact.md, "The pile")
+    q0[3:7] = (np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0)
+    q0[2] = height - float(np.min(chain_points(model, q0)[:, 2]))
     return model, q0
 
 
