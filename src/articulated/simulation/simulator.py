@@ -140,7 +140,8 @@ class DynamicsSimulator:
     integrator : {"rk4", "euler", "semi_implicit_euler", "rk45"}, optional - default
         ``"rk4"`` (``"semi_implicit_euler"`` with ``contacts``)
         ``"euler"``: explicit Euler, order 1 (the papers' choice: Redon, Galoppo & Lin 2005,
-        sec. 7); ``"semi_implicit_euler"``: symplectic Euler, order 1, bounded energy error;
+        sec. 7); ``"semi_implicit_euler"``: order 1, bounded energy error for a constant mass
+        matrix (fast-spinning light links gain energy: :mod:`~articulated.simulation.integrators`);
         ``"rk4"``: classical Runge-Kutta, order 4; ``"rk45"``: adaptive Dormand-Prince 5(4)
         (scipy ``RK45``, the solver of ``solve_ivp(method="RK45")``) with ``rtol``, ``atol``.
         Quaternion joints are integrated on the manifold and stay unit (see
