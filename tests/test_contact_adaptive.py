@@ -94,6 +94,10 @@ def test_adaptive_contact_options_need_contacts():
         art.Simulator(m, H, method="adaptive", contact_options=dict(tol=1e-6))
     with pytest.raises(ValueError, match="no joint of the model has limits"):
         art.Simulator(m, H, method="adaptive", limits=True)
+    m, geom, q0, qd0 = _scene()
+    with pytest.raises(ValueError, match="max_rotation"):
+        art.Simulator(m, H, method="adaptive", contacts=geom, q0=q0,
+                      contact_options=dict(max_rotation=0.05))
 
 
 def test_one_step_from_many_states_all_active_equals_full():
@@ -110,7 +114,8 @@ def test_one_step_from_many_states_all_active_equals_full():
     opts = dict(allow_initial_penetration=True)
     total = 0
     for i in idx[np.linspace(0, idx.size - 1, 100).astype(int)]:
-        f = art.Simulator(m, H, contacts=geom, q0=tr.q[i], qd0=tr.qd[i], contact_options=opts)
+        f = art.Simulator(m, H, contacts=geom, q0=tr.q[i], qd0=tr.qd[i],
+                          contact_options=dict(opts, max_rotation=None))   # as adaptive
         a = art.Simulator(m, H, method="adaptive", contacts=geom, q0=tr.q[i], qd0=tr.qd[i],
                           contact_options=opts)
         f.step()

@@ -988,6 +988,20 @@ def _project_one(rows, c, qd, h, lam, dq):
     return abs(dl) * rows.K[c, 0, 0]
 
 
+@njit(**INLINE)
+def _release_unstruck(rows, nr):
+    """An impact inside the step (``impact == 2``: placed exactly where it would be after
+    rebounding) that took no normal impulse in the solve did not happen: another row's
+    impulse turned it away before it closed its gap. Its projection row becomes a plain
+    unilateral one aiming at gap 0 (``impact = 1``), so that the projection never pulls
+    a separating contact back onto its surface (two such rows of one capsule on a
+    cylinder, the exact one 3.9 mm away, left the other 1.4 mm deep)."""
+    for c in range(nr):
+        if rows.impact[c] == 2 and rows.P[c, 0] <= 0.0:
+            rows.impact[c] = 1
+            rows.gap[c] = 0.0
+
+
 @njit(**KERNEL)
 def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
     """Post-stabilization (Cline & Pai 2003): ``dq`` (nv,) with ``J_n dq >= gap* - (d + h
@@ -1133,6 +1147,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, qd1, v, st):
                                     opt.slip_speed, rb.states, blk)
             sweeps += s1
             fallback |= f1
+            _release_unstruck(rows, nr)
             if opt.project:
                 project_positions(rows, nr, qd1, h, opt.project_sweeps, rb.lam, dq, blk,
                                   opt.tol * h)

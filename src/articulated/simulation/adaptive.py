@@ -158,7 +158,8 @@ class AdaptiveSimulator:
         hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V; see :meth:`_contact_step`)
     limits : bool - enforce the joint limits of the active joints (GLM IV.B)
     contact_options : dict, optional - options of
-        :class:`~articulated.simulation.contact.ContactStepper`
+        :class:`~articulated.simulation.contact.ContactStepper`, except ``max_rotation``:
+        adaptive steps are never split into substeps (ValueError if it is given)
 
     With none of ``max_active``, ``eps_vel`` (> 0), ``eps_acc`` (> 0), ``max_update`` the
     active region is everything that moves and the result is the full dynamics.
@@ -240,8 +241,13 @@ class AdaptiveSimulator:
         self.solver.prepare_region()
         self._contact = None
         if contacts is not None or limits:
+            opts = dict(contact_options or {})
+            if opts.get("max_rotation") is not None:
+                raise ValueError("contact option max_rotation (substeps) is not available with "
+                                 "method='adaptive' yet; leave it out")
+            opts["max_rotation"] = None
             self._contact = ContactStepper(model, contacts, self.dt, limits=bool(limits),
-                                           **dict(contact_options or {}))
+                                           **opts)
             self._contact.check_initial(self.q)
             self._contact_log = []
         elif contact_options:
