@@ -82,14 +82,21 @@ def _monomial_map(X, t, M, o):
 
 @njit(**INLINE)
 def _right(Bsrc, s, M, o, out, t, scale):
-    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0."""
+    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0.
+    Each entry sums over k in ascending order from 0.0, as a dot product would; the loop
+    over the output's columns is innermost (contiguous, vectorized)."""
     for a in range(6):
-        out[t, a, 0] = scale * Bsrc[s, a, 0]
+        o_a = out[t, a]
         for c in range(1, K):
-            x = 0.0
-            for k in range(1, K):
-                x += Bsrc[s, a, k] * M[o, k, c]
-            out[t, a, c] = scale * x
+            o_a[c] = 0.0
+        for k in range(1, K):
+            b = Bsrc[s, a, k]
+            M_k = M[o, k]
+            for c in range(1, K):
+                o_a[c] += b * M_k[c]
+        o_a[0] = scale * Bsrc[s, a, 0]
+        for c in range(1, K):
+            o_a[c] = scale * o_a[c]
 
 
 @njit(**INLINE)
@@ -104,20 +111,31 @@ def _left(T, i, ta, S, s, out, t, sg):
 
 
 @njit(**INLINE)
-def _gram_add(G, src, M, o, out, tmp):
-    """out += M[o]^T G[src] M[o] (K x K); tmp (K, K) scratch."""
+def _gram_add(G, src, M, o, out, tmp, acc):
+    """out += M[o]^T G[src] M[o] (K x K); tmp (K, K), acc (K,) scratch. Each entry of the
+    products sums over k in ascending order from 0.0, with the loop over columns innermost
+    (contiguous, vectorized)."""
+    for r in range(K):
+        t_r = tmp[r]
+        G_r = G[src, r]
+        for c in range(K):
+            t_r[c] = 0.0
+        for k in range(K):
+            g = G_r[k]
+            M_k = M[o, k]
+            for c in range(K):
+                t_r[c] += g * M_k[c]
     for r in range(K):
         for c in range(K):
-            x = 0.0
-            for k in range(K):
-                x += G[src, r, k] * M[o, k, c]
-            tmp[r, c] = x
-    for r in range(K):
+            acc[c] = 0.0
+        for k in range(K):
+            m = M[o, k, r]
+            t_k = tmp[k]
+            for c in range(K):
+                acc[c] += m * t_k[c]
+        o_r = out[r]
         for c in range(K):
-            x = 0.0
-            for k in range(K):
-                x += M[o, k, r] * tmp[k, c]
-            out[r, c] += x
+            o_r[c] += acc[c]
 
 
 @njit(**KERNEL)
@@ -181,19 +199,26 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
                 x += Aw[J, rr, ss] * S[4, ss, c]
             S[7, rr, c] = x
     # G = M_A^T G_A M_A + M_B^T G_B M_B + gamma^T Y' gamma + sym(gamma^T w) + R^T A_J R
+    # (each entry summed over a, then rr, from 0.0; the column loop innermost)
     for r in range(K):
+        G_r = Gs[0, r]
         for c in range(K):
-            x = 0.0
-            for a in range(6):
-                x += (S[3, a, r] * S[6, a, c]
-                      + 0.5 * (S[3, a, r] * S[5, a, c] + S[5, a, r] * S[3, a, c]))
-            for rr in range(d):
-                x += S[4, rr, r] * S[7, rr, c]
-            Gs[0, r, c] = x
-    if psiA:
-        _gram_add(G, A, M, 0, Gs[0], Gs[1])
+            G_r[c] = 0.0
+        for a in range(6):
+            s3 = S[3, a, r]
+            s5 = S[5, a, r]
+            S3, S5, S6 = S[3, a], S[5, a], S[6, a]
+            for c in range(K):
+                G_r[c] += s3 * S6[c] + 0.5 * (s3 * S5[c] + s5 * S3[c])
+        for rr in range(d):
+            s4 = S[4, rr, r]
+            S7 = S[7, rr]
+            for c in range(K):
+                G_r[c] += s4 * S7[c]
+    if psiA:                                # S0 is free here (scratch row of _gram_add)
+        _gram_add(G, A, M, 0, Gs[0], Gs[1], S[0, 0])
     if psiB:
-        _gram_add(G, B, M, 1, Gs[0], Gs[1])
+        _gram_add(G, B, M, 1, Gs[0], Gs[1], S[0, 0])
     for r in range(K):
         for c in range(K):
             G[i, r, c] = 0.5 * (Gs[0, r, c] + Gs[0, c, r])
