@@ -100,14 +100,20 @@ def _right(Bsrc, s, M, o, out, t, scale):
 
 
 @njit(**INLINE)
-def _left(T, i, ta, S, s, out, t, sg):
-    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K)."""
+def _left(T, i, ta, S, s, out, t, sg, acc):
+    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K); acc (K,) scratch. Each entry sums
+    over k in ascending order from 0.0, with the loop over columns innermost."""
     for a in range(6):
         for c in range(K):
-            x = 0.0
-            for k in range(6):
-                x += (T[i, k, a] if ta else T[i, a, k]) * S[s, k, c]
-            out[t, a, c] += sg * x
+            acc[c] = 0.0
+        for k in range(6):
+            tk = T[i, k, a] if ta else T[i, a, k]
+            S_k = S[s, k]
+            for c in range(K):
+                acc[c] += tk * S_k[c]
+        o_a = out[t, a]
+        for c in range(K):
+            o_a[c] += sg * acc[c]
 
 
 @njit(**INLINE)
@@ -150,6 +156,7 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
     (2, 6, 6): the dense motion transforms from C's principal-handle frame to A's and B's;
     the children's tensors must be up to date. Scratch: M (2, K, K), S (8, 6, K),
     Gs (2, K, K)."""
+    acc = Gs[1, 0]                  # scratch row of _left (Gs[1] is free outside _gram_add)
     _monomial_map(MX, 0, M, 0)                                  # m(v_A) = M_A m(v)
     _monomial_map(MX, 1, M, 1)                                  # m(v_B) = M_B m(v)
     # beta = X b^A_2 - b^B_1 (S2); S0 = b^A_2, S1 = b^B_1 in C's monomials
@@ -158,14 +165,14 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
     for a in range(6):
         for c in range(K):
             S[2, a, c] = S[1, a, c]
-    _left(T, 1, False, S, 0, S, 2, 1.0)
+    _left(T, 1, False, S, 0, S, 2, 1.0, acc)
     # gamma = W beta + P Q (S3), R = D Q - P^T beta (S4); Q = tau in the constant column
     for a in range(6):
         for c in range(K):
             S[3, a, c] = 0.0
             S[4, a, c] = 0.0
-    _left(T, 2, False, S, 2, S, 3, 1.0)
-    _left(T, 3, True, S, 2, S, 4, -1.0)
+    _left(T, 2, False, S, 2, S, 3, 1.0, acc)
+    _left(T, 3, True, S, 2, S, 4, -1.0, acc)
     for a in range(6):
         if a >= d:
             for c in range(K):
@@ -190,8 +197,8 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
         _right(Pt, hB + cb, M, 1, S, 5, 1.0)
     if psiA:
         _right(Pt, hA + ca, M, 0, S, 0, 1.0)
-        _left(T, 1, False, S, 0, S, 5, -1.0)
-    _left(T, 5, False, S, 3, S, 6, 1.0)
+        _left(T, 1, False, S, 0, S, 5, -1.0, acc)
+    _left(T, 5, False, S, 3, S, 6, 1.0, acc)
     for rr in range(d):
         for c in range(K):
             x = 0.0
@@ -227,7 +234,7 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
         for c in range(K):
             S[0, a, c] = S[5, a, c] + 2.0 * S[6, a, c]
             S[1, a, c] = 0.0
-    _left(T, 2, False, S, 0, S, 1, 1.0)
+    _left(T, 2, False, S, 0, S, 1, 1.0, acc)
     for a in range(6):
         for c in range(K):
             x = 0.0
@@ -247,18 +254,18 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
             o = 1
             hasQ = psiB
         _right(Bt, src, M, o, S, 0, 1.0)
-        _left(T, ck, True, S, 3, S, 0, -1.0)
+        _left(T, ck, True, S, 3, S, 0, -1.0, acc)
         for a in range(6):
             for c in range(K):
                 Bt[hC + k, a, c] = S[0, a, c]
         if hasQ:
             _right(Pt, src, M, o, S, 0, 1.0)
-            _left(T, ck + 2, False, S, 3, S, 0, 2.0)
+            _left(T, ck + 2, False, S, 3, S, 0, 2.0, acc)
         else:
             for a in range(6):
                 for c in range(K):
                     S[0, a, c] = 0.0
-        _left(T, ck, True, S, 1, S, 0, 1.0)
+        _left(T, ck, True, S, 1, S, 0, 1.0, acc)
         for a in range(6):
             for c in range(K):
                 Pt[hC + k, a, c] = S[0, a, c]
