@@ -82,66 +82,42 @@ def _monomial_map(X, t, M, o):
 
 @njit(**INLINE)
 def _right(Bsrc, s, M, o, out, t, scale):
-    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0.
-    Each entry sums over k in ascending order from 0.0, as a dot product would; the loop
-    over the output's columns is innermost (contiguous, vectorized)."""
+    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0."""
     for a in range(6):
-        o_a = out[t, a]
+        out[t, a, 0] = scale * Bsrc[s, a, 0]
         for c in range(1, K):
-            o_a[c] = 0.0
-        for k in range(1, K):
-            b = Bsrc[s, a, k]
-            M_k = M[o, k]
-            for c in range(1, K):
-                o_a[c] += b * M_k[c]
-        o_a[0] = scale * Bsrc[s, a, 0]
-        for c in range(1, K):
-            o_a[c] = scale * o_a[c]
+            x = 0.0
+            for k in range(1, K):
+                x += Bsrc[s, a, k] * M[o, k, c]
+            out[t, a, c] = scale * x
 
 
 @njit(**INLINE)
-def _left(T, i, ta, S, s, out, t, sg, acc):
-    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K); acc (K,) scratch. Each entry sums
-    over k in ascending order from 0.0, with the loop over columns innermost."""
+def _left(T, i, ta, S, s, out, t, sg):
+    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K)."""
     for a in range(6):
         for c in range(K):
-            acc[c] = 0.0
-        for k in range(6):
-            tk = T[i, k, a] if ta else T[i, a, k]
-            S_k = S[s, k]
-            for c in range(K):
-                acc[c] += tk * S_k[c]
-        o_a = out[t, a]
-        for c in range(K):
-            o_a[c] += sg * acc[c]
+            x = 0.0
+            for k in range(6):
+                x += (T[i, k, a] if ta else T[i, a, k]) * S[s, k, c]
+            out[t, a, c] += sg * x
 
 
 @njit(**INLINE)
-def _gram_add(G, src, M, o, out, tmp, acc):
-    """out += M[o]^T G[src] M[o] (K x K); tmp (K, K), acc (K,) scratch. Each entry of the
-    products sums over k in ascending order from 0.0, with the loop over columns innermost
-    (contiguous, vectorized)."""
-    for r in range(K):
-        t_r = tmp[r]
-        G_r = G[src, r]
-        for c in range(K):
-            t_r[c] = 0.0
-        for k in range(K):
-            g = G_r[k]
-            M_k = M[o, k]
-            for c in range(K):
-                t_r[c] += g * M_k[c]
+def _gram_add(G, src, M, o, out, tmp):
+    """out += M[o]^T G[src] M[o] (K x K); tmp (K, K) scratch."""
     for r in range(K):
         for c in range(K):
-            acc[c] = 0.0
-        for k in range(K):
-            m = M[o, k, r]
-            t_k = tmp[k]
-            for c in range(K):
-                acc[c] += m * t_k[c]
-        o_r = out[r]
+            x = 0.0
+            for k in range(K):
+                x += G[src, r, k] * M[o, k, c]
+            tmp[r, c] = x
+    for r in range(K):
         for c in range(K):
-            o_r[c] += acc[c]
+            x = 0.0
+            for k in range(K):
+                x += M[o, k, r] * tmp[k, c]
+            out[r, c] += x
 
 
 @njit(**KERNEL)
@@ -156,7 +132,6 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
     (2, 6, 6): the dense motion transforms from C's principal-handle frame to A's and B's;
     the children's tensors must be up to date. Scratch: M (2, K, K), S (8, 6, K),
     Gs (2, K, K)."""
-    acc = Gs[1, 0]                  # scratch row of _left (Gs[1] is free outside _gram_add)
     _monomial_map(MX, 0, M, 0)                                  # m(v_A) = M_A m(v)
     _monomial_map(MX, 1, M, 1)                                  # m(v_B) = M_B m(v)
     # beta = X b^A_2 - b^B_1 (S2); S0 = b^A_2, S1 = b^B_1 in C's monomials
@@ -165,14 +140,14 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
     for a in range(6):
         for c in range(K):
             S[2, a, c] = S[1, a, c]
-    _left(T, 1, False, S, 0, S, 2, 1.0, acc)
+    _left(T, 1, False, S, 0, S, 2, 1.0)
     # gamma = W beta + P Q (S3), R = D Q - P^T beta (S4); Q = tau in the constant column
     for a in range(6):
         for c in range(K):
             S[3, a, c] = 0.0
             S[4, a, c] = 0.0
-    _left(T, 2, False, S, 2, S, 3, 1.0, acc)
-    _left(T, 3, True, S, 2, S, 4, -1.0, acc)
+    _left(T, 2, False, S, 2, S, 3, 1.0)
+    _left(T, 3, True, S, 2, S, 4, -1.0)
     for a in range(6):
         if a >= d:
             for c in range(K):
@@ -197,8 +172,8 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
         _right(Pt, hB + cb, M, 1, S, 5, 1.0)
     if psiA:
         _right(Pt, hA + ca, M, 0, S, 0, 1.0)
-        _left(T, 1, False, S, 0, S, 5, -1.0, acc)
-    _left(T, 5, False, S, 3, S, 6, 1.0, acc)
+        _left(T, 1, False, S, 0, S, 5, -1.0)
+    _left(T, 5, False, S, 3, S, 6, 1.0)
     for rr in range(d):
         for c in range(K):
             x = 0.0
@@ -206,26 +181,19 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
                 x += Aw[J, rr, ss] * S[4, ss, c]
             S[7, rr, c] = x
     # G = M_A^T G_A M_A + M_B^T G_B M_B + gamma^T Y' gamma + sym(gamma^T w) + R^T A_J R
-    # (each entry summed over a, then rr, from 0.0; the column loop innermost)
     for r in range(K):
-        G_r = Gs[0, r]
         for c in range(K):
-            G_r[c] = 0.0
-        for a in range(6):
-            s3 = S[3, a, r]
-            s5 = S[5, a, r]
-            S3, S5, S6 = S[3, a], S[5, a], S[6, a]
-            for c in range(K):
-                G_r[c] += s3 * S6[c] + 0.5 * (s3 * S5[c] + s5 * S3[c])
-        for rr in range(d):
-            s4 = S[4, rr, r]
-            S7 = S[7, rr]
-            for c in range(K):
-                G_r[c] += s4 * S7[c]
-    if psiA:                                # S0 is free here (scratch row of _gram_add)
-        _gram_add(G, A, M, 0, Gs[0], Gs[1], S[0, 0])
+            x = 0.0
+            for a in range(6):
+                x += (S[3, a, r] * S[6, a, c]
+                      + 0.5 * (S[3, a, r] * S[5, a, c] + S[5, a, r] * S[3, a, c]))
+            for rr in range(d):
+                x += S[4, rr, r] * S[7, rr, c]
+            Gs[0, r, c] = x
+    if psiA:
+        _gram_add(G, A, M, 0, Gs[0], Gs[1])
     if psiB:
-        _gram_add(G, B, M, 1, Gs[0], Gs[1], S[0, 0])
+        _gram_add(G, B, M, 1, Gs[0], Gs[1])
     for r in range(K):
         for c in range(K):
             G[i, r, c] = 0.5 * (Gs[0, r, c] + Gs[0, c, r])
@@ -234,7 +202,7 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
         for c in range(K):
             S[0, a, c] = S[5, a, c] + 2.0 * S[6, a, c]
             S[1, a, c] = 0.0
-    _left(T, 2, False, S, 0, S, 1, 1.0, acc)
+    _left(T, 2, False, S, 0, S, 1, 1.0)
     for a in range(6):
         for c in range(K):
             x = 0.0
@@ -254,18 +222,18 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
             o = 1
             hasQ = psiB
         _right(Bt, src, M, o, S, 0, 1.0)
-        _left(T, ck, True, S, 3, S, 0, -1.0, acc)
+        _left(T, ck, True, S, 3, S, 0, -1.0)
         for a in range(6):
             for c in range(K):
                 Bt[hC + k, a, c] = S[0, a, c]
         if hasQ:
             _right(Pt, src, M, o, S, 0, 1.0)
-            _left(T, ck + 2, False, S, 3, S, 0, 2.0, acc)
+            _left(T, ck + 2, False, S, 3, S, 0, 2.0)
         else:
             for a in range(6):
                 for c in range(K):
                     S[0, a, c] = 0.0
-        _left(T, ck, True, S, 1, S, 0, 1.0, acc)
+        _left(T, ck, True, S, 1, S, 0, 1.0)
         for a in range(6):
             for c in range(K):
                 Pt[hC + k, a, c] = S[0, a, c]
