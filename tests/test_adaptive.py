@@ -535,6 +535,38 @@ def test_compiled_records_follow_the_run_not_the_global_step_count():
         assert np.abs(ta.q - tb.q[at]).max() <= 1e-10
 
 
+def test_run_records_are_the_states_of_single_steps():
+    """``run`` writes its records from inside the compiled loop into arrays preallocated
+    for the run: each record is bit for bit the state that as many single ``step`` calls
+    reach (the same operations), with the region sizes of ``sim.last`` after that step,
+    also when the run starts on a simulator that has already stepped."""
+    from articulated.simulation import PointForce
+
+    m = models.pendulum(25)
+    q0 = np.r_[1.0, np.linspace(-0.1, 0.1, m.nq - 1)]
+
+    def make():
+        return art.Simulator(m, 1e-3, method="adaptive", max_active=3, update_every=4,
+                             q0=q0, forces=[PointForce(24, (0.0, 0.4, 0.0))])
+
+    a = make()
+    a.run(3)
+    tr = a.run(30, record_every=2)
+    b = make()
+    states = []
+    for k in range(33):
+        b.step()
+        states.append((b.q.copy(), b.qd.copy(), [b.last[n] for n in
+                                                 ("active", "update_region", "rigidified")]))
+    want = [states[2]] + [states[2 + k] for k in range(2, 31, 2)]
+    assert len(tr) == 16 and tr.kinetic.shape == (16,) and tr.active.dtype == np.int64
+    for j, (q, qd, sizes) in enumerate(want):
+        assert np.array_equal(tr.q[j], q) and np.array_equal(tr.qd[j], qd), j
+        assert [tr.active[j], tr.update_region[j], tr.rigidified[j]] == sizes, j
+    assert np.abs(tr.t - (3 + np.r_[0, 2:31:2]) * 1e-3).max() <= 1e-15
+    assert tr.rigidified.max() > 0 and np.abs(tr.q[-1] - q0).max() > 1e-3
+
+
 def test_compiled_run_divergence_keeps_records():
     """A diverging compiled run (a stiff spring blows the chain up) stops with
     SimulationDiverged naming the step, and keeps the states recorded before it."""

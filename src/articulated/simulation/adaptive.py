@@ -131,6 +131,53 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     return nsteps, 0, -1, nrec
 
 
+class _Records:
+    """The records of an adaptive run, preallocated for the whole run: ``t`` (rows,) [s],
+    ``q`` (rows, nq), ``qd`` (rows, nv), ``kinetic`` (rows,) [J], ``sizes`` (rows, 3)
+    int64 (active joints, update region, rigidified); ``count`` rows written. The compiled
+    loop writes its records into the free rows (:meth:`AdaptiveSimulator._compiled_steps`),
+    so a recorded step costs no Python."""
+
+    NAMES = ("t", "q", "qd", "kinetic", "active", "update_region", "rigidified")
+
+    def __init__(self, model, rows):
+        self.t = np.zeros(rows)
+        self.q = np.zeros((rows, model.nq))
+        self.qd = np.zeros((rows, model.nv))
+        self.kinetic = np.zeros(rows)
+        self.sizes = np.zeros((rows, 3), dtype=np.int64)
+        self.count = 0
+
+    def add(self, t, q, qd, T, sizes):
+        """Append one record (a step on the Python path, or the run's start)."""
+        c = self.count
+        self.t[c] = t
+        self.q[c] = q
+        self.qd[c] = qd
+        self.kinetic[c] = T
+        self.sizes[c] = sizes
+        self.count = c + 1
+
+    def restore(self, traj):
+        """Continue the records of ``traj`` (a resumed run)."""
+        c = self.count = len(traj)
+        for name in self.NAMES:
+            x = getattr(traj, name)
+            if name in ("t", "q", "qd", "kinetic"):
+                getattr(self, name)[:c] = x
+            else:
+                self.sizes[:c, self.NAMES.index(name) - 4] = x
+
+    def fields(self) -> dict:
+        """The records so far as :class:`Trajectory` fields (copies)."""
+        c = self.count
+        out = dict(t=self.t[:c].copy(), q=self.q[:c].copy(), qd=self.qd[:c].copy(),
+                   kinetic=self.kinetic[:c].copy())
+        for k, name in enumerate(self.NAMES[4:]):
+            out[name] = self.sizes[:c, k].copy()
+        return out
+
+
 class AdaptiveSimulator:
     """Adaptive dynamics with hybrid bodies (see the module docstring).
 
@@ -169,7 +216,12 @@ class AdaptiveSimulator:
     is O(N_A) plus O(log n) per force; a region update (every ``update_every`` steps) is
     O((N_A + N_U) log n); a recorded step adds the copy of ``q, qd`` and the kinetic
     energy, O(N_A) from the reduced tree (O(n) only when the step ended on a region
-    change), so :meth:`run` with the default ``record_every = 1`` keeps the speed-up.
+    change), written by the compiled loop into arrays preallocated for the run, so
+    :meth:`run` with the default ``record_every = 1`` keeps the speed-up. The first step
+    of a fresh simulator is a region update from the fully articulated state: it builds
+    the linear-coefficient tensors of every node that becomes passive, O(n) once (about
+    20-30 us per node: 6-10 ms on pendulum-300, which a 400-step run pays as 15-25 us
+    per step).
     """
 
     def __init__(self, model: Model, dt: float, *, max_active=None,
@@ -348,7 +400,7 @@ class AdaptiveSimulator:
         region update) when an acceleration, force or the state becomes non-finite.
         """
         if self._compiled_stretch(1):
-            error = self._compiled_steps(1, 0, 1)[3]
+            error = self._compiled_steps(1, 0, 1)[2]
             if error is not None:
                 raise error
         else:
@@ -512,11 +564,11 @@ class AdaptiveSimulator:
         self._contact_log.extend(rec)
         self._contact.last = rec[-1].copy()
 
-    def _compiled_steps(self, n, k0, every):
+    def _compiled_steps(self, n, k0, every, rec=None):
         """Up to ``n`` steps in the compiled loop :func:`_adaptive_steps` (region updates
-        included); returns ``(steps done, records, wall per step (n,) or None, error)``
-        with the records as ``(k, q, qd, (active, update_region, rigidified), T)`` tuples
-        (k: index of the step within the run, T the kinetic energy [J]) and error None or a
+        included), recording (after every step ``k0 + s + 1`` of the run divisible by
+        ``every``) into the free rows of ``rec`` (a :class:`_Records`, or None: no records);
+        returns ``(steps done, wall per step (n,) or None, error)`` with error None or a
         ValueError."""
         s, m = self.solver, self.model
         kind, body, params = self._compiled[:3]
@@ -524,11 +576,9 @@ class AdaptiveSimulator:
         s.qd[:] = self.qd
         s.tau[:] = self._tau
         st = s.passive_stats
-        first = (-(k0 + 1)) % every            # first record: step k0 + first + 1
-        n_rec = 0 if first >= n else (n - 1 - first) // every + 1
-        qrec, qdrec = np.empty((n_rec, m.nq)), np.empty((n_rec, m.nv))
-        srec = np.empty((n_rec, 3), dtype=np.int64)
-        Trec = np.empty(n_rec)
+        if rec is None:
+            rec = _Records(m, 0)
+        c = rec.count
         d = self._data
         rate = _cycle_rate()
         cycles = np.zeros(n if rate else 0, dtype=np.int64)
@@ -540,8 +590,9 @@ class AdaptiveSimulator:
         args = (n, self.steps, k0, self.update_every, every, self.dt, rate is not None, crit,
                 s.q, s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
                 s.f_ext, kind, body, params, self._ubody, self._bodies, s._bk, s._Vw,
-                s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last, qrec,
-                qdrec, srec, Trec, (d.model_i, d.model_f, d.buf), cycles)
+                s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last,
+                rec.q[c:], rec.qd[c:], rec.sizes[c:], rec.kinetic[c:],
+                (d.model_i, d.model_f, d.buf), cycles)
         if self._contact is None:
             done, err, joint, nrec = _adaptive_steps(*args)
         else:
@@ -552,6 +603,10 @@ class AdaptiveSimulator:
                 *args, cl, det.broad, det.out, cs.rb, cstats)
             self._cloop = cl._replace(cbody=cbody)
             self._log_contacts(cstats[:done], rate)
+        if nrec:                # after step k of the run: t = t_run + k dt (t_run: record 0)
+            first = (-(k0 + 1)) % every
+            rec.t[c:c + nrec] = rec.t[0] + (k0 + first + 1 + every * np.arange(nrec)) * self.dt
+            rec.count += nrec
         self.q = s.q.copy()
         self.qd = s.qd.copy()
         self.t += done * self.dt
@@ -561,7 +616,6 @@ class AdaptiveSimulator:
                          rigidified=int(last[2]))
         s.passive_stats = dict(updated=int(last[3]), evaluated=int(last[4]),
                                tensorized=int(last[5]))
-        ks = [k0 + first + j * every for j in range(nrec)]
         error = None
         if err:
             what = {ERR_FORCE: "an applied force", ERR_VELOCITY: "the joint velocity",
@@ -571,14 +625,14 @@ class AdaptiveSimulator:
             error = ValueError(f"{what} is not finite{where} at t = {self.t:.6g}")
             error.joint = m.joint_name[joint] if joint >= 0 else None
         wall = cycles[:done] / rate if rate else None
-        return (done, list(zip(ks, qrec[:nrec], qdrec[:nrec], srec[:nrec], Trec[:nrec])), wall,
-                error)
+        return done, wall, error
 
     def run(self, steps: int, record_every: int = 1, *, checkpoint=None,
             checkpoint_every: int | None = None) -> Trajectory:
-        """Run ``steps`` steps, recording every ``record_every`` steps (and the last) the
-        state, its kinetic energy and the active-region sizes (:class:`Trajectory` fields
-        ``kinetic``, ``active``, ``update_region``, ``rigidified``, ``wall`` per step).
+        """Run ``steps`` steps, recording at the start and after every ``record_every``-th
+        step (``1 + steps // record_every`` records) the state, its kinetic energy and the
+        active-region sizes (:class:`Trajectory` fields ``kinetic``, ``active``,
+        ``update_region``, ``rigidified``, ``wall`` per step).
 
         When every applied force has a compiled form (:class:`articulated.PointForce`,
         :class:`articulated.Spring`, or no forces) the steps run in one compiled loop
@@ -617,14 +671,13 @@ class AdaptiveSimulator:
         """:meth:`run` from step ``start.done`` with the records ``start.trajectory``
         (:class:`~articulated.simulation.checkpoint.Resume`; None: a new run),
         checkpoints by ``ck`` (or None). ``progress`` is not used (no progress bar)."""
-        names = ("t", "q", "qd", "kinetic", "active", "update_region", "rigidified")
         wall = np.zeros(steps)
+        rec = _Records(self.model, 1 + steps // every)
         if start is None:
-            rec = {k: [] for k in names}
             k, wall_prev = 0, 0.0
         else:
             tr = start.trajectory
-            rec = {n: list(getattr(tr, n)) for n in names}
+            rec.restore(tr)
             k, wall_prev = start.done, start.wall_time
             wall[:k] = tr.wall[:k]
         log0 = len(self._contact_log) if self._contact is not None else 0
@@ -636,19 +689,16 @@ class AdaptiveSimulator:
 
         def trajectory(n):
             return Trajectory.of(
-                self.model, **{name: np.array(v) for name, v in rec.items()}, wall=wall[:n],
-                contacts=contacts(), nfev=n, wall_time=wall_prev + float(wall[k0:n].sum()),
+                self.model, **rec.fields(), wall=wall[:n], contacts=contacts(), nfev=n,
+                wall_time=wall_prev + float(wall[k0:n].sum()),
                 integrator="semi_implicit_euler", method="adaptive", dt=self.dt,
                 settings=self.settings())
 
-        def record(t, q, qd, last, T=None):
-            rec["t"].append(t)
-            rec["q"].append(q.copy())
-            rec["qd"].append(qd.copy())
-            rec["kinetic"].append(energy(self.model, q, qd, data=self._data)[0] if T is None
-                                  else float(T))
-            for name, x in zip(("active", "update_region", "rigidified"), last):
-                rec[name].append(int(x))
+        def record():
+            """The simulator's state (a step on the Python path), its kinetic energy O(n)."""
+            rec.add(self.t, self.q, self.qd,
+                    energy(self.model, self.q, self.qd, data=self._data)[0],
+                    [self.last[n] for n in ("active", "update_region", "rigidified")])
 
         def diverged(k, e):
             return SimulationDiverged(
@@ -657,13 +707,10 @@ class AdaptiveSimulator:
                 trajectory=trajectory(k), t=self.t, step=k + 1,
                 joint=getattr(e, "joint", None), q=self.q, qd=self.qd)
 
-        def last():
-            return [self.last[n] for n in ("active", "update_region", "rigidified")]
-
         if start is None:
-            record(self.t, self.q, self.qd, last())
+            record()
         k0 = k
-        t_run = rec["t"][0]      # compiled steps: t = t_run + k dt, whatever the stretches
+        t_run = rec.t[0]         # compiled steps: t = t_run + k dt, whatever the stretches
         stop = RunStop()
         per = None
         with stop:
@@ -676,13 +723,11 @@ class AdaptiveSimulator:
                 n = self._compiled_stretch(limit)
                 if n:
                     t0 = time.perf_counter()
-                    done, records, w, error = self._compiled_steps(n, k, every)
+                    done, w, error = self._compiled_steps(n, k, every, rec)
                     took = time.perf_counter() - t0
                     per = took / max(done, 1)
                     wall[k:k + done] = per if w is None else w
                     self.t = t_run + (k + done) * self.dt
-                    for kk, q, qd, st, T in records:
-                        record(t_run + (kk + 1) * self.dt, q, qd, st, T)
                     if error is not None:
                         raise diverged(k + done, error)
                     k += n
@@ -694,7 +739,7 @@ class AdaptiveSimulator:
                         raise diverged(k, e) from e
                     wall[k] = time.perf_counter() - t0
                     if (k + 1) % every == 0:
-                        record(self.t, self.q, self.qd, last())
+                        record()
                     k += 1
                 if ck is not None and (ck.due(k) or stop.requested):
                     ck.write(self, trajectory(k), k, k)
