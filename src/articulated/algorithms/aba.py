@@ -324,8 +324,10 @@ def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=n
     out : (nv,) or (B, nv) array of ``dtype``, optional - written and returned instead of a
         new array (C-contiguous, writable)
     threads : int, optional - batch only: worker threads, each on its own workspace and
-        its own contiguous share of the states (the kernel releases the GIL); default: every
-        core for B >= 256, else 1. The result does not depend on it, bit for bit.
+        its own contiguous share of the states (the kernel releases the GIL; the calling
+        thread takes the first share, a pool kept between calls the others); default: one
+        per 256 states, at most one per core this process may use. The result does not
+        depend on it, bit for bit.
 
     Returns
     -------
@@ -380,7 +382,7 @@ def _aba_batch(model, Q, QD, TAU, f_ext, modified, dt, d, out, threads):
                              f"(one spatial force per body, body coordinates), got {F.shape}")
         F = np.ascontiguousarray(F, dtype=dt)
     out = as_output(out, (B, model.nv), dt)
-    n = threads if threads is not None else ((os.cpu_count() or 1) if B >= 256 else 1)
+    n = threads if threads is not None else max(1, min(_cores(), B // 256))
     if int(n) != n or n < 1:
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
     n = min(int(n), max(B, 1))
@@ -395,11 +397,8 @@ def _aba_batch(model, Q, QD, TAU, f_ext, modified, dt, d, out, threads):
                                modified, w.buf, out[lo:hi])
         return -1 if bad < 0 else lo + bad
 
-    if n == 1:
-        bads = [share(0)]
-    else:
-        with ThreadPoolExecutor(n) as pool:
-            bads = list(pool.map(share, range(n)))
+    others = [_pool(n - 1).submit(share, k) for k in range(1, n)]
+    bads = [share(0)] + [f.result() for f in others]
     bad = min((b for b in bads if b >= 0), default=-1)
     if bad >= 0:
         try:
@@ -408,6 +407,27 @@ def _aba_batch(model, Q, QD, TAU, f_ext, modified, dt, d, out, threads):
         except ValueError as e:
             raise ValueError(f"state {bad} of the batch: {e}") from None
     return out
+
+
+def _cores():
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+_POOL = [None]
+
+
+def _pool(n):
+    """A thread pool of at least ``n`` workers, kept between batched calls so that a call
+    does not start its threads anew (a smaller one left behind is not shut down: a call
+    on another thread may still be submitting to it)."""
+    pool = _POOL[0]
+    if pool is None or pool._max_workers < n:
+        pool = _POOL[0] = ThreadPoolExecutor(n, thread_name_prefix="articulated-aba")
+    return pool
 
 
 def batch_workspace(model, dtype, k):
