@@ -188,3 +188,36 @@ def test_spd_inverse_is_the_symmetric_inverse(n):
     assert np.array_equal(out, out.T)
     spd_inverse(-A, n, out, W)
     assert np.isnan(out).all()
+
+
+def test_contiguous_arrays_take_the_hot_path(robot, monkeypatch):
+    """Contiguous arrays of the workspace's dtype never reach the converting path (which
+    is made to fail here): one compiled call does the checks and the computation."""
+    from articulated.algorithms import aba as aba_mod
+    from articulated.algorithms import crba as crba_mod
+    from articulated.algorithms import kinematics as kin_mod
+    from articulated.algorithms import rnea as rnea_mod
+
+    model, _, q, qd, tau = robot
+    f = np.zeros((model.nb, 6))
+    calls = [lambda: art.aba(model, q, qd, tau), lambda: art.aba(model, q, qd, tau, f),
+             lambda: art.aba_modified(model, q, qd, tau), lambda: art.rnea(model, q, qd, tau),
+             lambda: art.rnea(model, q, qd, tau, f), lambda: art.crba(model, q),
+             lambda: art.forward_kinematics(model, q), lambda: art.body_velocities(model, q, qd),
+             lambda: art.energy(model, q, qd), lambda: art.jacobian(model, q, 0),
+             lambda: art.point_position(model, q, 0)]
+    before = [c() for c in calls]  # makes the workspace and the entry points
+
+    def fail(*args, **kw):
+        raise AssertionError("the converting path was taken")
+
+    for mod in (aba_mod, crba_mod, rnea_mod, kin_mod):
+        monkeypatch.setattr(mod, "workspace", fail, raising=False)
+        monkeypatch.setattr(mod, "as_state", fail, raising=False)
+    monkeypatch.setattr(model, "data", fail)
+    monkeypatch.setattr(model, "check_configuration", fail)
+    for c, ref in zip(calls, before):
+        res = c()
+        for a, b in zip(res if isinstance(res, tuple) else (res,),
+                        ref if isinstance(ref, tuple) else (ref,)):
+            assert np.array_equal(a, b)

@@ -107,10 +107,11 @@ def vector_ok(x, n):
 @njit(**INLINE_IR)
 def matrix_ok(x, n, m):
     """True if the 2-D array ``x`` is (n, m), C-contiguous (:func:`vector_ok` for
-    matrices)."""
+    matrices; the strides of an empty array do not matter, NumPy may give it zeros)."""
     it = x.itemsize
     return (x.shape[0] == n and x.shape[1] == m
-            and (m <= 1 or x.strides[1] == it) and (n <= 1 or x.strides[0] == m * it))
+            and (n == 0 or m == 0 or ((m <= 1 or x.strides[1] == it)
+                                      and (n <= 1 or x.strides[0] == m * it))))
 
 
 @njit(**INLINE_IR)
