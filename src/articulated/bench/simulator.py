@@ -20,7 +20,7 @@ against each other, all measured in one run.
     compared (1e-8) in the same run.
 (d) Batched: ``aba(model, Q, QD, TAU)`` with B states in one call on solo12 (free base)
     against ``pin.aba`` in a Python loop over the same states; one worker thread and the
-    default (every core).
+    default (one per 256 states, at most the cores the process may use).
 
 Timings: every case is run once first (compilation), then the cases are timed in turns
 (``--repeats`` rounds, the machine is shared and noisy) and each reports its median per
@@ -29,6 +29,7 @@ step; ratios are of medians from the same run.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 
@@ -334,6 +335,9 @@ def robots_tables(emit, quick, repeats):
         ref = t["pin.aba, Python loop"]
         emit(f"## (d) Batched `aba` on solo12 (floating base), B = {B} states, against "
              f"`pin.aba` in a Python loop (largest difference {err:.1e})")
+        emit()
+        emit(f"Cores this process may use: {len(os.sched_getaffinity(0))}; load average "
+             f"before the run: {os.getloadavg()[0]:.2f}.")
         emit()
         emit(markdown_table(["case", "us / state", "speed-up over the pin loop"],
                             [[k, f"{v * 1e6:.2f}", f"{ref / v:.2f}"] for k, v in t.items()]))
