@@ -67,8 +67,11 @@ class EntryPoints(dict):
 
     def compile(self, d):
         """The entry point for ``d``'s dtype, compiled or loaded from numba's on-disk cache
-        once (``Dispatcher.compile``, the version a dispatcher call would use)."""
-        ep = self[d.dtype] = self.kernel.compile(tuple(typeof(a) for a in self.sample(d)))
+        once (``Dispatcher.compile``, the version a dispatcher call would use); the Python
+        function itself where numba's JIT is off (``NUMBA_DISABLE_JIT=1``)."""
+        k = self.kernel
+        ep = self[d.dtype] = (k.compile(tuple(typeof(a) for a in self.sample(d)))
+                              if hasattr(k, "compile") else k)
         return ep
 
 
