@@ -714,9 +714,13 @@ def spd_inverse(A, n, out, W):
     """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (6 x 6 blocks and
     smaller in the kernels; any n).
 
-    ``W`` is a scratch array of at least (n, n). A singular or indefinite block yields
-    NaN/inf, which
-    the public wrappers detect on the result and report with the joint name.
+    ``W`` is a scratch array of at least (n, n): it receives the Cholesky factor ``L``
+    below the diagonal, ``1 / L_jj`` on it and ``L^-1`` transposed above it, and
+    ``out = L^-T L^-1`` is formed on its lower triangle and mirrored (exactly symmetric).
+    Only the n diagonal entries are divided by: the divisions' latency dominated a free
+    joint's ABA step when every entry of the two triangular solves was one.
+    A singular or indefinite block yields NaN/inf, which the public wrappers detect on the
+    result and report with the joint name.
     """
     if n == 1:
         out[0, 0] = 1 / A[0, 0]
@@ -725,25 +729,28 @@ def spd_inverse(A, n, out, W):
         s = A[j, j]
         for k in range(j):
             s -= W[j, k] * W[j, k]
-        W[j, j] = math.sqrt(s) if s > 0 else math.nan
+        r = 1 / (math.sqrt(s) if s > 0 else math.nan)
+        W[j, j] = r
         for i in range(j + 1, n):
             t = A[i, j]
             for k in range(j):
                 t -= W[i, k] * W[j, k]
-            W[i, j] = t / W[j, j]
-    # out = L^-T L^-1, column by column: solve L y = e_c, then L^T x = y
+            W[i, j] = t * r
+    # L^-1 column c by forward substitution, (L^-1)[i, c] kept in W[c, i] (i > c)
     for c in range(n):
-        for i in range(n):
-            out[i, c] = 1 if i == c else 0
-            t = out[i, c]
-            for k in range(i):
-                t -= W[i, k] * out[k, c]
-            out[i, c] = t / W[i, i]
-        for i in range(n - 1, -1, -1):
-            t = out[i, c]
+        for i in range(c + 1, n):
+            t = W[i, c] * W[c, c]
+            for k in range(c + 1, i):
+                t += W[i, k] * W[c, k]
+            W[c, i] = -t * W[i, i]
+    # out[i, c] = sum over k >= i of (L^-1)[k, i] (L^-1)[k, c], c <= i
+    for i in range(n):
+        for c in range(i + 1):
+            t = W[i, i] * (W[c, i] if c < i else W[i, i])
             for k in range(i + 1, n):
-                t -= W[k, i] * out[k, c]
-            out[i, c] = t / W[i, i]
+                t += W[i, k] * W[c, k]
+            out[i, c] = t
+            out[c, i] = t
 
 
 # ------------------------------------------------------------- NumPy (not jitted)

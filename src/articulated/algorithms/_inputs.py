@@ -9,12 +9,14 @@ the error names the joint or body.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import njit
+from numba import njit, typeof
 
 from ..config import INLINE_IR
-from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_SPHERICAL, first_bad_quaternion,
-                     model_arrays, quaternion_tol)
+from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_SPHERICAL, QUAT_TOL, first_bad_quaternion,
+                     quaternion_tol)
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -43,40 +45,115 @@ def as_vector(model, x, name, size, dtype):
 _ND = np.ndarray
 
 
-def hot_path(d, q, qd, x, f_ext):
-    """True when a one-state call can go straight to a checked kernel
-    (:func:`state_status`): a workspace ``d``, and ``q``, ``qd``, ``x`` (and ``f_ext``
-    unless None) C-contiguous arrays of the workspace's dtype with the kernel's dimensions
-    (1-D, ``f_ext`` 2-D), so that no call compiles another specialization (O(1) attribute
-    reads; shapes and quaternions are checked in the kernel, anything else takes the
-    converting path)."""
-    return (d is not None and type(q) is _ND and type(qd) is _ND and type(x) is _ND
-            and q.ndim == 1 and qd.ndim == 1 and x.ndim == 1 and q.dtype is d.dtype
-            and qd.dtype is d.dtype and x.dtype is d.dtype and q.flags.c_contiguous
-            and qd.flags.c_contiguous and x.flags.c_contiguous
-            and (f_ext is None or (type(f_ext) is _ND and f_ext.ndim == 2
-                                   and f_ext.dtype is d.dtype and f_ext.flags.c_contiguous)))
+class EntryPoints(dict):
+    """The compiled entry point of one checked kernel, per dtype (``{dtype: entry point}``):
+    the public functions' hot path calls it directly, without numba's dispatcher
+    (:func:`hot_entry`).
+
+    A call through the dispatcher types every argument to pick the compiled version (about
+    20 ns an argument, 0.2 us for a checked kernel's 8-10); the entry point of that version
+    only unboxes them (about 15 ns an array without NRT). The hot path may skip the typing
+    because it has checked in Python what decides the version (:func:`hot_entry`: ndarray,
+    dtype, ndim) and the kernel checks the rest (shapes, C-contiguity: :func:`vector_ok`),
+    so that every call it makes is one the dispatcher would send to this same version.
+
+    ``sample(d)`` gives the kernel's arguments for the workspace ``d`` with every input a
+    contiguous array of ``d``'s dtype: their numba types are the hot path's signature."""
+
+    def __init__(self, kernel, sample):
+        super().__init__()
+        self.kernel = kernel
+        self.sample = sample
+
+    def compile(self, d):
+        """The entry point for ``d``'s dtype, compiled or loaded from numba's on-disk cache
+        once (``Dispatcher.compile``, the version a dispatcher call would use); the Python
+        function itself where numba's JIT is off (``NUMBA_DISABLE_JIT=1``)."""
+        k = self.kernel
+        ep = self[d.dtype] = (k.compile(tuple(typeof(a) for a in self.sample(d)))
+                              if hasattr(k, "compile") else k)
+        return ep
+
+
+def hot_entry(entry, d, a, b=None, c=None, f_ext=None, out=None, out_ndim=1):
+    """The entry point (:class:`EntryPoints`) a one-state call can go straight to, or None
+    (then the public function takes its converting path): a workspace ``d``; ``a`` and,
+    where not None, ``b``, ``c`` 1-D ndarrays of the workspace's dtype; ``f_ext`` None or a
+    2-D one; ``out`` None or a writable one with ``out_ndim`` dimensions. O(1) attribute
+    reads; the kernel checks shapes and contiguity (:func:`vector_ok`, :func:`matrix_ok`)."""
+    if d is None or type(a) is not _ND:
+        return None
+    dt = d.dtype
+    if a.dtype is not dt or a.ndim != 1:
+        return None
+    if b is not None and not (type(b) is _ND and b.dtype is dt and b.ndim == 1):
+        return None
+    if c is not None and not (type(c) is _ND and c.dtype is dt and c.ndim == 1):
+        return None
+    if f_ext is not None and not (type(f_ext) is _ND and f_ext.dtype is dt
+                                  and f_ext.ndim == 2):
+        return None
+    if out is not None and not (type(out) is _ND and out.dtype is dt and out.ndim == out_ndim
+                                and out.flags.writeable):
+        return None
+    ep = entry.get(dt)
+    return ep if ep is not None else entry.compile(d)
 
 
 @njit(**INLINE_IR)
-def state_status(model_i, model_f, quat_qadr, tol, q, qd, x, f_ext):
-    """The checks of a checked kernel, compiled: 1 unless ``q`` has the model's nq entries,
-    ``qd``, ``x`` its nv, ``f_ext`` is (nb, 6) or (0, 6) (none); 2 if a quaternion's norm
-    is off by more than ``tol`` (:func:`articulated.model.first_bad_quaternion`); else 0."""
-    mv = model_arrays(model_i, model_f)
+def vector_ok(x, n):
+    """True if the 1-D array ``x`` has ``n`` entries, contiguous (what a hot call's kernel
+    checks before reading an argument that Python did not convert)."""
+    return x.shape[0] == n and (n <= 1 or x.strides[0] == x.itemsize)
+
+
+@njit(**INLINE_IR)
+def matrix_ok(x, n, m):
+    """True if the 2-D array ``x`` is (n, m), C-contiguous (:func:`vector_ok` for
+    matrices; the strides of an empty array do not matter, NumPy may give it zeros)."""
+    it = x.itemsize
+    return (x.shape[0] == n and x.shape[1] == m
+            and (n == 0 or m == 0 or ((m <= 1 or x.strides[1] == it)
+                                      and (n <= 1 or x.strides[0] == m * it))))
+
+
+@njit(**INLINE_IR)
+def configuration_status(mv, q):
+    """0 if ``q`` is a contiguous (nq,) configuration of the model ``mv``
+    (:func:`articulated.model.model_arrays`) whose quaternions have unit norm to the
+    tolerance of its dtype (:func:`articulated.model.quaternion_tol`, the rule of
+    :meth:`Model.check_configuration`); 1 for a wrong shape or layout, 2 for a quaternion."""
     nb = mv.parent.shape[0]
-    nv = mv.S.shape[0]
     nq = 0
     if nb > 0:
         t = mv.jtype[nb - 1]
         nq = mv.qadr[nb - 1] + (7 if t == JOINT_FREE else 4 if t == JOINT_SPHERICAL
                                 else 0 if t == JOINT_FIXED else 1)
-    if (q.shape[0] != nq or qd.shape[0] != nv or x.shape[0] != nv or f_ext.shape[1] != 6
-            or (f_ext.shape[0] != nb and f_ext.shape[0] != 0)):
+    if not vector_ok(q, nq):
         return 1
-    if first_bad_quaternion(q, quat_qadr, tol) >= 0:
-        return 2
+    tol = 1e-4 if q.itemsize == 4 else QUAT_TOL
+    for i in range(nb):
+        t = mv.jtype[i]
+        if t == JOINT_FREE or t == JOINT_SPHERICAL:
+            a = mv.qadr[i] + (3 if t == JOINT_FREE else 0)
+            n = math.sqrt(float(q[a]) ** 2 + float(q[a + 1]) ** 2 + float(q[a + 2]) ** 2
+                          + float(q[a + 3]) ** 2)
+            if not abs(n - 1.0) <= tol:
+                return 2
     return 0
+
+
+@njit(**INLINE_IR)
+def state_status(mv, q, qd, x, f_ext, out):
+    """The checks of a checked kernel, compiled: :func:`configuration_status` of ``q``, and
+    1 unless ``qd``, ``x``, ``out`` are contiguous with the model's nv entries and ``f_ext``
+    is a contiguous (nb, 6) or (0, 6) (none); else 0."""
+    nb = mv.parent.shape[0]
+    nv = mv.S.shape[0]
+    if (not vector_ok(qd, nv) or not vector_ok(x, nv) or not vector_ok(out, nv)
+            or not (matrix_ok(f_ext, nb, 6) or matrix_ok(f_ext, 0, 6))):
+        return 1
+    return configuration_status(mv, q)
 
 
 def workspace(model, dtype, data):

@@ -26,9 +26,9 @@ from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, 
                        inertia_times, rigid_inertia, scale6, set_sym6, set_vec6, spd_inverse, sub6,
                        sym6_add, sym6_apply, sym6_apply_half, sym6_from_dense, sym6_rank1_sub,
                        sym6_to_dense, xform_force_T, xform_motion)
-from ._inputs import (as_batch, as_configuration, as_f_ext, as_output, as_state, as_vector,
-                      check_dtype, check_f_ext, check_quaternions, deliver, hot_path, is_batch,
-                      quaternion_tol, report_nonfinite, state_status, workspace)
+from ._inputs import (EntryPoints, as_batch, as_configuration, as_f_ext, as_output, as_state,
+                      as_vector, check_dtype, check_f_ext, check_quaternions, deliver,
+                      hot_entry, is_batch, report_nonfinite, state_status, workspace)
 from .kinematics import base_acceleration, joint_motion, joint_xup, pop_children, velocity_step
 
 
@@ -232,28 +232,44 @@ def aba_kernel(
         else:
             ai = add6(xform_motion(E, r, a0), get_vec6(c, i))
         va = vadr[i]
-        for d in range(jnv[i]):
-            x = Dinv_u[va + d] - dot6(get_vec6(UDinv, va + d), ai)
-            qdd[va + d] = x
-            if not math.isfinite(x):
-                finite = False
+        if jtype[i] == JOINT_FREE and not modified:  # U D^-1 = 1 (_project_free)
+            for d in range(6):
+                x = Dinv_u[va + d] - ai[d]
+                qdd[va + d] = x
+                if not math.isfinite(x):
+                    finite = False
+        else:
+            for d in range(jnv[i]):
+                x = Dinv_u[va + d] - dot6(get_vec6(UDinv, va + d), ai)
+                qdd[va + d] = x
+                if not math.isfinite(x):
+                    finite = False
         set_vec6(a, i, add6(ai, joint_motion(i, vadr, jnv, S, qdd)))
     return finite
 
 
 @njit(**KERNEL)
-def aba_checked_kernel(model_i, model_f, quat_qadr, tol, q, qd, tau, f_ext, modified,
-                       data_f):
+def aba_checked_kernel(model_i, model_f, q, qd, tau, f_ext, modified, data_f, qdd_out):
     """The public :func:`aba`'s one compiled call: :func:`~articulated.algorithms._inputs.
-    state_status` (shapes, quaternions), then :func:`aba_kernel`. Returns 0 (done), 1 (a
-    wrong shape), 2 (a non-unit quaternion) or 3 (a non-finite result); the caller
-    diagnoses 1-3 in Python."""
-    status = state_status(model_i, model_f, quat_qadr, tol, q, qd, tau, f_ext)
+    state_status` (shapes, layout, quaternions), then :func:`aba_kernel`, its ``qdd``
+    copied into ``qdd_out`` (nv,) (the workspace's own ``qdd`` for none). Returns 0 (done),
+    1 (a wrong shape or layout), 2 (a non-unit quaternion) or 3 (a non-finite result); the
+    caller converts or diagnoses 1-3 in Python."""
+    mv = model_arrays(model_i, model_f)
+    status = state_status(mv, q, qd, tau, f_ext, qdd_out)
     if status != 0:
         return status
     if not aba_kernel(model_i, model_f, q, qd, tau, f_ext, modified, data_f, True):
         return 3
+    nv = mv.S.shape[0]
+    qdd = data_arrays(data_f, mv.parent.shape[0], nv).qdd
+    for k in range(nv):
+        qdd_out[k] = qdd[k]
     return 0
+
+
+_ABA_ENTRY = EntryPoints(aba_checked_kernel, lambda d: (
+    d.model_i, d.model_f, d.qdd, d.qdd, d.qdd, d.f_none, False, d.buf, d.qdd))
 
 
 @njit(**KERNEL)
@@ -308,8 +324,10 @@ def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=n
     out : (nv,) or (B, nv) array of ``dtype``, optional - written and returned instead of a
         new array (C-contiguous, writable)
     threads : int, optional - batch only: worker threads, each on its own workspace and
-        its own contiguous share of the states (the kernel releases the GIL); default: every
-        core for B >= 256, else 1. The result does not depend on it, bit for bit.
+        its own contiguous share of the states (the kernel releases the GIL; the calling
+        thread takes the first share, a pool kept between calls the others); default: one
+        per 256 states, at most one per core this process may use. The result does not
+        depend on it, bit for bit.
 
     Returns
     -------
@@ -328,12 +346,12 @@ def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=n
     eq. 11.
     """
     d = data if data is not None else model._data.get(dtype)
-    if hot_path(d, q, qd, tau, f_ext):
-        # one compiled call checks shapes and quaternions and runs ABA
-        if aba_checked_kernel(d.model_i, d.model_f, model.quat_qadr, quaternion_tol(d.dtype),
-                              q, qd, tau, d.f_none if f_ext is None else f_ext,
-                              True if modified else False, d.buf) == 0:
-            return deliver(d.qdd, out)
+    ep = hot_entry(_ABA_ENTRY, d, q, qd, tau, f_ext, out)
+    # one compiled call checks shapes, layout and quaternions and runs ABA
+    if ep is not None and ep(d.model_i, d.model_f, q, qd, tau,
+                             d.f_none if f_ext is None else f_ext, modified, d.buf,
+                             d.qdd if out is None else out) == 0:
+        return d.qdd.copy() if out is None else out
     dt, d = workspace(model, dtype, data)
     if is_batch(q):
         return _aba_batch(model, q, qd, tau, f_ext, bool(modified), dt, d, out, threads)
@@ -364,7 +382,7 @@ def _aba_batch(model, Q, QD, TAU, f_ext, modified, dt, d, out, threads):
                              f"(one spatial force per body, body coordinates), got {F.shape}")
         F = np.ascontiguousarray(F, dtype=dt)
     out = as_output(out, (B, model.nv), dt)
-    n = threads if threads is not None else ((os.cpu_count() or 1) if B >= 256 else 1)
+    n = threads if threads is not None else max(1, min(_cores(), B // 256))
     if int(n) != n or n < 1:
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
     n = min(int(n), max(B, 1))
@@ -379,11 +397,8 @@ def _aba_batch(model, Q, QD, TAU, f_ext, modified, dt, d, out, threads):
                                modified, w.buf, out[lo:hi])
         return -1 if bad < 0 else lo + bad
 
-    if n == 1:
-        bads = [share(0)]
-    else:
-        with ThreadPoolExecutor(n) as pool:
-            bads = list(pool.map(share, range(n)))
+    others = [_pool(n - 1).submit(share, k) for k in range(1, n)]
+    bads = [share(0)] + [f.result() for f in others]
     bad = min((b for b in bads if b >= 0), default=-1)
     if bad >= 0:
         try:
@@ -392,6 +407,27 @@ def _aba_batch(model, Q, QD, TAU, f_ext, modified, dt, d, out, threads):
         except ValueError as e:
             raise ValueError(f"state {bad} of the batch: {e}") from None
     return out
+
+
+def _cores():
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+_POOL = [None]
+
+
+def _pool(n):
+    """A thread pool of at least ``n`` workers, kept between batched calls so that a call
+    does not start its threads anew (a smaller one left behind is not shut down: a call
+    on another thread may still be submitting to it)."""
+    pool = _POOL[0]
+    if pool is None or pool._max_workers < n:
+        pool = _POOL[0] = ThreadPoolExecutor(n, thread_name_prefix="articulated-aba")
+    return pool
 
 
 def batch_workspace(model, dtype, k):

@@ -15,8 +15,9 @@ from ..data import data_arrays
 from ..model import Model, model_arrays
 from ..spatial import (congruence, dot6, get_mat3, get_sym6, get_vec3, get_vec6, rigid_inertia,
                        set_sym6, set_vec6, sym6_add, sym6_apply, xform_force_T)
-from ._inputs import (as_configuration, as_f_ext, as_state, as_vector, check_dtype, check_output,
-                      report_nonfinite)
+from ._inputs import (EntryPoints, as_configuration, as_f_ext, as_output, as_state, as_vector,
+                      check_dtype, check_output, configuration_status, hot_entry, matrix_ok,
+                      report_nonfinite, workspace)
 from .kinematics import joint_xup, pop_children
 from .rnea import rnea_into
 
@@ -144,18 +145,43 @@ def ltdl_solve(H, lam, x):
             j = lam[j]
 
 
+@njit(**KERNEL)
+def crba_checked_kernel(model_i, model_f, q, data_f, M_out):
+    """The public :func:`crba`'s one compiled call: the checks of ``q`` (shape, layout,
+    quaternions: :func:`~articulated.algorithms._inputs.configuration_status`) and of
+    ``M_out`` (a C-contiguous (nv, nv)), then :func:`_crba_kernel`. Returns 0 (done), 1 (a
+    wrong shape or layout), 2 (a non-unit quaternion) or 3 (a non-finite result)."""
+    mv = model_arrays(model_i, model_f)
+    nv = mv.S.shape[0]
+    if not matrix_ok(M_out, nv, nv):
+        return 1
+    status = configuration_status(mv, q)
+    if status != 0:
+        return status
+    if not _crba_kernel(model_i, model_f, q, data_f, M_out):
+        return 3
+    return 0
+
+
+_CRBA_ENTRY = EntryPoints(crba_checked_kernel, lambda d: (
+    d.model_i, d.model_f, d.qdd, d.buf, d.M))
+
+
 def crba_into(d, q, M):
     """Fill ``M`` (nv, nv) with M(q) using the workspace ``d`` (both triangles; zero outside
     the branch-induced pattern). Returns False if it is not finite."""
     return _crba_kernel(d.model_i, d.model_f, q, d.buf, M)
 
 
-def crba(model: Model, q, *, dtype=np.float64, data=None) -> np.ndarray:
+def crba(model: Model, q, *, dtype=np.float64, data=None, out=None) -> np.ndarray:
     """Joint-space inertia matrix by the composite-rigid-body algorithm.
 
     Parameters
     ----------
     q : (nq,) float64 - configuration
+    dtype, data : as :func:`articulated.aba`
+    out : (nv, nv) array of ``dtype``, optional - written and returned instead of a new
+        array (C-contiguous, writable)
 
     Returns
     -------
@@ -166,10 +192,15 @@ def crba(model: Model, q, *, dtype=np.float64, data=None) -> np.ndarray:
     Source: Featherstone, RBDA 2008, Table 6.2; Ascher, Pai & Cloutier 1997, sec. 2 (the
     CRB method as one elimination of their eq. 4).
     """
-    dt = check_dtype(dtype)
-    d = data if data is not None else model.data(dt)
+    d = data if data is not None else model._data.get(dtype)
+    ep = hot_entry(_CRBA_ENTRY, d, q, out=out, out_ndim=2)
+    if ep is not None:
+        M = np.empty((d.nv, d.nv), dtype=d.dtype) if out is None else out
+        if ep(d.model_i, d.model_f, q, d.buf, M) == 0:
+            return M
+    dt, d = workspace(model, dtype, data)
     q = as_configuration(model, q, dt)
-    M = np.empty((model.nv, model.nv), dtype=dt)
+    M = as_output(out, (model.nv, model.nv), dt)
     if not crba_into(d, q, M):
         report_nonfinite(model, M.diagonal(), d, q=q)
     return M

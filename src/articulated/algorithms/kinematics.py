@@ -20,9 +20,10 @@ from ..data import data_arrays
 from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL,
                      Model, model_arrays)
 from ..spatial import (add6, axis_rotation, cross_motion, get_mat3, get_vec3, get_vec6,
-                       inertia_times, mat3T_vec, mat3_mul, motion_apply_inv, quat_rotation,
+                       inertia_times, mat3T_vec, mat3_mul, quat_rotation,
                        set_mat3, set_vec3, set_vec6, sincos, xform_motion)
-from ._inputs import as_state
+from ._inputs import (EntryPoints, as_output, as_state, configuration_status, hot_entry, matrix_ok,
+                      vector_ok)
 
 
 @njit(**INLINE_IR)
@@ -82,6 +83,9 @@ def joint_motion(i, vadr, jnv, S, x):
     va = vadr[i]
     n = jnv[i]
     z = S.dtype.type(0)
+    if n == 6:  # a free joint, S = 1 in body coordinates (the only 6-dof joint)
+        return (z + x[va], z + x[va + 1], z + x[va + 2], z + x[va + 3], z + x[va + 4],
+                z + x[va + 5])
     j0 = j1 = j2 = j3 = j4 = j5 = z
     for d in range(n):
         xd = x[va + d]
@@ -230,26 +234,156 @@ def _energy_kernel(model_i, model_f, q, qd, data_f):
     return state_energy(model_i, model_f, q, qd, data_f)
 
 
+@njit(**INLINE_IR)
+def _all_finite(x):
+    """True if every entry of the 2-D array ``x`` is finite."""
+    for i in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            if not math.isfinite(x[i, k]):
+                return False
+    return True
+
+
 @njit(**KERNEL)
-def _jacobian_kernel(parent, vadr, jnv, S, oE, op, body, p_world, tmp, J_out):
-    """Columns of the world-frame Jacobian of a point fixed on ``body``: rows 0-2 angular
-    velocity, rows 3-5 the point's linear velocity, both in world coordinates."""
-    for k in range(J_out.shape[0]):
-        for l in range(J_out.shape[1]):
+def poses_checked_kernel(model_i, model_f, q, data_f):
+    """:func:`forward_kinematics`' one compiled call: the checks of ``q``
+    (:func:`~articulated.algorithms._inputs.configuration_status`: 1 a wrong shape or
+    layout, 2 a non-unit quaternion), then the world poses into ``oE``, ``op``; 3 if they
+    are not finite, else 0."""
+    mv = model_arrays(model_i, model_f)
+    status = configuration_status(mv, q)
+    if status != 0:
+        return status
+    _world_poses_kernel(model_i, model_f, q, data_f)
+    return 0 if _all_finite(data_arrays(data_f, mv.parent.shape[0], mv.S.shape[0]).op) else 3
+
+
+@njit(**KERNEL)
+def velocities_checked_kernel(model_i, model_f, q, qd, data_f):
+    """:func:`body_velocities`' one compiled call: the checks of ``q`` and ``qd`` (as
+    :func:`poses_checked_kernel`), then the body velocities into ``v``; 3 if they are not
+    finite, else 0."""
+    mv = model_arrays(model_i, model_f)
+    status = configuration_status(mv, q)
+    if status != 0:
+        return status
+    if not vector_ok(qd, mv.S.shape[0]):
+        return 1
+    _velocities_kernel(model_i, model_f, q, qd, data_f)
+    return 0 if _all_finite(data_arrays(data_f, mv.parent.shape[0], mv.S.shape[0]).v) else 3
+
+
+@njit(**KERNEL)
+def energy_checked_kernel(model_i, model_f, q, qd, data_f):
+    """:func:`energy`'s one compiled call: ``(status, T, V)``, status as
+    :func:`velocities_checked_kernel` (``T``, ``V`` only valid for 0)."""
+    mv = model_arrays(model_i, model_f)
+    status = configuration_status(mv, q)
+    if status == 0 and not vector_ok(qd, mv.S.shape[0]):
+        status = 1
+    if status != 0:
+        return status, 0.0, 0.0
+    T, V = state_energy(model_i, model_f, q, qd, data_f)
+    return (0 if math.isfinite(T) and math.isfinite(V) else 3), T, V
+
+
+@njit(**INLINE_IR)
+def _body_point(model_i, model_f, q, body, point, data_f):
+    """The checks of :func:`jacobian_checked_kernel` and :func:`point_checked_kernel` but
+    that of their output, the world poses into the workspace, and the point: ``(status, p)``
+    with ``p`` the world position (3-tuple) of ``point`` (body coordinates) on ``body``."""
+    mv = model_arrays(model_i, model_f)
+    nb = mv.parent.shape[0]
+    z = (0.0, 0.0, 0.0)
+    if not (vector_ok(point, 3) and 0 <= body < nb):
+        return 1, z
+    for k in range(3):
+        if not math.isfinite(point[k]):
+            return 1, z
+    status = configuration_status(mv, q)
+    if status != 0:
+        return status, z
+    _world_poses_kernel(model_i, model_f, q, data_f)
+    dv = data_arrays(data_f, nb, mv.S.shape[0])
+    pw = mat3T_vec(get_mat3(dv.oE, body), (point[0], point[1], point[2]))
+    p = (dv.op[body, 0] + pw[0], dv.op[body, 1] + pw[1], dv.op[body, 2] + pw[2])
+    return (0 if _all_finite(dv.op) else 3), p
+
+
+@njit(**KERNEL)
+def point_checked_kernel(model_i, model_f, q, body, point, data_f, p_out):
+    """:func:`point_position`'s one compiled call: the world position of ``point`` (body
+    coordinates) on ``body`` into ``p_out`` (3,); status as :func:`jacobian_checked_kernel`."""
+    if not vector_ok(p_out, 3):
+        return 1
+    status, p = _body_point(model_i, model_f, q, body, point, data_f)
+    if status == 0 or status == 3:
+        p_out[0], p_out[1], p_out[2] = p
+    return status
+
+
+@njit(**KERNEL)
+def jacobian_checked_kernel(model_i, model_f, q, body, point, data_f, J_out):
+    """:func:`jacobian`'s one compiled call: the checks of ``q`` (as
+    :func:`poses_checked_kernel`), of ``body`` (an index), ``point`` (a finite contiguous
+    (3,)) and ``J_out`` (a C-contiguous (6, nv)), the world poses, then the columns of the
+    world-frame Jacobian of the point ``point`` (body coordinates) fixed on ``body``: rows
+    0-2 angular velocity, rows 3-5 the point's linear velocity, both in world coordinates.
+    Returns 0, 1 (a wrong shape, layout, index or point), 2 (a quaternion) or 3 (non-finite
+    poses; ``J_out`` is written all the same)."""
+    mv = model_arrays(model_i, model_f)
+    parent, vadr, jnv, S = mv.parent, mv.vadr, mv.jnv, mv.S
+    nb = parent.shape[0]
+    nv = S.shape[0]
+    if not matrix_ok(J_out, 6, nv):
+        return 1
+    status, p = _body_point(model_i, model_f, q, body, point, data_f)
+    if status == 1 or status == 2:
+        return status
+    p0, p1, p2 = p
+    dv = data_arrays(data_f, nb, nv)
+    oE, op = dv.oE, dv.op
+    for k in range(6):
+        for l in range(nv):
             J_out[k, l] = 0.0
     j = body
     while j >= 0:
+        E = get_mat3(oE, j)
+        r = get_vec3(op, j)
         va = vadr[j]
         for d in range(jnv[j]):
-            motion_apply_inv(oE[j], op[j], S[va + d], tmp)
-            # v_P = v_O + w x P
-            J_out[0, va + d] = tmp[0]
-            J_out[1, va + d] = tmp[1]
-            J_out[2, va + d] = tmp[2]
-            J_out[3, va + d] = tmp[3] + tmp[1] * p_world[2] - tmp[2] * p_world[1]
-            J_out[4, va + d] = tmp[4] + tmp[2] * p_world[0] - tmp[0] * p_world[2]
-            J_out[5, va + d] = tmp[5] + tmp[0] * p_world[1] - tmp[1] * p_world[0]
+            # the dof's motion in world coordinates, 0X_j S (RBDA Table 2.5), then the
+            # point's velocity v_P = v_O + w x P
+            s = get_vec6(S, va + d)
+            w0 = E[0] * s[0] + E[3] * s[1] + E[6] * s[2]
+            w1 = E[1] * s[0] + E[4] * s[1] + E[7] * s[2]
+            w2 = E[2] * s[0] + E[5] * s[1] + E[8] * s[2]
+            l0 = E[0] * s[3] + E[3] * s[4] + E[6] * s[5] + r[1] * w2 - r[2] * w1
+            l1 = E[1] * s[3] + E[4] * s[4] + E[7] * s[5] + r[2] * w0 - r[0] * w2
+            l2 = E[2] * s[3] + E[5] * s[4] + E[8] * s[5] + r[0] * w1 - r[1] * w0
+            J_out[0, va + d] = w0
+            J_out[1, va + d] = w1
+            J_out[2, va + d] = w2
+            J_out[3, va + d] = l0 + w1 * p2 - w2 * p1
+            J_out[4, va + d] = l1 + w2 * p0 - w0 * p2
+            J_out[5, va + d] = l2 + w0 * p1 - w1 * p0
         j = parent[j]
+    return status
+
+
+_POSES_ENTRY = EntryPoints(poses_checked_kernel, lambda d: (d.model_i, d.model_f, d.qdd,
+                                                            d.buf))
+_VELOCITIES_ENTRY = EntryPoints(velocities_checked_kernel, lambda d: (
+    d.model_i, d.model_f, d.qdd, d.qdd, d.buf))
+_ENERGY_ENTRY = EntryPoints(energy_checked_kernel, lambda d: (
+    d.model_i, d.model_f, d.qdd, d.qdd, d.buf))
+_JACOBIAN_ENTRY = EntryPoints(jacobian_checked_kernel, lambda d: (
+    d.model_i, d.model_f, d.qdd, 0, d.qdd, d.buf, np.empty((6, d.nv), d.dtype)))
+_POINT_ENTRY = EntryPoints(point_checked_kernel, lambda d: (
+    d.model_i, d.model_f, d.qdd, 0, d.qdd, d.buf, d.qdd))
+_ORIGIN = (0.0, 0.0, 0.0)
+_ORIGIN_ARRAY = np.zeros(3)
+_ORIGIN_ARRAY.flags.writeable = False
 
 
 # ----------------------------------------------------------------------- public API
@@ -271,15 +405,18 @@ def forward_kinematics(model: Model, q, *, data=None):
     Raises ValueError for a wrong shape, non-finite entries or non-unit quaternions.
     Complexity O(nb). Source: RBDA sec. 4.1 (composition of ``X_J X_tree``).
     """
-    d = data if data is not None else model.data()
-    q = model.check_configuration(q)
-    _poses(model, d, q)
+    d = data if data is not None else model._data.get(np.float64)
+    ep = hot_entry(_POSES_ENTRY, d, q)
+    if ep is None or ep(d.model_i, d.model_f, q, d.buf) != 0:
+        d = data if data is not None else model.data()
+        _poses(model, d, model.check_configuration(q))
     return np.transpose(d.oE, (0, 2, 1)).copy(), d.op.copy()
 
 
 def _poses(model, d, q):
-    _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
-    if not np.isfinite(d.op).all():
+    """World poses into ``d.oE``, ``d.op`` for a checked ``q``; a ValueError naming the
+    joint of a non-finite entry of ``q``."""
+    if poses_checked_kernel(d.model_i, d.model_f, q, d.buf) != 0:
         model.diagnose_nonfinite(q=q)
 
 
@@ -291,11 +428,13 @@ def body_velocities(model: Model, q, qd, *, data=None):
     v : (nb, 6) float64 - ``[w; v_O]``: angular velocity [rad/s] and velocity of the body
         origin [m/s], body coordinates (RBDA eq. 5.7: ``v_i = Xup_i v_parent + S_i qd_i``).
     """
-    d = data if data is not None else model.data()
-    q, qd = as_state(model, q, qd, np.float64)
-    _velocities_kernel(d.model_i, d.model_f, q, qd, d.buf)
-    if not np.isfinite(d.v).all():
-        model.diagnose_nonfinite(q=q, qd=qd)
+    d = data if data is not None else model._data.get(np.float64)
+    ep = hot_entry(_VELOCITIES_ENTRY, d, q, qd)
+    if ep is None or ep(d.model_i, d.model_f, q, qd, d.buf) != 0:
+        d = data if data is not None else model.data()
+        q, qd = as_state(model, q, qd, np.float64)
+        if velocities_checked_kernel(d.model_i, d.model_f, q, qd, d.buf) != 0:
+            model.diagnose_nonfinite(q=q, qd=qd)
     return d.v.copy()
 
 
@@ -307,15 +446,20 @@ def energy(model: Model, q, qd, *, data=None):
     (T, V) : floats [J]. ``T = 1/2 qd^T M qd = 1/2 sum_i v_i . I_i v_i``;
     ``V = -sum_i m_i g . c_i`` with ``c_i`` the world COM (zero at the world origin).
     """
-    d = data if data is not None else model.data()
-    q, qd = as_state(model, q, qd, np.float64)
-    T, V = _energy_kernel(d.model_i, d.model_f, q, qd, d.buf)
-    if not (math.isfinite(T) and math.isfinite(V)):
-        model.diagnose_nonfinite(q=q, qd=qd)
+    d = data if data is not None else model._data.get(np.float64)
+    ep = hot_entry(_ENERGY_ENTRY, d, q, qd)
+    status, T, V = (ep(d.model_i, d.model_f, q, qd, d.buf) if ep is not None
+                    else (1, 0.0, 0.0))
+    if status != 0:
+        d = data if data is not None else model.data()
+        q, qd = as_state(model, q, qd, np.float64)
+        status, T, V = energy_checked_kernel(d.model_i, d.model_f, q, qd, d.buf)
+        if status != 0:
+            model.diagnose_nonfinite(q=q, qd=qd)
     return float(T), float(V)
 
 
-def jacobian(model: Model, q, body, point=(0.0, 0.0, 0.0), *, data=None):
+def jacobian(model: Model, q, body, point=_ORIGIN, *, data=None, out=None):
     """World-frame Jacobian of a point fixed on a body.
 
     Parameters
@@ -327,28 +471,53 @@ def jacobian(model: Model, q, body, point=(0.0, 0.0, 0.0), *, data=None):
     -------
     J : (6, nv) float64 - rows 0-2 map ``qd`` to the body's angular velocity, rows 3-5 to
         the point's linear velocity, both in world coordinates. ``J[3:]`` is the point
-        Jacobian. Columns of joints that are not ancestors of ``body`` are zero.
+        Jacobian. Columns of joints that are not ancestors of ``body`` are zero. Written
+        into ``out`` (a writable C-contiguous (6, nv) float64 array) and returned if given.
+
+    Raises ValueError for a wrong shape (of ``out`` too), a non-finite entry or non-unit
+    quaternion of ``q``, a non-finite ``point``, an unknown body.
     """
+    d = data if data is not None else model._data.get(np.float64)
+    b = body if type(body) is int else model.body_id(body)
+    pt = _ORIGIN_ARRAY if point is _ORIGIN else point
+    ep = hot_entry(_JACOBIAN_ENTRY, d, q, pt, out=out, out_ndim=2)
+    if ep is not None:
+        J = np.empty((6, d.nv)) if out is None else out
+        if ep(d.model_i, d.model_f, q, b, pt, d.buf, J) == 0:
+            return J
     d = data if data is not None else model.data()
     b = model.body_id(body)
     q = model.check_configuration(q)
     pt = np.asarray(point, dtype=np.float64)
     if pt.shape != (3,) or not np.isfinite(pt).all():
         raise ValueError(f"point must be a finite (3,) vector, got {point!r}")
-    _poses(model, d, q)
-    p_world = d.op[b] + d.oE[b].T @ pt
-    J = np.empty((6, model.nv))
-    ma = model.arrays()
-    _jacobian_kernel(ma.parent, ma.vadr, ma.jnv, ma.S, d.oE, d.op, b, p_world, d.tmp[0], J)
+    J = as_output(out, (6, model.nv), np.float64)
+    if jacobian_checked_kernel(d.model_i, d.model_f, q, b, pt, d.buf, J) != 0:
+        model.diagnose_nonfinite(q=q)
     return J
 
 
-def point_position(model: Model, q, body, point=(0.0, 0.0, 0.0), *, data=None):
-    """World position (3,) [m] of a point given in body coordinates."""
+def point_position(model: Model, q, body, point=_ORIGIN, *, data=None):
+    """World position (3,) [m] of a point given in body coordinates (ValueError as
+    :func:`jacobian`)."""
+    d = data if data is not None else model._data.get(np.float64)
+    b = body if type(body) is int else model.body_id(body)
+    pt = _ORIGIN_ARRAY if point is _ORIGIN else point
+    ep = hot_entry(_POINT_ENTRY, d, q, pt)
+    if ep is not None:
+        p = np.empty(3)
+        if ep(d.model_i, d.model_f, q, b, pt, d.buf, p) == 0:
+            return p
     d = data if data is not None else model.data()
     b = model.body_id(body)
-    _poses(model, d, model.check_configuration(q))
-    return d.op[b] + d.oE[b].T @ np.asarray(point, dtype=np.float64)
+    q = model.check_configuration(q)
+    pt = np.asarray(point, dtype=np.float64)
+    if pt.shape != (3,) or not np.isfinite(pt).all():
+        raise ValueError(f"point must be a finite (3,) vector, got {point!r}")
+    p = np.empty(3)
+    if point_checked_kernel(d.model_i, d.model_f, q, b, pt, d.buf, p) != 0:
+        model.diagnose_nonfinite(q=q)
+    return p
 
 
 def body_force(model: Model, q, body, force, point=(0.0, 0.0, 0.0), *, frame="world",

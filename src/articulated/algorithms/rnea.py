@@ -12,7 +12,7 @@ from ..data import data_arrays
 from ..model import Model, model_arrays
 from ..spatial import (add6, add_vec6, cross_force, dot6, get_mat3, get_vec3, get_vec6,
                        inertia_times, set_vec6, sub6, xform_force_T, xform_motion)
-from ._inputs import (as_f_ext, as_state, as_vector, deliver, hot_path, quaternion_tol,
+from ._inputs import (EntryPoints, as_f_ext, as_state, as_vector, deliver, hot_entry,
                       report_nonfinite, state_status, workspace)
 from .kinematics import base_acceleration, joint_motion, joint_xup, velocity_step
 
@@ -74,17 +74,25 @@ def _rnea_kernel(
 
 
 @njit(**KERNEL)
-def rnea_checked_kernel(model_i, model_f, quat_qadr, tol, q, qd, qdd, f_ext, gravity,
-                        data_f):
+def rnea_checked_kernel(model_i, model_f, q, qd, qdd, f_ext, gravity, data_f, tau_out):
     """The public :func:`rnea`'s one compiled call: :func:`~articulated.algorithms._inputs.
     state_status`, then the RNEA kernel; returns 0 (done), 1 (a wrong shape), 2 (a
     non-unit quaternion) or 3 (a non-finite result), diagnosed by the caller."""
-    status = state_status(model_i, model_f, quat_qadr, tol, q, qd, qdd, f_ext)
+    mv = model_arrays(model_i, model_f)
+    status = state_status(mv, q, qd, qdd, f_ext, tau_out)
     if status != 0:
         return status
     if not _rnea_kernel(model_i, model_f, q, qd, qdd, f_ext, gravity, data_f):
         return 3
+    nv = mv.S.shape[0]
+    tau = data_arrays(data_f, mv.parent.shape[0], nv).tau
+    for k in range(nv):
+        tau_out[k] = tau[k]
     return 0
+
+
+_RNEA_ENTRY = EntryPoints(rnea_checked_kernel, lambda d: (
+    d.model_i, d.model_f, d.tau, d.tau, d.tau, d.f_none, True, d.buf, d.tau))
 
 
 def rnea_into(d, q, qd, qdd, f, gravity=True):
@@ -118,11 +126,11 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
     Source: Featherstone, RBDA 2008, Table 5.1.
     """
     d = data if data is not None else model._data.get(dtype)
-    if hot_path(d, q, qd, qdd, f_ext):
-        if rnea_checked_kernel(d.model_i, d.model_f, model.quat_qadr, quaternion_tol(d.dtype),
-                               q, qd, qdd, d.f_none if f_ext is None else f_ext,
-                               True if gravity else False, d.buf) == 0:
-            return deliver(d.tau, out)
+    ep = hot_entry(_RNEA_ENTRY, d, q, qd, qdd, f_ext, out)
+    if ep is not None and ep(d.model_i, d.model_f, q, qd, qdd,
+                             d.f_none if f_ext is None else f_ext, gravity, d.buf,
+                             d.tau if out is None else out) == 0:
+        return d.tau.copy() if out is None else out
     dt, d = workspace(model, dtype, data)
     q, qd = as_state(model, q, qd, dt)
     qdd = as_vector(model, qdd, "qdd", model.nv, dt)
