@@ -111,7 +111,10 @@ def _dca_main_pass(m, inp, sc, d):
     is a stack discipline: a node's children are the top two entries): entry e has its
     biases at ``Bst[e hmax + k]`` and its diagonal blocks at ``Pd[st_base[e] + k]``, which
     is the constant leaf storage for a leaf and ``n_leaf_diag + e hmax`` for an internal
-    node. Scratch: Z (hmax + 2, 6, 6) (0: K, 1: C_k, 2..: Z_k), Ds (6, 6).
+    node. Scratch: Z (hmax + 2, 6, 6) (0: K, 1: C_k, 2..: Z_k), Ds (6, 6). A block
+    ``C_k = Phi^B_{1k}`` stored untransposed is read in place, and the principal joint
+    transform is applied in its revolute / prismatic closed form (:func:`_xj_motion`).
+    Profile and operation counts: docs/dca.md, "Profile".
     """
     jtype, jnv, vadr, mass, h, Ibar = m.jtype, m.jnv, m.vadr, m.mass, m.h, m.Ibar
     gravity, Iinv, H_E, H_r, perm, nfree = m.gravity, m.Iinv, m.H_E, m.H_r, m.perm, m.nfree
