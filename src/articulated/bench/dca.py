@@ -172,7 +172,8 @@ def phase_profile(quick=False, *, repeats=7, log=print) -> list[dict]:
     call, each pass run in one compiled loop (no call overhead): kinematics, main pass
     (leaves and node coefficients, RGL eqs. 2-3), back-substitution (eqs. 4-5); the call
     from Python (``DCA.forward_dynamics``); and :func:`node_flops` per internal node.
-    Minimum over ``repeats`` batches (the least disturbed by other processes)."""
+    Minimum over ``3 repeats`` batches of a few milliseconds (the least disturbed by other
+    processes on a shared machine)."""
     import timeit
 
     from .. import aba
@@ -189,11 +190,11 @@ def phase_profile(quick=False, *, repeats=7, log=print) -> list[dict]:
         inp = DCAInputs(q, qd, tau, s.f_none, False)
         args = (s.kernel_model, inp, s.kernel_scratch, s.kernel_data)
         nb = model.nb
-        reps = max(1, 30_000 // nb)
+        reps = max(1, 10_000 // nb)
 
         def best(fn, number):
             fn()
-            return min(timeit.Timer(fn).repeat(repeat=repeats, number=number)) / number
+            return min(timeit.Timer(fn).repeat(repeat=3 * repeats, number=number)) / number
 
         row = dict(scene=name, nb=nb, nodes=int(s.tree.n_nodes))
         row["aba_ns"] = best(lambda: aba(model, q, qd, tau), reps) / nb * 1e9
