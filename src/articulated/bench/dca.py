@@ -171,7 +171,9 @@ def phase_profile(quick=False, *, repeats=7, log=print) -> list[dict]:
     """ns per joint of the passes of the full DCA (balanced assembly) next to ABA's whole
     call, each pass run in one compiled loop (no call overhead): kinematics, main pass
     (leaves and node coefficients, RGL eqs. 2-3), back-substitution (eqs. 4-5); the call
-    from Python (``DCA.forward_dynamics``); and :func:`node_flops` per internal node.
+    from Python (``DCA.forward_dynamics``); and :func:`node_flops` per internal node. The
+    "rest" of :func:`format_profile` is the call minus the passes: the call overhead and,
+    on scenes larger than the cache, the misses of one pass on what the previous evicted.
     Minimum over ``3 repeats`` batches of a few milliseconds (the least disturbed by other
     processes on a shared machine)."""
     import timeit
@@ -212,7 +214,7 @@ def phase_profile(quick=False, *, repeats=7, log=print) -> list[dict]:
 def format_profile(rows) -> str:
     """The Markdown table of :func:`phase_profile`."""
     heads = ["scene", "ABA ns/joint", "DCA call ns/joint", "DCA/ABA", "kinematics",
-             "main pass", "back-subst.", "call overhead", "flops/node main, back"]
+             "main pass", "back-subst.", "rest", "flops/node main, back"]
     return markdown_table(heads, (
         [r["scene"], f"{r['aba_ns']:.0f}", f"{r['call_ns']:.0f}",
          f"{r['call_ns'] / r['aba_ns']:.2f}", f"{r['kin_ns']:.0f}", f"{r['main_ns']:.0f}",
