@@ -83,12 +83,12 @@ import math
 from numba import njit
 
 from ..config import KERNEL
-from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
 from ..spatial import get_vec6, xform_force_T_at
 from .blocks import (_bmv, _child_slot, _chol, _chol5_perm, _chol_solve, _copy_block, _ctv,
                      _fwd_rows, _hand_down, _off, _oidx, _outer_acc, _outer_sym, _pair5,
                      _pair5_sym, _solve5, _symv, _xj_cols_add, _xj_motion, _xj_rows,
                      _xj_rows_T, _zrows5)
+from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
 from .handles import _dca_kinematics, _leaf_bias
 
 

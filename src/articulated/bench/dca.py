@@ -281,8 +281,8 @@ def bench_dca(quick=False, *, repeats=7, log=print) -> dict:
     -------
     dict with ``timings`` (list of per-scene dicts: ``aba_ns``, ``balanced_ns``,
     ``serial_ns`` [ns/DOF], ratios, ``*_err``, ``*_bytes_per_dof``, heights, handles),
-    ``trees`` (assembly-tree statistics), ``profile`` (:func:`phase_profile`), ``machine``, ``peak_rss_bytes`` and ``report``
-    (the printed Markdown).
+    ``trees`` (assembly-tree statistics), ``profile`` (:func:`phase_profile`), ``machine``,
+    ``peak_rss_bytes`` and ``report`` (the printed Markdown).
     """
     machine = machine_info()
     timings = bench_timings(quick, repeats=repeats, log=log)
