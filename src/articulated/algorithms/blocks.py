@@ -112,6 +112,59 @@ def _xj_rows(jt, E, r, J, M, m, out, o):
 
 
 @njit(**INLINE)
+def _xj_motion(jt, E, r, J, v):
+    """``X v`` (a 6-tuple) for a motion 6-vector v and the principal joint transform
+    ``X = (E[J], r[J])`` of :func:`_xj_rows`: 12 operations for a revolute joint (a rotation
+    about z), 4 for a prismatic one (a translation along z), the general transform
+    otherwise; equal to :func:`~articulated.spatial.xform_motion_at`."""
+    if jt == JOINT_REVOLUTE:
+        c = E[J, 0, 0]
+        s = E[J, 0, 1]
+        return (c * v[0] + s * v[1], c * v[1] - s * v[0], v[2], c * v[3] + s * v[4],
+                c * v[4] - s * v[3], v[5])
+    if jt == JOINT_PRISMATIC:
+        qz = r[J, 2]
+        return v[0], v[1], v[2], v[3] + qz * v[1], v[4] - qz * v[0], v[5]
+    return xform_motion_at(E, r, J, v)
+
+
+@njit(**INLINE)
+def _xj_force_T(jt, E, r, J, f):
+    """``X^T f`` (a 6-tuple) for a force 6-vector f and the principal joint transform of
+    :func:`_xj_motion`; equal to :func:`~articulated.spatial.xform_force_T_at`."""
+    if jt == JOINT_REVOLUTE:
+        c = E[J, 0, 0]
+        s = E[J, 0, 1]
+        return (c * f[0] - s * f[1], s * f[0] + c * f[1], f[2], c * f[3] - s * f[4],
+                s * f[3] + c * f[4], f[5])
+    if jt == JOINT_PRISMATIC:
+        qz = r[J, 2]
+        return f[0] - qz * f[4], f[1] + qz * f[3], f[2], f[3], f[4], f[5]
+    return xform_force_T_at(E, r, J, f)
+
+
+@njit(**INLINE)
+def _xj_rows_T(jt, E, r, J, M, m, out, o):
+    """out[o] = X M[m]^T (X as in :func:`_xj_rows`), without copying the transpose."""
+    for n in range(6):
+        y = _xj_motion(jt, E, r, J, (M[m, n, 0], M[m, n, 1], M[m, n, 2], M[m, n, 3],
+                                     M[m, n, 4], M[m, n, 5]))
+        for a in range(6):
+            out[o, a, n] = y[a]
+
+
+@njit(**INLINE)
+def _xj_cols_add(jt, E, r, J, M, m, P, p):
+    """M[m] <- M[m] X^T + P[p] in place (X as in :func:`_xj_rows`; row a of ``M X^T`` is
+    ``X`` applied to row a of M)."""
+    for a in range(6):
+        y = _xj_motion(jt, E, r, J, (M[m, a, 0], M[m, a, 1], M[m, a, 2], M[m, a, 3],
+                                     M[m, a, 4], M[m, a, 5]))
+        for b in range(6):
+            M[m, a, b] = y[b] + P[p, a, b]
+
+
+@njit(**INLINE)
 def _xj_cols(jt, E, r, J, M, m):
     """M[m] <- M[m] X^T in place (column operations), X as in :func:`_xj_rows`."""
     if jt == JOINT_REVOLUTE:
@@ -660,8 +713,8 @@ def _node_slot(kk, c):
 def _hand_down(fh, ho, nAo, f, X, J, A, ca, cb, hA, nhA, hB, nhB):
     """Handle forces of node C's children from C's (slots ``ho ..``, A's first) and the
     force ``f`` (a 6-vector) across C's joint J (RL eq. 5): B's handle (J, 1) gets f, A's
-    handle (J, 0) gets ``-X_J^T f`` (``X = (E, r)``, the principal joint transforms), every
-    other handle its force at C."""
+    handle (J, 0) gets ``-X_J^T f`` (``X = (jt, E, r)``: J's joint type and the principal
+    joint transforms, :func:`_xj_force_T`), every other handle its force at C."""
     for kk in range(nhB):
         dst = hB + kk
         if kk == cb:
@@ -673,7 +726,7 @@ def _hand_down(fh, ho, nAo, f, X, J, A, ca, cb, hA, nhA, hB, nhB):
                 fh[dst, a] = fh[src, a]
     if A < 0:
         return
-    g = xform_force_T_at(X[0], X[1], J, f)
+    g = _xj_force_T(X[0], X[1], X[2], J, f)
     for kk in range(nhA):
         dst = hA + kk
         if kk == ca:

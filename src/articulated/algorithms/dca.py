@@ -78,13 +78,17 @@ accelerations of :meth:`DCA.body_accelerations` include ``-g`` (they equal ABA's
 
 from __future__ import annotations
 
+import math
+
 from numba import njit
 
 from ..config import KERNEL
-from ..spatial import get_vec6, xform_force_T_at, xform_motion_at
+from ..spatial import get_vec6, xform_force_T_at
 from .blocks import (_bmv, _child_slot, _chol, _chol5_perm, _chol_solve, _copy_block, _ctv,
                      _fwd_rows, _hand_down, _off, _oidx, _outer_acc, _outer_sym, _pair5,
-                     _pair5_sym, _solve5, _symv, _xj_cols, _xj_rows, _zrows5)
+                     _pair5_sym, _solve5, _symv, _xj_cols_add, _xj_motion, _xj_rows,
+                     _xj_rows_T, _zrows5)
+from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
 from .handles import _dca_kinematics, _leaf_bias
 
 
@@ -107,7 +111,10 @@ def _dca_main_pass(m, inp, sc, d):
     is a stack discipline: a node's children are the top two entries): entry e has its
     biases at ``Bst[e hmax + k]`` and its diagonal blocks at ``Pd[st_base[e] + k]``, which
     is the constant leaf storage for a leaf and ``n_leaf_diag + e hmax`` for an internal
-    node. Scratch: Z (hmax + 2, 6, 6) (0: K, 1: C_k, 2..: Z_k), Ds (6, 6).
+    node. Scratch: Z (hmax + 2, 6, 6) (0: K, 1: C_k, 2..: Z_k), Ds (6, 6). A block
+    ``C_k = Phi^B_{1k}`` stored untransposed is read in place, and the principal joint
+    transform is applied in its revolute / prismatic closed form (:func:`_xj_motion`).
+    Profile and operation counts: docs/dca.md, "Profile".
     """
     jtype, jnv, vadr, mass, h, Ibar = m.jtype, m.jnv, m.vadr, m.mass, m.h, m.Ibar
     gravity, Iinv, H_E, H_r, perm, nfree = m.gravity, m.Iinv, m.H_E, m.H_r, m.perm, m.nfree
@@ -165,10 +172,7 @@ def _dca_main_pass(m, inp, sc, d):
         # ---- K = X Phi_2^A X^T + Phi_1^B (symmetric), in Z[0]
         if A >= 0:
             _xj_rows(jt, XJ_E, XJ_r, J, Pd, dA + ca, Z, 0)
-            _xj_cols(jt, XJ_E, XJ_r, J, Z, 0)
-            for a in range(6):
-                for b in range(6):
-                    Z[0, a, b] += Pd[dB + cb, a, b]
+            _xj_cols_add(jt, XJ_E, XJ_r, J, Z, 0, Pd, dB + cb)
         else:
             for a in range(6):
                 for b in range(6):
@@ -190,7 +194,7 @@ def _dca_main_pass(m, inp, sc, d):
         s1 = bB + cb
         if A >= 0:
             s2 = bA + ca
-            x = xform_motion_at(XJ_E, XJ_r, J, get_vec6(Bst, s2))
+            x = _xj_motion(jt, XJ_E, XJ_r, J, get_vec6(Bst, s2))
         else:
             x = (b_world[J, 0], b_world[J, 1], b_world[J, 2], b_world[J, 3], b_world[J, 4],
                  b_world[J, 5])
@@ -235,30 +239,32 @@ def _dca_main_pass(m, inp, sc, d):
                 src = bA + kk
                 ob, tr = _off(ooA, nhA, ca, kk)
                 if tr:
-                    for a in range(6):
-                        for b in range(6):
-                            Z[0, a, b] = Po[ob, b, a]
-                    _xj_rows(jt, XJ_E, XJ_r, J, Z, 0, Z, 1)    # C_k = X Phi^A_{2,k}
+                    _xj_rows_T(jt, XJ_E, XJ_r, J, Po, ob, Z, 1)   # C_k = X Phi^A_{2,k}
                 else:
                     _xj_rows(jt, XJ_E, XJ_r, J, Po, ob, Z, 1)
+                Ck, ck = Z, 1
                 sg = 1
             else:
                 src = bB + kk
                 ob, tr = _off(ooB, nhB, cb, kk)
-                _copy_block(Po, ob, tr, Z, 1)                  # C_k = Phi^B_{1,k}
+                if tr:
+                    _copy_block(Po, ob, tr, Z, 1)              # C_k = Phi^B_{1,k}
+                    Ck, ck = Z, 1
+                else:
+                    Ck, ck = Po, ob                            # read in place
                 sg = -1
-            t = _ctv(Z, 1, gamma, J)
+            t = _ctv(Ck, ck, gamma, J)
             dst = bC + k
             for m in range(6):
                 Bst[dst, m] = Bst[src, m] - sg * t[m]
             if nf == 5:
-                _zrows5(L, Ld, J, perm, Z, 1, Z, 2 + k)
+                _zrows5(L, Ld, J, perm, Ck, ck, Z, 2 + k)
             elif nf > 0:
                 zk = 2 + k
                 for a in range(nf):
                     pa = perm[J, a]
                     for m in range(6):
-                        Z[zk, a, m] = Z[1, pa, m]
+                        Z[zk, a, m] = Ck[ck, pa, m]
                 _fwd_rows(L, Ld, J, nf, Z, zk)
         # ---- Phi^C_kl = [same child] Phi_kl - s_k s_l Z_k Z_l^T: diagonal blocks to the
         # stack entry eC (in increasing k: they overwrite only A's blocks already used),
@@ -314,7 +320,8 @@ def _dca_back_pass(m, inp, sc, d):
     ``f_J = Q``, ``f_F = K_FF^-1 (x_F - K_FJ Q)`` and ``qdd = K_JF f_F + K_JJ Q - x_J``
     (the rows of ``K f = x + S qdd``). ``f_al``: f in the aligned frame of (J, 1);
     ``f_out``: in body-J coordinates."""
-    jnv, vadr, H_E, perm, nfree, node_A = m.jnv, m.vadr, m.H_E, m.perm, m.nfree, m.node_A
+    jtype, jnv, vadr, H_E, perm, nfree = m.jtype, m.jnv, m.vadr, m.H_E, m.perm, m.nfree
+    node_A = m.node_A
     node_B, node_joint, node_nh, node_hoff = m.node_B, m.node_joint, m.node_nh, m.node_hoff
     node_ooff, node_ca, node_cb = m.node_ooff, m.node_ca, m.node_cb
     XJ_E, XJ_r = d.kin.XJ_E, d.kin.XJ_r
@@ -358,7 +365,7 @@ def _dca_back_pass(m, inp, sc, d):
                 a3 += y[3]
                 a4 += y[4]
                 a5 += y[5]
-            t = xform_motion_at(XJ_E, XJ_r, J, (a0, a1, a2, a3, a4, a5))
+            t = _xj_motion(jtype[J], XJ_E, XJ_r, J, (a0, a1, a2, a3, a4, a5))
             x0 += t[0]
             x1 += t[1]
             x2 += t[2]
@@ -421,7 +428,7 @@ def _dca_back_pass(m, inp, sc, d):
             f_out[J, 3 + a] = (H_E[hb, 0, a] * f_al[J, 3] + H_E[hb, 1, a] * f_al[J, 4]
                                + H_E[hb, 2, a] * f_al[J, 5])
         # forces on the children's handles: f on B's (J, 1), -X_J^T f on A's (J, 0)
-        _hand_down(fh, ho, nAo, get_vec6(f_al, J), (XJ_E, XJ_r), J, A, ca, cb,
+        _hand_down(fh, ho, nAo, get_vec6(f_al, J), (jtype[J], XJ_E, XJ_r), J, A, ca, cb,
                    node_hoff[A] if A >= 0 else 0, nhA, node_hoff[B], nhB)
 
 @njit(**KERNEL)
@@ -460,3 +467,35 @@ def dca_kernel(m, inp, sc, d):
     _dca_kinematics(m, inp, d.kin)
     _dca_main_pass(m, inp, sc, d)
     _dca_back_pass(m, inp, sc, d)
+
+
+@njit(**KERNEL)
+def dca_call(m, inp, sc, d):
+    """:func:`dca_kernel` for callers in Python: the same bundles as plain tuples (their
+    fields in order, ``d[0]`` the :class:`~articulated.algorithms.bundles.Kinematics`),
+    rebuilt as named tuples inside. Numba types a plain tuple of arrays at a call from
+    Python about 5 times faster than a named tuple (its fields are typed one by one in
+    Python), which was about 10 us of every call (docs/dca.md, "Profile"). Returns whether
+    every joint acceleration is finite (the caller reports a non-finite one)."""
+    dca_kernel(DCAModel(*m), DCAInputs(*inp), DCAScratch(*sc),
+               DCAData(Kinematics(*d[0]), *d[1:]))
+    qdd = d[-1]
+    ok = True
+    for k in range(qdd.shape[0]):
+        if not math.isfinite(qdd[k]):
+            ok = False
+    return ok
+
+
+@njit(**KERNEL)
+def dca_pass_loop(phase, n, m, inp, sc, d):
+    """``n`` runs of one pass of :func:`dca_kernel` in one compiled call, for profiles that
+    leave the call overhead out (``articulated bench dca``): phase 0 the kinematics, 1 the
+    main pass, 2 the back-substitution."""
+    for _ in range(n):
+        if phase == 0:
+            _dca_kinematics(m, inp, d.kin)
+        elif phase == 1:
+            _dca_main_pass(m, inp, sc, d)
+        else:
+            _dca_back_pass(m, inp, sc, d)

@@ -14,8 +14,8 @@ from ..assembly import AssemblyTree, build_assembly
 from ..model import Model
 from ..spatial import xform_dense
 from ._inputs import as_configuration, as_vector, check_dtype, check_f_ext, report_dca_nonfinite
-from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
-from .dca import dca_body_acc, dca_kernel
+from .bundles import DCAData, DCAModel, DCAScratch, Kinematics
+from .dca import dca_body_acc, dca_call
 from .handles import _leaf_phi_kernel, handle_frames
 
 
@@ -195,6 +195,9 @@ class DCA:
                        self.b_world),
             self.z, self.Pd, self.Po, self.Bst, self.Kj, self.L, self.Ld, self.beta, self.gamma,
             self.fh, self.f_al, self.f, self.qdd)
+        # the same as plain tuples, for the call from Python (dca_call)
+        self._call_args = (tuple(self.kernel_model), tuple(self.kernel_scratch),
+                           (tuple(self.kernel_data.kin),) + tuple(self.kernel_data)[1:])
 
     def nbytes(self) -> int:
         """Bytes held by the DCA's arrays (coefficients and workspace, not the model)."""
@@ -206,9 +209,8 @@ class DCA:
         qd = self._qd_zero if quasi_static else as_vector(model, qd, "qd", model.nv, dt)
         tau = as_vector(model, tau, "tau", model.nv, dt)
         f = self.f_none if f_ext is None else check_f_ext(model, f_ext, dt)
-        dca_kernel(self.kernel_model, DCAInputs(q, qd, tau, f, bool(quasi_static)),
-                   self.kernel_scratch, self.kernel_data)
-        if not np.isfinite(self.qdd).all():
+        m, sc, d = self._call_args
+        if not dca_call(m, (q, qd, tau, f, bool(quasi_static)), sc, d):
             report_dca_nonfinite(model, self.qdd, dt, q=q, qd=None if quasi_static else qd,
                                  tau=tau, f_ext=f)
         return self.qdd.copy()

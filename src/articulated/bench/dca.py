@@ -129,6 +129,100 @@ def tree_statistics(quick=False) -> list[dict]:
     return rows
 
 
+def _profile_scenes(quick):
+    from .. import models
+
+    if quick:
+        return [("pendulum-30", lambda: models.pendulum(30)),
+                ("molecule-2000", lambda: models.molecule(2000))]
+    return [("pendulum-300", lambda: models.pendulum(300)),
+            ("millipede", lambda: models.millipede()),
+            ("molecule-50k", lambda: models.molecule(50_000))]
+
+
+def node_flops(tree) -> tuple[float, float]:
+    """Floating-point operations (multiplications, additions, divisions) per internal node
+    of the main pass and of the back-substitution, counted from the formulas of
+    :mod:`articulated.algorithms.dca` for a 1-dof joint (``K_FF`` 5 x 5) and averaged
+    over the tree's internal nodes from their handle counts: K 180, factor 50, beta and
+    gamma 80; per handle of C: ``C_k`` 72 (from A) or 0 (from B), ``C_k^T gamma`` 72,
+    ``Z_k`` 120; per diagonal block 240, per off-diagonal block 390 (+36 with a base).
+    Back-substitution: 72 per handle, 12 for ``X_J`` on A's sum, 65 for the solve, 12 for
+    qdd, 30 for the body-frame force, 18 for the forces handed down."""
+    main = back = 0.0
+    n = 0
+    for i in range(tree.n_nodes):
+        if tree.node_joint[i] < 0:
+            continue
+        A = tree.node_A[i]
+        nAo = tree.node_nh[A] - 1 if A >= 0 else 0
+        nC = int(tree.node_nh[i])
+        nB = nC - nAo
+        f = 180 + 50 + 80 + nAo * (72 + 72 + 120) + nB * (72 + 120) + 240 * nC
+        same = nAo * (nAo - 1) // 2 + nB * (nB - 1) // 2
+        f += 390 * nC * (nC - 1) // 2 + 36 * same
+        main += f
+        back += 72 * nC + (12 if nAo else 0) + 65 + 12 + 30 + 18
+        n += 1
+    return main / max(n, 1), back / max(n, 1)
+
+
+def phase_profile(quick=False, *, repeats=7, log=print) -> list[dict]:
+    """ns per joint of the passes of the full DCA (balanced assembly) next to ABA's whole
+    call, each pass run in one compiled loop (no call overhead): kinematics, main pass
+    (leaves and node coefficients, RGL eqs. 2-3), back-substitution (eqs. 4-5); the call
+    from Python (``DCA.forward_dynamics``); and :func:`node_flops` per internal node. The
+    "rest" of :func:`format_profile` is the call minus the passes: the call overhead and,
+    on scenes larger than the cache, the misses of one pass on what the previous evicted.
+    Minimum over ``3 repeats`` batches of a few milliseconds (the least disturbed by other
+    processes on a shared machine)."""
+    import timeit
+
+    from .. import aba
+    from ..algorithms.bundles import DCAInputs
+    from ..algorithms.dca import dca_pass_loop
+    from ..algorithms.dca_solver import DCA
+
+    rows = []
+    for name, make in _profile_scenes(quick):
+        model = make()
+        q, qd, tau = _state(model)
+        s = DCA(model, "balanced")
+        s.forward_dynamics(q, qd, tau)
+        inp = DCAInputs(q, qd, tau, s.f_none, False)
+        args = (s.kernel_model, inp, s.kernel_scratch, s.kernel_data)
+        nb = model.nb
+        reps = max(1, 10_000 // nb)
+
+        def best(fn, number):
+            fn()
+            return min(timeit.Timer(fn).repeat(repeat=3 * repeats, number=number)) / number
+
+        row = dict(scene=name, nb=nb, nodes=int(s.tree.n_nodes))
+        row["aba_ns"] = best(lambda: aba(model, q, qd, tau), reps) / nb * 1e9
+        row["call_ns"] = best(lambda: s.forward_dynamics(q, qd, tau), reps) / nb * 1e9
+        for k, key in enumerate(("kin_ns", "main_ns", "back_ns")):
+            row[key] = best(lambda: dca_pass_loop(k, reps, *args), 1) / reps / nb * 1e9
+        row["main_flops"], row["back_flops"] = node_flops(s.tree)
+        rows.append(row)
+        log(f"{name}: ABA {row['aba_ns']:.0f} ns/joint; DCA call {row['call_ns']:.0f}: "
+            f"kinematics {row['kin_ns']:.0f}, main {row['main_ns']:.0f}, back "
+            f"{row['back_ns']:.0f}")
+    return rows
+
+
+def format_profile(rows) -> str:
+    """The Markdown table of :func:`phase_profile`."""
+    heads = ["scene", "ABA ns/joint", "DCA call ns/joint", "DCA/ABA", "kinematics",
+             "main pass", "back-subst.", "rest", "flops/node main, back"]
+    return markdown_table(heads, (
+        [r["scene"], f"{r['aba_ns']:.0f}", f"{r['call_ns']:.0f}",
+         f"{r['call_ns'] / r['aba_ns']:.2f}", f"{r['kin_ns']:.0f}", f"{r['main_ns']:.0f}",
+         f"{r['back_ns']:.0f}",
+         f"{r['call_ns'] - r['kin_ns'] - r['main_ns'] - r['back_ns']:.0f}",
+         f"{r['main_flops']:.0f}, {r['back_flops']:.0f}"] for r in rows))
+
+
 def format_report(timings, trees, machine=None, peak_rss=None) -> str:
     """The Markdown tables printed by :func:`bench_dca`."""
     lines = []
@@ -187,17 +281,19 @@ def bench_dca(quick=False, *, repeats=7, log=print) -> dict:
     -------
     dict with ``timings`` (list of per-scene dicts: ``aba_ns``, ``balanced_ns``,
     ``serial_ns`` [ns/DOF], ratios, ``*_err``, ``*_bytes_per_dof``, heights, handles),
-    ``trees`` (assembly-tree statistics), ``machine``, ``peak_rss_bytes`` and ``report``
-    (the printed Markdown).
+    ``trees`` (assembly-tree statistics), ``profile`` (:func:`phase_profile`), ``machine``,
+    ``peak_rss_bytes`` and ``report`` (the printed Markdown).
     """
     machine = machine_info()
     timings = bench_timings(quick, repeats=repeats, log=log)
     trees = tree_statistics(quick)
+    profile = phase_profile(quick, repeats=repeats, log=log)
     peak = peak_rss_bytes()
     report = format_report(timings, trees, machine, peak)
+    report += "\n\nProfile (ns per joint, minimum of the batches):\n\n" + format_profile(profile)
     log(report)
-    return dict(timings=timings, trees=trees, machine=machine, peak_rss_bytes=peak,
-                report=report)
+    return dict(timings=timings, trees=trees, profile=profile, machine=machine,
+                peak_rss_bytes=peak, report=report)
 
 
 HELP = "DCA vs our ABA, balanced vs serial assembly, assembly-tree statistics"
