@@ -94,13 +94,16 @@ LOOP_KIND_NAMES = {v: k for k, v in LOOP_KINDS.items()}
 LOOP_NC = {LOOP_POINT: 2, LOOP_SPHERICAL: 3, LOOP_REVOLUTE: 5, LOOP_WELD: 6}
 
 QUAT_TOL = 1e-6
-"""Largest accepted | |quat| - 1 | of a quaternion in a float64 state (1e-4 in float32)."""
+"""Largest accepted | |quat| - 1 | of a quaternion in a float64 state."""
+
+QUAT_TOL_F32 = 1e-4
+"""Largest accepted | |quat| - 1 | of a quaternion in a float32 state."""
 
 
 def quaternion_tol(dtype) -> float:
     """The accepted | |quat| - 1 | of a configuration of ``dtype``: :data:`QUAT_TOL` in
-    float64, 1e-4 in float32."""
-    return QUAT_TOL if dtype is _F64 or dtype == np.float64 else 1e-4
+    float64, :data:`QUAT_TOL_F32` in float32."""
+    return QUAT_TOL if dtype is _F64 or dtype == np.float64 else QUAT_TOL_F32
 
 
 _F64 = np.dtype(np.float64)
@@ -126,12 +129,18 @@ def first_bad_quaternion(q, quat_qadr, tol):
     of :meth:`Model.check_configuration`, compiled so that the public functions' check
     costs no more than a call."""
     for k in range(quat_qadr.shape[0]):
-        a = quat_qadr[k]
-        n = math.sqrt(float(q[a]) ** 2 + float(q[a + 1]) ** 2 + float(q[a + 2]) ** 2
-                      + float(q[a + 3]) ** 2)
-        if not abs(n - 1.0) <= tol:
+        if not unit_quaternion(q, quat_qadr[k], tol):
             return k
     return -1
+
+
+@njit(**INLINE_IR)
+def unit_quaternion(q, a, tol):
+    """True if the quaternion ``q[a : a + 4]`` has norm within ``tol`` of 1 (False for a
+    non-finite one)."""
+    n = math.sqrt(float(q[a]) ** 2 + float(q[a + 1]) ** 2 + float(q[a + 2]) ** 2
+                  + float(q[a + 3]) ** 2)
+    return abs(n - 1.0) <= tol
 
 
 @njit(**INLINE_IR)

@@ -9,14 +9,12 @@ the error names the joint or body.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, typeof
 
 from ..config import INLINE_IR
-from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_SPHERICAL, QUAT_TOL, first_bad_quaternion,
-                     quaternion_tol)
+from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_SPHERICAL, QUAT_TOL, QUAT_TOL_F32,
+                     first_bad_quaternion, quaternion_tol, unit_quaternion)
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -131,15 +129,12 @@ def configuration_status(mv, q):
                                 else 0 if t == JOINT_FIXED else 1)
     if not vector_ok(q, nq):
         return 1
-    tol = 1e-4 if q.itemsize == 4 else QUAT_TOL
+    tol = QUAT_TOL_F32 if q.itemsize == 4 else QUAT_TOL
     for i in range(nb):
         t = mv.jtype[i]
-        if t == JOINT_FREE or t == JOINT_SPHERICAL:
-            a = mv.qadr[i] + (3 if t == JOINT_FREE else 0)
-            n = math.sqrt(float(q[a]) ** 2 + float(q[a + 1]) ** 2 + float(q[a + 2]) ** 2
-                          + float(q[a + 3]) ** 2)
-            if not abs(n - 1.0) <= tol:
-                return 2
+        if ((t == JOINT_FREE or t == JOINT_SPHERICAL)
+                and not unit_quaternion(q, mv.qadr[i] + (3 if t == JOINT_FREE else 0), tol)):
+            return 2
     return 0
 
 

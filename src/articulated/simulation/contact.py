@@ -71,7 +71,7 @@ DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_swee
                 slip_speed=None, limit_e=0.0, max_rotation=0.05)
 
 MAX_SUBSTEPS = 64
-
+"""Most substeps of one step (contact option ``max_rotation``)."""
 
 
 class ContactStepper:
@@ -170,6 +170,7 @@ class ContactStepper:
         self.last = np.zeros((), CONTACT_STATS)
         self.st = np.zeros(len(CONTACT_STATS.names))
         self.substeps = 1
+        self._motion_time = 0.0
 
     @property
     def rows(self):
@@ -224,10 +225,10 @@ class ContactStepper:
             return None
         qs = self.qd_star
         np.add(qd, h * d.qdd, out=qs)
-        k = self._substeps(q, qs)
+        k, ready = self._substeps(q, qs)
         self.substeps = k
         if k == 1:
-            return self._finish(q, qs, h)
+            return self._finish(q, qs, h, ready)
         hk = h / k
         total = None
         for i in range(k):
@@ -240,24 +241,35 @@ class ContactStepper:
         return q, qd
 
     def _substeps(self, q, qs):
-        """Substeps of the step from ``q`` with velocities ``qs`` (nv,): ``ceil(dt
-        max|omega| / max_rotation)``, 1 to :data:`MAX_SUBSTEPS` (1 without the option)."""
+        """``(k, ready)``: the substeps of the step from ``q`` with velocities ``qs``
+        (nv,), ``ceil(dt max|omega| / max_rotation)`` from 1 to :data:`MAX_SUBSTEPS` (1
+        without the option), and whether the workspace now holds the bodies' world poses
+        and velocities at ``(q, qs)`` (:meth:`_body_motion`, which detection reuses)."""
         theta = self.options["max_rotation"]
         if theta is None:
-            return 1
+            return 1, False
         d = self.data
-        _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
+        t0 = time.perf_counter()
+        self._body_motion(q, qs)
+        self._motion_time = time.perf_counter() - t0    # detection's, when it reuses it
         w = float(np.sqrt(np.max(np.einsum("ij,ij->i", d.v[:, :3], d.v[:, :3]))))
         turn = self.dt * w / float(theta)
         if not math.isfinite(turn):
-            return 1                                    # the caller reports the divergence
-        return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS))
+            return 1, True                              # the caller reports the divergence
+        return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS)), True
 
-    def _finish(self, q, qs, h):
+    def _body_motion(self, q, qs):
+        """World poses at ``q`` and body velocities for ``qs`` into the workspace (O(n))."""
+        d = self.data
+        _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
+        _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
+
+    def _finish(self, q, qs, h, ready=False):
         """Steps 3-6 of the module doc over ``h`` [s] from ``q`` with the unconstrained
-        velocities ``qs``: returns ``(q1, qd1)``."""
+        velocities ``qs`` (``ready``: the workspace holds their body motion already):
+        returns ``(q1, qd1)``."""
         m = self.model
-        n = self.detect(q, qs, h)
+        n = self.detect(q, qs, h, ready)
         qd1, v = self.respond(q, qs, n, self.im, self.fac, self.limits,
                               lambda x: self._kinetic(q, x), h=h)
         q1 = np.empty_like(q)
@@ -266,16 +278,17 @@ class ContactStepper:
             _normalize_kernel(m.quat_qadr, q1)
         return q1, qd1
 
-    def detect(self, q, qs, h=None):
+    def detect(self, q, qs, h=None, ready=False):
         """Contacts at ``q`` with speculative margins over a step ``h`` [s] (default
         ``dt``) from the joint velocities ``qs`` (nv,) of the whole model (world poses and
-        velocities of every body: O(n)); returns their number (in ``self.detector.out``)."""
+        velocities of every body: O(n), unless ``ready``: already in the workspace);
+        returns their number (in ``self.detector.out``)."""
         d = self.data
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() - (self._motion_time if ready else 0.0)
         n = 0
         if self.detector is not None:
-            _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
-            _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
+            if not ready:
+                self._body_motion(q, qs)
             n = self.detector.detect(d.oE, d.op, d.v, self.dt if h is None else h)
         self.last["n"] = n
         self.last["detect_time"] = time.perf_counter() - t0
