@@ -234,6 +234,31 @@ def _energy_kernel(model_i, model_f, q, qd, data_f):
     return state_energy(model_i, model_f, q, qd, data_f)
 
 
+@njit(**KERNEL)
+def _power_kernel(model_i, model_f, q, x, tau, f_ext, data_f):
+    """Power [W] of the applied forces at the configuration ``q`` for the joint velocities
+    ``x`` (nv,): ``tau . x + sum_i f_ext_i . v_i`` with ``v_i`` body i's velocity for
+    ``x`` and ``f_ext`` (nb, 6) or (0, 6) in body coordinates, as :func:`~articulated.
+    algorithms.aba.aba` takes it (``Q . x`` with ``Q = tau + J^T f_ext``, the generalized
+    applied force). One pass over the bodies; rewrites the workspace's joint transforms
+    and velocities with those of ``q, x``."""
+    mv = model_arrays(model_i, model_f)
+    nb = mv.parent.shape[0]
+    dv = data_arrays(data_f, nb, mv.S.shape[0])
+    P = 0.0
+    for k in range(x.shape[0]):
+        P += tau[k] * x[k]
+    if f_ext.shape[0] == 0:
+        return P
+    for i in range(nb):
+        E, r = joint_xup(i, mv.jtype, mv.qadr, mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r,
+                         q, dv.Xup_E, dv.Xup_r)
+        vi = velocity_step(i, mv.parent, mv.vadr, mv.jnv, mv.S, x, E, r, dv.v, dv.c)
+        for k in range(6):
+            P += f_ext[i, k] * vi[k]
+    return P
+
+
 @njit(**INLINE_IR)
 def _all_finite(x):
     """True if every entry of the 2-D array ``x`` is finite."""

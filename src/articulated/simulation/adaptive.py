@@ -205,8 +205,9 @@ class AdaptiveSimulator:
         hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V; see :meth:`_contact_step`)
     limits : bool - enforce the joint limits of the active joints (GLM IV.B)
     contact_options : dict, optional - options of
-        :class:`~articulated.simulation.contact.ContactStepper`, except ``max_rotation``:
-        adaptive steps are never split into substeps (ValueError if it is given)
+        :class:`~articulated.simulation.contact.ContactStepper`, except ``max_rotation``
+        and ``energy_bound``: adaptive steps are not split into substeps nor bounded in
+        energy yet (ValueError if they are given)
 
     With none of ``max_active``, ``eps_vel`` (> 0), ``eps_acc`` (> 0), ``max_update`` the
     active region is everything that moves and the result is the full dynamics.
@@ -298,6 +299,10 @@ class AdaptiveSimulator:
                 raise ValueError("contact option max_rotation (substeps) is not available with "
                                  "method='adaptive' yet; leave it out")
             opts["max_rotation"] = None
+            if opts.get("energy_bound"):
+                raise ValueError("contact option energy_bound is not available with "
+                                 "method='adaptive' yet; leave it out")
+            opts["energy_bound"] = False
             self._contact = ContactStepper(model, contacts, self.dt, limits=bool(limits),
                                            **opts)
             self._contact.check_initial(self.q)

@@ -44,6 +44,7 @@ from ..algorithms.contact import (
 )
 from ..algorithms.kinematics import (
     _energy_kernel,
+    _power_kernel,
     _velocities_kernel,
     _world_poses_kernel,
 )
@@ -58,20 +59,24 @@ CONTACT_STATS = np.dtype([
     ("sliding", np.int64),
     ("sweeps", np.int64), ("fallback", np.int64), ("max_depth", np.float64), ("approach_speed", np.float64),
     ("ke_before", np.float64), ("ke_after", np.float64), ("detect_time", np.float64),
-    ("response_time", np.float64)])
+    ("response_time", np.float64), ("energy_removed", np.float64)])
 """Per step: contacts, joint-limit rows, impacts (approach faster than ``rest_speed``; contacts
 and limits), contacts sticking and sliding after the solve, sweeps, 1 if the solve fell
 back to energy-monotone visits (:func:`~articulated.algorithms.contact.solve_impulses`), largest depth at
 detection [m] (contacts), fastest approach [m/s] (contacts),
 kinetic energy before and after the impulses [J], wall time of detection and of the
-response [s]."""
+response [s], energy [J] the energy bound took out (contact option ``energy_bound``)."""
 
 DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_sweeps=20,
                 allow_initial_penetration=False, depth_tol=1e-4, capacity=64, warm_start=True,
-                slip_speed=None, limit_e=0.0, max_rotation=0.05)
+                slip_speed=None, limit_e=0.0, max_rotation=0.05, energy_bound=True)
 
 MAX_SUBSTEPS = 64
 """Most substeps of one step (contact option ``max_rotation``)."""
+
+BOUND_SLACK = 1e-12
+"""Relative slack of the energy bound (contact option ``energy_bound``): an excess below
+``BOUND_SLACK (|E| + |W| + T)`` is rounding and left alone."""
 
 
 class ContactStepper:
@@ -107,6 +112,15 @@ class ContactStepper:
         projection predict a contact's gap linearly over the step; a shape of radius r
         turning by ``theta`` leaves that prediction by about ``r theta^2 / 2`` (0.26 mm
         for r = 21 cm at 0.05 rad). None: never split (docs/contact.md, "Substeps").
+    energy_bound : bool - (default True) a step (each substep) may not end with more total
+        energy ``E = T + V`` (kinetic and gravity potential) than it began with plus the
+        work of the applied forces over it (trapezoidal rule, ``W = h Q . (qd + qd+) / 2``,
+        ``Q = tau + J^T f_ext``); an excess, from the integrator (semi-implicit Euler gains
+        energy where fast links whip: first order in h) or the position projection, is
+        taken out of the kinetic energy by scaling ``qd+`` (its projection onto the energy
+        level in the mass-matrix metric: Hairer, Lubich & Wanner, Geometric Numerical
+        Integration, IV.4), and recorded as ``energy_removed``. Impulses never add energy,
+        so the bound only removes discretization error (docs/contact.md, "Energy bound").
 
     Raises
     ------
@@ -215,12 +229,14 @@ class ContactStepper:
 
     def step(self, q, qd, tau, f_ext):
         """One step from ``(q, qd)`` under ``tau`` (nv,), ``f_ext`` (nb, 6) (or (0, 6)),
-        split into substeps when a body turns by more than ``max_rotation`` in it.
-        Returns new arrays ``(q1, qd1)``; statistics in :attr:`last` (over the substeps:
-        the largest counts, depth and approach, the impacts summed, the kinetic energies of
-        the last substep with a response, the times summed; :attr:`substeps` their
-        number). Returns None for ``qdd`` not finite (the caller reports the divergence)."""
+        split into substeps when a body turns by more than ``max_rotation`` in it, each
+        under the energy bound (option ``energy_bound``). Returns new arrays ``(q1,
+        qd1)``; statistics in :attr:`last` (over the substeps: the largest counts, depth
+        and approach, the impacts and removed energies summed, the kinetic energies of the
+        last substep with a response, the times summed; :attr:`substeps` their number).
+        Returns None for ``qdd`` not finite (the caller reports the divergence)."""
         d, h = self.data, self.dt
+        E = self._total_energy(q, qd) if self.options["energy_bound"] else None
         if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
             return None
         qs = self.qd_star
@@ -228,17 +244,47 @@ class ContactStepper:
         k, ready = self._substeps(q, qs)
         self.substeps = k
         if k == 1:
-            return self._finish(q, qs, h, ready)
+            q1, qd1 = self._finish(q, qs, h, ready)
+            self._bound(q, qd, q1, qd1, tau, f_ext, h, E)
+            return q1, qd1
         hk = h / k
         total = None
         for i in range(k):
-            if i and not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
-                return None
+            if i:
+                E = self._total_energy(q, qd) if E is not None else None
+                if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
+                    return None
             np.add(qd, hk * d.qdd, out=qs)              # (the first: the step's qdd)
-            q, qd = self._finish(q, qs, hk)
+            q1, qd1 = self._finish(q, qs, hk)
+            self._bound(q, qd, q1, qd1, tau, f_ext, hk, E)
+            q, qd = q1, qd1
             total = self.last.copy() if total is None else _merge_stats(total, self.last)
         self.last = total
         return q, qd
+
+    def _total_energy(self, q, qd):
+        """``T + V`` [J] at ``(q, qd)`` (O(n); rewrites the workspace)."""
+        d = self.data
+        T, V = _energy_kernel(d.model_i, d.model_f, q, qd, d.buf)
+        return T + V
+
+    def _bound(self, q, qd, q1, qd1, tau, f_ext, h, E):
+        """The energy bound over a (sub)step of ``h`` [s] from ``(q, qd)`` with total
+        energy ``E`` [J] (None: no bound) to ``(q1, qd1)``: where ``T1 + V1 > E + W``
+        (``W`` the applied forces' work, trapezoidal), ``qd1`` is scaled in place by
+        ``sqrt((T1 - excess) / T1)`` (at least 0). Records ``energy_removed`` in
+        :attr:`last`."""
+        self.last["energy_removed"] = 0.0
+        if E is None:
+            return
+        d = self.data
+        T1, V1 = _energy_kernel(d.model_i, d.model_f, q1, qd1, d.buf)
+        W = h * _power_kernel(d.model_i, d.model_f, q, 0.5 * (qd + qd1), tau, f_ext, d.buf)
+        excess = T1 + V1 - (E + W)
+        if excess > BOUND_SLACK * (abs(E) + abs(W) + T1) and T1 > 0.0:
+            scale = math.sqrt(max(T1 - excess, 0.0) / T1)
+            qd1 *= scale
+            self.last["energy_removed"] = T1 * (1.0 - scale * scale)
 
     def _substeps(self, q, qs):
         """``(k, ready)``: the substeps of the step from ``q`` with velocities ``qs``
@@ -349,7 +395,8 @@ def _merge_stats(total, last):
     and after the impulses are those of the last substep with a response)."""
     for name in ("n", "limits", "sweeps", "fallback", "max_depth", "approach_speed"):
         total[name] = max(total[name], last[name])
-    total["impacts"] += last["impacts"]
+    for name in ("impacts", "energy_removed"):
+        total[name] += last[name]
     for name in ("sticking", "sliding"):
         total[name] = last[name]
     if not math.isnan(last["ke_before"]):       # the last substep with a response
