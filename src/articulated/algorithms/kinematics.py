@@ -242,21 +242,26 @@ def _power_kernel(model_i, model_f, q, x, tau, f_ext, data_f):
     algorithms.aba.aba` takes it (``Q . x`` with ``Q = tau + J^T f_ext``, the generalized
     applied force). One pass over the bodies; rewrites the workspace's joint transforms
     and velocities with those of ``q, x``."""
+    # the model's fields are bound to names before the loop, as in the kernels above: with
+    # attribute reads (``mv.S``) as arguments of the IR-inlined steps numba returned wrong
+    # sums here (numba 0.68)
     mv = model_arrays(model_i, model_f)
-    nb = mv.parent.shape[0]
-    dv = data_arrays(data_f, nb, mv.S.shape[0])
-    P = 0.0
-    for k in range(x.shape[0]):
-        P += tau[k] * x[k]
+    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
+    Xtree_rot, axis, Xtree_E, Xtree_r, S = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
+    nb = parent.shape[0]
+    dv = data_arrays(data_f, nb, S.shape[0])
+    Xup_E, Xup_r, v, c = dv.Xup_E, dv.Xup_r, dv.v, dv.c
+    power = 0.0
+    for a in range(x.shape[0]):
+        power += tau[a] * x[a]
     if f_ext.shape[0] == 0:
-        return P
+        return power
     for i in range(nb):
-        E, r = joint_xup(i, mv.jtype, mv.qadr, mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r,
-                         q, dv.Xup_E, dv.Xup_r)
-        vi = velocity_step(i, mv.parent, mv.vadr, mv.jnv, mv.S, x, E, r, dv.v, dv.c)
-        for k in range(6):
-            P += f_ext[i, k] * vi[k]
-    return P
+        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
+        vi = velocity_step(i, parent, vadr, jnv, S, x, E, r, v, c)
+        for a in range(6):
+            power += f_ext[i, a] * vi[a]
+    return power
 
 
 @njit(**INLINE_IR)
