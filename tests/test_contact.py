@@ -558,3 +558,25 @@ def test_energy_bound_keeps_the_elastic_ball_below_its_start():
     assert c["energy_removed"][hits].min() > 0.0
     apex = tr.q[hits[0]:hits[1], 2].max() - 0.1
     assert 0.99 <= apex <= 1.0
+
+
+def test_runaway_displacement_stops_the_step_naming_the_joint():
+    # A contact step whose displacement moves a dof by more than pi (rad or m) or not
+    # finitely has diverged (the adaptive pile's position projection moved joints by
+    # 6.6e8 once): ContactStepper.check_displacement names the joint, runaway_dof finds
+    # the first such dof.
+    from articulated.algorithms.contact import MAX_STEP_DISPLACEMENT, runaway_dof
+    from articulated.simulation.contact import ContactStepper
+
+    m = art.models.pendulum(4)
+    cs = ContactStepper(m, None, 1e-3, limits=False)
+    v = np.zeros(4)
+    assert runaway_dof(v) == -1 and cs.check_displacement(v, np.arange(4))
+    v[2] = MAX_STEP_DISPLACEMENT * (1 + 1e-12)
+    assert runaway_dof(v) == 2
+    assert not cs.check_displacement(v, np.arange(4))
+    assert repr(m.joint_name[2]) in cs.failure and "more than pi" in cs.failure
+    v[2], v[1] = 0.0, math.nan
+    assert runaway_dof(v) == 1
+    assert not cs.check_displacement(v, np.array([0, 3, 2, 1]))
+    assert repr(m.joint_name[3]) in cs.failure

@@ -1002,6 +1002,37 @@ def _release_unstruck(rows, nr):
             rows.gap[c] = 0.0
 
 
+@njit(**INLINE)
+def _clamp_limits(lim, q, v):
+    """The step's displacement ``v`` (nv,) cut back to the joint limits ``lim`` where the
+    sweeps or the projection, stopped at their caps, left a limit row short of its bound
+    (measured: 3.6e-4 rad past a limit in a step of pendulum-200 with 5 limit rows); the
+    velocities are left alone (the next step's limit row takes the approach)."""
+    for l in range(lim.dof.shape[0]):
+        k = lim.dof[l]
+        x = q[lim.qadr[l]]
+        if x + v[k] < lim.lo[l]:
+            v[k] = lim.lo[l] - x
+        elif x + v[k] > lim.hi[l]:
+            v[k] = lim.hi[l] - x
+
+
+MAX_STEP_DISPLACEMENT = math.pi
+"""Largest displacement of one dof in one step [rad or m] that a contact step may give
+(:func:`runaway_dof`): beyond it the impulses or the position projection diverged, and the
+simulators stop with an error naming the joint rather than go on from nonsense."""
+
+
+@njit(**JIT)
+def runaway_dof(v):
+    """The first dof whose step displacement ``v[k]`` is beyond
+    :data:`MAX_STEP_DISPLACEMENT` or not finite, -1 if none."""
+    for k in range(v.shape[0]):
+        if not abs(v[k]) <= MAX_STEP_DISPLACEMENT:
+            return k
+    return -1
+
+
 @njit(**KERNEL)
 def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
     """Post-stabilization (Cline & Pai 2003): ``dq`` (nv,) with ``J_n dq >= gap* - (d + h
@@ -1161,6 +1192,8 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, qd1, v, st):
                 break
             nl += more
             nr += more
+        if nlim:
+            _clamp_limits(lim, q, v)
         save_impulses(rows, nr, rb.prev_key, rb.prev_P)
         sticking = 0
         sliding = 0

@@ -45,7 +45,7 @@ from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Contacts, detect_primitives
 from ..algorithms.contact import (STAT_DETECT, STAT_KE_AFTER, STAT_KE_BEFORE, STAT_N,
                                   STAT_RESPONSE, Factor, ImpulseModel, Limits, grow_response,
-                                  respond_kernel)
+                                  respond_kernel, runaway_dof)
 from ..algorithms.hybrid import hybrid_kinematics
 from ..algorithms.kinematics import _velocities_kernel, _world_poses_kernel, state_energy
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
@@ -63,6 +63,9 @@ ERR_FORCE = 3
 ERR_VELOCITY = 4
 """Error code of the compiled adaptive loops: the joint velocities overflow (``qd . qd`` is
 not finite, so neither is the kinetic energy)."""
+ERR_DISPLACEMENT = 5
+"""Error code of the compiled adaptive contact loop: the contact response moved a joint by
+more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` in one step."""
 
 ContactLoop = namedtuple("ContactLoop", (
     "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
@@ -309,6 +312,14 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                 ss += qd1[i] * qd1[i] + vr[i] * vr[i]
             if not math.isfinite(ss):
                 return s, ERR_VELOCITY, -1, nrec, broad, out, rb, cbody
+            bad = runaway_dof(vr)
+            if bad >= 0:
+                joint = -1
+                for u in range(na):
+                    J = ajoints[u]
+                    if vadr[J] <= cl.adof[bad] < vadr[J] + jnv[J]:
+                        joint = J
+                return s, ERR_DISPLACEMENT, joint, nrec, broad, out, rb, cbody
             if update:
                 for k in range(nv):
                     qd[k] = 0.0

@@ -39,6 +39,7 @@ from ..algorithms.contact import (
     impulse_scratch,
     model_limits,
     respond_kernel,
+    runaway_dof,
     grow_response,
     response_buffers,
 )
@@ -184,7 +185,9 @@ class ContactStepper:
         self.last = np.zeros((), CONTACT_STATS)
         self.st = np.zeros(len(CONTACT_STATS.names))
         self.substeps = 1
+        self.failure = None
         self._motion_time = 0.0
+        self._dofs = np.arange(nv)
 
     @property
     def rows(self):
@@ -234,8 +237,10 @@ class ContactStepper:
         qd1)``; statistics in :attr:`last` (over the substeps: the largest counts, depth
         and approach, the impacts and removed energies summed, the kinetic energies of the
         last substep with a response, the times summed; :attr:`substeps` their number).
-        Returns None for ``qdd`` not finite (the caller reports the divergence)."""
+        Returns None for ``qdd`` not finite or a runaway displacement (:attr:`failure`
+        says which; the caller reports the divergence)."""
         d, h = self.data, self.dt
+        self.failure = None
         E = self._total_energy(q, qd) if self.options["energy_bound"] else None
         if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
             return None
@@ -244,9 +249,10 @@ class ContactStepper:
         k, ready = self._substeps(q, qs)
         self.substeps = k
         if k == 1:
-            q1, qd1 = self._finish(q, qs, h, ready)
-            self._bound(q, qd, q1, qd1, tau, f_ext, h, E)
-            return q1, qd1
+            res = self._finish(q, qs, h, ready)
+            if res is not None:
+                self._bound(q, qd, *res, tau, f_ext, h, E)
+            return res
         hk = h / k
         total = None
         for i in range(k):
@@ -255,12 +261,29 @@ class ContactStepper:
                 if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
                     return None
             np.add(qd, hk * d.qdd, out=qs)              # (the first: the step's qdd)
-            q1, qd1 = self._finish(q, qs, hk)
+            res = self._finish(q, qs, hk)
+            if res is None:
+                return None
+            q1, qd1 = res
             self._bound(q, qd, q1, qd1, tau, f_ext, hk, E)
             q, qd = q1, qd1
             total = self.last.copy() if total is None else _merge_stats(total, self.last)
         self.last = total
         return q, qd
+
+    def check_displacement(self, v, dof):
+        """False, with :attr:`failure` set, if the step's displacement ``v`` (nv',) moves a
+        dof (model dof ``dof[k]``) by more than :data:`~articulated.algorithms.contact.
+        MAX_STEP_DISPLACEMENT` (pi rad or m) or not finitely: the impulses or the position
+        projection diverged."""
+        k = runaway_dof(v)
+        if k < 0:
+            return True
+        j = self.model.joint_name[int(self.model.dof_body[dof[k]])]
+        self.failure = (f"the contact response moved joint {j!r} by {float(v[k]):.3g} (rad or m) "
+                        f"in one step (more than pi): the impulses or the position projection "
+                        f"diverged")
+        return False
 
     def _total_energy(self, q, qd):
         """``T + V`` [J] at ``(q, qd)`` (O(n); rewrites the workspace)."""
@@ -313,11 +336,13 @@ class ContactStepper:
     def _finish(self, q, qs, h, ready=False):
         """Steps 3-6 of the module doc over ``h`` [s] from ``q`` with the unconstrained
         velocities ``qs`` (``ready``: the workspace holds their body motion already):
-        returns ``(q1, qd1)``."""
+        returns ``(q1, qd1)``, or None for a runaway displacement (:meth:`check_displacement`)."""
         m = self.model
         n = self.detect(q, qs, h, ready)
         qd1, v = self.respond(q, qs, n, self.im, self.fac, self.limits,
                               lambda x: self._kinetic(q, x), h=h)
+        if not self.check_displacement(v, self._dofs):
+            return None
         q1 = np.empty_like(q)
         _integrate_kernel(m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v, 1.0, q1)
         if m.quat_qadr.shape[0]:

@@ -394,7 +394,8 @@ class DynamicsSimulator:
         self.nfev += 1
         res = self._contact.step(self._q, self._qd, tau, f_ext if self._calls else self._no_f)
         if res is None:
-            raise _NonFinite(f"forward dynamics gave non-finite accelerations at max |qd| = "
+            raise _NonFinite(self._contact.failure or
+                             f"forward dynamics gave non-finite accelerations at max |qd| = "
                              f"{float(np.abs(self._qd).max(initial=0.0)):.3g}")
         self._contact_log.append(self._contact.last.copy())
         return res
