@@ -22,8 +22,9 @@ RL eq. 9) then split as follows:
 RGL store these as rank-3 tensors (``B_1``, ``B_2``, ``P_1``, ``P_2``) and a rank-4 tensor
 ``E``. We store the same maps over the monomial vector
 
-    m(v) = [1, v_0 v_0, v_0 v_1, ..., v_0 v_5, v_1 v_1, ..., v_5 v_5]   (K = 22 entries)
+    m(v) = [1, w_j w_l (j <= l), w_j u_l, u_j u_l (j <= l)]   (K = 22 entries)
 
+for ``v = [w; u]`` (the 21 products ``v_j v_l``, j <= l, grouped by class, :data:`LO`),
 as ``b_k = Bt[k] m(v)`` (6 x K per handle slot; ``Bt`` for the biases, ``Pt`` for ``p``),
 ``beta``, ``gamma``, ``R`` = ``(betaT, gammaT, RT)[J] m(v)`` (6 x K per joint) and ``eta =
 m(v)^T G m(v)`` (K x K per node: the rank-4 tensor ``E`` as a Gram form over the quadratic
@@ -46,11 +47,34 @@ from .blocks import _child_slot
 K = 22
 """Length of the monomial vector ``m(v)``: 1 and the 21 products ``v_j v_l``, j <= l."""
 
+LO = (1, 7, 16)
+"""First index of each class of monomials in ``m(v)``: angular-angular ``w_j w_l`` (1-6),
+angular-linear ``w_j u_l`` (7-15), linear-linear ``u_j u_l`` (16-21), for a twist
+``v = [w; u]``."""
+
 
 @njit(**INLINE)
 def _midx(j, l):
-    """Index of the monomial ``v_j v_l`` (j <= l) in ``m(v)``."""
-    return 1 + 6 * j - (j * (j - 1)) // 2 + (l - j)
+    """Index of the monomial ``v_j v_l`` (j <= l) in ``m(v)``, grouped by class
+    (:data:`LO`)."""
+    if l < 3:
+        return 1 + 3 * j - (j * (j - 1)) // 2 + (l - j)
+    if j < 3:
+        return 7 + 3 * j + (l - 3)
+    jj = j - 3
+    return 16 + 3 * jj - (jj * (jj - 1)) // 2 + (l - j)
+
+
+@njit(**INLINE)
+def _lo(c):
+    """First nonzero row of column c (c >= 1) of a monomial map M (:func:`_monomial_map`):
+    a motion transform maps angular velocity to angular velocity only (its upper-right 3 x 3
+    block is zero), so ``M[r, c] = 0`` unless r's class is c's or a later one (:data:`LO`)."""
+    if c < 7:
+        return 1
+    if c < 16:
+        return 7
+    return 16
 
 
 @njit(**INLINE)
@@ -82,12 +106,13 @@ def _monomial_map(X, t, M, o):
 
 @njit(**INLINE)
 def _right(Bsrc, s, M, o, out, t, scale):
-    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0."""
+    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0
+    and its zero blocks (:func:`_lo`) are skipped."""
     for a in range(6):
         out[t, a, 0] = scale * Bsrc[s, a, 0]
         for c in range(1, K):
             x = 0.0
-            for k in range(1, K):
+            for k in range(_lo(c), K):
                 x += Bsrc[s, a, k] * M[o, k, c]
             out[t, a, c] = scale * x
 
@@ -105,19 +130,29 @@ def _left(T, i, ta, S, s, out, t, sg):
 
 @njit(**INLINE)
 def _gram_add(G, src, M, o, out, tmp):
-    """out += M[o]^T G[src] M[o] (K x K); tmp (K, K) scratch."""
+    """out += M[o]^T G[src] M[o] (K x K) for a symmetric G[src]: M's first row and column
+    are e_0, its zero blocks (:func:`_lo`) are skipped, and the upper triangle is computed
+    and mirrored; tmp (K, K) scratch."""
     for r in range(K):
-        for c in range(K):
+        tmp[r, 0] = G[src, r, 0]
+        for c in range(1, K):
             x = 0.0
-            for k in range(K):
+            for k in range(_lo(c), K):
                 x += G[src, r, k] * M[o, k, c]
             tmp[r, c] = x
-    for r in range(K):
-        for c in range(K):
+    out[0, 0] += tmp[0, 0]
+    for c in range(1, K):
+        out[0, c] += tmp[0, c]
+        out[c, 0] += tmp[0, c]
+    for r in range(1, K):
+        lo = _lo(r)
+        for c in range(r, K):
             x = 0.0
-            for k in range(K):
+            for k in range(lo, K):
                 x += M[o, k, r] * tmp[k, c]
             out[r, c] += x
+            if c != r:
+                out[c, r] += x
 
 
 @njit(**KERNEL)
@@ -180,9 +215,10 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
             for ss in range(d):
                 x += Aw[J, rr, ss] * S[4, ss, c]
             S[7, rr, c] = x
-    # G = M_A^T G_A M_A + M_B^T G_B M_B + gamma^T Y' gamma + sym(gamma^T w) + R^T A_J R
+    # G = M_A^T G_A M_A + M_B^T G_B M_B + gamma^T Y' gamma + sym(gamma^T w) + R^T A_J R:
+    # symmetric, the upper triangle computed and mirrored (exactly symmetric)
     for r in range(K):
-        for c in range(K):
+        for c in range(r, K):
             x = 0.0
             for a in range(6):
                 x += (S[3, a, r] * S[6, a, c]
@@ -190,13 +226,14 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
             for rr in range(d):
                 x += S[4, rr, r] * S[7, rr, c]
             Gs[0, r, c] = x
+            Gs[0, c, r] = x
     if psiA:
         _gram_add(G, A, M, 0, Gs[0], Gs[1])
     if psiB:
         _gram_add(G, B, M, 1, Gs[0], Gs[1])
     for r in range(K):
         for c in range(K):
-            G[i, r, c] = 0.5 * (Gs[0, r, c] + Gs[0, c, r])
+            G[i, r, c] = Gs[0, r, c]
     # z = W (w + 2 Y' gamma) - 2 P A_J R (S1; S0 = w + 2 Y' gamma)
     for a in range(6):
         for c in range(K):
