@@ -622,3 +622,32 @@ def test_local_region_update_with_changing_joint_forces():
     _check_local_updates(AdaptiveDynamics(m), q, qd,
                          lambda k, qd: tau0 * np.cos(k) - 0.3 * qd,   # varies; damping-like
                          f, [(6, 3), (5, 4), (7, 2), (4, 4)])
+
+def test_monomial_map_and_gram_congruence_of_a_motion_transform():
+    """The passive tensors' monomial map of a motion transform X satisfies m(X v) = M m(v)
+    (grouped monomial order; M block lower triangular), and ``_gram_add``, which skips M's
+    zero blocks, equals the dense congruence M^T G M computed by NumPy."""
+    from articulated.algorithms.passive import K, LO, _gram_add, _monomial_map, monomials
+    from articulated.spatial import xform_dense
+
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    X = np.empty((1, 6, 6))
+    X[0] = xform_dense(q, rng.standard_normal(3))
+    M = np.empty((1, K, K))
+    _monomial_map(X, 0, M, 0)
+    v = rng.standard_normal(6)
+    m_v, m_xv = np.empty(K), np.empty(K)
+    monomials(v, m_v)
+    monomials(X[0] @ v, m_xv)
+    assert np.abs(M[0] @ m_v - m_xv).max() <= 1e-12 * np.abs(m_xv).max()
+    bounds = (0,) + LO + (K,)
+    for g in range(1, 4):                           # class of the rows of column block g
+        for h in range(g + 1, 4):
+            assert not M[0, bounds[g]:bounds[g + 1], bounds[h]:bounds[h + 1]].any()
+    G = rng.standard_normal((1, K, K))
+    G[0] = G[0] + G[0].T
+    out = rng.standard_normal((K, K))
+    want = out + M[0].T @ G[0] @ M[0]
+    _gram_add(G, 0, M, 0, out, np.empty((K, K)))
+    assert np.abs(out - want).max() <= 1e-12 * np.abs(want).max()

@@ -36,8 +36,9 @@ import math
 from numba import njit
 
 from ..config import INLINE
-from ..spatial import get_vec6, xform_motion_at
-from .blocks import _blk, _copy_block, _ctv, _handle_Ct, _xj_cols, _xj_rows
+from ..spatial import get_vec6
+from .blocks import (_blk, _child_slot, _copy_block, _ctv, _handle_Ct, _xj_cols, _xj_cols_add,
+                     _xj_motion, _xj_rows, _xj_rows_T)
 
 ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "relative_joint")
 """The acceleration error measures of RL Definition 2, in the order of their codes 0-3."""
@@ -46,25 +47,23 @@ ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "rel
 @njit(**INLINE)
 def _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T, t):
     """``Y' = X Psi^A_2 X^T + Psi^B_1`` of the node of joint J (RL eq. 9) into T[t]; a leaf
-    child contributes nothing (RL Lemma 1). T[9] scratch."""
-    if psiB:
-        row, tr = _blk(hB, oB, n_slots, nhB, cb, cb)
-        _copy_block(Psi, row, tr, T, t)
+    child contributes nothing (RL Lemma 1). The diagonal blocks are read in place."""
+    if psiA:
+        _xj_rows(jt, XJ_E, XJ_r, J, Psi, hA + ca, T, t)
+        if psiB:
+            _xj_cols_add(jt, XJ_E, XJ_r, J, T, t, Psi, hB + cb)
+        else:
+            _xj_cols(jt, XJ_E, XJ_r, J, T, t)
+    elif psiB:
+        _copy_block(Psi, hB + cb, False, T, t)
     else:
         for a in range(6):
             for c in range(6):
                 T[t, a, c] = 0.0
-    if psiA:
-        row, tr = _blk(hA, oA, n_slots, nhA, ca, ca)
-        _xj_rows(jt, XJ_E, XJ_r, J, Psi, row, T, 9)
-        _xj_cols(jt, XJ_E, XJ_r, J, T, 9)
-        for a in range(6):
-            for c in range(6):
-                T[t, a, c] += T[9, a, c]
 
 
 @njit(**INLINE)
-def _metric_bias(i, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6):
+def _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6):
     """The velocity-dependent terms of RL eq. 9 at node i (joint J, d free dofs): ``w =
     p^B_1 - X p^A_2`` (V6[4]), ``eta^C = eta^A + eta^B + gamma^T (Y' gamma + w) + R^T A_J
     R`` (into ``eta[i]``) and ``z = W (w + 2 Y' gamma) - 2 P A_J R`` (V6[5]), from Y' (T5),
@@ -72,7 +71,7 @@ def _metric_bias(i, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T
     for a in range(6):
         V6[4, a] = ph[hB + cb, a]
     if A >= 0:
-        x = xform_motion_at(XJ_E, XJ_r, J, get_vec6(ph, hA + ca))
+        x = _xj_motion(jt, XJ_E, XJ_r, J, get_vec6(ph, hA + ca))
         for a in range(6):
             V6[4, a] -= x[a]
     et = 0.0
@@ -115,17 +114,72 @@ def _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r
 
 
 @njit(**INLINE)
-def _handle_p(T, ct, qt, hasQ, sg, src, dst, V6, ph):
+def _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi,
+                    perm, T, t, w):
+    """``Q_k^T`` of :func:`_handle_QT` with its rows in the F-first order ``perm[J]`` into
+    T[t], the blocks read in place (a transposed one too); T[w] scratch."""
+    fromA, kk = _child_slot(k, nAo, ca, cb)
+    if fromA:
+        row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+        if tr:
+            _xj_rows_T(jt, XJ_E, XJ_r, J, Psi, row, T, w)
+        else:
+            _xj_rows(jt, XJ_E, XJ_r, J, Psi, row, T, w)
+        for a in range(6):
+            pa = perm[J, a]
+            for c in range(6):
+                T[t, a, c] = -T[w, pa, c]
+    else:
+        row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+        if tr:
+            for a in range(6):
+                pa = perm[J, a]
+                for c in range(6):
+                    T[t, a, c] = Psi[row, c, pa]
+        else:
+            for a in range(6):
+                pa = perm[J, a]
+                for c in range(6):
+                    T[t, a, c] = Psi[row, pa, c]
+
+
+@njit(**INLINE)
+def _handle_p(C, ct, T, qt, perm, J, hasQ, sg, src, dst, V6, ph):
     """``p^C = p + 2 Q gamma + C^T z`` (RL eq. 9) for handle ``dst`` of a node from its
-    handle ``src`` in a child, ``C = sg Ct`` (Ct in T[ct]) and, when ``hasQ``, ``Q^T`` in
-    T[qt] (gamma in V6[2], z in V6[5])."""
-    t6 = _ctv(T, ct, V6, 5)
+    handle ``src`` in a child, ``C = sg Ct`` (Ct in C[ct]) and, when ``hasQ``, ``Q^T`` in
+    T[qt] with its rows in the F-first order ``perm[J]`` (:func:`_handle_QT_rows`; gamma in
+    V6[2], z in V6[5])."""
+    t6 = _ctv(C, ct, V6, 5)
     for c in range(6):
         s = 0.0
         if hasQ:
             for a in range(6):
-                s += T[qt, a, c] * V6[2, a]
+                s += T[qt, a, c] * V6[2, perm[J, a]]
         ph[dst, c] = ph[src, c] + 2.0 * s + sg * t6[c]
+
+
+@njit(**INLINE)
+def _psi_diag(T, ck, hasQ, nf, Psi, row, dst):
+    """Diagonal block ``Psi^C_kk = Psi_kk + Q_k[:, F] G_k + [G_k; U_k]^T [Q_k[:, F]^T +
+    Y'_FF G_k; A_J U_k]`` (RL eq. 9 in the form of
+    :func:`articulated.algorithms.node_update._update_nodes`: ``Q_k^T`` rows in T[ck + 1],
+    ``[G_k; U_k]`` in T[ck + 2], the right factor in T[ck + 3]) into ``Psi[dst]``, with the
+    child's block ``Psi[row]`` when ``hasQ``: symmetric, so the upper triangle is computed
+    and mirrored (exactly symmetric)."""
+    for m in range(6):
+        for n in range(m, 6):
+            s = Psi[row, m, n] if hasQ else 0.0
+            if hasQ:
+                x = 0.0
+                for t in range(nf):
+                    x += T[ck + 1, t, m] * T[ck + 2, t, n]
+                s += x
+            x = 0.0
+            for t in range(6):
+                x += T[ck + 2, t, m] * T[ck + 3, t, n]
+            s += x
+            Psi[dst, m, n] = s
+            Psi[dst, n, m] = s
 
 
 @njit(**INLINE)

@@ -33,11 +33,11 @@ from ..config import INLINE, KERNEL
 from ..spatial import get_vec6, xform_dense_at, xform_motion_at
 from .blocks import (_blk, _child_blocks, _child_slot, _children, _chol, _chol5_perm,
                      _chol_inverse, _copy_block, _ctv, _fwd_rows, _handle_Ct, _ldl5_inverse,
-                     _outer_acc, _outer_sym, _pair5, _pair5_sym, _rows_mul, _solve5, _xj_cols,
-                     _xj_rows, _zrows5)
+                     _outer_acc, _outer_sym, _pair5, _pair5_sym, _rows_mul, _solve5,
+                     _xj_cols_add, _xj_motion, _xj_rows, _xj_rows_T, _zrows5)
 from .handles import _leaf_bias, _node_frames, principal_joint_transform
 from .heap import _heapsort
-from .metric import _handle_p, _handle_QT, _metric_bias, _y_prime
+from .metric import _handle_p, _handle_QT, _handle_QT_rows, _metric_bias, _psi_diag, _y_prime
 
 
 @njit(**INLINE)
@@ -177,14 +177,15 @@ def _root_bias(J, Xup_E, Xup_r, H_E, H_r, gravity, b_world):
 
 
 @njit(**INLINE)
-def _node_beta(J, A, B, ca, cb, hA, hB, XJ_E, XJ_r, bh, b_world, c_al, quasi_static, beta, V6):
+def _node_beta(jt, J, A, B, ca, cb, hA, hB, XJ_E, XJ_r, bh, b_world, c_al, quasi_static, beta,
+               V6):
     """``beta = X b^A_2 - b^B_1`` of the node of joint J (root: ``b_world - b^B_1``), plus
     the joint's velocity product ``c_al`` unless ``quasi_static`` (RGL eq. 2; RL eq. 2),
     into ``beta[J]`` and V6[0]."""
     for a in range(6):
         V6[0, a] = -bh[hB + cb, a]
     if A >= 0:
-        x = xform_motion_at(XJ_E, XJ_r, J, get_vec6(bh, hA + ca))
+        x = _xj_motion(jt, XJ_E, XJ_r, J, get_vec6(bh, hA + ca))
     else:
         x = (b_world[J, 0], b_world[J, 1], b_world[J, 2], b_world[J, 3], b_world[J, 4], b_world[J,
                                                                                                 5])
@@ -202,6 +203,64 @@ def _handle_b(T, ct, sg, src, dst, J, gamma, bh):
     t6 = _ctv(T, ct, gamma, J)
     for a in range(6):
         bh[dst, a] = bh[src, a] - sg * t6[a]
+
+
+@njit(**INLINE)
+def _handle_C(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Phi, T, t):
+    """Handle k of the node C of joint J (RL eq. 2), as
+    :func:`~articulated.algorithms.blocks._handle_Ct` but without copies where none is
+    needed: ``Ct_k = X Phi^A_{2k}`` into T[t] (a transposed block read in place,
+    :func:`~articulated.algorithms.blocks._xj_rows_T`), ``Ct_k = Phi^B_{1k}`` read in place
+    from ``Phi`` unless stored transposed (then copied into T[t]). Returns ``(s_k, slot of
+    the handle in its child, in_place, index)``: Ct_k is ``Phi[index]`` if ``in_place``,
+    else ``T[index]``."""
+    fromA, kk = _child_slot(k, nAo, ca, cb)
+    if fromA:
+        row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+        if tr:
+            _xj_rows_T(jt, XJ_E, XJ_r, J, Phi, row, T, t)
+        else:
+            _xj_rows(jt, XJ_E, XJ_r, J, Phi, row, T, t)
+        return 1.0, hA + kk, False, t
+    row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+    if tr:
+        _copy_block(Phi, row, tr, T, t)
+        return -1.0, hB + kk, False, t
+    return -1.0, hB + kk, True, row
+
+
+@njit(**INLINE)
+def _g_rows5(L, Ld, J, Z, z, sg, out, o):
+    """``out[o][:5] = sg K_FF^-1 Ct[F, :] = sg L^-T D^-1 Z[z][:5]`` from the rows
+    ``Z = L^-1 Ct[F, :]`` of :func:`~articulated.algorithms.blocks._zrows5` (factor of
+    :func:`~articulated.algorithms.blocks._chol5_perm`): back substitution, as in
+    :func:`~articulated.algorithms.blocks._solve5`."""
+    e0 = Ld[J, 0]
+    e1 = Ld[J, 1]
+    e2 = Ld[J, 2]
+    e3 = Ld[J, 3]
+    e4 = Ld[J, 4]
+    l10 = L[J, 0]
+    l20 = L[J, 1]
+    l21 = L[J, 2]
+    l30 = L[J, 3]
+    l31 = L[J, 4]
+    l32 = L[J, 5]
+    l40 = L[J, 6]
+    l41 = L[J, 7]
+    l42 = L[J, 8]
+    l43 = L[J, 9]
+    for n in range(6):
+        x4 = Z[z, 4, n] * e4
+        x3 = Z[z, 3, n] * e3 - l43 * x4
+        x2 = Z[z, 2, n] * e2 - l32 * x3 - l42 * x4
+        x1 = Z[z, 1, n] * e1 - l21 * x2 - l31 * x3 - l41 * x4
+        x0 = Z[z, 0, n] * e0 - l10 * x1 - l20 * x2 - l30 * x3 - l40 * x4
+        out[o, 0, n] = sg * x0
+        out[o, 1, n] = sg * x1
+        out[o, 2, n] = sg * x2
+        out[o, 3, n] = sg * x3
+        out[o, 4, n] = sg * x4
 
 
 @njit(**INLINE)
@@ -279,18 +338,14 @@ def _update_nodes(nodes, n_upd, args):
             principal_joint_transform(J, tree.jtype, tree.qadr, tree.Xtree_rot, tree.axis,
                                       tree.Xtree_E, tree.Xtree_r, inp.q,
                                       fr.Xup_E, fr.Xup_r, fr.XJ_E, fr.XJ_r)
-        # ---- K = X Phi^A_2 X^T + Phi^B_1 (T0)
-        row, tr = _blk(hB, oB, tree.n_slots, nhB, cb, cb)
-        _copy_block(co.Phi, row, tr, T, 0)
+        # ---- K = X Phi^A_2 X^T + Phi^B_1 (T0; diagonal blocks, read in place)
+        rowB = hB + cb
         jt = tree.jtype[J]
         if A >= 0:
-            row, tr = _blk(hA, oA, tree.n_slots, nhA, ca, ca)          # a diagonal block
-            _xj_rows(jt, fr.XJ_E, fr.XJ_r, J, co.Phi, row, T, 9)
-            _xj_cols(jt, fr.XJ_E, fr.XJ_r, J, T, 9)                     # X Phi^A_2 X^T
-            for a in range(6):
-                for c in range(6):
-                    T[0, a, c] += T[9, a, c]
+            _xj_rows(jt, fr.XJ_E, fr.XJ_r, J, co.Phi, hA + ca, T, 0)
+            _xj_cols_add(jt, fr.XJ_E, fr.XJ_r, J, T, 0, co.Phi, rowB)
         else:
+            _copy_block(co.Phi, rowB, False, T, 0)
             _root_bias(J, fr.Xup_E, fr.Xup_r, tree.H_E, tree.H_r, tree.gravity, fr.b_world)
         for a in range(6):
             for c in range(a):
@@ -298,7 +353,7 @@ def _update_nodes(nodes, n_upd, args):
                 T[0, a, c] = s
                 T[0, c, a] = s
         # ---- beta (V6[0]), Q (V6[1])
-        _node_beta(J, A, B, ca, cb, hA, hB, fr.XJ_E, fr.XJ_r, co.bh, fr.b_world, inp.c_al,
+        _node_beta(jt, J, A, B, ca, cb, hA, hB, fr.XJ_E, fr.XJ_r, co.bh, fr.b_world, inp.c_al,
                    inp.quasi_static, co.beta, V6)
         for a in range(6):
             V6[1, a] = 0.0                                     # Q in S coordinates
@@ -336,7 +391,7 @@ def _update_nodes(nodes, n_upd, args):
             for rr in range(d):                            # P_F^T (T4)
                 for a in range(nf):
                     T[4, rr, a] = co.P[J, tree.perm[J, a], rr]
-            _metric_bias(i, J, A, B, ca, cb, hA, hB, d, fr.XJ_E, fr.XJ_r, co.ph, co.eta, inp.Aw,
+            _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, fr.XJ_E, fr.XJ_r, co.ph, co.eta, inp.Aw,
                          co.W, co.P, T, V6)
         if nC == 0:                                  # a root node: no handles
             if frames:
@@ -349,42 +404,43 @@ def _update_nodes(nodes, n_upd, args):
         # (T[15 + 4k]), and p^C_k = p_k + 2 Q_k gamma + C_k^T z
         for k in range(nC):
             ck = 12 + 4 * k
-            sg, src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt,
-                                 fr.XJ_E, fr.XJ_r, J, co.Phi, T, 7)
+            sg, src, inplace, ct = _handle_C(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB,
+                                             tree.n_slots, jt, fr.XJ_E, fr.XJ_r, J, co.Phi, T,
+                                             7)
+            Ct = co.Phi if inplace else T
             hasQ = psiA if k < nAo else psiB
             dst = hC + k
-            _handle_b(T, 7, sg, src, dst, J, co.gamma, co.bh)
+            _handle_b(Ct, ct, sg, src, dst, J, co.gamma, co.bh)
             if nf == 5:
-                _zrows5(Lf, Ldf, 0, pJ, T, 7, T, ck)
+                _zrows5(Lf, Ldf, 0, pJ, Ct, ct, T, ck)
             elif nf > 0:
                 for a in range(nf):
                     pa = tree.perm[J, a]
                     for c in range(6):
-                        T[ck, a, c] = T[7, pa, c]
+                        T[ck, a, c] = Ct[ct, pa, c]
                 if nf == 6:                                # rigidified: unrolled
                     _fwd_rows(Lf, Ldf, 0, 6, T, ck)
                 else:
                     _fwd_rows(Lf, Ldf, 0, nf, T, ck)
             if not metric:
                 continue
-            if hasQ:
-                _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt, fr.XJ_E,
-                           fr.XJ_r, J, co.Psi, T, 3)
-                for a in range(6):                         # rows in F-first order
-                    pa = tree.perm[J, a]
-                    for c in range(6):
-                        T[ck + 1, a, c] = T[3, pa, c]
+            if hasQ:                                       # rows in F-first order
+                _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt,
+                                fr.XJ_E, fr.XJ_r, J, co.Psi, tree.perm, T, ck + 1, 3)
             # G_k = K_FF^-1 C_k[F, :] and U_k = P^T C_k = s_k (Ct_k[J, :] + P_F^T Ct_k[F, :])
             # (Ct_k[F, :] gathered in T1)
             for a in range(nf):
                 pa = tree.perm[J, a]
                 for c in range(6):
-                    T[1, a, c] = T[7, pa, c]
-            _rows_mul(T, 8, nf, nf, T, 1, 0, T, ck + 2, 0, sg, False)
+                    T[1, a, c] = Ct[ct, pa, c]
+            if nf == 5:
+                _g_rows5(Lf, Ldf, 0, T, ck, sg, T, ck + 2)
+            else:
+                _rows_mul(T, 8, nf, nf, T, 1, 0, T, ck + 2, 0, sg, False)
             for rr in range(d):
                 jr = tree.perm[J, nf + rr]
                 for c in range(6):
-                    T[ck + 2, nf + rr, c] = sg * T[7, jr, c]
+                    T[ck + 2, nf + rr, c] = sg * Ct[ct, jr, c]
             _rows_mul(T, 4, d, nf, T, 1, 0, T, ck + 2, nf, sg, True)
             # [Q_k[:, F]^T + Y'_FF G_k; A_J U_k]
             for a in range(nf):
@@ -393,7 +449,7 @@ def _update_nodes(nodes, n_upd, args):
             if hasY:
                 _rows_mul(T, 2, nf, nf, T, ck + 2, 0, T, ck + 3, 0, 1.0, True)
             _rows_mul(inp.Aw, J, d, d, T, ck + 2, nf, T, ck + 3, nf, 1.0, False)
-            _handle_p(T, 7, 3, hasQ, sg, src, dst, V6, co.ph)
+            _handle_p(Ct, ct, T, ck + 1, tree.perm, J, hasQ, sg, src, dst, V6, co.ph)
         # ---- blocks (k, l), k <= l: Phi^C_kl = [same] Phi_kl - s_k s_l Z_k^T Z_l
         # (D^-1-weighted for |F| = 5) and, with the metric, Psi^C_kl as above
         for k in range(nC):
@@ -438,6 +494,9 @@ def _update_nodes(nodes, n_upd, args):
                             _outer_acc(T, ck, cl, nf, co.Phi, dst, sg)
                 if not metric:
                     continue
+                if k == l:                                 # upper triangle, mirrored
+                    _psi_diag(T, ck, psiA if fromA_k else psiB, nf, co.Psi, row, dst)
+                    continue
                 if same and (psiA if fromA_l else psiB):
                     _copy_block(co.Psi, row, tr, co.Psi, dst)
                 else:
@@ -447,12 +506,6 @@ def _update_nodes(nodes, n_upd, args):
                 if psiA if fromA_k else psiB:
                     _outer_acc(T, ck + 1, cl + 2, nf, co.Psi, dst, 1.0)    # Q_k[:, F] G_l
                 _outer_acc(T, ck + 2, cl + 3, 6, co.Psi, dst, 1.0)
-                if k == l:
-                    for a in range(6):
-                        for c in range(a):
-                            s = 0.5 * (co.Psi[dst, a, c] + co.Psi[dst, c, a])
-                            co.Psi[dst, a, c] = s
-                            co.Psi[dst, c, a] = s
         if frames:
             _node_frames(i, tree, fr)
 
@@ -487,7 +540,7 @@ def _update_biases(nodes, n_upd, args):
         d = tree.jnv[J] if inp.active[J] else 0
         if A < 0:
             _root_bias(J, fr.Xup_E, fr.Xup_r, tree.H_E, tree.H_r, tree.gravity, fr.b_world)
-        _node_beta(J, A, B, ca, cb, hA, hB, fr.XJ_E, fr.XJ_r, co.bh, fr.b_world, inp.c_al,
+        _node_beta(jt, J, A, B, ca, cb, hA, hB, fr.XJ_E, fr.XJ_r, co.bh, fr.b_world, inp.c_al,
                    inp.quasi_static, co.beta, V6)
         for a in range(6):
             V6[1, a] = 0.0
@@ -497,19 +550,21 @@ def _update_biases(nodes, n_upd, args):
         if metric:
             _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt, fr.XJ_E,
                      fr.XJ_r, J, co.Psi, T, 5)
-            _metric_bias(i, J, A, B, ca, cb, hA, hB, d, fr.XJ_E, fr.XJ_r, co.ph, co.eta, inp.Aw,
+            _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, fr.XJ_E, fr.XJ_r, co.ph, co.eta, inp.Aw,
                          co.W, co.P, T, V6)
         hC = tree.node_hoff[i]
         for k in range(tree.node_nh[i]):
-            sg, src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt,
-                                 fr.XJ_E, fr.XJ_r, J, co.Phi, T, 7)
+            sg, src, inplace, ct = _handle_C(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB,
+                                             tree.n_slots, jt, fr.XJ_E, fr.XJ_r, J, co.Phi, T,
+                                             7)
+            Ct = co.Phi if inplace else T
             hasQ = metric and (psiA if k < nAo else psiB)
             if hasQ:
-                _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt, fr.XJ_E,
-                           fr.XJ_r, J, co.Psi, T, 3)
-            _handle_b(T, 7, sg, src, hC + k, J, co.gamma, co.bh)
+                _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt,
+                                fr.XJ_E, fr.XJ_r, J, co.Psi, tree.perm, T, 3, 9)
+            _handle_b(Ct, ct, sg, src, hC + k, J, co.gamma, co.bh)
             if metric:
-                _handle_p(T, 7, 3, hasQ, sg, src, hC + k, V6, co.ph)
+                _handle_p(Ct, ct, T, 3, tree.perm, J, hasQ, sg, src, hC + k, V6, co.ph)
 
 
 @njit(**KERNEL)
