@@ -62,6 +62,7 @@ class EntryPoints(dict):
         super().__init__()
         self.kernel = kernel
         self.sample = sample
+        self.f64 = None  # self[float64] once compiled: read without hashing the dtype
 
     def compile(self, d):
         """The entry point for ``d``'s dtype, compiled or loaded from numba's on-disk cache
@@ -70,6 +71,8 @@ class EntryPoints(dict):
         k = self.kernel
         ep = self[d.dtype] = (k.compile(tuple(typeof(a) for a in self.sample(d)))
                               if hasattr(k, "compile") else k)
+        if d.dtype is _F64:
+            self.f64 = ep
         return ep
 
 
@@ -94,7 +97,7 @@ def hot_entry(entry, d, a, b=None, c=None, f_ext=None, out=None, out_ndim=1):
     if out is not None and not (type(out) is _ND and out.dtype is dt and out.ndim == out_ndim
                                 and out.flags.writeable):
         return None
-    ep = entry.get(dt)
+    ep = entry.f64 if dt is _F64 else entry.get(dt)  # a dtype's hash is not cached
     return ep if ep is not None else entry.compile(d)
 
 

@@ -31,6 +31,8 @@ from ._inputs import (EntryPoints, as_batch, as_configuration, as_f_ext, as_outp
                       hot_entry, is_batch, report_nonfinite, state_status, workspace)
 from .kinematics import base_acceleration, joint_motion, joint_xup, pop_children, velocity_step
 
+_empty = np.empty
+
 
 @njit(**INLINE_IR)
 def _project_1dof(IA, pA, c, a, angular, tau, one):
@@ -152,6 +154,15 @@ def aba_kernel(
 
     ``f_ext`` is (nb, 6), or (0, 6) for no external forces.
     """
+    return aba_passes(model_i, model_f, q, qd, tau, f_ext, modified, data_f, kinematics,
+                      False)[0]
+
+
+@njit(**INLINE_IR)
+def aba_passes(model_i, model_f, q, qd, tau, f_ext, modified, data_f, kinematics, kinetic):
+    """:func:`aba_kernel`'s three passes; returns ``(finite, T)``, with ``kinetic`` the
+    kinetic energy ``T = 1/2 sum v_i . I_i v_i`` [J] of the state (pass 2 forms ``I_i v_i``
+    for the bias force; the compiled stepping loop records it from here), else 0."""
     mv = model_arrays(model_i, model_f)
     parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
     subtree_end, Xtree_rot, axis, Xtree_E = mv.subtree_end, mv.Xtree_rot, mv.axis, mv.Xtree_E
@@ -163,6 +174,7 @@ def aba_kernel(
     U, D, Dinv, qdd, T, T2 = dv.U, dv.D, dv.Dinv, dv.qdd, dv.T, dv.T2
     has_f_ext = f_ext.shape[0] > 0
     one = S.dtype.type(1)
+    T_kin = 0.0
     # pass 1 (root to leaves): transforms and velocities (RBDA eq. 7.34-7.35)
     if kinematics:
         for i in range(nb):
@@ -183,7 +195,11 @@ def aba_kernel(
         Ii = get_mat3(Ibar, i)
         vi = get_vec6(v, i)
         I = rigid_inertia(m, hi, Ii)
-        pAi = cross_force(vi, inertia_times(m, hi, Ii, vi))  # v x* I v - f_ext
+        Iv = inertia_times(m, hi, Ii, vi)
+        if kinetic:
+            for k in range(6):
+                T_kin += 0.5 * vi[k] * Iv[k]
+        pAi = cross_force(vi, Iv)  # v x* I v - f_ext
         if has_f_ext:
             pAi = sub6(pAi, get_vec6(f_ext, i))
         if modified:
@@ -245,7 +261,7 @@ def aba_kernel(
                 if not math.isfinite(x):
                     finite = False
         set_vec6(a, i, add6(ai, joint_motion(i, vadr, jnv, S, qdd)))
-    return finite
+    return finite, T_kin
 
 
 @njit(**KERNEL)
@@ -347,11 +363,13 @@ def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=n
     """
     d = data if data is not None else model._data.get(dtype)
     ep = hot_entry(_ABA_ENTRY, d, q, qd, tau, f_ext, out)
-    # one compiled call checks shapes, layout and quaternions and runs ABA
-    if ep is not None and ep(d.model_i, d.model_f, q, qd, tau,
-                             d.f_none if f_ext is None else f_ext, modified, d.buf,
-                             d.qdd if out is None else out) == 0:
-        return d.qdd.copy() if out is None else out
+    if ep is not None:
+        # one compiled call checks shapes, layout and quaternions, runs ABA and writes the
+        # result into r (a new array costs less than a copy of the workspace's afterwards)
+        r = _empty(d.nv, d.dtype) if out is None else out
+        if ep(d.model_i, d.model_f, q, qd, tau, d.f_none if f_ext is None else f_ext,
+              modified, d.buf, r) == 0:
+            return r
     dt, d = workspace(model, dtype, data)
     if is_batch(q):
         return _aba_batch(model, q, qd, tau, f_ext, bool(modified), dt, d, out, threads)

@@ -199,12 +199,18 @@ def body_energy(i, mass, h, Ibar, gravity, vi, oE, op, T, V):
     Iv = inertia_times(mass[i], get_vec3(h, i), get_mat3(Ibar, i), vi)
     for k in range(6):
         T += 0.5 * vi[k] * Iv[k]
+    return T, body_gravity_potential(i, mass, h, gravity, oE, op, V)
+
+
+@njit(**INLINE_IR)
+def body_gravity_potential(i, mass, h, gravity, oE, op, V):
+    """``V`` plus body i's gravity potential ``-m_i g . c_i`` (:func:`body_energy`)."""
     for k in range(3):
         # world COM times m: m op + oE^T h
         mc = (mass[i] * op[i, k] + oE[i, k] * h[i, 0] + oE[i, 3 + k] * h[i, 1]
               + oE[i, 6 + k] * h[i, 2])
         V -= gravity[k] * mc
-    return T, V
+    return V
 
 
 @njit(**INLINE_IR)

@@ -127,10 +127,11 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
     """
     d = data if data is not None else model._data.get(dtype)
     ep = hot_entry(_RNEA_ENTRY, d, q, qd, qdd, f_ext, out)
-    if ep is not None and ep(d.model_i, d.model_f, q, qd, qdd,
-                             d.f_none if f_ext is None else f_ext, gravity, d.buf,
-                             d.tau if out is None else out) == 0:
-        return d.tau.copy() if out is None else out
+    if ep is not None:
+        r = np.empty(d.nv, d.dtype) if out is None else out  # as in aba: the kernel writes it
+        if ep(d.model_i, d.model_f, q, qd, qdd, d.f_none if f_ext is None else f_ext,
+              gravity, d.buf, r) == 0:
+            return r
     dt, d = workspace(model, dtype, data)
     q, qd = as_state(model, q, qd, dt)
     qdd = as_vector(model, qdd, "qdd", model.nv, dt)
