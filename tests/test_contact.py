@@ -32,13 +32,13 @@ def _ball(e, mu=0.0, r=0.1):
 def test_ball_drop_restitution_and_rebound(e):
     """A frictionless ball (r 0.1 m, 1 kg) dropped from 1 m: the normal speed after the
     impact is e v^- to 1e-9, it rebounds to e^2 h within 1 %, never sinks, and with e = 0
-    it rests on the plane. The impulse law alone: without the energy bound, which for
-    e = 1 takes out the energy that placing the ball at its time of impact adds (see
+    it rests on the plane. The impulse law alone (without the energy bound, which for
+    e = 1 takes out the energy that placing the ball at its time of impact adds: see
     test_energy_bound_keeps_the_elastic_ball_below_its_start)."""
     m, geom = _ball(e)
     q0 = m.neutral()
     q0[2] = 1.1
-    sim = art.Simulator(m, 1e-3, contacts=geom, q0=q0, contact_options=dict(energy_bound=False))
+    sim = art.Simulator(m, 1e-3, contacts=geom, q0=q0)
     tr = sim.run(1300)
     c = tr.contacts
     first = int(np.flatnonzero(c["impacts"])[0])
@@ -461,8 +461,7 @@ def test_spinning_rod_striking_the_plane_gains_no_energy_in_substeps():
 
     def energies(**opt):
         tr = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0,
-                           contact_options=dict(rest_speed=0.02, energy_bound=False,
-                                                   **opt)).run(300)
+                           contact_options=dict(rest_speed=0.02, **opt)).run(300)
         assert tr.contacts["impacts"].sum() > 0
         return np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
 
@@ -516,8 +515,8 @@ def test_energy_bound_is_the_projection_onto_energy_plus_work():
         q = m.random_configuration(rng)
         qd = rng.normal(scale=40.0, size=m.nv)
         tau, f = rng.normal(size=m.nv), rng.normal(size=(m.nb, 6))
-        a = ContactStepper(m, g, h, max_rotation=None)
-        b = ContactStepper(m, g, h, max_rotation=None, energy_bound=False)
+        a = ContactStepper(m, g, h, max_rotation=None, energy_bound=True)
+        b = ContactStepper(m, g, h, max_rotation=None)
         qa, qda = (x.copy() for x in a.step(q, qd, tau, f))
         qb, qdb = (x.copy() for x in b.step(q, qd, tau, f))
         assert a.last["n"] == 0
@@ -540,7 +539,7 @@ def test_energy_bound_is_the_projection_onto_energy_plus_work():
 
 
 def test_energy_bound_keeps_the_elastic_ball_below_its_start():
-    # The ball of the restitution test with e = 1 and the default energy bound: placing it
+    # The ball of the restitution test with e = 1 and the energy bound: placing it
     # at its time of impact lifts it by up to |v| h (0.043 J at 4.4 m/s) while the
     # impulse keeps its speed, so without the bound each bounce gains energy (measured:
     # apex 1.0064 m after the first). The bound takes that out (recorded), the apex stays
@@ -549,7 +548,8 @@ def test_energy_bound_keeps_the_elastic_ball_below_its_start():
     m, geom = _ball(1.0)
     q0 = m.neutral()
     q0[2] = 1.1
-    tr = art.Simulator(m, 1e-3, contacts=geom, q0=q0).run(4500)
+    tr = art.Simulator(m, 1e-3, contacts=geom, q0=q0,
+                       contact_options=dict(energy_bound=True)).run(4500)
     c = tr.contacts
     hits = np.flatnonzero(c["impacts"])
     assert len(hits) >= 4

@@ -35,8 +35,7 @@ def test_all_joints_active_equals_the_full_pipeline():
     (impulses on the reduced tree) follows the full ABA pipeline to 1e-9 over 0.6 s with
     57 contacts and 50 limit rows."""
     m, geom, q0, qd0 = _scene()
-    full = art.Simulator(m, H, contacts=geom, limits=True, q0=q0, qd0=qd0,
-                         contact_options=dict(energy_bound=False)).run(600)   # as adaptive
+    full = art.Simulator(m, H, contacts=geom, limits=True, q0=q0, qd0=qd0).run(600)
     ad = art.Simulator(m, H, method="adaptive", contacts=geom, limits=True, q0=q0, qd0=qd0,
                        update_every=10).run(600)
     assert (ad.active == N).all()
@@ -119,7 +118,7 @@ def test_one_step_from_many_states_all_active_equals_full():
     total = 0
     for i in idx[np.linspace(0, idx.size - 1, 100).astype(int)]:
         f = art.Simulator(m, H, contacts=geom, q0=tr.q[i], qd0=tr.qd[i],
-                          contact_options=dict(opts, max_rotation=None, energy_bound=False))
+                          contact_options=dict(opts, max_rotation=None))   # as adaptive
         a = art.Simulator(m, H, method="adaptive", contacts=geom, q0=tr.q[i], qd0=tr.qd[i],
                           contact_options=opts)
         f.step()

@@ -107,8 +107,7 @@ def test_snake_adaptive_with_every_joint_active_is_the_full_model():
     # the scene under both pipelines: adaptive dynamics with every joint active follows
     # the full model's step (contacts, PD gait) over 0.2 s
     m, q0 = art.models.snake_bridge(41, return_configuration=True)
-    full = art.Simulator(m, H, contacts=m.collision, q0=q0, forces=[snake_gait(m)],
-                         contact_options=dict(energy_bound=False)).run(200)   # as adaptive
+    full = art.Simulator(m, H, contacts=m.collision, q0=q0, forces=[snake_gait(m)]).run(200)
     ad = art.Simulator(m, H, contacts=m.collision, q0=q0, forces=[snake_gait(m)],
                        method="adaptive", max_active=m.nv, update_every=10).run(200)
     assert full.contacts["n"].sum() > 100
@@ -130,8 +129,7 @@ def test_chain_drop_never_gains_energy(method):
     # loses m g^2 h^2 / 2 per step, impacts remove energy, friction holds: the total
     # energy (art.energy at every step) never rises above its start.
     m, q0 = art.models.capsule_chain(12, height=0.06, return_configuration=True)
-    kw = (dict(method="adaptive", max_active=6, update_every=10) if method == "adaptive"
-          else dict(contact_options=dict(energy_bound=False)))     # the impulses alone
+    kw = dict(method="adaptive", max_active=6, update_every=10) if method == "adaptive" else {}
     tr = art.Simulator(m, H, contacts=m.collision, q0=q0, **kw).run(500)
     E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
     assert E.max() <= E[0] + 1e-9 * abs(E[0])
@@ -153,8 +151,7 @@ def test_upright_chain_hangs_from_its_root_and_its_impact_never_gains_energy():
     P = chain_points(m, q0)
     assert abs(P[:, 2].min() - 0.05) < 1e-12 and np.argmin(P[:, 2]) == 60
     assert P[0, 2] > 1.15                                    # the root 1.2 m up, on top
-    tr = art.Simulator(m, H, contacts=m.collision, q0=q0,
-                       contact_options=dict(energy_bound=False)).run(150)
+    tr = art.Simulator(m, H, contacts=m.collision, q0=q0).run(150)
     assert np.argmax(tr.contacts["n"] > 0) == 100
     E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
     E0 = sum(art.energy(m, q0, np.zeros(m.nv)))
@@ -184,15 +181,15 @@ def test_pile_runs_under_the_energy_bound_and_diverges_without():
                                      upright=True, bend=0.05, height=0.05,
                                      return_configuration=True)
     E0 = sum(art.energy(m, q0, np.zeros(m.nv)))
-    tr = art.Simulator(m, H, contacts=m.collision, q0=q0).run(1000)
+    tr = art.Simulator(m, H, contacts=m.collision, q0=q0,
+                       contact_options=dict(energy_bound=True)).run(1000)
     E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
     c = tr.contacts
     assert E.max() <= E0 * (1 + 1e-9)
     assert c["energy_removed"].sum() > 0.5 and c["max_depth"].max() <= 1e-3
     assert art.energy(m, tr.q[-1], tr.qd[-1])[0] < 1e-3 and c["n"][-1] >= 30
     with pytest.raises(art.SimulationDiverged) as err:
-        art.Simulator(m, H, contacts=m.collision, q0=q0,
-                      contact_options=dict(energy_bound=False)).run(1000)
+        art.Simulator(m, H, contacts=m.collision, q0=q0).run(1000)   # (the default)
     Ef = [sum(art.energy(m, q, qd)) for q, qd in zip(err.value.trajectory.q,
                                                         err.value.trajectory.qd)]
     assert max(Ef) > E0 + 100.0
