@@ -193,6 +193,14 @@ def _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x
                quasi_static, z, bh, bo):
     """Leaf of body b (RGL eq. 3): ``z = I^-1 (f_ext - v x* I v)``, ``b_k = X_k z`` into
     ``bh[bo + k]``."""
+    _leaf_bias_at(b, node_nh[i], node_hoff[i], mass, h, Ibar, Iinv, H_E, H_r, handle_x, v,
+                  f_ext, quasi_static, z, bh, bo)
+
+
+@njit(**INLINE)
+def _leaf_bias_at(b, nh, ho, mass, h, Ibar, Iinv, H_E, H_r, handle_x, v, f_ext, quasi_static,
+                  z, bh, bo):
+    """:func:`_leaf_bias` of a leaf with ``nh`` handles in the slots from ``ho``."""
     z0 = mass[b] * 0
     if f_ext.shape[0] > 0:
         y0, y1, y2 = f_ext[b, 0], f_ext[b, 1], f_ext[b, 2]
@@ -219,8 +227,7 @@ def _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x
     zz = _symv(Iinv, b, y0, y1, y2, y3, y4, y5)
     for k in range(6):
         z[b, k] = zz[k]
-    ho = node_hoff[i]
-    for k in range(node_nh[i]):
+    for k in range(nh):
         x = xform_motion_at(H_E, H_r, handle_x[ho + k], zz)
         for a in range(6):
             bh[bo + k, a] = x[a]
