@@ -302,8 +302,9 @@ def _outer_sym(Z, a, n, out, o):
 
 @njit(**INLINE)
 def _fwd_rows_at(L, lr, lo, Ld, dr, dlo, n, C, c):
-    """:func:`_fwd_rows` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_fwd_rows` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     for a in range(n):
         c0 = C[c, a, 0]
         c1 = C[c, a, 1]
@@ -337,8 +338,9 @@ def _fwd_rows(L, Ld, J, n, C, c):
 
 @njit(**INLINE)
 def _chol_solve_at(L, lr, lo, Ld, dr, dlo, n, y, iy):
-    """:func:`_chol_solve` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_chol_solve` with its factor at any row and column offset (``L[lr, lo +
+    t]``, ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     for a in range(n):
         s = y[iy, a]
         for j in range(a):
@@ -359,8 +361,9 @@ def _chol_solve(L, Ld, J, n, y, iy):
 
 @njit(**INLINE)
 def _chol_at(K, k, n, L, lr, lo, Ld, dr, dlo):
-    """:func:`_chol` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_chol` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     if n == 6:
         _chol6_at(K, k, L, lr, lo, Ld, dr, dlo)
     else:
@@ -389,8 +392,9 @@ def _chol(K, k, n, L, Ld, J):
 
 @njit(**INLINE)
 def _chol6_at(K, k, L, lr, lo, Ld, dr, dlo):
-    """:func:`_chol6` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_chol6` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     s = K[k, 0, 0]
     l00 = math.sqrt(s) if s > 0 else math.nan
     d0 = 1 / l00
@@ -455,8 +459,9 @@ def _chol6(K, k, L, Ld, J):
 
 @njit(**INLINE)
 def _chol5_perm_at(K, k, perm, pj, L, lr, lo, Ld, dr, dlo):
-    """:func:`_chol5_perm` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_chol5_perm` with its factor at any row and column offset (``L[lr, lo +
+    t]``, ``Ld[dr, dlo + t]``, ``perm[pj]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     p0 = perm[pj, 0]
     p1 = perm[pj, 1]
     p2 = perm[pj, 2]
@@ -519,8 +524,9 @@ def _chol5_perm(K, k, perm, J, L, Ld):
 
 @njit(**INLINE)
 def _solve5_at(L, lr, lo, Ld, dr, dlo, y0, y1, y2, y3, y4):
-    """:func:`_solve5` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_solve5` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     w0 = y0
     w1 = y1 - L[lr, lo + 0] * w0
     w2 = y2 - L[lr, lo + 1] * w0 - L[lr, lo + 2] * w1
@@ -542,8 +548,9 @@ def _solve5(L, Ld, J, y0, y1, y2, y3, y4):
 
 @njit(**INLINE)
 def _zrows5_at(L, lr, lo, perm, pj, C, c, Z, zk):
-    """:func:`_zrows5` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_zrows5` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``perm[pj]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     p0 = perm[pj, 0]
     p1 = perm[pj, 1]
     p2 = perm[pj, 2]
@@ -588,8 +595,8 @@ def _d_scaled(Z, a, m, e):
 
 @njit(**INLINE)
 def _pair5_at(Z, a, b, Ld, dr, dlo, P, src, tr, has_base, sg, out, o):
-    """:func:`_pair5` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_pair5` with its factor at any row and column offset (``Ld[dr, dlo + t]``),
+    e.g. in the node records of the full DCA (:mod:`articulated.algorithms.dca`)."""
     e = (Ld[dr, dlo + 0], Ld[dr, dlo + 1], Ld[dr, dlo + 2], Ld[dr, dlo + 3], Ld[dr, dlo + 4])
     for m in range(6):
         a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)
@@ -616,8 +623,8 @@ def _pair5(Z, a, b, Ld, J, P, src, tr, has_base, sg, out, o):
 
 @njit(**INLINE)
 def _pair5_sym_at(Z, a, Ld, dr, dlo, P, src, out, o):
-    """:func:`_pair5_sym` on a factor stored at any row and column offset: ``L[lr, lo + t]``,
-    ``Ld[dr, dlo + t]`` (and ``perm[pj]``), e.g. the packed node records of the full DCA."""
+    """:func:`_pair5_sym` with its factor at any row and column offset (``Ld[dr, dlo +
+    t]``), e.g. in the node records of the full DCA (:mod:`articulated.algorithms.dca`)."""
     e = (Ld[dr, dlo + 0], Ld[dr, dlo + 1], Ld[dr, dlo + 2], Ld[dr, dlo + 3], Ld[dr, dlo + 4])
     for m in range(6):
         a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)

@@ -115,6 +115,14 @@ class DCA:
         by each call. (Diagonal blocks and biases of internal nodes are only needed by the
         parent and live on a small stack, ``Pd[n_leaf_diag:]`` and ``Bst``; the leaves'
         constant diagonal blocks are ``Pd[node_doff[i] + k]``.)
+    node_rec : (nn, N_NR) int64 - every node's indices, its children's and its joint's in
+        one record (columns ``NR_*`` of :mod:`articulated.algorithms.dca`)
+    rec : (nb, N_REC + 6 dmax) - the coefficients of every internal node in one record,
+        by the node's rank among the internal nodes in post-order (``rank_joint[r]`` its
+        joint, ``joint_rank[J]`` the inverse; columns ``REC_*``): ``beta``, ``gamma``, the
+        joint force ``f_al``, the factor ``Ld, L`` of ``K_FF`` and the joint rows ``Kj``.
+        The passes stream it (docs/dca.md, "Packed node records"); the by-joint arrays
+        below are properties that copy out of it.
     L, Ld : (nb, 15), (nb, 6) - factor of the free block ``K_FF`` of
         ``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B`` of each joint's node: for five free
         coordinates (revolute, prismatic) ``L D L^T`` with unit ``L`` and ``1 / D`` in Ld;
