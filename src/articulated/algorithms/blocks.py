@@ -338,8 +338,8 @@ def _fwd_rows(L, Ld, J, n, C, c):
 
 @njit(**INLINE)
 def _chol_solve_at(L, lr, lo, Ld, dr, dlo, n, y, iy):
-    """:func:`_chol_solve` with its factor at any row and column offset (``L[lr, lo +
-    t]``, ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    """:func:`_chol_solve` with its factor at any row and column offset
+    (``L[lr, lo + t]``, ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
     (:mod:`articulated.algorithms.dca`)."""
     for a in range(n):
         s = y[iy, a]
@@ -459,9 +459,9 @@ def _chol6(K, k, L, Ld, J):
 
 @njit(**INLINE)
 def _chol5_perm_at(K, k, perm, pj, L, lr, lo, Ld, dr, dlo):
-    """:func:`_chol5_perm` with its factor at any row and column offset (``L[lr, lo +
-    t]``, ``Ld[dr, dlo + t]``, ``perm[pj]``), e.g. in the node records of the full DCA
-    (:mod:`articulated.algorithms.dca`)."""
+    """:func:`_chol5_perm` with its factor at any row and column offset
+    (``L[lr, lo + t]``, ``Ld[dr, dlo + t]``, ``perm[pj]``), e.g. in the node records of the
+    full DCA (:mod:`articulated.algorithms.dca`)."""
     p0 = perm[pj, 0]
     p1 = perm[pj, 1]
     p2 = perm[pj, 2]
@@ -623,8 +623,9 @@ def _pair5(Z, a, b, Ld, J, P, src, tr, has_base, sg, out, o):
 
 @njit(**INLINE)
 def _pair5_sym_at(Z, a, Ld, dr, dlo, P, src, out, o):
-    """:func:`_pair5_sym` with its factor at any row and column offset (``Ld[dr, dlo +
-    t]``), e.g. in the node records of the full DCA (:mod:`articulated.algorithms.dca`)."""
+    """:func:`_pair5_sym` with its factor at any row and column offset
+    (``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     e = (Ld[dr, dlo + 0], Ld[dr, dlo + 1], Ld[dr, dlo + 2], Ld[dr, dlo + 3], Ld[dr, dlo + 4])
     for m in range(6):
         a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)
