@@ -6,9 +6,9 @@ layout: the per-joint and per-slot coefficient arrays of the DCA engine
 import numpy as np
 import pytest
 
-from articulated.algorithms.dca import (NR_A, NR_CA, NR_CB, NR_HA, NR_HB, NR_J, NR_JT, NR_NF,
-                                        NR_NH, NR_NHA, NR_NHB, NR_NV, NR_OOA, NR_OOB, NR_PERM,
-                                        NR_VA)
+from articulated.algorithms.dca import (LEAF_H, LEAF_IBAR, LEAF_IINV, LEAF_M, LEAF_X, NR_A,
+                                        NR_CA, NR_CB, NR_HA, NR_HB, NR_J, NR_JT, NR_NF, NR_NH,
+                                        NR_NHA, NR_NHB, NR_NV, NR_OOA, NR_OOB, NR_PERM, NR_VA)
 from articulated.algorithms.dca_solver import DCA
 from articulated.algorithms.engine import DCAEngine
 from articulated.model import JOINT_TYPES
@@ -54,6 +54,20 @@ def test_packed_records_equal_the_reference_layout(n, seed, floating, branching)
                 t.node_nh[A], t.node_hoff[A], s.node_ooff[A])
         assert (nr[i, NR_JT], nr[i, NR_NF], nr[i, NR_NV], nr[i, NR_VA]) == (
             model.jnt_type[J], s.nfree[J], model.jnt_nv[J], model.jnt_vadr[J])
+    # the constant record of every leaf (post-order) holds its body's inertias and the
+    # transforms to its handles' frames
+    iu = np.triu_indices(6)
+    for lk, i in enumerate(np.flatnonzero(t.node_body >= 0)):
+        b, LR = t.node_body[i], s.leaf_rec[lk]
+        assert np.array_equal(LR[LEAF_IINV:LEAF_IINV + 21], s.Iinv[b])
+        assert close(LR[LEAF_IINV:LEAF_IINV + 21], np.linalg.inv(model.body_I[b])[iu])
+        assert LR[LEAF_M] == model.body_mass[b]
+        assert np.array_equal(LR[LEAF_H:LEAF_H + 3], model.body_h[b])
+        assert np.array_equal(LR[LEAF_IBAR:LEAF_IBAR + 9], model.body_Ibar[b].ravel())
+        for k in range(t.node_nh[i]):
+            x, o = s.handle_x[t.node_hoff[i] + k], LEAF_X + 12 * k
+            assert np.array_equal(LR[o:o + 9], s.H_E[x].ravel())
+            assert np.array_equal(LR[o + 9:o + 12], s.H_r[x])
     # every joint type occurs in the larger trees
     if n >= 40:
         assert set(np.unique(model.jnt_type)) == set(JOINT_TYPES.values())

@@ -264,7 +264,7 @@ DCAModel = namedtuple("DCAModel", (
     "parent", "jtype", "qadr", "vadr", "jnv", "Xtree_rot", "axis", "Xtree_E", "Xtree_r",
     "mass", "h", "Ibar", "S", "gravity", "Iinv", "H_E", "H_r", "perm", "nfree", "node_A",
     "node_B", "node_joint", "node_body", "node_nh", "node_hoff", "node_ca", "node_cb",
-    "handle_x", "node_doff", "node_ooff", "n_leaf_diag", "hmax", "node_rec"))
+    "handle_x", "node_doff", "node_ooff", "n_leaf_diag", "hmax", "node_rec", "leaf_rec"))
 DCAModel.__doc__ = """Static arrays of the full DCA (:class:`articulated.algorithms.dca_solver.
 DCA`): the model arrays of :class:`NodeModel` plus ``parent`` (nb,) and the motion
 subspaces ``S`` (nv, 6), the assembly tree, the storage layout of the leaf diagonal
@@ -272,7 +272,9 @@ blocks (``node_doff`` (nn,), ``n_leaf_diag``) and of the stack of pending subass
 (``hmax``, the largest handle count), and ``node_rec`` (nn, N_NR) int64: every node's
 indices, its children's and its joint's in one record (columns ``NR_*`` of
 :mod:`articulated.algorithms.dca`), which the passes read instead of the separate
-arrays."""
+arrays, and ``leaf_rec`` (n_leaves, LEAF_X + 12 hmax): every leaf's constant inertias and
+handle transforms in one record (columns ``LEAF_*``), by rank among the leaves in
+post-order."""
 
 DCAInputs = namedtuple("DCAInputs", ("q", "qd", "tau", "f_ext", "quasi_static"))
 DCAInputs.__doc__ = """Inputs of one DCA evaluation: ``q`` (nq,), ``qd`` (nv,), ``tau`` (nv,),

@@ -82,14 +82,14 @@ import math
 
 from numba import njit
 
-from ..config import KERNEL
-from ..spatial import get_vec6, xform_force_T_at
+from ..config import INLINE, KERNEL
+from ..spatial import get_vec6, xform_force_T_at, xform_motion
 from .blocks import (_bmv, _child_slot, _chol_at, _chol5_perm_at, _chol_solve_at, _copy_block,
                      _ctv_at, _fwd_rows_at, _hand_down, _off, _oidx, _outer_acc, _outer_sym,
                      _pair5_at, _pair5_sym_at, _solve5_at, _symv, _xj_cols_add, _xj_motion,
                      _xj_rows, _xj_rows_T, _zrows5_at)
 from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
-from .handles import _dca_kinematics, _leaf_bias_at
+from .handles import _body_bias, _dca_kinematics
 
 
 # ---- packed node records (docs/dca.md, "Packed node records")
@@ -152,6 +152,41 @@ REC_KJ = 39
 """The joint rows ``Kj`` of K, dof r at ``REC_KJ + 6 r``."""
 N_REC = 39
 """Width of ``rec`` without the joint rows."""
+# columns of the constant float record ``leaf_rec`` (n_leaves, LEAF_X + 12 hmax) of every
+# leaf, by its rank among the leaves in post-order
+LEAF_IINV = 0
+"""Columns 0..20: the inverse spatial inertia ``I^-1``, upper triangle row by row."""
+LEAF_M = 21
+"""The body's mass [kg]."""
+LEAF_H = 22
+"""Columns 22..24: its first moment ``h`` [kg m], body coordinates."""
+LEAF_IBAR = 25
+"""Columns 25..33: its rotational inertia about the body origin, row-major [kg m^2]."""
+LEAF_X = 34
+"""From here, per handle k: the compact transform ``(E, r)`` (12 numbers, E row-major)
+from body coordinates to the handle's frame."""
+
+
+@njit(**INLINE)
+def _leaf_bias_rec(LR, lk, b, nh, v, f_ext, quasi_static, z, bh, bo):
+    """The leaf biases of :func:`~articulated.algorithms.handles._leaf_bias` (RGL eq. 3:
+    ``z = I^-1 (f_ext - v x* I v)``, ``b_k = X_k z`` into ``bh[bo + k]``) from the leaf's
+    record ``LR[lk]`` (columns ``LEAF_*``)."""
+    y = _body_bias(LR[lk, LEAF_M], LR[lk, LEAF_H], LR[lk, LEAF_H + 1], LR[lk, LEAF_H + 2],
+                   (LR[lk, LEAF_IBAR], LR[lk, LEAF_IBAR + 1], LR[lk, LEAF_IBAR + 2],
+                    LR[lk, LEAF_IBAR + 3], LR[lk, LEAF_IBAR + 4], LR[lk, LEAF_IBAR + 5],
+                    LR[lk, LEAF_IBAR + 6], LR[lk, LEAF_IBAR + 7], LR[lk, LEAF_IBAR + 8]),
+                   b, v, f_ext, quasi_static)
+    zz = _symv(LR, lk, y[0], y[1], y[2], y[3], y[4], y[5])     # LEAF_IINV = 0
+    for k in range(6):
+        z[b, k] = zz[k]
+    for k in range(nh):
+        o = LEAF_X + 12 * k
+        x = xform_motion((LR[lk, o], LR[lk, o + 1], LR[lk, o + 2], LR[lk, o + 3],
+                          LR[lk, o + 4], LR[lk, o + 5], LR[lk, o + 6], LR[lk, o + 7],
+                          LR[lk, o + 8]), (LR[lk, o + 9], LR[lk, o + 10], LR[lk, o + 11]), zz)
+        for a in range(6):
+            bh[bo + k, a] = x[a]
 
 
 @njit(**KERNEL)
@@ -182,9 +217,7 @@ def _dca_main_pass(m, inp, sc, d):
     transform is applied in its revolute / prismatic closed form (:func:`_xj_motion`).
     Profile and operation counts: docs/dca.md, "Profile".
     """
-    mass, h, Ibar = m.mass, m.h, m.Ibar
-    Iinv, H_E, H_r, nr = m.Iinv, m.H_E, m.H_r, m.node_rec
-    handle_x, n_leaf_diag, hmax = m.handle_x, m.n_leaf_diag, m.hmax
+    nr, LR, n_leaf_diag, hmax = m.node_rec, m.leaf_rec, m.n_leaf_diag, m.hmax
     XJ_E, XJ_r, v, c_al, b_world = d.kin.XJ_E, d.kin.XJ_r, d.kin.v, d.kin.c_al, d.kin.b_world
     tau, f_ext, quasi_static = inp.tau, inp.f_ext, inp.quasi_static
     Z, Ds, st_base = sc.Z, sc.Ds, sc.st_base
@@ -192,11 +225,13 @@ def _dca_main_pass(m, inp, sc, d):
     z0 = R[0, 0] * 0
     sp = 0
     rk = 0
+    lk = 0
     for i in range(nr.shape[0]):
         J = nr[i, NR_J]
         if J < 0:
-            _leaf_bias_at(nr[i, NR_BODY], nr[i, NR_NH], nr[i, NR_HOFF], mass, h, Ibar, Iinv,
-                          H_E, H_r, handle_x, v, f_ext, quasi_static, z, Bst, sp * hmax)
+            _leaf_bias_rec(LR, lk, nr[i, NR_BODY], nr[i, NR_NH], v, f_ext, quasi_static, z,
+                           Bst, sp * hmax)
+            lk += 1
             st_base[sp] = nr[i, NR_DOFF]
             sp += 1
             continue

@@ -15,7 +15,7 @@ from ..model import Model
 from ..spatial import xform_dense
 from ._inputs import as_configuration, as_vector, check_dtype, check_f_ext, report_dca_nonfinite
 from .bundles import DCAData, DCAModel, DCAScratch, Kinematics
-from .dca import (N_NR, N_REC, NR_A, NR_BODY, NR_CA, NR_CB, NR_DOFF, NR_HA, NR_HB, NR_HOFF,
+from .dca import (LEAF_H, LEAF_IBAR, LEAF_IINV, LEAF_M, LEAF_X, N_NR, N_REC, NR_A, NR_BODY, NR_CA, NR_CB, NR_DOFF, NR_HA, NR_HB, NR_HOFF,
                   NR_J, NR_JT, NR_NF, NR_NH, NR_NHA, NR_NHB, NR_NV, NR_OOA, NR_OOB, NR_OOFF,
                   NR_PERM, NR_VA, REC_BETA, REC_FAL, REC_GAMMA, REC_KJ, REC_L, REC_LD,
                   dca_body_acc, dca_call)
@@ -72,6 +72,28 @@ def _node_records(model: Model, tree: AssemblyTree, perm, nfree, node_doff, node
         nr[i, NR_NV] = model.jnt_nv[J]
         nr[i, NR_VA] = model.jnt_vadr[J]
     return nr
+
+
+def _leaf_records(tree: AssemblyTree, Iinv, mass, h, Ibar, H_E, H_r, handle_x, dt):
+    """(n_leaves, LEAF_X + 12 hmax) records of the leaves in post-order (columns ``LEAF_*``
+    of :mod:`articulated.algorithms.dca`): ``I^-1``, mass, first moment, rotational inertia
+    and the transform to each handle's frame."""
+    t = tree
+    leaves = np.flatnonzero(t.node_body >= 0)
+    nh = t.node_nh[leaves]
+    LR = np.zeros((leaves.size, LEAF_X + 12 * int(nh.max(initial=0))), dtype=dt)
+    for r, i in enumerate(leaves):
+        b = t.node_body[i]
+        LR[r, LEAF_IINV:LEAF_IINV + 21] = Iinv[b]
+        LR[r, LEAF_M] = mass[b]
+        LR[r, LEAF_H:LEAF_H + 3] = h[b]
+        LR[r, LEAF_IBAR:LEAF_IBAR + 9] = np.ravel(Ibar[b])
+        for k in range(t.node_nh[i]):
+            x = handle_x[t.node_hoff[i] + k]
+            o = LEAF_X + 12 * k
+            LR[r, o:o + 9] = np.ravel(H_E[x])
+            LR[r, o + 9:o + 12] = H_r[x]
+    return LR
 
 
 def _stack_depth(tree: AssemblyTree) -> int:
@@ -204,6 +226,8 @@ class DCA:
         self.rank_joint = tree.node_joint[tree.node_joint >= 0].astype(np.int64)
         self.joint_rank = np.empty(nb, dtype=np.int64)
         self.joint_rank[self.rank_joint] = np.arange(nb)
+        self.leaf_rec = _leaf_records(tree, self.Iinv, model.body_mass, model.body_h,
+                                      model.body_Ibar, self.H_E, self.H_r, self.handle_x, dt)
         dmax = int(model.jnt_nv.max(initial=0))
         self.rec = z(nb, N_REC + 6 * dmax)
         self.Xup_E = z(nb, 3, 3)
@@ -229,7 +253,7 @@ class DCA:
             ma.Xtree_r, ma.mass, ma.h, ma.Ibar, ma.S, ma.gravity, self.Iinv, self.H_E, self.H_r,
             self.perm, self.nfree, t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh,
             t.node_hoff, t.node_ca, t.node_cb, self.handle_x, self.node_doff, self.node_ooff,
-            self.n_leaf_diag, self.hmax, self.node_rec)
+            self.n_leaf_diag, self.hmax, self.node_rec, self.leaf_rec)
         self.kernel_scratch = DCAScratch(self._Z, self._Ds, self._st_base)
         self.kernel_data = DCAData(
             Kinematics(self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v, self.c, self.c_al,
