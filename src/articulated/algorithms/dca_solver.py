@@ -392,19 +392,20 @@ class DCA:
         ``K_FF`` and the joint rows ``Kj`` (plain NumPy)."""
         j = self.model.joint_id(joint)
         nf = int(self.nfree[j])
-        va, d = int(self.model.jnt_vadr[j]), int(self.model.jnt_nv[j])
+        d = int(self.model.jnt_nv[j])
         F, Jc = self.perm[j, :nf], self.perm[j, nf:]
+        row = np.asarray(self.rec[self.joint_rank[j]], dtype=np.float64)   # O(1), no copy-out
         K = np.zeros((6, 6))
         Lf = np.zeros((6, 6))
-        Lf[np.tril_indices(6, -1)[0], np.tril_indices(6, -1)[1]] = self.L[j]
-        dinv = np.asarray(self.Ld[j], dtype=np.float64)
+        Lf[np.tril_indices(6, -1)[0], np.tril_indices(6, -1)[1]] = row[REC_L:REC_L + 15]
+        dinv = row[REC_LD:REC_LD + 6]
         if nf == 5:   # square-root-free factor L D L^T (unit L, 1 / D in Ld)
             Lf = Lf[:5, :5] + np.eye(5)
             K[np.ix_(F, F)] = Lf @ np.diag(1 / dinv[:5]) @ Lf.T
         else:         # Cholesky L L^T, the inverse diagonal in Ld
             Lf = Lf[:nf, :nf] + np.diag(1 / dinv[:nf])
             K[np.ix_(F, F)] = Lf @ Lf.T
-        rows = np.asarray(self.Kj[va:va + d], dtype=np.float64)
+        rows = row[REC_KJ:REC_KJ + 6 * d].reshape(d, 6)
         K[Jc, :] = rows
         K[:, Jc] = rows.T
         return K
