@@ -193,9 +193,10 @@ def _xj_cols(jt, E, r, J, M, m):
 
 
 @njit(**INLINE)
-def _ctv(C, c, x, ix):
-    """``C[c]^T x[ix]`` (a 6-tuple) for (6, 6) blocks C and rows x[ix] of a 2-d array."""
-    a = x[ix, 0]
+def _ctv_at(C, c, x, ix, xo):
+    """``C[c]^T x`` (a 6-tuple) for (6, 6) blocks C and ``x = x[ix, xo:xo + 6]`` of a 2-d
+    array."""
+    a = x[ix, xo]
     s0 = a * C[c, 0, 0]
     s1 = a * C[c, 0, 1]
     s2 = a * C[c, 0, 2]
@@ -203,7 +204,7 @@ def _ctv(C, c, x, ix):
     s4 = a * C[c, 0, 4]
     s5 = a * C[c, 0, 5]
     for t in range(1, 6):
-        a = x[ix, t]
+        a = x[ix, xo + t]
         s0 += a * C[c, t, 0]
         s1 += a * C[c, t, 1]
         s2 += a * C[c, t, 2]
@@ -211,6 +212,12 @@ def _ctv(C, c, x, ix):
         s4 += a * C[c, t, 4]
         s5 += a * C[c, t, 5]
     return s0, s1, s2, s3, s4, s5
+
+
+@njit(**INLINE)
+def _ctv(C, c, x, ix):
+    """``C[c]^T x[ix]`` (a 6-tuple) for (6, 6) blocks C and rows x[ix] of a 2-d array."""
+    return _ctv_at(C, c, x, ix, 0)
 
 
 @njit(**INLINE)
@@ -294,9 +301,10 @@ def _outer_sym(Z, a, n, out, o):
 
 
 @njit(**INLINE)
-def _fwd_rows(L, Ld, J, n, C, c):
-    """Rows 0..n-1 of C[c] <- L_J^-1 (rows 0..n-1 of C[c]) (forward substitution, L_J lower
-    triangular n x n with inverse diagonal Ld[J])."""
+def _fwd_rows_at(L, lr, lo, Ld, dr, dlo, n, C, c):
+    """:func:`_fwd_rows` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     for a in range(n):
         c0 = C[c, a, 0]
         c1 = C[c, a, 1]
@@ -305,14 +313,14 @@ def _fwd_rows(L, Ld, J, n, C, c):
         c4 = C[c, a, 4]
         c5 = C[c, a, 5]
         for j in range(a):
-            l = L[J, (a * (a - 1)) // 2 + j]
+            l = L[lr, lo + (a * (a - 1)) // 2 + j]
             c0 -= l * C[c, j, 0]
             c1 -= l * C[c, j, 1]
             c2 -= l * C[c, j, 2]
             c3 -= l * C[c, j, 3]
             c4 -= l * C[c, j, 4]
             c5 -= l * C[c, j, 5]
-        da = Ld[J, a]
+        da = Ld[dr, dlo + a]
         C[c, a, 0] = c0 * da
         C[c, a, 1] = c1 * da
         C[c, a, 2] = c2 * da
@@ -322,18 +330,55 @@ def _fwd_rows(L, Ld, J, n, C, c):
 
 
 @njit(**INLINE)
-def _chol_solve(L, Ld, J, n, y, iy):
-    """y[iy, :n] <- (L_J L_J^T)^-1 y[iy, :n] (forward then back substitution)."""
+def _fwd_rows(L, Ld, J, n, C, c):
+    """Rows 0..n-1 of C[c] <- L_J^-1 (rows 0..n-1 of C[c]) (forward substitution, L_J lower
+    triangular n x n with inverse diagonal Ld[J])."""
+    _fwd_rows_at(L, J, 0, Ld, J, 0, n, C, c)
+
+
+@njit(**INLINE)
+def _chol_solve_at(L, lr, lo, Ld, dr, dlo, n, y, iy):
+    """:func:`_chol_solve` with its factor at any row and column offset
+    (``L[lr, lo + t]``, ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     for a in range(n):
         s = y[iy, a]
         for j in range(a):
-            s -= L[J, (a * (a - 1)) // 2 + j] * y[iy, j]
-        y[iy, a] = s * Ld[J, a]
+            s -= L[lr, lo + (a * (a - 1)) // 2 + j] * y[iy, j]
+        y[iy, a] = s * Ld[dr, dlo + a]
     for a in range(n - 1, -1, -1):
         s = y[iy, a]
         for j in range(a + 1, n):
-            s -= L[J, (j * (j - 1)) // 2 + a] * y[iy, j]
-        y[iy, a] = s * Ld[J, a]
+            s -= L[lr, lo + (j * (j - 1)) // 2 + a] * y[iy, j]
+        y[iy, a] = s * Ld[dr, dlo + a]
+
+
+@njit(**INLINE)
+def _chol_solve(L, Ld, J, n, y, iy):
+    """y[iy, :n] <- (L_J L_J^T)^-1 y[iy, :n] (forward then back substitution)."""
+    _chol_solve_at(L, J, 0, Ld, J, 0, n, y, iy)
+
+
+@njit(**INLINE)
+def _chol_at(K, k, n, L, lr, lo, Ld, dr, dlo):
+    """:func:`_chol` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
+    if n == 6:
+        _chol6_at(K, k, L, lr, lo, Ld, dr, dlo)
+    else:
+        for j in range(n):
+            s = K[k, j, j]
+            for m in range(j):
+                s -= L[lr, lo + (j * (j - 1)) // 2 + m] * L[lr, lo + (j * (j - 1)) // 2 + m]
+            ljj = math.sqrt(s) if s > 0 else math.nan
+            d = 1 / ljj
+            Ld[dr, dlo + j] = d
+            for a in range(j + 1, n):
+                t = K[k, a, j]
+                for m in range(j):
+                    t -= L[lr, lo + (a * (a - 1)) // 2 + m] * L[lr, lo + (j * (j - 1)) // 2 + m]
+                L[lr, lo + (a * (a - 1)) // 2 + j] = t * d
 
 
 @njit(**INLINE)
@@ -342,26 +387,14 @@ def _chol(K, k, n, L, Ld, J):
     lower triangle, Ld[J] the inverse diagonal). A non-positive pivot gives NaN, which the
     public wrappers report (naming the joint). (No early return: an inlined helper that
     returns from a branch makes numba keep reference counts of its array arguments.)"""
-    if n == 6:
-        _chol6(K, k, L, Ld, J)
-    else:
-        for j in range(n):
-            s = K[k, j, j]
-            for m in range(j):
-                s -= L[J, (j * (j - 1)) // 2 + m] * L[J, (j * (j - 1)) // 2 + m]
-            ljj = math.sqrt(s) if s > 0 else math.nan
-            d = 1 / ljj
-            Ld[J, j] = d
-            for a in range(j + 1, n):
-                t = K[k, a, j]
-                for m in range(j):
-                    t -= L[J, (a * (a - 1)) // 2 + m] * L[J, (j * (j - 1)) // 2 + m]
-                L[J, (a * (a - 1)) // 2 + j] = t * d
+    _chol_at(K, k, n, L, J, 0, Ld, J, 0)
 
 
 @njit(**INLINE)
-def _chol6(K, k, L, Ld, J):
-    """:func:`_chol` for n = 6, unrolled (generated code)."""
+def _chol6_at(K, k, L, lr, lo, Ld, dr, dlo):
+    """:func:`_chol6` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
     s = K[k, 0, 0]
     l00 = math.sqrt(s) if s > 0 else math.nan
     d0 = 1 / l00
@@ -395,39 +428,45 @@ def _chol6(K, k, L, Ld, J):
     s = K[k, 5, 5] - (l50 * l50 + l51 * l51 + l52 * l52 + l53 * l53 + l54 * l54)
     l55 = math.sqrt(s) if s > 0 else math.nan
     d5 = 1 / l55
-    L[J, 0] = l10
-    L[J, 1] = l20
-    L[J, 2] = l21
-    L[J, 3] = l30
-    L[J, 4] = l31
-    L[J, 5] = l32
-    L[J, 6] = l40
-    L[J, 7] = l41
-    L[J, 8] = l42
-    L[J, 9] = l43
-    L[J, 10] = l50
-    L[J, 11] = l51
-    L[J, 12] = l52
-    L[J, 13] = l53
-    L[J, 14] = l54
-    Ld[J, 0] = d0
-    Ld[J, 1] = d1
-    Ld[J, 2] = d2
-    Ld[J, 3] = d3
-    Ld[J, 4] = d4
-    Ld[J, 5] = d5
+    L[lr, lo + 0] = l10
+    L[lr, lo + 1] = l20
+    L[lr, lo + 2] = l21
+    L[lr, lo + 3] = l30
+    L[lr, lo + 4] = l31
+    L[lr, lo + 5] = l32
+    L[lr, lo + 6] = l40
+    L[lr, lo + 7] = l41
+    L[lr, lo + 8] = l42
+    L[lr, lo + 9] = l43
+    L[lr, lo + 10] = l50
+    L[lr, lo + 11] = l51
+    L[lr, lo + 12] = l52
+    L[lr, lo + 13] = l53
+    L[lr, lo + 14] = l54
+    Ld[dr, dlo + 0] = d0
+    Ld[dr, dlo + 1] = d1
+    Ld[dr, dlo + 2] = d2
+    Ld[dr, dlo + 3] = d3
+    Ld[dr, dlo + 4] = d4
+    Ld[dr, dlo + 5] = d5
 
 
 @njit(**INLINE)
-def _chol5_perm(K, k, perm, J, L, Ld):
-    """Square-root-free Cholesky ``K[k][F, F] = L D L^T`` of the free block
-    (``F = perm[J, :5]``): the unit lower factor into L[J] (below the diagonal), ``1 / D``
-    into Ld[J]; unrolled (generated code). A non-positive pivot gives NaN."""
-    p0 = perm[J, 0]
-    p1 = perm[J, 1]
-    p2 = perm[J, 2]
-    p3 = perm[J, 3]
-    p4 = perm[J, 4]
+def _chol6(K, k, L, Ld, J):
+    """:func:`_chol` for n = 6, unrolled (generated code)."""
+    _chol6_at(K, k, L, J, 0, Ld, J, 0)
+
+
+@njit(**INLINE)
+def _chol5_perm_at(K, k, perm, pj, L, lr, lo, Ld, dr, dlo):
+    """:func:`_chol5_perm` with its factor at any row and column offset
+    (``L[lr, lo + t]``, ``Ld[dr, dlo + t]``, ``perm[pj]``), e.g. in the node records of the
+    full DCA (:mod:`articulated.algorithms.dca`)."""
+    p0 = perm[pj, 0]
+    p1 = perm[pj, 1]
+    p2 = perm[pj, 2]
+    p3 = perm[pj, 3]
+    p4 = perm[pj, 4]
     s = K[k, p0, p0]
     e0 = 1 / s if s > 0 else math.nan
     u10 = K[k, p1, p0]
@@ -458,58 +497,75 @@ def _chol5_perm(K, k, perm, J, L, Ld):
     l43 = u43 * e3
     s = K[k, p4, p4] - (l40 * u40 + l41 * u41 + l42 * u42 + l43 * u43)
     e4 = 1 / s if s > 0 else math.nan
-    L[J, 0] = l10
-    L[J, 1] = l20
-    L[J, 2] = l21
-    L[J, 3] = l30
-    L[J, 4] = l31
-    L[J, 5] = l32
-    L[J, 6] = l40
-    L[J, 7] = l41
-    L[J, 8] = l42
-    L[J, 9] = l43
-    Ld[J, 0] = e0
-    Ld[J, 1] = e1
-    Ld[J, 2] = e2
-    Ld[J, 3] = e3
-    Ld[J, 4] = e4
+    L[lr, lo + 0] = l10
+    L[lr, lo + 1] = l20
+    L[lr, lo + 2] = l21
+    L[lr, lo + 3] = l30
+    L[lr, lo + 4] = l31
+    L[lr, lo + 5] = l32
+    L[lr, lo + 6] = l40
+    L[lr, lo + 7] = l41
+    L[lr, lo + 8] = l42
+    L[lr, lo + 9] = l43
+    Ld[dr, dlo + 0] = e0
+    Ld[dr, dlo + 1] = e1
+    Ld[dr, dlo + 2] = e2
+    Ld[dr, dlo + 3] = e3
+    Ld[dr, dlo + 4] = e4
+
+
+@njit(**INLINE)
+def _chol5_perm(K, k, perm, J, L, Ld):
+    """Square-root-free Cholesky ``K[k][F, F] = L D L^T`` of the free block
+    (``F = perm[J, :5]``): the unit lower factor into L[J] (below the diagonal), ``1 / D``
+    into Ld[J]; unrolled (generated code). A non-positive pivot gives NaN."""
+    _chol5_perm_at(K, k, perm, J, L, J, 0, Ld, J, 0)
+
+
+@njit(**INLINE)
+def _solve5_at(L, lr, lo, Ld, dr, dlo, y0, y1, y2, y3, y4):
+    """:func:`_solve5` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
+    w0 = y0
+    w1 = y1 - L[lr, lo + 0] * w0
+    w2 = y2 - L[lr, lo + 1] * w0 - L[lr, lo + 2] * w1
+    w3 = y3 - L[lr, lo + 3] * w0 - L[lr, lo + 4] * w1 - L[lr, lo + 5] * w2
+    w4 = y4 - L[lr, lo + 6] * w0 - L[lr, lo + 7] * w1 - L[lr, lo + 8] * w2 - L[lr, lo + 9] * w3
+    x4 = w4 * Ld[dr, dlo + 4]
+    x3 = w3 * Ld[dr, dlo + 3] - L[lr, lo + 9] * x4
+    x2 = w2 * Ld[dr, dlo + 2] - L[lr, lo + 5] * x3 - L[lr, lo + 8] * x4
+    x1 = w1 * Ld[dr, dlo + 1] - L[lr, lo + 2] * x2 - L[lr, lo + 4] * x3 - L[lr, lo + 7] * x4
+    x0 = w0 * Ld[dr, dlo + 0] - L[lr, lo + 0] * x1 - L[lr, lo + 1] * x2 - L[lr, lo + 3] * x3 - L[lr, lo + 6] * x4
+    return x0, x1, x2, x3, x4
 
 
 @njit(**INLINE)
 def _solve5(L, Ld, J, y0, y1, y2, y3, y4):
     """``(L D L^T)^-1 y`` (a 5-tuple) for the factor of :func:`_chol5_perm`."""
-    w0 = y0
-    w1 = y1 - L[J, 0] * w0
-    w2 = y2 - L[J, 1] * w0 - L[J, 2] * w1
-    w3 = y3 - L[J, 3] * w0 - L[J, 4] * w1 - L[J, 5] * w2
-    w4 = y4 - L[J, 6] * w0 - L[J, 7] * w1 - L[J, 8] * w2 - L[J, 9] * w3
-    x4 = w4 * Ld[J, 4]
-    x3 = w3 * Ld[J, 3] - L[J, 9] * x4
-    x2 = w2 * Ld[J, 2] - L[J, 5] * x3 - L[J, 8] * x4
-    x1 = w1 * Ld[J, 1] - L[J, 2] * x2 - L[J, 4] * x3 - L[J, 7] * x4
-    x0 = w0 * Ld[J, 0] - L[J, 0] * x1 - L[J, 1] * x2 - L[J, 3] * x3 - L[J, 6] * x4
-    return x0, x1, x2, x3, x4
+    return _solve5_at(L, J, 0, Ld, J, 0, y0, y1, y2, y3, y4)
 
 
 @njit(**INLINE)
-def _zrows5(L, Ld, J, perm, C, c, Z, zk):
-    """``Z[zk][:5] = L_J^-1 C[c][F, :]`` (``F = perm[J, :5]``, L unit lower triangular):
-    forward substitution on rows, unrolled (generated code)."""
-    p0 = perm[J, 0]
-    p1 = perm[J, 1]
-    p2 = perm[J, 2]
-    p3 = perm[J, 3]
-    p4 = perm[J, 4]
-    l10 = L[J, 0]
-    l20 = L[J, 1]
-    l21 = L[J, 2]
-    l30 = L[J, 3]
-    l31 = L[J, 4]
-    l32 = L[J, 5]
-    l40 = L[J, 6]
-    l41 = L[J, 7]
-    l42 = L[J, 8]
-    l43 = L[J, 9]
+def _zrows5_at(L, lr, lo, perm, pj, C, c, Z, zk):
+    """:func:`_zrows5` with its factor at any row and column offset (``L[lr, lo + t]``,
+    ``perm[pj]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
+    p0 = perm[pj, 0]
+    p1 = perm[pj, 1]
+    p2 = perm[pj, 2]
+    p3 = perm[pj, 3]
+    p4 = perm[pj, 4]
+    l10 = L[lr, lo + 0]
+    l20 = L[lr, lo + 1]
+    l21 = L[lr, lo + 2]
+    l30 = L[lr, lo + 3]
+    l31 = L[lr, lo + 4]
+    l32 = L[lr, lo + 5]
+    l40 = L[lr, lo + 6]
+    l41 = L[lr, lo + 7]
+    l42 = L[lr, lo + 8]
+    l43 = L[lr, lo + 9]
     for n in range(6):
         z0 = C[c, p0, n]
         Z[zk, 0, n] = z0
@@ -524,6 +580,13 @@ def _zrows5(L, Ld, J, perm, C, c, Z, zk):
 
 
 @njit(**INLINE)
+def _zrows5(L, Ld, J, perm, C, c, Z, zk):
+    """``Z[zk][:5] = L_J^-1 C[c][F, :]`` (``F = perm[J, :5]``, L unit lower triangular):
+    forward substitution on rows, unrolled (generated code)."""
+    _zrows5_at(L, J, 0, perm, J, C, c, Z, zk)
+
+
+@njit(**INLINE)
 def _d_scaled(Z, a, m, e):
     """Column m of the rows ``Z[a][:5]`` scaled by ``1 / D`` (the 5-tuple e): a 5-tuple."""
     return (Z[a, 0, m] * e[0], Z[a, 1, m] * e[1], Z[a, 2, m] * e[2], Z[a, 3, m] * e[3],
@@ -531,10 +594,10 @@ def _d_scaled(Z, a, m, e):
 
 
 @njit(**INLINE)
-def _pair5(Z, a, b, Ld, J, P, src, tr, has_base, sg, out, o):
-    """``out[o] = base + sg Z[a][:5]^T D^-1 Z[b][:5]`` (a block of RGL eq. 2; ``1 / D`` in
-    Ld[J]) with base ``P[src]`` (transposed if tr) or zero."""
-    e = (Ld[J, 0], Ld[J, 1], Ld[J, 2], Ld[J, 3], Ld[J, 4])
+def _pair5_at(Z, a, b, Ld, dr, dlo, P, src, tr, has_base, sg, out, o):
+    """:func:`_pair5` with its factor at any row and column offset (``Ld[dr, dlo + t]``),
+    e.g. in the node records of the full DCA (:mod:`articulated.algorithms.dca`)."""
+    e = (Ld[dr, dlo + 0], Ld[dr, dlo + 1], Ld[dr, dlo + 2], Ld[dr, dlo + 3], Ld[dr, dlo + 4])
     for m in range(6):
         a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)
         for n in range(6):
@@ -552,11 +615,18 @@ def _pair5(Z, a, b, Ld, J, P, src, tr, has_base, sg, out, o):
 
 
 @njit(**INLINE)
-def _pair5_sym(Z, a, Ld, J, P, src, out, o):
-    """``out[o] = P[src] - Z[a][:5]^T D^-1 Z[a][:5]`` for a symmetric base (diagonal
-    blocks): the upper triangle is computed and mirrored (exactly symmetric); out[o] may
-    be P[src]."""
-    e = (Ld[J, 0], Ld[J, 1], Ld[J, 2], Ld[J, 3], Ld[J, 4])
+def _pair5(Z, a, b, Ld, J, P, src, tr, has_base, sg, out, o):
+    """``out[o] = base + sg Z[a][:5]^T D^-1 Z[b][:5]`` (a block of RGL eq. 2; ``1 / D`` in
+    Ld[J]) with base ``P[src]`` (transposed if tr) or zero."""
+    _pair5_at(Z, a, b, Ld, J, 0, P, src, tr, has_base, sg, out, o)
+
+
+@njit(**INLINE)
+def _pair5_sym_at(Z, a, Ld, dr, dlo, P, src, out, o):
+    """:func:`_pair5_sym` with its factor at any row and column offset
+    (``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
+    e = (Ld[dr, dlo + 0], Ld[dr, dlo + 1], Ld[dr, dlo + 2], Ld[dr, dlo + 3], Ld[dr, dlo + 4])
     for m in range(6):
         a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)
         for n in range(m, 6):
@@ -564,6 +634,14 @@ def _pair5_sym(Z, a, Ld, J, P, src, out, o):
                                 + a3 * Z[a, 3, n] + a4 * Z[a, 4, n])
             out[o, m, n] = v
             out[o, n, m] = v
+
+
+@njit(**INLINE)
+def _pair5_sym(Z, a, Ld, J, P, src, out, o):
+    """``out[o] = P[src] - Z[a][:5]^T D^-1 Z[a][:5]`` for a symmetric base (diagonal
+    blocks): the upper triangle is computed and mirrored (exactly symmetric); out[o] may
+    be P[src]."""
+    _pair5_sym_at(Z, a, Ld, J, 0, P, src, out, o)
 
 
 @njit(**INLINE)

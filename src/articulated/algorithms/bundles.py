@@ -264,12 +264,17 @@ DCAModel = namedtuple("DCAModel", (
     "parent", "jtype", "qadr", "vadr", "jnv", "Xtree_rot", "axis", "Xtree_E", "Xtree_r",
     "mass", "h", "Ibar", "S", "gravity", "Iinv", "H_E", "H_r", "perm", "nfree", "node_A",
     "node_B", "node_joint", "node_body", "node_nh", "node_hoff", "node_ca", "node_cb",
-    "handle_x", "node_doff", "node_ooff", "n_leaf_diag", "hmax"))
+    "handle_x", "node_doff", "node_ooff", "n_leaf_diag", "hmax", "node_rec", "leaf_rec"))
 DCAModel.__doc__ = """Static arrays of the full DCA (:class:`articulated.algorithms.dca_solver.
 DCA`): the model arrays of :class:`NodeModel` plus ``parent`` (nb,) and the motion
-subspaces ``S`` (nv, 6), the assembly tree, and the storage layout of the leaf diagonal
+subspaces ``S`` (nv, 6), the assembly tree, the storage layout of the leaf diagonal
 blocks (``node_doff`` (nn,), ``n_leaf_diag``) and of the stack of pending subassemblies
-(``hmax``, the largest handle count)."""
+(``hmax``, the largest handle count), and ``node_rec`` (nn, N_NR) int64: every node's
+indices, its children's and its joint's in one record (columns ``NR_*`` of
+:mod:`articulated.algorithms.dca`), which the passes read instead of the separate
+arrays, and ``leaf_rec`` (n_leaves, LEAF_X + 12 hmax): every leaf's constant inertias and
+handle transforms in one record (columns ``LEAF_*``), by rank among the leaves in
+post-order."""
 
 DCAInputs = namedtuple("DCAInputs", ("q", "qd", "tau", "f_ext", "quasi_static"))
 DCAInputs.__doc__ = """Inputs of one DCA evaluation: ``q`` (nq,), ``qd`` (nv,), ``tau`` (nv,),
@@ -289,10 +294,11 @@ Kinematics.__doc__ = """Kinematics of the DCA family
 frame of (J, 1)), and the root biases ``b_world`` (nb, 6)."""
 
 DCAData = namedtuple("DCAData", (
-    "kin", "z", "Pd", "Po", "Bst", "Kj", "L", "Ld", "beta", "gamma", "fh", "f_al", "f",
-    "qdd"))
+    "kin", "z", "Pd", "Po", "Bst", "rec", "fh", "f", "qdd"))
 DCAData.__doc__ = """State-dependent arrays of the full DCA: the :class:`Kinematics`, leaf
 biases ``z`` (nb, 6), diagonal and off-diagonal handle blocks ``Pd, Po``, stacked biases
-``Bst``, the joint rows ``Kj`` and factor ``L, Ld`` of ``K`` per joint, ``beta, gamma``
-(nb, 6) (RGL eq. 2), handle forces ``fh``, the joint forces ``f_al`` (aligned) and ``f``
-(nb, 6) (body coordinates, RGL eq. 5) and the accelerations ``qdd`` (nv,)."""
+``Bst``, the internal nodes' records ``rec`` (n_internal, N_REC + 6 dmax) by rank in
+post-order (columns ``REC_*`` of :mod:`articulated.algorithms.dca`: ``beta, gamma`` of
+RGL eq. 2, the factor of ``K_FF``, the joint rows ``Kj`` of K and the joint force in the
+aligned frame), handle forces ``fh``, the joint forces ``f`` (nb, 6) (body coordinates,
+RGL eq. 5) and the accelerations ``qdd`` (nv,)."""

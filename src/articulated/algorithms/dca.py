@@ -82,14 +82,111 @@ import math
 
 from numba import njit
 
-from ..config import KERNEL
-from ..spatial import get_vec6, xform_force_T_at
-from .blocks import (_bmv, _child_slot, _chol, _chol5_perm, _chol_solve, _copy_block, _ctv,
-                     _fwd_rows, _hand_down, _off, _oidx, _outer_acc, _outer_sym, _pair5,
-                     _pair5_sym, _solve5, _symv, _xj_cols_add, _xj_motion, _xj_rows,
-                     _xj_rows_T, _zrows5)
+from ..config import INLINE, KERNEL
+from ..spatial import get_vec6, xform_force_T_at, xform_motion
+from .blocks import (_bmv, _child_slot, _chol_at, _chol5_perm_at, _chol_solve_at, _copy_block,
+                     _ctv_at, _fwd_rows_at, _hand_down, _off, _oidx, _outer_acc, _outer_sym,
+                     _pair5_at, _pair5_sym_at, _solve5_at, _symv, _xj_cols_add, _xj_motion,
+                     _xj_rows, _xj_rows_T, _zrows5_at)
 from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
-from .handles import _dca_kinematics, _leaf_bias
+from .handles import _body_bias, _dca_kinematics
+
+
+# ---- packed node records (docs/dca.md, "Packed node records")
+# columns of the int record ``node_rec`` (nn, N_NR) of every node, in post-order
+NR_PERM = 0
+"""Columns 0..5: ``perm[J]``, the aligned coordinates of the node's joint, free ones first."""
+NR_J = 6
+"""The node's principal joint J (-1: a leaf)."""
+NR_BODY = 7
+"""The body of a leaf (-1: an internal node)."""
+NR_NH = 8
+"""The node's handle count."""
+NR_HOFF = 9
+"""The node's first handle slot."""
+NR_OOFF = 10
+"""The node's first off-diagonal block in ``Po``."""
+NR_DOFF = 11
+"""A leaf's first diagonal block in ``Pd``."""
+NR_A = 12
+"""Child A (-1: the world of a root node)."""
+NR_CA = 13
+"""The handle of A that J consumes."""
+NR_CB = 14
+"""The handle of B that J consumes."""
+NR_NHA = 15
+"""A's handle count (0 for the world)."""
+NR_OOA = 16
+"""A's first off-diagonal block."""
+NR_HA = 17
+"""A's first handle slot."""
+NR_NHB = 18
+"""B's handle count."""
+NR_OOB = 19
+"""B's first off-diagonal block."""
+NR_HB = 20
+"""B's first handle slot."""
+NR_JT = 21
+"""J's joint type."""
+NR_NF = 22
+"""J's free (constrained) coordinate count ``nfree[J]``."""
+NR_NV = 23
+"""J's dof count."""
+NR_VA = 24
+"""J's first dof."""
+N_NR = 25
+"""Width of ``node_rec``."""
+# columns of the float record ``rec`` (n_internal, N_REC + 6 dmax) of every internal node,
+# by its rank in post-order
+REC_BETA = 0
+"""``beta`` (RGL eq. 2), aligned frame of (J, 1)."""
+REC_GAMMA = 6
+"""``gamma`` (RGL eq. 2)."""
+REC_FAL = 12
+"""The joint force ``f`` across J (RGL eq. 5), aligned frame of (J, 1)."""
+REC_LD = 18
+"""The inverse diagonal of the factor of ``K_FF`` (``1 / D`` for 5 free coordinates)."""
+REC_L = 24
+"""The strictly lower triangle of the factor of ``K_FF``, row by row (15 entries)."""
+REC_KJ = 39
+"""The joint rows ``Kj`` of K, dof r at ``REC_KJ + 6 r``."""
+N_REC = 39
+"""Width of ``rec`` without the joint rows."""
+# columns of the constant float record ``leaf_rec`` (n_leaves, LEAF_X + 12 hmax) of every
+# leaf, by its rank among the leaves in post-order
+LEAF_IINV = 0
+"""Columns 0..20: the inverse spatial inertia ``I^-1``, upper triangle row by row."""
+LEAF_M = 21
+"""The body's mass [kg]."""
+LEAF_H = 22
+"""Columns 22..24: its first moment ``h`` [kg m], body coordinates."""
+LEAF_IBAR = 25
+"""Columns 25..33: its rotational inertia about the body origin, row-major [kg m^2]."""
+LEAF_X = 34
+"""From here, per handle k: the compact transform ``(E, r)`` (12 numbers, E row-major)
+from body coordinates to the handle's frame."""
+
+
+@njit(**INLINE)
+def _leaf_bias_rec(LR, lk, b, nh, v, f_ext, quasi_static, z, bh, bo):
+    """The leaf biases of :func:`~articulated.algorithms.handles._leaf_bias` (RGL eq. 3:
+    ``z = I^-1 (f_ext - v x* I v)``, ``b_k = X_k z`` into ``bh[bo + k]``) from the leaf's
+    record ``LR[lk]`` (columns ``LEAF_*``)."""
+    y = _body_bias(LR[lk, LEAF_M], LR[lk, LEAF_H], LR[lk, LEAF_H + 1], LR[lk, LEAF_H + 2],
+                   (LR[lk, LEAF_IBAR], LR[lk, LEAF_IBAR + 1], LR[lk, LEAF_IBAR + 2],
+                    LR[lk, LEAF_IBAR + 3], LR[lk, LEAF_IBAR + 4], LR[lk, LEAF_IBAR + 5],
+                    LR[lk, LEAF_IBAR + 6], LR[lk, LEAF_IBAR + 7], LR[lk, LEAF_IBAR + 8]),
+                   b, v, f_ext, quasi_static)
+    zz = _symv(LR, lk, y[0], y[1], y[2], y[3], y[4], y[5])     # LEAF_IINV = 0
+    for k in range(6):
+        z[b, k] = zz[k]
+    for k in range(nh):
+        o = LEAF_X + 12 * k
+        x = xform_motion((LR[lk, o], LR[lk, o + 1], LR[lk, o + 2], LR[lk, o + 3],
+                          LR[lk, o + 4], LR[lk, o + 5], LR[lk, o + 6], LR[lk, o + 7],
+                          LR[lk, o + 8]), (LR[lk, o + 9], LR[lk, o + 10], LR[lk, o + 11]), zz)
+        for a in range(6):
+            bh[bo + k, a] = x[a]
 
 
 @njit(**KERNEL)
@@ -105,7 +202,11 @@ def _dca_main_pass(m, inp, sc, d):
     ``S^T V S``), ``G_k W G_l^T = Z_k Z_l^T`` with ``Z_k = G_k[:, F] L^-T``, and
     ``gamma_F = K_FF^-1 (beta_F - K_FJ Q)``, ``gamma_J = Q``.
 
-    Storage: off-diagonal blocks of every node in ``Po`` (kept: the back-substitution needs
+    Storage: every node's indices in one record ``node_rec[i]`` (columns ``NR_*``), every
+    internal node's coefficients (beta, gamma, the factor of ``K_FF``, ``Kj``) in one
+    record ``rec[r]`` (columns ``REC_*``; r its rank among the internal nodes in
+    post-order), so that this pass and the back-substitution stream both.
+    Off-diagonal blocks of every node in ``Po`` (kept: the back-substitution needs
     them; leaf ones are constant). Diagonal blocks and biases are needed only by the
     parent, so internal nodes keep them on a stack of pending subassemblies (post-order
     is a stack discipline: a node's children are the top two entries): entry e has its
@@ -116,59 +217,55 @@ def _dca_main_pass(m, inp, sc, d):
     transform is applied in its revolute / prismatic closed form (:func:`_xj_motion`).
     Profile and operation counts: docs/dca.md, "Profile".
     """
-    jtype, jnv, vadr, mass, h, Ibar = m.jtype, m.jnv, m.vadr, m.mass, m.h, m.Ibar
-    gravity, Iinv, H_E, H_r, perm, nfree = m.gravity, m.Iinv, m.H_E, m.H_r, m.perm, m.nfree
-    node_A, node_B, node_joint, node_body = m.node_A, m.node_B, m.node_joint, m.node_body
-    node_nh, node_hoff, node_ca, node_cb = m.node_nh, m.node_hoff, m.node_ca, m.node_cb
-    handle_x, node_doff, node_ooff = m.handle_x, m.node_doff, m.node_ooff
-    n_leaf_diag, hmax = m.n_leaf_diag, m.hmax
+    nr, LR, n_leaf_diag, hmax = m.node_rec, m.leaf_rec, m.n_leaf_diag, m.hmax
     XJ_E, XJ_r, v, c_al, b_world = d.kin.XJ_E, d.kin.XJ_r, d.kin.v, d.kin.c_al, d.kin.b_world
     tau, f_ext, quasi_static = inp.tau, inp.f_ext, inp.quasi_static
     Z, Ds, st_base = sc.Z, sc.Ds, sc.st_base
-    z, Pd, Po, Bst, Kj, L, Ld, beta = d.z, d.Pd, d.Po, d.Bst, d.Kj, d.L, d.Ld, d.beta
-    gamma = d.gamma
-    z0 = gravity[0] * 0
+    z, Pd, Po, Bst, R = d.z, d.Pd, d.Po, d.Bst, d.rec
+    z0 = R[0, 0] * 0
     sp = 0
-    for i in range(node_A.shape[0]):
-        J = node_joint[i]
+    rk = 0
+    lk = 0
+    for i in range(nr.shape[0]):
+        J = nr[i, NR_J]
         if J < 0:
-            _leaf_bias(node_body[i], i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff,
-                       handle_x, v, f_ext, quasi_static, z, Bst, sp * hmax)
-            st_base[sp] = node_doff[i]
+            _leaf_bias_rec(LR, lk, nr[i, NR_BODY], nr[i, NR_NH], v, f_ext, quasi_static, z,
+                           Bst, sp * hmax)
+            lk += 1
+            st_base[sp] = nr[i, NR_DOFF]
             sp += 1
             continue
-        A = node_A[i]
-        B = node_B[i]
-        ca = node_ca[i]
-        cb = node_cb[i]
-        nhB = node_nh[B]
-        ooB = node_ooff[B]
+        r = rk
+        rk += 1
+        A = nr[i, NR_A]
+        ca = nr[i, NR_CA]
+        cb = nr[i, NR_CB]
+        nhA = nr[i, NR_NHA]
+        ooA = nr[i, NR_OOA]
+        nhB = nr[i, NR_NHB]
+        ooB = nr[i, NR_OOB]
         eB = sp - 1
         dB = st_base[eB]
         bB = eB * hmax
         if A >= 0:
-            nhA = node_nh[A]
-            ooA = node_ooff[A]
             eA = sp - 2
             dA = st_base[eA]
             bA = eA * hmax
             nAo = nhA - 1                      # C's handles that come from A
             eC = eA
         else:
-            nhA = 0
-            ooA = 0
             eA = -1
             dA = 0
             bA = 0
             nAo = 0
             eC = eB
-        nC = node_nh[i]
+        nC = nr[i, NR_NH]
         dC = n_leaf_diag + eC * hmax
         bC = eC * hmax
-        jt = jtype[J]
-        nf = nfree[J]
-        d = jnv[J]
-        va = vadr[J]
+        jt = nr[i, NR_JT]
+        nf = nr[i, NR_NF]
+        d = nr[i, NR_NV]
+        va = nr[i, NR_VA]
         # ---- K = X Phi_2^A X^T + Phi_1^B (symmetric), in Z[0]
         if A >= 0:
             _xj_rows(jt, XJ_E, XJ_r, J, Pd, dA + ca, Z, 0)
@@ -177,19 +274,19 @@ def _dca_main_pass(m, inp, sc, d):
             for a in range(6):
                 for b in range(6):
                     Z[0, a, b] = Pd[dB + cb, a, b]
-        for r in range(d):
-            pr = perm[J, nf + r]
+        for t in range(d):
+            pr = nr[i, nf + t]
             for a in range(6):
-                Kj[va + r, a] = Z[0, pr, a]
-        # ---- Cholesky of K_FF
+                R[r, REC_KJ + 6 * t + a] = Z[0, pr, a]
+        # ---- factor of K_FF
         if nf == 5:
-            _chol5_perm(Z, 0, perm, J, L, Ld)
+            _chol5_perm_at(Z, 0, nr, i, R, r, REC_L, R, r, REC_LD)
         elif nf > 0:
             for a in range(nf):
-                pa = perm[J, a]
+                pa = nr[i, a]
                 for b in range(a + 1):
-                    Z[1, a, b] = Z[0, pa, perm[J, b]]
-            _chol(Z, 1, nf, L, Ld, J)
+                    Z[1, a, b] = Z[0, pa, nr[i, b]]
+            _chol_at(Z, 1, nf, R, r, REC_L, R, r, REC_LD)
         # ---- beta = X b_2^A - b_1^B + c_J (A = world: its handle accelerates with a_0)
         s1 = bB + cb
         if A >= 0:
@@ -202,32 +299,35 @@ def _dca_main_pass(m, inp, sc, d):
             t = x[k] - Bst[s1, k]
             if not quasi_static:
                 t += c_al[J, k]
-            beta[J, k] = t
+            R[r, REC_BETA + k] = t
         # ---- gamma_F = K_FF^-1 (beta_F - K_FJ Q), gamma_J = Q
-        for r in range(d):
-            gamma[J, perm[J, nf + r]] = tau[va + r]
+        for t in range(d):
+            R[r, REC_GAMMA + nr[i, nf + t]] = tau[va + t]
         if nf == 5:
-            pj = perm[J, 5]
+            pj = nr[i, 5]
             qj = tau[va]
-            p0, p1, p2, p3, p4 = perm[J, 0], perm[J, 1], perm[J, 2], perm[J, 3], perm[J, 4]
-            g = _solve5(L, Ld, J, beta[J, p0] - Z[0, p0, pj] * qj,
-                        beta[J, p1] - Z[0, p1, pj] * qj, beta[J, p2] - Z[0, p2, pj] * qj,
-                        beta[J, p3] - Z[0, p3, pj] * qj, beta[J, p4] - Z[0, p4, pj] * qj)
-            gamma[J, p0] = g[0]
-            gamma[J, p1] = g[1]
-            gamma[J, p2] = g[2]
-            gamma[J, p3] = g[3]
-            gamma[J, p4] = g[4]
+            p0, p1, p2, p3, p4 = nr[i, 0], nr[i, 1], nr[i, 2], nr[i, 3], nr[i, 4]
+            g = _solve5_at(R, r, REC_L, R, r, REC_LD,
+                           R[r, REC_BETA + p0] - Z[0, p0, pj] * qj,
+                           R[r, REC_BETA + p1] - Z[0, p1, pj] * qj,
+                           R[r, REC_BETA + p2] - Z[0, p2, pj] * qj,
+                           R[r, REC_BETA + p3] - Z[0, p3, pj] * qj,
+                           R[r, REC_BETA + p4] - Z[0, p4, pj] * qj)
+            R[r, REC_GAMMA + p0] = g[0]
+            R[r, REC_GAMMA + p1] = g[1]
+            R[r, REC_GAMMA + p2] = g[2]
+            R[r, REC_GAMMA + p3] = g[3]
+            R[r, REC_GAMMA + p4] = g[4]
         elif nf > 0:
             for a in range(nf):
-                pa = perm[J, a]
-                s = beta[J, pa]
-                for r in range(d):
-                    s -= Z[0, pa, perm[J, nf + r]] * tau[va + r]
+                pa = nr[i, a]
+                s = R[r, REC_BETA + pa]
+                for t in range(d):
+                    s -= Z[0, pa, nr[i, nf + t]] * tau[va + t]
                 Ds[0, a] = s
-            _chol_solve(L, Ld, J, nf, Ds, 0)
+            _chol_solve_at(R, r, REC_L, R, r, REC_LD, nf, Ds, 0)
             for a in range(nf):
-                gamma[J, perm[J, a]] = Ds[0, a]
+                R[r, REC_GAMMA + nr[i, a]] = Ds[0, a]
         if nC == 0:
             sp = eC
             continue
@@ -253,23 +353,23 @@ def _dca_main_pass(m, inp, sc, d):
                 else:
                     Ck, ck = Po, ob                            # read in place
                 sg = -1
-            t = _ctv(Ck, ck, gamma, J)
+            t = _ctv_at(Ck, ck, R, r, REC_GAMMA)
             dst = bC + k
-            for m in range(6):
-                Bst[dst, m] = Bst[src, m] - sg * t[m]
+            for a in range(6):
+                Bst[dst, a] = Bst[src, a] - sg * t[a]
             if nf == 5:
-                _zrows5(L, Ld, J, perm, Ck, ck, Z, 2 + k)
+                _zrows5_at(R, r, REC_L, nr, i, Ck, ck, Z, 2 + k)
             elif nf > 0:
                 zk = 2 + k
                 for a in range(nf):
-                    pa = perm[J, a]
-                    for m in range(6):
-                        Z[zk, a, m] = Ck[ck, pa, m]
-                _fwd_rows(L, Ld, J, nf, Z, zk)
+                    pa = nr[i, a]
+                    for b in range(6):
+                        Z[zk, a, b] = Ck[ck, pa, b]
+                _fwd_rows_at(R, r, REC_L, R, r, REC_LD, nf, Z, zk)
         # ---- Phi^C_kl = [same child] Phi_kl - s_k s_l Z_k Z_l^T: diagonal blocks to the
         # stack entry eC (in increasing k: they overwrite only A's blocks already used),
         # off-diagonal ones to Po
-        oC = node_ooff[i]
+        oC = nr[i, NR_OOFF]
         for k in range(nC):
             fromA_k, kk = _child_slot(k, nAo, ca, cb)
             if fromA_k:
@@ -282,7 +382,7 @@ def _dca_main_pass(m, inp, sc, d):
                 nhx = nhB
             # diagonal block (k, k)
             if nf == 5:
-                _pair5_sym(Z, 2 + k, Ld, J, Pd, dsrc, Pd, dC + k)
+                _pair5_sym_at(Z, 2 + k, R, r, REC_LD, Pd, dsrc, Pd, dC + k)
             else:
                 _copy_block(Pd, dsrc, False, Pd, dC + k)
                 if nf > 0:
@@ -298,7 +398,8 @@ def _dca_main_pass(m, inp, sc, d):
                     ob = 0
                     tr = False
                 if nf == 5:
-                    _pair5(Z, 2 + k, 2 + l, Ld, J, Po, ob, tr, same, -1 if same else 1, Po, bo)
+                    _pair5_at(Z, 2 + k, 2 + l, R, r, REC_LD, Po, ob, tr, same,
+                              -1 if same else 1, Po, bo)
                 else:
                     if same:
                         _copy_block(Po, ob, tr, Po, bo)
@@ -318,41 +419,36 @@ def _dca_back_pass(m, inp, sc, d):
     eq. 4) and joint constraint forces (RGL eq. 5); the forces on every node's handles go
     to ``fh`` for its children. In the aligned frame (see :func:`_dca_main_pass`):
     ``f_J = Q``, ``f_F = K_FF^-1 (x_F - K_FJ Q)`` and ``qdd = K_JF f_F + K_JJ Q - x_J``
-    (the rows of ``K f = x + S qdd``). ``f_al``: f in the aligned frame of (J, 1);
-    ``f_out``: in body-J coordinates."""
-    jtype, jnv, vadr, H_E, perm, nfree = m.jtype, m.jnv, m.vadr, m.H_E, m.perm, m.nfree
-    node_A = m.node_A
-    node_B, node_joint, node_nh, node_hoff = m.node_B, m.node_joint, m.node_nh, m.node_hoff
-    node_ooff, node_ca, node_cb = m.node_ooff, m.node_ca, m.node_cb
+    (the rows of ``K f = x + S qdd``). f in the aligned frame of (J, 1) goes to the node's
+    record (``REC_FAL``), in body-J coordinates to ``f_out``."""
+    H_E, nr = m.H_E, m.node_rec
     XJ_E, XJ_r = d.kin.XJ_E, d.kin.XJ_r
-    Po, Kj, L, Ld, beta, fh, f_al = d.Po, d.Kj, d.L, d.Ld, d.beta, d.fh, d.f_al
+    Po, R, fh = d.Po, d.rec, d.fh
     f_out, qdd_out = d.f, d.qdd
     tau = inp.tau
     Ds = sc.Ds
-    for i in range(node_A.shape[0] - 1, -1, -1):
-        J = node_joint[i]
+    rk = R.shape[0]
+    for i in range(nr.shape[0] - 1, -1, -1):
+        J = nr[i, NR_J]
         if J < 0:
             continue
-        A = node_A[i]
-        B = node_B[i]
-        ca = node_ca[i]
-        cb = node_cb[i]
-        nhB = node_nh[B]
-        ooB = node_ooff[B]
-        if A >= 0:
-            nhA = node_nh[A]
-            ooA = node_ooff[A]
-            nAo = nhA - 1
-        else:
-            nhA = 0
-            ooA = 0
-            nAo = 0
-        nC = node_nh[i]
-        ho = node_hoff[i]
+        rk -= 1
+        r = rk
+        A = nr[i, NR_A]
+        ca = nr[i, NR_CA]
+        cb = nr[i, NR_CB]
+        nhA = nr[i, NR_NHA]
+        ooA = nr[i, NR_OOA]
+        nhB = nr[i, NR_NHB]
+        ooB = nr[i, NR_OOB]
+        nAo = nhA - 1 if A >= 0 else 0
+        nC = nr[i, NR_NH]
+        ho = nr[i, NR_HOFF]
+        jt = nr[i, NR_JT]
         # x = beta + sum_k s_k G_k^T f_k = beta + X sum_{k in A} Phi^A_{2k} f_k
         #                                        - sum_{k in B} Phi^B_{1k} f_k
-        x0, x1, x2 = beta[J, 0], beta[J, 1], beta[J, 2]
-        x3, x4, x5 = beta[J, 3], beta[J, 4], beta[J, 5]
+        x0, x1, x2 = R[r, REC_BETA], R[r, REC_BETA + 1], R[r, REC_BETA + 2]
+        x3, x4, x5 = R[r, REC_BETA + 3], R[r, REC_BETA + 4], R[r, REC_BETA + 5]
         if nAo > 0:
             a0 = a1 = a2 = a3 = a4 = a5 = 0 * x0
             for k in range(nAo):
@@ -365,7 +461,7 @@ def _dca_back_pass(m, inp, sc, d):
                 a3 += y[3]
                 a4 += y[4]
                 a5 += y[5]
-            t = _xj_motion(jtype[J], XJ_E, XJ_r, J, (a0, a1, a2, a3, a4, a5))
+            t = _xj_motion(jt, XJ_E, XJ_r, J, (a0, a1, a2, a3, a4, a5))
             x0 += t[0]
             x1 += t[1]
             x2 += t[2]
@@ -389,47 +485,52 @@ def _dca_back_pass(m, inp, sc, d):
         Ds[1, 4] = x4
         Ds[1, 5] = x5
         # f_J = Q, f_F = K_FF^-1 (x_F - K_FJ Q) (eq. 5); qdd = K_JF f_F + K_JJ Q - x_J (eq. 4)
-        d = jnv[J]
-        va = vadr[J]
-        nf = nfree[J]
-        for r in range(d):
-            f_al[J, perm[J, nf + r]] = tau[va + r]
+        d = nr[i, NR_NV]
+        va = nr[i, NR_VA]
+        nf = nr[i, NR_NF]
+        for t in range(d):
+            R[r, REC_FAL + nr[i, nf + t]] = tau[va + t]
         if nf == 5:
             qj = tau[va]
-            p0, p1, p2, p3, p4 = perm[J, 0], perm[J, 1], perm[J, 2], perm[J, 3], perm[J, 4]
-            g = _solve5(L, Ld, J, Ds[1, p0] - Kj[va, p0] * qj,
-                        Ds[1, p1] - Kj[va, p1] * qj, Ds[1, p2] - Kj[va, p2] * qj,
-                        Ds[1, p3] - Kj[va, p3] * qj, Ds[1, p4] - Kj[va, p4] * qj)
-            f_al[J, p0] = g[0]
-            f_al[J, p1] = g[1]
-            f_al[J, p2] = g[2]
-            f_al[J, p3] = g[3]
-            f_al[J, p4] = g[4]
+            p0, p1, p2, p3, p4 = nr[i, 0], nr[i, 1], nr[i, 2], nr[i, 3], nr[i, 4]
+            g = _solve5_at(R, r, REC_L, R, r, REC_LD,
+                           Ds[1, p0] - R[r, REC_KJ + p0] * qj,
+                           Ds[1, p1] - R[r, REC_KJ + p1] * qj,
+                           Ds[1, p2] - R[r, REC_KJ + p2] * qj,
+                           Ds[1, p3] - R[r, REC_KJ + p3] * qj,
+                           Ds[1, p4] - R[r, REC_KJ + p4] * qj)
+            R[r, REC_FAL + p0] = g[0]
+            R[r, REC_FAL + p1] = g[1]
+            R[r, REC_FAL + p2] = g[2]
+            R[r, REC_FAL + p3] = g[3]
+            R[r, REC_FAL + p4] = g[4]
         elif nf > 0:
             for a in range(nf):
-                pa = perm[J, a]
+                pa = nr[i, a]
                 s = Ds[1, pa]
-                for r in range(d):
-                    s -= Kj[va + r, pa] * tau[va + r]
+                for t in range(d):
+                    s -= R[r, REC_KJ + 6 * t + pa] * tau[va + t]
                 Ds[0, a] = s
-            _chol_solve(L, Ld, J, nf, Ds, 0)
+            _chol_solve_at(R, r, REC_L, R, r, REC_LD, nf, Ds, 0)
             for a in range(nf):
-                f_al[J, perm[J, a]] = Ds[0, a]
-        for r in range(d):
-            s = -Ds[1, perm[J, nf + r]]
+                R[r, REC_FAL + nr[i, a]] = Ds[0, a]
+        for t in range(d):
+            s = -Ds[1, nr[i, nf + t]]
             for a in range(6):
-                s += Kj[va + r, a] * f_al[J, a]
-            qdd_out[va + r] = s
+                s += R[r, REC_KJ + 6 * t + a] * R[r, REC_FAL + a]
+            qdd_out[va + t] = s
         # f in body-J coordinates: R^T f_al
         hb = 2 * J + 1
+        f = (R[r, REC_FAL], R[r, REC_FAL + 1], R[r, REC_FAL + 2], R[r, REC_FAL + 3],
+             R[r, REC_FAL + 4], R[r, REC_FAL + 5])
         for a in range(3):
-            f_out[J, a] = (H_E[hb, 0, a] * f_al[J, 0] + H_E[hb, 1, a] * f_al[J, 1]
-                           + H_E[hb, 2, a] * f_al[J, 2])
-            f_out[J, 3 + a] = (H_E[hb, 0, a] * f_al[J, 3] + H_E[hb, 1, a] * f_al[J, 4]
-                               + H_E[hb, 2, a] * f_al[J, 5])
+            f_out[J, a] = H_E[hb, 0, a] * f[0] + H_E[hb, 1, a] * f[1] + H_E[hb, 2, a] * f[2]
+            f_out[J, 3 + a] = (H_E[hb, 0, a] * f[3] + H_E[hb, 1, a] * f[4]
+                               + H_E[hb, 2, a] * f[5])
         # forces on the children's handles: f on B's (J, 1), -X_J^T f on A's (J, 0)
-        _hand_down(fh, ho, nAo, get_vec6(f_al, J), (jtype[J], XJ_E, XJ_r), J, A, ca, cb,
-                   node_hoff[A] if A >= 0 else 0, nhA, node_hoff[B], nhB)
+        _hand_down(fh, ho, nAo, f, (jt, XJ_E, XJ_r), J, A, ca, cb, nr[i, NR_HA], nhA,
+                   nr[i, NR_HB], nhB)
+
 
 @njit(**KERNEL)
 def dca_body_acc(m, d, a_out):

@@ -15,7 +15,10 @@ from ..model import Model
 from ..spatial import xform_dense
 from ._inputs import as_configuration, as_vector, check_dtype, check_f_ext, report_dca_nonfinite
 from .bundles import DCAData, DCAModel, DCAScratch, Kinematics
-from .dca import dca_body_acc, dca_call
+from .dca import (LEAF_H, LEAF_IBAR, LEAF_IINV, LEAF_M, LEAF_X, N_NR, N_REC, NR_A, NR_BODY, NR_CA, NR_CB, NR_DOFF, NR_HA, NR_HB, NR_HOFF,
+                  NR_J, NR_JT, NR_NF, NR_NH, NR_NHA, NR_NHB, NR_NV, NR_OOA, NR_OOB, NR_OOFF,
+                  NR_PERM, NR_VA, REC_BETA, REC_FAL, REC_GAMMA, REC_KJ, REC_L, REC_LD,
+                  dca_body_acc, dca_call)
 from .handles import _leaf_phi_kernel, handle_frames
 
 
@@ -41,6 +44,56 @@ class _DCAModelArrays:
         self.Ibar = f(model.body_Ibar)
         self.S = f(model.dof_S)
         self.gravity = f(model.gravity)
+
+
+def _node_records(model: Model, tree: AssemblyTree, perm, nfree, node_doff, node_ooff):
+    """(nn, N_NR) int64 records of the nodes (columns ``NR_*`` of
+    :mod:`articulated.algorithms.dca`): each node's indices with its children's and its
+    joint's, so that a pass reads one record per node."""
+    t = tree
+    nr = np.zeros((t.n_nodes, N_NR), dtype=np.int64)
+    nr[:, NR_J] = t.node_joint
+    nr[:, NR_BODY] = t.node_body
+    nr[:, NR_NH] = t.node_nh
+    nr[:, NR_HOFF] = t.node_hoff
+    nr[:, NR_OOFF] = node_ooff
+    nr[:, NR_DOFF] = node_doff
+    for i in np.flatnonzero(t.node_joint >= 0):
+        J, A, B = t.node_joint[i], t.node_A[i], t.node_B[i]
+        nr[i, NR_PERM:NR_PERM + 6] = perm[J]
+        nr[i, NR_A] = A
+        nr[i, NR_CA] = t.node_ca[i]
+        nr[i, NR_CB] = t.node_cb[i]
+        if A >= 0:
+            nr[i, NR_NHA], nr[i, NR_OOA], nr[i, NR_HA] = t.node_nh[A], node_ooff[A], t.node_hoff[A]
+        nr[i, NR_NHB], nr[i, NR_OOB], nr[i, NR_HB] = t.node_nh[B], node_ooff[B], t.node_hoff[B]
+        nr[i, NR_JT] = model.jnt_type[J]
+        nr[i, NR_NF] = nfree[J]
+        nr[i, NR_NV] = model.jnt_nv[J]
+        nr[i, NR_VA] = model.jnt_vadr[J]
+    return nr
+
+
+def _leaf_records(tree: AssemblyTree, Iinv, mass, h, Ibar, H_E, H_r, handle_x, dt):
+    """(n_leaves, LEAF_X + 12 hmax) records of the leaves in post-order (columns ``LEAF_*``
+    of :mod:`articulated.algorithms.dca`): ``I^-1``, mass, first moment, rotational inertia
+    and the transform to each handle's frame."""
+    t = tree
+    leaves = np.flatnonzero(t.node_body >= 0)
+    nh = t.node_nh[leaves]
+    LR = np.zeros((leaves.size, LEAF_X + 12 * int(nh.max(initial=0))), dtype=dt)
+    for r, i in enumerate(leaves):
+        b = t.node_body[i]
+        LR[r, LEAF_IINV:LEAF_IINV + 21] = Iinv[b]
+        LR[r, LEAF_M] = mass[b]
+        LR[r, LEAF_H:LEAF_H + 3] = h[b]
+        LR[r, LEAF_IBAR:LEAF_IBAR + 9] = np.ravel(Ibar[b])
+        for k in range(t.node_nh[i]):
+            x = handle_x[t.node_hoff[i] + k]
+            o = LEAF_X + 12 * k
+            LR[r, o:o + 9] = np.ravel(H_E[x])
+            LR[r, o + 9:o + 12] = H_r[x]
+    return LR
 
 
 def _stack_depth(tree: AssemblyTree) -> int:
@@ -84,6 +137,14 @@ class DCA:
         by each call. (Diagonal blocks and biases of internal nodes are only needed by the
         parent and live on a small stack, ``Pd[n_leaf_diag:]`` and ``Bst``; the leaves'
         constant diagonal blocks are ``Pd[node_doff[i] + k]``.)
+    node_rec : (nn, N_NR) int64 - every node's indices, its children's and its joint's in
+        one record (columns ``NR_*`` of :mod:`articulated.algorithms.dca`)
+    rec : (nb, N_REC + 6 dmax) - the coefficients of every internal node in one record,
+        by the node's rank among the internal nodes in post-order (``rank_joint[r]`` its
+        joint, ``joint_rank[J]`` the inverse; columns ``REC_*``): ``beta``, ``gamma``, the
+        joint force ``f_al``, the factor ``Ld, L`` of ``K_FF`` and the joint rows ``Kj``.
+        The passes stream it (docs/dca.md, "Packed node records"); the by-joint arrays
+        below are properties that copy out of it.
     L, Ld : (nb, 15), (nb, 6) - factor of the free block ``K_FF`` of
         ``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B`` of each joint's node: for five free
         coordinates (revolute, prismatic) ``L D L^T`` with unit ``L`` and ``1 / D`` in Ld;
@@ -159,11 +220,16 @@ class DCA:
         self.Bst = z(depth * self.hmax, 6)
         self._st_base = np.zeros(depth, dtype=np.int64)
         self.fh = z(tree.n_slots, 6)
-        self.Kj = z(nv, 6)
-        self.L = z(nb, 15)
-        self.Ld = z(nb, 6)
-        self.beta = z(nb, 6)
-        self.gamma = z(nb, 6)
+        # packed records: node indices by node, coefficients by rank of the internal node
+        self.node_rec = _node_records(model, tree, perm, nfree, self.node_doff,
+                                      self.node_ooff)
+        self.rank_joint = tree.node_joint[tree.node_joint >= 0].astype(np.int64)
+        self.joint_rank = np.empty(nb, dtype=np.int64)
+        self.joint_rank[self.rank_joint] = np.arange(nb)
+        self.leaf_rec = _leaf_records(tree, self.Iinv, model.body_mass, model.body_h,
+                                      model.body_Ibar, self.H_E, self.H_r, self.handle_x, dt)
+        dmax = int(model.jnt_nv.max(initial=0))
+        self.rec = z(nb, N_REC + 6 * dmax)
         self.Xup_E = z(nb, 3, 3)
         self.Xup_r = z(nb, 3)
         self.XJ_E = z(nb, 3, 3)
@@ -174,7 +240,6 @@ class DCA:
         self.b_world = z(nb, 6)
         self.z = z(nb, 6)
         self.f = z(nb, 6)
-        self.f_al = z(nb, 6)
         self.a = z(nb, 6)
         self.qdd = z(nv)
         self.f_none = z(0, 6)
@@ -188,16 +253,55 @@ class DCA:
             ma.Xtree_r, ma.mass, ma.h, ma.Ibar, ma.S, ma.gravity, self.Iinv, self.H_E, self.H_r,
             self.perm, self.nfree, t.node_A, t.node_B, t.node_joint, t.node_body, t.node_nh,
             t.node_hoff, t.node_ca, t.node_cb, self.handle_x, self.node_doff, self.node_ooff,
-            self.n_leaf_diag, self.hmax)
+            self.n_leaf_diag, self.hmax, self.node_rec, self.leaf_rec)
         self.kernel_scratch = DCAScratch(self._Z, self._Ds, self._st_base)
         self.kernel_data = DCAData(
             Kinematics(self.Xup_E, self.Xup_r, self.XJ_E, self.XJ_r, self.v, self.c, self.c_al,
                        self.b_world),
-            self.z, self.Pd, self.Po, self.Bst, self.Kj, self.L, self.Ld, self.beta, self.gamma,
-            self.fh, self.f_al, self.f, self.qdd)
+            self.z, self.Pd, self.Po, self.Bst, self.rec, self.fh, self.f, self.qdd)
         # the same as plain tuples, for the call from Python (dca_call)
         self._call_args = (tuple(self.kernel_model), tuple(self.kernel_scratch),
                            (tuple(self.kernel_data.kin),) + tuple(self.kernel_data)[1:])
+
+    def _by_joint(self, c0, width):
+        """Columns ``c0 .. c0 + width`` of the node records, by joint (a copy)."""
+        return self.rec[self.joint_rank, c0:c0 + width].copy()
+
+    @property
+    def beta(self) -> np.ndarray:
+        """(nb, 6) ``beta`` of each joint's node (RGL eq. 2), aligned frame of ``(J, 1)``."""
+        return self._by_joint(REC_BETA, 6)
+
+    @property
+    def gamma(self) -> np.ndarray:
+        """(nb, 6) ``gamma`` of each joint's node (RGL eq. 2), aligned frame of ``(J, 1)``."""
+        return self._by_joint(REC_GAMMA, 6)
+
+    @property
+    def f_al(self) -> np.ndarray:
+        """(nb, 6) joint constraint forces of the last call in the aligned frame of
+        ``(J, 1)``."""
+        return self._by_joint(REC_FAL, 6)
+
+    @property
+    def L(self) -> np.ndarray:
+        """(nb, 15) strictly lower triangle of the factor of each joint's ``K_FF``."""
+        return self._by_joint(REC_L, 15)
+
+    @property
+    def Ld(self) -> np.ndarray:
+        """(nb, 6) inverse diagonal of the factor of each joint's ``K_FF``."""
+        return self._by_joint(REC_LD, 6)
+
+    @property
+    def Kj(self) -> np.ndarray:
+        """(nv, 6) the joint rows of each joint's K (``K[perm[J, nfree + r], :]`` for dof
+        r)."""
+        out = np.zeros((self.model.nv, 6), dtype=self.dtype)
+        for j in range(self.model.nb):
+            va, d, r = self.model.jnt_vadr[j], self.model.jnt_nv[j], self.joint_rank[j]
+            out[va:va + d] = self.rec[r, REC_KJ:REC_KJ + 6 * d].reshape(d, 6)
+        return out
 
     def nbytes(self) -> int:
         """Bytes held by the DCA's arrays (coefficients and workspace, not the model)."""
@@ -288,19 +392,20 @@ class DCA:
         ``K_FF`` and the joint rows ``Kj`` (plain NumPy)."""
         j = self.model.joint_id(joint)
         nf = int(self.nfree[j])
-        va, d = int(self.model.jnt_vadr[j]), int(self.model.jnt_nv[j])
+        d = int(self.model.jnt_nv[j])
         F, Jc = self.perm[j, :nf], self.perm[j, nf:]
+        row = np.asarray(self.rec[self.joint_rank[j]], dtype=np.float64)   # O(1), no copy-out
         K = np.zeros((6, 6))
         Lf = np.zeros((6, 6))
-        Lf[np.tril_indices(6, -1)[0], np.tril_indices(6, -1)[1]] = self.L[j]
-        dinv = np.asarray(self.Ld[j], dtype=np.float64)
+        Lf[np.tril_indices(6, -1)[0], np.tril_indices(6, -1)[1]] = row[REC_L:REC_L + 15]
+        dinv = row[REC_LD:REC_LD + 6]
         if nf == 5:   # square-root-free factor L D L^T (unit L, 1 / D in Ld)
             Lf = Lf[:5, :5] + np.eye(5)
             K[np.ix_(F, F)] = Lf @ np.diag(1 / dinv[:5]) @ Lf.T
         else:         # Cholesky L L^T, the inverse diagonal in Ld
             Lf = Lf[:nf, :nf] + np.diag(1 / dinv[:nf])
             K[np.ix_(F, F)] = Lf @ Lf.T
-        rows = np.asarray(self.Kj[va:va + d], dtype=np.float64)
+        rows = row[REC_KJ:REC_KJ + 6 * d].reshape(d, 6)
         K[Jc, :] = rows
         K[:, Jc] = rows.T
         return K

@@ -193,7 +193,16 @@ def _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x
                quasi_static, z, bh, bo):
     """Leaf of body b (RGL eq. 3): ``z = I^-1 (f_ext - v x* I v)``, ``b_k = X_k z`` into
     ``bh[bo + k]``."""
-    z0 = mass[b] * 0
+    _leaf_bias_at(b, node_nh[i], node_hoff[i], mass, h, Ibar, Iinv, H_E, H_r, handle_x, v,
+                  f_ext, quasi_static, z, bh, bo)
+
+
+@njit(**INLINE)
+def _body_bias(m, h0, h1, h2, Ib, b, v, f_ext, quasi_static):
+    """``f_ext - v x* I v`` (a 6-tuple) of body b (RGL eq. 3) with mass m [kg], first moment
+    ``(h0, h1, h2)`` [kg m] and rotational inertia ``Ib`` (a row-major 9-tuple) [kg m^2]
+    about its origin, body coordinates; without the velocity term if quasi_static."""
+    z0 = m * 0
     if f_ext.shape[0] > 0:
         y0, y1, y2 = f_ext[b, 0], f_ext[b, 1], f_ext[b, 2]
         y3, y4, y5 = f_ext[b, 3], f_ext[b, 4], f_ext[b, 5]
@@ -201,11 +210,9 @@ def _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x
         y0 = y1 = y2 = y3 = y4 = y5 = z0
     if not quasi_static:
         w0, w1, w2, l0, l1, l2 = v[b, 0], v[b, 1], v[b, 2], v[b, 3], v[b, 4], v[b, 5]
-        h0, h1, h2 = h[b, 0], h[b, 1], h[b, 2]
-        m = mass[b]
-        p0 = Ibar[b, 0, 0] * w0 + Ibar[b, 0, 1] * w1 + Ibar[b, 0, 2] * w2 + h1 * l2 - h2 * l1
-        p1 = Ibar[b, 1, 0] * w0 + Ibar[b, 1, 1] * w1 + Ibar[b, 1, 2] * w2 + h2 * l0 - h0 * l2
-        p2 = Ibar[b, 2, 0] * w0 + Ibar[b, 2, 1] * w1 + Ibar[b, 2, 2] * w2 + h0 * l1 - h1 * l0
+        p0 = Ib[0] * w0 + Ib[1] * w1 + Ib[2] * w2 + h1 * l2 - h2 * l1
+        p1 = Ib[3] * w0 + Ib[4] * w1 + Ib[5] * w2 + h2 * l0 - h0 * l2
+        p2 = Ib[6] * w0 + Ib[7] * w1 + Ib[8] * w2 + h0 * l1 - h1 * l0
         p3 = m * l0 - (h1 * w2 - h2 * w1)
         p4 = m * l1 - (h2 * w0 - h0 * w2)
         p5 = m * l2 - (h0 * w1 - h1 * w0)
@@ -216,11 +223,21 @@ def _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x
         y3 -= w1 * p5 - w2 * p4
         y4 -= w2 * p3 - w0 * p5
         y5 -= w0 * p4 - w1 * p3
-    zz = _symv(Iinv, b, y0, y1, y2, y3, y4, y5)
+    return y0, y1, y2, y3, y4, y5
+
+
+@njit(**INLINE)
+def _leaf_bias_at(b, nh, ho, mass, h, Ibar, Iinv, H_E, H_r, handle_x, v, f_ext, quasi_static,
+                  z, bh, bo):
+    """:func:`_leaf_bias` of a leaf with ``nh`` handles in the slots from ``ho``."""
+    y = _body_bias(mass[b], h[b, 0], h[b, 1], h[b, 2],
+                   (Ibar[b, 0, 0], Ibar[b, 0, 1], Ibar[b, 0, 2], Ibar[b, 1, 0], Ibar[b, 1, 1],
+                    Ibar[b, 1, 2], Ibar[b, 2, 0], Ibar[b, 2, 1], Ibar[b, 2, 2]),
+                   b, v, f_ext, quasi_static)
+    zz = _symv(Iinv, b, y[0], y[1], y[2], y[3], y[4], y[5])
     for k in range(6):
         z[b, k] = zz[k]
-    ho = node_hoff[i]
-    for k in range(node_nh[i]):
+    for k in range(nh):
         x = xform_motion_at(H_E, H_r, handle_x[ho + k], zz)
         for a in range(6):
             bh[bo + k, a] = x[a]
