@@ -246,27 +246,19 @@ def _power_kernel(model_i, model_f, q, x, tau, f_ext, data_f):
     ``x`` (nv,): ``tau . x + sum_i f_ext_i . v_i`` with ``v_i`` body i's velocity for
     ``x`` and ``f_ext`` (nb, 6) or (0, 6) in body coordinates, as :func:`~articulated.
     algorithms.aba.aba` takes it (``Q . x`` with ``Q = tau + J^T f_ext``, the generalized
-    applied force). One pass over the bodies; rewrites the workspace's joint transforms
-    and velocities with those of ``q, x``."""
-    # the model's fields are bound to names before the loop, as in the kernels above: with
-    # attribute reads (``mv.S``) as arguments of the IR-inlined steps numba returned wrong
-    # sums here (numba 0.68)
-    mv = model_arrays(model_i, model_f)
-    parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
-    Xtree_rot, axis, Xtree_E, Xtree_r, S = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
-    nb = parent.shape[0]
-    dv = data_arrays(data_f, nb, S.shape[0])
-    Xup_E, Xup_r, v, c = dv.Xup_E, dv.Xup_r, dv.v, dv.c
+    applied force). One pass over the bodies (:func:`_velocities_kernel`, whose joint
+    transforms and velocities of ``q, x`` it leaves in the workspace)."""
     power = 0.0
     for a in range(x.shape[0]):
         power += tau[a] * x[a]
-    if f_ext.shape[0] == 0:
+    nb = f_ext.shape[0]
+    if nb == 0:
         return power
+    _velocities_kernel(model_i, model_f, q, x, data_f)
+    v = data_arrays(data_f, nb, x.shape[0]).v
     for i in range(nb):
-        E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
-        vi = velocity_step(i, parent, vadr, jnv, S, x, E, r, v, c)
         for a in range(6):
-            power += f_ext[i, a] * vi[a]
+            power += f_ext[i, a] * v[i, a]
     return power
 
 
