@@ -35,7 +35,7 @@ from .._views import mat3_view
 from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Detector
-from ..algorithms.contact import Factor, ImpulseModel, Limits, runaway_dof
+from ..algorithms.contact import Factor, ImpulseModel, Limits
 from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
 from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics
@@ -48,7 +48,7 @@ from ..model import Model, model_arrays
 from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, ContactLoop,
                                region_data,
                                adaptive_contact_steps, keep_update_counts, record_state)
-from .contact import CONTACT_STATS, ContactStepper
+from .contact import CONTACT_STATS, ContactStepper, runaway_message
 from .cycles import _cycle_rate, _cycles
 from .forces import FramesKinematics, apply_compiled_forces, compile_forces, has_joint_forces
 from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_object_state
@@ -491,9 +491,10 @@ class AdaptiveSimulator:
             return cs._kinetic(self.q, full)
 
         qd1, v = cs.respond(self.q, qs[adof], n, im, fac, lim, kinetic, con)
-        if not cs.check_displacement(v, adof):
-            e = ValueError(f"{cs.failure} at t = {self.t:.6g}")
-            e.joint = m.joint_name[int(m.dof_body[adof[runaway_dof(v)]])]
+        joint = cs.check_displacement(v, adof)
+        if joint is not None:
+            e = ValueError(f"{cs.failure} (t = {self.t:.6g})")
+            e.joint = joint
             raise e
         qd = np.zeros(m.nv)
         qd[adof] = qd1
@@ -633,10 +634,7 @@ class AdaptiveSimulator:
                         err, "the fully articulated acceleration")
             where = f" at joint {m.joint_name[joint]!r}" if joint >= 0 else ""
             if err == ERR_DISPLACEMENT:
-                error = ValueError(f"the contact response moved joint {m.joint_name[joint]!r} "
-                                   f"by more than pi (rad or m) in one step at t = "
-                                   f"{self.t:.6g}: the impulses or the position projection "
-                                   f"diverged")
+                error = ValueError(f"{runaway_message(m.joint_name[joint])} (t = {self.t:.6g})")
             else:
                 error = ValueError(f"{what} is not finite{where} at t = {self.t:.6g}")
             error.joint = m.joint_name[joint] if joint >= 0 else None

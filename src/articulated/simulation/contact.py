@@ -274,18 +274,17 @@ class ContactStepper:
         return q, qd
 
     def check_displacement(self, v, dof):
-        """False, with :attr:`failure` set, if the step's displacement ``v`` (nv',) moves a
-        dof (model dof ``dof[k]``) by more than :data:`~articulated.algorithms.contact.
-        MAX_STEP_DISPLACEMENT` (pi rad or m) or not finitely: the impulses or the position
+        """None if the step's displacement ``v`` (nv',) moves no dof (model dof ``dof[k]``)
+        by more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (pi rad
+        or m) or not finitely; else the name of the first such dof's joint, with
+        :attr:`failure` set (:func:`runaway_message`): the impulses or the position
         projection diverged."""
         k = runaway_dof(v)
         if k < 0:
-            return True
+            return None
         j = self.model.joint_name[int(self.model.dof_body[dof[k]])]
-        self.failure = (f"the contact response moved joint {j!r} by {float(v[k]):.3g} (rad or m) "
-                        f"in one step (more than pi): the impulses or the position projection "
-                        f"diverged")
-        return False
+        self.failure = runaway_message(j)
+        return j
 
     def _total_energy(self, q, qd):
         """``T + V`` [J] at ``(q, qd)`` (O(n); rewrites the workspace)."""
@@ -343,7 +342,7 @@ class ContactStepper:
         n = self.detect(q, qs, h, ready)
         qd1, v = self.respond(q, qs, n, self.im, self.fac, self.limits,
                               lambda x: self._kinetic(q, x), h=h)
-        if not self.check_displacement(v, self._dofs):
+        if self.check_displacement(v, self._dofs) is not None:
             return None
         q1 = np.empty_like(q)
         _integrate_kernel(m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v, 1.0, q1)
@@ -414,6 +413,13 @@ class ContactStepper:
                             point=out.point[c].copy(), normal=out.normal[c].copy(),
                             depth=float(-out.dist[c]), impulse=Fr.T @ P))
         return res
+
+
+def runaway_message(joint):
+    """The error of a contact step that moved ``joint`` (its name) by more than
+    :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (every pipeline's)."""
+    return (f"the contact response moved joint {joint!r} by more than pi (rad or m) in one "
+            f"step: the impulses or the position projection diverged")
 
 
 def _merge_stats(total, last):
