@@ -467,12 +467,18 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     contact happened at ``tau = d / |v_n^-|`` inside the step, and the position projection
     places it at the gap ``e (h |v_n^-| - d)`` it has after rebounding for ``h - tau`` (a
     time-of-impact correction: without it a ball would rebound from up to ``|v| h`` above
-    the floor). Other contacts may approach by at most their gap: ``-max(d, 0) / h``."""
+    the floor). Other contacts may approach by at most their gap: ``-max(d, 0) / h``.
+
+    A contact whose two bodies are one (two bodies of one rigid piece of a hybrid body, or
+    both welded to the world) gets rows of zeros: no joint moves one side against the
+    other (GLM VI: "pairs inside one rigid piece are skipped while it is rigid"); it takes
+    no impulse and no projection (its ``K`` from test impulses would be rounding, 1e-27,
+    and the projection's ``d / K`` moved a 60-link pile's joints by 439 rad)."""
     nv = qd.shape[0]
     ng = _group(con, nc, blk)
     nblock = 0
     for g in range(ng):
-        if blk.first[g + 1] - blk.first[g] >= BLOCK_MIN:
+        if blk.first[g + 1] - blk.first[g] >= BLOCK_MIN and blk.pair[g, 0] != blk.pair[g, 1]:
             blk.slot[g] = nblock
             _basis(im, fac, sc, blk, g, nblock, nv)
             nblock += 1
@@ -485,9 +491,16 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
         x = (con.point[c, 0], con.point[c, 1], con.point[c, 2])
         s = blk.slot[blk.gid[c]]
         key = ba if ba >= 0 else bb
-        for d in range(3):
-            u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
-            if s >= 0:
+        if ba == bb:
+            for d in range(3):
+                for k in range(nv):
+                    rows.JT[c, d, k] = 0.0
+                    rows.W[c, d, k] = 0.0
+                for k in range(3):
+                    rows.K[c, d, k] = 0.0
+        elif s >= 0:
+            for d in range(3):
+                u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
                 gk = blk.G[c, d]
                 _body_impulse(fac.oE, fac.op, key, x, u, 1.0, gk)
                 for m in range(nv):
@@ -498,14 +511,6 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                         w += gk[k] * blk.W6[s, k, m]
                     rows.JT[c, d, m] = t
                     rows.W[c, d, m] = w
-                continue
-            if ba >= 0:
-                _body_impulse(fac.oE, fac.op, ba, x, u, 1.0, sc.fa[d])
-            if bb >= 0:
-                _body_impulse(fac.oE, fac.op, bb, x, u, -1.0, sc.fb[d])
-        if s < 0:
-            impulse_response(im, fac, sc, ba, bb, 3, rows.JT[c], rows.W[c], -1, 0.0)
-        if s >= 0:
             for d1 in range(3):
                 for d2 in range(3):
                     t = 0.0
@@ -514,6 +519,13 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                             t += blk.G[c, d1, k] * blk.K6[s, k, l] * blk.G[c, d2, l]
                     rows.K[c, d1, d2] = t
         else:
+            for d in range(3):
+                u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
+                if ba >= 0:
+                    _body_impulse(fac.oE, fac.op, ba, x, u, 1.0, sc.fa[d])
+                if bb >= 0:
+                    _body_impulse(fac.oE, fac.op, bb, x, u, -1.0, sc.fb[d])
+            impulse_response(im, fac, sc, ba, bb, 3, rows.JT[c], rows.W[c], -1, 0.0)
             _gram(rows.JT[c], rows.W[c], nv, rows.K[c])
         vn = 0.0
         for k in range(nv):
@@ -1087,16 +1099,37 @@ limit rows already added this step."""
 
 ResponseOptions = namedtuple("ResponseOptions", (
     "h", "tol", "sweeps", "rest_speed", "slip_speed", "warm_start", "project",
-    "project_sweeps", "limit_e", "key0"))
+    "project_sweeps", "limit_e", "key0", "energy_bound"))
 ResponseOptions.__doc__ = """The scalars of :func:`respond_kernel`: step ``h`` [s], ``tol``
 [m/s], ``sweeps``, ``rest_speed`` and ``slip_speed`` [m/s], ``warm_start`` and ``project``
 (bool), ``project_sweeps``, ``limit_e`` (restitution of the limits), ``key0`` (the first
-limit key); see :class:`articulated.simulation.contact.ContactStepper`."""
+limit key), and ``energy_bound`` (bool; applied by the steppers after the response, not by
+:func:`respond_kernel`); see :class:`articulated.simulation.contact.ContactStepper`."""
 
 STAT_N, STAT_LIMITS, STAT_IMPACTS, STAT_STICKING, STAT_SLIDING, STAT_SWEEPS, STAT_FALLBACK, \
-    STAT_DEPTH, STAT_APPROACH, STAT_KE_BEFORE, STAT_KE_AFTER, STAT_DETECT, STAT_RESPONSE = range(13)
-"""Slots of a step's statistics vector (13,) float64, in the order of
+    STAT_DEPTH, STAT_APPROACH, STAT_KE_BEFORE, STAT_KE_AFTER, STAT_DETECT, STAT_RESPONSE, \
+    STAT_ENERGY = range(14)
+"""Slots of a step's statistics vector (14,) float64, in the order of
 :data:`articulated.simulation.contact.CONTACT_STATS`."""
+
+BOUND_SLACK = 1e-12
+"""Relative slack of the energy bound (contact option ``energy_bound``): an excess below
+``BOUND_SLACK (|E| + |W| + T)`` is rounding and left alone."""
+
+
+@njit(**JIT)
+def energy_scale(E, W, T1, V1):
+    """The energy bound of a (sub)step (contact option ``energy_bound``): the factor ``s``
+    in [0, 1] by which ``qd+`` is scaled so that the total energy at its end, ``T1 + V1``
+    [J], is at most its start ``E`` plus the applied forces' work ``W`` [J]: ``s =
+    sqrt((T1 - excess) / T1)`` (at least 0) with ``excess = T1 + V1 - E - W``, the
+    projection onto the energy level in the mass-matrix metric (Hairer, Lubich & Wanner,
+    Geometric Numerical Integration, IV.4); 1 where there is no excess beyond
+    :data:`BOUND_SLACK`. The energy taken out is ``T1 (1 - s^2)``."""
+    excess = T1 + V1 - (E + W)
+    if excess > BOUND_SLACK * (abs(E) + abs(W) + T1) and T1 > 0.0:
+        return math.sqrt(max(T1 - excess, 0.0) / T1)
+    return 1.0
 
 
 @njit(**JIT)
@@ -1137,7 +1170,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, qd1, v, st):
     unconstrained velocities ``qd + h qdd`` in the dof space of ``im``/``fac`` (the whole
     model's or a hybrid body's reduced tree). Writes ``qd1`` (nv',) the velocities after
     the impulses and ``v`` (nv',) the step's displacement ``h qd1 + dq``, and the slots
-    :data:`STAT_LIMITS` .. :data:`STAT_APPROACH` of ``st`` (13,). ``rb`` (:class:`Response`)
+    :data:`STAT_LIMITS` .. :data:`STAT_APPROACH` of ``st`` (14,). ``rb`` (:class:`Response`)
     must hold ``n + 2 nl`` rows. Returns the number of rows solved (0: no impulse)."""
     h = opt.h
     nvr = qs.shape[0]

@@ -45,8 +45,9 @@ from ..configuration import integrate_joints_inplace
 from ..data import data_arrays
 from ..geometry import CollisionModel
 from ..model import Model, model_arrays
+from ..algorithms.contact import STAT_DETECT, STAT_RESPONSE
 from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, ContactLoop,
-                               region_data,
+                               region_data, energy_bound_start, hybrid_energy_bound,
                                adaptive_contact_steps, keep_update_counts, record_state)
 from .contact import CONTACT_STATS, ContactStepper, runaway_message
 from .cycles import _cycle_rate, _cycles
@@ -206,9 +207,10 @@ class AdaptiveSimulator:
         hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V; see :meth:`_contact_step`)
     limits : bool - enforce the joint limits of the active joints (GLM IV.B)
     contact_options : dict, optional - options of
-        :class:`~articulated.simulation.contact.ContactStepper`, except ``max_rotation``
-        and ``energy_bound``: adaptive steps are not split into substeps nor bounded in
-        energy yet (ValueError if they are given)
+        :class:`~articulated.simulation.contact.ContactStepper`, except ``max_rotation``:
+        adaptive steps are not split into substeps yet (ValueError if it is given);
+        ``energy_bound`` bounds the hybrid body's energy in O(N_A) on its reduced tree
+        (:func:`~articulated.simulation.adaptive_contact.hybrid_energy_bound`)
 
     With none of ``max_active``, ``eps_vel`` (> 0), ``eps_acc`` (> 0), ``max_update`` the
     active region is everything that moves and the result is the full dynamics.
@@ -300,10 +302,6 @@ class AdaptiveSimulator:
                 raise ValueError("contact option max_rotation (substeps) is not available with "
                                  "method='adaptive' yet; leave it out")
             opts["max_rotation"] = None
-            if opts.get("energy_bound"):
-                raise ValueError("contact option energy_bound is not available with "
-                                 "method='adaptive' yet; leave it out")
-            opts["energy_bound"] = False
             self._contact = ContactStepper(model, contacts, self.dt, limits=bool(limits),
                                            **opts)
             self._contact.check_initial(self.q)
@@ -460,6 +458,8 @@ class AdaptiveSimulator:
         velocity is zero: they cannot cross). Returns ``(q, qd)``."""
         m, h, s, cs = self.model, self.dt, self.solver, self._contact
         bodies = None if self._all else self._bodies
+        if cs.options["energy_bound"]:
+            energy_bound_start(self._contact_loop(), self.q, self.qd, self.steps)
         if self.steps % self.update_every == 0:
             qs = self._region_update(tau, f_ext)
             s.hybrid_accelerations(self.q, qs, tau, f_ext, bodies)  # the new reduced tree
@@ -474,6 +474,7 @@ class AdaptiveSimulator:
                 if name not in ("detect_time",):
                     cs.last[name] = math.nan if name.startswith("ke_") else 0
             self._contact_log.append(cs.last.copy())
+            self._contact_loop().ebound[1] = -1.0
             return q, np.zeros(m.nv)
         aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
         mi = red.red_i[:7 * na].reshape(7, na)
@@ -496,6 +497,13 @@ class AdaptiveSimulator:
             e = ValueError(f"{cs.failure} (t = {self.t:.6g})")
             e.joint = joint
             raise e
+        cs.last["energy_removed"] = 0.0
+        if cs.options["energy_bound"]:
+            cl = self._contact_loop()
+            cl.qd0[:len(adof)] = s.qd[adof]
+            nqr = int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])
+            cs.last["energy_removed"] = hybrid_energy_bound(cl, red, na, nqr, h, qd1, v,
+                                                            self.steps)
         qd = np.zeros(m.nv)
         qd[adof] = qd1
         v_full = np.zeros(m.nv)
@@ -523,7 +531,7 @@ class AdaptiveSimulator:
             im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
             # the per-region data of the compiled loop, by the same function
             cl = self._contact_loop()
-            region_data(cl, s._bk, red, na, m.jnt_nv, m.jnt_vadr, s.active)
+            region_data(cl, s._bk, red, na, m.jnt_nv, m.jnt_vadr, s.active, self.q)
             adof = cl.adof[:nvr].copy()
             lim = Limits(*(a[:cl.stamp[1]].copy() for a in cl.limr))
             piece = cl.piece.copy()
@@ -559,7 +567,8 @@ class AdaptiveSimulator:
                 np.zeros(m.nv, np.int64), np.zeros(m.nb, np.int64),
                 np.zeros((det.out.dist.shape[0], 2), np.int64), np.zeros(m.nv),
                 np.zeros(m.nv), np.zeros(m.nv), np.zeros((m.nb, 6)),
-                np.array([-2, 0], np.int64))
+                np.array([-2, 0], np.int64), np.zeros(m.nv), np.zeros(m.nv),
+                np.zeros(m.nq), np.array([0.0, -1.0, 0.0]))
         return self._cloop
 
     def _log_contacts(self, cstats, rate):
@@ -568,7 +577,7 @@ class AdaptiveSimulator:
         if not len(cstats):
             return
         if rate:
-            cstats[:, -2:] /= rate
+            cstats[:, STAT_DETECT:STAT_RESPONSE + 1] /= rate
         rec = np.zeros(len(cstats), CONTACT_STATS)
         for k, name in enumerate(CONTACT_STATS.names):
             rec[name] = cstats[:, k]

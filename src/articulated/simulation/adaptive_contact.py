@@ -22,7 +22,8 @@ Python step, :meth:`~articulated.simulation.adaptive.AdaptiveSimulator._contact_
    impulse run on the reduced tree, O(N_A) (GLM IV.C); limits of active joints are rows,
    rigidified joints cannot cross theirs;
 4. :func:`~articulated.algorithms.contact.respond_kernel`: sequential impulses with
-   friction and restitution, post-stabilization;
+   friction and restitution, post-stabilization; with the contact option
+   ``energy_bound``, :func:`hybrid_energy_bound` (O(N_A));
 5. ``q (+)= h qd+ + dq`` on the active joints.
 
 The per-region data of the response (the reduced tree's views, the model dof of each
@@ -43,15 +44,17 @@ from .._byref import byref, byref_each
 from .._views import mat3_rows, rows
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Contacts, detect_primitives
-from ..algorithms.contact import (STAT_DETECT, STAT_KE_AFTER, STAT_KE_BEFORE, STAT_N,
-                                  STAT_RESPONSE, Factor, ImpulseModel, Limits, grow_response,
-                                  respond_kernel, runaway_dof)
+from ..algorithms.contact import (STAT_DETECT, STAT_ENERGY, STAT_KE_AFTER, STAT_KE_BEFORE,
+                                  STAT_N, STAT_RESPONSE, Factor, ImpulseModel, Limits,
+                                  energy_scale, grow_response, respond_kernel, runaway_dof)
 from ..algorithms.hybrid import hybrid_kinematics
-from ..algorithms.kinematics import _velocities_kernel, _world_poses_kernel, state_energy
+from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
+                                     _world_poses_kernel, body_gravity_potential,
+                                     state_energy)
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import INLINE, JIT, KERNEL
-from ..configuration import integrate_joints_inplace
+from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
@@ -69,7 +72,8 @@ more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` in one s
 
 ContactLoop = namedtuple("ContactLoop", (
     "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
-    "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp"))
+    "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1",
+    "ebound"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
 (world poses and velocities of every body, for detection); the detector's
@@ -83,14 +87,19 @@ dof), ``piece`` (nb,) int64 (the reduced body of each body, -1 welded to the wor
 ``cbody`` (cap, 2) int64 (the contacts' pieces; grows with the contact buffer), ``qsr,
 qd1, vr`` (nv,) reduced-space velocities and displacement, ``vb`` (nb, 6) body velocities
 of the reduced tree; ``stamp`` (2,) int64 the reduced-tree stamp the per-region data were
-built for and their number of limits."""
+built for and their number of limits; ``qd0, xr`` (nv,) and ``rq1`` (nq,) scratch of the
+energy bound and ``ebound`` (3,) its state: the total energy [J] at the end of step
+``ebound[1]`` and the gravity potential [J] of the bodies welded to the world
+(:func:`energy_bound_start`, :func:`hybrid_energy_bound`)."""
 
 
 @njit(**JIT)
-def region_data(cl, bk, red, na, jnv, vadr, active):
+def region_data(cl, bk, red, na, jnv, vadr, active, q):
     """Rebuild the per-region data of ``cl`` for the current reduced tree (``na`` active
-    joints): ``adof``, ``piece``, the active limits ``limr`` (count in ``stamp[1]``).
-    O(n) (the piece of every body), once per active-region change."""
+    joints) at the configuration ``q``: ``adof``, ``piece``, the active limits ``limr``
+    (count in ``stamp[1]``), and with the energy bound the gravity potential of the bodies
+    welded to the world (``ebound[2]``, constant while the region stays). O(n) (the piece
+    of every body), once per active-region change."""
     k = 0
     for u in range(na):
         J = bk.ajoints[u]
@@ -118,6 +127,17 @@ def region_data(cl, bk, red, na, jnv, vadr, active):
         nl += 1
     cl.stamp[0] = red.rstamp[0]
     cl.stamp[1] = nl
+    if cl.opt.energy_bound:
+        _world_poses_kernel(cl.model_i, cl.model_f, q, cl.buf)
+        mv = model_arrays(cl.model_i, cl.model_f)
+        mass, hb, gravity = mv.mass, mv.h, mv.gravity
+        dv = data_arrays(cl.buf, cl.piece.shape[0], cl.adof.shape[0])
+        oE, op = dv.oE, dv.op
+        C = 0.0
+        for b in range(cl.piece.shape[0]):
+            if cl.piece[b] < 0:
+                C = body_gravity_potential(b, mass, hb, gravity, oE, op, C)
+        cl.ebound[2] = C
 
 
 @njit(**JIT)
@@ -155,6 +175,58 @@ def _reduced_kinetic_of(mv, fac, qd, vb):
         for a in range(6):
             T += 0.5 * vk[a] * Iv[a]
     return T
+
+
+@njit(**KERNEL)
+def energy_bound_start(cl, q, qd, step):
+    """The total energy ``T + V`` [J] at the start of adaptive step ``step`` (global index)
+    for :func:`hybrid_energy_bound`, into ``cl.ebound[0]``: kept from the end of the step
+    before (O(1)) unless that was not step ``step - 1`` of this simulator (its first step,
+    or after a step with no active joint), then from the whole model at ``q, qd`` (O(n),
+    once). Called before the active-region update."""
+    if cl.ebound[1] != step:
+        T, V = _energy_kernel(cl.model_i, cl.model_f, q, qd, cl.buf)
+        cl.ebound[0] = T + V
+        cl.ebound[1] = step
+
+
+@njit(**KERNEL)
+def hybrid_energy_bound(cl, red, na, nqr, h, qd1, v, step):
+    """The energy bound (contact option ``energy_bound``) of adaptive step ``step`` on the
+    hybrid body, O(N_A): the total energy ``E`` at the step's start
+    (:func:`energy_bound_start`) against its end, the energy of the reduced tree (one rigid
+    body per rigid piece) at ``red.rq (+) v`` ((nqr,), (nv',)) moving at ``qd1`` plus the
+    gravity potential of the bodies welded to the world (``cl.ebound[2]``); the applied
+    forces' work ``W = h Q . (qd0 + qd1) / 2`` at ``red.rq`` with ``qd0 = cl.qd0`` the
+    velocities after the active-region update (the reduced tree's joint torques
+    ``red.rtau`` and piece forces ``red.rf``, as the step's ABA used them); ``qd1`` scaled
+    in place by :func:`~articulated.algorithms.contact.energy_scale`, and the end energy
+    kept for the next step. Returns the energy taken out [J]. Rigidified joints have zero
+    velocity, so this is the full model's bound (:meth:`ContactStepper._bound
+    <articulated.simulation.contact.ContactStepper._bound>`) on the hybrid body; a region
+    update's rigidification impulses fall inside its step. Uses ``cl.buf`` (free after
+    detection) as the workspace."""
+    mi = rows(red.red_i, 7, na)
+    mv = model_arrays(mi, red.red_f)
+    nvr = mv.vadr[na - 1] + mv.jnv[na - 1]
+    rq = red.rq[:nqr]
+    qd0 = cl.qd0[:nvr]
+    x = cl.xr[:nvr]
+    rq1 = cl.rq1[:nqr]
+    for i in range(nvr):
+        x[i] = 0.5 * (qd0[i] + qd1[i])
+    W = h * _power_kernel(mi, red.red_f, rq, x, red.rtau[:nvr], red.rf[:na], cl.buf)
+    _integrate_kernel(mv.jtype, mv.qadr, mv.vadr, rq, v, 1.0, rq1)
+    T1, V1 = _energy_kernel(mi, red.red_f, rq1, qd1, cl.buf)
+    V1 += cl.ebound[2]
+    scale = energy_scale(cl.ebound[0], W, T1, V1)
+    cl.ebound[0] = T1 * scale * scale + V1
+    cl.ebound[1] = step + 1
+    if scale == 1.0:
+        return 0.0
+    for i in range(nvr):
+        qd1[i] *= scale
+    return T1 * (1.0 - scale * scale)
 
 
 @njit(**INLINE)
@@ -200,7 +272,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
     up to ``cycles`` are those of
     :func:`~articulated.simulation.adaptive._adaptive_steps` (same meaning), then ``cl``
     (:class:`ContactLoop`), the detector's ``broad`` and ``out`` buffers, the response's
-    ``rb`` (:class:`~articulated.algorithms.contact.Response`) and ``cstats`` (nsteps, 13)
+    ``rb`` (:class:`~articulated.algorithms.contact.Response`) and ``cstats`` (nsteps, 14)
     the statistics of every step (order of
     :data:`~articulated.simulation.contact.CONTACT_STATS`; the times in cycles of
     :func:`~articulated.simulation.cycles._cycles` when ``timed``, else zero). Returns
@@ -226,6 +298,8 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         c0 = _cycles() if timed else 0
         st = cstats[s]
         update = (step0 + s) % update_every == 0
+        if cl.opt.energy_bound:
+            energy_bound_start(cl, q, qd, step0 + s)
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
             hybrid_kinematics(bkp, hp)
@@ -254,7 +328,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                 for r in range(jnv[J]):
                     cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
         if na and cl.stamp[0] != rstamp[0]:
-            region_data(cl, bk, red, na, jnv, vadr, active)
+            region_data(cl, bk, red, na, jnv, vadr, active, q)
         # detection at q, margins from qd* (every body: O(n))
         cd = _cycles() if timed else 0
         n = 0
@@ -269,11 +343,13 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         st[STAT_DETECT] = c1 - cd
         for k in range(1, 11):
             st[k] = 0.0
+        st[STAT_ENERGY] = 0.0
         st[STAT_KE_BEFORE] = math.nan
         st[STAT_KE_AFTER] = math.nan
         if na == 0:
             for k in range(nv):
                 qd[k] = 0.0
+            cl.ebound[1] = -1.0
         else:
             mi = rows(red.red_i, 7, na)
             mv = model_arrays(mi, red.red_f)
@@ -320,6 +396,10 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     if vadr[J] <= cl.adof[bad] < vadr[J] + jnv[J]:
                         joint = J
                 return s, ERR_DISPLACEMENT, joint, nrec, broad, out, rb, cbody
+            if cl.opt.energy_bound:
+                for i in range(nvr):
+                    cl.qd0[i] = qd[cl.adof[i]]
+                st[STAT_ENERGY] = hybrid_energy_bound(cl, red, na, nqr, h, qd1, vr, step0 + s)
             if update:
                 for k in range(nv):
                     qd[k] = 0.0

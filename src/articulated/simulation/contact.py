@@ -37,6 +37,7 @@ from ..algorithms.contact import (
     ImpulseModel,
     ResponseOptions,
     impulse_scratch,
+    energy_scale,
     model_limits,
     respond_kernel,
     runaway_dof,
@@ -74,11 +75,6 @@ DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_swee
 
 MAX_SUBSTEPS = 64
 """Most substeps of one step (contact option ``max_rotation``)."""
-
-BOUND_SLACK = 1e-12
-"""Relative slack of the energy bound (contact option ``energy_bound``): an excess below
-``BOUND_SLACK (|E| + |W| + T)`` is rounding and left alone."""
-
 
 class ContactStepper:
     """Steps a model with contacts; see the module doc.
@@ -178,7 +174,8 @@ class ContactStepper:
         self.opt = ResponseOptions(self.dt, float(o["tol"]), int(o["sweeps"]),
                                    float(o["rest_speed"]), float(o["slip_speed"]),
                                    bool(o["warm_start"]), bool(o["project"]),
-                                   int(o["project_sweeps"]), float(o["limit_e"]), self.key0)
+                                   int(o["project_sweeps"]), float(o["limit_e"]), self.key0,
+                                   bool(o["energy_bound"]))
         nlim = len(self.limits.dof)
         cap = (self.detector.out.dist.shape[0] if self.detector else 0) + 2 * nlim
         self.rb = response_buffers(max(cap, 1), nb, nv, nlim)
@@ -304,9 +301,8 @@ class ContactStepper:
         d = self.data
         T1, V1 = _energy_kernel(d.model_i, d.model_f, q1, qd1, d.buf)
         W = h * _power_kernel(d.model_i, d.model_f, q, 0.5 * (qd + qd1), tau, f_ext, d.buf)
-        excess = T1 + V1 - (E + W)
-        if excess > BOUND_SLACK * (abs(E) + abs(W) + T1) and T1 > 0.0:
-            scale = math.sqrt(max(T1 - excess, 0.0) / T1)
+        scale = energy_scale(E, W, T1, V1)
+        if scale < 1.0:
             qd1 *= scale
             self.last["energy_removed"] = T1 * (1.0 - scale * scale)
 
