@@ -267,8 +267,8 @@ diverged at t = 1.0 s, the end of the gait's tightening, in the one run at 501 l
 def _pile(emit, out, quick):
     """The pile of issue 19: :func:`articulated.models.capsule_chain` of 300 links of 2 cm
     (radius 2 mm, 20 g) standing on its tip 5 cm above the plane, joints bent at random by
-    up to 0.05 rad, 3 s: the full model with the energy bound, without it (the default),
-    adaptive ``N_A = 60`` and MuJoCo's ``mj_step``: whether it ran or diverged, time per
+    up to 0.05 rad, 3 s: the full model with the energy bound and without it (the default),
+    adaptive ``N_A = 60`` without and with it, and MuJoCo's ``mj_step``: whether it ran or diverged, time per
     step, depth, the total energy against its start, a figure and (not ``quick``) an
     animation of the full model."""
     from ..viewer.animation import to_gif
@@ -280,7 +280,10 @@ def _pile(emit, out, quick):
     E0 = sum(art.energy(m, q0, np.zeros(m.nv)))
     runs = (("full (ABA), energy_bound=True", dict(contact_options=dict(energy_bound=True))),
             ("full (ABA), default (no energy bound)", {}),
-            (f"adaptive N_A = {na}", dict(method="adaptive", max_active=na, update_every=10)))
+            (f"adaptive N_A = {na}", dict(method="adaptive", max_active=na, update_every=10)),
+            (f"adaptive N_A = {na}, energy_bound=True",
+             dict(method="adaptive", max_active=na, update_every=10,
+                  contact_options=dict(energy_bound=True))))
     rows, curves, first = [], [], None
     for name, kw in runs:
         t0 = time.perf_counter()
@@ -316,7 +319,7 @@ def _pile(emit, out, quick):
                          "kinetic energy at the end [J]", "taken out by the bound [J]"], rows))
     emit("")
     fig, ax = new_figure((7, 4))
-    for (name, t, E), ls in zip(curves, ("-", "--", ":")):
+    for (name, t, E), ls in zip(curves, ("-", "--", ":", "-.")):
         ax.plot(t, E, ls, label=name)
     ax.axhline(E0, color="0.6", lw=0.8, label="start")
     ax.set(xlabel="t [s]", ylabel="total energy T + V [J]", yscale="log",
