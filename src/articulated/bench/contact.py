@@ -157,19 +157,21 @@ def run_sampled(model, geom, q0, steps, samples, **kw):
 
 def full_and_adaptive(m, q0, steps, samples, na, forces, **kw):
     """:func:`run_sampled` of the full model and of adaptive dynamics (``N_A = na``, region
-    update every 10 steps), each with fresh ``forces()``. Returns ``{"full": ...,
-    "adaptive": ...}``."""
+    update every 10 steps) without and with the contact option ``energy_bound``, each with
+    fresh ``forces()``. Returns ``{"full": ..., "adaptive": ..., "bounded": ...}``."""
+    adaptive = dict(method="adaptive", max_active=na, update_every=10)
     return {name: run_sampled(m, m.collision, q0, steps, samples, forces=forces(), **kw,
                               **extra)
-            for name, extra in (("full", {}), ("adaptive", dict(method="adaptive",
-                                                                 max_active=na,
-                                                                 update_every=10)))}
+            for name, extra in (("full", {}), ("adaptive", adaptive),
+                                ("bounded", dict(adaptive,
+                                                 contact_options=dict(energy_bound=True))))}
 
 
 def thread_run(n, steps, na, samples=50, **kw):
     """Scene (b) (GLM Fig. 5): :func:`articulated.models.thread` with ``n`` links pulled by
     :func:`thread_pull` for ``steps`` steps, the full model and adaptive ``N_A = na``;
-    returns ``(model, {"full": ..., "adaptive": ...})`` (:func:`full_and_adaptive`)."""
+    returns ``(model, {"full": ..., "adaptive": ..., "bounded": ...})``
+    (:func:`full_and_adaptive`)."""
     m, q0, qd0 = art.models.thread(n, return_configuration=True, **kw)
     return m, full_and_adaptive(m, q0, steps, samples, na, lambda: thread_pull(m, q0), qd0=qd0)
 
@@ -177,7 +179,8 @@ def thread_run(n, steps, na, samples=50, **kw):
 def snake_run(n, steps, na, samples=50, **kw):
     """Scene (c) (GLM Fig. 6): :func:`articulated.models.snake_bridge` with ``n`` links
     driven by :func:`snake_gait` for ``steps`` steps, the full model and adaptive ``N_A =
-    na``; returns ``(model, {"full": ..., "adaptive": ...})`` (:func:`full_and_adaptive`)."""
+    na``; returns ``(model, {"full": ..., "adaptive": ..., "bounded": ...})``
+    (:func:`full_and_adaptive`)."""
     m, q0 = art.models.snake_bridge(n, return_configuration=True, **kw)
     return m, full_and_adaptive(m, q0, steps, samples, na, lambda: [snake_gait(m)])
 
@@ -216,13 +219,15 @@ def _scenes_bc(emit, out, quick):
         ["run", "mean step [ms]", "contact time [ms/step]", "contacts/step", "max depth [mm]",
          "head x at the end [m]"],
         [_row("full (ABA)", r["full"], lambda x: f"{x['q'][-1, 0]:.3f}"),
-         _row(f"adaptive N_A = {na}", r["adaptive"], lambda x: f"{x['q'][-1, 0]:.3f}")]))
+         _row(f"adaptive N_A = {na}", r["adaptive"], lambda x: f"{x['q'][-1, 0]:.3f}"),
+         _row(f"adaptive N_A = {na}, energy_bound=True", r["bounded"],
+              lambda x: f"{x['q'][-1, 0]:.3f}")]))
     emit("")
     emit(f"Thread of {n} links ({m.nv} DOF), 2 cm capsules of radius 4 mm, no gravity; holes "
          f"3 cm square, their centres 12 mm off the axis in turn; the last wall at x = "
          f"{last:.2f} m; the anchor moves at {art.models.THREAD_SPEED} m/s. Speed-up of "
-         f"adaptive over full: {_speedup(r['full'], r['adaptive'])} (GLM: 5x overall at "
-         f"N_A = 60).")
+         f"adaptive over full: {_speedup(r['full'], r['adaptive'])}; with the energy bound: "
+         f"{_speedup(r['full'], r['bounded'])} (GLM: 5x overall at N_A = 60).")
     emit("")
 
     n, steps, na = (40, 600, 10) if quick else (SNAKE_N, 2500, 70)
@@ -238,13 +243,14 @@ def _scenes_bc(emit, out, quick):
         ["run", "mean step [ms]", "contact time [ms/step]", "contacts/step", "max depth [mm]",
          "links pressing on the beam (2nd half, mean of samples)"],
         [_row("full (ABA)", r["full"], pressing),
-         _row(f"adaptive N_A = {na}", r["adaptive"], pressing)]))
+         _row(f"adaptive N_A = {na}", r["adaptive"], pressing),
+         _row(f"adaptive N_A = {na}, energy_bound=True", r["bounded"], pressing)]))
     emit("")
     emit(f"Snake: free base and {n - 1} hinges ({m.nv} DOF), 5 cm capsules of radius 1 cm, "
          f"around a 6 cm box beam with edges rounded to 1.5 cm; PD gait (kp 5 N m/rad) "
          f"tightening from amplitude 1.6 to 2.0 rad in 1 s at a constant pitch, rolling at "
-         f"2 rad/s. Speed-up of adaptive over full: {_speedup(r['full'], r['adaptive'])} "
-         f"(GLM: 8x at N_A = 70).")
+         f"2 rad/s. Speed-up of adaptive over full: {_speedup(r['full'], r['adaptive'])}; "
+         f"with the energy bound: {_speedup(r['full'], r['bounded'])} (GLM: 8x at N_A = 70).")
     emit("")
     f = r["full"]
     if not quick and len(f["t"]) > 2:

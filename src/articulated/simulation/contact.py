@@ -119,7 +119,8 @@ class ContactStepper:
         Integration, IV.4), and recorded as ``energy_removed``. A stabilizer, off by
         default: the excess is taken from every velocity alike, also from motion that did
         not cause it (the pile of issue 19 runs with it, but falls damped; docs/contact.md,
-        "Energy bound").
+        "Energy bound"). Adaptive dynamics applies it to the hybrid body in O(N_A)
+        (:func:`~articulated.simulation.adaptive_contact.hybrid_energy_bound`).
 
     Raises
     ------
