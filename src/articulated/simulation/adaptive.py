@@ -51,13 +51,14 @@ from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, Contac
                                adaptive_contact_steps, keep_update_counts, record_state)
 from .contact import CONTACT_STATS, ContactStepper, runaway_message
 from .cycles import _cycle_rate, _cycles
-from .forces import FramesKinematics, apply_compiled_forces, compile_forces, has_joint_forces
+from .forces import (FramesKinematics, apply_compiled_forces, apply_joint_forces,
+                     compile_forces)
 from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_object_state
 from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint
 
 @njit(**KERNEL)
 def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, crit, q, qd,
-                    qdd, stats, jtype, qadr, vadr, jnv, f_ext, fkind, fbody, fparams, ubody,
+                    qdd, stats, jtype, qadr, vadr, jnv, f_ext, fa, tau, ubody,
                     rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec, srec, Trec, full,
                     cycles):
     """``nsteps`` adaptive steps in one compiled loop: every step whose global index
@@ -68,9 +69,11 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     :func:`~articulated.algorithms.reduced.reduced_kinematics`, or after a region change
     :func:`~articulated.algorithms.hybrid.hybrid_kinematics`, then
     :func:`~articulated.algorithms.reduced.reduced_dynamics` with its buffers ``red``;
-    forces on ``ubody``) and ``qd += h qdd``; the compiled forces are applied at every
-    step's poses and velocities (into the solver's ``f_ext``), then ``q (+)= h qd`` on the
-    active joints. ``q``, ``qd``: the solver's state arrays (in/out). ``last`` (6,) int64
+    forces on ``ubody``) and ``qd += h qdd``; the compiled forces ``fa``
+    (:class:`~articulated.simulation.forces.ForceArrays`) are applied at every step: its
+    joint forces at the step's ``q, qd`` into ``tau`` (the solver's, before the
+    kinematics), its body forces at the step's poses and velocities (into the solver's
+    ``f_ext``), then ``q (+)= h qd`` on the active joints. ``q``, ``qd``: the solver's state arrays (in/out). ``last`` (6,) int64
     in/out: (active joints, update region, rigidified, and the region kernel's counts of
     passive nodes updated, evaluated, tensorized) of the last update; after step
     ``rec0 + s + 1`` of the caller's run (``rec0``: the index of step 0 within the run)
@@ -85,7 +88,6 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
     pose = hargs.pose
     near, ajoints, counts = bk.near, bk.ajoints, bk.counts
-    nf = fbody.shape[0]
     nu = ubody.shape[0]
     hp = byref_each(hargs)          # by reference to the kernels below
     bkp = byref(bk)
@@ -95,12 +97,14 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         update = (step0 + s) % update_every == 0
+        if not apply_joint_forces(fa, q, qd, tau):
+            return s, ERR_FORCE, -1, nrec
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
             hybrid_kinematics(bkp, hp)
         else:
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)     # poses of the forces' bodies
-        if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
+        if not apply_compiled_forces(fa, near, Vw, pose, f_ext):
             return s, ERR_FORCE, -1, nrec
         if update:
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
@@ -324,9 +328,7 @@ class AdaptiveSimulator:
         else:
             self._bodies = np.union1d(self._bodies, np.asarray(bodies, dtype=np.int64))
             self._joints = np.union1d(self._joints, np.asarray(joints, dtype=np.int64))
-        fa = compile_forces(self.model, self.forces)
-        # the adaptive loop compiles body forces only: joint forces run in Python
-        self._compiled = None if fa is None or has_joint_forces(fa) else fa
+        self._compiled = compile_forces(self.model, self.forces)
         self._ubody = (np.unique(self._compiled.body) if self._compiled is not None
                        else np.zeros(0, dtype=np.int64))
         return force
@@ -342,9 +344,9 @@ class AdaptiveSimulator:
             s.qd[:] = self.qd
             args = s.hybrid_args()
             hybrid_step(s._bk, 0, self._ubody, s.f_ext, args, 0, s._stats, False)
-            kind, body, params = self._compiled[:3]
-            if not apply_compiled_forces(kind, body, params, body.size, s._near, s._Vw,
-                                         args.pose, self._f_ext):
+            if not (apply_joint_forces(self._compiled, self.q, self.qd, self._tau)
+                    and apply_compiled_forces(self._compiled, s._near, s._Vw, args.pose,
+                                              self._f_ext)):
                 raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
             return self._tau, self._f_ext
         if self._all:
@@ -591,7 +593,6 @@ class AdaptiveSimulator:
         returns ``(steps done, wall per step (n,) or None, error)`` with error None or a
         ValueError."""
         s, m = self.solver, self.model
-        kind, body, params = self._compiled[:3]
         s.q[:] = self.q
         s.qd[:] = self.qd
         s.tau[:] = self._tau
@@ -609,7 +610,7 @@ class AdaptiveSimulator:
                          st["tensorized"]], dtype=np.int64)
         args = (n, self.steps, k0, self.update_every, every, self.dt, rate is not None, crit,
                 s.q, s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
-                s.f_ext, kind, body, params, self._ubody, self._bodies, s._bk, s._Vw,
+                s.f_ext, self._compiled, s.tau, self._ubody, self._bodies, s._bk, s._Vw,
                 s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last,
                 rec.q[c:], rec.qd[c:], rec.sizes[c:], rec.kinetic[c:],
                 (d.model_i, d.model_f, d.buf), cycles)

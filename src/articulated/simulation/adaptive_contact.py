@@ -59,7 +59,7 @@ from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
 from .cycles import _cycles
-from .forces import apply_compiled_forces
+from .forces import apply_compiled_forces, apply_joint_forces
 
 ERR_FORCE = 3
 """Error code of the compiled adaptive loops: an applied force is not finite."""
@@ -265,8 +265,8 @@ def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full):
 
 @njit(**JIT)
 def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, timed, crit,
-                           q, qd, qdd, stats, jtype, qadr, vadr, jnv, f_ext, fkind, fbody,
-                           fparams, ubody, rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec,
+                           q, qd, qdd, stats, jtype, qadr, vadr, jnv, f_ext, fa, tau, ubody,
+                           rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec,
                            srec, Trec, full, cycles, cl, broad, out, rb, cstats):
     """``nsteps`` adaptive steps with contacts and limits (module docstring); the arguments
     up to ``cycles`` are those of
@@ -283,7 +283,6 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
     pose = hargs.pose
     near, ajoints, counts = bk.near, bk.ajoints, bk.counts
-    nf = fbody.shape[0]
     nu = ubody.shape[0]
     hp = byref_each(hargs)
     bkp = byref(bk)
@@ -300,12 +299,14 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         update = (step0 + s) % update_every == 0
         if cl.opt.energy_bound:
             energy_bound_start(cl, q, qd, step0 + s)
+        if not apply_joint_forces(fa, q, qd, tau):
+            return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
             hybrid_kinematics(bkp, hp)
         else:
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
-        if not apply_compiled_forces(fkind, fbody, fparams, nf, near, Vw, pose, f_ext):
+        if not apply_compiled_forces(fa, near, Vw, pose, f_ext):
             return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
         if update:
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,

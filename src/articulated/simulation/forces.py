@@ -556,14 +556,15 @@ force (world or body coordinates) and three zeros, or the anchor (world) and sti
 rest length, damping."""
 
 ForceArrays = namedtuple("ForceArrays", ("kind", "body", "params", "tau", "damping", "pd_qadr",
-                                         "pd_vadr", "pd_gains"))
+                                         "pd_vadr", "pd_gains", "joint"))
 ForceArrays.__doc__ = """The applied forces of a simulator in the compiled loops' form
 (:func:`compile_forces`): body forces ``kind, body`` (nf,) int64 and ``params`` (nf, 9)
 (:data:`FORCE_WORLD`, ...); the sum of the constant joint forces ``tau`` (nv,) [N m | N]
 (:class:`JointTorque`); the sum of the viscous joint coefficients ``damping`` (nv,)
 (:class:`JointDamping`); the joint springs-dampers of :class:`PDController` with constant
 references, one row per controlled joint: ``pd_qadr, pd_vadr`` (np,) int64 and
-``pd_gains`` (np, 4) = (kp, kd, q_ref, qd_ref)."""
+``pd_gains`` (np, 4) = (kp, kd, q_ref, qd_ref); ``joint`` (bool) whether there is any joint
+force (constant, damping or PD)."""
 
 
 def compile_forces(model, forces):
@@ -587,12 +588,8 @@ def compile_forces(model, forces):
         tau, damping,
         np.concatenate([r[0] for r in pd] + [np.zeros(0, dtype=np.int64)]),
         np.concatenate([r[1] for r in pd] + [np.zeros(0, dtype=np.int64)]),
-        np.concatenate([r[2] for r in pd] + [np.zeros((0, 4))]))
-
-
-def has_joint_forces(fa) -> bool:
-    """Whether :class:`ForceArrays` ``fa`` has joint forces (constant, damping or PD)."""
-    return bool(fa.tau.any() or fa.damping.any() or fa.pd_qadr.size)
+        np.concatenate([r[2] for r in pd] + [np.zeros((0, 4))]),
+        bool(tau.any() or damping.any() or pd))
 
 
 @njit(**INLINE_IR)
@@ -694,14 +691,26 @@ def joint_force_potential(fa, q):
 
 
 @njit(**KERNEL)
-def apply_compiled_forces(kind, body, params, nf, near, Vw, pose_args, f_ext):
-    """Write the compiled body forces into the rows of their bodies in ``f_ext`` (nb, 6)
-    (body coordinates, about the body origin; the rows are cleared first) for the adaptive
-    simulator (:func:`body_force_row`). World poses come from the hierarchical frames,
-    ``cached_pose(b, pose_args)`` (O(1) between region changes; ``pose_args`` ends with its
-    scratch ``Xr``, ``xq``), world velocities from ``Vw[near[b]]`` (spatial velocity about
-    the world origin in world coordinates of the nearest active joint on b's path; zero
-    when there is none). Returns False when a force is not finite."""
+def apply_joint_forces(fa, q, qd, tau):
+    """The joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` into ``tau`` (nv,) when
+    it has any (``fa.joint``; :func:`joint_forces`: every dof, O(n), the rigidified joints'
+    too, which the active-region update reads), for the adaptive simulator at the start of
+    a step (they need no kinematics). Returns False when one is not finite."""
+    return not fa.joint or joint_forces(fa, q, qd, tau) < 0
+
+
+@njit(**KERNEL)
+def apply_compiled_forces(fa, near, Vw, pose_args, f_ext):
+    """Write the compiled body forces of :class:`ForceArrays` ``fa`` into the rows of their
+    bodies in ``f_ext`` (nb, 6) (body coordinates, about the body origin; the rows are
+    cleared first) for the adaptive simulator (:func:`body_force_row`). World poses come
+    from the hierarchical frames, ``cached_pose(b, pose_args)`` (O(1) between region
+    changes; ``pose_args`` ends with its scratch ``Xr``, ``xq``), world velocities from
+    ``Vw[near[b]]`` (spatial velocity about the world origin in world coordinates of the
+    nearest active joint on b's path; zero when there is none). Returns False when a force
+    is not finite."""
+    kind, body, params = fa.kind, fa.body, fa.params
+    nf = body.shape[0]
     Xr = pose_args[-2]
     xq = pose_args[-1]
     for i in range(nf):
