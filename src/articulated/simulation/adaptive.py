@@ -74,8 +74,9 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     joint forces at the step's ``q, qd`` into ``tau`` (the solver's, before the
     kinematics), its body forces at the step's poses and velocities (into the solver's
     ``f_ext``), then ``q (+)= h qd`` on the active joints. ``q``, ``qd``: the solver's
-    state arrays (in/out). ``last`` (6,) int64 in/out: (active joints, update region, rigidified, and the region kernel's counts of
-    passive nodes updated, evaluated, tensorized) of the last update; after step
+    state arrays (in/out). ``last`` (6,) int64 in/out: (active joints, update region,
+    rigidified, and the region kernel's counts of passive nodes updated, evaluated,
+    tensorized) of the last update; after step
     ``rec0 + s + 1`` of the caller's run (``rec0``: the index of step 0 within the run)
     divisible by ``record_every`` the state and ``last[:3]`` are copied into ``qrec``,
     ``qdrec``, ``srec`` (at most their rows) and its kinetic energy into ``Trec``: O(N_A)
