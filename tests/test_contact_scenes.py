@@ -25,7 +25,7 @@ def test_moving_anchor_spring_matches_the_damped_oscillator():
     e = np.array([2.0, -1.0, 2.0]) / 3.0
     k, c, v = 40.0, 1.5, -0.3 * e
     spring = art.Spring("ball", (0, 0, 0), (0.0, 0.0, 0.0), k, damping=c, anchor_velocity=v)
-    assert spring.compiled(model) is None and not spring.conserves_energy
+    assert spring.compiled(model) is not None and not spring.conserves_energy   # compiled
     assert spring.potential(model, model.neutral()) == 0.0
     again = force_from_spec(spring.spec())
     assert np.array_equal(again.anchor_velocity, v)
@@ -43,6 +43,37 @@ def test_moving_anchor_spring_matches_the_damped_oscillator():
     fixed = art.Spring("ball", (0, 0, 0), (0, 0, 0), k)
     assert fixed.conserves_energy and fixed.compiled(model) is not None
     assert "anchor_velocity" not in repr(fixed)
+
+
+class _PythonForce:
+    """A user's force in Python (no compiled form): the simulators' Python paths."""
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        pass
+
+
+def test_compiled_moving_anchor_equals_the_python_path():
+    # A damped spring whose anchor moves (scene (b)'s pull) on the tip of pendulum-20, with
+    # joint damping: the compiled loops (full model RK4 and semi-implicit Euler: the RK4
+    # stages at t + dt/2 and t + dt; adaptive N_A = 5) give the Python paths' states (a
+    # do-nothing Python force sends a simulator there), and the spring moves the chain.
+    m = art.models.pendulum(20)
+    q0 = np.r_[0.3, np.zeros(m.nq - 1)]
+    spring = art.Spring(19, (0, 0, -0.05), (0.5, 0.0, -1.0), 30.0, damping=0.5,
+                        anchor_velocity=(0.0, 1.5, 0.5))
+    forces = [spring, art.JointDamping(0.01)]
+    for kw, steps, tol in ((dict(integrator="rk4"), 400, 1e-12),
+                           (dict(integrator="semi_implicit_euler"), 400, 1e-12),
+                           (dict(method="adaptive", max_active=5, update_every=10), 400,
+                            1e-10)):
+        a = art.Simulator(m, H, q0=q0, forces=forces, **kw)
+        b = art.Simulator(m, H, q0=q0, forces=forces + [_PythonForce()], **kw)
+        ta, tb = a.run(steps), b.run(steps)
+        assert np.abs(ta.q - tb.q).max() <= tol and np.abs(ta.qd - tb.qd).max() <= tol * 100
+        fixed = art.Simulator(m, H, q0=q0, forces=[art.Spring(19, (0, 0, -0.05),
+                                                              (0.5, 0.0, -1.0), 30.0,
+                                                              damping=0.5)], **kw)
+        assert np.abs(fixed.run(steps).q[-1] - ta.q[-1]).max() > 1e-2, kw
 
 
 def test_chain_points_are_the_forward_kinematics():

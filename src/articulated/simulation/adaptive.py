@@ -57,7 +57,7 @@ from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_ob
 from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint
 
 @njit(**KERNEL)
-def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, crit, q, qd,
+def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, timed, crit, q, qd,
                     qdd, stats, jtype, qadr, vadr, jnv, f_ext, fa, tau, ubody,
                     rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec, srec, Trec, full,
                     cycles):
@@ -70,7 +70,8 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     :func:`~articulated.algorithms.hybrid.hybrid_kinematics`, then
     :func:`~articulated.algorithms.reduced.reduced_dynamics` with its buffers ``red``;
     forces on ``ubody``) and ``qd += h qdd``; the compiled forces ``fa``
-    (:class:`~articulated.simulation.forces.ForceArrays`) are applied at every step: its
+    (:class:`~articulated.simulation.forces.ForceArrays`) are applied at every step (step s
+    at time ``t0 + s h`` [s], accumulated as the simulator's ``t``): its
     joint forces at the step's ``q, qd`` into ``tau`` (the solver's, before the
     kinematics), its body forces at the step's poses and velocities (into the solver's
     ``f_ext``), then ``q (+)= h qd`` on the active joints. ``q``, ``qd``: the solver's
@@ -95,6 +96,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
     rp = byref(red)
     rstamp = red.rstamp
     nrec = 0
+    t = t0
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         update = (step0 + s) % update_every == 0
@@ -105,7 +107,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
             hybrid_kinematics(bkp, hp)
         else:
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)     # poses of the forces' bodies
-        if not apply_compiled_forces(fa, near, Vw, pose, f_ext):
+        if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
             return s, ERR_FORCE, -1, nrec
         if update:
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
@@ -135,6 +137,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, timed, c
         if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
             record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full)
             nrec += 1
+        t += h
     return nsteps, 0, -1, nrec
 
 
@@ -347,7 +350,7 @@ class AdaptiveSimulator:
             hybrid_step(s._bk, 0, self._ubody, s.f_ext, args, 0, s._stats, False)
             if not (apply_joint_forces(self._compiled, self.q, self.qd, self._tau)
                     and apply_compiled_forces(self._compiled, s._near, s._Vw, args.pose,
-                                              self._f_ext)):
+                                              self._f_ext, self.t)):
                 raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
             return self._tau, self._f_ext
         if self._all:
@@ -609,7 +612,8 @@ class AdaptiveSimulator:
         last = np.array([self.last["active"], self.last["update_region"],
                          self.last["rigidified"], st["updated"], st["evaluated"],
                          st["tensorized"]], dtype=np.int64)
-        args = (n, self.steps, k0, self.update_every, every, self.dt, rate is not None, crit,
+        args = (n, self.steps, k0, self.update_every, every, self.dt, self.t, rate is not None,
+                crit,
                 s.q, s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
                 s.f_ext, self._compiled, s.tau, self._ubody, self._bodies, s._bk, s._Vw,
                 s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last,

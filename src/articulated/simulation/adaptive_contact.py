@@ -264,7 +264,7 @@ def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full):
 
 
 @njit(**JIT)
-def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, timed, crit,
+def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t0, timed, crit,
                            q, qd, qdd, stats, jtype, qadr, vadr, jnv, f_ext, fa, tau, ubody,
                            rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec,
                            srec, Trec, full, cycles, cl, broad, out, rb, cstats):
@@ -293,6 +293,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
     nv = qd.shape[0]
     cbody = cl.cbody
     nrec = 0
+    t = t0
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         st = cstats[s]
@@ -306,7 +307,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             hybrid_kinematics(bkp, hp)
         else:
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
-        if not apply_compiled_forces(fa, near, Vw, pose, f_ext):
+        if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
             return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
         if update:
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
@@ -418,4 +419,5 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
             record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full)
             nrec += 1
+        t += h
     return nsteps, 0, -1, nrec, broad, out, rb, cbody

@@ -225,7 +225,7 @@ class PointForce(Force):
 
     def compiled(self, model):
         return {"body": (FORCE_WORLD if self.frame == "world" else FORCE_BODY,
-                         model.body_id(self.body), np.r_[self.point, self.force, 0.0, 0.0, 0.0])}
+                         model.body_id(self.body), np.r_[self.point, self.force, np.zeros(6)])}
 
     def apply(self, model, t, q, qd, tau, f_ext, kin=None):
         b = model.body_id(self.body)
@@ -302,11 +302,9 @@ class Spring(Force):
                      damping=self.damping, anchor_velocity=self.anchor_velocity)
 
     def compiled(self, model):
-        if not self.conservative:
-            return None     # a moving anchor: the compiled loops give body forces no time
         return {"body": (FORCE_SPRING, model.body_id(self.body),
                          np.r_[self.point, self.anchor, self.stiffness, self.rest_length,
-                               self.damping])}
+                               self.damping, self.anchor_velocity])}
 
     def _geometry(self, model, q, qd, kin, t=0.0):
         k = _kin(model, q, qd, kin)
@@ -551,14 +549,14 @@ def force_from_spec(spec) -> Force:
 
 FORCE_WORLD, FORCE_BODY, FORCE_SPRING = 0, 1, 2
 """Kinds of the body forces of :meth:`Force.compiled`: a world-frame or body-frame
-:class:`PointForce`, a :class:`Spring`. ``params`` (9,): point (body coordinates), then the
-force (world or body coordinates) and three zeros, or the anchor (world) and stiffness,
-rest length, damping."""
+:class:`PointForce`, a :class:`Spring`. ``params`` (12,): point (body coordinates), then the
+force (world or body coordinates) and six zeros, or the anchor (world, at t = 0) and
+stiffness, rest length, damping, anchor velocity (world)."""
 
 ForceArrays = namedtuple("ForceArrays", ("kind", "body", "params", "tau", "damping", "pd_qadr",
                                          "pd_vadr", "pd_gains", "joint"))
 ForceArrays.__doc__ = """The applied forces of a simulator in the compiled loops' form
-(:func:`compile_forces`): body forces ``kind, body`` (nf,) int64 and ``params`` (nf, 9)
+(:func:`compile_forces`): body forces ``kind, body`` (nf,) int64 and ``params`` (nf, 12)
 (:data:`FORCE_WORLD`, ...); the sum of the constant joint forces ``tau`` (nv,) [N m | N]
 (:class:`JointTorque`); the sum of the viscous joint coefficients ``damping`` (nv,)
 (:class:`JointDamping`); the joint springs-dampers of :class:`PDController` with constant
@@ -584,7 +582,7 @@ def compile_forces(model, forces):
     return ForceArrays(
         np.array([r[0] for r in body], dtype=np.int64),
         np.array([r[1] for r in body], dtype=np.int64),
-        np.array([r[2] for r in body], dtype=np.float64).reshape(len(body), 9),
+        np.array([r[2] for r in body], dtype=np.float64).reshape(len(body), 12),
         tau, damping,
         np.concatenate([r[0] for r in pd] + [np.zeros(0, dtype=np.int64)]),
         np.concatenate([r[1] for r in pd] + [np.zeros(0, dtype=np.int64)]),
@@ -593,12 +591,13 @@ def compile_forces(model, forces):
 
 
 @njit(**INLINE_IR)
-def body_force_row(i, kind, params, R, p, V, has_v, f_ext, b):
-    """Add compiled body force ``i`` into ``f_ext[b]`` (body coordinates, about the body
-    origin), as :meth:`PointForce.apply` and :meth:`Spring.apply` do, from the body's world
-    pose: ``R`` (9-tuple, row-major) body -> world rotation, ``p`` (3-tuple) body origin in
-    world [m], and with ``has_v`` ``V`` (6-tuple) the body's spatial velocity about the
-    world origin in world coordinates (a point x moves at ``V[3:] + V[:3] x x``). Returns
+def body_force_row(i, kind, params, R, p, V, has_v, f_ext, b, t):
+    """Add compiled body force ``i`` at time ``t`` [s] into ``f_ext[b]`` (body coordinates,
+    about the body origin), as :meth:`PointForce.apply` and :meth:`Spring.apply` do, from
+    the body's world pose: ``R`` (9-tuple, row-major) body -> world rotation, ``p``
+    (3-tuple) body origin in world [m], and with ``has_v`` ``V`` (6-tuple) the body's
+    spatial velocity about the world origin in world coordinates (a point x moves at
+    ``V[3:] + V[:3] x x``); a spring's anchor is at ``anchor + t anchor_velocity``. Returns
     False when the row is not finite."""
     k = kind[i]
     P0, P1, P2 = params[i, 0], params[i, 1], params[i, 2]
@@ -611,7 +610,9 @@ def body_force_row(i, kind, params, R, p, V, has_v, f_ext, b):
             x0 = p[0] + R[0] * P0 + R[1] * P1 + R[2] * P2
             x1 = p[1] + R[3] * P0 + R[4] * P1 + R[5] * P2
             x2 = p[2] + R[6] * P0 + R[7] * P1 + R[8] * P2
-            d0, d1, d2 = x0 - params[i, 3], x1 - params[i, 4], x2 - params[i, 5]
+            d0 = x0 - (params[i, 3] + t * params[i, 9])
+            d1 = x1 - (params[i, 4] + t * params[i, 10])
+            d2 = x2 - (params[i, 5] + t * params[i, 11])
             K, L0, c = params[i, 6], params[i, 7], params[i, 8]
             L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
             if L0 == 0.0:
@@ -622,9 +623,9 @@ def body_force_row(i, kind, params, R, p, V, has_v, f_ext, b):
                 s = 0.0
             if c > 0.0 and L > 0.0 and has_v:
                 w0, w1, w2 = V[0], V[1], V[2]
-                v0 = V[3] + w1 * x2 - w2 * x1
-                v1 = V[4] + w2 * x0 - w0 * x2
-                v2 = V[5] + w0 * x1 - w1 * x0
+                v0 = V[3] + w1 * x2 - w2 * x1 - params[i, 9]
+                v1 = V[4] + w2 * x0 - w0 * x2 - params[i, 10]
+                v2 = V[5] + w0 * x1 - w1 * x0 - params[i, 11]
                 s -= c * (d0 * v0 + d1 * v1 + d2 * v2) / (L * L)
             F0, F1, F2 = s * d0, s * d1, s * d2
         f0 = R[0] * F0 + R[3] * F1 + R[6] * F2
@@ -646,9 +647,11 @@ def body_force_row(i, kind, params, R, p, V, has_v, f_ext, b):
 def body_force_potential(i, kind, params, R, p):
     """Potential energy [J] of compiled body force ``i`` at the body pose ``R, p`` (as
     :func:`body_force_row`): ``-F . x_P`` for a world :class:`PointForce`,
-    ``1/2 k (L - L0)^2`` for a :class:`Spring`, 0 for a body-frame force."""
+    ``1/2 k (L - L0)^2`` for a :class:`Spring` with a fixed anchor, 0 for a body-frame
+    force and a moving anchor (as :meth:`Spring.potential`)."""
     k = kind[i]
-    if k == FORCE_BODY:
+    if k == FORCE_BODY or (k == FORCE_SPRING and (params[i, 9] != 0.0 or params[i, 10] != 0.0
+                                                  or params[i, 11] != 0.0)):
         return 0.0
     P0, P1, P2 = params[i, 0], params[i, 1], params[i, 2]
     x0 = p[0] + R[0] * P0 + R[1] * P1 + R[2] * P2
@@ -700,15 +703,15 @@ def apply_joint_forces(fa, q, qd, tau):
 
 
 @njit(**KERNEL)
-def apply_compiled_forces(fa, near, Vw, pose_args, f_ext):
+def apply_compiled_forces(fa, near, Vw, pose_args, f_ext, t):
     """Write the compiled body forces of :class:`ForceArrays` ``fa`` into the rows of their
     bodies in ``f_ext`` (nb, 6) (body coordinates, about the body origin; the rows are
     cleared first) for the adaptive simulator (:func:`body_force_row`). World poses come
     from the hierarchical frames, ``cached_pose(b, pose_args)`` (O(1) between region
     changes; ``pose_args`` ends with its scratch ``Xr``, ``xq``), world velocities from
     ``Vw[near[b]]`` (spatial velocity about the world origin in world coordinates of the
-    nearest active joint on b's path; zero when there is none). Returns False when a force
-    is not finite."""
+    nearest active joint on b's path; zero when there is none), at time ``t`` [s]. Returns
+    False when a force is not finite."""
     kind, body, params = fa.kind, fa.body, fa.params
     nf = body.shape[0]
     Xr = pose_args[-2]
@@ -726,6 +729,6 @@ def apply_compiled_forces(fa, near, Vw, pose_args, f_ext):
              -(E[6] * r[0] + E[7] * r[1] + E[8] * r[2]))
         j = near[b]
         if not body_force_row(i, kind, params, E, p, get_vec6(Vw, max(j, 0)), j >= 0, f_ext,
-                              b):
+                              b, t):
             return False
     return True

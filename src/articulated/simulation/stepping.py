@@ -113,10 +113,10 @@ def _world_pose(oE, op, b):
 
 
 @njit(**INLINE_IR)
-def _body_forces(sm, sd, fa):
-    """The compiled body forces of ``fa`` into ``sd.f_ext`` (rows of their bodies cleared
-    first) at the workspace's poses and velocities (:func:`_kinematics`). Returns False
-    when a force is not finite."""
+def _body_forces(sm, sd, fa, t):
+    """The compiled body forces of ``fa`` at time ``t`` [s] into ``sd.f_ext`` (rows of their
+    bodies cleared first) at the workspace's poses and velocities (:func:`_kinematics`).
+    Returns False when a force is not finite."""
     dv = data_arrays(sd.data, sm.jtype.shape[0], sd.tau.shape[0])
     v, oE, op = dv.v, dv.oE, dv.op
     f_ext = sd.f_ext
@@ -135,7 +135,7 @@ def _body_forces(sm, sd, fa):
         u2 = R[6] * v[b, 3] + R[7] * v[b, 4] + R[8] * v[b, 5]
         V = (w0, w1, w2, u0 + p[1] * w2 - p[2] * w1, u1 + p[2] * w0 - p[0] * w2,
              u2 + p[0] * w1 - p[1] * w0)
-        if not body_force_row(i, fa.kind, fa.params, R, p, V, True, f_ext, b):
+        if not body_force_row(i, fa.kind, fa.params, R, p, V, True, f_ext, b, t):
             return False
     return True
 
@@ -153,9 +153,9 @@ def _potentials(sm, sd, fa, q):
 
 
 @njit(**KERNEL)
-def _evaluate(sm, sd, fa, q, qd, out, rec, row):
-    """``out`` (nv,) = qdd at ``q, qd`` under the applied forces ``fa``: the forces (joint
-    forces, then body forces at the state's poses), then the forward dynamics of
+def _evaluate(sm, sd, fa, q, qd, out, rec, row, t):
+    """``out`` (nv,) = qdd at ``q, qd`` and time ``t`` [s] under the applied forces ``fa``:
+    the forces (joint forces, then body forces at the state's poses), then the forward dynamics of
     ``sm.method``, as :func:`articulated.forward_dynamics` computes them. With ``row >=
     0`` the energies of the state go into ``rec.T[row], rec.V[row]`` from the same
     kinematics pass (the kinetic energy of the ABA methods from ABA's pass 2, which forms
@@ -172,7 +172,7 @@ def _evaluate(sm, sd, fa, q, qd, out, rec, row):
         if row >= 0:
             rec.T[row] = T
             rec.V[row] = V + _potentials(sm, sd, fa, q)
-        if not _body_forces(sm, sd, fa):
+        if not _body_forces(sm, sd, fa, t):
             return ERR_FORCE
     nv = out.shape[0]
     if aba:
@@ -225,8 +225,9 @@ def _unit(sm, Y, Yu):
 
 
 @njit(**KERNEL)
-def _step(sm, sd, fa, q, qd, rec, row):
-    """One step of ``sm.integrator`` from ``q, qd`` into ``sd.q1, sd.qd1`` (the energies
+def _step(sm, sd, fa, q, qd, rec, row, t):
+    """One step of ``sm.integrator`` from ``q, qd`` at time ``t`` [s] (the stages of RK4 at
+    ``t + dt / 2``, ``t + dt``) into ``sd.q1, sd.qd1`` (the energies
     of ``q, qd`` into row ``row`` of ``rec`` when >= 0, see :func:`_evaluate`), exactly as
     :func:`~articulated.simulation.integrators.euler_step`,
     :func:`~articulated.simulation.integrators.semi_implicit_euler_step` and
@@ -242,7 +243,7 @@ def _step(sm, sd, fa, q, qd, rec, row):
         Y[k] = q[k]
     for k in range(nv):
         V[k] = qd[k]
-    code = _evaluate(sm, sd, fa, Y, V, W[0, :nv], rec, row)
+    code = _evaluate(sm, sd, fa, Y, V, W[0, :nv], rec, row, t)
     if code != OK:
         return code
     if sm.integrator == 0 or sm.integrator == 1:
@@ -260,7 +261,7 @@ def _step(sm, sd, fa, q, qd, rec, row):
                 Y[k] = q[k] + c * kq[k]
             for k in range(nv):
                 V[k] = qd[k] + c * kv[k]
-            code = _evaluate(sm, sd, fa, _unit(sm, Y, Yu), V, W[s, :nv], rec, -1)
+            code = _evaluate(sm, sd, fa, _unit(sm, Y, Yu), V, W[s, :nv], rec, -1, t + c)
             if code != OK:
                 return code
             _qdot_kernel(sm.jtype, sm.qadr, sm.vadr, Y, V, W[4 + s, :nq])
@@ -316,7 +317,7 @@ def tree_steps(sm, sd, fa, q, qd, t, k0, n, steps, every, rec, count):
     nv = qd.shape[0]
     pending = -1
     for s in range(n):
-        code = _step(sm, sd, fa, q, qd, rec, pending)
+        code = _step(sm, sd, fa, q, qd, rec, pending, t[0])
         if code != OK:
             if pending >= 0:        # the failing step may have stopped before the energies
                 record_state(sm, sd, fa, t[0], q, qd, rec, pending)
