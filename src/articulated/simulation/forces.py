@@ -268,8 +268,8 @@ class Spring(Force):
     d``, defined also at ``L = 0``). Potential ``V = 1/2 k (L - L0)^2`` (the damper adds
     none). The 50-link pendulum of Redon, Galoppo & Lin 2005 (Fig. 6) hangs from such a
     spring. A moving anchor does work: the spring is then not conservative
-    (:meth:`potential` returns 0) and has no compiled form (the simulators apply it in
-    Python, at the step's time).
+    (:meth:`potential` returns 0); its compiled form carries the anchor velocity, and the
+    compiled loops place the anchor at each evaluation's time (RK4's stages included).
     """
 
     conservative = True
