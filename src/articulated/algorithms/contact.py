@@ -773,6 +773,14 @@ def _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone, blk):
             if blk.slot[g] >= 0:
                 change = max(change, _visit_block(rows, blk, g, qd, slip, monotone, states))
                 continue
+            if blk.pair[g, 0] == blk.pair[g, 1]:
+                # inside one body: rows of zeros (contact_rows), no impulse, not visited
+                for i in range(blk.first[g], blk.first[g + 1]):
+                    c = blk.order[i]
+                    states[c] = 0
+                    for d in range(3):
+                        rows.P[c, d] = 0.0
+                continue
             for i in range(blk.first[g], blk.first[g + 1]):
                 c = blk.order[i]
                 dv, st = _visit(rows, c, qd, slip, monotone)
