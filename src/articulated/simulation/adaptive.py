@@ -37,6 +37,7 @@ from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Detector
 from ..algorithms.contact import Factor, ImpulseModel, Limits
 from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
+from ..algorithms.hybrid_detection import hybrid_shapes
 from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
@@ -47,6 +48,7 @@ from ..geometry import CollisionModel
 from ..model import Model, model_arrays
 from ..algorithms.contact import STAT_DETECT, STAT_RESPONSE
 from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, ContactLoop,
+                               detect_on_pieces,
                                region_data, energy_bound_start, hybrid_energy_bound,
                                adaptive_contact_steps, keep_update_counts, record_state)
 from .contact import CONTACT_STATS, ContactStepper, runaway_message
@@ -471,14 +473,12 @@ class AdaptiveSimulator:
             s.hybrid_accelerations(self.q, qs, tau, f_ext, bodies)  # the new reduced tree
         else:
             qs = self.qd + h * s.hybrid_accelerations(self.q, self.qd, tau, f_ext, bodies)
-        n = cs.detect(self.q, qs)
         red = s._reduced_args()
         na = int(s._bk.counts[N_AJOINTS])
         q = self.q.copy()
-        if na == 0:                                     # nothing moves: no response
-            for name in CONTACT_STATS.names[1:]:
-                if name not in ("detect_time",):
-                    cs.last[name] = math.nan if name.startswith("ke_") else 0
+        if na == 0:                                     # nothing moves: no contact
+            for name in CONTACT_STATS.names:
+                cs.last[name] = math.nan if name.startswith("ke_") else 0
             self._contact_log.append(cs.last.copy())
             self._contact_loop().ebound[1] = -1.0
             return q, np.zeros(m.nv)
@@ -486,6 +486,19 @@ class AdaptiveSimulator:
         mi = red.red_i[:7 * na].reshape(7, na)
         _world_poses_kernel(mi, red.red_f, red.rq[:int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])],
                             red.red_d)
+        if self._has_meshes():  # coal's narrow phase reads every shape's world pose
+            n = cs.detect(self.q, qs)
+        else:
+            t0 = time.perf_counter()
+            det = cs.detector
+            n = 0
+            if det is not None:
+                n, det.broad, det.out = detect_on_pieces(self._contact_loop(), red, na,
+                                                         len(adof), qs[adof], h, det.broad,
+                                                         det.out)
+                det.n = n
+            cs.last["n"] = n
+            cs.last["detect_time"] = time.perf_counter() - t0
         con = None
         if n:
             con = cs.detector.out
@@ -574,7 +587,7 @@ class AdaptiveSimulator:
                 np.zeros((det.out.dist.shape[0], 2), np.int64), np.zeros(m.nv),
                 np.zeros(m.nv), np.zeros(m.nv), np.zeros((m.nb, 6)),
                 np.array([-2, 0], np.int64), np.zeros(m.nv), np.zeros(m.nv),
-                np.zeros(m.nq), np.array([0.0, -1.0, 0.0]))
+                np.zeros(m.nq), np.array([0.0, -1.0, 0.0]), hybrid_shapes(det.gm, m.nb))
         return self._cloop
 
     def _log_contacts(self, cstats, rate):

@@ -14,9 +14,11 @@ Python step, :meth:`~articulated.simulation.adaptive.AdaptiveSimulator._contact_
    :mod:`articulated.algorithms.reduced`), else that ABA's accelerations give
    ``qd* = qd + h qdd`` on the active joints (GLM IV.A step 1: the factorization the
    impulses reuse);
-2. detection at ``q`` with speculative margins from ``qd*``
-   (:func:`~articulated.algorithms.collision.detect_primitives`; the world poses of every
-   body, O(n));
+2. detection at ``q`` with speculative margins from ``qd*`` on the rigid pieces
+   (:func:`detect_on_pieces`, :mod:`articulated.algorithms.hybrid_detection`: GLM's
+   hybrid hierarchy; each piece's shapes kept in its frame while the region stays, pairs
+   inside a piece never tested, only the pieces near something placed: O(N_A) + those
+   shapes; no contact while no joint is active);
 3. a contact on body b acts on b's rigid piece (GLM: "contacts on rigid pieces act on
    their front node"), so its rows, ``K = J_h M_h^-1 J_h^T`` and the propagation of its
    impulse run on the reduced tree, O(N_A) (GLM IV.C); limits of active joints are rows,
@@ -43,12 +45,13 @@ from numba import njit
 from .._byref import byref, byref_each
 from .._views import mat3_rows, rows
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
-from ..algorithms.collision import Contacts, detect_primitives
+from ..algorithms.collision import Contacts
 from ..algorithms.contact import (STAT_DETECT, STAT_ENERGY, STAT_KE_AFTER, STAT_KE_BEFORE,
                                   STAT_N, STAT_RESPONSE, Factor, ImpulseModel, Limits,
                                   energy_scale, grow_response, respond_kernel, runaway_dof)
 from ..algorithms.hybrid import hybrid_kinematics
-from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
+from ..algorithms.hybrid_detection import build_pieces, detect_hybrid
+from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
                                      _world_poses_kernel, body_gravity_potential,
                                      state_energy)
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
@@ -73,7 +76,7 @@ more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` in one s
 ContactLoop = namedtuple("ContactLoop", (
     "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
     "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1",
-    "ebound"))
+    "ebound", "hs"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
 (world poses and velocities of every body, for detection); the detector's
@@ -90,7 +93,9 @@ of the reduced tree; ``stamp`` (2,) int64 the reduced-tree stamp the per-region 
 built for and their number of limits; ``qd0, xr`` (nv,) and ``rq1`` (nq,) scratch of the
 energy bound and ``ebound`` (3,) its state: the total energy [J] at the end of step
 ``ebound[1]`` and the gravity potential [J] of the bodies welded to the world
-(:func:`energy_bound_start`, :func:`hybrid_energy_bound`)."""
+(:func:`energy_bound_start`, :func:`hybrid_energy_bound`); ``hs`` the shapes by rigid
+piece (:class:`~articulated.algorithms.hybrid_detection.HybridShapes`, rebuilt with the
+per-region data)."""
 
 
 @njit(**JIT)
@@ -98,8 +103,10 @@ def region_data(cl, bk, red, na, jnv, vadr, active, q):
     """Rebuild the per-region data of ``cl`` for the current reduced tree (``na`` active
     joints) at the configuration ``q``: ``adof``, ``piece``, the active limits ``limr``
     (count in ``stamp[1]``), and with the energy bound the gravity potential of the bodies
-    welded to the world (``ebound[2]``, constant while the region stays). O(n) (the piece
-    of every body), once per active-region change."""
+    welded to the world (``ebound[2]``, constant while the region stays), and the shapes by
+    rigid piece (``cl.hs``, :func:`~articulated.algorithms.hybrid_detection.build_pieces`;
+    this computes the reduced tree's world poses into ``red.red_d``). O(n) (the piece of
+    every body), once per active-region change."""
     k = 0
     for u in range(na):
         J = bk.ajoints[u]
@@ -127,27 +134,34 @@ def region_data(cl, bk, red, na, jnv, vadr, active, q):
         nl += 1
     cl.stamp[0] = red.rstamp[0]
     cl.stamp[1] = nl
-    if cl.opt.energy_bound:
+    nb = cl.piece.shape[0]
+    if cl.gm.body.shape[0] or cl.opt.energy_bound:
         _world_poses_kernel(cl.model_i, cl.model_f, q, cl.buf)
+    if cl.gm.body.shape[0]:  # the shapes in their pieces' frames
+        nqr = mi[2, na - 1] + red.nq[bk.ajoints[na - 1]]
+        nvr = rv[na - 1] + jnv[bk.ajoints[na - 1]]
+        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
+        dv = data_arrays(cl.buf, nb, cl.adof.shape[0])
+        dr = data_arrays(red.red_d, na, nvr)
+        build_pieces(cl.hs, cl.gm, cl.piece, bk.ajoints, na, mat3_rows(dv.oE), dv.op,
+                     mat3_rows(dr.oE), dr.op)
+    if cl.opt.energy_bound:
         mv = model_arrays(cl.model_i, cl.model_f)
         mass, hb, gravity = mv.mass, mv.h, mv.gravity
-        dv = data_arrays(cl.buf, cl.piece.shape[0], cl.adof.shape[0])
+        dv = data_arrays(cl.buf, nb, cl.adof.shape[0])
         oE, op = dv.oE, dv.op
         C = 0.0
-        for b in range(cl.piece.shape[0]):
+        for b in range(nb):
             if cl.piece[b] < 0:
                 C = body_gravity_potential(b, mass, hb, gravity, oE, op, C)
         cl.ebound[2] = C
 
 
-@njit(**JIT)
-def _reduced_kinetic_of(mv, fac, qd, vb):
-    """``1/2 qd^T M_h qd`` [J] of reduced-tree velocities ``qd`` (nv',): body velocities
-    ``v_k = X_k v_parent + S_k qd_k`` and ``T = 1/2 sum v_k . I_k v_k`` (RBDA eq. 7.34) on
-    the reduced tree's transforms ``fac`` and inertias ``mv``; O(N_A). Equals the whole
-    model's kinetic energy (rigidified joints have zero velocity)."""
-    E, r = fac.Xup_E, fac.Xup_r
-    T = 0.0
+@njit(**INLINE)
+def _reduced_velocities(mv, E, r, qd, vb):
+    """Body velocities ``vb`` (N_A, 6) ``[omega; v_O]`` (body coordinates) of reduced-tree
+    velocities ``qd`` (nv',): ``v_k = X_k v_parent + S_k qd_k`` on the reduced tree's
+    transforms ``E`` (N_A, 3, 3), ``r`` (N_A, 3) and joint axes ``mv.S``; O(N_A)."""
     for k in range(mv.parent.shape[0]):
         p = mv.parent[k]
         w = (0.0, 0.0, 0.0)
@@ -170,11 +184,39 @@ def _reduced_kinetic_of(mv, fac, qd, vb):
         for d in range(mv.jnv[k]):
             for a in range(6):
                 vb[k, a] += mv.S[va + d, a] * qd[va + d]
+
+
+@njit(**JIT)
+def _reduced_kinetic_of(mv, fac, qd, vb):
+    """``1/2 qd^T M_h qd`` [J] of reduced-tree velocities ``qd`` (nv',): the body velocities
+    of :func:`_reduced_velocities` into ``vb`` and ``T = 1/2 sum v_k . I_k v_k`` (RBDA eq.
+    7.34) on the reduced tree's transforms ``fac`` and inertias ``mv``; O(N_A). Equals the
+    whole model's kinetic energy (rigidified joints have zero velocity)."""
+    _reduced_velocities(mv, fac.Xup_E, fac.Xup_r, qd, vb)
+    T = 0.0
+    for k in range(mv.parent.shape[0]):
         vk = (vb[k, 0], vb[k, 1], vb[k, 2], vb[k, 3], vb[k, 4], vb[k, 5])
         Iv = inertia_times(mv.mass[k], get_vec3(mv.h, k), get_mat3(mv.Ibar, k), vk)
         for a in range(6):
             T += 0.5 * vk[a] * Iv[a]
     return T
+
+
+@njit(**JIT)
+def detect_on_pieces(cl, red, na, nvr, qsr, h, broad, out):
+    """Detection on the hybrid body (:func:`~articulated.algorithms.hybrid_detection.
+    detect_hybrid`) at the reduced tree's world poses (in ``red.red_d``: computed at
+    ``red.rq`` before the call) with margins from the reduced velocities ``qsr`` (nv',),
+    the shapes by piece ``cl.hs`` and the detector's ``cl.gm``, ``cl.poses``. Returns
+    ``(contacts, broad, out)`` (the buffers in use). O(N_A) + the shapes of the pieces that
+    come near something."""
+    mi = rows(red.red_i, 7, na)
+    mv = model_arrays(mi, red.red_f)
+    dr = data_arrays(red.red_d, na, nvr)
+    _reduced_velocities(mv, mat3_rows(dr.Xup_E), dr.Xup_r, qsr, cl.vb)
+    n, _, broad, out = detect_hybrid(cl.hs, cl.gm, cl.poses, broad, out, mat3_rows(dr.oE),
+                                     dr.op, cl.vb, h, 0.0)
+    return n, broad, out
 
 
 @njit(**KERNEL)
@@ -331,15 +373,22 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
         if na and cl.stamp[0] != rstamp[0]:
             region_data(cl, bk, red, na, jnv, vadr, active, q)
-        # detection at q, margins from qd* (every body: O(n))
+        # detection at q, margins from qd*, on the rigid pieces (O(N_A) + shapes near
+        # something); nothing moves without an active joint: no contact then
         cd = _cycles() if timed else 0
         n = 0
-        if cl.gm.body.shape[0]:
-            _world_poses_kernel(cl.model_i, cl.model_f, q, cl.buf)
-            _velocities_kernel(cl.model_i, cl.model_f, q, cl.qsf, cl.buf)
-            dv = data_arrays(cl.buf, nb, nv)
-            n, _, broad, out = detect_primitives(cl.gm, cl.poses, broad, out, mat3_rows(dv.oE),
-                                                 dv.op, dv.v, h, 0.0)
+        nvr = 0
+        nqr = 0
+        if na:
+            mi = rows(red.red_i, 7, na)
+            nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
+            nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
+            _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
+            for i in range(nvr):
+                cl.qsr[i] = cl.qsf[cl.adof[i]]
+            if cl.gm.body.shape[0]:
+                n, broad, out = detect_on_pieces(cl, red, na, nvr, cl.qsr[:nvr], h, broad,
+                                                 out)
         c1 = _cycles() if timed else 0
         st[STAT_N] = n
         st[STAT_DETECT] = c1 - cd
@@ -355,9 +404,6 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         else:
             mi = rows(red.red_i, 7, na)
             mv = model_arrays(mi, red.red_f)
-            nvr = mv.vadr[na - 1] + mv.jnv[na - 1]
-            nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
-            _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
             dr = data_arrays(red.red_d, na, nvr)
             im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
             fac = Factor(mat3_rows(dr.Xup_E), dr.Xup_r, dr.UDinv, dr.Dinv, mat3_rows(dr.oE),
@@ -379,8 +425,6 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             qsr = cl.qsr[:nvr]
             qd1 = cl.qd1[:nvr]
             vr = cl.vr[:nvr]
-            for i in range(nvr):
-                qsr[i] = cl.qsf[cl.adof[i]]
             nr = respond_kernel(im, fac, cl.sc, con, n, q, qsr, lim, cl.opt, rb, qd1, vr, st)
             if nr:
                 st[STAT_KE_BEFORE] = _reduced_kinetic_of(mv, fac, qsr, cl.vb)

@@ -1,0 +1,403 @@
+"""Collision detection on the hybrid body of adaptive dynamics (Gayle, Lin & Manocha 2006,
+"GLM", sec. IV intro and VI): the contacts of :mod:`articulated.algorithms.collision`, found
+in O(N_A + shapes of the pieces near something) per step, instead of placing every shape
+from every body's world pose.
+
+While the active region stays, every rigid piece of the hybrid body (the bodies joined by
+rigidified joints, one body of the reduced tree, :mod:`articulated.algorithms.reduced`)
+moves as one rigid body. So, once per region (an epoch cache, like the reduced tree's
+inertias; :func:`build_pieces`, O(shapes)):
+
+* each shape's pose is kept in its piece's frame (``lR, lp``); the shapes of the bodies
+  welded to the world (a rigidified root) keep their world pose in slot 0;
+* each piece gets a bounding ball in its frame (centre ``c``: the mean of its shapes'
+  origins; radius ``r``: the farthest shape's bounding ball).
+
+Per step (:func:`detect_hybrid`), from the reduced tree's world poses and body twists only:
+
+1. each piece's ball in the world, grown by the largest speculative margin of its shapes,
+   ``h (|v_c| + |omega| r)`` with ``v_c`` the velocity of the ball's centre (a shape's
+   own margin ``h (|v_g| + |omega| rb_g)`` is never larger, since
+   ``|v_g| <= |v_c| + |omega| |p_g - c|`` and ``|p_g - c| + rb_g <= r``);
+2. sweep and prune of the pieces' balls and the static shapes' balls (along the axis of
+   largest spread of the piece centres; the order kept from step to step, so O(N_A + static
+   shapes) when little moves), then each moving piece against the planes; the shapes of a
+   piece whose ball meets another's (not both immobile: the welded bodies and the
+   environment do not move) are placed in the world from the piece's pose
+   (``gR = oE_p^T lR``, ``gp = op_p + oE_p^T lp``) with their own margins;
+3. the placed shapes and the static shapes go through the whole model's sweep and prune
+   (:func:`~articulated.algorithms.collision.broad_phase`'s order and ball test; a shape
+   not placed this step keeps its last lower end, so the kept order is still sorted by the
+   stored ends and the sweep passes over it at a few ns); two shapes of one piece are never
+   a candidate (they cannot move against each other: GLM's "pairs inside one rigid piece
+   are skipped");
+4. the candidates, sorted by pair index, go to the narrow phase
+   :func:`~articulated.algorithms.collision.detect_kernel` unchanged, so the contacts and
+   their keys are those of the whole model's detection (same pairs and margins, shape
+   poses equal to rounding), without the pairs inside one piece.
+
+Meshes are not handled here (their narrow phase reads every shape's pose, in Python):
+a simulator with a mesh detects on the whole model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ..config import INLINE, JIT
+from ..geometry import SHAPE_PLANE
+from .collision import Broad, _pair_index, contact_buffer, detect_kernel
+from .heap import _heapsort
+
+HybridShapes = namedtuple("HybridShapes", (
+    "start", "shape", "slot", "lR", "lp", "c", "r", "ns", "wc", "wr", "placed", "order",
+    "lo", "statics", "planes"))
+HybridShapes.__doc__ = """The shapes of a hybrid body by rigid piece (``nb`` bodies, ``ng``
+shapes). Slot 0: the bodies welded to the world; slot ``p + 1``: piece (reduced body) ``p``.
+``start`` (nb + 2,) int64 and ``shape`` (ng,) int64: the shapes of slot s are
+``shape[start[s]:start[s + 1]]`` (increasing), ``slot`` (ng,) int64 the slot of each shape
+(-1: static); ``lR`` (ng, 3, 3), ``lp`` (ng, 3) [m] each
+shape's pose in its piece's frame (slot 0: world); ``c`` (nb + 1, 3) [m] and ``r`` (nb + 1,)
+[m] each slot's bounding ball in its frame; ``ns`` (1,) int64 the slots in use (N_A + 1);
+per step ``wc`` (nb + 1, 3), ``wr`` (nb + 1,) the balls in the world with their margins and
+``placed`` (nb + 1,) bool; ``order`` (nb + 1 + nst,) int64 and ``lo`` (nb + 1 + nst,) the
+sweep of the slots' and static shapes' balls (kept sorted from step to step); ``statics`` and ``planes`` int64 the static shapes that are not
+planes, and the planes."""
+
+
+def hybrid_shapes(gm, nb: int) -> HybridShapes:
+    """Empty :class:`HybridShapes` for the shapes ``gm`` (a
+    :class:`~articulated.algorithms.collision.GeomModel`) of a model of ``nb`` bodies."""
+    ng = gm.body.shape[0]
+    static = gm.body < 0
+    plane = gm.kind == SHAPE_PLANE
+    statics = np.flatnonzero(static & ~plane).astype(np.int64)
+    ne = nb + 1 + len(statics)
+    return HybridShapes(np.zeros(nb + 2, np.int64), np.zeros(ng, np.int64),
+                        np.full(ng, -1, np.int64), np.zeros((ng, 3, 3)), np.zeros((ng, 3)),
+                        np.zeros((nb + 1, 3)), np.zeros(nb + 1), np.zeros(1, np.int64),
+                        np.zeros((nb + 1, 3)), np.zeros(nb + 1), np.zeros(nb + 1, np.bool_),
+                        np.arange(ne, dtype=np.int64), np.zeros(ne), statics,
+                        np.flatnonzero(plane).astype(np.int64))
+
+
+@njit(**JIT)
+def build_pieces(hs, gm, piece, front, npc, oE, op, roE, rop):
+    """Fill ``hs`` for a new active region (O(ng + nb)): ``piece`` (nb,) int64 the piece
+    (reduced body) of each body, -1 welded to the world; ``front`` (>= npc,) int64 the body
+    whose frame is each piece's (the child of its active joint); ``npc`` the pieces; ``oE``
+    (nb, 3, 3), ``op`` (nb, 3) the bodies' world poses and ``roE`` (npc, 3, 3), ``rop``
+    (npc, 3) the pieces', at the same configuration (``oE`` rotates world to body
+    coordinates). The shapes of a front body keep their body-frame pose as it is (placed
+    from the piece's pose they are then those of the whole model's detection, bit for
+    bit, when the reduced tree's poses are the model's: every joint active)."""
+    ns = npc + 1
+    hs.ns[0] = ns
+    for s in range(ns + 1):
+        hs.start[s] = 0
+    for g in range(gm.body.shape[0]):
+        b = gm.body[g]
+        if b >= 0:
+            hs.start[piece[b] + 2] += 1
+    for s in range(1, ns + 1):
+        hs.start[s] += hs.start[s - 1]
+    for g in range(gm.body.shape[0]):  # shapes by slot, increasing within one
+        b = gm.body[g]
+        if b < 0:
+            continue
+        s = piece[b] + 1
+        hs.slot[g] = s
+        k = hs.start[s]
+        hs.shape[k] = g
+        hs.start[s] = k + 1
+        if s > 0 and b == front[s - 1]:  # the piece's frame is the body's
+            for i in range(3):
+                for j in range(3):
+                    hs.lR[g, i, j] = gm.R[g, i, j]
+                hs.lp[g, i] = gm.pos[g, i]
+            continue
+        # world pose of the shape, then (a moving piece) in the piece's frame
+        for i in range(3):
+            for j in range(3):
+                a = 0.0
+                for m in range(3):
+                    a += oE[b, m, i] * gm.R[g, m, j]
+                hs.lR[g, i, j] = a
+            a = op[b, i]
+            for m in range(3):
+                a += oE[b, m, i] * gm.pos[g, m]
+            hs.lp[g, i] = a
+        if s == 0:
+            continue
+        p = s - 1
+        for j in range(3):
+            w0, w1, w2 = hs.lR[g, 0, j], hs.lR[g, 1, j], hs.lR[g, 2, j]
+            for i in range(3):
+                hs.lR[g, i, j] = roE[p, i, 0] * w0 + roE[p, i, 1] * w1 + roE[p, i, 2] * w2
+        x0 = hs.lp[g, 0] - rop[p, 0]
+        x1 = hs.lp[g, 1] - rop[p, 1]
+        x2 = hs.lp[g, 2] - rop[p, 2]
+        for i in range(3):
+            hs.lp[g, i] = roE[p, i, 0] * x0 + roE[p, i, 1] * x1 + roE[p, i, 2] * x2
+    for s in range(ns, 0, -1):  # undo the shift of the fill
+        hs.start[s] = hs.start[s - 1]
+    hs.start[0] = 0
+    for e in range(ns + hs.statics.shape[0]):  # a new sweep of the slots
+        hs.order[e] = e
+    for s in range(ns):
+        lo, hi = hs.start[s], hs.start[s + 1]
+        c0 = c1 = c2 = 0.0
+        for k in range(lo, hi):
+            g = hs.shape[k]
+            c0 += hs.lp[g, 0]
+            c1 += hs.lp[g, 1]
+            c2 += hs.lp[g, 2]
+        if hi > lo:
+            c0 /= hi - lo
+            c1 /= hi - lo
+            c2 /= hi - lo
+        r = 0.0
+        for k in range(lo, hi):
+            g = hs.shape[k]
+            d0 = hs.lp[g, 0] - c0
+            d1 = hs.lp[g, 1] - c1
+            d2 = hs.lp[g, 2] - c2
+            r = max(r, np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) + gm.rb[g])
+        hs.c[s, 0] = c0
+        hs.c[s, 1] = c1
+        hs.c[s, 2] = c2
+        hs.r[s] = r
+
+
+@njit(**INLINE)
+def _speed_terms(vb, p, x):
+    """``(|v_x|, |omega|)`` of the point ``x`` (3 floats, piece coordinates) of piece p with
+    the twist ``vb[p]`` = ``[omega; v_O]`` (piece coordinates)."""
+    w0, w1, w2 = vb[p, 0], vb[p, 1], vb[p, 2]
+    u0 = vb[p, 3] + w1 * x[2] - w2 * x[1]
+    u1 = vb[p, 4] + w2 * x[0] - w0 * x[2]
+    u2 = vb[p, 5] + w0 * x[1] - w1 * x[0]
+    return np.sqrt(u0 * u0 + u1 * u1 + u2 * u2), np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+
+
+@njit(**INLINE)
+def _place(hs, gm, poses, s, roE, rop, vb, h):
+    """World poses and margins of the shapes of slot s (once per step: ``hs.placed``), as
+    :func:`~articulated.algorithms.collision.place_shapes` from the piece's pose."""
+    if hs.placed[s]:
+        return
+    hs.placed[s] = True
+    for k in range(hs.start[s], hs.start[s + 1]):
+        g = hs.shape[k]
+        if s == 0:
+            for i in range(3):
+                for j in range(3):
+                    poses.gR[g, i, j] = hs.lR[g, i, j]
+                poses.gp[g, i] = hs.lp[g, i]
+            poses.margin[g] = 0.0
+            continue
+        p = s - 1
+        for i in range(3):
+            for j in range(3):
+                a = 0.0
+                for m in range(3):
+                    a += roE[p, m, i] * hs.lR[g, m, j]
+                poses.gR[g, i, j] = a
+            a = rop[p, i]
+            for m in range(3):
+                a += roE[p, m, i] * hs.lp[g, m]
+            poses.gp[g, i] = a
+        vx, w = _speed_terms(vb, p, (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2]))
+        poses.margin[g] = h * (vx + w * gm.rb[g])
+
+
+@njit(**INLINE)
+def _insertion_sort(order, lo, n):
+    """Sort ``order[:n]`` by ``lo`` in place: O(n) when the order barely changed."""
+    for i in range(1, n):
+        g = order[i]
+        x = lo[g]
+        j = i - 1
+        while j >= 0 and lo[order[j]] > x:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = g
+
+
+@njit(**JIT)
+def hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, bp):
+    """The candidate pairs of a step into ``bp.cand``, increasing (module docstring, steps
+    1-3): piece poses ``roE`` (npc, 3, 3), ``rop`` (npc, 3), piece twists ``vb`` (npc, 6)
+    ``[omega; v_O]`` in piece coordinates, step ``h`` [s], ``extra`` [m] added to every
+    reach; ``bp`` the whole model's :class:`~articulated.algorithms.collision.Broad` (its
+    shape order, kept from step to step, and sweep axis). Returns their number (may exceed
+    the capacity of ``bp.cand``: then call again with more room)."""
+    ns = hs.ns[0]
+    nst = hs.statics.shape[0]
+    gp = poses.gp
+    half = 0.5 * extra
+    # 1. the pieces' balls in the world, grown by their margins
+    for s in range(ns):
+        hs.placed[s] = False
+        if s == 0:
+            for i in range(3):
+                hs.wc[0, i] = hs.c[0, i]
+            hs.wr[0] = hs.r[0] + half
+            continue
+        p = s - 1
+        for i in range(3):
+            a = rop[p, i]
+            for m in range(3):
+                a += roE[p, m, i] * hs.c[s, m]
+            hs.wc[s, i] = a
+        vx, w = _speed_terms(vb, p, (hs.c[s, 0], hs.c[s, 1], hs.c[s, 2]))
+        hs.wr[s] = hs.r[s] + h * (vx + w * hs.r[s]) + half
+    # the sweep axis: largest spread of the moving pieces' centres (switch when another
+    # spreads 1.5x more), as the whole model's sweep
+    m0 = m1 = m2 = s0 = s1 = s2 = 0.0
+    for s in range(1, ns):
+        m0 += hs.wc[s, 0]
+        m1 += hs.wc[s, 1]
+        m2 += hs.wc[s, 2]
+        s0 += hs.wc[s, 0] * hs.wc[s, 0]
+        s1 += hs.wc[s, 1] * hs.wc[s, 1]
+        s2 += hs.wc[s, 2] * hs.wc[s, 2]
+    if ns > 1:
+        nm = ns - 1
+        var = (s0 - m0 * m0 / nm, s1 - m1 * m1 / nm, s2 - m2 * m2 / nm)
+        best = 0 if var[0] >= var[1] and var[0] >= var[2] else (1 if var[1] >= var[2] else 2)
+        if var[best] > 1.5 * var[bp.axis[0]]:
+            bp.axis[0] = best
+    ax = bp.axis[0]
+    # 2. pieces against pieces and static shapes: sweep and prune of their balls (entries
+    # 0..ns-1 the slots, ns.. the static shapes; the order kept from step to step); the
+    # pieces whose ball meets another's get their shapes placed
+    ne = ns + nst
+    order, lo = hs.order, hs.lo
+    for e in range(ne):
+        if e < ns:
+            lo[e] = hs.wc[e, ax] - hs.wr[e] if hs.start[e + 1] > hs.start[e] else math.inf
+        else:
+            g = hs.statics[e - ns]
+            lo[e] = gp[g, ax] - (gm.rb[g] + half)
+    _insertion_sort(order, lo, ne)
+    for i in range(ne):
+        e = order[i]
+        if lo[e] == math.inf:  # the empty slots, last
+            break
+        if e < ns:
+            ce = (hs.wc[e, 0], hs.wc[e, 1], hs.wc[e, 2])
+            re = hs.wr[e]
+        else:
+            g = hs.statics[e - ns]
+            ce = (gp[g, 0], gp[g, 1], gp[g, 2])
+            re = gm.rb[g] + half
+        end = ce[ax] + re
+        for j in range(i + 1, ne):
+            f = order[j]
+            if lo[f] > end:
+                break
+            if f >= ns:
+                if e >= ns or e == 0:  # the environment and the welded bodies do not move
+                    continue
+                g = hs.statics[f - ns]
+                cf = (gp[g, 0], gp[g, 1], gp[g, 2])
+                rf = gm.rb[g] + half
+            else:
+                if e >= ns and f == 0:
+                    continue
+                cf = (hs.wc[f, 0], hs.wc[f, 1], hs.wc[f, 2])
+                rf = hs.wr[f]
+            d0 = ce[0] - cf[0]
+            d1 = ce[1] - cf[1]
+            d2 = ce[2] - cf[2]
+            if d0 * d0 + d1 * d1 + d2 * d2 > (re + rf) * (re + rf):
+                continue
+            if e < ns:
+                _place(hs, gm, poses, e, roE, rop, vb, h)
+            if f < ns:
+                _place(hs, gm, poses, f, roE, rop, vb, h)
+    # planes: each moving piece whose ball reaches below one, all its shapes
+    k = 0
+    cand = bp.cand
+    for s in range(1, ns):
+        lo_s, hi_s = hs.start[s], hs.start[s + 1]
+        if hi_s == lo_s:
+            continue
+        for u in range(hs.planes.shape[0]):
+            g = hs.planes[u]
+            x = 0.0
+            for i in range(3):
+                x += poses.gR[g, i, 2] * (hs.wc[s, i] - gp[g, i])
+            if x > hs.wr[s] + half:
+                continue
+            _place(hs, gm, poses, s, roE, rop, vb, h)
+            for i in range(lo_s, hi_s):
+                g2 = hs.shape[i]
+                pi = _pair_index(gm, g2, g) if g2 < g else _pair_index(gm, g, g2)
+                if pi >= 0:
+                    if k < cand.shape[0]:
+                        cand[k] = pi
+                    k += 1
+    # 3. the placed shapes and the static shapes: the whole model's sweep and prune (its
+    # order kept from step to step; a shape not placed keeps its last lower end, so the
+    # order stays sorted by the stored ends and the sweep passes over it), no pair inside
+    # one piece, none between the welded bodies and the environment
+    order, lo = bp.order, bp.lo
+    nm = order.shape[0]
+    for i in range(nm):
+        g = order[i]
+        sg = hs.slot[g]
+        if sg < 0 or hs.placed[sg]:
+            lo[g] = gp[g, ax] - (gm.rb[g] + poses.margin[g] + half)
+    _insertion_sort(order, lo, nm)
+    for i in range(nm):
+        a = order[i]
+        sa = hs.slot[a]
+        if sa >= 0 and not hs.placed[sa]:
+            continue
+        ra = gm.rb[a] + poses.margin[a] + half
+        end = gp[a, ax] + ra
+        for j in range(i + 1, nm):
+            b = order[j]
+            if lo[b] > end:
+                break
+            sb = hs.slot[b]
+            if sb == sa or (sb >= 0 and not hs.placed[sb]) or (sa <= 0 and sb <= 0):
+                continue
+            r = ra + gm.rb[b] + poses.margin[b] + half
+            d0 = gp[a, 0] - gp[b, 0]
+            d1 = gp[a, 1] - gp[b, 1]
+            d2 = gp[a, 2] - gp[b, 2]
+            if d0 * d0 + d1 * d1 + d2 * d2 > r * r:
+                continue
+            pi = _pair_index(gm, a, b) if a < b else _pair_index(gm, b, a)
+            if pi >= 0:
+                if k < cand.shape[0]:
+                    cand[k] = pi
+                k += 1
+    if k <= cand.shape[0]:
+        _heapsort(cand, k)
+    return k
+
+
+@njit(**JIT)
+def detect_hybrid(hs, gm, poses, broad, out, roE, rop, vb, h, extra):
+    """The contacts of a hybrid body (module docstring): :func:`hybrid_broad_phase` and
+    :func:`~articulated.algorithms.collision.detect_kernel`, growing the candidate and
+    contact buffers when they are full (never dropping a contact), as
+    :func:`~articulated.algorithms.collision.detect_primitives`. Returns ``(contacts,
+    candidates, broad, out)`` with the buffers in use."""
+    nc = hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, broad)
+    if nc > broad.cand.shape[0]:
+        broad = Broad(broad.order, broad.lo, np.zeros(2 * nc, np.int64), broad.axis)
+        nc = hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, broad)
+    n = detect_kernel(gm, poses, extra, broad.cand, nc, out)
+    if n > out.dist.shape[0]:
+        out = contact_buffer(2 * n)
+        n = detect_kernel(gm, poses, extra, broad.cand, nc, out)
+    return n, nc, broad, out
