@@ -356,3 +356,35 @@ def test_hybrid_detection_skips_the_pairs_inside_a_piece():
                 a, b = a[~crossing], b[~crossing]
             d = np.abs(a - b).max()
             assert d == 0.0 if npc == n else d <= 1e-12
+
+
+def test_update_on_impact_updates_the_region_at_the_step_after_an_impact():
+    """``update_on_impact=True`` (GLM V.B): the active region is updated at every
+    ``update_every``-th step and at each step that follows a step with a contact impact,
+    and at no other (the Python step's region updates counted over 1 s, update_every = 50);
+    the compiled loop gives the same states bit for bit; without contacts it is a
+    ValueError."""
+    m, geom, q0, qd0 = _scene()
+    kw = dict(method="adaptive", contacts=geom, limits=True, q0=q0, qd0=qd0, update_every=50,
+              max_active=6, update_on_impact=True)
+    a = art.Simulator(m, H, **kw)
+    updates = []
+    inner = a._region_update
+
+    def counted(tau, f_ext):
+        updates.append(a.steps)
+        return inner(tau, f_ext)
+
+    a._region_update = counted
+    for _ in range(1000):
+        a._python_step()
+    impacts = np.array([r["impacts"] for r in a._contact_log])
+    after = set((np.flatnonzero(impacts[:-1] > 0) + 1).tolist())
+    assert len(after - set(range(0, 1000, 50))) >= 5
+    assert sorted(updates) == sorted(set(range(0, 1000, 50)) | after)
+    b = art.Simulator(m, H, **kw)
+    tr = b.run(1000)
+    assert np.array_equal(tr.q[-1], a.q) and np.array_equal(tr.qd[-1], a.qd)
+    assert np.array_equal(tr.contacts["impacts"], impacts)
+    with pytest.raises(ValueError, match="update_on_impact=True needs contacts"):
+        art.Simulator(m, H, method="adaptive", update_on_impact=True)

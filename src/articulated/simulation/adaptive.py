@@ -208,6 +208,10 @@ class AdaptiveSimulator:
         every joint whose acceleration metric is not zero, O(n) per region update, which
         loses the speed-up; otherwise unbounded (``eps_acc`` alone bounds it)
     update_every : int >= 1 - steps between active-region updates (RGL f = 1 / update_every)
+    update_on_impact : bool - also update the active region at the step after one with a
+        contact impact (GLM V.B: the region then follows the impact at once instead of
+        up to ``update_every`` steps later); needs ``contacts`` (ValueError otherwise).
+        Each such update costs a region update (O((N_A + N_U) log n))
     weights, velocity_weights : (nb, 6, 6) or callable ``(q) -> (nb, 6, 6)``, optional - SPD
         metric weights (identity; callables: configuration-dependent, evaluated at every
         active-region update, see :class:`AdaptiveDynamics`)
@@ -242,7 +246,7 @@ class AdaptiveSimulator:
                  eps_vel: float = 0.0, eps_acc: float = 0.0, max_update: int | None = None,
                  update_every: int = 20, weights=None, velocity_weights=None, forces=(),
                  q0=None, qd0=None, assembly="balanced", contacts=None, limits: bool = False,
-                 contact_options=None):
+                 contact_options=None, update_on_impact: bool = False):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
@@ -267,6 +271,9 @@ class AdaptiveSimulator:
                 raise ValueError(f"max_active must be >= 0, got {max_active!r}")
         if int(update_every) < 1:
             raise ValueError(f"update_every must be >= 1, got {update_every!r}")
+        if update_on_impact and contacts is None:
+            raise ValueError("update_on_impact=True needs contacts (a CollisionModel): an "
+                             "impact is a contact's")
         self.model = model
         self.dt = float(dt)
         self.max_active = max_active
@@ -276,6 +283,7 @@ class AdaptiveSimulator:
             max_update = int(np.sum(max_active))    # RGL Table 1: N_U = N_A
         self.max_update = None if max_update is None else int(max_update)
         self.update_every = int(update_every)
+        self.update_on_impact = bool(update_on_impact)
         self.impulse_columns = 2
         """Rigidification of at most this many joints assembles RGL's K^R from unit test
         impulses (two hybrid solves per column); more use the equivalent momentum projection
@@ -397,6 +405,8 @@ class AdaptiveSimulator:
             return 0
         if not any(fn is not None for fn in self.solver._weight_fns):
             return limit
+        if self.update_on_impact:                   # an update may come at any step
+            return 0
         phase = self.steps % self.update_every
         return 0 if phase == 0 else min(limit, self.update_every - phase)
 
@@ -468,7 +478,10 @@ class AdaptiveSimulator:
         bodies = None if self._all else self._bodies
         if cs.options["energy_bound"]:
             energy_bound_start(self._contact_loop(), self.q, self.qd, self.steps)
-        if self.steps % self.update_every == 0:
+        impact = self._contact_loop().impact
+        update = self.steps % self.update_every == 0 or impact[1] != 0
+        impact[1] = 0
+        if update:
             qs = self._region_update(tau, f_ext)
             s.hybrid_accelerations(self.q, qs, tau, f_ext, bodies)  # the new reduced tree
         else:
@@ -528,6 +541,8 @@ class AdaptiveSimulator:
         v_full = np.zeros(m.nv)
         v_full[adof] = v
         integrate_joints_inplace(aj, na, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v_full, 1.0)
+        if impact[0] and cs.last["impacts"] > 0:     # GLM V.B: the region follows an impact
+            impact[1] = 1
         self._contact_log.append(cs.last.copy())
         return q, qd
 
@@ -587,7 +602,8 @@ class AdaptiveSimulator:
                 np.zeros((det.out.dist.shape[0], 2), np.int64), np.zeros(m.nv),
                 np.zeros(m.nv), np.zeros(m.nv), np.zeros((m.nb, 6)),
                 np.array([-2, 0], np.int64), np.zeros(m.nv), np.zeros(m.nv),
-                np.zeros(m.nq), np.array([0.0, -1.0, 0.0]), hybrid_shapes(det.gm, m.nb))
+                np.zeros(m.nq), np.array([0.0, -1.0, 0.0]), hybrid_shapes(det.gm, m.nb),
+                np.array([int(self.update_on_impact), 0], np.int64))
         return self._cloop
 
     def _log_contacts(self, cstats, rate):
@@ -799,7 +815,7 @@ class AdaptiveSimulator:
         a = self._given["assembly"]
         return dict(max_active=ma.tolist() if isinstance(ma, np.ndarray) else ma,
                     eps_vel=self.eps_vel, eps_acc=self.eps_acc, max_update=self.max_update,
-                    update_every=self.update_every,
+                    update_every=self.update_every, update_on_impact=self.update_on_impact,
                     assembly=a if isinstance(a, str) else "custom", **weights)
 
     def checkpoint_settings(self) -> dict:

@@ -8,7 +8,8 @@ through coal, in Python).
 A step from ``(q, qd)`` (the operations and their order are those of the simulator's
 Python step, :meth:`~articulated.simulation.adaptive.AdaptiveSimulator._contact_step`):
 
-1. the hybrid body's frames and the compiled forces; every ``update_every`` steps the
+1. the hybrid body's frames and the compiled forces; every ``update_every`` steps (and,
+   with ``update_on_impact``, after a step with an impact: GLM V.B) the
    active-region update (RGL Sec. 5.1, its rigidification impulses included) and the ABA
    of the new reduced tree (one rigid body per rigid piece, joined by the active joints:
    :mod:`articulated.algorithms.reduced`), else that ABA's accelerations give
@@ -46,9 +47,10 @@ from .._byref import byref, byref_each
 from .._views import mat3_rows, rows
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Contacts
-from ..algorithms.contact import (STAT_DETECT, STAT_ENERGY, STAT_KE_AFTER, STAT_KE_BEFORE,
-                                  STAT_N, STAT_RESPONSE, Factor, ImpulseModel, Limits,
-                                  energy_scale, grow_response, respond_kernel, runaway_dof)
+from ..algorithms.contact import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_KE_AFTER,
+                                  STAT_KE_BEFORE, STAT_N, STAT_RESPONSE, Factor, ImpulseModel,
+                                  Limits, energy_scale, grow_response, respond_kernel,
+                                  runaway_dof)
 from ..algorithms.hybrid import hybrid_kinematics
 from ..algorithms.hybrid_detection import build_pieces, detect_hybrid
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
@@ -76,7 +78,7 @@ more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` in one s
 ContactLoop = namedtuple("ContactLoop", (
     "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
     "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1",
-    "ebound", "hs"))
+    "ebound", "hs", "impact"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
 (world poses and velocities of every body, for detection); the detector's
@@ -95,7 +97,8 @@ energy bound and ``ebound`` (3,) its state: the total energy [J] at the end of s
 ``ebound[1]`` and the gravity potential [J] of the bodies welded to the world
 (:func:`energy_bound_start`, :func:`hybrid_energy_bound`); ``hs`` the shapes by rigid
 piece (:class:`~articulated.algorithms.hybrid_detection.HybridShapes`, rebuilt with the
-per-region data)."""
+per-region data); ``impact`` (2,) int64: whether the simulator updates the active region
+after a step with an impact (``update_on_impact``), and whether the last step had one."""
 
 
 @njit(**JIT)
@@ -339,7 +342,8 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         st = cstats[s]
-        update = (step0 + s) % update_every == 0
+        update = (step0 + s) % update_every == 0 or cl.impact[1] != 0
+        cl.impact[1] = 0
         if cl.opt.energy_bound:
             energy_bound_start(cl, q, qd, step0 + s)
         if not apply_joint_forces(fa, q, qd, tau):
@@ -453,6 +457,8 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                 qd[cl.adof[i]] = qd1[i]
                 cl.vfull[cl.adof[i]] = vr[i]
             integrate_joints_inplace(ajoints, na, jtype, qadr, vadr, q, cl.vfull, 1.0)
+        if cl.impact[0] and st[STAT_IMPACTS] > 0:  # GLM V.B: the region follows an impact
+            cl.impact[1] = 1
         if timed:
             c2 = _cycles()
             st[STAT_RESPONSE] = c2 - c1
