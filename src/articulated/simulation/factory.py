@@ -48,7 +48,7 @@ def Simulator(model, dt, integrator=None, method: str = "aba", **kwargs):
         :class:`~articulated.simulation.adaptive.AdaptiveSimulator` (keywords
         ``max_active``, ``eps_vel``, ``eps_acc``, ``max_update``, ``update_every``,
         ``weights``, ``velocity_weights``, ``forces``, ``q0``, ``qd0``, ``assembly``,
-        ``contacts``, ``limits``, ``contact_options``);
+        ``contacts``, ``limits``, ``contact_options``, ``update_on_impact``);
         ``"quasistatic-adaptive"``, ``"quasistatic"``: forward quasi-statics (Redon & Lin
         2005), :class:`~articulated.simulation.quasistatic.QuasiStaticSimulator` (keywords
         ``eps_max``, ``error``, ``max_joints``, ``weights``, ``q0``, ``forces``,
