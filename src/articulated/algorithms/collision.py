@@ -418,6 +418,33 @@ def _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key):
 
 
 # ------------------------------------------------------------------ the kernel
+@njit(**INLINE)
+def place_pose(E, k, p, g, R, pos, outR, outp):
+    """``outR[g] = E[k]^T R[g]``, ``outp[g] = p[k] + E[k]^T pos[g]``: a pose ``(R, pos)``
+    given in frame k (``E`` (., 3, 3) rotates world to frame coordinates, ``p`` (., 3) the
+    frames' origins [m]) in the world."""
+    for i in range(3):
+        for j in range(3):
+            s = 0.0
+            for l in range(3):
+                s += E[k, l, i] * R[g, l, j]
+            outR[g, i, j] = s
+        s = p[k, i]
+        for l in range(3):
+            s += E[k, l, i] * pos[g, l]
+        outp[g, i] = s
+
+
+@njit(**INLINE)
+def point_speeds(v, k, x):
+    """``(|v_x|, |omega|)`` [m/s, rad/s] of the point ``x`` (3 floats, frame coordinates)
+    of frame k moving with the twist ``v[k] = [omega; v_O]`` (frame coordinates)."""
+    w = (v[k, 0], v[k, 1], v[k, 2])
+    vc = (v[k, 3] + w[1] * x[2] - w[2] * x[1], v[k, 4] + w[2] * x[0] - w[0] * x[2],
+          v[k, 5] + w[0] * x[1] - w[1] * x[0])
+    return _norm(vc), _norm(w)
+
+
 @njit(**KERNEL)
 def place_shapes(gm, oE, op, v, h, poses):
     """World placement and speculative margin of every shape on a body: ``gR = oE^T R``,
@@ -427,21 +454,9 @@ def place_shapes(gm, oE, op, v, h, poses):
         bdy = gm.body[g]
         if bdy < 0:
             continue
-        for i in range(3):
-            for j in range(3):
-                s = 0.0
-                for l in range(3):
-                    s += oE[bdy, l, i] * gm.R[g, l, j]
-                poses.gR[g, i, j] = s
-            s = op[bdy, i]
-            for l in range(3):
-                s += oE[bdy, l, i] * gm.pos[g, l]
-            poses.gp[g, i] = s
-        w = (v[bdy, 0], v[bdy, 1], v[bdy, 2])
-        x = (gm.pos[g, 0], gm.pos[g, 1], gm.pos[g, 2])
-        vc = (v[bdy, 3] + w[1] * x[2] - w[2] * x[1], v[bdy, 4] + w[2] * x[0] - w[0] * x[2],
-              v[bdy, 5] + w[0] * x[1] - w[1] * x[0])
-        poses.margin[g] = h * (_norm(vc) + _norm(w) * gm.rb[g])
+        place_pose(oE, bdy, op, g, gm.R, gm.pos, poses.gR, poses.gp)
+        vc, w = point_speeds(v, bdy, (gm.pos[g, 0], gm.pos[g, 1], gm.pos[g, 2]))
+        poses.margin[g] = h * (vc + w * gm.rb[g])
 
 
 @njit(**INLINE)
@@ -459,6 +474,37 @@ def _pair_index(gm, a, b):
     if lo < gm.pstart[a + 1] and gm.phi[lo] == b:
         return lo
     return -1
+
+
+@njit(**INLINE)
+def insertion_sort(order, lo, n):
+    """Sort ``order[:n]`` by ``lo`` in place: O(n) when the order barely changed."""
+    for i in range(1, n):
+        g = order[i]
+        x = lo[g]
+        j = i - 1
+        while j >= 0 and lo[order[j]] > x:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = g
+
+
+@njit(**INLINE)
+def ball_candidate(gm, gp, a, b, r, cand, k):
+    """Append the allowed pair of shapes a and b (if any) to ``cand`` when their origins
+    ``gp`` are within ``r`` [m]; returns the count ``k`` after it (which may exceed the
+    capacity of ``cand``: nothing is written past it)."""
+    d0 = gp[a, 0] - gp[b, 0]
+    d1 = gp[a, 1] - gp[b, 1]
+    d2 = gp[a, 2] - gp[b, 2]
+    if d0 * d0 + d1 * d1 + d2 * d2 > r * r:
+        return k
+    pi = _pair_index(gm, a, b) if a < b else _pair_index(gm, b, a)
+    if pi >= 0:
+        if k < cand.shape[0]:
+            cand[k] = pi
+        k += 1
+    return k
 
 
 @njit(**KERNEL)
@@ -493,14 +539,7 @@ def broad_phase(gm, poses, extra, bp):
     for i in range(nm):
         g = order[i]
         lo[g] = gp[g, ax] - (gm.rb[g] + poses.margin[g] + 0.5 * extra)
-    for i in range(1, nm):  # insertion sort: O(nm) when the order barely changed
-        g = order[i]
-        x = lo[g]
-        j = i - 1
-        while j >= 0 and lo[order[j]] > x:
-            order[j + 1] = order[j]
-            j -= 1
-        order[j + 1] = g
+    insertion_sort(order, lo, nm)
     k = 0
     for i in range(nm):
         a = order[i]
@@ -510,17 +549,8 @@ def broad_phase(gm, poses, extra, bp):
             b = order[j]
             if lo[b] > end:
                 break
-            r = ra + gm.rb[b] + poses.margin[b] + 0.5 * extra
-            d0 = gp[a, 0] - gp[b, 0]
-            d1 = gp[a, 1] - gp[b, 1]
-            d2 = gp[a, 2] - gp[b, 2]
-            if d0 * d0 + d1 * d1 + d2 * d2 > r * r:
-                continue
-            pi = _pair_index(gm, a, b) if a < b else _pair_index(gm, b, a)
-            if pi >= 0:
-                if k < cap:
-                    cand[k] = pi
-                k += 1
+            k = ball_candidate(gm, gp, a, b, ra + gm.rb[b] + poses.margin[b] + 0.5 * extra,
+                               cand, k)
     for t in range(gm.plane_pairs.shape[0]):
         if k < cap:
             cand[k] = gm.plane_pairs[t]

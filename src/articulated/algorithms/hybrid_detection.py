@@ -50,7 +50,8 @@ from numba import njit
 
 from ..config import INLINE, JIT
 from ..geometry import SHAPE_PLANE
-from .collision import Broad, _pair_index, contact_buffer, detect_kernel
+from .collision import (Broad, _pair_index, ball_candidate, contact_buffer, detect_kernel,
+                        insertion_sort, place_pose, point_speeds)
 from .heap import _heapsort
 
 HybridShapes = namedtuple("HybridShapes", (
@@ -121,16 +122,7 @@ def build_pieces(hs, gm, piece, front, npc, oE, op, roE, rop):
                 hs.lp[g, i] = gm.pos[g, i]
             continue
         # world pose of the shape, then (a moving piece) in the piece's frame
-        for i in range(3):
-            for j in range(3):
-                a = 0.0
-                for m in range(3):
-                    a += oE[b, m, i] * gm.R[g, m, j]
-                hs.lR[g, i, j] = a
-            a = op[b, i]
-            for m in range(3):
-                a += oE[b, m, i] * gm.pos[g, m]
-            hs.lp[g, i] = a
+        place_pose(oE, b, op, g, gm.R, gm.pos, hs.lR, hs.lp)
         if s == 0:
             continue
         p = s - 1
@@ -174,17 +166,6 @@ def build_pieces(hs, gm, piece, front, npc, oE, op, roE, rop):
 
 
 @njit(**INLINE)
-def _speed_terms(vb, p, x):
-    """``(|v_x|, |omega|)`` of the point ``x`` (3 floats, piece coordinates) of piece p with
-    the twist ``vb[p]`` = ``[omega; v_O]`` (piece coordinates)."""
-    w0, w1, w2 = vb[p, 0], vb[p, 1], vb[p, 2]
-    u0 = vb[p, 3] + w1 * x[2] - w2 * x[1]
-    u1 = vb[p, 4] + w2 * x[0] - w0 * x[2]
-    u2 = vb[p, 5] + w0 * x[1] - w1 * x[0]
-    return np.sqrt(u0 * u0 + u1 * u1 + u2 * u2), np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-
-
-@njit(**INLINE)
 def _place(hs, gm, poses, s, roE, rop, vb, h):
     """World poses and margins of the shapes of slot s (once per step: ``hs.placed``), as
     :func:`~articulated.algorithms.collision.place_shapes` from the piece's pose."""
@@ -201,31 +182,9 @@ def _place(hs, gm, poses, s, roE, rop, vb, h):
             poses.margin[g] = 0.0
             continue
         p = s - 1
-        for i in range(3):
-            for j in range(3):
-                a = 0.0
-                for m in range(3):
-                    a += roE[p, m, i] * hs.lR[g, m, j]
-                poses.gR[g, i, j] = a
-            a = rop[p, i]
-            for m in range(3):
-                a += roE[p, m, i] * hs.lp[g, m]
-            poses.gp[g, i] = a
-        vx, w = _speed_terms(vb, p, (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2]))
+        place_pose(roE, p, rop, g, hs.lR, hs.lp, poses.gR, poses.gp)
+        vx, w = point_speeds(vb, p, (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2]))
         poses.margin[g] = h * (vx + w * gm.rb[g])
-
-
-@njit(**INLINE)
-def _insertion_sort(order, lo, n):
-    """Sort ``order[:n]`` by ``lo`` in place: O(n) when the order barely changed."""
-    for i in range(1, n):
-        g = order[i]
-        x = lo[g]
-        j = i - 1
-        while j >= 0 and lo[order[j]] > x:
-            order[j + 1] = order[j]
-            j -= 1
-        order[j + 1] = g
 
 
 @njit(**JIT)
@@ -254,7 +213,7 @@ def hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, bp):
             for m in range(3):
                 a += roE[p, m, i] * hs.c[s, m]
             hs.wc[s, i] = a
-        vx, w = _speed_terms(vb, p, (hs.c[s, 0], hs.c[s, 1], hs.c[s, 2]))
+        vx, w = point_speeds(vb, p, (hs.c[s, 0], hs.c[s, 1], hs.c[s, 2]))
         hs.wr[s] = hs.r[s] + h * (vx + w * hs.r[s]) + half
     # the sweep axis: largest spread of the moving pieces' centres (switch when another
     # spreads 1.5x more), as the whole model's sweep
@@ -284,7 +243,7 @@ def hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, bp):
         else:
             g = hs.statics[e - ns]
             lo[e] = gp[g, ax] - (gm.rb[g] + half)
-    _insertion_sort(order, lo, ne)
+    insertion_sort(order, lo, ne)
     for i in range(ne):
         e = order[i]
         if lo[e] == math.inf:  # the empty slots, last
@@ -354,7 +313,7 @@ def hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, bp):
         sg = hs.slot[g]
         if sg < 0 or hs.placed[sg]:
             lo[g] = gp[g, ax] - (gm.rb[g] + poses.margin[g] + half)
-    _insertion_sort(order, lo, nm)
+    insertion_sort(order, lo, nm)
     for i in range(nm):
         a = order[i]
         sa = hs.slot[a]
@@ -369,17 +328,7 @@ def hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, bp):
             sb = hs.slot[b]
             if sb == sa or (sb >= 0 and not hs.placed[sb]) or (sa <= 0 and sb <= 0):
                 continue
-            r = ra + gm.rb[b] + poses.margin[b] + half
-            d0 = gp[a, 0] - gp[b, 0]
-            d1 = gp[a, 1] - gp[b, 1]
-            d2 = gp[a, 2] - gp[b, 2]
-            if d0 * d0 + d1 * d1 + d2 * d2 > r * r:
-                continue
-            pi = _pair_index(gm, a, b) if a < b else _pair_index(gm, b, a)
-            if pi >= 0:
-                if k < cand.shape[0]:
-                    cand[k] = pi
-                k += 1
+            k = ball_candidate(gm, gp, a, b, ra + gm.rb[b] + poses.margin[b] + half, cand, k)
     if k <= cand.shape[0]:
         _heapsort(cand, k)
     return k

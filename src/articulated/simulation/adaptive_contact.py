@@ -81,7 +81,8 @@ ContactLoop = namedtuple("ContactLoop", (
     "ebound", "hs", "impact"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
-(world poses and velocities of every body, for detection); the detector's
+(the whole model's world poses and energies, at region changes and for the energy
+bound); the detector's
 :class:`~articulated.algorithms.collision.GeomModel` ``gm`` and shape poses ``poses``; the
 impulse scratch ``sc`` and :class:`~articulated.algorithms.contact.ResponseOptions`
 ``opt``; the model's :class:`~articulated.algorithms.contact.Limits` ``lim`` and room
