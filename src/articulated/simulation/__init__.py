@@ -5,7 +5,7 @@ Re-exports only (see the modules for the implementations).
 """
 
 from .forces import (FramesKinematics, Force, JointDamping, JointTorque, PDController,
-                     PointForce, Spring, StateKinematics)
+                     PiecewiseLinear, PointForce, Spring, StateKinematics)
 from .integrators import INTEGRATORS, euler_step, rk4_step, semi_implicit_euler_step
 from .trajectory import SimulationDiverged, Trajectory
 from .watch import EnergyDriftWarning
@@ -17,7 +17,8 @@ from .factory import Simulator, resume
 
 __all__ = [
     "Force", "FramesKinematics", "INTEGRATORS", "JointDamping", "JointTorque", "PDController",
-    "PointForce", "AdaptiveSimulator", "DynamicsSimulator", "QuasiStaticSimulator",
+    "PiecewiseLinear", "PointForce", "AdaptiveSimulator", "DynamicsSimulator",
+    "QuasiStaticSimulator",
     "SimulationDiverged", "Simulator", "Spring", "StateKinematics",
     "CheckpointError", "EnergyDriftWarning", "RunInterrupted", "resume",
     "Trajectory", "euler_step", "rk4_step", "semi_implicit_euler_step",

@@ -102,7 +102,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         update = (step0 + s) % update_every == 0
-        if not apply_joint_forces(fa, q, qd, tau):
+        if not apply_joint_forces(fa, q, qd, tau, t):
             return s, ERR_FORCE, -1, nrec
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
@@ -358,7 +358,7 @@ class AdaptiveSimulator:
             s.qd[:] = self.qd
             args = s.hybrid_args()
             hybrid_step(s._bk, 0, self._ubody, s.f_ext, args, 0, s._stats, False)
-            if not (apply_joint_forces(self._compiled, self.q, self.qd, self._tau)
+            if not (apply_joint_forces(self._compiled, self.q, self.qd, self._tau, self.t)
                     and apply_compiled_forces(self._compiled, s._near, s._Vw, args.pose,
                                               self._f_ext, self.t)):
                 raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")

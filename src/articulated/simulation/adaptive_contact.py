@@ -347,7 +347,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         cl.impact[1] = 0
         if cl.opt.energy_bound:
             energy_bound_start(cl, q, qd, step0 + s)
-        if not apply_joint_forces(fa, q, qd, tau):
+        if not apply_joint_forces(fa, q, qd, tau, t):
             return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:

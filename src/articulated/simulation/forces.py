@@ -386,6 +386,52 @@ class JointTorque(Force):
         return f"JointTorque({'callable' if callable(self.tau) else 'constant'})"
 
 
+class PiecewiseLinear:
+    """A reference that is linear between samples: ``r(t)`` interpolates ``values`` at the
+    sample ``times`` and holds the first and last sample outside them (MuJoCo's and
+    Drake's "first-order hold"). A :class:`PDController` reference of this kind has a
+    compiled form, so the simulators' compiled loops track it (a Python callable sends
+    them to their Python step).
+
+    Parameters
+    ----------
+    times : (k,) float - sample times [s], finite and strictly increasing, k >= 1
+    values : (k,) or (k, n) float - the reference at each sample (one column per
+        controlled joint; one column is used for every joint)
+
+    Raises ValueError for times that are not finite and increasing, values that are not
+    finite, or a number of rows other than ``len(times)``.
+    """
+
+    def __init__(self, times, values):
+        self.times = np.asarray(times, dtype=np.float64).reshape(-1).copy()
+        v = np.asarray(values, dtype=np.float64)
+        self.values = (v.reshape(-1, 1) if v.ndim == 1 else v).copy()
+        t = self.times
+        if t.size == 0 or not np.isfinite(t).all() or (np.diff(t) <= 0).any():
+            raise ValueError("PiecewiseLinear times must be finite and strictly increasing "
+                             f"(at least one), got {t[:5]}...")
+        if self.values.ndim != 2 or self.values.shape[0] != t.size:
+            raise ValueError(f"PiecewiseLinear values need {t.size} rows (one per time), "
+                             f"got shape {np.shape(values)}")
+        if not np.isfinite(self.values).all():
+            raise ValueError("PiecewiseLinear values must be finite")
+
+    def __call__(self, t):
+        """The reference at time ``t`` [s]: (n,) float64 (the formula of the compiled
+        :func:`interpolate`)."""
+        ts, v = self.times, self.values
+        if t <= ts[0]:
+            return v[0].copy()
+        if t >= ts[-1]:
+            return v[-1].copy()
+        j = int(np.searchsorted(ts, t, side="right")) - 1
+        return v[j] + (v[j + 1] - v[j]) * ((t - ts[j]) / (ts[j + 1] - ts[j]))
+
+    def __repr__(self):
+        return f"PiecewiseLinear({self.times.size} samples, {self.values.shape[1]} columns)"
+
+
 class PDController(Force):
     """Proportional-derivative joint control of 1-DOF (revolute, prismatic) joints.
 
@@ -394,14 +440,17 @@ class PDController(Force):
     Parameters
     ----------
     kp, kd : float or (n,) float - gains [N m/rad, N m s/rad | N/m, N s/m], >= 0
-    q_ref : float or (n,) float, or callable ``t -> (n,)`` - reference positions [rad | m]
-    qd_ref : float or (n,) float, or callable ``t -> (n,)``, optional - reference rates
-        (default 0)
+    q_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)`` -
+        reference positions [rad | m]
+    qd_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)``,
+        optional - reference rates (default 0)
     joints : sequence of str or int, optional - controlled joints (names or indices);
         default: every revolute and prismatic joint, in joint order
 
     The proportional part is a joint spring: with a constant ``q_ref`` the potential
-    ``V = 1/2 sum kp_j (q_j - q_ref_j)^2`` is reported (0 for a callable reference).
+    ``V = 1/2 sum kp_j (q_j - q_ref_j)^2`` is reported (0 for a reference that depends on
+    time). Constant and :class:`PiecewiseLinear` references have a compiled form (the
+    simulators' compiled loops); another callable runs on their Python step.
     Raises ValueError (at :meth:`bind`) for a joint that is not 1-DOF, an unknown joint,
     or gains/references whose size does not match the number of joints.
     """
@@ -435,6 +484,9 @@ class PDController(Force):
             arrays["q_ref"] = self.q_ref
         if not callable(self.qd_ref):
             arrays["qd_ref"] = self.qd_ref
+        for name, r in (("q_ref", self.q_ref), ("qd_ref", self.qd_ref)):
+            if isinstance(r, PiecewiseLinear):
+                arrays[name] = r.values[0]
         for name, a in arrays.items():
             if a.shape not in ((1,), (n,)):
                 raise ValueError(f"PDController {name} has {a.shape[0]} entries for {n} joints")
@@ -458,13 +510,22 @@ class PDController(Force):
                      joints=self.joints)
 
     def compiled(self, model):
-        if callable(self.q_ref) or callable(self.qd_ref):
+        refs = (self.q_ref, self.qd_ref)
+        if any(callable(r) and not isinstance(r, PiecewiseLinear) for r in refs):
             return None
         iq, iv = self._idx(model)
-        g = np.empty((iq.size, 4))
-        for c, x in enumerate((self.kp, self.kd, self.q_ref, self.qd_ref)):
-            g[:, c] = x
-        return {"pd": (iq.astype(np.int64), iv.astype(np.int64), g)}
+        n = iq.size
+        g = np.empty((n, 4))
+        tables = []
+        for c, x in enumerate((self.kp, self.kd) + refs):
+            g[:, c] = x.values[0] if isinstance(x, PiecewiseLinear) else x
+        for r in refs:  # one (times, values) per controlled joint, or none
+            if isinstance(r, PiecewiseLinear):
+                cols = np.broadcast_to(r.values, (r.times.size, n))
+                tables.append([(r.times, cols[:, j].copy()) for j in range(n)])
+            else:
+                tables.append(None)
+        return {"pd": (iq.astype(np.int64), iv.astype(np.int64), g, tables)}
 
     @staticmethod
     def _ref(r, t):
@@ -554,15 +615,19 @@ force (world or body coordinates) and six zeros, or the anchor (world, at t = 0)
 stiffness, rest length, damping, anchor velocity (world)."""
 
 ForceArrays = namedtuple("ForceArrays", ("kind", "body", "params", "tau", "damping", "pd_qadr",
-                                         "pd_vadr", "pd_gains", "joint"))
+                                         "pd_vadr", "pd_gains", "pd_tab", "pd_tt", "pd_tv",
+                                         "joint"))
 ForceArrays.__doc__ = """The applied forces of a simulator in the compiled loops' form
 (:func:`compile_forces`): body forces ``kind, body`` (nf,) int64 and ``params`` (nf, 12)
 (:data:`FORCE_WORLD`, ...); the sum of the constant joint forces ``tau`` (nv,) [N m | N]
 (:class:`JointTorque`); the sum of the viscous joint coefficients ``damping`` (nv,)
 (:class:`JointDamping`); the joint springs-dampers of :class:`PDController` with constant
 references, one row per controlled joint: ``pd_qadr, pd_vadr`` (np,) int64 and
-``pd_gains`` (np, 4) = (kp, kd, q_ref, qd_ref); ``joint`` (bool) whether there is any joint
-force (constant, damping or PD)."""
+``pd_gains`` (np, 4) = (kp, kd, q_ref, qd_ref); references that are
+:class:`PiecewiseLinear`: ``pd_tab`` (np, 4) int64 = (first sample, samples) of the row's
+q_ref and of its qd_ref in ``pd_tt`` (times [s]) and ``pd_tv`` (values) (0 samples: the
+constant of ``pd_gains``); ``joint`` (bool) whether there is any joint force (constant,
+damping or PD)."""
 
 
 def compile_forces(model, forces):
@@ -574,6 +639,20 @@ def compile_forces(model, forces):
         return None
     body = [p["body"] for p in parts if "body" in p]
     pd = [p["pd"] for p in parts if "pd" in p]
+    tab, tt, tv, k = [], [], [], 0
+    for r in pd:
+        for j in range(r[0].size):
+            row = []
+            for table in r[3]:
+                if table is None:
+                    row += [0, 0]
+                    continue
+                times, values = table[j]
+                row += [k, times.size]
+                tt.append(times)
+                tv.append(values)
+                k += times.size
+            tab.append(row)
     tau = np.zeros(model.nv)
     damping = np.zeros(model.nv)
     for p in parts:
@@ -587,6 +666,8 @@ def compile_forces(model, forces):
         np.concatenate([r[0] for r in pd] + [np.zeros(0, dtype=np.int64)]),
         np.concatenate([r[1] for r in pd] + [np.zeros(0, dtype=np.int64)]),
         np.concatenate([r[2] for r in pd] + [np.zeros((0, 4))]),
+        np.array(tab, dtype=np.int64).reshape(len(tab), 4),
+        np.concatenate(tt + [np.zeros(0)]), np.concatenate(tv + [np.zeros(0)]),
         bool(tau.any() or damping.any() or pd))
 
 
@@ -665,17 +746,41 @@ def body_force_potential(i, kind, params, R, p):
 
 
 @njit(**INLINE_IR)
-def joint_forces(fa, q, qd, tau):
-    """``tau`` (nv,) = the joint forces of :class:`ForceArrays` ``fa`` at ``q, qd``:
-    constant ``tau``, ``- damping qd``, and ``kp (q_ref - q) + kd (qd_ref - qd)`` per PD
-    row (as :class:`JointTorque`, :class:`JointDamping`, :class:`PDController` apply them).
+def interpolate(tt, tv, k0, n, t):
+    """The :class:`PiecewiseLinear` value at time ``t`` [s] of the ``n`` samples from
+    ``k0`` of times ``tt`` and values ``tv`` (binary search; the end samples held)."""
+    if t <= tt[k0]:
+        return tv[k0]
+    if t >= tt[k0 + n - 1]:
+        return tv[k0 + n - 1]
+    lo, hi = k0, k0 + n - 1          # tt[lo] <= t < tt[hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if tt[mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    return tv[lo] + (tv[lo + 1] - tv[lo]) * ((t - tt[lo]) / (tt[lo + 1] - tt[lo]))
+
+
+@njit(**INLINE_IR)
+def joint_forces(fa, q, qd, tau, t):
+    """``tau`` (nv,) = the joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` and
+    time ``t`` [s]: constant ``tau``, ``- damping qd``, and ``kp (q_ref - q) + kd (qd_ref -
+    qd)`` per PD row (references constant or :func:`interpolate`\ d), as
+    :class:`JointTorque`, :class:`JointDamping`, :class:`PDController` apply them.
     Returns the index of the first non-finite entry, or -1."""
     for k in range(tau.shape[0]):
         tau[k] = fa.tau[k] - fa.damping[k] * qd[k]
     g = fa.pd_gains
+    tab = fa.pd_tab
     for r in range(fa.pd_qadr.shape[0]):
         v = fa.pd_vadr[r]
-        tau[v] += g[r, 0] * (g[r, 2] - q[fa.pd_qadr[r]]) + g[r, 1] * (g[r, 3] - qd[v])
+        qr = g[r, 2] if tab[r, 1] == 0 else interpolate(fa.pd_tt, fa.pd_tv, tab[r, 0],
+                                                          tab[r, 1], t)
+        vr = g[r, 3] if tab[r, 3] == 0 else interpolate(fa.pd_tt, fa.pd_tv, tab[r, 2],
+                                                          tab[r, 3], t)
+        tau[v] += g[r, 0] * (qr - q[fa.pd_qadr[r]]) + g[r, 1] * (vr - qd[v])
     for k in range(tau.shape[0]):
         if not math.isfinite(tau[k]):
             return k
@@ -684,22 +789,26 @@ def joint_forces(fa, q, qd, tau):
 
 @njit(**INLINE_IR)
 def joint_force_potential(fa, q):
-    """Potential energy [J] of the PD joint springs of ``fa``: ``1/2 kp (q - q_ref)^2``."""
+    """Potential energy [J] of the PD joint springs of ``fa``: ``1/2 kp (q - q_ref)^2``
+    (0 for a reference that depends on time, as :meth:`PDController.potential`)."""
     V = 0.0
     g = fa.pd_gains
     for r in range(fa.pd_qadr.shape[0]):
+        if fa.pd_tab[r, 1]:
+            continue
         e = q[fa.pd_qadr[r]] - g[r, 2]
         V += 0.5 * g[r, 0] * e * e
     return V
 
 
 @njit(**KERNEL)
-def apply_joint_forces(fa, q, qd, tau):
-    """The joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` into ``tau`` (nv,) when
+def apply_joint_forces(fa, q, qd, tau, t):
+    """The joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` and time ``t`` [s]
+    into ``tau`` (nv,) when
     it has any (``fa.joint``; :func:`joint_forces`: every dof, O(n), the rigidified joints'
     too, which the active-region update reads), for the adaptive simulator at the start of
     a step (they need no kinematics). Returns False when one is not finite."""
-    return not fa.joint or joint_forces(fa, q, qd, tau) < 0
+    return not fa.joint or joint_forces(fa, q, qd, tau, t) < 0
 
 
 @njit(**KERNEL)

@@ -161,7 +161,7 @@ def _evaluate(sm, sd, fa, q, qd, out, rec, row, t):
     kinematics pass (the kinetic energy of the ABA methods from ABA's pass 2, which forms
     each ``I_i v_i`` anyway). Returns :data:`OK`, :data:`ERR_FORCE` or :data:`ERR_DYNAMICS`."""
     tau = sd.tau
-    if joint_forces(fa, q, qd, tau) >= 0:
+    if joint_forces(fa, q, qd, tau, t) >= 0:
         return ERR_FORCE
     kin = fa.body.shape[0] > 0 or row >= 0
     m = sm.method
