@@ -19,8 +19,9 @@ Pipeline (one compiled kernel, :func:`detect_kernel`):
    sphere and capsule against box and cylinder by minimizing the convex signed distance of
    the box/cylinder along the capsule's segment (bisection on the sign of its directional
    derivative, to the last bit of the segment parameter; first cleared when the distance
-   at the capsule's centre exceeds its bounding radius plus the reach), plus the segment's end points when they are also within the
-   margin (a capsule lying on a face rests on two points); box and cylinder against a plane
+   at the capsule's centre exceeds its bounding radius plus the reach), plus the segment's
+   end points when they are also within the margin (a capsule lying on a face rests on two
+   points); box and cylinder against a plane
    by their corners and rim points;
 4. pairs with a :class:`~articulated.geometry.Mesh` (the convex hull of its vertices):
    a Python pass after the kernel (:mod:`articulated.algorithms.collision_mesh`) with
@@ -477,6 +478,30 @@ def _pair_index(gm, a, b):
 
 
 @njit(**INLINE)
+def sweep_axis(x, idx, n, axis):
+    """The sweep axis (0, 1, 2: world x, y, z) kept in ``axis`` (1,) int64: the axis of
+    largest spread of the points ``x[idx[:n]]`` (x (., 3) [m]), switched to only when it
+    spreads 1.5x more than the current one (a hanging rope along z would overlap everywhere
+    along x; the hysteresis keeps the sort order from step to step). Returns it."""
+    m0 = m1 = m2 = 0.0
+    s0 = s1 = s2 = 0.0
+    for i in range(n):
+        g = idx[i]
+        m0 += x[g, 0]
+        m1 += x[g, 1]
+        m2 += x[g, 2]
+        s0 += x[g, 0] * x[g, 0]
+        s1 += x[g, 1] * x[g, 1]
+        s2 += x[g, 2] * x[g, 2]
+    if n > 0:
+        v = (s0 - m0 * m0 / n, s1 - m1 * m1 / n, s2 - m2 * m2 / n)
+        best = 0 if v[0] >= v[1] and v[0] >= v[2] else (1 if v[1] >= v[2] else 2)
+        if v[best] > 1.5 * v[axis[0]]:
+            axis[0] = best
+    return axis[0]
+
+
+@njit(**INLINE)
 def insertion_sort(order, lo, n):
     """Sort ``order[:n]`` by ``lo`` in place: O(n) when the order barely changed."""
     for i in range(1, n):
@@ -519,23 +544,7 @@ def broad_phase(gm, poses, extra, bp):
     nm = order.shape[0]
     # sweep along the axis of largest spread of the centres (a hanging rope along z would
     # overlap everywhere along x); switch only when another spreads 1.5x more
-    m0 = m1 = m2 = 0.0
-    s0 = s1 = s2 = 0.0
-    for i in range(nm):
-        g = order[i]
-        m0 += gp[g, 0]
-        m1 += gp[g, 1]
-        m2 += gp[g, 2]
-        s0 += gp[g, 0] * gp[g, 0]
-        s1 += gp[g, 1] * gp[g, 1]
-        s2 += gp[g, 2] * gp[g, 2]
-    if nm > 0:
-        v = (s0 - m0 * m0 / nm, s1 - m1 * m1 / nm, s2 - m2 * m2 / nm)
-        ax = bp.axis[0]
-        best = 0 if v[0] >= v[1] and v[0] >= v[2] else (1 if v[1] >= v[2] else 2)
-        if v[best] > 1.5 * v[ax]:
-            bp.axis[0] = best
-    ax = bp.axis[0]
+    ax = sweep_axis(gp, order, nm, bp.axis)
     for i in range(nm):
         g = order[i]
         lo[g] = gp[g, ax] - (gm.rb[g] + poses.margin[g] + 0.5 * extra)

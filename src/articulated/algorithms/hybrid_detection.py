@@ -51,22 +51,23 @@ from numba import njit
 from ..config import INLINE, JIT
 from ..geometry import SHAPE_PLANE
 from .collision import (Broad, _pair_index, ball_candidate, contact_buffer, detect_kernel,
-                        insertion_sort, place_pose, point_speeds)
+                        insertion_sort, place_pose, point_speeds, sweep_axis)
 from .heap import _heapsort
 
 HybridShapes = namedtuple("HybridShapes", (
     "start", "shape", "slot", "lR", "lp", "c", "r", "ns", "wc", "wr", "placed", "order",
-    "lo", "statics", "planes"))
+    "lo", "moving", "statics", "planes"))
 HybridShapes.__doc__ = """The shapes of a hybrid body by rigid piece (``nb`` bodies, ``ng``
 shapes). Slot 0: the bodies welded to the world; slot ``p + 1``: piece (reduced body) ``p``.
 ``start`` (nb + 2,) int64 and ``shape`` (ng,) int64: the shapes of slot s are
 ``shape[start[s]:start[s + 1]]`` (increasing), ``slot`` (ng,) int64 the slot of each shape
-(-1: static); ``lR`` (ng, 3, 3), ``lp`` (ng, 3) [m] each
-shape's pose in its piece's frame (slot 0: world); ``c`` (nb + 1, 3) [m] and ``r`` (nb + 1,)
-[m] each slot's bounding ball in its frame; ``ns`` (1,) int64 the slots in use (N_A + 1);
-per step ``wc`` (nb + 1, 3), ``wr`` (nb + 1,) the balls in the world with their margins and
-``placed`` (nb + 1,) bool; ``order`` (nb + 1 + nst,) int64 and ``lo`` (nb + 1 + nst,) the
-sweep of the slots' and static shapes' balls (kept sorted from step to step); ``statics`` and ``planes`` int64 the static shapes that are not
+(-1: static); ``lR`` (ng, 3, 3), ``lp`` (ng, 3) [m] each shape's pose in its piece's frame
+(slot 0: world); ``c`` (nb + 1, 3) [m] and ``r`` (nb + 1,) [m] each slot's bounding ball in
+its frame; ``ns`` (1,) int64 the slots in use (N_A + 1); per step ``wc`` (nb + 1, 3), ``wr``
+(nb + 1,) the balls in the world with their margins and ``placed`` (nb + 1,) bool;
+``order`` (nb + 1 + nst,) int64 and ``lo`` (nb + 1 + nst,) the sweep of the slots' and
+static shapes' balls (kept sorted from step to step); ``moving`` (nb,) int64 the slots of
+the moving pieces, 1..nb; ``statics`` and ``planes`` int64 the static shapes that are not
 planes, and the planes."""
 
 
@@ -82,7 +83,8 @@ def hybrid_shapes(gm, nb: int) -> HybridShapes:
                         np.full(ng, -1, np.int64), np.zeros((ng, 3, 3)), np.zeros((ng, 3)),
                         np.zeros((nb + 1, 3)), np.zeros(nb + 1), np.zeros(1, np.int64),
                         np.zeros((nb + 1, 3)), np.zeros(nb + 1), np.zeros(nb + 1, np.bool_),
-                        np.arange(ne, dtype=np.int64), np.zeros(ne), statics,
+                        np.arange(ne, dtype=np.int64), np.zeros(ne),
+                        np.arange(1, nb + 1, dtype=np.int64), statics,
                         np.flatnonzero(plane).astype(np.int64))
 
 
@@ -215,23 +217,8 @@ def hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, bp):
             hs.wc[s, i] = a
         vx, w = point_speeds(vb, p, (hs.c[s, 0], hs.c[s, 1], hs.c[s, 2]))
         hs.wr[s] = hs.r[s] + h * (vx + w * hs.r[s]) + half
-    # the sweep axis: largest spread of the moving pieces' centres (switch when another
-    # spreads 1.5x more), as the whole model's sweep
-    m0 = m1 = m2 = s0 = s1 = s2 = 0.0
-    for s in range(1, ns):
-        m0 += hs.wc[s, 0]
-        m1 += hs.wc[s, 1]
-        m2 += hs.wc[s, 2]
-        s0 += hs.wc[s, 0] * hs.wc[s, 0]
-        s1 += hs.wc[s, 1] * hs.wc[s, 1]
-        s2 += hs.wc[s, 2] * hs.wc[s, 2]
-    if ns > 1:
-        nm = ns - 1
-        var = (s0 - m0 * m0 / nm, s1 - m1 * m1 / nm, s2 - m2 * m2 / nm)
-        best = 0 if var[0] >= var[1] and var[0] >= var[2] else (1 if var[1] >= var[2] else 2)
-        if var[best] > 1.5 * var[bp.axis[0]]:
-            bp.axis[0] = best
-    ax = bp.axis[0]
+    # the sweep axis: largest spread of the moving pieces' centres, as the whole model's
+    ax = sweep_axis(hs.wc, hs.moving, ns - 1, bp.axis)
     # 2. pieces against pieces and static shapes: sweep and prune of their balls (entries
     # 0..ns-1 the slots, ns.. the static shapes; the order kept from step to step); the
     # pieces whose ball meets another's get their shapes placed

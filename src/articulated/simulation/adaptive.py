@@ -48,9 +48,9 @@ from ..geometry import CollisionModel
 from ..model import Model, model_arrays
 from ..algorithms.contact import STAT_DETECT, STAT_RESPONSE
 from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, ContactLoop,
-                               detect_on_pieces,
-                               region_data, energy_bound_start, hybrid_energy_bound,
-                               adaptive_contact_steps, keep_update_counts, record_state)
+                               adaptive_contact_steps, detect_on_pieces, energy_bound_start,
+                               hybrid_energy_bound, keep_update_counts, record_state,
+                               region_data)
 from .contact import CONTACT_STATS, ContactStepper, runaway_message
 from .cycles import _cycle_rate, _cycles
 from .forces import (FramesKinematics, apply_compiled_forces, apply_joint_forces,

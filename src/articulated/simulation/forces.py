@@ -767,7 +767,7 @@ def interpolate(tt, tv, k0, n, t):
 def joint_forces(fa, q, qd, tau, t):
     """``tau`` (nv,) = the joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` and
     time ``t`` [s]: constant ``tau``, ``- damping qd``, and ``kp (q_ref - q) + kd (qd_ref -
-    qd)`` per PD row (references constant or :func:`interpolate`\ d), as
+    qd)`` per PD row (references constant or :func:`interpolate`), as
     :class:`JointTorque`, :class:`JointDamping`, :class:`PDController` apply them.
     Returns the index of the first non-finite entry, or -1."""
     for k in range(tau.shape[0]):
@@ -803,11 +803,11 @@ def joint_force_potential(fa, q):
 
 @njit(**KERNEL)
 def apply_joint_forces(fa, q, qd, tau, t):
-    """The joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` and time ``t`` [s]
-    into ``tau`` (nv,) when
-    it has any (``fa.joint``; :func:`joint_forces`: every dof, O(n), the rigidified joints'
-    too, which the active-region update reads), for the adaptive simulator at the start of
-    a step (they need no kinematics). Returns False when one is not finite."""
+    """The joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` and time ``t`` [s] into
+    ``tau`` (nv,) when it has any (``fa.joint``; :func:`joint_forces`: every dof, O(n), the
+    rigidified joints' too, which the active-region update reads), for the adaptive
+    simulator at the start of a step (they need no kinematics). Returns False when one is
+    not finite."""
     return not fa.joint or joint_forces(fa, q, qd, tau, t) < 0
 
 
