@@ -199,13 +199,16 @@ def test_block_rows_and_sweeps_equal_per_contact():
     """Contacts grouped by body pair (GLM VI, on the pair's 6 x 6 block): the rows of a
     block's contacts (from six unit test impulses) = F (J_a - J_b) and K = J M^-1 J^T with M
     from CRBA (1e-9), for a self pair, a body against the world (either slot) and a lone
-    contact; and the block sweeps give the same impulses and velocities as the same
-    sweeps visiting each contact on its own (1e-10)."""
+    contact; the normal speeds before the impulses = J_n qd (1e-9); and the block sweeps
+    (with restitution kicks) and the next step's warm start give the same impulses and
+    velocities as the same sweeps visiting each contact on its own (1e-10). A block
+    contact's own rows J^T, W are not written (the passes use its block's): they are
+    G_c JT6, G_c W6."""
     from articulated.algorithms.aba import aba_kernel
     from articulated.algorithms.collision import Contacts
     from articulated.algorithms.contact import (BLOCK_MIN, Factor, ImpulseModel, block_buffers,
                                                 contact_buffers, contact_rows, impulse_scratch,
-                                                solve_impulses)
+                                                save_impulses, solve_impulses, warm_start)
     from articulated.algorithms.kinematics import _world_poses_kernel
 
     m = art.models.random_tree(14, seed=3)
@@ -217,7 +220,7 @@ def test_block_rows_and_sweeps_equal_per_contact():
     body = np.array(pairs, np.int64)
     con = Contacts(np.zeros((nc, 2), np.int64), body, rng.normal(size=(nc, 3)),
                    rng.normal(size=(nc, 3)), rng.uniform(-1e-3, 1e-3, nc), np.full(nc, 0.7),
-                   np.zeros(nc), np.arange(nc, dtype=np.int64))
+                   rng.uniform(0.0, 1.0, nc), np.arange(nc, dtype=np.int64))
     con.normal[:] /= np.linalg.norm(con.normal, axis=1)[:, None]
     d = m.data()
     aba_kernel(d.model_i, d.model_f, q, qd, np.zeros(m.nv), np.zeros((0, 6)), False, d.buf, True)
@@ -238,27 +241,43 @@ def test_block_rows_and_sweeps_equal_per_contact():
     def Jp(b, x):
         return art.jacobian(m, q, b, R[b].T @ (x - p[b]))[3:] if b >= 0 else 0.0
 
+    # a block contact's rows are its block's: G_c JT6, G_c W6 (contact_rows writes no own)
+    JT, W = rows.JT.copy(), rows.W.copy()
+    for c in range(nc):
+        s = blk.slot[blk.gid[c]]
+        if s >= 0:
+            JT[c] = blk.G[c] @ blk.JT6[s]
+            W[c] = blk.G[c] @ blk.W6[s]
     for c in range(nc):
         a, b = pairs[c]
         x = con.point[c]
         Jr = rows.frame[c] @ (Jp(a, x) - Jp(b, x))
         Kr = Jr @ np.linalg.solve(M, Jr.T)
-        assert np.abs(rows.JT[c] - Jr).max() <= 1e-9 * np.abs(Jr).max(), c
+        assert np.abs(JT[c] - Jr).max() <= 1e-9 * np.abs(Jr).max(), c
         assert np.abs(rows.K[c] - Kr).max() <= 1e-9 * np.abs(Kr).max(), c
-        assert np.abs(rows.W[c] - np.linalg.solve(M, Jr.T).T).max() <= 1e-9 * np.abs(Kr).max()
+        assert np.abs(W[c] - np.linalg.solve(M, Jr.T).T).max() <= 1e-9 * np.abs(Kr).max()
+        assert abs(rows.vn0[c] - Jr[0] @ qd) <= 1e-9 * np.abs(Jr).max() * np.abs(qd).max(), c
     # the same sweeps, each contact on its own: the block groups made plain
     plain = blk._replace(slot=blk.slot.copy())
     plain.slot[:] = -1
+    rows = rows._replace(JT=JT, W=W)
+    assert (rows.impact[:nc] > 0).sum() >= 3  # restitution kicks through the blocks too
     out = []
     for bk in (blk, plain):
         r = rows._replace(P=np.zeros_like(rows.P))
         v = qd.copy()
         solve_impulses(r, nc, v, qd.copy(), np.zeros(m.nv), 1e-12, 7, 1e-3,
                        np.zeros(nc, np.int64), bk)
-        out.append((r.P.copy(), v))
+        # the next step's warm start from these impulses: qd + sum W_c P_c
+        key, P = np.zeros(nc, np.int64), np.zeros((nc, 3))
+        save_impulses(r, nc, key, P)
+        w = qd.copy()
+        assert warm_start(r, nc, key, P, nc, w, 1.0, bk) >= 5
+        out.append((r.P.copy(), v, w))
     assert np.abs(out[0][1]).max() > 0 and np.abs(out[0][0]).max() > 0
     assert np.abs(out[0][0] - out[1][0]).max() <= 1e-10 * np.abs(out[0][0]).max()
     assert np.abs(out[0][1] - out[1][1]).max() <= 1e-10 * np.abs(out[0][1]).max()
+    assert np.abs(out[0][2] - out[1][2]).max() <= 1e-10 * np.abs(out[0][2]).max()
 
 
 # ------------------------------------------------------------------ narrow phase

@@ -82,16 +82,27 @@ Factor.__doc__ = """The step's articulated factorization (from ABA at the curren
 ``U D^-1``, ``Dinv`` (nv, 6) blocks of ``D^-1``; world poses ``oE`` (nb, 3, 3) (world to
 body rotation), ``op`` (nb, 3) [m]."""
 
-ImpulseScratch = namedtuple("ImpulseScratch", ("pA", "F", "w", "da", "fa", "fb", "pa"))
-ImpulseScratch.__doc__ = """Scratch of :func:`impulse_response` for up to six impulses at once:
-``pA, F, da`` (nb, 6, 6) (body, impulse, component), ``w`` (6, nv), ``fa, fb, pa`` (6, 6)
-(impulse, component)."""
+IMPULSE_COLUMNS = 32
+"""Test impulses that :func:`impulse_response` propagates side by side: each body's
+transform and articulated factor is read once per 32 impulses, and its loops over the
+impulses vectorize (GLM IV.A steps 4 and 7 for many contacts at once)."""
 
-ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "frame", "P", "target", "vn0", "gap",
-                                         "impact", "Pc", "mu", "e", "dist", "key", "dof"))
+ImpulseScratch = namedtuple("ImpulseScratch", ("ca", "cb", "fa", "fb", "dof", "sgn", "dst",
+                                               "pA", "F", "da", "pa", "u", "mark", "jt", "w"))
+ImpulseScratch.__doc__ = """The test impulses of :func:`impulse_response` and its scratch,
+``C = IMPULSE_COLUMNS`` columns. Per impulse j: bodies ``ca, cb`` (C,) int64 (-1: none),
+spatial impulses ``fa, fb`` (C, 6) on them ``[n; f]`` about the body origin in body
+coordinates [N m s; N s], a joint impulse ``sgn`` (C,) on velocity index ``dof`` (C,) int64
+(-1: none; its body must be ``ca[j]``, ``fa[j]`` zero), and ``dst`` (C,) int64 where the
+caller puts the result. Results ``jt, w`` (nv, C): ``J^T p_j`` and ``M^-1 J^T p_j`` by
+column. Scratch ``pA, F, da`` (nb, 6, C), ``pa`` (6, C), ``u`` (C,), ``mark`` (nb,) int64."""
+
+ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "Ki", "frame", "P", "target", "vn0",
+                                         "gap", "impact", "Pc", "mu", "e", "dist", "key", "dof"))
 ContactRows.__doc__ = """The constraint rows of a step: contacts first, then joint limits
 (capacity ``cap``). ``JT`` (cap, 3, nv) rows of the contact Jacobian in the contact frame,
-``W`` (cap, 3, nv) ``M^-1 J^T``, ``K`` (cap, 3, 3), ``frame`` (cap, 3, 3) rows ``n, t1, t2``
+``W`` (cap, 3, nv) ``M^-1 J^T``, ``K`` (cap, 3, 3), ``Ki`` (cap, 4) the inverses a visit
+uses (:func:`_inverses`), ``frame`` (cap, 3, 3) rows ``n, t1, t2``
 (world; the identity for a limit), ``P`` (cap, 3) accumulated impulse [N s] (a limit: ``P_n``
 [N m s or N s], the tangential parts zero), ``target`` (cap,) normal speed after the impulse
 [m/s], ``vn0`` (cap,) normal speed before [m/s] (negative: approaching), ``gap`` (cap,) the
@@ -108,7 +119,7 @@ row on one joint velocity, GLM IV.B; the same sweeps solve both.)"""
 def contact_buffers(cap, nv):
     """Zeroed :class:`ContactRows` for ``cap`` rows of a model with ``nv`` dofs."""
     return ContactRows(np.zeros((cap, 3, nv)), np.zeros((cap, 3, nv)), np.zeros((cap, 3, 3)),
-                       np.zeros((cap, 3, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
+                       np.zeros((cap, 4)), np.zeros((cap, 3, 3)), np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap),
                        np.zeros(cap), np.zeros(cap, np.int64), np.zeros((cap, 3)), np.zeros(cap),
                        np.zeros(cap), np.zeros(cap), np.zeros(cap, np.int64),
                        np.full(cap, -1, np.int64))
@@ -131,9 +142,12 @@ def model_limits(model):
 
 def impulse_scratch(nb, nv):
     """Zeroed :class:`ImpulseScratch` for ``nb`` bodies, ``nv`` dofs."""
-    return ImpulseScratch(np.zeros((nb, 6, 6)), np.zeros((nb, 6, 6)), np.zeros((6, nv)),
-                          np.zeros((nb, 6, 6)), np.zeros((6, 6)), np.zeros((6, 6)),
-                          np.zeros((6, 6)))
+    C = IMPULSE_COLUMNS
+    return ImpulseScratch(np.zeros(C, np.int64), np.zeros(C, np.int64), np.zeros((C, 6)),
+                          np.zeros((C, 6)), np.full(C, -1, np.int64), np.zeros(C),
+                          np.zeros(C, np.int64), np.zeros((nb, 6, C)), np.zeros((nb, 6, C)),
+                          np.zeros((nb, 6, C)), np.zeros((6, C)), np.zeros(C),
+                          np.zeros(nb, np.int64), np.zeros((nv, C)), np.zeros((nv, C)))
 
 
 BLOCK_MIN = 3
@@ -142,7 +156,7 @@ their rows from the pair's six unit impulse responses and the sweeps solve them 
 pair's 6 x 6 block (fewer contacts: three test impulses each, visited one by one)."""
 
 Blocks = namedtuple("Blocks", ("count", "gid", "first", "order", "pair", "slot", "G", "JT6",
-                               "W6", "K6", "mark", "V"))
+                               "W6", "K6", "span", "mark", "V", "Vg", "Fg"))
 Blocks.__doc__ = """Contacts grouped by body pair (GLM IV.C: the contacts of one rigid piece
 act on its node; VI: "contacts of one rigid piece may be solved together on its 6 x 6
 block"). ``count`` (2,) int64: groups, contacts grouped; per contact ``gid`` (cap,) its
@@ -152,7 +166,12 @@ group (body coordinates of the group's first body, about its origin, GLM Fig. 2)
 detection order, ``pair`` (cap, 2) its bodies (-1: the world), ``slot`` (cap,) its block
 (-1: fewer than :data:`BLOCK_MIN` contacts); per block ``JT6, W6`` (bcap, 6, nv) ``J^T E_k``
 and ``M^-1 J^T E_k`` for the six unit impulses ``E_k`` of the basis, ``K6`` (bcap, 6, 6)
-their ``J W^T`` (the pair's inverse apparent inertia); scratch ``mark`` (nb,), ``V`` (4, 6)."""
+their ``J W^T`` (the pair's inverse apparent inertia), ``span`` (bcap,) int64 the dofs before
+which ``JT6`` may be non-zero (the pair's paths to the root); scratch ``mark`` (nb,), ``V`` (4, 6),
+``Vg`` (2, bcap, 6) the blocks' velocities ``(J^T E_k) . x`` and ``Fg`` (bcap, 6) their
+collected impulses (zero between uses). A block contact's own rows ``JT, W`` of
+:class:`ContactRows` are not written: they are ``G_c JT6`` and ``G_c W6``, and every pass
+works on the block's six instead (O(1) per contact, O(nv) per block)."""
 
 
 @njit(**JIT)
@@ -163,8 +182,9 @@ def block_buffers(cap, nb, nv):
     return Blocks(np.zeros(2, np.int64), np.zeros(cap, np.int64), np.zeros(cap + 1, np.int64),
                   np.zeros(cap, np.int64), np.zeros((cap, 2), np.int64),
                   np.zeros(cap, np.int64), np.zeros((cap, 3, 6)), np.zeros((bcap, 6, nv)),
-                  np.zeros((bcap, 6, nv)), np.zeros((bcap, 6, 6)), np.zeros(nb, np.int64),
-                  np.zeros((4, 6)))
+                  np.zeros((bcap, 6, nv)), np.zeros((bcap, 6, 6)), np.zeros(bcap, np.int64),
+                  np.zeros(nb, np.int64), np.zeros((4, 6)), np.zeros((2, bcap, 6)),
+                  np.zeros((bcap, 6)))
 
 
 @njit(**INLINE)
@@ -202,115 +222,163 @@ def _transfer(oE, op, a, b, e, s, out):
 
 
 @njit(**INLINE)
-def _xT(E, r, i, f, out, accumulate):
-    """``out (+)= Xup_i^T f`` for a force 6-vector f (RBDA eq. 2.25 transposed)."""
-    n0 = E[i, 0, 0] * f[0] + E[i, 1, 0] * f[1] + E[i, 2, 0] * f[2]
-    n1 = E[i, 0, 1] * f[0] + E[i, 1, 1] * f[1] + E[i, 2, 1] * f[2]
-    n2 = E[i, 0, 2] * f[0] + E[i, 1, 2] * f[1] + E[i, 2, 2] * f[2]
-    g0 = E[i, 0, 0] * f[3] + E[i, 1, 0] * f[4] + E[i, 2, 0] * f[5]
-    g1 = E[i, 0, 1] * f[3] + E[i, 1, 1] * f[4] + E[i, 2, 1] * f[5]
-    g2 = E[i, 0, 2] * f[3] + E[i, 1, 2] * f[4] + E[i, 2, 2] * f[5]
+def _xT_cols(E, r, i, f, out, m):
+    """``out[:, j] += Xup_i^T f[:, j]`` for the force 6-vectors ``f[:, j]``, ``j < m`` (RBDA
+    eq. 2.25 transposed; ``f, out`` (6, C))."""
+    E00, E01, E02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
+    E10, E11, E12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
+    E20, E21, E22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
     rx, ry, rz = r[i, 0], r[i, 1], r[i, 2]
-    v = (n0 + ry * g2 - rz * g1, n1 + rz * g0 - rx * g2, n2 + rx * g1 - ry * g0, g0, g1, g2)
-    if accumulate:
-        for k in range(6):
-            out[k] += v[k]
-    else:
-        for k in range(6):
-            out[k] = v[k]
+    for j in range(m):
+        f0, f1, f2, f3, f4, f5 = f[0, j], f[1, j], f[2, j], f[3, j], f[4, j], f[5, j]
+        g0 = E00 * f3 + E10 * f4 + E20 * f5
+        g1 = E01 * f3 + E11 * f4 + E21 * f5
+        g2 = E02 * f3 + E12 * f4 + E22 * f5
+        out[0, j] += E00 * f0 + E10 * f1 + E20 * f2 + ry * g2 - rz * g1
+        out[1, j] += E01 * f0 + E11 * f1 + E21 * f2 + rz * g0 - rx * g2
+        out[2, j] += E02 * f0 + E12 * f1 + E22 * f2 + rx * g1 - ry * g0
+        out[3, j] += g0
+        out[4, j] += g1
+        out[5, j] += g2
 
 
 @njit(**KERNEL)
-def impulse_response(im, fac, sc, ba, bb, ncol, JT_out, W_out, dof, sgn):
-    """``JT_out[j] = J^T p_j``, ``W_out[j] = M^-1 J^T p_j`` (ncol, nv) for ``ncol`` <= 6
-    impulses at once, impulse j being ``sc.fa[j]`` on body ``ba`` and ``sc.fb[j]`` on body
-    ``bb`` (-1: none), each ``[n; f]`` about the body origin in body coordinates [N m s;
-    N s], plus (impulse 0 only) a joint impulse ``sgn`` on velocity index ``dof`` (-1:
-    none; its body must be ``ba``, with ``sc.fa[0]`` zero). Passes 2-3 of ABA on the step's
-    factorization, the impulses side by side (each transform and factor read once per
-    body); O(ncol nb)."""
+def impulse_response(im, fac, sc, m, nv):
+    """``sc.jt[:, j] = J^T p_j`` and ``sc.w[:, j] = M^-1 J^T p_j`` (nv,) for the ``m <=
+    IMPULSE_COLUMNS`` test impulses loaded in ``sc`` (:class:`ImpulseScratch`): impulse j is
+    ``sc.fa[j]`` on body ``sc.ca[j]``, ``sc.fb[j]`` on body ``sc.cb[j]`` and the joint
+    impulse ``sc.sgn[j]`` on velocity index ``sc.dof[j]``. Passes 2-3 of ABA on the
+    step's factorization (module docstring), the impulses side by side: up over the union
+    of their paths to the root, down over every body; O(m nb)."""
     parent, vadr, jnv, S = im.parent, im.vadr, im.jnv, im.S
-    pA, F, w, da, pa = sc.pA, sc.F, sc.w, sc.da, sc.pa
     E = fac.Xup_E
     r = fac.Xup_r
+    UDinv, Dinv = fac.UDinv, fac.Dinv
+    pA, F, da, pa, u, mark, jt, w = sc.pA, sc.F, sc.da, sc.pa, sc.u, sc.mark, sc.jt, sc.w
     nb = parent.shape[0]
-    for j in range(ncol):
-        for k in range(JT_out.shape[1]):
-            w[j, k] = 0.0
-            JT_out[j, k] = 0.0
-    # zero the two paths, then load the impulses (pA = -p, F = p)
-    for src in range(2):
-        i = ba if src == 0 else bb
-        while i >= 0:
-            for j in range(ncol):
-                for k in range(6):
-                    pA[i, j, k] = 0.0
-                    F[i, j, k] = 0.0
-            i = parent[i]
-    for j in range(ncol):
+    # the union of the paths; zero it, then load the impulses (pA = -p, F = p)
+    for i in range(nb):
+        mark[i] = 0
+    joint = 0
+    for j in range(m):
+        joint += sc.dof[j] >= 0
+        for side in range(2):
+            i = sc.ca[j] if side == 0 else sc.cb[j]
+            while i >= 0 and mark[i] == 0:
+                mark[i] = 1
+                i = parent[i]
+    for i in range(nb):
+        if mark[i]:
+            for k in range(6):
+                for j in range(m):
+                    pA[i, k, j] = 0.0
+                    F[i, k, j] = 0.0
+    for j in range(m):
+        a, b = sc.ca[j], sc.cb[j]
         for k in range(6):
-            if ba >= 0:
-                pA[ba, j, k] -= sc.fa[j, k]
-                F[ba, j, k] += sc.fa[j, k]
-            if bb >= 0:
-                pA[bb, j, k] -= sc.fb[j, k]
-                F[bb, j, k] += sc.fb[j, k]
-    # up the union of the two paths, deepest body first (parent[i] < i)
-    ia, ib = ba, bb
-    while ia >= 0 or ib >= 0:
-        i = max(ia, ib)
-        if ia == i:
-            ia = parent[ia]
-        if ib == i:
-            ib = parent[ib]
+            if a >= 0:
+                pA[a, k, j] -= sc.fa[j, k]
+                F[a, k, j] += sc.fa[j, k]
+            if b >= 0:
+                pA[b, k, j] -= sc.fb[j, k]
+                F[b, k, j] += sc.fb[j, k]
+    for v in range(nv):
+        for j in range(m):
+            w[v, j] = 0.0
+            jt[v, j] = 0.0
+    # up the union of the paths, deepest body first (parent[i] < i)
+    for i in range(nb - 1, -1, -1):
+        if not mark[i]:
+            continue
         va = vadr[i]
         n = jnv[i]
-        for j in range(ncol):
+        for k in range(6):
+            for j in range(m):
+                pa[k, j] = pA[i, k, j]
+        for q in range(n):
+            s0, s1, s2 = S[va + q, 0], S[va + q, 1], S[va + q, 2]
+            s3, s4, s5 = S[va + q, 3], S[va + q, 4], S[va + q, 5]
+            for j in range(m):
+                u[j] = -(s0 * pA[i, 0, j] + s1 * pA[i, 1, j] + s2 * pA[i, 2, j]
+                         + s3 * pA[i, 3, j] + s4 * pA[i, 4, j] + s5 * pA[i, 5, j])
+                jt[va + q, j] = (s0 * F[i, 0, j] + s1 * F[i, 1, j] + s2 * F[i, 2, j]
+                                 + s3 * F[i, 3, j] + s4 * F[i, 4, j] + s5 * F[i, 5, j])
+            if joint:
+                for j in range(m):
+                    if sc.dof[j] == va + q:
+                        u[j] += sc.sgn[j]
+                        jt[va + q, j] += sc.sgn[j]
             for k in range(6):
-                pa[j, k] = pA[i, j, k]
-            for q in range(n):
-                u = 0.0
-                t = 0.0
-                for k in range(6):
-                    u -= S[va + q, k] * pA[i, j, k]
-                    t += S[va + q, k] * F[i, j, k]
-                if j == 0 and va + q == dof:
-                    u += sgn
-                    t += sgn
-                JT_out[j, va + q] = t
-                for k in range(6):
-                    pa[j, k] += fac.UDinv[va + q, k] * u
-                for c in range(n):
-                    w[j, va + c] += fac.Dinv[va + c, q] * u
+                U = UDinv[va + q, k]
+                for j in range(m):
+                    pa[k, j] += U * u[j]
+            for c in range(n):
+                D = Dinv[va + c, q]
+                for j in range(m):
+                    w[va + c, j] += D * u[j]
         p = parent[i]
         if p >= 0:
-            for j in range(ncol):
-                _xT(E, r, i, pa[j], pA[p, j], True)
-                _xT(E, r, i, F[i, j], F[p, j], True)
+            _xT_cols(E, r, i, pa, pA[p], m)
+            _xT_cols(E, r, i, F[i], F[p], m)
     # down: every body
     for i in range(nb):
         p = parent[i]
         va = vadr[i]
-        for j in range(ncol):
-            if p >= 0:
-                x0, x1, x2 = da[p, j, 0], da[p, j, 1], da[p, j, 2]
-                y0 = da[p, j, 3] - r[i, 1] * x2 + r[i, 2] * x1
-                y1 = da[p, j, 4] - r[i, 2] * x0 + r[i, 0] * x2
-                y2 = da[p, j, 5] - r[i, 0] * x1 + r[i, 1] * x0
-                for k in range(3):
-                    da[i, j, k] = E[i, k, 0] * x0 + E[i, k, 1] * x1 + E[i, k, 2] * x2
-                    da[i, j, 3 + k] = E[i, k, 0] * y0 + E[i, k, 1] * y1 + E[i, k, 2] * y2
-            else:
-                for k in range(6):
-                    da[i, j, k] = 0.0
-            for d in range(jnv[i]):
-                x = w[j, va + d]
-                for k in range(6):
-                    x -= fac.UDinv[va + d, k] * da[i, j, k]
-                W_out[j, va + d] = x
-            for d in range(jnv[i]):
-                for k in range(6):
-                    da[i, j, k] += S[va + d, k] * W_out[j, va + d]
+        if p >= 0:
+            E00, E01, E02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
+            E10, E11, E12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
+            E20, E21, E22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
+            rx, ry, rz = r[i, 0], r[i, 1], r[i, 2]
+            for j in range(m):
+                x0, x1, x2 = da[p, 0, j], da[p, 1, j], da[p, 2, j]
+                y0 = da[p, 3, j] - ry * x2 + rz * x1
+                y1 = da[p, 4, j] - rz * x0 + rx * x2
+                y2 = da[p, 5, j] - rx * x1 + ry * x0
+                da[i, 0, j] = E00 * x0 + E01 * x1 + E02 * x2
+                da[i, 1, j] = E10 * x0 + E11 * x1 + E12 * x2
+                da[i, 2, j] = E20 * x0 + E21 * x1 + E22 * x2
+                da[i, 3, j] = E00 * y0 + E01 * y1 + E02 * y2
+                da[i, 4, j] = E10 * y0 + E11 * y1 + E12 * y2
+                da[i, 5, j] = E20 * y0 + E21 * y1 + E22 * y2
+        else:
+            for k in range(6):
+                for j in range(m):
+                    da[i, k, j] = 0.0
+        for d in range(jnv[i]):
+            U0, U1, U2 = UDinv[va + d, 0], UDinv[va + d, 1], UDinv[va + d, 2]
+            U3, U4, U5 = UDinv[va + d, 3], UDinv[va + d, 4], UDinv[va + d, 5]
+            for j in range(m):
+                w[va + d, j] -= (U0 * da[i, 0, j] + U1 * da[i, 1, j] + U2 * da[i, 2, j]
+                                 + U3 * da[i, 3, j] + U4 * da[i, 4, j] + U5 * da[i, 5, j])
+        for d in range(jnv[i]):
+            for k in range(6):
+                sk = S[va + d, k]
+                for j in range(m):
+                    da[i, k, j] += sk * w[va + d, j]
+
+
+@njit(**INLINE)
+def _flush(im, fac, sc, m, nv, rows, blk):
+    """The responses of the ``m`` impulses loaded in ``sc``, each copied where its ``dst``
+    says: ``3 c + d`` row c's direction d (``rows.JT, rows.W``), ``-(6 s + k) - 1`` block s's
+    unit impulse k (``blk.JT6, blk.W6``). Returns 0 (the next free column)."""
+    if m == 0:
+        return 0
+    impulse_response(im, fac, sc, m, nv)
+    for j in range(m):
+        t = sc.dst[j]
+        if t >= 0:
+            c, d = t // 3, t % 3
+            for v in range(nv):
+                rows.JT[c, d, v] = sc.jt[v, j]
+                rows.W[c, d, v] = sc.w[v, j]
+        else:
+            t = -t - 1
+            b, k = t // 6, t % 6
+            for v in range(nv):
+                blk.JT6[b, k, v] = sc.jt[v, j]
+                blk.W6[b, k, v] = sc.w[v, j]
+    return 0
 
 
 @njit(**INLINE)
@@ -328,6 +396,26 @@ def _frame(normal, c, frame):
         frame[c, 0, k] = n[k]
         frame[c, 1, k] = t[k]
         frame[c, 2, k] = s[k]
+
+
+@njit(**INLINE)
+def _inverses(rows, c):
+    """Row c's ``Ki``: ``1 / K_nn`` and the inverse ``(i11, i12, i22)`` of its tangential
+    pair with constraint-force mixing, ``K_tt + r D`` (see :func:`_visit_row`); zeros where
+    not positive definite (a row of zeros)."""
+    K = rows.K
+    rows.Ki[c, 0] = 1.0 / K[c, 0, 0] if K[c, 0, 0] > 0.0 else 0.0
+    a11 = K[c, 1, 1] + FRICTION_CFM * K[c, 1, 1]
+    a22 = K[c, 2, 2] + FRICTION_CFM * K[c, 2, 2]
+    a12 = K[c, 1, 2]
+    det = a11 * a22 - a12 * a12
+    if det > 0.0:
+        rows.Ki[c, 1] = a22 / det
+        rows.Ki[c, 2] = -a12 / det
+        rows.Ki[c, 3] = a11 / det
+    else:
+        for k in range(1, 4):
+            rows.Ki[c, k] = 0.0
 
 
 @njit(**INLINE)
@@ -363,11 +451,12 @@ def _gram(A, B, nv, out):
 
 
 @njit(**INLINE)
-def _gather(A, x, a, V, accumulate):
-    """``V (+)= a A[:, :nv] x`` (6,) for a block's rows ``A`` (6, nv) and ``x`` (nv,)."""
+def _gather(A, x, n, a, V, accumulate):
+    """``V (+)= a A[:, :n] x[:n]`` (6,) for a block's rows ``A`` (6, nv), ``x`` (nv,) and
+    ``A`` zero beyond column ``n``."""
     for k in range(6):
         y = 0.0
-        for m in range(x.shape[0]):
+        for m in range(n):
             y += A[k, m] * x[m]
         V[k] = a * y + (V[k] if accumulate else 0.0)
 
@@ -392,6 +481,62 @@ def _block_update(K6, f, F, V):
         for l in range(6):
             y += K6[k, l] * f[l]
         V[k] += y
+
+
+@njit(**INLINE)
+def _slot_of(blk, c):
+    """The block of row c, -1 when it has its own rows ``JT, W`` (a contact of a small
+    group, a contact inside one body, a limit)."""
+    return blk.slot[blk.gid[c]] if c < blk.count[1] else -1
+
+
+@njit(**INLINE)
+def _block_speeds(blk, x, out):
+    """``out[s] = (J^T E_k) . x`` (6,) of every block s of the step, for ``x`` (nv,)."""
+    for g in range(blk.count[0]):
+        s = blk.slot[g]
+        if s >= 0:
+            _gather(blk.JT6[s], x, blk.span[s], 1.0, out[s], False)
+
+
+@njit(**INLINE)
+def _row_speed(rows, blk, c, d, x, Vs):
+    """``J_c x`` along row c's direction d (0 normal, 1-2 tangents), from its block's
+    velocities ``Vs`` (:func:`_block_speeds` of ``x``) or its own ``JT``."""
+    s = _slot_of(blk, c)
+    v = 0.0
+    if s >= 0:
+        for k in range(6):
+            v += blk.G[c, d, k] * Vs[s, k]
+    else:
+        for k in range(x.shape[0]):
+            v += rows.JT[c, d, k] * x[k]
+    return v
+
+
+@njit(**INLINE)
+def _row_impulse(rows, blk, c, P0, P1, P2, x):
+    """``x += W_c P`` for row c's impulse ``P`` (normal, tangents): at once for a row of
+    its own, collected in its block's ``Fg`` otherwise (applied by
+    :func:`_spread_blocks`)."""
+    s = _slot_of(blk, c)
+    if s >= 0:
+        for k in range(6):
+            blk.Fg[s, k] += blk.G[c, 0, k] * P0 + blk.G[c, 1, k] * P1 + blk.G[c, 2, k] * P2
+    else:
+        for k in range(x.shape[0]):
+            x[k] += rows.W[c, 0, k] * P0 + rows.W[c, 1, k] * P1 + rows.W[c, 2, k] * P2
+
+
+@njit(**INLINE)
+def _spread_blocks(blk, x):
+    """``x += W6^T Fg`` for every block, emptying ``Fg`` (see :func:`_row_impulse`)."""
+    for g in range(blk.count[0]):
+        s = blk.slot[g]
+        if s >= 0:
+            _spread(blk.W6[s], blk.Fg[s], x)
+            for k in range(6):
+                blk.Fg[s, k] = 0.0
 
 
 @njit(**INLINE)
@@ -431,23 +576,6 @@ def _group(con, nc, blk):
     return ng
 
 
-@njit(**INLINE)
-def _basis(im, fac, sc, blk, g, s, nv):
-    """The six unit impulse responses of group g's body pair into block ``s``: ``E_k``
-    on the first body (``+``) and the second (``-``), in the first body's coordinates."""
-    a, b = blk.pair[g, 0], blk.pair[g, 1]
-    key = a if a >= 0 else b
-    e = blk.V[0]
-    for k in range(6):
-        for i in range(6):
-            e[i] = 1.0 if i == k else 0.0
-            sc.fa[k, i] = e[i]
-        if b >= 0:
-            _transfer(fac.oE, fac.op, key, b, e, -1.0, sc.fb[k])
-    impulse_response(im, fac, sc, a, b, 6, blk.JT6[s], blk.W6[s], -1, 0.0)
-    _gram(blk.JT6[s], blk.W6[s], nv, blk.K6[s])
-
-
 @njit(**KERNEL)
 def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     """``J^T``, ``W``, ``K``, the frame, the targets and zero impulses of contacts
@@ -458,8 +586,10 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     A contact of a group with fewer than :data:`BLOCK_MIN` contacts gets its rows from three
     test impulses (GLM IV.A step 4: O(n) each). The rows of a block's contacts are
     combinations of the pair's six unit impulse responses (six test impulses for the
-    whole group, then O(nv) per contact): ``J^T u = sum_k g_k J^T E_k`` for the impulse
-    ``g`` (6,) of the contact direction ``u`` in the basis, and ``K = G K6 G^T``.
+    whole group, then O(1) per contact): ``J^T u = sum_k g_k J^T E_k`` for the impulse
+    ``g`` (6,) of the contact direction ``u`` in the basis, and ``K = G K6 G^T``. The test
+    impulses of all groups go through :func:`impulse_response` side by side,
+    :data:`IMPULSE_COLUMNS` at a time.
 
     An impact (approach faster than ``rest_speed`` that closes the gap ``d`` within the
     step) is compressed to zero normal speed, then restituted (:func:`solve_impulses`:
@@ -475,22 +605,73 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     no impulse and no projection (its ``K`` from test impulses would be rounding, 1e-27,
     and the projection's ``d / K`` moved a 60-link pile's joints by 439 rad)."""
     nv = qd.shape[0]
+    C = sc.dst.shape[0]
     ng = _group(con, nc, blk)
-    nblock = 0
-    for g in range(ng):
-        if blk.first[g + 1] - blk.first[g] >= BLOCK_MIN and blk.pair[g, 0] != blk.pair[g, 1]:
-            blk.slot[g] = nblock
-            _basis(im, fac, sc, blk, g, nblock, nv)
-            nblock += 1
-        else:
-            blk.slot[g] = -1
     for c in range(nc):
         _frame(con.normal, c, rows.frame)
+    # the test impulses, IMPULSE_COLUMNS at a time: six unit impulses per block (on its
+    # first body, the opposite on its second, in the first one's coordinates), three per
+    # contact of a small group (along its frame, at its point)
+    m = 0
+    nblock = 0
+    for g in range(ng):
+        a, b = blk.pair[g, 0], blk.pair[g, 1]
+        if blk.first[g + 1] - blk.first[g] >= BLOCK_MIN and a != b:
+            blk.slot[g] = nblock
+            key = a if a >= 0 else b
+            for k in range(6):
+                for i in range(6):
+                    sc.fa[m, i] = 1.0 if i == k else 0.0
+                if b >= 0:
+                    _transfer(fac.oE, fac.op, key, b, sc.fa[m], -1.0, sc.fb[m])
+                sc.ca[m] = a
+                sc.cb[m] = b
+                sc.dof[m] = -1
+                sc.dst[m] = -(6 * nblock + k) - 1
+                m += 1
+                if m == C:
+                    m = _flush(im, fac, sc, m, nv, rows, blk)
+            span = 0
+            for side in range(2):
+                i = a if side == 0 else b
+                while i >= 0:
+                    span = max(span, im.vadr[i] + im.jnv[i])
+                    i = im.parent[i]
+            blk.span[nblock] = span
+            for k in range(6):
+                blk.Fg[nblock, k] = 0.0
+            nblock += 1
+            continue
+        blk.slot[g] = -1
+        if a == b:
+            continue
+        for o in range(blk.first[g], blk.first[g + 1]):
+            c = blk.order[o]
+            x = (con.point[c, 0], con.point[c, 1], con.point[c, 2])
+            for d in range(3):
+                u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
+                if a >= 0:
+                    _body_impulse(fac.oE, fac.op, a, x, u, 1.0, sc.fa[m])
+                if b >= 0:
+                    _body_impulse(fac.oE, fac.op, b, x, u, -1.0, sc.fb[m])
+                sc.ca[m] = a
+                sc.cb[m] = b
+                sc.dof[m] = -1
+                sc.dst[m] = 3 * c + d
+                m += 1
+                if m == C:
+                    m = _flush(im, fac, sc, m, nv, rows, blk)
+    _flush(im, fac, sc, m, nv, rows, blk)
+    for g in range(ng):
+        s = blk.slot[g]
+        if s >= 0:
+            _gram(blk.JT6[s], blk.W6[s], nv, blk.K6[s])
+    Vs = blk.Vg[0]
+    _block_speeds(blk, qd, Vs)
+    for c in range(nc):
         ba = con.body[c, 0]
         bb = con.body[c, 1]
-        x = (con.point[c, 0], con.point[c, 1], con.point[c, 2])
         s = blk.slot[blk.gid[c]]
-        key = ba if ba >= 0 else bb
         if ba == bb:
             for d in range(3):
                 for k in range(nv):
@@ -498,43 +679,33 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                     rows.W[c, d, k] = 0.0
                 for k in range(3):
                     rows.K[c, d, k] = 0.0
-        elif s >= 0:
+        elif s >= 0:  # its rows stay those of the block (Blocks): G_c JT6, G_c W6
+            key = ba if ba >= 0 else bb
+            x = (con.point[c, 0], con.point[c, 1], con.point[c, 2])
             for d in range(3):
                 u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
-                gk = blk.G[c, d]
-                _body_impulse(fac.oE, fac.op, key, x, u, 1.0, gk)
-                for m in range(nv):
+                _body_impulse(fac.oE, fac.op, key, x, u, 1.0, blk.G[c, d])
+            T = blk.V[3]
+            for d2 in range(3):
+                for k in range(6):
                     t = 0.0
-                    w = 0.0
-                    for k in range(6):
-                        t += gk[k] * blk.JT6[s, k, m]
-                        w += gk[k] * blk.W6[s, k, m]
-                    rows.JT[c, d, m] = t
-                    rows.W[c, d, m] = w
-            for d1 in range(3):
-                for d2 in range(3):
+                    for l in range(6):
+                        t += blk.K6[s, k, l] * blk.G[c, d2, l]
+                    T[k] = t
+                for d1 in range(3):
                     t = 0.0
                     for k in range(6):
-                        for l in range(6):
-                            t += blk.G[c, d1, k] * blk.K6[s, k, l] * blk.G[c, d2, l]
+                        t += blk.G[c, d1, k] * T[k]
                     rows.K[c, d1, d2] = t
         else:
-            for d in range(3):
-                u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
-                if ba >= 0:
-                    _body_impulse(fac.oE, fac.op, ba, x, u, 1.0, sc.fa[d])
-                if bb >= 0:
-                    _body_impulse(fac.oE, fac.op, bb, x, u, -1.0, sc.fb[d])
-            impulse_response(im, fac, sc, ba, bb, 3, rows.JT[c], rows.W[c], -1, 0.0)
             _gram(rows.JT[c], rows.W[c], nv, rows.K[c])
-        vn = 0.0
-        for k in range(nv):
-            vn += rows.JT[c, 0, k] * qd[k]
+        vn = _row_speed(rows, blk, c, 0, qd, Vs)
         rows.mu[c] = con.mu[c]
         rows.e[c] = con.e[c]
         rows.dist[c] = con.dist[c]
         rows.key[c] = con.key[c]
         rows.dof[c] = -1
+        _inverses(rows, c)
         _target(rows, c, vn, h, rest_speed)
 
 
@@ -576,14 +747,22 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
                     rows.W[c, r, m] = 0.0
             for m in range(6):
                 sc.fa[0, m] = 0.0
-            impulse_response(im, fac, sc, lim.body[l], -1, 1, rows.JT[c, :1], rows.W[c, :1], k,
-                             s)
+            sc.ca[0] = lim.body[l]
+            sc.cb[0] = -1
+            sc.dof[0] = k
+            sc.sgn[0] = s
+            impulse_response(im, fac, sc, 1, nv)
+            sc.dof[0] = -1
+            for m in range(nv):
+                rows.JT[c, 0, m] = sc.jt[m, 0]
+                rows.W[c, 0, m] = sc.w[m, 0]
             _gram(rows.JT[c], rows.W[c], nv, rows.K[c])
             rows.mu[c] = 0.0
             rows.e[c] = e
             rows.dist[c] = d
             rows.key[c] = key0 + 2 * lim.joint[l] + side
             rows.dof[c] = k
+            _inverses(rows, c)
             _target(rows, c, s * qd[k], h, rest_speed)
     return n - n0
 
@@ -610,7 +789,7 @@ def _visit_row(rows, c, v0, v1, v2, slip, monotone):
     target = rows.target[c]
     Pn, Pt1, Pt2 = rows.P[c, 0], rows.P[c, 1], rows.P[c, 2]
     # normal row: reach the target normal speed, never pull
-    n_new = Pn + (target - v0) / K[c, 0, 0] if K[c, 0, 0] > 0.0 else 0.0
+    n_new = Pn + (target - v0) * rows.Ki[c, 0] if rows.Ki[c, 0] > 0.0 else 0.0
     if n_new < 0.0:
         n_new = 0.0
     dn = n_new - Pn
@@ -628,13 +807,12 @@ def _visit_row(rows, c, v0, v1, v2, slip, monotone):
         # D = diag K_tt; it picks the smallest tangential impulses among the many that hold
         # a body with several contacts (no internal friction forces that would use up the
         # cones), at a slip of r D P_t (~1e-3 of the velocity the impulse removes)
-        a11, a12, a22 = K[c, 1, 1] + r1, K[c, 1, 2], K[c, 2, 2] + r2
-        det = a11 * a22 - a12 * a12
-        if det > 0.0:
+        i11, i12, i22 = rows.Ki[c, 1], rows.Ki[c, 2], rows.Ki[c, 3]  # (_inverses)
+        if i11 > 0.0:
             b1 = w1 + r1 * Pt1
             b2 = w2 + r2 * Pt2
-            t1 = Pt1 - (a22 * b1 - a12 * b2) / det
-            t2 = Pt2 - (a11 * b2 - a12 * b1) / det
+            t1 = Pt1 - (i11 * b1 + i12 * b2)
+            t2 = Pt2 - (i12 * b1 + i22 * b2)
         tt = math.sqrt(t1 * t1 + t2 * t2)
         if tt > lim:
             vt = math.sqrt(w1 * w1 + w2 * w2)
@@ -659,18 +837,19 @@ def _visit_row(rows, c, v0, v1, v2, slip, monotone):
 
 @njit(**INLINE)
 def _dv(K, c, d0, d1, d2):
-    """``|K_c dP|``: how much a change ``dP`` of row c's impulse changes its own velocity."""
+    """``|K_c dP|^2``: how much (squared) a change ``dP`` of row c's impulse changes its own
+    velocity."""
     x = K[c, 0, 0] * d0 + K[c, 0, 1] * d1 + K[c, 0, 2] * d2
     y = K[c, 1, 0] * d0 + K[c, 1, 1] * d1 + K[c, 1, 2] * d2
     z = K[c, 2, 0] * d0 + K[c, 2, 1] * d1 + K[c, 2, 2] * d2
-    return math.sqrt(x * x + y * y + z * z)
+    return x * x + y * y + z * z
 
 
 @njit(**INLINE)
 def _visit(rows, c, qd, slip, monotone):
     """:func:`_visit_row` of row c on its own: its velocity from ``J qd``, the change
-    ``W dP`` applied to ``qd`` (O(nv)). Returns ``(|K dP|, state)`` (the change of the
-    row's own velocity [m/s or rad/s])."""
+    ``W dP`` applied to ``qd`` (O(nv)). Returns ``(|K dP|^2, state)`` (the change of the
+    row's own velocity, squared [m^2/s^2 or rad^2/s^2])."""
     nv = qd.shape[0]
     v0 = 0.0
     v1 = 0.0
@@ -691,13 +870,13 @@ def _visit_block(rows, blk, g, qd, slip, monotone, states):
     block: the pair's velocity ``V = (J^T E_k) . qd`` (6,) once, each contact's velocity
     ``G_c V``, its change ``f = G_c^T dP`` kept in ``V += K6 f``, and ``qd += W6^T F`` once
     with the group's total ``F``: O(nv) per group instead of per contact, the same
-    Gauss-Seidel iterate. Returns the largest ``|K dP|`` of its contacts [m/s]."""
+    Gauss-Seidel iterate. Returns the largest ``|K dP|^2`` of its contacts [m^2/s^2]."""
     s = blk.slot[g]
     V = blk.V[0]
     F = blk.V[1]
     f = blk.V[2]
     change = 0.0
-    _gather(blk.JT6[s], qd, 1.0, V, False)
+    _gather(blk.JT6[s], qd, blk.span[s], 1.0, V, False)
     F[:] = 0.0
     for i in range(blk.first[g], blk.first[g + 1]):
         c = blk.order[i]
@@ -764,12 +943,16 @@ def _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone, blk):
     speeds, on the accumulators ``rows.P``: the contacts group by group (``blk``; a block
     group on its 6 x 6 block, :func:`_visit_block`), then the rows after them (limits),
     until no visit of a sweep changes its row's velocity by more than ``tol`` [m/s], or
-    ``sweeps`` times. Returns the sweeps run."""
+    ``sweeps`` times. The groups go in their order on even sweeps and in reverse on odd
+    ones (symmetric Gauss-Seidel: a chain of 300 capsules resting on a plane, 600
+    contacts in 60 blocks, converged to ``tol`` in 8 sweeps instead of 13). Returns the
+    sweeps run."""
     done = 0
     ng, ncon = blk.count[0], blk.count[1]
     for s in range(sweeps):
         change = 0.0
-        for g in range(ng):
+        for t in range(ng):
+            g = t if s % 2 == 0 else ng - 1 - t
             if blk.slot[g] >= 0:
                 change = max(change, _visit_block(rows, blk, g, qd, slip, monotone, states))
                 continue
@@ -791,24 +974,23 @@ def _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone, blk):
             states[c] = st
             change = max(change, dv)
         done = s + 1
-        if change <= tol:
+        if change <= tol * tol:  # (squared changes: _dv)
             break
     return done
 
 
 @njit(**INLINE)
-def _work(rows, nc, P, qa, qb):
+def _work(rows, nc, P, qa, qb, blk):
     """``sum_c P_c . J_c (qa + qb) / 2``: the kinetic energy gained from ``qa`` to ``qb``
     when ``qb - qa = sum_c W_c P_c`` (since ``M W_c = J_c^T``); and ``sum |P_c . J_c qa|``."""
     s = 0.0
     a = 0.0
+    _block_speeds(blk, qa, blk.Vg[0])
+    _block_speeds(blk, qb, blk.Vg[1])
     for c in range(nc):
         for d in range(3):
-            x = 0.0
-            y = 0.0
-            for k in range(qa.shape[0]):
-                x += rows.JT[c, d, k] * qa[k]
-                y += rows.JT[c, d, k] * qb[k]
+            x = _row_speed(rows, blk, c, d, qa, blk.Vg[0])
+            y = _row_speed(rows, blk, c, d, qb, blk.Vg[1])
             s += 0.5 * P[c, d] * (x + y)
             a += abs(P[c, d] * x)
     return s, a
@@ -829,15 +1011,14 @@ def _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, monotone, blk):
             rows.Pc[c, d] = e * rows.P[c, d]
         if e > 0.0:
             kicks += 1
-            for k in range(nv):
-                work[k] += (rows.W[c, 0, k] * rows.Pc[c, 0] + rows.W[c, 1, k] * rows.Pc[c, 1]
-                            + rows.W[c, 2, k] * rows.Pc[c, 2])
+            _row_impulse(rows, blk, c, rows.Pc[c, 0], rows.Pc[c, 1], rows.Pc[c, 2], work)
+    _spread_blocks(blk, work)
     s = 0.0
     if kicks:
         # the energy the compression removed (T(qd0) - T(qd)) bounds what the kick may add
-        gain, _ = _work(rows, nc, rows.P, qd0, qd)
-        a, _ = _work(rows, nc, rows.Pc, qd, qd)
-        b, _ = _work(rows, nc, rows.Pc, work, work)  # kick^T J M^-1 J^T kick
+        gain, _ = _work(rows, nc, rows.P, qd0, qd, blk)
+        a, _ = _work(rows, nc, rows.Pc, qd, qd, blk)
+        b, _ = _work(rows, nc, rows.Pc, work, work, blk)  # kick^T J M^-1 J^T kick
         D = -gain
         s = 1.0
         if a + 0.5 * b > D:
@@ -887,7 +1068,7 @@ def solve_impulses(rows, nc, qd, qd0, work, tol, sweeps, slip, states, blk):
     separating, 1 sticking, 2 sliding). Returns ``(sweeps run, fallback)`` with fallback 1
     when the monotone solve was needed."""
     done = _solve(rows, nc, qd, qd0, work, tol, sweeps, slip, states, False, blk)
-    gain, scale = _work(rows, nc, rows.P, qd0, qd)
+    gain, scale = _work(rows, nc, rows.P, qd0, qd, blk)
     if gain <= 1e-13 * scale:
         return done, 0
     for k in range(qd.shape[0]):
@@ -900,16 +1081,15 @@ def solve_impulses(rows, nc, qd, qd0, work, tol, sweeps, slip, states, blk):
 
 
 @njit(**KERNEL)
-def warm_start(rows, nc, prev_key, prev_P, n_prev, qd, mu_scale):
+def warm_start(rows, nc, prev_key, prev_P, n_prev, qd, mu_scale, blk):
     """Start rows ``0..nc-1`` from the impulses of the last step: a row whose key (same
     pair and feature, or same limit) was there takes that world impulse ``prev_P``
     (n_prev, 3), expressed in its new frame and projected on its friction cone; ``qd``
     receives ``W P``. Both key lists are increasing: a merge, O(nc + n_prev). Returns the
-    number warm-started. (Warm starting: the Gauss-Seidel sweeps then go on converging from
+    number warm-started. ``blk``: the step's :class:`Blocks`. (Warm starting: the Gauss-Seidel sweeps then go on converging from
     step to step, which resting stacks and sticking on slopes need.)"""
     j = 0
     hits = 0
-    nv = qd.shape[0]
     for c in range(nc):
         key = rows.key[c]
         while j < n_prev and prev_key[j] < key:
@@ -933,9 +1113,9 @@ def warm_start(rows, nc, prev_key, prev_P, n_prev, qd, mu_scale):
         P = (Pn * mu_scale, t1 * mu_scale, t2 * mu_scale)
         for d in range(3):
             rows.P[c, d] = P[d]
-        for k in range(nv):
-            qd[k] += rows.W[c, 0, k] * P[0] + rows.W[c, 1, k] * P[1] + rows.W[c, 2, k] * P[2]
+        _row_impulse(rows, blk, c, P[0], P[1], P[2], qd)
         hits += 1
+    _spread_blocks(blk, qd)
     return hits
 
 
@@ -971,8 +1151,8 @@ def _project_block(rows, blk, g, qd, h, lam, dq):
     F = blk.V[1]
     f = blk.V[2]
     change = 0.0
-    _gather(blk.JT6[s], qd, h, V, False)
-    _gather(blk.JT6[s], dq, 1.0, V, True)
+    _gather(blk.JT6[s], qd, blk.span[s], h, V, False)
+    _gather(blk.JT6[s], dq, blk.span[s], 1.0, V, True)
     F[:] = 0.0
     for i in range(blk.first[g], blk.first[g + 1]):
         c = blk.order[i]
@@ -1067,11 +1247,10 @@ def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
         dq[k] = 0.0
     worst = 0.0
     needed = False
+    _block_speeds(blk, qd, blk.Vg[0])
     for c in range(nc):
         lam[c] = 0.0
-        vn = 0.0
-        for k in range(nv):
-            vn += rows.JT[c, 0, k] * qd[k]
+        vn = _row_speed(rows, blk, c, 0, qd, blk.Vg[0])
         g = rows.dist[c] + h * vn
         worst = min(worst, g)
         if g < rows.gap[c] or rows.impact[c] == 2:
@@ -1214,7 +1393,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, qd1, v, st):
                 for d in range(3):
                     rows.P[c, d] = 0.0
             if opt.warm_start and n_prev:
-                warm_start(rows, nr, rb.prev_key, rb.prev_P, n_prev, qd1, 1.0)
+                warm_start(rows, nr, rb.prev_key, rb.prev_P, n_prev, qd1, 1.0, blk)
             s1, f1 = solve_impulses(rows, nr, qd1, qs, rb.work[:nvr], opt.tol, opt.sweeps,
                                     opt.slip_speed, rb.states, blk)
             sweeps += s1
