@@ -109,10 +109,17 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
                             axlim_clip=clip)
     lines = Line3DCollection(ends[0], colors=colors.rgb[idx[0], body] / 255.0, linewidths=linewidth)
     ax.add_collection3d(lines, axlim_clip=clip)
+    from matplotlib.ticker import MaxNLocator
+
+    span = hi - lo
     for k, name in enumerate("xyz"):
         getattr(ax, f"set_{name}lim")(lo[k], hi[k])
         getattr(ax, f"set_{name}label")(f"{name} [m]")
-    ax.set_box_aspect(hi - lo, zoom=0.95)
+        # true proportions: a flat axis (a chain lying on a floor) gets fewer ticks, not a
+        # pile of labels on top of each other
+        getattr(ax, f"{name}axis").set_major_locator(
+            MaxNLocator(nbins=max(1, int(round(6 * span[k] / span.max())))))
+    ax.set_box_aspect(span, zoom=0.95)
     ax.view_init(elev=elev, azim=azim)
     _legend(ax, fig, colors, bool_labels)
     head = title if title is not None else f"{model.nb} bodies"
