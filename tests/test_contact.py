@@ -257,6 +257,15 @@ def test_block_rows_and_sweeps_equal_per_contact():
         assert np.abs(rows.K[c] - Kr).max() <= 1e-9 * np.abs(Kr).max(), c
         assert np.abs(W[c] - np.linalg.solve(M, Jr.T).T).max() <= 1e-9 * np.abs(Kr).max()
         assert abs(rows.vn0[c] - Jr[0] @ qd) <= 1e-9 * np.abs(Jr).max() * np.abs(qd).max(), c
+    # the test impulses propagated 1 or 5 at a time (a huge tree's scratch) instead of 32:
+    # the same rows bit for bit (each impulse's arithmetic is its own)
+    for columns in (1, 5):
+        r2, b2 = contact_buffers(nc, m.nv), block_buffers(nc, m.nb, m.nv)
+        contact_rows(im, fac, impulse_scratch(m.nb, m.nv, columns), con, nc, qd, 1e-3, 0.0, r2,
+                     b2)
+        for A, B in ((rows.JT, r2.JT), (rows.W, r2.W), (rows.K, r2.K), (blk.JT6, b2.JT6),
+                     (blk.W6, b2.W6)):
+            assert np.array_equal(A, B), columns
     # the same sweeps, each contact on its own: the block groups made plain
     plain = blk._replace(slot=blk.slot.copy())
     plain.slot[:] = -1

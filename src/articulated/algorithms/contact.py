@@ -83,14 +83,19 @@ Factor.__doc__ = """The step's articulated factorization (from ABA at the curren
 body rotation), ``op`` (nb, 3) [m]."""
 
 IMPULSE_COLUMNS = 32
-"""Test impulses that :func:`impulse_response` propagates side by side: each body's
+"""Test impulses that :func:`impulse_response` propagates side by side (at most; fewer on
+trees so large that the scratch would pass :data:`IMPULSE_SCRATCH_BYTES`): each body's
 transform and articulated factor is read once per 32 impulses, and its loops over the
 impulses vectorize (GLM IV.A steps 4 and 7 for many contacts at once)."""
+
+IMPULSE_SCRATCH_BYTES = 1 << 26
+"""Memory of :func:`impulse_scratch` above which it takes fewer columns (64 MiB: 32 up to
+about 10^4 bodies, one at 10^6)."""
 
 ImpulseScratch = namedtuple("ImpulseScratch", ("ca", "cb", "fa", "fb", "dof", "sgn", "dst",
                                                "pA", "F", "da", "pa", "u", "mark", "jt", "w"))
 ImpulseScratch.__doc__ = """The test impulses of :func:`impulse_response` and its scratch,
-``C = IMPULSE_COLUMNS`` columns. Per impulse j: bodies ``ca, cb`` (C,) int64 (-1: none),
+``C`` columns (:func:`impulse_scratch`). Per impulse j: bodies ``ca, cb`` (C,) int64 (-1: none),
 spatial impulses ``fa, fb`` (C, 6) on them ``[n; f]`` about the body origin in body
 coordinates [N m s; N s], a joint impulse ``sgn`` (C,) on velocity index ``dof`` (C,) int64
 (-1: none; its body must be ``ca[j]``, ``fa[j]`` zero), and ``dst`` (C,) int64 where the
@@ -142,9 +147,13 @@ def model_limits(model):
                   model.jnt_range[j, 0].copy(), model.jnt_range[j, 1].copy(), j.copy())
 
 
-def impulse_scratch(nb, nv):
-    """Zeroed :class:`ImpulseScratch` for ``nb`` bodies, ``nv`` dofs."""
-    C = IMPULSE_COLUMNS
+def impulse_scratch(nb, nv, columns=None):
+    """Zeroed :class:`ImpulseScratch` for ``nb`` bodies, ``nv`` dofs and ``columns`` test
+    impulses at a time (default :data:`IMPULSE_COLUMNS`, fewer where the scratch, about
+    ``8 C (18 nb + 2 nv)`` bytes, would pass :data:`IMPULSE_SCRATCH_BYTES`; the results do
+    not depend on it, each impulse's arithmetic being its own)."""
+    fit = IMPULSE_SCRATCH_BYTES // (8 * (18 * nb + 2 * nv))
+    C = columns or max(1, min(IMPULSE_COLUMNS, fit))
     return ImpulseScratch(np.zeros(C, np.int64), np.zeros(C, np.int64), np.zeros((C, 6)),
                           np.zeros((C, 6)), np.full(C, -1, np.int64), np.zeros(C),
                           np.zeros(C, np.int64), np.zeros((nb, 6, C)), np.zeros((nb, 6, C)),
@@ -247,8 +256,8 @@ def _xT_cols(E, r, i, f, out, m):
 
 @njit(**KERNEL)
 def impulse_response(im, fac, sc, m, nv):
-    """``sc.jt[:, j] = J^T p_j`` and ``sc.w[:, j] = M^-1 J^T p_j`` (nv,) for the ``m <=
-    IMPULSE_COLUMNS`` test impulses loaded in ``sc`` (:class:`ImpulseScratch`): impulse j is
+    """``sc.jt[:, j] = J^T p_j`` and ``sc.w[:, j] = M^-1 J^T p_j`` (nv,) for the ``m`` (at
+    most the scratch's columns) test impulses loaded in ``sc`` (:class:`ImpulseScratch`): impulse j is
     ``sc.fa[j]`` on body ``sc.ca[j]``, ``sc.fb[j]`` on body ``sc.cb[j]`` and the joint
     impulse ``sc.sgn[j]`` on velocity index ``sc.dof[j]``. Passes 2-3 of ABA on the
     step's factorization (module docstring), the impulses side by side: up over the union
@@ -364,9 +373,9 @@ def impulse_response(im, fac, sc, m, nv):
 def _flush(im, fac, sc, m, nv, rows, blk):
     """The responses of the ``m`` impulses loaded in ``sc``, each copied where its ``dst``
     says: ``3 c + d`` row c's direction d (``rows.JT, rows.W``), ``-(6 s + k) - 1`` block s's
-    unit impulse k (``blk.JT6, blk.W6``). Returns 0 (the next free column)."""
+    unit impulse k (``blk.JT6, blk.W6``)."""
     if m == 0:
-        return 0
+        return
     impulse_response(im, fac, sc, m, nv)
     for j in range(m):
         t = sc.dst[j]
@@ -381,7 +390,6 @@ def _flush(im, fac, sc, m, nv, rows, blk):
             for v in range(nv):
                 blk.JT6[b, k, v] = sc.jt[v, j]
                 blk.W6[b, k, v] = sc.w[v, j]
-    return 0
 
 
 @njit(**INLINE)
@@ -591,8 +599,8 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     combinations of the pair's six unit impulse responses (six test impulses for the
     whole group, then O(1) per contact): ``J^T u = sum_k g_k J^T E_k`` for the impulse
     ``g`` (6,) of the contact direction ``u`` in the basis, and ``K = G K6 G^T``. The test
-    impulses of all groups go through :func:`impulse_response` side by side,
-    :data:`IMPULSE_COLUMNS` at a time.
+    impulses of all groups go through :func:`impulse_response` side by side, as many at a
+    time as the scratch ``sc`` has columns (:data:`IMPULSE_COLUMNS`).
 
     An impact (approach faster than ``rest_speed`` that closes the gap ``d`` within the
     step) is compressed to zero normal speed, then restituted (:func:`solve_impulses`:
@@ -629,7 +637,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
         i = max(blk.pair[g, 0], blk.pair[g, 1])
         blk.sorted[cnt[i]] = g
         cnt[i] += 1
-    # the test impulses, IMPULSE_COLUMNS at a time: six unit impulses per block (on its
+    # the test impulses, C at a time: six unit impulses per block (on its
     # first body, the opposite on its second, in the first one's coordinates), three per
     # contact of a small group (along its frame, at its point)
     m = 0
@@ -651,7 +659,8 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                 sc.dst[m] = -(6 * nblock + k) - 1
                 m += 1
                 if m == C:
-                    m = _flush(im, fac, sc, m, nv, rows, blk)
+                    _flush(im, fac, sc, m, nv, rows, blk)
+                    m = 0
             span = 0
             for side in range(2):
                 i = a if side == 0 else b
@@ -681,7 +690,8 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                 sc.dst[m] = 3 * c + d
                 m += 1
                 if m == C:
-                    m = _flush(im, fac, sc, m, nv, rows, blk)
+                    _flush(im, fac, sc, m, nv, rows, blk)
+                    m = 0
     _flush(im, fac, sc, m, nv, rows, blk)
     for g in range(ng):
         s = blk.slot[g]
