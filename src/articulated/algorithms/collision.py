@@ -701,15 +701,19 @@ class Detector:
         n, nc, self.broad, self.out = detect_primitives(self.gm, self.poses, self.broad,
                                                         self.out, oE, op, v, float(h),
                                                         float(extra))
-        more = self.mesh.contacts(self.poses, float(extra)) if self.mesh is not None else ()
+        if self.mesh is None:
+            self.n = n
+            return n
+        k, more = self.mesh.contacts(self.poses, float(extra), self.gm, self.out, n)
         nm = sum(len(blk[4]) for blk in more)
-        if n + nm > self.out.dist.shape[0]:
-            self.out = self._buffers(2 * (n + nm))
+        if k + nm > self.out.dist.shape[0]:
+            self.out = self._buffers(2 * (k + nm))
             n = detect_kernel(self.gm, self.poses, float(extra), self.broad.cand, nc, self.out)
+            k, more = self.mesh.contacts(self.poses, float(extra), self.gm, self.out, n)
         for blk in more:
-            n = self._write(n, *blk)
-        self.n = n
-        return n
+            k = self._write(k, *blk)
+        self.n = k
+        return k
 
     def _write(self, k, a, b, point, normal, dist, key):
         """Write a block of contacts of the pair (a, b) (from the mesh narrow phase) from

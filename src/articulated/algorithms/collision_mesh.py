@@ -8,14 +8,24 @@ coal (``pip install 'articulated[mesh]'``) is imported only when a model has a m
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-from ..config import KERNEL
+from ..config import INLINE, KERNEL
 from ..geometry import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SPHERE
 
 MESH_FEATURES = 16
 """Most contacts of one mesh pair (the key is ``16 pair + feature``)."""
+
+MESH_PLANE_SPREAD = 0.3
+"""Two contacts of one mesh-plane pair lie at least this fraction of the mesh's bounding
+radius apart (MuJoCo's ``tolplanemesh``): hull vertices closer together than that are one
+contact. A rounded foot's hull puts a dozen vertices within a millimetre of the floor;
+as contacts they are rows that differ by a lever of a millimetre, which Gauss-Seidel
+separates at a rate of about ``m d^2 / I`` per sweep (solo12 standing: thousands of
+sweeps)."""
 
 
 def _import_coal():
@@ -54,30 +64,35 @@ class MeshNarrowPhase:
     solo12 meshes on this machine). Contacts, in the fields of :class:`Contacts` (normal
     from b to a, point midway between the surfaces, ``dist < 0`` when they overlap):
 
-    * mesh against a plane: every hull vertex below the plane plus the reach, as a box's
-      corners (when more than :data:`MESH_FEATURES` are, the deepest one and then the ones
-      spread farthest apart along the plane; feature: the vertex index for hulls of at most
-      16 vertices, else the rank of the vertex among those chosen);
+    * mesh against a plane: the hull vertices below the plane plus the reach, as a box's
+      corners: the deepest one, then repeatedly the one farthest from those chosen, while
+      that is at least :data:`MESH_PLANE_SPREAD` times the mesh's bounding radius away,
+      at most :data:`MESH_FEATURES` (feature: the vertex index for hulls of at most 16
+      vertices, else the rank of the vertex among those chosen); all the mesh-plane pairs
+      in one compiled call (:func:`mesh_plane_kernel`);
     * sphere, capsule, box, cylinder or mesh against a mesh: coal's closest (deepest) pair
       of points, one contact (feature 0); a capsule adds its end points when they lie
       within the reach too (features 1, 2), as the compiled capsule pairs do.
 
-    ``pairs`` (nm, 2) int64 are the mesh pairs, ordered as ``CollisionModel.arrays()``
-    orders them (a plane is shape b, a mesh is b unless both are meshes or b is a plane),
-    ``first`` the pair index of the first one (their keys follow those of the compiled
-    pairs, so the keys stay increasing).
+    ``pairs`` (nm, 2) int64 are the mesh pairs as ``CollisionModel.arrays()`` gives them
+    (a plane is shape b, a mesh is b unless both are meshes or b is a plane); they are
+    numbered with the mesh-plane pairs first, then the others, each in that order, from
+    ``first`` (their keys follow those of the compiled pairs, so the keys stay
+    increasing).
     """
 
     def __init__(self, A, pairs, first):
         coal = self.coal = _import_coal()
-        self.pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        self.first = int(first)
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         self.kind = A["kind"]
+        plane = self.kind[pairs[:, 1]] == SHAPE_PLANE
+        self.pairs = np.concatenate([pairs[plane], pairs[~plane]])
+        self.nplane = int(plane.sum())
+        self.first = int(first)
         self.size = A["size"]
         self.rb = A["rb"]
         self.al, self.bl = self.pairs[:, 0].tolist(), self.pairs[:, 1].tolist()
         self.is_plane_arr = self.kind[self.pairs[:, 1]] == SHAPE_PLANE
-        self.is_plane = self.is_plane_arr.tolist()
         self.is_capsule = (self.kind == SHAPE_CAPSULE).tolist()
         self.near = np.zeros(len(self.pairs), np.int64)
         self.reach = np.zeros(len(self.pairs))
@@ -90,10 +105,6 @@ class MeshNarrowPhase:
             k, sz = int(self.kind[g]), self.size[g]
             if k == SHAPE_MESH:
                 self.geo[g], self.hull[g] = _hull(coal, A["mesh"][g])
-                nh = len(self.hull[g])
-                self.scratch[g] = (np.zeros(MESH_FEATURES, np.int64), np.zeros(MESH_FEATURES),
-                                   (np.zeros(nh, np.int64), np.zeros(nh), np.zeros((nh, 3)),
-                                    np.zeros(nh)))
             elif k == SHAPE_SPHERE:
                 self.geo[g] = coal.Sphere(sz[0])
             elif k == SHAPE_CAPSULE:
@@ -104,6 +115,13 @@ class MeshNarrowPhase:
                 self.geo[g] = coal.Cylinder(sz[0], 2.0 * sz[1])
             if k != SHAPE_PLANE:
                 self.T[g] = coal.Transform3s(np.eye(3), np.zeros(3))
+        # the mesh-plane pairs' hulls, one after the other (pair i: rows hstart[i]:hstart[i+1])
+        hulls = [self.hull[a] for a in self.al[:self.nplane]]
+        self.hstart = np.cumsum([0] + [len(V) for V in hulls]).astype(np.int64)
+        self.hV = np.concatenate(hulls) if hulls else np.zeros((0, 3))
+        nh = max([len(V) for V in hulls], default=1)
+        self.hscratch = (np.zeros(MESH_FEATURES, np.int64), np.zeros(MESH_FEATURES),
+                         np.zeros(nh, np.int64), np.zeros(nh), np.zeros((nh, 3)), np.zeros(nh))
         self._balls = {}
         self._T_end = coal.Transform3s(np.eye(3), np.zeros(3))
         self.req = coal.DistanceRequest()
@@ -121,35 +139,31 @@ class MeshNarrowPhase:
         return (d, np.array(res.getNearestPoint1()), np.array(res.getNearestPoint2()),
                 -np.array(res.normal))
 
-    def contacts(self, poses, extra):
+    def contacts(self, poses, extra, gm, out, k):
         """The contacts of the mesh pairs at the world placements ``poses`` (after
         :func:`~articulated.algorithms.collision.place_shapes`), within the pairs' margins
-        plus ``extra`` [m]: a list of blocks ``(a, b, point (k, 3), normal (k, 3), dist (k,),
-        key (k,))``, one per pair in contact, keys increasing."""
+        plus ``extra`` [m]: those of the mesh-plane pairs written to the contact buffer
+        ``out`` (:class:`~articulated.algorithms.collision.Contacts`) from index ``k`` on
+        (``gm`` the :class:`~articulated.algorithms.collision.GeomModel`), the others as a
+        list of blocks ``(a, b, point (k, 3), normal (k, 3), dist (k,), key (k,))``, one
+        per pair in contact, keys increasing. Returns ``(index after the written ones,
+        blocks)``; the index may pass the buffer's capacity (nothing is written there: grow
+        the buffer and call again)."""
         gR, gp = poses.gR, poses.gp
         nn = mesh_broad_phase(self.pairs, self.is_plane_arr, self.rb, gR, gp, poses.margin,
                               float(extra), self.near, self.reach)
-        out = []
-        for i, reach in zip(self.near[:nn].tolist(), self.reach[:nn].tolist()):
-            key = MESH_FEATURES * (self.first + i)
-            pair = self._mesh_plane if self.is_plane[i] else self._pair
-            blk = pair(self.al[i], self.bl[i], gR, gp, reach, key)
+        npl = int(np.searchsorted(self.near[:nn], self.nplane))
+        if npl:
+            k = mesh_plane_kernel(self.near, self.reach, npl, self.pairs, self.hstart,
+                                  self.hV, MESH_PLANE_SPREAD, self.first, gm, gR, gp, out, k,
+                                  *self.hscratch)
+        blocks = []
+        for i, reach in zip(self.near[npl:nn].tolist(), self.reach[npl:nn].tolist()):
+            blk = self._pair(self.al[i], self.bl[i], gR, gp, reach,
+                             MESH_FEATURES * (self.first + i))
             if blk is not None:
-                out.append(blk)
-        return out
-
-    def _mesh_plane(self, a, b, gR, gp, reach, key):
-        V = self.hull[a]
-        sel, dsel, scratch = self.scratch[a]
-        k = hull_plane_kernel(V, gR[a], gp[a], gR[b, :, 2], gp[b], reach, sel, dsel, *scratch)
-        if k == 0:
-            return None
-        v = sel[:k]
-        n = gR[b, :, 2]
-        d = dsel[:k].copy()
-        X = gp[a] + V[v] @ gR[a].T
-        feat = v if len(V) <= MESH_FEATURES else np.arange(k)
-        return (a, b, X - 0.5 * d[:, None] * n, np.broadcast_to(n, (k, 3)), d, key + feat)
+                blocks.append(blk)
+        return k, blocks
 
     def _pair(self, a, b, gR, gp, reach, key):
         Ta, Tb = self.T[a], self.T[b]
@@ -184,45 +198,46 @@ class MeshNarrowPhase:
         return (a, b, np.array(P), np.array(N), np.array(D), np.array(K, dtype=np.int64))
 
 
-@njit(**KERNEL)
-def hull_plane_kernel(V, R, p, n, o, reach, sel_out, d_out, cand, dc, Y, dmin):
-    """The hull vertices ``V`` (nh, 3) (shape frame; placed at world rotation ``R`` (3, 3)
-    and origin ``p`` (3,)) whose signed distance from the plane through ``o`` (3,) with unit
-    normal ``n`` (3,) is below ``reach`` [m]: all of them when at most ``m = len(sel_out)``
-    are, else the deepest one and then repeatedly the one farthest (along the plane) from
-    those chosen. Writes their indices, increasing, to ``sel_out`` and their distances to
-    ``d_out``; returns their number. Scratch: ``cand, dc, dmin`` (nh,), ``Y`` (nh, 3)."""
-    nh = V.shape[0]
+@njit(**INLINE)
+def _hull_plane(V, h0, h1, R, p, n, o, reach, spread, sel_out, d_out, cand, dc, Y, dmin):
+    """The hull vertices ``V[h0:h1]`` (shape frame; placed at world rotation ``R`` (3, 3)
+    and origin ``p`` (3,)) whose signed distance from the plane through ``o`` (3,) with
+    unit normal ``n`` (3,) is below ``reach`` [m], reduced to a spread set: the deepest
+    one, then repeatedly the one farthest (in the world) from those chosen, while that is
+    at least ``spread`` [m] away, at most ``m = len(sel_out)``. Writes their indices (in
+    ``V[h0:h1]``), increasing, to ``sel_out`` and their distances to ``d_out``; returns
+    their number. Scratch: ``cand, dc`` (nh,), ``Y`` (nh, 3) the vertices in the world,
+    ``dmin`` (nh,)."""
     m = sel_out.shape[0]
     k = 0
-    for v in range(nh):
-        x0 = p[0] + R[0, 0] * V[v, 0] + R[0, 1] * V[v, 1] + R[0, 2] * V[v, 2]
-        x1 = p[1] + R[1, 0] * V[v, 0] + R[1, 1] * V[v, 1] + R[1, 2] * V[v, 2]
-        x2 = p[2] + R[2, 0] * V[v, 0] + R[2, 1] * V[v, 1] + R[2, 2] * V[v, 2]
+    for v in range(h1 - h0):
+        u = h0 + v
+        x0 = p[0] + R[0, 0] * V[u, 0] + R[0, 1] * V[u, 1] + R[0, 2] * V[u, 2]
+        x1 = p[1] + R[1, 0] * V[u, 0] + R[1, 1] * V[u, 1] + R[1, 2] * V[u, 2]
+        x2 = p[2] + R[2, 0] * V[u, 0] + R[2, 1] * V[u, 1] + R[2, 2] * V[u, 2]
         d = n[0] * (x0 - o[0]) + n[1] * (x1 - o[1]) + n[2] * (x2 - o[2])
         if d < reach:
             cand[k] = v
             dc[k] = d
-            Y[k, 0] = x0 - d * n[0]
-            Y[k, 1] = x1 - d * n[1]
-            Y[k, 2] = x2 - d * n[2]
+            Y[k, 0] = x0
+            Y[k, 1] = x1
+            Y[k, 2] = x2
             k += 1
-    if k <= m:
-        for i in range(k):
-            sel_out[i] = cand[i]
-            d_out[i] = dc[i]
-        return k
-    # farthest-point selection on the projections, starting from the deepest vertex
+    if k == 0:
+        return 0
+    # farthest-point selection, starting from the deepest vertex
     j = 0
     for i in range(k):
         if dc[i] < dc[j]:
             j = i
-    for i in range(k):
         dmin[i] = np.inf
-    for c in range(m):
+    spread2 = spread * spread
+    c = 0
+    while c < m:
         sel_out[c] = j
-        best = -1.0
-        nxt = 0
+        c += 1
+        best = 0.0
+        nxt = -1
         for i in range(k):
             e0 = Y[i, 0] - Y[j, 0]
             e1 = Y[i, 1] - Y[j, 1]
@@ -233,19 +248,68 @@ def hull_plane_kernel(V, R, p, n, o, reach, sel_out, d_out, cand, dc, Y, dmin):
             if dmin[i] > best:
                 best = dmin[i]
                 nxt = i
+        if nxt < 0 or best < spread2:
+            break
         j = nxt
-    # candidate positions -> vertex indices, increasing (insertion sort of m entries)
-    for c in range(m):
-        i = sel_out[c]
-        t = c
+    # candidate positions -> vertex indices, increasing (insertion sort of c entries)
+    for t0 in range(c):
+        i = sel_out[t0]
+        t = t0
         while t > 0 and sel_out[t - 1] > i:
             sel_out[t] = sel_out[t - 1]
             t -= 1
         sel_out[t] = i
-    for c in range(m):
-        d_out[c] = dc[sel_out[c]]
-        sel_out[c] = cand[sel_out[c]]
-    return m
+    for t in range(c):
+        d_out[t] = dc[sel_out[t]]
+        sel_out[t] = cand[sel_out[t]]
+    return c
+
+
+@njit(**KERNEL)
+def mesh_plane_kernel(near, reach, npl, pairs, hstart, V, spread, first, gm, gR, gp, out, k,
+                      sel, dsel, cand, dc, Y, dmin):
+    """The contacts of the mesh-plane pairs ``near[:npl]`` (indices into ``pairs`` (nm, 2):
+    mesh a, plane b; their hulls ``V[hstart[i]:hstart[i + 1]]`` in the mesh's frame),
+    within ``reach[:npl]`` [m], at the world placements ``gR`` (ng, 3, 3), ``gp`` (ng, 3):
+    :func:`_hull_plane` with a spread of ``spread`` times the mesh's bounding radius
+    ``gm.rb``; each vertex a contact with the plane's normal, its point midway between the
+    vertex and the plane, key ``16 (first + i) + feature`` (the vertex index for hulls of
+    at most 16 vertices, else its rank among those chosen), friction ``sqrt(mu_a mu_b)``
+    and restitution ``max(e_a, e_b)``. Written to ``out`` from index ``k`` on, as far as
+    its capacity goes; returns the index after the last contact (counted past the
+    capacity too). Scratch: ``sel, dsel`` (16,), ``cand, dc, dmin`` (nh,), ``Y`` (nh, 3)."""
+    cap = out.dist.shape[0]
+    for t in range(npl):
+        i = near[t]
+        a = pairs[i, 0]
+        b = pairs[i, 1]
+        h0 = hstart[i]
+        h1 = hstart[i + 1]
+        n = (gR[b, 0, 2], gR[b, 1, 2], gR[b, 2, 2])
+        ns = _hull_plane(V, h0, h1, gR[a], gp[a], n, gp[b], reach[t],
+                         spread * gm.rb[a], sel, dsel, cand, dc, Y, dmin)
+        mu = math.sqrt(gm.mu[a] * gm.mu[b])
+        e = max(gm.e[a], gm.e[b])
+        for c in range(ns):
+            if k < cap:
+                v = h0 + sel[c]
+                d = dsel[c]
+                for r in range(3):
+                    x = (gp[a, r] + gR[a, r, 0] * V[v, 0] + gR[a, r, 1] * V[v, 1]
+                         + gR[a, r, 2] * V[v, 2])
+                    out.point[k, r] = x - 0.5 * d * n[r]
+                    out.normal[k, r] = n[r]
+                out.dist[k] = d
+                out.key[k] = MESH_FEATURES * (first + i) + (
+                    sel[c] if h1 - h0 <= MESH_FEATURES else c)
+                out.geom[k, 0] = a
+                out.geom[k, 1] = b
+                out.body[k, 0] = gm.body[a]
+                out.body[k, 1] = gm.body[b]
+                out.mu[k] = mu
+                out.e[k] = e
+            k += 1
+    return k
 
 
 @njit(**KERNEL)

@@ -12,7 +12,8 @@
   flight and at rest, largest depth, kinetic energy at the end, and a picture.
 * **(e) solo12** (example-robot-data's URDF, its collision meshes through coal, free base,
   robot-floor contacts only) dropped 6 cm onto a plane and held standing by a PD
-  controller, against ``mj_step`` on the same model with the same PD torques.
+  controller, against ``mj_step`` on the same model with the same PD torques, with
+  MuJoCo's defaults and with its no-slip iterations.
 * **(b) thread** (GLM Fig. 5): :func:`articulated.models.thread` pulled through the holes
   of 5 walls by a spring whose anchor moves (:func:`thread_pull`), full vs adaptive.
 * **(c) snake on a bridge** (GLM Fig. 6): :func:`articulated.models.snake_bridge` wound
@@ -483,35 +484,49 @@ def solo12_scene(robots_dir, z0=0.30, kp=SOLO12_KP, kd=SOLO12_KD):
     return m, geom, q0, art.PDController(kp=kp, kd=kd, q_ref=ref, joints=names)
 
 
+SOLO12_NOSLIP = 20
+"""MuJoCo's ``noslip_iterations`` in the second MuJoCo run of scene (e)."""
+
+
 def run_solo12(robots_dir, steps):
     """Scene (e), ours (full model, ABA) and MuJoCo's ``mj_step`` on the same model
     (:func:`articulated.interop.to_mujoco`: the same hulls, inertias and filter) with the
-    same PD torques (``qfrc_applied``); returns a dict with per-step times [s], base
-    heights [m] and largest depths [m] of both."""
+    same PD torques (``qfrc_applied``), twice: MuJoCo's defaults, and with
+    ``noslip_iterations = SOLO12_NOSLIP`` (MuJoCo's post-processing that removes the slip
+    its soft friction allows: with the defaults the feet creep outward under the legs'
+    load and the base sinks). Returns a dict with per-step times [s], base heights [m] and
+    largest depths [m] of each (``ours_*``, ``mj_*``, ``mjns_*``), our sweeps per step and
+    the contacts at the end."""
     import mujoco
 
     from ..interop import to_mujoco
 
     m, geom, q0, pd = solo12_scene(robots_dir)
     r = run_ours(m, geom, q0, steps, forces=[pd])
-    mj, conv = to_mujoco(m, geom)
-    mj.opt.timestep = H
-    d = mujoco.MjData(mj)
-    d.qpos[:] = conv.qpos(q0)
+    c = r["tr"].contacts
+    res = dict(ours_t=r["wall"], ours_z=r["tr"].q[1:, 2], ours_depth=c["max_depth"],
+               ours_n=c["n"], ours_sweeps=c["sweeps"])
     js = [m.joint_id(n) for n in SOLO12_POSE]
     iq, iv = m.jnt_qadr[js], m.jnt_vadr[js]
     ref = np.array(list(SOLO12_POSE.values()))
-    t, z, depth = np.zeros(steps), np.zeros(steps), np.zeros(steps)
-    for k in range(steps):
-        t0 = time.perf_counter()
-        d.qfrc_applied[:] = 0.0
-        d.qfrc_applied[iv] = pd.kp * (ref - d.qpos[iq]) - pd.kd * d.qvel[iv]
-        mujoco.mj_step(mj, d)
-        t[k] = time.perf_counter() - t0
-        z[k] = d.qpos[2]
-        depth[k] = max(0.0, -float(d.contact.dist[:d.ncon].min())) if d.ncon else 0.0
-    return dict(ours_t=r["wall"], ours_z=r["tr"].q[1:, 2], ours_depth=r["tr"].contacts["max_depth"],
-                ours_n=r["tr"].contacts["n"], mj_t=t, mj_z=z, mj_depth=depth, mj_n=int(d.ncon))
+    for key, noslip in (("mj", 0), ("mjns", SOLO12_NOSLIP)):
+        mj, conv = to_mujoco(m, geom)
+        mj.opt.timestep = H
+        mj.opt.noslip_iterations = noslip
+        d = mujoco.MjData(mj)
+        d.qpos[:] = conv.qpos(q0)
+        t, z, depth = np.zeros(steps), np.zeros(steps), np.zeros(steps)
+        for k in range(steps):
+            t0 = time.perf_counter()
+            d.qfrc_applied[:] = 0.0
+            d.qfrc_applied[iv] = pd.kp * (ref - d.qpos[iq]) - pd.kd * d.qvel[iv]
+            mujoco.mj_step(mj, d)
+            t[k] = time.perf_counter() - t0
+            z[k] = d.qpos[2]
+            depth[k] = max(0.0, -float(d.contact.dist[:d.ncon].min())) if d.ncon else 0.0
+        res.update({key + "_t": t, key + "_z": z, key + "_depth": depth,
+                    key + "_n": int(d.ncon)})
+    return res
 
 
 def add_arguments(parser):
@@ -680,27 +695,41 @@ def run(args) -> int:
         s5 = run_solo12(robots, steps5)
         land = slice(int(0.1 * steps5), steps5)
         rest5 = slice(int(0.75 * steps5), steps5)
+        runs = [("articulated full (ABA)", "ours"), ("MuJoCo mj_step", "mj"),
+                 (f"MuJoCo, noslip_iterations = {SOLO12_NOSLIP}", "mjns")]
         emit(markdown_table(
             ["run", "step [ms], median", "contacts at the end", "max depth [mm]",
-             "max depth after 0.1 of the run [mm]", "base z at the end [m]"],
-            [["articulated full (ABA)", f"{np.median(s5['ours_t'][rest5]) * 1e3:.3f}",
-              f"{s5['ours_n'][-1]}", f"{s5['ours_depth'].max() * 1e3:.3f}",
-              f"{s5['ours_depth'][land].max() * 1e3:.3f}", f"{s5['ours_z'][-1]:.5f}"],
-             ["MuJoCo mj_step", f"{np.median(s5['mj_t'][rest5]) * 1e3:.3f}", f"{s5['mj_n']}",
-              f"{s5['mj_depth'].max() * 1e3:.3f}", f"{s5['mj_depth'][land].max() * 1e3:.3f}",
-              f"{s5['mj_z'][-1]:.5f}"]]))
+             "max depth after 0.1 of the run [mm]", "base z at 1 s [m]",
+             "base z at the end [m]"],
+            [[name, f"{np.median(s5[k + '_t'][rest5]) * 1e3:.3f}",
+              f"{np.ravel(s5[k + '_n'])[-1]}", f"{s5[k + '_depth'].max() * 1e3:.3f}",
+              f"{s5[k + '_depth'][land].max() * 1e3:.3f}",
+              f"{s5[k + '_z'][min(1000, steps5) - 1]:.5f}", f"{s5[k + '_z'][-1]:.5f}"]
+             for name, k in runs]))
         emit("")
         one = min(1000, steps5) - 1
+
+        def gap(k, i):
+            return abs(s5["ours_z"][i] - s5[k + "_z"][i]) * 1e3
+
         emit(f"{steps5} steps from the base at 0.30 m (the standing pose's feet about 6 cm up), "
              f"kp = {SOLO12_KP} N m/rad, kd = {SOLO12_KD} N m s/rad. Base height difference "
-             f"at 1 s {abs(s5['ours_z'][one] - s5['mj_z'][one]) * 1e3:.2f} mm, at the end "
-             f"{abs(s5['ours_z'][-1] - s5['mj_z'][-1]) * 1e3:.2f} mm (target 5 mm); "
-             f"MuJoCo's step / ours: {np.median(s5['mj_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x.")
+             f"(target 5 mm) to MuJoCo at 1 s {gap('mj', one):.2f} mm, at the end "
+             f"{gap('mj', -1):.2f} mm; to MuJoCo with noslip {gap('mjns', one):.2f} and "
+             f"{gap('mjns', -1):.2f} mm. Our base moved "
+             f"{abs(s5['ours_z'][-1] - s5['ours_z'][one]) * 1e3:.3f} mm from 1 s to the end; "
+             f"sweeps per step after 1 s: median "
+             f"{np.median(s5['ours_sweeps'][one:]):.0f}, largest "
+             f"{s5['ours_sweeps'][one:].max()}. MuJoCo's step / ours: "
+             f"{np.median(s5['mj_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x "
+             f"(with noslip {np.median(s5['mjns_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x).")
         emit("")
         name = "contact-solo12" + ("-quick" if quick else "") + ".png"
         _depth_height_figure(H * np.arange(1, steps5 + 1),
                              [("articulated", s5["ours_depth"], s5["ours_z"], "-"),
-                              ("MuJoCo", s5["mj_depth"], s5["mj_z"], "--")],
+                              ("MuJoCo", s5["mj_depth"], s5["mj_z"], "--"),
+                              (f"MuJoCo, noslip {SOLO12_NOSLIP}", s5["mjns_depth"],
+                               s5["mjns_z"], ":")],
                              "base height [m]", "solo12 drop and stand", out / name)
         emit(f"![solo12]({name})")
     emit("")
