@@ -481,12 +481,41 @@ def test_a_rounded_hull_on_a_plane_is_one_contact():
                                                        abs=1e-15)
         if expect == 2:   # one contact at each end of the bar
             assert abs(det.out.point[0, 0] - det.out.point[1, 0]) > 0.25
+        assert (np.diff(det.out.key[:n]) > 0).all() and det.out.key[0] // MESH_FEATURES == 0
     geom = art.CollisionModel(m)
     geom.add("a", _cube_mesh(0.2))
     geom.add_static(art.Plane(normal=(0, 0, 1)))
     det = Detector(geom)
     n = det.detect(*_poses(np.eye(3)[None], [[0, 0, 0.1]]), np.zeros((1, 6)), 1e-3, extra=1e-3)
     assert n == 4
+
+
+def test_contacts_survive_the_buffer_growing():
+    """A detector with room for one contact grows its buffer (compiled pairs, the compiled
+    mesh-plane pairs and coal's mesh pairs all at once) and returns the same contacts,
+    keys and points as one with room for 64, every time."""
+    m = _free_pair()
+    R = np.stack([np.eye(3)] * 2)
+    p = np.array([[0.0, 0.0, 0.099], [0.3, 0.0, 0.04]])
+    outs = []
+    for cap in (1, 64):
+        geom = art.CollisionModel(m)
+        geom.add("a", _cube_mesh(0.2))
+        geom.add("b", art.Sphere(radius=0.05))
+        geom.add("b", _cube_mesh(0.05), pos=(-0.18, 0.0, 0.06))   # overlaps a's cube
+        geom.add_static(art.Plane(normal=(0, 0, 1)))
+        det = Detector(geom, capacity=cap)
+        n = det.detect(*_poses(R, p), np.zeros((2, 6)), 1e-3, extra=0.02)
+        outs.append((n, det.out.key[:n].copy(), det.out.point[:n].copy(),
+                     det.out.geom[:n].copy()))
+    (n1, k1, x1, g1), (n2, k2, x2, g2) = outs
+    assert n1 == n2 and n1 >= 6
+    assert (np.diff(k1) > 0).all()
+    np.testing.assert_array_equal(k1, k2)
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(x1, x2)
+    pairs = {tuple(sorted(g)) for g in g1.tolist()}
+    assert {(0, 3), (1, 3), (0, 2)} <= pairs   # cube-plane, sphere-plane, the cubes (coal)
 
 
 def test_mesh_contacts_follow_the_compiled_ones():
@@ -619,8 +648,8 @@ def test_solo12_stands_on_its_meshes_like_mujoco(robots):
     assert 0.2 < r["ours_z"][-1] < 0.3 and 0.2 < r["mj_z"][-1] < 0.3
     assert abs(r["ours_z"][999] - r["mj_z"][999]) <= 5e-3
     assert abs(r["ours_z"][-1] - r["mjns_z"][-1]) <= 5e-3
-    assert abs(r["mjns_z"][-1] - r["mjns_z"][999]) < 5e-4      # MuJoCo without slip stays
     assert abs(r["ours_z"][-1] - r["ours_z"][999]) < 5e-4
     assert r["ours_depth"][500:].max() <= 1e-3
     assert np.abs(np.diff(r["ours_z"][-100:])).max() < 1e-5  # at rest
-    assert np.median(r["ours_sweeps"][1000:]) <= 10
+    sw = r["ours_sweeps"][1000:]
+    assert np.median(sw) <= 10 and (sw >= 50).mean() < 0.05

@@ -23,11 +23,11 @@ Pipeline (one compiled kernel, :func:`detect_kernel`):
    end points when they are also within the margin (a capsule lying on a face rests on two
    points); box and cylinder against a plane
    by their corners and rim points;
-4. pairs with a :class:`~articulated.geometry.Mesh` (the convex hull of its vertices):
-   a Python pass after the kernel (:mod:`articulated.algorithms.collision_mesh`) with
-   coal's GJK/EPA (``coal.distance`` on one ``coal.Convex`` per mesh, signed distance)
-   against spheres, capsules, boxes, cylinders and meshes, and the hull's vertices against
-   a plane.
+4. pairs with a :class:`~articulated.geometry.Mesh` (the convex hull of its vertices),
+   after the kernel (:mod:`articulated.algorithms.collision_mesh`): against a plane, a
+   spread set of the hull's vertices (one compiled call for all such pairs); against
+   spheres, capsules, boxes, cylinders and meshes, a Python pass with coal's GJK/EPA
+   (``coal.distance`` on one ``coal.Convex`` per mesh, signed distance).
 
 A contact is ``(shape a, shape b, body a, body b, point, normal, distance, mu, e)``: the
 normal ``n`` (world, unit) points from b to a (moving a along ``+n`` separates them); the
@@ -650,7 +650,8 @@ class Detector:
     then: ImportError naming ``articulated[mesh]`` without it), whose contacts follow the
     kernel's in the same buffers. Keys: ``16 p + feature`` with ``p`` the pair's index
     among the kernel's pairs (in ``CollisionModel.arrays()["pairs"]`` order), then among
-    the mesh pairs after them, so the keys increase along the output.
+    the mesh pairs after them (the mesh-plane pairs first), so the keys increase along the
+    output.
 
     Raises ValueError at construction for a pair of shapes no narrow phase handles
     (box-box, box-cylinder, cylinder-cylinder), naming the two shapes.
@@ -706,10 +707,10 @@ class Detector:
             return n
         k, more = self.mesh.contacts(self.poses, float(extra), self.gm, self.out, n)
         nm = sum(len(blk[4]) for blk in more)
-        if k + nm > self.out.dist.shape[0]:
+        if k + nm > self.out.dist.shape[0]:  # grow; the coal blocks are kept
             self.out = self._buffers(2 * (k + nm))
             n = detect_kernel(self.gm, self.poses, float(extra), self.broad.cand, nc, self.out)
-            k, more = self.mesh.contacts(self.poses, float(extra), self.gm, self.out, n)
+            k = self.mesh.plane_contacts(self.poses, self.gm, self.out, n)
         for blk in more:
             k = self._write(k, *blk)
         self.n = k

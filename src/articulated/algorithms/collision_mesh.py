@@ -1,7 +1,8 @@
-"""Narrow phase of the pairs with a :class:`~articulated.geometry.Mesh`, through coal: the
-Python pass that :class:`~articulated.algorithms.collision.Detector` runs after its compiled
-kernel, writing contacts with the same fields (normal from b to a, point midway between the
-surfaces, distance < 0 when they overlap, keys increasing).
+"""Narrow phase of the pairs with a :class:`~articulated.geometry.Mesh`, which
+:class:`~articulated.algorithms.collision.Detector` runs after its compiled kernel, writing
+contacts with the same fields (normal from b to a, point midway between the surfaces,
+distance < 0 when they overlap, keys increasing): mesh against plane in one compiled call
+(:func:`mesh_plane_kernel`), the other pairs through coal in Python.
 
 coal (``pip install 'articulated[mesh]'``) is imported only when a model has a mesh pair.
 """
@@ -20,12 +21,15 @@ MESH_FEATURES = 16
 """Most contacts of one mesh pair (the key is ``16 pair + feature``)."""
 
 MESH_PLANE_SPREAD = 0.3
-"""Two contacts of one mesh-plane pair lie at least this fraction of the mesh's bounding
-radius apart (MuJoCo's ``tolplanemesh``): hull vertices closer together than that are one
-contact. A rounded foot's hull puts a dozen vertices within a millimetre of the floor;
-as contacts they are rows that differ by a lever of a millimetre, which Gauss-Seidel
-separates at a rate of about ``m d^2 / I`` per sweep (solo12 standing: thousands of
-sweeps)."""
+"""Two contacts of one mesh-plane pair lie at least this fraction of the hull's radius
+(about the centre of its bounding box) apart: hull vertices closer together than that
+are one contact. The constant is MuJoCo's ``tolplanemesh`` (MuJoCo keeps the deepest
+vertex and at most 3 of its hull neighbours that far from it; the farthest-point
+selection of up to :data:`MESH_FEATURES` is ours). A rounded foot's hull puts a dozen
+vertices within a millimetre of the floor; as contacts they are rows that differ by a
+lever of a millimetre, which Gauss-Seidel separates at a rate of about ``m d^2 / I`` per
+sweep (solo12 standing: every step at the 50-sweep cap, and the base rose 2.5 mm in 5 s
+while the load drifted from vertex to vertex)."""
 
 
 def _import_coal():
@@ -55,7 +59,8 @@ def _hull(coal, mesh):
 
 
 class MeshNarrowPhase:
-    """Narrow phase of the pairs with a mesh, through coal (Python, after the kernel).
+    """Narrow phase of the pairs with a mesh (after the kernel): against a plane compiled,
+    the others through coal in Python.
 
     Each mesh collides as the convex hull of its vertices (MuJoCo does the same), one
     ``coal.Convex`` per mesh: coal's GJK gives the distance of separated shapes and EPA the
@@ -68,8 +73,9 @@ class MeshNarrowPhase:
       corners: the deepest one, then repeatedly the one farthest from those chosen, while
       that is at least :data:`MESH_PLANE_SPREAD` times the mesh's bounding radius away,
       at most :data:`MESH_FEATURES` (feature: the vertex index for hulls of at most 16
-      vertices, else the rank of the vertex among those chosen); all the mesh-plane pairs
-      in one compiled call (:func:`mesh_plane_kernel`);
+      vertices, else the rank of the vertex among those chosen: when the chosen set
+      changes, a warm start may pass an impulse to another vertex); all the mesh-plane
+      pairs in one compiled call (:func:`mesh_plane_kernel`);
     * sphere, capsule, box, cylinder or mesh against a mesh: coal's closest (deepest) pair
       of points, one contact (feature 0); a capsule adds its end points when they lie
       within the reach too (features 1, 2), as the compiled capsule pairs do.
@@ -94,11 +100,11 @@ class MeshNarrowPhase:
         self.al, self.bl = self.pairs[:, 0].tolist(), self.pairs[:, 1].tolist()
         self.is_plane_arr = self.kind[self.pairs[:, 1]] == SHAPE_PLANE
         self.is_capsule = (self.kind == SHAPE_CAPSULE).tolist()
+        self._npl = 0
         self.near = np.zeros(len(self.pairs), np.int64)
         self.reach = np.zeros(len(self.pairs))
         self.geo = {}
         self.hull = {}
-        self.scratch = {}
         self.T = {}
         for g in np.unique(self.pairs):
             g = int(g)
@@ -119,6 +125,10 @@ class MeshNarrowPhase:
         hulls = [self.hull[a] for a in self.al[:self.nplane]]
         self.hstart = np.cumsum([0] + [len(V) for V in hulls]).astype(np.int64)
         self.hV = np.concatenate(hulls) if hulls else np.zeros((0, 3))
+        # each hull's radius about the centre of its bounding box (a URDF mesh's origin
+        # may lie far from it: solo12's lower leg 0.169 m about its origin, 0.091 about it)
+        self.hr = np.array([np.linalg.norm(V - 0.5 * (V.min(0) + V.max(0)), axis=1).max()
+                            for V in hulls], dtype=np.float64)
         nh = max([len(V) for V in hulls], default=1)
         self.hscratch = (np.zeros(MESH_FEATURES, np.int64), np.zeros(MESH_FEATURES),
                          np.zeros(nh, np.int64), np.zeros(nh), np.zeros((nh, 3)), np.zeros(nh))
@@ -148,15 +158,12 @@ class MeshNarrowPhase:
         list of blocks ``(a, b, point (k, 3), normal (k, 3), dist (k,), key (k,))``, one
         per pair in contact, keys increasing. Returns ``(index after the written ones,
         blocks)``; the index may pass the buffer's capacity (nothing is written there: grow
-        the buffer and call again)."""
+        the buffer and call :meth:`plane_contacts`)."""
         gR, gp = poses.gR, poses.gp
         nn = mesh_broad_phase(self.pairs, self.is_plane_arr, self.rb, gR, gp, poses.margin,
                               float(extra), self.near, self.reach)
-        npl = int(np.searchsorted(self.near[:nn], self.nplane))
-        if npl:
-            k = mesh_plane_kernel(self.near, self.reach, npl, self.pairs, self.hstart,
-                                  self.hV, MESH_PLANE_SPREAD, self.first, gm, gR, gp, out, k,
-                                  *self.hscratch)
+        npl = self._npl = int(np.searchsorted(self.near[:nn], self.nplane))
+        k = self.plane_contacts(poses, gm, out, k)
         blocks = []
         for i, reach in zip(self.near[npl:nn].tolist(), self.reach[npl:nn].tolist()):
             blk = self._pair(self.al[i], self.bl[i], gR, gp, reach,
@@ -164,6 +171,16 @@ class MeshNarrowPhase:
             if blk is not None:
                 blocks.append(blk)
         return k, blocks
+
+    def plane_contacts(self, poses, gm, out, k):
+        """The mesh-plane pairs' part of the last :meth:`contacts` (its broad phase kept),
+        written again from index ``k`` (after the buffer grew); returns the index after
+        them."""
+        if self._npl:
+            k = mesh_plane_kernel(self.near, self.reach, self._npl, self.pairs, self.hstart,
+                                  self.hV, self.hr, MESH_PLANE_SPREAD, self.first, gm,
+                                  poses.gR, poses.gp, out, k, *self.hscratch)
+        return k
 
     def _pair(self, a, b, gR, gp, reach, key):
         Ta, Tb = self.T[a], self.T[b]
@@ -266,13 +283,13 @@ def _hull_plane(V, h0, h1, R, p, n, o, reach, spread, sel_out, d_out, cand, dc, 
 
 
 @njit(**KERNEL)
-def mesh_plane_kernel(near, reach, npl, pairs, hstart, V, spread, first, gm, gR, gp, out, k,
-                      sel, dsel, cand, dc, Y, dmin):
+def mesh_plane_kernel(near, reach, npl, pairs, hstart, V, hr, spread, first, gm, gR, gp, out,
+                      k, sel, dsel, cand, dc, Y, dmin):
     """The contacts of the mesh-plane pairs ``near[:npl]`` (indices into ``pairs`` (nm, 2):
     mesh a, plane b; their hulls ``V[hstart[i]:hstart[i + 1]]`` in the mesh's frame),
     within ``reach[:npl]`` [m], at the world placements ``gR`` (ng, 3, 3), ``gp`` (ng, 3):
-    :func:`_hull_plane` with a spread of ``spread`` times the mesh's bounding radius
-    ``gm.rb``; each vertex a contact with the plane's normal, its point midway between the
+    :func:`_hull_plane` with a spread of ``spread`` times the hull's radius ``hr[i]`` [m]
+    (about the centre of its bounding box); each vertex a contact with the plane's normal, its point midway between the
     vertex and the plane, key ``16 (first + i) + feature`` (the vertex index for hulls of
     at most 16 vertices, else its rank among those chosen), friction ``sqrt(mu_a mu_b)``
     and restitution ``max(e_a, e_b)``. Written to ``out`` from index ``k`` on, as far as
@@ -286,8 +303,8 @@ def mesh_plane_kernel(near, reach, npl, pairs, hstart, V, spread, first, gm, gR,
         h0 = hstart[i]
         h1 = hstart[i + 1]
         n = (gR[b, 0, 2], gR[b, 1, 2], gR[b, 2, 2])
-        ns = _hull_plane(V, h0, h1, gR[a], gp[a], n, gp[b], reach[t],
-                         spread * gm.rb[a], sel, dsel, cand, dc, Y, dmin)
+        ns = _hull_plane(V, h0, h1, gR[a], gp[a], n, gp[b], reach[t], spread * hr[i],
+                         sel, dsel, cand, dc, Y, dmin)
         mu = math.sqrt(gm.mu[a] * gm.mu[b])
         e = max(gm.e[a], gm.e[b])
         for c in range(ns):

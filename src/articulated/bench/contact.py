@@ -529,14 +529,73 @@ def run_solo12(robots_dir, steps):
     return res
 
 
+def _solo12(emit, out, quick):
+    """Scene (e): solo12 standing on its meshes against MuJoCo (:func:`run_solo12`): a
+    table, the height and depth picture ``contact-solo12.png``."""
+    robots = robots_dir()
+    try:
+        import mujoco  # noqa: F401 (the test extra)
+        have_mujoco = True
+    except ImportError:
+        have_mujoco = False
+    emit("## (e) solo12 from its URDF, collision meshes, PD standing, against MuJoCo")
+    emit("")
+    if robots is None or not have_mujoco:
+        emit("skipped: needs example-robot-data (the robots extra) and MuJoCo")
+    else:
+        steps5 = 1000 if quick else 5000
+        s5 = run_solo12(robots, steps5)
+        land = slice(int(0.1 * steps5), steps5)
+        rest5 = slice(int(0.75 * steps5), steps5)
+        runs = [("articulated full (ABA)", "ours"), ("MuJoCo mj_step", "mj"),
+                 (f"MuJoCo, noslip_iterations = {SOLO12_NOSLIP}", "mjns")]
+        emit(markdown_table(
+            ["run", "step [ms], median", "contacts at the end", "max depth [mm]",
+             "max depth after 0.1 of the run [mm]", "base z at 1 s [m]",
+             "base z at the end [m]"],
+            [[name, f"{np.median(s5[k + '_t'][rest5]) * 1e3:.3f}",
+              f"{np.ravel(s5[k + '_n'])[-1]}", f"{s5[k + '_depth'].max() * 1e3:.3f}",
+              f"{s5[k + '_depth'][land].max() * 1e3:.3f}",
+              f"{s5[k + '_z'][min(1000, steps5) - 1]:.5f}", f"{s5[k + '_z'][-1]:.5f}"]
+             for name, k in runs]))
+        emit("")
+        one = min(1000, steps5) - 1
+
+        def gap(k, i):
+            return abs(s5["ours_z"][i] - s5[k + "_z"][i]) * 1e3
+
+        emit(f"{steps5} steps from the base at 0.30 m (the standing pose's feet about 6 cm up), "
+             f"kp = {SOLO12_KP} N m/rad, kd = {SOLO12_KD} N m s/rad. Base height difference "
+             f"(target 5 mm) to MuJoCo at 1 s {gap('mj', one):.2f} mm, at the end "
+             f"{gap('mj', -1):.2f} mm; to MuJoCo with noslip {gap('mjns', one):.2f} and "
+             f"{gap('mjns', -1):.2f} mm. Our base moved "
+             f"{abs(s5['ours_z'][-1] - s5['ours_z'][one]) * 1e3:.3f} mm from 1 s to the end; "
+             f"sweeps per step after 1 s: median "
+             f"{np.median(s5['ours_sweeps'][one:]):.0f}, largest "
+             f"{s5['ours_sweeps'][one:].max()}. MuJoCo's step / ours: "
+             f"{np.median(s5['mj_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x "
+             f"(with noslip {np.median(s5['mjns_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x).")
+        emit("")
+        name = "contact-solo12" + ("-quick" if quick else "") + ".png"
+        _depth_height_figure(H * np.arange(1, steps5 + 1),
+                             [("articulated", s5["ours_depth"], s5["ours_z"], "-"),
+                              ("MuJoCo", s5["mj_depth"], s5["mj_z"], "--"),
+                              (f"MuJoCo, noslip {SOLO12_NOSLIP}", s5["mjns_depth"],
+                               s5["mjns_z"], ":")],
+                             "base height [m]", "solo12 drop and stand", out / name)
+        emit(f"![solo12]({name})")
+    emit("")
+
+
 def add_arguments(parser):
     """Declare the options of ``articulated bench contact [--quick] [--out DIR]``."""
     parser.description = "contact benchmarks (Gayle, Lin & Manocha 2006)"
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default=None, choices=("b,c", "pile"),
+    parser.add_argument("--only", default=None, choices=("b,c", "pile", "e"),
                         help="run only the scenes (b) thread and (c) snake (report "
-                             "contact-results-bc.md), or only the pile and its animation "
-                             "(contact-results-pile.md, contact-pile.gif)")
+                             "contact-results-bc.md), only the pile and its animation "
+                             "(contact-results-pile.md, contact-pile.gif), or only (e) "
+                             "solo12 (contact-results-e.md, contact-solo12.png)")
     parser.add_argument("--out", default="docs", metavar="DIR",
                         help="folder for the PNG and the Markdown results (default docs)")
 
@@ -558,6 +617,11 @@ def run(args) -> int:
     if args.only == "pile":
         _pile(emit, out, quick)
         path = report.write("contact-results-pile" + ("-quick" if quick else "") + ".md")
+        print(f"wrote {path}")
+        return 0
+    if args.only == "e":
+        _solo12(emit, out, quick)
+        path = report.write("contact-results-e" + ("-quick" if quick else "") + ".md")
         print(f"wrote {path}")
         return 0
     if args.only == "b,c":
@@ -684,55 +748,7 @@ def run(args) -> int:
     emit(f"![response per contact]({name})")
     emit("")
 
-    # (e) solo12 standing on its meshes, against MuJoCo
-    robots = robots_dir()
-    emit("## (e) solo12 from its URDF, collision meshes, PD standing, against MuJoCo")
-    emit("")
-    if robots is None or mj is None:
-        emit("skipped: needs example-robot-data (the robots extra) and MuJoCo")
-    else:
-        steps5 = 1000 if quick else 5000
-        s5 = run_solo12(robots, steps5)
-        land = slice(int(0.1 * steps5), steps5)
-        rest5 = slice(int(0.75 * steps5), steps5)
-        runs = [("articulated full (ABA)", "ours"), ("MuJoCo mj_step", "mj"),
-                 (f"MuJoCo, noslip_iterations = {SOLO12_NOSLIP}", "mjns")]
-        emit(markdown_table(
-            ["run", "step [ms], median", "contacts at the end", "max depth [mm]",
-             "max depth after 0.1 of the run [mm]", "base z at 1 s [m]",
-             "base z at the end [m]"],
-            [[name, f"{np.median(s5[k + '_t'][rest5]) * 1e3:.3f}",
-              f"{np.ravel(s5[k + '_n'])[-1]}", f"{s5[k + '_depth'].max() * 1e3:.3f}",
-              f"{s5[k + '_depth'][land].max() * 1e3:.3f}",
-              f"{s5[k + '_z'][min(1000, steps5) - 1]:.5f}", f"{s5[k + '_z'][-1]:.5f}"]
-             for name, k in runs]))
-        emit("")
-        one = min(1000, steps5) - 1
-
-        def gap(k, i):
-            return abs(s5["ours_z"][i] - s5[k + "_z"][i]) * 1e3
-
-        emit(f"{steps5} steps from the base at 0.30 m (the standing pose's feet about 6 cm up), "
-             f"kp = {SOLO12_KP} N m/rad, kd = {SOLO12_KD} N m s/rad. Base height difference "
-             f"(target 5 mm) to MuJoCo at 1 s {gap('mj', one):.2f} mm, at the end "
-             f"{gap('mj', -1):.2f} mm; to MuJoCo with noslip {gap('mjns', one):.2f} and "
-             f"{gap('mjns', -1):.2f} mm. Our base moved "
-             f"{abs(s5['ours_z'][-1] - s5['ours_z'][one]) * 1e3:.3f} mm from 1 s to the end; "
-             f"sweeps per step after 1 s: median "
-             f"{np.median(s5['ours_sweeps'][one:]):.0f}, largest "
-             f"{s5['ours_sweeps'][one:].max()}. MuJoCo's step / ours: "
-             f"{np.median(s5['mj_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x "
-             f"(with noslip {np.median(s5['mjns_t'][rest5]) / np.median(s5['ours_t'][rest5]):.3f}x).")
-        emit("")
-        name = "contact-solo12" + ("-quick" if quick else "") + ".png"
-        _depth_height_figure(H * np.arange(1, steps5 + 1),
-                             [("articulated", s5["ours_depth"], s5["ours_z"], "-"),
-                              ("MuJoCo", s5["mj_depth"], s5["mj_z"], "--"),
-                              (f"MuJoCo, noslip {SOLO12_NOSLIP}", s5["mjns_depth"],
-                               s5["mjns_z"], ":")],
-                             "base height [m]", "solo12 drop and stand", out / name)
-        emit(f"![solo12]({name})")
-    emit("")
+    _solo12(emit, out, quick)
     _scenes_bc(emit, out, quick)
     path = report.write("contact-results" + ("-quick" if quick else "") + ".md")
     print(f"wrote {path}")
