@@ -18,7 +18,12 @@ from ..algorithms.kinematics import energy
 from ..configuration import _normalize_kernel
 from ..model import Model
 from .forces import Force, StateKinematics, compile_forces
+from ..algorithms.collision import Detector
+from ..algorithms.contact import STAT_DETECT, STAT_RESPONSE
+from ..geometry import CollisionModel
 from .contact import CONTACT_STATS, ContactStepper
+from .contact_loop import contact_loop_bundles, contact_steps
+from .cycles import _cycle_rate
 from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
 from .stepsize import ATOL, RTOL
 from .stepping import (INTEGRATOR_CODES, METHOD_CODES, OK, Records, loop_bundles, record_state,
@@ -703,23 +708,37 @@ class DynamicsSimulator:
 
     # ------------------------------------------------------------------ compiled loop
     def _compiled(self):
-        """``(StepModel, StepData, ForceArrays)`` of the compiled loop
-        (:mod:`articulated.simulation.stepping`), or None when this simulator's step has no
-        compiled form (rk45, SRM, contacts, float32, a force without a compiled form)."""
+        """``(StepModel, StepData, ForceArrays, ContactLoop or None)`` of the compiled loop
+        (:mod:`articulated.simulation.stepping`; with contacts or limits
+        :mod:`articulated.simulation.contact_loop`), or None when this simulator's step
+        has no compiled form (rk45, SRM, float32, a force without a compiled form, a mesh
+        pair other than mesh-plane)."""
         if self._loop is None:
             fa = None
-            if (self._srm is None and self._contact is None and self.dtype == np.float64
+            if (self._srm is None and self.dtype == np.float64
                     and self.method in METHOD_CODES and self.integrator in INTEGRATOR_CODES):
                 fa = compile_forces(self.model, self.forces)
-            self._loop = (False,) if fa is None else (
-                loop_bundles(self.model, self.method, self.integrator, self.dt) + (fa,))
-        return None if len(self._loop) == 1 else self._loop
+            self._loop = (False,)
+            if fa is not None and self._contact is None:
+                self._loop = loop_bundles(self.model, self.method, self.integrator,
+                                          self.dt) + (fa, None)
+            elif fa is not None:
+                cs = self._contact
+                det = cs.detector or Detector(CollisionModel(self.model))
+                sm, sd = loop_bundles(self.model, "aba", "semi_implicit_euler", self.dt)
+                d = cs.data                     # the stepper's workspace (its Factor views)
+                sm = sm._replace(model_i=d.model_i, model_f=d.model_f)
+                sd = sd._replace(data=d.buf)
+                cl = contact_loop_bundles(cs, det, sd)
+                if cl is not None:
+                    self._loop = (sm, sd, fa, cl, det)
+        return None if len(self._loop) == 1 else self._loop[:4]
 
     def _run_compiled(self, steps, every, progress, ck, start):
         """:meth:`run` by the compiled loop :func:`~articulated.simulation.stepping.
         tree_steps`, in stretches of about 0.2 s (progress bar, Ctrl-C) that end at the
         checkpoints; a stretch boundary changes no operation of the run."""
-        sm, sd, fa = self._compiled()
+        sm, sd, fa, cl = self._compiled()
         n_rec = 1 + steps // every + (1 if steps % every else 0)
         rec = records(self.model, n_rec)
         count = np.zeros(1, dtype=np.int64)
@@ -740,6 +759,8 @@ class DynamicsSimulator:
         t = np.array([self.t])
         bar = _Progress(progress, steps)
         w0 = time.perf_counter()
+        if cl is not None:
+            self._contact_log = []
 
         def trajectory():
             c = int(count[0])
@@ -748,6 +769,8 @@ class DynamicsSimulator:
                                  potential=rec.V[:c].copy(), nfev=k * evals,
                                  wall_time=wall_prev + time.perf_counter() - w0,
                                  integrator=self.integrator, method=self.method, dt=self.dt,
+                                 contacts=(None if cl is None else
+                                           np.array(self._contact_log, dtype=CONTACT_STATS)),
                                  settings=self.settings())
 
         n = min(steps - k, 8)
@@ -762,8 +785,12 @@ class DynamicsSimulator:
                         n = min(n, ck.next(k) - k)
                     c0 = int(count[0])
                     t1 = time.perf_counter()
-                    done, code = tree_steps(sm, sd, fa, q, qd, t, k, n, steps, every, rec,
-                                            count)
+                    if cl is None:
+                        done, code = tree_steps(sm, sd, fa, q, qd, t, k, n, steps, every, rec,
+                                                count)
+                    else:
+                        done, code = self._contact_steps(sm, sd, fa, cl, q, qd, t, k, n,
+                                                         steps, every, rec, count)
                     k += done
                     self.nfev += done * evals
                     self._q, self._qd, self.t = q.copy(), qd.copy(), float(t[0])
@@ -795,6 +822,30 @@ class DynamicsSimulator:
         if stop.requested and k < steps:
             return interrupted(trajectory(), k, steps, None if ck is None else ck.path)
         return trajectory()
+
+    def _contact_steps(self, sm, sd, fa, cl, q, qd, t, k, n, steps, every, rec, count):
+        """:func:`~articulated.simulation.contact_loop.contact_steps` for ``n`` steps; its
+        statistics appended to the contact log (cycles to seconds), its grown buffers and
+        last statistics kept by the stepper and detector (:meth:`contact_list`). Returns
+        ``(steps done, code)``."""
+        cs = self._contact
+        det = self._loop[4]
+        rate = _cycle_rate()
+        cstats = np.zeros((n, len(CONTACT_STATS.names)))
+        done, code, det.broad, det.out, cs.rb = contact_steps(
+            sm, sd, fa, cl, q, qd, t, k, n, steps, every, rec, count, cstats,
+            rate is not None, det.broad, det.out, cs.rb)
+        if done:
+            st = cstats[:done]
+            if rate:
+                st[:, STAT_DETECT:STAT_RESPONSE + 1] /= rate
+            log = np.zeros(done, CONTACT_STATS)
+            for i, name in enumerate(CONTACT_STATS.names):
+                log[name] = st[:, i]
+            self._contact_log.extend(log)
+            cs.last = log[-1].copy()
+            cs.substeps = int(cl.nsub[0])
+        return done, code
 
     def __repr__(self):
         return (f"DynamicsSimulator({self.model!r}, dt={self.dt}, "

@@ -1,0 +1,343 @@
+"""The compiled stepping loop of the full model with contacts and joint limits:
+:func:`contact_steps` runs a stretch of steps of
+:class:`~articulated.simulation.contact.ContactStepper` (semi-implicit Euler on ABA, the
+compiled applied forces, substeps, detection, impulses, position projection, the energy
+bound, statistics, records) in one numba call, so that a robot on a floor steps at the
+cost of its kernels instead of a Python step's (solo12 standing: about 100 of its 145 us
+per step were the Python step's).
+
+It is the computation of :meth:`ContactStepper.step
+<articulated.simulation.contact.ContactStepper.step>` operation for operation (the forces
+of :func:`~articulated.simulation.stepping._evaluate`, as the compiled tree loop computes
+them); tests/test_contact_loop.py checks the two against each other. It runs when every
+applied force has a compiled form and every mesh pair is a mesh-plane pair
+(:func:`~articulated.algorithms.collision_mesh.mesh_plane_kernel`); other mesh pairs go
+through coal in Python, and so does such a simulator's step.
+
+Bundles: :data:`MeshPlanes` (the detector's mesh-plane pairs) and :data:`ContactLoop`
+(the stepper's kernels' arguments and the loop's scratch), built once per simulator by
+:func:`contact_loop_bundles`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ..algorithms.aba import aba_passes
+from ..algorithms.collision import contact_buffer, detect_kernel, detect_primitives
+from ..algorithms.collision_mesh import MESH_PLANE_SPREAD, mesh_broad_phase, mesh_plane_kernel
+from ..algorithms.contact import (
+    STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_ENERGY, STAT_FALLBACK, STAT_IMPACTS,
+    STAT_KE_AFTER, STAT_KE_BEFORE, STAT_LIMITS, STAT_N, STAT_RESPONSE, STAT_SLIDING,
+    STAT_STICKING, STAT_SWEEPS, ResponseOptions, energy_scale, grow_response, respond_kernel,
+    runaway_dof)
+from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
+                                     _world_poses_kernel)
+from .._views import mat3_rows
+from ..config import JIT
+from ..configuration import _integrate_kernel, _normalize_kernel
+from ..data import data_arrays
+from .cycles import _cycles
+from .stepping import ERR_DYNAMICS, OK, _evaluate, record_state
+
+ERR_RUNAWAY = 4
+"""Code of :func:`contact_steps`: the impulses or the projection moved a dof by more than
+:data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (the dof in
+``ContactLoop.bad[0]``)."""
+
+MAX_SUBSTEPS = 64
+"""Most substeps of one step (as :data:`articulated.simulation.contact.MAX_SUBSTEPS`)."""
+
+MeshPlanes = namedtuple("MeshPlanes", (
+    "pairs", "is_plane", "rb", "near", "reach", "hstart", "V", "hr", "first", "sel", "dsel",
+    "cand", "dc", "Y", "dmin"))
+MeshPlanes.__doc__ = """The mesh-plane pairs of a detector
+(:class:`~articulated.algorithms.collision_mesh.MeshNarrowPhase`, all its pairs): ``pairs``
+(nm, 2) int64, ``is_plane`` (nm,) bool, the shapes' bounding radii ``rb`` (ng,) [m], the
+broad phase's ``near`` (nm,) int64 and ``reach`` (nm,) [m], the hulls ``hstart`` (nm + 1,)
+int64 and ``V`` (total, 3) [m], their radii ``hr`` (nm,) [m], the first pair index
+``first`` (int), scratch ``sel, dsel`` (16,), ``cand, dc, dmin`` (nh,), ``Y`` (nh, 3). No
+pairs: a detector without meshes."""
+
+ContactLoop = namedtuple("ContactLoop", (
+    "gm", "poses", "mp", "im", "fac", "sc", "lim", "opt", "theta", "qdd", "qs", "q1", "qd1",
+    "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub"))
+ContactLoop.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
+the detector's ``GeomModel`` ``gm``, ``GeomPoses`` ``poses`` and :data:`MeshPlanes` ``mp``;
+the stepper's ``ImpulseModel`` ``im``, ``Factor`` ``fac`` (views of the workspace
+``StepData.data``), ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
+``opt``; ``theta`` the option ``max_rotation`` [rad] (<= 0: no substeps); scratch ``qdd,
+qs, qd1, v, qdc, qbar`` (nv,), ``q1, qc`` (nq,), the statistics of a substep ``st`` and of
+the step ``tot`` (14,), ``bad`` (1,) int64 the runaway dof, ``nsub`` (1,) int64 the
+substeps of the last step."""
+
+
+@njit(**JIT)
+def _body_motion(sm, sd, q, qs):
+    """World poses at ``q`` and body velocities for ``qs`` into the workspace (O(n)), as
+    :meth:`ContactStepper._body_motion`."""
+    _world_poses_kernel(sm.model_i, sm.model_f, q, sd.data)
+    _velocities_kernel(sm.model_i, sm.model_f, q, qs, sd.data)
+
+
+@njit(**JIT)
+def _substeps(sm, sd, cl, q, qs):
+    """``(k, ready)`` of :meth:`ContactStepper._substeps`: ``ceil(dt max|omega| / theta)``
+    substeps, from 1 to :data:`MAX_SUBSTEPS` (1 without ``theta``), and whether the
+    workspace holds the body motion at ``(q, qs)``."""
+    if cl.theta <= 0.0:
+        return 1, False
+    _body_motion(sm, sd, q, qs)
+    nb = sm.jtype.shape[0]
+    v = data_arrays(sd.data, nb, qs.shape[0]).v
+    w2 = 0.0
+    for b in range(nb):
+        w2 = max(w2, v[b, 0] * v[b, 0] + v[b, 1] * v[b, 1] + v[b, 2] * v[b, 2])
+    turn = sm.dt * math.sqrt(w2) / cl.theta
+    if not math.isfinite(turn):
+        return 1, True
+    return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS)), True
+
+
+@njit(**JIT)
+def _detect(sm, sd, cl, q, qs, h, ready, broad, out):
+    """Steps 3 of the module docstring of :mod:`articulated.simulation.contact`: the
+    contacts at ``q`` with margins from ``qs`` over ``h`` [s] (the compiled pairs, then the
+    mesh-plane pairs; buffers grown as needed). Returns ``(n, broad, out)``."""
+    if cl.gm.body.shape[0] == 0:
+        return 0, broad, out
+    if not ready:
+        _body_motion(sm, sd, q, qs)
+    dv = data_arrays(sd.data, sm.jtype.shape[0], qs.shape[0])
+    n, nc, broad, out = detect_primitives(cl.gm, cl.poses, broad, out, mat3_rows(dv.oE), dv.op,
+                                          dv.v, h, 0.0)
+    mp = cl.mp
+    if mp.pairs.shape[0] == 0:
+        return n, broad, out
+    ps = cl.poses
+    nn = mesh_broad_phase(mp.pairs, mp.is_plane, mp.rb, ps.gR, ps.gp, ps.margin, 0.0, mp.near,
+                          mp.reach)
+    k = mesh_plane_kernel(mp.near, mp.reach, nn, mp.pairs, mp.hstart, mp.V, mp.hr,
+                          MESH_PLANE_SPREAD, mp.first, cl.gm, ps.gR, ps.gp, out, n, mp.sel,
+                          mp.dsel, mp.cand, mp.dc, mp.Y, mp.dmin)
+    if k > out.dist.shape[0]:
+        out = contact_buffer(2 * k)
+        n = detect_kernel(cl.gm, ps, 0.0, broad.cand, nc, out)
+        k = mesh_plane_kernel(mp.near, mp.reach, nn, mp.pairs, mp.hstart, mp.V, mp.hr,
+                              MESH_PLANE_SPREAD, mp.first, cl.gm, ps.gR, ps.gp, out, n,
+                              mp.sel, mp.dsel, mp.cand, mp.dc, mp.Y, mp.dmin)
+    return k, broad, out
+
+
+@njit(**JIT)
+def _finish(sm, sd, cl, q, qs, h, ready, timed, broad, out, rb):
+    """Steps 3-6 of :mod:`articulated.simulation.contact` over ``h`` [s] from ``q`` with the
+    unconstrained velocities ``qs`` into ``cl.q1, cl.qd1`` and the statistics ``cl.st``, as
+    :meth:`ContactStepper._finish`. Returns ``(code, broad, out, rb)``."""
+    st = cl.st
+    c0 = _cycles() if timed else 0
+    n, broad, out = _detect(sm, sd, cl, q, qs, h, ready, broad, out)
+    c1 = _cycles() if timed else 0
+    st[STAT_N] = n
+    st[STAT_DETECT] = c1 - c0
+    nb = sm.jtype.shape[0]
+    nlim = cl.lim.dof.shape[0]
+    if n + 2 * nlim > rb.rows.P.shape[0]:
+        rb = grow_response(rb, 2 * (n + 2 * nlim), nb)
+    o = cl.opt
+    opt = o if h == o.h else ResponseOptions(h, o.tol, o.sweeps, o.rest_speed, o.slip_speed,
+                                             o.warm_start, o.project, o.project_sweeps,
+                                             o.limit_e, o.key0, o.energy_bound)
+    nr = respond_kernel(cl.im, cl.fac, cl.sc, out, n, q, qs, cl.lim, opt, rb, cl.qd1, cl.v, st)
+    if nr:
+        st[STAT_KE_BEFORE] = _energy_kernel(sm.model_i, sm.model_f, q, qs, sd.data)[0]
+        st[STAT_KE_AFTER] = _energy_kernel(sm.model_i, sm.model_f, q, cl.qd1, sd.data)[0]
+    else:
+        st[STAT_KE_BEFORE] = math.nan
+        st[STAT_KE_AFTER] = math.nan
+    st[STAT_RESPONSE] = (_cycles() - c1) if timed else 0
+    bad = runaway_dof(cl.v)
+    if bad >= 0:
+        cl.bad[0] = bad
+        return ERR_RUNAWAY, broad, out, rb
+    _integrate_kernel(sm.jtype, sm.qadr, sm.vadr, q, cl.v, 1.0, cl.q1)
+    if sm.quat_qadr.shape[0]:
+        _normalize_kernel(sm.quat_qadr, cl.q1)
+    return OK, broad, out, rb
+
+
+@njit(**JIT)
+def _bound(sm, sd, cl, q, qd, h, E):
+    """The energy bound of :meth:`ContactStepper._bound` over ``h`` [s] from ``(q, qd)``
+    (total energy ``E`` [J]) to ``(cl.q1, cl.qd1)``: ``cl.qd1`` scaled in place where the
+    step ends above ``E`` plus the applied forces' work; the energy taken out into
+    ``cl.st``."""
+    cl.st[STAT_ENERGY] = 0.0
+    if not cl.opt.energy_bound:
+        return
+    T1, V1 = _energy_kernel(sm.model_i, sm.model_f, cl.q1, cl.qd1, sd.data)
+    for k in range(qd.shape[0]):
+        cl.qbar[k] = 0.5 * (qd[k] + cl.qd1[k])
+    W = h * _power_kernel(sm.model_i, sm.model_f, q, cl.qbar, sd.tau, sd.f_ext, sd.data)
+    scale = energy_scale(E, W, T1, V1)
+    if scale < 1.0:
+        for k in range(qd.shape[0]):
+            cl.qd1[k] *= scale
+        cl.st[STAT_ENERGY] = T1 * (1.0 - scale * scale)
+
+
+@njit(**JIT)
+def _merge(tot, st):
+    """The statistics of two substeps in one, as
+    :func:`articulated.simulation.contact._merge_stats`."""
+    for i in (STAT_N, STAT_LIMITS, STAT_SWEEPS, STAT_FALLBACK, STAT_DEPTH, STAT_APPROACH):
+        tot[i] = max(tot[i], st[i])
+    for i in (STAT_IMPACTS, STAT_ENERGY, STAT_DETECT, STAT_RESPONSE):
+        tot[i] += st[i]
+    tot[STAT_STICKING] = st[STAT_STICKING]
+    tot[STAT_SLIDING] = st[STAT_SLIDING]
+    if not math.isnan(st[STAT_KE_BEFORE]):
+        tot[STAT_KE_BEFORE] = st[STAT_KE_BEFORE]
+        tot[STAT_KE_AFTER] = st[STAT_KE_AFTER]
+
+
+@njit(**JIT)
+def _energy(sm, sd, cl, q, qd):
+    """``T + V`` [J] at ``(q, qd)`` where the energy bound needs it (0 without it)."""
+    if not cl.opt.energy_bound:
+        return 0.0
+    T, V = _energy_kernel(sm.model_i, sm.model_f, q, qd, sd.data)
+    return T + V
+
+
+@njit(**JIT)
+def _contact_step(sm, sd, fa, cl, q, qd, t, timed, rec, broad, out, rb):
+    """One step from ``(q, qd)`` at time ``t`` [s] into ``cl.q1, cl.qd1``, its statistics
+    into ``cl.tot``, as :meth:`ContactStepper.step` (the applied forces of
+    :func:`~articulated.simulation.stepping._evaluate`, held over the substeps; ``rec``
+    the run's records, only for their type). Returns ``(code, broad, out, rb)``."""
+    nq = q.shape[0]
+    nv = qd.shape[0]
+    dt = sm.dt
+    E = _energy(sm, sd, cl, q, qd)
+    code = _evaluate(sm, sd, fa, q, qd, cl.qdd, rec, -1, t)
+    if code != OK:
+        return code, broad, out, rb
+    qs = cl.qs
+    for k in range(nv):
+        qs[k] = qd[k] + dt * cl.qdd[k]
+    ns, ready = _substeps(sm, sd, cl, q, qs)
+    cl.nsub[0] = ns
+    if ns == 1:
+        code, broad, out, rb = _finish(sm, sd, cl, q, qs, dt, ready, timed, broad, out, rb)
+        if code != OK:
+            return code, broad, out, rb
+        _bound(sm, sd, cl, q, qd, dt, E)
+        for i in range(cl.tot.shape[0]):
+            cl.tot[i] = cl.st[i]
+        return OK, broad, out, rb
+    hk = dt / ns
+    qc, qdc = cl.qc, cl.qdc
+    for k in range(nq):
+        qc[k] = q[k]
+    for k in range(nv):
+        qdc[k] = qd[k]
+    dv = data_arrays(sd.data, sm.jtype.shape[0], nv)
+    for i in range(ns):
+        if i:
+            E = _energy(sm, sd, cl, qc, qdc)
+            ok, _ = aba_passes(sm.model_i, sm.model_f, qc, qdc, sd.tau, sd.f_ext, False,
+                               sd.data, True, False)
+            if not ok:
+                return ERR_DYNAMICS, broad, out, rb
+            for k in range(nv):
+                cl.qdd[k] = dv.qdd[k]
+        for k in range(nv):
+            qs[k] = qdc[k] + hk * cl.qdd[k]
+        code, broad, out, rb = _finish(sm, sd, cl, qc, qs, hk, False, timed, broad, out, rb)
+        if code != OK:
+            return code, broad, out, rb
+        _bound(sm, sd, cl, qc, qdc, hk, E)
+        for k in range(nq):
+            qc[k] = cl.q1[k]
+        for k in range(nv):
+            qdc[k] = cl.qd1[k]
+        if i == 0:
+            for j in range(cl.tot.shape[0]):
+                cl.tot[j] = cl.st[j]
+        else:
+            _merge(cl.tot, cl.st)
+    return OK, broad, out, rb
+
+
+@njit(**JIT)
+def contact_steps(sm, sd, fa, cl, q, qd, t, k0, n, steps, every, rec, count, cstats, timed,
+                  broad, out, rb):
+    """Steps ``k0 + 1 .. k0 + n`` of a run of ``steps`` steps with contacts from the state
+    ``q`` (nq,), ``qd`` (nv,), ``t`` (1,) [s] (in/out), each by :func:`_contact_step`,
+    committed only when it succeeded; its statistics into row s of ``cstats`` (n, 14)
+    (detection and response times in cycles of
+    :func:`~articulated.simulation.cycles._cycles` when ``timed``, else 0); after step k
+    with ``k % every == 0`` or ``k == steps`` the new state and its energies are recorded
+    into row ``count[0]`` of ``rec`` (while rows are left), ``count[0]`` counting. The
+    detector's buffers ``broad, out`` and the response's ``rb`` may grow. Returns
+    ``(steps done, code, broad, out, rb)``: on an error code the state is that before the
+    failing step."""
+    nq = q.shape[0]
+    nv = qd.shape[0]
+    for s in range(n):
+        code, broad, out, rb = _contact_step(sm, sd, fa, cl, q, qd, t[0], timed, rec, broad,
+                                             out, rb)
+        if code != OK:
+            return s, code, broad, out, rb
+        for k in range(nq):
+            q[k] = cl.q1[k]
+        for k in range(nv):
+            qd[k] = cl.qd1[k]
+        for i in range(cl.tot.shape[0]):
+            cstats[s, i] = cl.tot[i]
+        t[0] = t[0] + sm.dt
+        k = k0 + s + 1
+        if (k % every == 0 or k == steps) and count[0] < rec.t.shape[0]:
+            record_state(sm, sd, fa, t[0], q, qd, rec, count[0])
+            count[0] += 1
+    return n, OK, broad, out, rb
+
+
+def mesh_planes(det):
+    """The :data:`MeshPlanes` of a detector (:class:`~articulated.algorithms.collision.
+    Detector`), or None when it has a mesh pair that is not a mesh-plane pair."""
+    mesh = det.mesh
+    if mesh is None:
+        z = np.zeros(0, np.int64)
+        return MeshPlanes(np.zeros((0, 2), np.int64), np.zeros(0, np.bool_), det.gm.rb, z,
+                          np.zeros(0), np.zeros(1, np.int64), np.zeros((0, 3)), np.zeros(0), 0,
+                          np.zeros(16, np.int64), np.zeros(16), np.zeros(1, np.int64),
+                          np.zeros(1), np.zeros((1, 3)), np.zeros(1))
+    if mesh.nplane != len(mesh.pairs):
+        return None
+    sel, dsel, cand, dc, Y, dmin = mesh.hscratch
+    return MeshPlanes(mesh.pairs, mesh.is_plane_arr, mesh.rb, mesh.near, mesh.reach,
+                      mesh.hstart, mesh.hV, mesh.hr, int(mesh.first), sel, dsel, cand, dc, Y,
+                      dmin)
+
+
+def contact_loop_bundles(stepper, det, sd):
+    """The :data:`ContactLoop` of a :class:`~articulated.simulation.contact.ContactStepper`
+    with detector ``det`` (its own, or an empty one for limits only), or None when a mesh
+    pair needs coal. ``sd``: the tree loop's ``StepData`` on the stepper's workspace."""
+    mp = mesh_planes(det)
+    if mp is None:
+        return None
+    m = stepper.model
+    nq, nv = m.nq, m.nv
+    theta = stepper.options["max_rotation"]
+    return ContactLoop(det.gm, det.poses, mp, stepper.im, stepper.fac, stepper.sc,
+                       stepper.limits, stepper.opt, -1.0 if theta is None else float(theta),
+                       np.zeros(nv), np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv),
+                       np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(14), np.zeros(14),
+                       np.zeros(1, np.int64), np.ones(1, np.int64))
