@@ -43,3 +43,32 @@ def test_functions_outside_the_package_keep_numba_locators(tmp_path):
     assert not isinstance(loc, _numba_cache.LOCATORS)
     assert mod.f(1) == 2
     assert articulated.__file__.startswith(_numba_cache.PACKAGE_DIR)
+
+
+def test_an_index_that_cannot_be_unpickled_reads_as_empty(tmp_path):
+    """An index written when a bundle (named tuple) of a kernel's signature had another
+    name: numba would raise AttributeError at the kernel's first call; the package's
+    loader reads it as an obsolete index (a compile), and a good index still loads."""
+    import pickle
+    import sys
+    import types
+
+    from numba.core import caching
+
+    import articulated  # noqa: F401 (installs the tolerant loader)
+
+    index_cls = getattr(caching, "IndexDataCacheFile", None) or caching._IndexDataCacheFile
+    assert getattr(index_cls._load_index, "tolerant", False)
+    mod = types.ModuleType("_gone_bundles")
+    exec("from collections import namedtuple\nOld = namedtuple('Old', 'a')", mod.__dict__)
+    sys.modules["_gone_bundles"] = mod
+    try:
+        old = mod.Old(1)
+        f = index_cls(str(tmp_path), "kernel-1.py311", "stamp")
+        f._save_index({("sig", old): "kernel-1.py311.1.nbc"})
+        assert f._load_index() == {("sig", old): "kernel-1.py311.1.nbc"}  # still readable
+        del mod.Old                                   # renamed: AttributeError in numba
+        assert f._load_index() == {}                  # obsolete, no error
+    finally:
+        del sys.modules["_gone_bundles"]
+    assert f._load_index() == {}                      # the module is gone too

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import pickle
 
 from numba.core import caching as _caching
 
@@ -84,11 +85,33 @@ LOCATORS = tuple(_locator(_numba(n)) for n in
 ``__pycache__`` when writable, else the user-wide cache directory."""
 
 
+def _tolerant(load_index):
+    """``IndexDataCacheFile._load_index`` that reads an index it cannot unpickle as empty
+    (obsolete), as numba already reads an index of another numba version. The index holds
+    the pickled signatures of the cached versions; a bundle (named tuple) renamed or
+    removed since the index was written makes unpickling raise (AttributeError), which
+    numba would pass on to the first call of the kernel: a stale ``__pycache__`` left by an
+    earlier version of the package must cost a compile, not an error."""
+    @functools.wraps(load_index)
+    def _load_index(self):
+        try:
+            return load_index(self)
+        except (AttributeError, ImportError, EOFError, IndexError, TypeError, ValueError,
+                pickle.UnpicklingError):
+            return {}
+    _load_index.tolerant = True
+    return _load_index
+
+
 def install() -> None:
-    """Put :data:`LOCATORS` first in numba's cache-locator list (idempotent)."""
+    """Put :data:`LOCATORS` first in numba's cache-locator list and make the index loader
+    tolerant of unreadable indexes (:func:`_tolerant`); idempotent."""
     impl = _numba("CacheImpl")
     current = [c for c in impl._locator_classes if c not in LOCATORS]
     impl._locator_classes = list(LOCATORS) + current
+    index = _numba("IndexDataCacheFile")
+    if not getattr(index._load_index, "tolerant", False):
+        index._load_index = _tolerant(index._load_index)
 
 
 def is_cached(dispatcher) -> bool:

@@ -46,12 +46,11 @@ from ..configuration import integrate_joints_inplace
 from ..data import data_arrays
 from ..geometry import CollisionModel
 from ..model import Model, model_arrays
-from ..algorithms.contact import STAT_DETECT, STAT_RESPONSE
 from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, ContactLoop,
                                adaptive_contact_steps, detect_on_pieces, energy_bound_start,
                                hybrid_energy_bound, keep_update_counts, record_state,
                                region_data)
-from .contact import CONTACT_STATS, ContactStepper, runaway_message
+from .contact import CONTACT_STATS, ContactStepper, runaway_message, stats_log
 from .cycles import _cycle_rate, _cycles
 from .forces import (FramesKinematics, apply_compiled_forces, apply_joint_forces,
                      compile_forces)
@@ -611,11 +610,7 @@ class AdaptiveSimulator:
         contact log and make the last one the stepper's ``last``."""
         if not len(cstats):
             return
-        if rate:
-            cstats[:, STAT_DETECT:STAT_RESPONSE + 1] /= rate
-        rec = np.zeros(len(cstats), CONTACT_STATS)
-        for k, name in enumerate(CONTACT_STATS.names):
-            rec[name] = cstats[:, k]
+        rec = stats_log(cstats, rate)
         self._contact_log.extend(rec)
         self._contact.last = rec[-1].copy()
 

@@ -31,8 +31,10 @@ import numpy as np
 from ..algorithms.aba import aba_kernel
 from ..algorithms.collision import Detector
 from ..algorithms.contact import (
+    STAT_DETECT,
     STAT_KE_AFTER,
     STAT_KE_BEFORE,
+    STAT_RESPONSE,
     Factor,
     ImpulseModel,
     ResponseOptions,
@@ -417,6 +419,19 @@ def runaway_message(joint):
     :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (every pipeline's)."""
     return (f"the contact response moved joint {joint!r} by more than pi (rad or m) in one "
             f"step: the impulses or the position projection diverged")
+
+
+def stats_log(cstats, rate):
+    """The rows ``cstats`` (k, 14) of a compiled loop's statistics (the order of
+    :data:`CONTACT_STATS`, times in cycles of :func:`~articulated.simulation.cycles._cycles`,
+    ``rate`` cycles per second, None: not timed) as a (k,) :data:`CONTACT_STATS` array,
+    times in seconds."""
+    if rate:
+        cstats[:, STAT_DETECT:STAT_RESPONSE + 1] /= rate
+    log = np.zeros(len(cstats), CONTACT_STATS)
+    for k, name in enumerate(CONTACT_STATS.names):
+        log[name] = cstats[:, k]
+    return log
 
 
 def _merge_stats(total, last):

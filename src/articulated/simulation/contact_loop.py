@@ -14,7 +14,7 @@ applied force has a compiled form and every mesh pair is a mesh-plane pair
 (:func:`~articulated.algorithms.collision_mesh.mesh_plane_kernel`); other mesh pairs go
 through coal in Python, and so does such a simulator's step.
 
-Bundles: :data:`MeshPlanes` (the detector's mesh-plane pairs) and :data:`ContactLoop`
+Bundles: :data:`MeshPlanes` (the detector's mesh-plane pairs) and :data:`ContactStepBundle`
 (the stepper's kernels' arguments and the loop's scratch), built once per simulator by
 :func:`contact_loop_bundles`.
 """
@@ -47,7 +47,7 @@ from .stepping import ERR_DYNAMICS, OK, _evaluate, record_state
 ERR_RUNAWAY = 4
 """Code of :func:`contact_steps`: the impulses or the projection moved a dof by more than
 :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (the dof in
-``ContactLoop.bad[0]``)."""
+``ContactStepBundle.bad[0]``)."""
 
 MAX_SUBSTEPS = 64
 """Most substeps of one step (as :data:`articulated.simulation.contact.MAX_SUBSTEPS`)."""
@@ -63,10 +63,10 @@ int64 and ``V`` (total, 3) [m], their radii ``hr`` (nm,) [m], the first pair ind
 ``first`` (int), scratch ``sel, dsel`` (16,), ``cand, dc, dmin`` (nh,), ``Y`` (nh, 3). No
 pairs: a detector without meshes."""
 
-ContactLoop = namedtuple("ContactLoop", (
+ContactStepBundle = namedtuple("ContactStepBundle", (
     "gm", "poses", "mp", "im", "fac", "sc", "lim", "opt", "theta", "qdd", "qs", "q1", "qd1",
     "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub"))
-ContactLoop.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
+ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
 the detector's ``GeomModel`` ``gm``, ``GeomPoses`` ``poses`` and :data:`MeshPlanes` ``mp``;
 the stepper's ``ImpulseModel`` ``im``, ``Factor`` ``fac`` (views of the workspace
 ``StepData.data``), ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
@@ -327,7 +327,7 @@ def mesh_planes(det):
 
 
 def contact_loop_bundles(stepper, det, sd):
-    """The :data:`ContactLoop` of a :class:`~articulated.simulation.contact.ContactStepper`
+    """The :data:`ContactStepBundle` of a :class:`~articulated.simulation.contact.ContactStepper`
     with detector ``det`` (its own, or an empty one for limits only), or None when a mesh
     pair needs coal. ``sd``: the tree loop's ``StepData`` on the stepper's workspace."""
     mp = mesh_planes(det)
@@ -336,7 +336,7 @@ def contact_loop_bundles(stepper, det, sd):
     m = stepper.model
     nq, nv = m.nq, m.nv
     theta = stepper.options["max_rotation"]
-    return ContactLoop(det.gm, det.poses, mp, stepper.im, stepper.fac, stepper.sc,
+    return ContactStepBundle(det.gm, det.poses, mp, stepper.im, stepper.fac, stepper.sc,
                        stepper.limits, stepper.opt, -1.0 if theta is None else float(theta),
                        np.zeros(nv), np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv),
                        np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(14), np.zeros(14),

@@ -19,9 +19,8 @@ from ..configuration import _normalize_kernel
 from ..model import Model
 from .forces import Force, StateKinematics, compile_forces
 from ..algorithms.collision import Detector
-from ..algorithms.contact import STAT_DETECT, STAT_RESPONSE
 from ..geometry import CollisionModel
-from .contact import CONTACT_STATS, ContactStepper
+from .contact import CONTACT_STATS, ContactStepper, stats_log
 from .contact_loop import contact_loop_bundles, contact_steps
 from .cycles import _cycle_rate
 from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
@@ -491,6 +490,11 @@ class DynamicsSimulator:
         the records are its dense-output values at the record times (``t_eval`` of
         ``solve_ivp``), quaternions normalized.
 
+        The steps run in one compiled loop when every applied force has a compiled form
+        (:func:`~articulated.simulation.forces.compile_forces`), the dtype is float64 and
+        the integrator is not ``rk45`` (with contacts or limits also: no mesh pair but
+        mesh-plane ones); otherwise step by step in Python, with the same results.
+
         When every applied force conserves energy (and there are no contacts or limits),
         the total energy of the records is watched: an
         :class:`~articulated.simulation.watch.EnergyDriftWarning` (once per simulator)
@@ -708,7 +712,7 @@ class DynamicsSimulator:
 
     # ------------------------------------------------------------------ compiled loop
     def _compiled(self):
-        """``(StepModel, StepData, ForceArrays, ContactLoop or None)`` of the compiled loop
+        """``(StepModel, StepData, ForceArrays, ContactStepBundle or None)`` of the compiled loop
         (:mod:`articulated.simulation.stepping`; with contacts or limits
         :mod:`articulated.simulation.contact_loop`), or None when this simulator's step
         has no compiled form (rk45, SRM, float32, a force without a compiled form, a mesh
@@ -736,7 +740,8 @@ class DynamicsSimulator:
 
     def _run_compiled(self, steps, every, progress, ck, start):
         """:meth:`run` by the compiled loop :func:`~articulated.simulation.stepping.
-        tree_steps`, in stretches of about 0.2 s (progress bar, Ctrl-C) that end at the
+        tree_steps` (with contacts or limits :func:`~articulated.simulation.contact_loop.
+        contact_steps`), in stretches of about 0.2 s (progress bar, Ctrl-C) that end at the
         checkpoints; a stretch boundary changes no operation of the run."""
         sm, sd, fa, cl = self._compiled()
         n_rec = 1 + steps // every + (1 if steps % every else 0)
@@ -836,12 +841,7 @@ class DynamicsSimulator:
             sm, sd, fa, cl, q, qd, t, k, n, steps, every, rec, count, cstats,
             rate is not None, det.broad, det.out, cs.rb)
         if done:
-            st = cstats[:done]
-            if rate:
-                st[:, STAT_DETECT:STAT_RESPONSE + 1] /= rate
-            log = np.zeros(done, CONTACT_STATS)
-            for i, name in enumerate(CONTACT_STATS.names):
-                log[name] = st[:, i]
+            log = stats_log(cstats[:done], rate)
             self._contact_log.extend(log)
             cs.last = log[-1].copy()
             cs.substeps = int(cl.nsub[0])

@@ -9,9 +9,11 @@ It is the same computation as the Python path of the simulator (the integrators 
 :mod:`articulated.simulation.integrators`, :func:`articulated.forward_dynamics`, the
 forces' ``apply`` and ``potential``), step for step and operation for operation; the test
 suite checks that the two agree to 1e-12 on every method, integrator and force. The Python
-path remains for what has no compiled form: a user's own force, ``rk45``, float32, closed
-loops (SRM) and contacts; and it reports a failing step (the loop stops before the step,
-and the simulator runs that step again in Python for the error message naming the joint).
+path remains for what has no compiled form: a user's own force, ``rk45``, float32 and closed
+loops (SRM); and it reports a failing step (the loop stops before the step, and the
+simulator runs that step again in Python for the error message naming the joint). Steps
+with contacts or limits have their own compiled loop on these kernels,
+:mod:`articulated.simulation.contact_loop`.
 
 Bundles (named tuples, built once per simulator by :func:`loop_bundles`):
 
