@@ -105,7 +105,9 @@ def _tolerant(load_index):
 
 def install() -> None:
     """Put :data:`LOCATORS` first in numba's cache-locator list and make the index loader
-    tolerant of unreadable indexes (:func:`_tolerant`); idempotent."""
+    tolerant of unreadable indexes (:func:`_tolerant`; numba's class, so for every cached
+    function of the process: an index that cannot be read is obsolete for any of them);
+    idempotent."""
     impl = _numba("CacheImpl")
     current = [c for c in impl._locator_classes if c not in LOCATORS]
     impl._locator_classes = list(LOCATORS) + current

@@ -10,6 +10,7 @@ coal (``pip install 'articulated[mesh]'``) is imported only when a model has a m
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -30,6 +31,28 @@ vertices within a millimetre of the floor; as contacts they are rows that differ
 lever of a millimetre, which Gauss-Seidel separates at a rate of about ``m d^2 / I`` per
 sweep (solo12 standing: every step at the 50-sweep cap, and the base rose 2.5 mm in 5 s
 while the load drifted from vertex to vertex)."""
+
+
+MeshPairs = namedtuple("MeshPairs", (
+    "pairs", "is_plane", "rb", "near", "reach", "first", "hstart", "V", "hr", "sel", "dsel",
+    "cand", "dc", "Y", "dmin"))
+MeshPairs.__doc__ = """The mesh pairs of a detector for the compiled kernels
+(:func:`mesh_broad_phase`, :func:`mesh_plane_kernel`): ``pairs`` (nm, 2) int64 (the
+mesh-plane pairs first), ``is_plane`` (nm,) bool, the shapes' bounding radii ``rb`` (ng,)
+[m], the broad phase's output ``near`` (nm,) int64 and ``reach`` (nm,) [m], ``first`` (1,)
+int64 the pair index of pair 0 (keys ``16 (first + i) + feature``); the mesh-plane pairs'
+hulls ``V[hstart[i]:hstart[i + 1]]`` (mesh frame) [m] and their radii ``hr`` (npl,) [m]
+about their bounding-box centres; scratch ``sel, dsel`` (16,), ``cand, dc, dmin`` (nh,),
+``Y`` (nh, 3)."""
+
+
+def mesh_pairs_empty(rb):
+    """A :class:`MeshPairs` without pairs (a detector without meshes; ``rb`` (ng,))."""
+    return MeshPairs(np.zeros((0, 2), np.int64), np.zeros(0, np.bool_), rb,
+                     np.zeros(0, np.int64), np.zeros(0), np.zeros(1, np.int64),
+                     np.zeros(1, np.int64), np.zeros((0, 3)), np.zeros(0),
+                     np.zeros(MESH_FEATURES, np.int64), np.zeros(MESH_FEATURES),
+                     np.zeros(1, np.int64), np.zeros(1), np.zeros((1, 3)), np.zeros(1))
 
 
 def _import_coal():
@@ -98,11 +121,8 @@ class MeshNarrowPhase:
         self.size = A["size"]
         self.rb = A["rb"]
         self.al, self.bl = self.pairs[:, 0].tolist(), self.pairs[:, 1].tolist()
-        self.is_plane_arr = self.kind[self.pairs[:, 1]] == SHAPE_PLANE
         self.is_capsule = (self.kind == SHAPE_CAPSULE).tolist()
         self._npl = 0
-        self.near = np.zeros(len(self.pairs), np.int64)
-        self.reach = np.zeros(len(self.pairs))
         self.geo = {}
         self.hull = {}
         self.T = {}
@@ -121,17 +141,21 @@ class MeshNarrowPhase:
                 self.geo[g] = coal.Cylinder(sz[0], 2.0 * sz[1])
             if k != SHAPE_PLANE:
                 self.T[g] = coal.Transform3s(np.eye(3), np.zeros(3))
-        # the mesh-plane pairs' hulls, one after the other (pair i: rows hstart[i]:hstart[i+1])
+        # the mesh-plane pairs' hulls, one after the other, and each hull's radius about
+        # the centre of its bounding box (a URDF mesh's origin may lie far from it:
+        # solo12's lower leg 0.169 m about its origin, 0.091 about it)
         hulls = [self.hull[a] for a in self.al[:self.nplane]]
-        self.hstart = np.cumsum([0] + [len(V) for V in hulls]).astype(np.int64)
-        self.hV = np.concatenate(hulls) if hulls else np.zeros((0, 3))
-        # each hull's radius about the centre of its bounding box (a URDF mesh's origin
-        # may lie far from it: solo12's lower leg 0.169 m about its origin, 0.091 about it)
-        self.hr = np.array([np.linalg.norm(V - 0.5 * (V.min(0) + V.max(0)), axis=1).max()
-                            for V in hulls], dtype=np.float64)
         nh = max([len(V) for V in hulls], default=1)
-        self.hscratch = (np.zeros(MESH_FEATURES, np.int64), np.zeros(MESH_FEATURES),
-                         np.zeros(nh, np.int64), np.zeros(nh), np.zeros((nh, 3)), np.zeros(nh))
+        n = len(self.pairs)
+        self.mp = MeshPairs(
+            self.pairs, self.kind[self.pairs[:, 1]] == SHAPE_PLANE, self.rb,
+            np.zeros(n, np.int64), np.zeros(n), np.array([self.first], np.int64),
+            np.cumsum([0] + [len(V) for V in hulls]).astype(np.int64),
+            np.concatenate(hulls) if hulls else np.zeros((0, 3)),
+            np.array([np.linalg.norm(V - 0.5 * (V.min(0) + V.max(0)), axis=1).max()
+                      for V in hulls], dtype=np.float64),
+            np.zeros(MESH_FEATURES, np.int64), np.zeros(MESH_FEATURES),
+            np.zeros(nh, np.int64), np.zeros(nh), np.zeros((nh, 3)), np.zeros(nh))
         self._balls = {}
         self._T_end = coal.Transform3s(np.eye(3), np.zeros(3))
         self.req = coal.DistanceRequest()
@@ -160,12 +184,12 @@ class MeshNarrowPhase:
         blocks)``; the index may pass the buffer's capacity (nothing is written there: grow
         the buffer and call :meth:`plane_contacts`)."""
         gR, gp = poses.gR, poses.gp
-        nn = mesh_broad_phase(self.pairs, self.is_plane_arr, self.rb, gR, gp, poses.margin,
-                              float(extra), self.near, self.reach)
-        npl = self._npl = int(np.searchsorted(self.near[:nn], self.nplane))
+        mp = self.mp
+        nn = mesh_broad_phase(mp, poses, float(extra))
+        npl = self._npl = int(np.searchsorted(mp.near[:nn], self.nplane))
         k = self.plane_contacts(poses, gm, out, k)
         blocks = []
-        for i, reach in zip(self.near[npl:nn].tolist(), self.reach[npl:nn].tolist()):
+        for i, reach in zip(mp.near[npl:nn].tolist(), mp.reach[npl:nn].tolist()):
             blk = self._pair(self.al[i], self.bl[i], gR, gp, reach,
                              MESH_FEATURES * (self.first + i))
             if blk is not None:
@@ -177,9 +201,7 @@ class MeshNarrowPhase:
         written again from index ``k`` (after the buffer grew); returns the index after
         them."""
         if self._npl:
-            k = mesh_plane_kernel(self.near, self.reach, self._npl, self.pairs, self.hstart,
-                                  self.hV, self.hr, MESH_PLANE_SPREAD, self.first, gm,
-                                  poses.gR, poses.gp, out, k, *self.hscratch)
+            k = mesh_plane_kernel(self.mp, self._npl, gm, poses, out, k)
         return k
 
     def _pair(self, a, b, gR, gp, reach, key):
@@ -283,28 +305,30 @@ def _hull_plane(V, h0, h1, R, p, n, o, reach, spread, sel_out, d_out, cand, dc, 
 
 
 @njit(**KERNEL)
-def mesh_plane_kernel(near, reach, npl, pairs, hstart, V, hr, spread, first, gm, gR, gp, out,
-                      k, sel, dsel, cand, dc, Y, dmin):
-    """The contacts of the mesh-plane pairs ``near[:npl]`` (indices into ``pairs`` (nm, 2):
-    mesh a, plane b; their hulls ``V[hstart[i]:hstart[i + 1]]`` in the mesh's frame),
-    within ``reach[:npl]`` [m], at the world placements ``gR`` (ng, 3, 3), ``gp`` (ng, 3):
-    :func:`_hull_plane` with a spread of ``spread`` times the hull's radius ``hr[i]`` [m]
-    (about the centre of its bounding box); each vertex a contact with the plane's normal, its point midway between the
-    vertex and the plane, key ``16 (first + i) + feature`` (the vertex index for hulls of
-    at most 16 vertices, else its rank among those chosen), friction ``sqrt(mu_a mu_b)``
-    and restitution ``max(e_a, e_b)``. Written to ``out`` from index ``k`` on, as far as
-    its capacity goes; returns the index after the last contact (counted past the
-    capacity too). Scratch: ``sel, dsel`` (16,), ``cand, dc, dmin`` (nh,), ``Y`` (nh, 3)."""
+def mesh_plane_kernel(mp, npl, gm, poses, out, k):
+    """The contacts of the mesh-plane pairs ``mp.near[:npl]`` (:class:`MeshPairs`: mesh a,
+    plane b) within ``mp.reach[:npl]`` [m], at the world placements ``poses``
+    (:class:`~articulated.algorithms.collision.GeomPoses`): :func:`_hull_plane` with a
+    spread of :data:`MESH_PLANE_SPREAD` times the hull's radius ``mp.hr[i]``; each vertex
+    a contact with the plane's normal, its point midway between the vertex and the plane,
+    key ``16 (first + i) + feature`` (the vertex index for hulls of at most 16 vertices,
+    else its rank among those chosen), friction ``sqrt(mu_a mu_b)`` and restitution
+    ``max(e_a, e_b)`` (``gm`` the :class:`~articulated.algorithms.collision.GeomModel`).
+    Written to ``out`` from index ``k`` on, as far as its capacity goes; returns the index
+    after the last contact (counted past the capacity too)."""
     cap = out.dist.shape[0]
+    gR, gp, V, sel, dsel = poses.gR, poses.gp, mp.V, mp.sel, mp.dsel
+    first = mp.first[0]
     for t in range(npl):
-        i = near[t]
-        a = pairs[i, 0]
-        b = pairs[i, 1]
-        h0 = hstart[i]
-        h1 = hstart[i + 1]
+        i = mp.near[t]
+        a = mp.pairs[i, 0]
+        b = mp.pairs[i, 1]
+        h0 = mp.hstart[i]
+        h1 = mp.hstart[i + 1]
         n = (gR[b, 0, 2], gR[b, 1, 2], gR[b, 2, 2])
-        ns = _hull_plane(V, h0, h1, gR[a], gp[a], n, gp[b], reach[t], spread * hr[i],
-                         sel, dsel, cand, dc, Y, dmin)
+        ns = _hull_plane(V, h0, h1, gR[a], gp[a], n, gp[b], mp.reach[t],
+                         MESH_PLANE_SPREAD * mp.hr[i], sel, dsel, mp.cand, mp.dc, mp.Y,
+                         mp.dmin)
         mu = math.sqrt(gm.mu[a] * gm.mu[b])
         e = max(gm.e[a], gm.e[b])
         for c in range(ns):
@@ -330,26 +354,28 @@ def mesh_plane_kernel(near, reach, npl, pairs, hstart, V, hr, spread, first, gm,
 
 
 @njit(**KERNEL)
-def mesh_broad_phase(pairs, is_plane, rb, gR, gp, margin, extra, near_out, reach_out):
-    """Broad phase of the mesh pairs, as :func:`~articulated.algorithms.collision.detect_kernel`
-    does it: bounding balls (``rb`` (ng,) [m]) grown by the pair's reach ``margin_a +
-    margin_b + extra``, or a ball against the half space of a plane b. Writes the indices
-    of the pairs that pass to ``near_out`` and their reach to ``reach_out``; returns their
-    number."""
+def mesh_broad_phase(mp, poses, extra):
+    """Broad phase of the mesh pairs ``mp`` (:class:`MeshPairs`), as
+    :func:`~articulated.algorithms.collision.detect_kernel` does it: bounding balls
+    (``mp.rb`` [m]) grown by the pair's reach ``margin_a + margin_b + extra`` (``poses``
+    the :class:`~articulated.algorithms.collision.GeomPoses`), or a ball against the half
+    space of a plane b. Writes the indices of the pairs that pass to ``mp.near`` and their
+    reach to ``mp.reach``; returns their number."""
+    gR, gp, margin, rb = poses.gR, poses.gp, poses.margin, mp.rb
     k = 0
-    for i in range(pairs.shape[0]):
-        a = pairs[i, 0]
-        b = pairs[i, 1]
+    for i in range(mp.pairs.shape[0]):
+        a = mp.pairs[i, 0]
+        b = mp.pairs[i, 1]
         reach = margin[a] + margin[b] + extra
         d0 = gp[a, 0] - gp[b, 0]
         d1 = gp[a, 1] - gp[b, 1]
         d2 = gp[a, 2] - gp[b, 2]
-        if is_plane[i]:
+        if mp.is_plane[i]:
             sep = gR[b, 0, 2] * d0 + gR[b, 1, 2] * d1 + gR[b, 2, 2] * d2
         else:
             sep = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rb[b]
         if sep <= rb[a] + reach:
-            near_out[k] = i
-            reach_out[k] = reach
+            mp.near[k] = i
+            mp.reach[k] = reach
             k += 1
     return k

@@ -14,9 +14,8 @@ applied force has a compiled form and every mesh pair is a mesh-plane pair
 (:func:`~articulated.algorithms.collision_mesh.mesh_plane_kernel`); other mesh pairs go
 through coal in Python, and so does such a simulator's step.
 
-Bundles: :data:`MeshPlanes` (the detector's mesh-plane pairs) and :data:`ContactStepBundle`
-(the stepper's kernels' arguments and the loop's scratch), built once per simulator by
-:func:`contact_loop_bundles`.
+Bundle: :data:`ContactStepBundle` (the stepper's kernels' arguments, the detector's mesh
+pairs and the loop's scratch), built once per simulator by :func:`contact_loop_bundles`.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from numba import njit
 
 from ..algorithms.aba import aba_passes
 from ..algorithms.collision import contact_buffer, detect_kernel, detect_primitives
-from ..algorithms.collision_mesh import MESH_PLANE_SPREAD, mesh_broad_phase, mesh_plane_kernel
+from ..algorithms.collision_mesh import mesh_broad_phase, mesh_pairs_empty, mesh_plane_kernel
 from ..algorithms.contact import (
     STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_ENERGY, STAT_FALLBACK, STAT_IMPACTS,
     STAT_KE_AFTER, STAT_KE_BEFORE, STAT_LIMITS, STAT_N, STAT_RESPONSE, STAT_SLIDING,
@@ -42,32 +41,20 @@ from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
-from .stepping import ERR_DYNAMICS, OK, _evaluate, record_state
+from .contact import MAX_SUBSTEPS
+from .stepping import ERR_DYNAMICS, OK, _evaluate, _record, record_state
 
 ERR_RUNAWAY = 4
 """Code of :func:`contact_steps`: the impulses or the projection moved a dof by more than
 :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (the dof in
 ``ContactStepBundle.bad[0]``)."""
 
-MAX_SUBSTEPS = 64
-"""Most substeps of one step (as :data:`articulated.simulation.contact.MAX_SUBSTEPS`)."""
-
-MeshPlanes = namedtuple("MeshPlanes", (
-    "pairs", "is_plane", "rb", "near", "reach", "hstart", "V", "hr", "first", "sel", "dsel",
-    "cand", "dc", "Y", "dmin"))
-MeshPlanes.__doc__ = """The mesh-plane pairs of a detector
-(:class:`~articulated.algorithms.collision_mesh.MeshNarrowPhase`, all its pairs): ``pairs``
-(nm, 2) int64, ``is_plane`` (nm,) bool, the shapes' bounding radii ``rb`` (ng,) [m], the
-broad phase's ``near`` (nm,) int64 and ``reach`` (nm,) [m], the hulls ``hstart`` (nm + 1,)
-int64 and ``V`` (total, 3) [m], their radii ``hr`` (nm,) [m], the first pair index
-``first`` (int), scratch ``sel, dsel`` (16,), ``cand, dc, dmin`` (nh,), ``Y`` (nh, 3). No
-pairs: a detector without meshes."""
-
 ContactStepBundle = namedtuple("ContactStepBundle", (
     "gm", "poses", "mp", "im", "fac", "sc", "lim", "opt", "theta", "qdd", "qs", "q1", "qd1",
     "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub"))
 ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
-the detector's ``GeomModel`` ``gm``, ``GeomPoses`` ``poses`` and :data:`MeshPlanes` ``mp``;
+the detector's ``GeomModel`` ``gm``, ``GeomPoses`` ``poses`` and
+:class:`~articulated.algorithms.collision_mesh.MeshPairs` ``mp`` (mesh-plane pairs only);
 the stepper's ``ImpulseModel`` ``im``, ``Factor`` ``fac`` (views of the workspace
 ``StepData.data``), ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
 ``opt``; ``theta`` the option ``max_rotation`` [rad] (<= 0: no substeps); scratch ``qdd,
@@ -118,18 +105,12 @@ def _detect(sm, sd, cl, q, qs, h, ready, broad, out):
     mp = cl.mp
     if mp.pairs.shape[0] == 0:
         return n, broad, out
-    ps = cl.poses
-    nn = mesh_broad_phase(mp.pairs, mp.is_plane, mp.rb, ps.gR, ps.gp, ps.margin, 0.0, mp.near,
-                          mp.reach)
-    k = mesh_plane_kernel(mp.near, mp.reach, nn, mp.pairs, mp.hstart, mp.V, mp.hr,
-                          MESH_PLANE_SPREAD, mp.first, cl.gm, ps.gR, ps.gp, out, n, mp.sel,
-                          mp.dsel, mp.cand, mp.dc, mp.Y, mp.dmin)
+    nn = mesh_broad_phase(mp, cl.poses, 0.0)
+    k = mesh_plane_kernel(mp, nn, cl.gm, cl.poses, out, n)
     if k > out.dist.shape[0]:
         out = contact_buffer(2 * k)
-        n = detect_kernel(cl.gm, ps, 0.0, broad.cand, nc, out)
-        k = mesh_plane_kernel(mp.near, mp.reach, nn, mp.pairs, mp.hstart, mp.V, mp.hr,
-                              MESH_PLANE_SPREAD, mp.first, cl.gm, ps.gR, ps.gp, out, n,
-                              mp.sel, mp.dsel, mp.cand, mp.dc, mp.Y, mp.dmin)
+        n = detect_kernel(cl.gm, cl.poses, 0.0, broad.cand, nc, out)
+        k = mesh_plane_kernel(mp, nn, cl.gm, cl.poses, out, n)
     return k, broad, out
 
 
@@ -215,16 +196,17 @@ def _energy(sm, sd, cl, q, qd):
 
 
 @njit(**JIT)
-def _contact_step(sm, sd, fa, cl, q, qd, t, timed, rec, broad, out, rb):
+def _contact_step(sm, sd, fa, cl, q, qd, t, timed, rec, row, broad, out, rb):
     """One step from ``(q, qd)`` at time ``t`` [s] into ``cl.q1, cl.qd1``, its statistics
     into ``cl.tot``, as :meth:`ContactStepper.step` (the applied forces of
-    :func:`~articulated.simulation.stepping._evaluate`, held over the substeps; ``rec``
-    the run's records, only for their type). Returns ``(code, broad, out, rb)``."""
+    :func:`~articulated.simulation.stepping._evaluate`, held over the substeps; the
+    energies of ``q, qd`` into row ``row`` of the records ``rec`` when >= 0, from its
+    kinematics pass). Returns ``(code, broad, out, rb)``."""
     nq = q.shape[0]
     nv = qd.shape[0]
     dt = sm.dt
     E = _energy(sm, sd, cl, q, qd)
-    code = _evaluate(sm, sd, fa, q, qd, cl.qdd, rec, -1, t)
+    code = _evaluate(sm, sd, fa, q, qd, cl.qdd, rec, row, t)
     if code != OK:
         return code, broad, out, rb
     qs = cl.qs
@@ -283,17 +265,23 @@ def contact_steps(sm, sd, fa, cl, q, qd, t, k0, n, steps, every, rec, count, cst
     (detection and response times in cycles of
     :func:`~articulated.simulation.cycles._cycles` when ``timed``, else 0); after step k
     with ``k % every == 0`` or ``k == steps`` the new state and its energies are recorded
-    into row ``count[0]`` of ``rec`` (while rows are left), ``count[0]`` counting. The
+    into row ``count[0]`` of ``rec`` (while rows are left), ``count[0]`` counting; the
+    energies come from the next step's kinematics pass, or at the end of the stretch from
+    :func:`~articulated.simulation.stepping.record_state`, as in the tree loop. The
     detector's buffers ``broad, out`` and the response's ``rb`` may grow. Returns
     ``(steps done, code, broad, out, rb)``: on an error code the state is that before the
     failing step."""
     nq = q.shape[0]
     nv = qd.shape[0]
+    pending = -1
     for s in range(n):
-        code, broad, out, rb = _contact_step(sm, sd, fa, cl, q, qd, t[0], timed, rec, broad,
-                                             out, rb)
+        code, broad, out, rb = _contact_step(sm, sd, fa, cl, q, qd, t[0], timed, rec, pending,
+                                             broad, out, rb)
         if code != OK:
+            if pending >= 0:        # the failing step may have stopped before the energies
+                record_state(sm, sd, fa, t[0], q, qd, rec, pending)
             return s, code, broad, out, rb
+        pending = -1
         for k in range(nq):
             q[k] = cl.q1[k]
         for k in range(nv):
@@ -303,35 +291,24 @@ def contact_steps(sm, sd, fa, cl, q, qd, t, k0, n, steps, every, rec, count, cst
         t[0] = t[0] + sm.dt
         k = k0 + s + 1
         if (k % every == 0 or k == steps) and count[0] < rec.t.shape[0]:
-            record_state(sm, sd, fa, t[0], q, qd, rec, count[0])
+            _record(t[0], q, qd, rec, count[0])
+            pending = count[0]
             count[0] += 1
+    if pending >= 0:
+        record_state(sm, sd, fa, t[0], q, qd, rec, pending)
     return n, OK, broad, out, rb
-
-
-def mesh_planes(det):
-    """The :data:`MeshPlanes` of a detector (:class:`~articulated.algorithms.collision.
-    Detector`), or None when it has a mesh pair that is not a mesh-plane pair."""
-    mesh = det.mesh
-    if mesh is None:
-        z = np.zeros(0, np.int64)
-        return MeshPlanes(np.zeros((0, 2), np.int64), np.zeros(0, np.bool_), det.gm.rb, z,
-                          np.zeros(0), np.zeros(1, np.int64), np.zeros((0, 3)), np.zeros(0), 0,
-                          np.zeros(16, np.int64), np.zeros(16), np.zeros(1, np.int64),
-                          np.zeros(1), np.zeros((1, 3)), np.zeros(1))
-    if mesh.nplane != len(mesh.pairs):
-        return None
-    sel, dsel, cand, dc, Y, dmin = mesh.hscratch
-    return MeshPlanes(mesh.pairs, mesh.is_plane_arr, mesh.rb, mesh.near, mesh.reach,
-                      mesh.hstart, mesh.hV, mesh.hr, int(mesh.first), sel, dsel, cand, dc, Y,
-                      dmin)
 
 
 def contact_loop_bundles(stepper, det, sd):
     """The :data:`ContactStepBundle` of a :class:`~articulated.simulation.contact.ContactStepper`
     with detector ``det`` (its own, or an empty one for limits only), or None when a mesh
     pair needs coal. ``sd``: the tree loop's ``StepData`` on the stepper's workspace."""
-    mp = mesh_planes(det)
-    if mp is None:
+    mesh = det.mesh
+    if mesh is None:
+        mp = mesh_pairs_empty(det.gm.rb)
+    elif mesh.nplane == len(mesh.pairs):
+        mp = mesh.mp
+    else:
         return None
     m = stepper.model
     nq, nv = m.nq, m.nv
