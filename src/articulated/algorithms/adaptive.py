@@ -376,7 +376,7 @@ class AdaptiveDynamics(DCAEngine):
                             self._in_region, self._fresh, self._fresh_list, self._nfresh,
                             i64(nb), i64(nb), nodes_bool(nb), nodes_bool(nb), np.zeros(nn),
                             np.zeros((3, nd, nd)), np.zeros(nd), np.zeros(nv), np.zeros(nv),
-                            i64(nv), i64(nn))
+                            i64(nv), i64(nn), np.zeros(nv))
         st = RegionState(self.q, self.qd, self.tau, self.f_ext, self._qdd, self.active,
                          self._tau_T, self._gravity, self.c, self.c_al, self._stats,
                          self._ncomp, self._computed, self._Vw)

@@ -213,13 +213,16 @@ velocities."""
 
 RegionScratch = namedtuple("RegionScratch", (
     "mark", "dirty", "stale", "seeds", "region", "in_region", "fresh", "fresh_list", "nfresh",
-    "U", "rigid", "new", "moved", "V", "Kb", "x", "base", "save", "dofs", "path"))
+    "U", "rigid", "new", "moved", "V", "Kb", "x", "base", "save", "dofs", "path", "qddT"))
 RegionScratch.__doc__ = """Buffers of the region update (RGL Sec. 5.1-5.4): node marks and
 lists ``mark, dirty, stale, seeds, region, in_region, path`` (nn,), the fresh nodes
 ``fresh, fresh_list, nfresh`` (:class:`PassiveTensors`), the update region ``U`` (nb,),
 the rigidified joints ``rigid`` (nb,), the new and moved masks ``new, moved`` (nb,) bool,
 the velocity metric ``V`` (nn,), the rigidification system ``Kb`` (3, nd, nd), ``x`` (nd,),
-``base, save`` (nv,) and ``dofs`` (nv,) for at most ``nd`` rigidified dofs."""
+``base, save`` (nv,) and ``dofs`` (nv,) for at most ``nd`` rigidified dofs; ``qddT`` (nv,)
+the accelerations of the last update's transient hybrid body (step 3) on the joints active
+after it (0 on those that joined without moving), which a substep of the update's step
+reads."""
 
 VelocityMetric = namedtuple("VelocityMetric", ("Vweights", "hk", "hn"))
 VelocityMetric.__doc__ = """The velocity metric's weights ``V_i`` (nb, 6, 6) (RGL Sec. 5.2,

@@ -1326,6 +1326,16 @@ ResponseOptions.__doc__ = """The scalars of :func:`respond_kernel`: step ``h`` [
 limit key), and ``energy_bound`` (bool; applied by the steppers after the response, not by
 :func:`respond_kernel`); see :class:`articulated.simulation.contact.ContactStepper`."""
 
+@njit(**INLINE)
+def options_at(o, h):
+    """The :class:`ResponseOptions` ``o`` for a (sub)step of ``h`` [s] (``o`` itself when
+    ``h`` is its step)."""
+    if h == o.h:
+        return o
+    return ResponseOptions(h, o.tol, o.sweeps, o.rest_speed, o.slip_speed, o.warm_start,
+                           o.project, o.project_sweeps, o.limit_e, o.key0, o.energy_bound)
+
+
 STAT_N, STAT_LIMITS, STAT_IMPACTS, STAT_STICKING, STAT_SLIDING, STAT_SWEEPS, STAT_FALLBACK, \
     STAT_DEPTH, STAT_APPROACH, STAT_KE_BEFORE, STAT_KE_AFTER, STAT_DETECT, STAT_RESPONSE, \
     STAT_ENERGY = range(14)

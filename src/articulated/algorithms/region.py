@@ -240,11 +240,13 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     reduced_dynamics(bkp, nbodies, bodies, f_ext, hp.pose, rp, stats, True)
     if stats[STAT_BAD] >= 0:
         return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
+    qddT = buf.qddT
     for u in range(counts[N_AJOINTS]):
         J = ajoints[u]
         for r in range(jnv[J]):
             k = vadr[J] + r
             qd[k] += h * qdd[k]
+            qddT[k] = qdd[k]
     # ---- 4. new active region (RGL Sec. 5.4.1), rigidification impulses (Sec. 5.4.2)
     if keep_region:
         for j in range(nb):
@@ -324,7 +326,10 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     # join with zero velocity, and the bookkeeping must include them
     added = False
     for j in range(nb):
-        added = added or (new[j] and not active[j])
+        if new[j] and not active[j]:
+            added = True
+            for r in range(jnv[j]):
+                qddT[vadr[j] + r] = 0.0
         active[j] = new[j]
     if nrig and not projected:
         _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch)

@@ -48,9 +48,10 @@ from ..geometry import CollisionModel
 from ..model import Model, model_arrays
 from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, ContactLoop,
                                adaptive_contact_steps, detect_on_pieces, energy_bound_start,
-                               hybrid_energy_bound, keep_update_counts, record_state,
-                               region_data)
-from .contact import CONTACT_STATS, ContactStepper, runaway_message, stats_log
+                               hybrid_energy_bound, hybrid_substeps, keep_update_counts,
+                               record_state, region_data)
+from .contact import (CONTACT_STATS, ContactStepper, _merge_stats, runaway_message,
+                      stats_log)
 from .cycles import _cycle_rate, _cycles
 from .forces import (FramesKinematics, apply_compiled_forces, apply_joint_forces,
                      compile_forces)
@@ -220,8 +221,10 @@ class AdaptiveSimulator:
         hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V; see :meth:`_contact_step`)
     limits : bool - enforce the joint limits of the active joints (GLM IV.B)
     contact_options : dict, optional - options of
-        :class:`~articulated.simulation.contact.ContactStepper`, except ``max_rotation``:
-        adaptive steps are not split into substeps yet (ValueError if it is given);
+        :class:`~articulated.simulation.contact.ContactStepper`: ``max_rotation`` splits a
+        step whose fastest rigid piece turns by more than it into substeps (the hybrid
+        body's accelerations again at each, forces held; O(N_A) each,
+        :func:`~articulated.simulation.adaptive_contact.hybrid_substeps`);
         ``energy_bound`` bounds the hybrid body's energy in O(N_A) on its reduced tree
         (:func:`~articulated.simulation.adaptive_contact.hybrid_energy_bound`)
 
@@ -314,13 +317,8 @@ class AdaptiveSimulator:
         self.solver.prepare_region()
         self._contact = None
         if contacts is not None or limits:
-            opts = dict(contact_options or {})
-            if opts.get("max_rotation") is not None:
-                raise ValueError("contact option max_rotation (substeps) is not available with "
-                                 "method='adaptive' yet; leave it out")
-            opts["max_rotation"] = None
             self._contact = ContactStepper(model, contacts, self.dt, limits=bool(limits),
-                                           **opts)
+                                           **(contact_options or {}))
             self._contact.check_initial(self.q)
             self._contact_log = []
         elif contact_options:
@@ -475,31 +473,72 @@ class AdaptiveSimulator:
         velocity is zero: they cannot cross). Returns ``(q, qd)``."""
         m, h, s, cs = self.model, self.dt, self.solver, self._contact
         bodies = None if self._all else self._bodies
+        cl = self._contact_loop()
         if cs.options["energy_bound"]:
-            energy_bound_start(self._contact_loop(), self.q, self.qd, self.steps)
-        impact = self._contact_loop().impact
+            energy_bound_start(cl, self.q, self.qd, self.steps)
+        impact = cl.impact
         update = self.steps % self.update_every == 0 or impact[1] != 0
         impact[1] = 0
         if update:
             qs = self._region_update(tau, f_ext)
-            s.hybrid_accelerations(self.q, qs, tau, f_ext, bodies)  # the new reduced tree
+            qdd = s.hybrid_accelerations(self.q, qs, tau, f_ext, bodies)  # the new reduced tree
         else:
-            qs = self.qd + h * s.hybrid_accelerations(self.q, self.qd, tau, f_ext, bodies)
+            qdd = s.hybrid_accelerations(self.q, self.qd, tau, f_ext, bodies)
+            qs = self.qd + h * qdd
         red = s._reduced_args()
         na = int(s._bk.counts[N_AJOINTS])
         q = self.q.copy()
+        cs.substeps = 1
         if na == 0:                                     # nothing moves: no contact
             for name in CONTACT_STATS.names:
                 cs.last[name] = math.nan if name.startswith("ke_") else 0
             self._contact_log.append(cs.last.copy())
-            self._contact_loop().ebound[1] = -1.0
+            cl.ebound[1] = -1.0
             return q, np.zeros(m.nv)
         aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
+        cl.qsf[:] = qs
+        k = int(hybrid_substeps(cl, red, na, aj, m.jnt_nv, h))
+        cs.substeps = k
+        if k == 1:
+            q, qd = self._contact_substep(q, qs if update else self.qd, qs, h, update, red,
+                                          na)
+        else:
+            # equal substeps (contact option max_rotation), the forces held; an update
+            # step starts from the region update's velocities less the h qdd of its
+            # transient hybrid body
+            hk = h / k
+            qd = self.qd.copy()
+            if update:
+                qdd = s._rargs.buf.qddT.copy()
+                qd[adof] = qs[adof] - h * qdd[adof]
+            total = None
+            for i in range(k):
+                if i:
+                    qdd = s.hybrid_accelerations(q, qd, tau, f_ext, bodies)
+                qs = qd.copy()
+                qs[adof] = qd[adof] + hk * qdd[adof]
+                q, qd = self._contact_substep(q, qd, qs, hk, update and i == 0, red, na)
+                total = cs.last.copy() if total is None else _merge_stats(total, cs.last)
+            cs.last = total
+        if impact[0] and cs.last["impacts"] > 0:     # GLM V.B: the region follows an impact
+            impact[1] = 1
+        self._contact_log.append(cs.last.copy())
+        return q, qd
+
+    def _contact_substep(self, q, qd, qs, h, zero, red, na):
+        """Steps 2-5 of :mod:`articulated.simulation.adaptive_contact` over ``h`` [s] (a
+        step or a substep) from ``(q, qd)`` with the unconstrained velocities ``qs`` (nv,),
+        as :func:`~articulated.simulation.adaptive_contact.adaptive_contact_steps`: detection
+        on the rigid pieces, the impulses on the reduced tree, the energy bound, ``q (+)= h
+        qd+ + dq`` on the active joints (``zero``: after a region update, ``qd`` is zero outside
+        the active joints). Returns new ``(q, qd)``; statistics in the stepper's ``last``."""
+        m, cs = self.model, self._contact
+        aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
         mi = red.red_i[:7 * na].reshape(7, na)
-        _world_poses_kernel(mi, red.red_f, red.rq[:int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])],
-                            red.red_d)
+        nqr = int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])
+        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
         if self._has_meshes():  # coal's narrow phase reads every shape's world pose
-            n = cs.detect(self.q, qs)
+            n = cs.detect(q, qs, h)
         else:
             t0 = time.perf_counter()
             det = cs.detector
@@ -520,9 +559,9 @@ class AdaptiveSimulator:
         def kinetic(x):
             full = np.zeros(m.nv)
             full[adof] = x
-            return cs._kinetic(self.q, full)
+            return cs._kinetic(q, full)
 
-        qd1, v = cs.respond(self.q, qs[adof], n, im, fac, lim, kinetic, con)
+        qd1, v = cs.respond(q, qs[adof], n, im, fac, lim, kinetic, con, h=h)
         joint = cs.check_displacement(v, adof)
         if joint is not None:
             e = ValueError(f"{cs.failure} (t = {self.t:.6g})")
@@ -531,18 +570,15 @@ class AdaptiveSimulator:
         cs.last["energy_removed"] = 0.0
         if cs.options["energy_bound"]:
             cl = self._contact_loop()
-            cl.qd0[:len(adof)] = s.qd[adof]
-            nqr = int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])
+            cl.qd0[:len(adof)] = qd[adof]
             cs.last["energy_removed"] = hybrid_energy_bound(cl, red, na, nqr, h, qd1, v,
                                                             self.steps)
-        qd = np.zeros(m.nv)
+        qd = np.zeros(m.nv) if zero else qd.copy()
         qd[adof] = qd1
         v_full = np.zeros(m.nv)
         v_full[adof] = v
+        q = q.copy()
         integrate_joints_inplace(aj, na, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v_full, 1.0)
-        if impact[0] and cs.last["impacts"] > 0:     # GLM V.B: the region follows an impact
-            impact[1] = 1
-        self._contact_log.append(cs.last.copy())
         return q, qd
 
     def _reduced_rows(self, red, na):
@@ -594,6 +630,7 @@ class AdaptiveSimulator:
             # limits only: an empty detector keeps one compiled signature
             det = self._cdet = cs.detector or Detector(CollisionModel(m))
             nl = len(lim.dof)
+            theta = cs.options["max_rotation"]
             self._cloop = ContactLoop(
                 d.model_i, d.model_f, d.buf, det.gm, det.poses, cs.sc, cs.opt, lim,
                 Limits(*(np.zeros(nl, a.dtype) for a in lim)), np.zeros(m.nv), np.zeros(m.nv),
@@ -602,7 +639,8 @@ class AdaptiveSimulator:
                 np.zeros(m.nv), np.zeros(m.nv), np.zeros((m.nb, 6)),
                 np.array([-2, 0], np.int64), np.zeros(m.nv), np.zeros(m.nv),
                 np.zeros(m.nq), np.array([0.0, -1.0, 0.0]), hybrid_shapes(det.gm, m.nb),
-                np.array([int(self.update_on_impact), 0], np.int64))
+                np.array([int(self.update_on_impact), 0], np.int64),
+                -1.0 if theta is None else float(theta), np.ones(1, np.int64), np.zeros(14))
         return self._cloop
 
     def _log_contacts(self, cstats, rate):
@@ -652,6 +690,7 @@ class AdaptiveSimulator:
             done, err, joint, nrec, det.broad, det.out, cs.rb, cbody = adaptive_contact_steps(
                 *args, cl, det.broad, det.out, cs.rb, cstats)
             self._cloop = cl._replace(cbody=cbody)
+            cs.substeps = int(cl.nsub[0])
             self._log_contacts(cstats[:done], rate)
         if nrec:                # after step k of the run: t = t_run + k dt (t_run: record 0)
             first = (-(k0 + 1)) % every

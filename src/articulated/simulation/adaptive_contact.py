@@ -29,6 +29,13 @@ Python step, :meth:`~articulated.simulation.adaptive.AdaptiveSimulator._contact_
    ``energy_bound``, :func:`hybrid_energy_bound` (O(N_A));
 5. ``q (+)= h qd+ + dq`` on the active joints.
 
+A step whose fastest rigid piece would turn by more than the contact option
+``max_rotation`` runs steps 2-5 as equal substeps (:func:`hybrid_substeps`, as the full
+model's :class:`~articulated.simulation.contact.ContactStepper`), each after the hybrid
+body's ABA at its start with the step's applied forces held (the first: the step's
+accelerations; on an update step those of its transient hybrid body, whose ``h qdd`` is
+taken off the update's velocities: exact when nothing is rigidified).
+
 The per-region data of the response (the reduced tree's views, the model dof of each
 reduced dof, the limits of the active joints, the piece of every body) are rebuilt when
 the reduced tree changes (its stamp). Buffers that fill up grow inside the loop (a
@@ -49,8 +56,8 @@ from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Contacts
 from ..algorithms.contact import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_KE_AFTER,
                                   STAT_KE_BEFORE, STAT_N, STAT_RESPONSE, Factor, ImpulseModel,
-                                  Limits, energy_scale, grow_response, respond_kernel,
-                                  runaway_dof)
+                                  Limits, energy_scale, grow_response, options_at,
+                                  respond_kernel, runaway_dof)
 from ..algorithms.hybrid import hybrid_kinematics
 from ..algorithms.hybrid_detection import build_pieces, detect_hybrid
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
@@ -63,6 +70,8 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
+from .contact import MAX_SUBSTEPS
+from .contact_loop import merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
 
@@ -78,7 +87,7 @@ more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` in one s
 ContactLoop = namedtuple("ContactLoop", (
     "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
     "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1",
-    "ebound", "hs", "impact"))
+    "ebound", "hs", "impact", "theta", "nsub", "sst"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
 (the whole model's world poses and energies, at region changes and for the energy
@@ -99,7 +108,9 @@ energy bound and ``ebound`` (3,) its state: the total energy [J] at the end of s
 (:func:`energy_bound_start`, :func:`hybrid_energy_bound`); ``hs`` the shapes by rigid
 piece (:class:`~articulated.algorithms.hybrid_detection.HybridShapes`, rebuilt with the
 per-region data); ``impact`` (2,) int64: whether the simulator updates the active region
-after a step with an impact (``update_on_impact``), and whether the last step had one."""
+after a step with an impact (``update_on_impact``), and whether the last step had one;
+``theta`` the contact option ``max_rotation`` [rad] (<= 0: no substeps), ``nsub`` (1,)
+int64 the substeps of the last step and ``sst`` (14,) the statistics of a substep."""
 
 
 @njit(**JIT)
@@ -207,17 +218,19 @@ def _reduced_kinetic_of(mv, fac, qd, vb):
 
 
 @njit(**JIT)
-def detect_on_pieces(cl, red, na, nvr, qsr, h, broad, out):
+def detect_on_pieces(cl, red, na, nvr, qsr, h, broad, out, ready=False):
     """Detection on the hybrid body (:func:`~articulated.algorithms.hybrid_detection.
     detect_hybrid`) at the reduced tree's world poses (in ``red.red_d``: computed at
     ``red.rq`` before the call) with margins from the reduced velocities ``qsr`` (nv',),
-    the shapes by piece ``cl.hs`` and the detector's ``cl.gm``, ``cl.poses``. Returns
-    ``(contacts, broad, out)`` (the buffers in use). O(N_A) + the shapes of the pieces that
-    come near something."""
+    the shapes by piece ``cl.hs`` and the detector's ``cl.gm``, ``cl.poses``; ``ready``:
+    ``cl.vb`` holds the pieces' twists for ``qsr`` already (:func:`hybrid_substeps`).
+    Returns ``(contacts, broad, out)`` (the buffers in use). O(N_A) + the shapes of the
+    pieces that come near something."""
     mi = rows(red.red_i, 7, na)
-    mv = model_arrays(mi, red.red_f)
     dr = data_arrays(red.red_d, na, nvr)
-    _reduced_velocities(mv, mat3_rows(dr.Xup_E), dr.Xup_r, qsr, cl.vb)
+    if not ready:
+        _reduced_velocities(model_arrays(mi, red.red_f), mat3_rows(dr.Xup_E), dr.Xup_r, qsr,
+                            cl.vb)
     n, _, broad, out = detect_hybrid(cl.hs, cl.gm, cl.poses, broad, out, mat3_rows(dr.oE),
                                      dr.op, cl.vb, h, 0.0)
     return n, broad, out
@@ -309,6 +322,35 @@ def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full):
         Trec[k] = state_energy(full[0], full[1], q, qd, full[2])[0]
 
 
+@njit(**dict(JIT, forceinline=True))
+def hybrid_substeps(cl, red, na, ajoints, jnv, h):
+    """The substeps of an adaptive step of ``h`` [s] whose unconstrained velocities are in
+    ``cl.qsf`` (contact option ``max_rotation``, ``cl.theta``; as the full model's
+    :meth:`ContactStepper._substeps <articulated.simulation.contact.ContactStepper._substeps>`):
+    ``ceil(h max|omega| / theta)`` over the angular velocities of the hybrid body's rigid
+    pieces (the reduced tree's bodies, whose transforms the step's ABA left), from 1 to
+    :data:`~articulated.simulation.contact.MAX_SUBSTEPS`; 1 without ``theta`` or active
+    joint. O(N_A). Leaves the reduced velocities in ``cl.qsr`` and the pieces' twists in
+    ``cl.vb``."""
+    if cl.theta <= 0.0 or na == 0:
+        return 1
+    mi = rows(red.red_i, 7, na)
+    mv = model_arrays(mi, red.red_f)
+    nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
+    dr = data_arrays(red.red_d, na, nvr)
+    for i in range(nvr):
+        cl.qsr[i] = cl.qsf[cl.adof[i]]
+    _reduced_velocities(mv, mat3_rows(dr.Xup_E), dr.Xup_r, cl.qsr[:nvr], cl.vb)
+    w2 = 0.0
+    for k in range(na):
+        w2 = max(w2, cl.vb[k, 0] * cl.vb[k, 0] + cl.vb[k, 1] * cl.vb[k, 1]
+                 + cl.vb[k, 2] * cl.vb[k, 2])
+    turn = h * math.sqrt(w2) / cl.theta
+    if not math.isfinite(turn):
+        return 1                                # the response reports the divergence
+    return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS))
+
+
 @njit(**JIT)
 def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t0, timed, crit,
                            q, qd, qdd, stats, jtype, qadr, vadr, jnv, f_ext, fa, tau, ubody,
@@ -378,95 +420,129 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
         if na and cl.stamp[0] != rstamp[0]:
             region_data(cl, bk, red, na, jnv, vadr, active, q)
-        # detection at q, margins from qd*, on the rigid pieces (O(N_A) + shapes near
-        # something); nothing moves without an active joint: no contact then
-        cd = _cycles() if timed else 0
-        n = 0
-        nvr = 0
-        nqr = 0
-        if na:
-            mi = rows(red.red_i, 7, na)
-            nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
-            nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
-            _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
-            for i in range(nvr):
-                cl.qsr[i] = cl.qsf[cl.adof[i]]
-            if cl.gm.body.shape[0]:
-                n, broad, out = detect_on_pieces(cl, red, na, nvr, cl.qsr[:nvr], h, broad,
-                                                 out)
-        c1 = _cycles() if timed else 0
-        st[STAT_N] = n
-        st[STAT_DETECT] = c1 - cd
-        for k in range(1, 11):
-            st[k] = 0.0
-        st[STAT_ENERGY] = 0.0
-        st[STAT_KE_BEFORE] = math.nan
-        st[STAT_KE_AFTER] = math.nan
-        if na == 0:
-            for k in range(nv):
-                qd[k] = 0.0
-            cl.ebound[1] = -1.0
-        else:
-            mi = rows(red.red_i, 7, na)
-            mv = model_arrays(mi, red.red_f)
-            dr = data_arrays(red.red_d, na, nvr)
-            im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
-            fac = Factor(mat3_rows(dr.Xup_E), dr.Xup_r, dr.UDinv, dr.Dinv, mat3_rows(dr.oE),
-                         dr.op)
-            if n > cbody.shape[0]:
-                cbody = np.zeros((out.body.shape[0], 2), np.int64)
-            for c in range(n):
-                for side in range(2):
-                    b = out.body[c, side]
-                    cbody[c, side] = cl.piece[b] if b >= 0 else -1
-            con = Contacts(out.geom, cbody, out.point, out.normal, out.dist, out.mu, out.e,
-                           out.key)
-            nl = cl.stamp[1]
-            lr = cl.limr
-            lim = Limits(lr.dof[:nl], lr.qadr[:nl], lr.body[:nl], lr.lo[:nl], lr.hi[:nl],
-                         lr.joint[:nl])
-            if n + 2 * nl > rb.rows.P.shape[0]:
-                rb = grow_response(rb, 2 * (n + 2 * nl), nb)
-            qsr = cl.qsr[:nvr]
-            qd1 = cl.qd1[:nvr]
-            vr = cl.vr[:nvr]
-            nr = respond_kernel(im, fac, cl.sc, con, n, q, qsr, lim, cl.opt, rb, qd1, vr, st)
-            if nr:
-                st[STAT_KE_BEFORE] = _reduced_kinetic_of(mv, fac, qsr, cl.vb)
-                st[STAT_KE_AFTER] = _reduced_kinetic_of(mv, fac, qd1, cl.vb)
-            ss = 0.0
-            for i in range(nvr):
-                ss += qd1[i] * qd1[i] + vr[i] * vr[i]
-            if not math.isfinite(ss):
-                return s, ERR_VELOCITY, -1, nrec, broad, out, rb, cbody
-            bad = runaway_dof(vr)
-            if bad >= 0:
-                joint = -1
+        ns = hybrid_substeps(cl, red, na, ajoints, jnv, h)
+        cl.nsub[0] = ns
+        hk = h / ns
+        if ns > 1 and update:
+            # equal substeps (contact option max_rotation, as the full model's), the
+            # applied forces held; an update step starts from the region update's
+            # velocities less the h qdd of its transient hybrid body
+            qddT = rargs.buf.qddT
+            for u in range(na):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    k = vadr[J] + r
+                    qd[k] = cl.qsf[k] - h * qddT[k]
+                    qdd[k] = qddT[k]
+        for sub in range(ns):
+            if ns > 1:
+                if sub:
+                    reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
+                    reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, False)
+                    if stats[STAT_BAD] >= 0:
+                        return s, ERR_HYBRID, int(stats[STAT_BAD]), nrec, broad, out, rb, cbody
                 for u in range(na):
                     J = ajoints[u]
-                    if vadr[J] <= cl.adof[bad] < vadr[J] + jnv[J]:
-                        joint = J
-                return s, ERR_DISPLACEMENT, joint, nrec, broad, out, rb, cbody
-            if cl.opt.energy_bound:
+                    for r in range(jnv[J]):
+                        k = vadr[J] + r
+                        cl.qsf[k] = qd[k] + hk * qdd[k]
+            sst = st if ns == 1 else cl.sst
+            # 2. detection at q, margins from qd*, on the rigid pieces (O(N_A) + shapes
+            # near something; the pieces' twists of hybrid_substeps reused); nothing moves
+            # without an active joint: no contact then
+            cd = _cycles() if timed else 0
+            n = 0
+            nvr = 0
+            nqr = 0
+            if na:
+                mi = rows(red.red_i, 7, na)
+                nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
+                nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
+                _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
                 for i in range(nvr):
-                    cl.qd0[i] = qd[cl.adof[i]]
-                st[STAT_ENERGY] = hybrid_energy_bound(cl, red, na, nqr, h, qd1, vr, step0 + s)
-            if update:
+                    cl.qsr[i] = cl.qsf[cl.adof[i]]
+                if cl.gm.body.shape[0]:
+                    n, broad, out = detect_on_pieces(cl, red, na, nvr, cl.qsr[:nvr], hk, broad,
+                                                     out, ns == 1 and cl.theta > 0.0)
+            c1 = _cycles() if timed else 0
+            sst[STAT_N] = n
+            sst[STAT_DETECT] = c1 - cd
+            for k in range(1, 11):
+                sst[k] = 0.0
+            sst[STAT_ENERGY] = 0.0
+            sst[STAT_KE_BEFORE] = math.nan
+            sst[STAT_KE_AFTER] = math.nan
+            if na == 0:
                 for k in range(nv):
                     qd[k] = 0.0
-            for i in range(nvr):
-                qd[cl.adof[i]] = qd1[i]
-                cl.vfull[cl.adof[i]] = vr[i]
-            integrate_joints_inplace(ajoints, na, jtype, qadr, vadr, q, cl.vfull, 1.0)
+                cl.ebound[1] = -1.0
+            else:
+                # 3-4. the impulses on the reduced tree, the energy bound
+                mi = rows(red.red_i, 7, na)
+                mv = model_arrays(mi, red.red_f)
+                dr = data_arrays(red.red_d, na, nvr)
+                im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
+                fac = Factor(mat3_rows(dr.Xup_E), dr.Xup_r, dr.UDinv, dr.Dinv,
+                             mat3_rows(dr.oE), dr.op)
+                if n > cbody.shape[0]:
+                    cbody = np.zeros((out.body.shape[0], 2), np.int64)
+                for c in range(n):
+                    for side in range(2):
+                        b = out.body[c, side]
+                        cbody[c, side] = cl.piece[b] if b >= 0 else -1
+                con = Contacts(out.geom, cbody, out.point, out.normal, out.dist, out.mu, out.e,
+                               out.key)
+                nl = cl.stamp[1]
+                lr = cl.limr
+                lim = Limits(lr.dof[:nl], lr.qadr[:nl], lr.body[:nl], lr.lo[:nl], lr.hi[:nl],
+                             lr.joint[:nl])
+                if n + 2 * nl > rb.rows.P.shape[0]:
+                    rb = grow_response(rb, 2 * (n + 2 * nl), nb)
+                qsr = cl.qsr[:nvr]
+                qd1 = cl.qd1[:nvr]
+                vr = cl.vr[:nvr]
+                nr = respond_kernel(im, fac, cl.sc, con, n, q, qsr, lim, options_at(cl.opt, hk),
+                                    rb, qd1, vr, sst)
+                if nr:
+                    sst[STAT_KE_BEFORE] = _reduced_kinetic_of(mv, fac, qsr, cl.vb)
+                    sst[STAT_KE_AFTER] = _reduced_kinetic_of(mv, fac, qd1, cl.vb)
+                ss = 0.0
+                for i in range(nvr):
+                    ss += qd1[i] * qd1[i] + vr[i] * vr[i]
+                if not math.isfinite(ss):
+                    return s, ERR_VELOCITY, -1, nrec, broad, out, rb, cbody
+                bad = runaway_dof(vr)
+                if bad >= 0:
+                    joint = -1
+                    for u in range(na):
+                        J = ajoints[u]
+                        if vadr[J] <= cl.adof[bad] < vadr[J] + jnv[J]:
+                            joint = J
+                    return s, ERR_DISPLACEMENT, joint, nrec, broad, out, rb, cbody
+                if cl.opt.energy_bound:
+                    for i in range(nvr):
+                        cl.qd0[i] = qd[cl.adof[i]]
+                    sst[STAT_ENERGY] = hybrid_energy_bound(cl, red, na, nqr, hk, qd1, vr,
+                                                           step0 + s)
+                # 5. qd = qd+, q (+)= h qd+ + dq on the active joints
+                if update and sub == 0:
+                    for k in range(nv):
+                        qd[k] = 0.0
+                for i in range(nvr):
+                    qd[cl.adof[i]] = qd1[i]
+                    cl.vfull[cl.adof[i]] = vr[i]
+                integrate_joints_inplace(ajoints, na, jtype, qadr, vadr, q, cl.vfull, 1.0)
+            sst[STAT_RESPONSE] = (_cycles() - c1) if timed else 0
+            if ns > 1:
+                if sub == 0:
+                    for j in range(st.shape[0]):
+                        st[j] = cl.sst[j]
+                else:
+                    merge_stats(st, cl.sst)
         if cl.impact[0] and st[STAT_IMPACTS] > 0:  # GLM V.B: the region follows an impact
             cl.impact[1] = 1
         if timed:
-            c2 = _cycles()
-            st[STAT_RESPONSE] = c2 - c1
-            cycles[s] = c2 - c0
-        else:
-            st[STAT_DETECT] = 0.0
-            st[STAT_RESPONSE] = 0.0
+            cycles[s] = _cycles() - c0
         if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
             record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full)
             nrec += 1

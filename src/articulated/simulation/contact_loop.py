@@ -32,7 +32,7 @@ from ..algorithms.collision_mesh import mesh_broad_phase, mesh_pairs_empty, mesh
 from ..algorithms.contact import (
     STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_ENERGY, STAT_FALLBACK, STAT_IMPACTS,
     STAT_KE_AFTER, STAT_KE_BEFORE, STAT_LIMITS, STAT_N, STAT_RESPONSE, STAT_SLIDING,
-    STAT_STICKING, STAT_SWEEPS, ResponseOptions, energy_scale, grow_response, respond_kernel,
+    STAT_STICKING, STAT_SWEEPS, energy_scale, grow_response, options_at, respond_kernel,
     runaway_dof)
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
                                      _world_poses_kernel)
@@ -129,11 +129,8 @@ def _finish(sm, sd, cl, q, qs, h, ready, timed, broad, out, rb):
     nlim = cl.lim.dof.shape[0]
     if n + 2 * nlim > rb.rows.P.shape[0]:
         rb = grow_response(rb, 2 * (n + 2 * nlim), nb)
-    o = cl.opt
-    opt = o if h == o.h else ResponseOptions(h, o.tol, o.sweeps, o.rest_speed, o.slip_speed,
-                                             o.warm_start, o.project, o.project_sweeps,
-                                             o.limit_e, o.key0, o.energy_bound)
-    nr = respond_kernel(cl.im, cl.fac, cl.sc, out, n, q, qs, cl.lim, opt, rb, cl.qd1, cl.v, st)
+    nr = respond_kernel(cl.im, cl.fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h), rb,
+                        cl.qd1, cl.v, st)
     if nr:
         st[STAT_KE_BEFORE] = _energy_kernel(sm.model_i, sm.model_f, q, qs, sd.data)[0]
         st[STAT_KE_AFTER] = _energy_kernel(sm.model_i, sm.model_f, q, cl.qd1, sd.data)[0]
@@ -172,7 +169,7 @@ def _bound(sm, sd, cl, q, qd, h, E):
 
 
 @njit(**JIT)
-def _merge(tot, st):
+def merge_stats(tot, st):
     """The statistics of two substeps in one, as
     :func:`articulated.simulation.contact._merge_stats`."""
     for i in (STAT_N, STAT_LIMITS, STAT_SWEEPS, STAT_FALLBACK, STAT_DEPTH, STAT_APPROACH):
@@ -252,7 +249,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, timed, rec, row, broad, out, rb):
             for j in range(cl.tot.shape[0]):
                 cl.tot[j] = cl.st[j]
         else:
-            _merge(cl.tot, cl.st)
+            merge_stats(cl.tot, cl.st)
     return OK, broad, out, rb
 
 
