@@ -104,7 +104,8 @@ def test_one_step_from_many_states_all_active_equals_full():
     """One step from each of 100 states with contacts of a full run (scene (a) of ``bench
     contact``, pendulum-60 through 8 cylinders), fresh simulators, no warm start: the
     adaptive step with every joint active (its region update, then impulses on the reduced
-    tree) equals the full ABA step to 1e-9 (measured 4.2e-12)."""
+    tree) equals the full ABA step to 1e-9 (measured 4.2e-12), also where the step is split
+    into substeps (contact option ``max_rotation``, default on both: 16 of the 100 steps)."""
     from articulated.bench.contact import pendulum_cylinders
 
     m, geom, q0 = pendulum_cylinders(60, 8)
@@ -126,8 +127,7 @@ def test_one_step_from_many_states_all_active_equals_full():
         total += int(f._contact.last["n"])
         assert np.abs(f.q - a.q).max() <= 1e-9
         assert np.abs(f.qd - a.qd).max() <= 1e-9 * max(1.0, np.abs(f.qd).max())
-    assert total >= 200
-    print("steps split into substeps:", split)
+    assert total >= 200 and split >= 10
 
 
 def test_compiled_loop_equals_the_python_step():
@@ -251,7 +251,7 @@ def test_energy_bound_on_the_hybrid_body():
     pile, lifts of 0.2 nm; in an earlier trajectory 4.5e-9 J in steps with 5e-10 m depth:
     less than ``M g`` times the depth plus the projection's stopping tolerance ``tol dt``),
     energy is taken out (measured 1.66 J), the depth stays below 1 mm (measured 0.33 mm;
-    1.48 mm without substeps) and the pile lies on the floor (24 contacts at 1.5 s); the
+    1.48 mm without substeps) and the pile lies on the floor (12 contacts at 1.5 s); the
     compiled loop equals the Python step bit for bit, with the same energy taken out. Not
     asserted: coming to rest. This chaotic pile's trajectory changes with the rounding of
     any kernel; without substeps it settled by 1.2 s, with them it still creeps at 2 s
