@@ -35,7 +35,7 @@ from .._views import mat3_view
 from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Detector
-from ..algorithms.contact import Factor, ImpulseModel, Limits
+from ..algorithms.contact import STAT_N, Factor, ImpulseModel, Limits
 from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
 from ..algorithms.hybrid_detection import hybrid_shapes
 from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy
@@ -470,7 +470,10 @@ class AdaptiveSimulator:
         step's ABA left): a contact on body b acts on b's piece (GLM: "contacts on rigid
         pieces act on their front node"), so ``J_h``, ``K = J_h M_h^-1 J_h^T`` and the
         impulse propagation cost O(N_A); limits of rigidified joints are not rows (their
-        velocity is zero: they cannot cross). Returns ``(q, qd)``."""
+        velocity is zero: they cannot cross). A step whose fastest rigid piece would turn
+        by more than the contact option ``max_rotation`` runs from detection on as equal
+        substeps (:meth:`_contact_substep` each; :mod:`articulated.simulation.
+        adaptive_contact`). Returns ``(q, qd)``."""
         m, h, s, cs = self.model, self.dt, self.solver, self._contact
         bodies = None if self._all else self._bodies
         cl = self._contact_loop()
@@ -507,7 +510,7 @@ class AdaptiveSimulator:
             # step starts from the region update's velocities less the h qdd of its
             # transient hybrid body
             hk = h / k
-            qd = self.qd.copy()
+            qd = (qs if update else self.qd).copy()
             if update:
                 qdd = s._rargs.buf.qddT.copy()
                 qd[adof] = qs[adof] - h * qdd[adof]
@@ -640,7 +643,8 @@ class AdaptiveSimulator:
                 np.array([-2, 0], np.int64), np.zeros(m.nv), np.zeros(m.nv),
                 np.zeros(m.nq), np.array([0.0, -1.0, 0.0]), hybrid_shapes(det.gm, m.nb),
                 np.array([int(self.update_on_impact), 0], np.int64),
-                -1.0 if theta is None else float(theta), np.ones(1, np.int64), np.zeros(14))
+                -1.0 if theta is None else float(theta), np.ones(1, np.int64), np.zeros(14),
+                np.zeros(m.nq), np.zeros(m.nv))
         return self._cloop
 
     def _log_contacts(self, cstats, rate):
@@ -691,6 +695,8 @@ class AdaptiveSimulator:
                 *args, cl, det.broad, det.out, cs.rb, cstats)
             self._cloop = cl._replace(cbody=cbody)
             cs.substeps = int(cl.nsub[0])
+            if done:        # the contacts of the last (sub)step, for contact_list()
+                det.n = int(cl.sst[STAT_N] if cl.nsub[0] > 1 else cstats[done - 1, STAT_N])
             self._log_contacts(cstats[:done], rate)
         if nrec:                # after step k of the run: t = t_run + k dt (t_run: record 0)
             first = (-(k0 + 1)) % every

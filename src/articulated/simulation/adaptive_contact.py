@@ -87,7 +87,7 @@ more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` in one s
 ContactLoop = namedtuple("ContactLoop", (
     "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
     "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1",
-    "ebound", "hs", "impact", "theta", "nsub", "sst"))
+    "ebound", "hs", "impact", "theta", "nsub", "sst", "qsave", "qdsave"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
 (the whole model's world poses and energies, at region changes and for the energy
@@ -110,7 +110,9 @@ piece (:class:`~articulated.algorithms.hybrid_detection.HybridShapes`, rebuilt w
 per-region data); ``impact`` (2,) int64: whether the simulator updates the active region
 after a step with an impact (``update_on_impact``), and whether the last step had one;
 ``theta`` the contact option ``max_rotation`` [rad] (<= 0: no substeps), ``nsub`` (1,)
-int64 the substeps of the last step and ``sst`` (14,) the statistics of a substep."""
+int64 the substeps of the last step, ``sst`` (14,) the statistics of a substep and
+``qsave`` (nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one
+of its substeps fails)."""
 
 
 @njit(**JIT)
@@ -251,16 +253,17 @@ def energy_bound_start(cl, q, qd, step):
 
 @njit(**KERNEL)
 def hybrid_energy_bound(cl, red, na, nqr, h, qd1, v, step):
-    """The energy bound (contact option ``energy_bound``) of adaptive step ``step`` on the
-    hybrid body, O(N_A): the total energy ``E`` at the step's start
-    (:func:`energy_bound_start`) against its end, the energy of the reduced tree (one rigid
-    body per rigid piece) at ``red.rq (+) v`` ((nqr,), (nv',)) moving at ``qd1`` plus the
-    gravity potential of the bodies welded to the world (``cl.ebound[2]``); the applied
-    forces' work ``W = h Q . (qd0 + qd1) / 2`` at ``red.rq`` with ``qd0 = cl.qd0`` the
-    velocities after the active-region update (the reduced tree's joint torques
-    ``red.rtau`` and piece forces ``red.rf``, as the step's ABA used them); ``qd1`` scaled
-    in place by :func:`~articulated.algorithms.contact.energy_scale`, and the end energy
-    kept for the next step. Returns the energy taken out [J]. Rigidified joints have zero
+    """The energy bound (contact option ``energy_bound``) of adaptive step ``step`` (or of
+    one of its substeps, of ``h`` [s]) on the hybrid body, O(N_A): the total energy ``E``
+    at its start (``cl.ebound[0]``: :func:`energy_bound_start`, or the end of the substep
+    before) against its end, the energy of the reduced tree (one rigid body per rigid
+    piece) at ``red.rq (+) v`` ((nqr,), (nv',)) moving at ``qd1`` plus the gravity
+    potential of the bodies welded to the world (``cl.ebound[2]``); the applied forces'
+    work ``W = h Q . (qd0 + qd1) / 2`` at ``red.rq`` with ``qd0 = cl.qd0`` the velocities
+    at its start (after the active-region update on an update step; the reduced tree's
+    joint torques ``red.rtau`` and piece forces ``red.rf``, as the ABA used them); ``qd1``
+    scaled in place by :func:`~articulated.algorithms.contact.energy_scale`, and the end
+    energy kept for the next (sub)step. Returns the energy taken out [J]. Rigidified joints have zero
     velocity, so this is the full model's bound (:meth:`ContactStepper._bound
     <articulated.simulation.contact.ContactStepper._bound>`) on the hybrid body; a region
     update's rigidification impulses fall inside its step. Uses ``cl.buf`` (free after
@@ -330,8 +333,8 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h):
     ``ceil(h max|omega| / theta)`` over the angular velocities of the hybrid body's rigid
     pieces (the reduced tree's bodies, whose transforms the step's ABA left), from 1 to
     :data:`~articulated.simulation.contact.MAX_SUBSTEPS`; 1 without ``theta`` or active
-    joint. O(N_A). Leaves the reduced velocities in ``cl.qsr`` and the pieces' twists in
-    ``cl.vb``."""
+    joint. O(N_A). With both, it leaves the reduced velocities in ``cl.qsr`` and the
+    pieces' twists in ``cl.vb`` (which the detection of an unsplit step reuses)."""
     if cl.theta <= 0.0 or na == 0:
         return 1
     mi = rows(red.red_i, 7, na)
@@ -423,6 +426,11 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         ns = hybrid_substeps(cl, red, na, ajoints, jnv, h)
         cl.nsub[0] = ns
         hk = h / ns
+        if ns > 1:                      # a failing substep returns the state of the start
+            for k in range(q.shape[0]):
+                cl.qsave[k] = q[k]
+            for k in range(nv):
+                cl.qdsave[k] = qd[k]
         if ns > 1 and update:
             # equal substeps (contact option max_rotation, as the full model's), the
             # applied forces held; an update step starts from the region update's
@@ -434,13 +442,17 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     k = vadr[J] + r
                     qd[k] = cl.qsf[k] - h * qddT[k]
                     qdd[k] = qddT[k]
+        err = 0
+        joint = -1
         for sub in range(ns):
             if ns > 1:
                 if sub:
                     reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
                     reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, False)
                     if stats[STAT_BAD] >= 0:
-                        return s, ERR_HYBRID, int(stats[STAT_BAD]), nrec, broad, out, rb, cbody
+                        err = ERR_HYBRID
+                        joint = int(stats[STAT_BAD])
+                        break
                 for u in range(na):
                     J = ajoints[u]
                     for r in range(jnv[J]):
@@ -510,15 +522,16 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                 for i in range(nvr):
                     ss += qd1[i] * qd1[i] + vr[i] * vr[i]
                 if not math.isfinite(ss):
-                    return s, ERR_VELOCITY, -1, nrec, broad, out, rb, cbody
+                    err = ERR_VELOCITY
+                    break
                 bad = runaway_dof(vr)
                 if bad >= 0:
-                    joint = -1
+                    err = ERR_DISPLACEMENT
                     for u in range(na):
                         J = ajoints[u]
                         if vadr[J] <= cl.adof[bad] < vadr[J] + jnv[J]:
                             joint = J
-                    return s, ERR_DISPLACEMENT, joint, nrec, broad, out, rb, cbody
+                    break
                 if cl.opt.energy_bound:
                     for i in range(nvr):
                         cl.qd0[i] = qd[cl.adof[i]]
@@ -539,6 +552,13 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                         st[j] = cl.sst[j]
                 else:
                     merge_stats(st, cl.sst)
+        if err:
+            if ns > 1:
+                for k in range(q.shape[0]):
+                    q[k] = cl.qsave[k]
+                for k in range(nv):
+                    qd[k] = cl.qdsave[k]
+            return s, err, joint, nrec, broad, out, rb, cbody
         if cl.impact[0] and st[STAT_IMPACTS] > 0:  # GLM V.B: the region follows an impact
             cl.impact[1] = 1
         if timed:

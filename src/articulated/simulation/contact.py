@@ -403,7 +403,7 @@ class ContactStepper:
             return res
         out = self.detector.out
         names = self.model.body_name
-        for c in range(int(self.last["n"])):
+        for c in range(int(self.detector.n)):   # the last substep's (``last``: the step's most)
             ba, bb = (int(x) for x in out.body[c])
             P = self.rb.rows.P[c]
             Fr = self.rows.frame[c]

@@ -19,6 +19,7 @@ from ..configuration import _normalize_kernel
 from ..model import Model
 from .forces import Force, StateKinematics, compile_forces
 from ..algorithms.collision import Detector
+from ..algorithms.contact import STAT_N
 from ..geometry import CollisionModel
 from .contact import CONTACT_STATS, ContactStepper, stats_log
 from .contact_loop import contact_loop_bundles, contact_steps
@@ -845,6 +846,7 @@ class DynamicsSimulator:
             self._contact_log.extend(log)
             cs.last = log[-1].copy()
             cs.substeps = int(cl.nsub[0])
+            det.n = int(cl.st[STAT_N])      # the last (sub)step's contacts (contact_list)
         return done, code
 
     def __repr__(self):
