@@ -42,7 +42,7 @@ from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
 from .contact import MAX_SUBSTEPS
-from .stepping import ERR_DYNAMICS, OK, _evaluate, _record, record_state
+from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state
 
 ERR_RUNAWAY = 4
 """Code of :func:`contact_steps`: the impulses or the projection moved a dof by more than
@@ -268,8 +268,6 @@ def contact_steps(sm, sd, fa, cl, q, qd, t, k0, n, steps, every, rec, count, cst
     detector's buffers ``broad, out`` and the response's ``rb`` may grow. Returns
     ``(steps done, code, broad, out, rb)``: on an error code the state is that before the
     failing step."""
-    nq = q.shape[0]
-    nv = qd.shape[0]
     pending = -1
     for s in range(n):
         code, broad, out, rb = _contact_step(sm, sd, fa, cl, q, qd, t[0], timed, rec, pending,
@@ -278,19 +276,10 @@ def contact_steps(sm, sd, fa, cl, q, qd, t, k0, n, steps, every, rec, count, cst
             if pending >= 0:        # the failing step may have stopped before the energies
                 record_state(sm, sd, fa, t[0], q, qd, rec, pending)
             return s, code, broad, out, rb
-        pending = -1
-        for k in range(nq):
-            q[k] = cl.q1[k]
-        for k in range(nv):
-            qd[k] = cl.qd1[k]
         for i in range(cl.tot.shape[0]):
             cstats[s, i] = cl.tot[i]
-        t[0] = t[0] + sm.dt
-        k = k0 + s + 1
-        if (k % every == 0 or k == steps) and count[0] < rec.t.shape[0]:
-            _record(t[0], q, qd, rec, count[0])
-            pending = count[0]
-            count[0] += 1
+        pending = commit_step(q, qd, cl.q1, cl.qd1, t, sm.dt, k0 + s + 1, steps, every, rec,
+                              count)
     if pending >= 0:
         record_state(sm, sd, fa, t[0], q, qd, rec, pending)
     return n, OK, broad, out, rb

@@ -305,6 +305,25 @@ def _record(t, q, qd, rec, row):
         rec.qd[row, k] = qd[k]
 
 
+@njit(**INLINE_IR)
+def commit_step(q, qd, q1, qd1, t, dt, k, steps, every, rec, count):
+    """The bookkeeping after step ``k`` of a run of ``steps`` steps succeeded (the tree and
+    contact loops): ``q, qd = q1, qd1``, ``t[0] += dt``, and when ``k % every == 0`` or
+    ``k == steps`` the new state recorded into row ``count[0]`` of ``rec`` (while rows
+    are left), ``count[0]`` counting. Returns that row, whose energies are pending (the
+    next step's kinematics pass or :func:`record_state` fills them), or -1."""
+    for i in range(q.shape[0]):
+        q[i] = q1[i]
+    for i in range(qd.shape[0]):
+        qd[i] = qd1[i]
+    t[0] = t[0] + dt
+    if (k % every == 0 or k == steps) and count[0] < rec.t.shape[0]:
+        _record(t[0], q, qd, rec, count[0])
+        count[0] += 1
+        return count[0] - 1
+    return -1
+
+
 @njit(**KERNEL)
 def tree_steps(sm, sd, fa, q, qd, t, k0, n, steps, every, rec, count):
     """Steps ``k0 + 1 .. k0 + n`` of a run of ``steps`` steps from the state ``q`` (nq,),
@@ -315,8 +334,6 @@ def tree_steps(sm, sd, fa, q, qd, t, k0, n, steps, every, rec, count):
     evaluation of every integrator is at the step's initial state), or at the end of the
     stretch from :func:`record_state`. Returns ``(steps done, code)``: on an error code
     the state is that before the failing step."""
-    nq = q.shape[0]
-    nv = qd.shape[0]
     pending = -1
     for s in range(n):
         code = _step(sm, sd, fa, q, qd, rec, pending, t[0])
@@ -324,17 +341,8 @@ def tree_steps(sm, sd, fa, q, qd, t, k0, n, steps, every, rec, count):
             if pending >= 0:        # the failing step may have stopped before the energies
                 record_state(sm, sd, fa, t[0], q, qd, rec, pending)
             return s, code
-        pending = -1
-        for k in range(nq):
-            q[k] = sd.q1[k]
-        for k in range(nv):
-            qd[k] = sd.qd1[k]
-        t[0] = t[0] + sm.dt
-        k = k0 + s + 1
-        if (k % every == 0 or k == steps) and count[0] < rec.t.shape[0]:
-            _record(t[0], q, qd, rec, count[0])
-            pending = count[0]
-            count[0] += 1
+        pending = commit_step(q, qd, sd.q1, sd.qd1, t, sm.dt, k0 + s + 1, steps, every, rec,
+                              count)
     if pending >= 0:
         record_state(sm, sd, fa, t[0], q, qd, rec, pending)
     return n, OK
