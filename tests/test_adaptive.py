@@ -305,7 +305,9 @@ def _reference_region_update(s, q, qd, tau, f, h, active, max_update, max_active
     """RGL Sec. 5.1 with the O(n) public steps: full recompute in the fully articulated
     state, update region, exact transient solve, new region; the rigidification impulses
     as the M-orthogonal projection they equal (RGL Sec. 5.4.2), from CRBA (independent of
-    both impulse paths and better conditioned than assembling K^R)."""
+    both impulse paths and better conditioned than assembling K^R). Also returns the
+    transient hybrid body's accelerations under the same projection (which the step of
+    an update takes off again when it is split into substeps)."""
     m = s.model
     s.set_state(q, qd, tau, f)
     U = s.acceleration_update_region(0.0, max_update)
@@ -313,26 +315,30 @@ def _reference_region_update(s, q, qd, tau, f, h, active, max_update, max_active
     transient[U] = True
     s.active[:] = transient
     s._refresh(metric=False)
-    qd1 = qd + h * s._solve_exact()
+    qddT = s._solve_exact()
+    qd1 = qd + h * qddT
     s.qd[:] = qd1
     new = s.new_active_region(0.0, max_active)
     rigid = np.flatnonzero(transient & ~new)
     if rigid.size and np.any(qd1[~new[m.dof_body]] != 0.0):
         M = art.crba(m, q)
         keep = new[m.dof_body]
-        p = M @ qd1
-        qd1 = np.zeros(m.nv)
-        qd1[keep] = np.linalg.solve(M[np.ix_(keep, keep)], p[keep])
-    return qd1, U, new
+        Mkk = M[np.ix_(keep, keep)]
+        qd1, a = np.zeros(m.nv), qddT
+        qd1[keep] = np.linalg.solve(Mkk, (M @ (qd + h * a))[keep])
+        qddT = np.zeros(m.nv)
+        qddT[keep] = np.linalg.solve(Mkk, (M @ a)[keep])
+    return qd1, U, new, qddT
 
 
 def _check_local_updates(s, q, qd, tau_of, f, budgets, columns=16, weights=None):
     """Region updates of the solver ``s`` (local, RGL Sec. 6) next to the O(n) reference
     of :func:`_reference_region_update`, five hybrid steps between updates (the active
     joints move, the region moves): the same A(root) of the fully articulated state (1e-9),
-    update region and new active region, the same velocities (1e-9), and the first hybrid
-    step after each update equal to the constrained dynamics from CRBA and RNEA (1e-9). ``tau_of(k, qd)``
-    gives the joint forces of update k; ``weights(q)`` the reference's metric weights."""
+    update region and new active region, the same velocities and projected transient
+    accelerations (1e-9), and the first hybrid step after each update equal to the
+    constrained dynamics from CRBA and RNEA (1e-9). ``tau_of(k, qd)`` gives the joint
+    forces of update k; ``weights(q)`` the reference's metric weights."""
     from articulated.configuration import integrate
 
     m, h = s.model, 1e-3
@@ -344,7 +350,8 @@ def _check_local_updates(s, q, qd, tau_of, f, budgets, columns=16, weights=None)
         tau = tau_of(k, qd)
         if weights is not None:
             ref.Aw[:] = weights(q)
-        qd_r, U_r, new_r = _reference_region_update(ref, q, qd, tau, f, h, active, NU, NA)
+        qd_r, U_r, new_r, qddT_r = _reference_region_update(ref, q, qd, tau, f, h, active,
+                                                            NU, NA)
         A_r = ref.eta[ref.tree.roots].copy()     # A of the fully articulated body (eq. 8)
         qd_f, U_f, _ = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA,
                                        impulse_columns=columns)
@@ -353,6 +360,11 @@ def _check_local_updates(s, q, qd, tau_of, f, budgets, columns=16, weights=None)
         assert np.array_equal(U_f, U_r), (k, U_f, U_r)
         assert np.array_equal(s.active, new_r)
         assert np.abs(qd_f - qd_r).max() <= 1e-9 * max(1.0, np.abs(qd_r).max())
+        # the transient accelerations under the rigidification's projection: an update
+        # step split into substeps starts from qd_f - h qddT = the projection of qd
+        kd = new_r[m.dof_body]
+        qddT_f = s._rargs.buf.qddT[kd]
+        assert np.abs(qddT_f - qddT_r[kd]).max() <= 1e-9 * max(1.0, np.abs(qddT_r).max()), k
         active, qd = s.active.copy(), qd_f
         for step in range(5):
             qdd = s.hybrid_accelerations(q, qd, tau, f)

@@ -163,8 +163,9 @@ def test_substeps_compiled_equals_the_python_step():
     """Substeps on the hybrid body (contact option ``max_rotation``, 0.003 rad here so that
     most steps split, region-update steps among them) with the energy bound: the compiled
     loop gives the Python step's state bit for bit over 1.2 s at N_A = 6, with the same
-    substep counts, contacts, limit rows and sweeps per step (measured: 1,050 of 1,200
-    steps split, up to 7 substeps; 417 contacts, 700 limit rows), and ``contact_list()``
+    substep counts, contacts, limit rows and sweeps per step (measured: 1,109 of 1,200
+    steps split, 110 of the 120 region-update steps among them, up to 7 substeps; 371
+    contacts, 281 limit rows), and ``contact_list()``
     gives the last substep's contacts on both (measured: in one step fewer than the
     step's largest count, which it listed before)."""
     m, geom, q0, qd0 = _scene()
@@ -189,7 +190,7 @@ def test_substeps_compiled_equals_the_python_step():
     assert (ka > 1).sum() >= 500 and (ka[::10] > 1).sum() >= 50 and ka.max() >= 3
     ca = np.array(a._contact_log, dtype=a._contact.last.dtype)
     cb = np.array(b._contact_log, dtype=ca.dtype)
-    assert ca["n"].sum() >= 300 and ca["limits"].sum() >= 500
+    assert ca["n"].sum() >= 300 and ca["limits"].sum() >= 200
     for key in ("n", "limits", "impacts", "sticking", "sliding", "sweeps"):
         assert (ca[key] == cb[key]).all(), key
     assert np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
@@ -247,23 +248,53 @@ def test_tip_error_shrinks_with_the_active_budget_before_the_first_contact():
     assert err[0] > 1e-3 and err[1] < 1e-3 * err[0] and err[2] < 1e-12
 
 
+def test_scene_a_stays_within_a_millimetre_on_six_layouts():
+    # Issue 19's depth target (<= 1 mm in every benchmark scene) on scene (a), the
+    # pendulum-200 swinging through 20 cylinders for 1.5 s, on six cylinder layouts (seeds
+    # 0-5), full model and adaptive N_A = 40 (default substeps, projection, tolerances).
+    # Measured: full 0.69, 0.60, 0.59, 0.29, 0.78, 0.31 mm; adaptive 0.18,
+    # 0.45, 0.22, 0.08, 0.75, 0.43 mm. Before two fixes: full 0.99, 1.31, 0.54, 0.57, 1.21,
+    # 0.34 mm; adaptive 1.65 mm on seed 0 and diverged on seeds 1 (t = 0.78 s) and 5
+    # (1.11 s). The fixes: an exact impact row (impact == 2) pulls in the position
+    # projection by no more than it would on its own (two nearly parallel rows of one
+    # capsule on a cylinder pulled against each other and left 1.54 mm); an update step
+    # split into substeps starts from the projection of the velocities before the update
+    # (it subtracted the transient accelerations without the rigidification's projection
+    # and started seed 5's step 830 with 2,900 J of kinetic energy instead of 250 J).
+    from articulated.bench.contact import pendulum_cylinders
+
+    worst = []
+    for seed in range(6):
+        m, geom, q0 = pendulum_cylinders(200, 20, seed=seed)
+        for kw in ({}, dict(method="adaptive", max_active=40, update_every=10)):
+            tr = art.Simulator(m, H, contacts=geom, q0=q0, **kw).run(1500)
+            c = tr.contacts
+            assert c["n"].sum() > 500, (seed, kw)           # it does strike the cylinders
+            worst.append(c["max_depth"].max())
+    assert max(worst) <= 1e-3, np.round(np.array(worst) * 1e3, 3)
+
+
 def test_energy_bound_on_the_hybrid_body():
     """Contact option ``energy_bound`` in adaptive dynamics (O(N_A) on the reduced tree:
     simulation/adaptive_contact.py, ``hybrid_energy_bound``): issue 19's pile at 60 links
     (2 cm, radius 2 mm, 20 g, dropped 5 cm on its tip), N_A = 20, 1.5 s at 1 ms, with the
-    default substeps (``max_rotation``; 462 steps of the fall split). The whole model's
-    total energy from ``art.energy`` (O(n), independent of the reduced tree the bound works
-    on) never rises from one recorded step to the next (no applied force, so the bound's
-    work W is 0; round-off: 1.6e-14 J) but by the lift of the position projection where
-    the pile rests (the bound scales velocities only: 1.8e-9 J in steps of the resting
-    pile, lifts of 0.2 nm; in an earlier trajectory 4.5e-9 J in steps with 5e-10 m depth:
-    less than ``M g`` times the depth plus the projection's stopping tolerance ``tol dt``),
-    energy is taken out (measured 1.66 J), the depth stays below 1 mm (measured 0.33 mm;
-    1.48 mm without substeps) and the pile lies on the floor (12 contacts at 1.5 s); the
-    compiled loop equals the Python step bit for bit, with the same energy taken out. Not
-    asserted: coming to rest. This chaotic pile's trajectory changes with the rounding of
-    any kernel; without substeps it settled by 1.2 s, with them it still creeps at 2 s
-    (kinetic energy 3e-4 J, the sweeps at their cap: docs/contact.md, "Substeps")."""
+    default substeps (``max_rotation``). The whole model's total energy from ``art.energy``
+    (O(n), independent of the reduced tree the bound works on) never rises from one
+    recorded step to the next (no applied force, so the bound's work W is 0) but by the
+    lift of the position projection where the pile rests: the bound scales velocities
+    only, and the projection lifts by the depth plus what the sweeps left approaching when
+    they stop at their cap (sliding contacts of the resting pile). Measured (session 12):
+    rises in 1.6 % of the steps, at most 1.0e-7 J (9 nm of lift for the 1.2-kg pile; the
+    depth there 0.5 nm), all in steps at the 50-sweep cap; allowed: ``M g`` times the depth
+    plus the projection's stopping tolerance ``tol dt``, plus 2e-8 of the energy (13 nm).
+    Energy is taken out (measured 0.165 J; 1.66 J before session 12, when region-update
+    steps split into substeps started from velocities that had skipped the
+    rigidification's projection and the bound took out what they added), the depth stays
+    below 1 mm (measured 0.10 mm) and the pile lies on the floor (12 contacts at 1.5 s);
+    the compiled loop equals the Python step bit for bit, with the same energy taken out.
+    Not asserted: coming to rest (kinetic energy 8e-4 J at 1.5 s: the pile creeps with its
+    sweeps at their cap, docs/contact.md, "Substeps"); this chaotic pile's trajectory
+    changes with the rounding of any kernel."""
     m, q0 = art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
                                      upright=True, bend=0.05, height=0.05,
                                      return_configuration=True)
@@ -275,12 +306,12 @@ def test_energy_bound_on_the_hybrid_body():
     E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])   # t = 0 first
     c = tr.contacts
     # the bound scales velocities only: where the position projection lifts a pile at rest
-    # by more than its kinetic energy pays for, the step keeps the lift, at most M g times
-    # the depth plus what the projection leaves at its stopping rule (tol dt = 1e-9 m)
-    lift = m.total_mass * 9.81 * (c["max_depth"] + 1e-6 * H)
+    # by more than its kinetic energy pays for, the step keeps the lift
+    lift = m.total_mass * 9.81 * (c["max_depth"] + 1e-6 * H) + 2e-8 * E0
+    rise = np.diff(E) > 1e-12 * E0
     assert np.all(np.diff(E) <= 1e-12 * E0 + lift)
-    assert (np.diff(E) > 1e-12 * E0).mean() < 0.01
-    assert 0.2 < c["energy_removed"].sum() < E0 and c["max_depth"].max() < 1e-3
+    assert rise.mean() < 0.05 and np.all(c["sweeps"][rise] == 50)
+    assert 0.05 < c["energy_removed"].sum() < E0 and c["max_depth"].max() < 1e-3
     assert c["n"][-1] >= 10
     b = art.Simulator(m, H, **kw)
     for _ in range(300):

@@ -220,9 +220,9 @@ lists ``mark, dirty, stale, seeds, region, in_region, path`` (nn,), the fresh no
 the rigidified joints ``rigid`` (nb,), the new and moved masks ``new, moved`` (nb,) bool,
 the velocity metric ``V`` (nn,), the rigidification system ``Kb`` (3, nd, nd), ``x`` (nd,),
 ``base, save`` (nv,) and ``dofs`` (nv,) for at most ``nd`` rigidified dofs; ``qddT`` (nv,)
-the accelerations of the last update's transient hybrid body (step 3) on the joints active
-after it (0 on those that joined without moving), which a substep of the update's step
-reads."""
+the accelerations of the last update's transient hybrid body (step 3) under the
+rigidification's projection (step 4, as the velocities) on the joints active after it (0
+on those that joined without moving), which a substep of the update's step reads."""
 
 VelocityMetric = namedtuple("VelocityMetric", ("Vweights", "hk", "hn"))
 VelocityMetric.__doc__ = """The velocity metric's weights ``V_i`` (nb, 6, 6) (RGL Sec. 5.2,

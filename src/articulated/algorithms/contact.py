@@ -56,7 +56,9 @@ iterate. A sweep costs O(groups nv + contacts).
 **Drift** (Cline & Pai 2003, post-stabilization, GLM ref. [4]): after the position update,
 a contact whose predicted gap ``d + h v_n`` is negative is pushed out by ``dq = W_n lambda``
 with ``lambda >= 0`` from the normal rows ``K_nn`` (sequential, as the impulses); no
-velocity bias is added.
+velocity bias is added. An impact inside the step is placed where it would be after
+rebounding, pulled there if need be, but by no more than it would take on its own
+(:func:`project_positions`).
 """
 
 from __future__ import annotations
@@ -1165,12 +1167,11 @@ def save_impulses(rows, nc, prev_key, prev_P):
 @njit(**INLINE)
 def _project_row(rows, c, g, lam):
     """One projection visit of row c at predicted gap error ``g`` [m]: its new multiplier
-    (``lambda >= 0`` unless an exact impact row); returns the change ``d lambda``."""
-    new = lam[c] - g / rows.K[c, 0, 0]
-    if rows.impact[c] != 2:
-        new = max(new, 0.0)
-    dl = new - lam[c]
-    lam[c] = new
+    ``lam[c, 0]``, at least its bound ``lam[c, 1]`` (zero, or below zero for an exact
+    impact row: :func:`project_positions`); returns the change ``d lambda``."""
+    new = max(lam[c, 0] - g / rows.K[c, 0, 0], lam[c, 1])
+    dl = new - lam[c, 0]
+    lam[c, 0] = new
     return dl
 
 
@@ -1269,12 +1270,21 @@ def runaway_dof(v):
 def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
     """Post-stabilization (Cline & Pai 2003): ``dq`` (nv,) with ``J_n dq >= gap* - (d + h
     v_n)`` for every row (its gap after the step predicted from the new ``qd``, against
-    the aimed ``rows.gap``; ``=`` for the impacts inside the step), by sequential projection
-    on the normal rows in the groups of :func:`_sweeps` (``blk``, always in their order),
-    ``lambda >= 0``
-    except for those exact rows (``lam`` (nc,) scratch), until no visit moves its row by
-    more than ``tol`` [m], or ``sweeps`` times. Returns the largest predicted depth before
-    the projection [m]."""
+    the aimed ``rows.gap``), by sequential projection on the normal rows in the groups of
+    :func:`_sweeps` (``blk``, always in their order), ``lambda >= 0``, until no visit moves
+    its row by more than ``tol`` [m], or ``sweeps`` times. ``lam`` (nc, 2) scratch: the
+    multipliers and their lower bounds.
+
+    An impact inside the step (``impact == 2``) aims at ``=``: it is placed where it would
+    be after closing its gap and rebounding, so its row may also pull, but by no more than
+    it would on its own (``lambda >= -(d + h v_n - gap*) / K_nn``). Without that bound two
+    nearly parallel rows of one pair can ask for opposite things: in scene (a) of the
+    contact bench (docs/contact.md) a capsule struck a cylinder at 6 m/s with two rows of
+    condition 600 in ``K_nn``; the exact row 2.2 mm away pulled, the resting one 0.3 mm
+    away pushed, and 20 sweeps left it 1.54 mm deep (1,000 converged, with multipliers
+    80x larger that turned the piece). With the bound the projection stops in 4 sweeps,
+    the resting row at its surface and the exact one 1.9 mm short of its own. Returns the
+    largest predicted depth before the projection [m]."""
     nv = qd.shape[0]
     for k in range(nv):
         dq[k] = 0.0
@@ -1282,11 +1292,16 @@ def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
     needed = False
     _block_speeds(blk, qd, blk.Vg[0])
     for c in range(nc):
-        lam[c] = 0.0
         vn = _row_speed(rows, blk, c, 0, qd, blk.Vg[0])
         g = rows.dist[c] + h * vn
         worst = min(worst, g)
-        if g < rows.gap[c] or rows.impact[c] == 2:
+        lam[c, 0] = 0.0
+        lam[c, 1] = 0.0
+        if rows.impact[c] == 2:
+            needed = True
+            if rows.K[c, 0, 0] > 0.0:
+                lam[c, 1] = -max(g - rows.gap[c], 0.0) / rows.K[c, 0, 0]
+        elif g < rows.gap[c]:
             needed = True
     if not needed:
         return 0.0
@@ -1312,10 +1327,10 @@ Response = namedtuple("Response", ("rows", "blocks", "states", "lam", "prev_key"
                                    "n_prev", "dq", "work", "present"))
 Response.__doc__ = """The growing buffers of :func:`respond_kernel` (capacity ``cap`` rows):
 ``rows`` :class:`ContactRows`, ``blocks`` :class:`Blocks`, ``states`` (cap,) int64 (the
-sweeps' contact states), ``lam`` (cap,) projection multipliers, ``prev_key`` (cap,) int64
-and ``prev_P`` (cap, 3) the last step's keys and world impulses (warm start), ``n_prev``
-(1,) int64 their number, ``dq`` and ``work`` (nv,) scratch, ``present`` (2 nl,) int64 the
-limit rows already added this step."""
+sweeps' contact states), ``lam`` (cap, 2) projection multipliers and their bounds,
+``prev_key`` (cap,) int64 and ``prev_P`` (cap, 3) the last step's keys and world impulses
+(warm start), ``n_prev`` (1,) int64 their number, ``dq`` and ``work`` (nv,) scratch,
+``present`` (2 nl,) int64 the limit rows already added this step."""
 
 ResponseOptions = namedtuple("ResponseOptions", (
     "h", "tol", "sweeps", "rest_speed", "slip_speed", "warm_start", "project",
@@ -1367,7 +1382,7 @@ def response_buffers(cap, nb, nv, nlim):
     """Zeroed :class:`Response` for ``cap`` rows of a tree with ``nb`` bodies, ``nv`` dofs
     and ``nlim`` limited joints."""
     return Response(contact_buffers(cap, nv), block_buffers(cap, nb, nv),
-                    np.zeros(cap, np.int64), np.zeros(cap), np.zeros(cap, np.int64),
+                    np.zeros(cap, np.int64), np.zeros((cap, 2)), np.zeros(cap, np.int64),
                     np.zeros((cap, 3)), np.zeros(1, np.int64), np.zeros(nv), np.zeros(nv),
                     np.zeros(2 * nlim, np.int64))
 

@@ -70,15 +70,18 @@ def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, epoch):
 
 
 @njit(**KERNEL)
-def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, vadr, jnv, nbodies,
-                             bodies, f_ext, bkp, posep, rp, stats):
+def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, base, ajoints, nj, vadr, jnv,
+                             nbodies, bodies, f_ext, bkp, posep, rp, stats):
     """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
     test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (Kokkevis et al.
     1996: the change of the accelerations for a unit joint force, each an exact solve on
     the reduced tree, :func:`~articulated.algorithms.reduced.reduced_dynamics`, against
     the solve at the solver's state, kept in ``base``), ``K^R Q^R = -qd^R`` and ``qd +=
-    M_T^-1 G^T Q^R`` on the active dofs. Returns False when an acceleration is not
-    finite."""
+    M_T^-1 G^T Q^R`` on the active dofs. The same projection (it is linear in ``qd``)
+    then takes the rigidified joints' accelerations out of ``qddT`` (the step's ``h qddT``
+    is part of ``qd``): a split step starts from ``qd - h qddT``, which is then the
+    projection of the velocities before the update. Returns False when an acceleration
+    is not finite."""
     reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
     if stats[STAT_BAD] >= 0:
         return False
@@ -100,6 +103,24 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints, nj, v
             Kb[0, r, c] = s
             Kb[0, c, r] = s
     spd_inverse(Kb[0], nd, Kb[1], Kb[2])
+    # qddT first: the solves' velocity terms must be those of ``base`` (qd unchanged)
+    for r in range(nd):
+        s = 0.0
+        for c in range(nd):
+            s -= Kb[1, r, c] * qddT[dofs[c]]
+        x[r] = s
+    for r in range(nd):
+        tau[dofs[r]] += x[r]
+    reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
+    for r in range(nd):
+        tau[dofs[r]] -= x[r]
+    if stats[STAT_BAD] >= 0:
+        return False
+    for u in range(nj):
+        J = ajoints[u]
+        for r in range(jnv[J]):
+            k = vadr[J] + r
+            qddT[k] += qdd[k] - base[k]
     for r in range(nd):
         s = 0.0
         for c in range(nd):
@@ -284,15 +305,32 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                 for r in range(jnv[j]):
                     dofs[nd] = vadr[j] + r
                     nd += 1
-            if not _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, base, ajoints,
+            if not _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, base, ajoints,
                                             counts[N_AJOINTS], vadr, jnv, nbodies, bodies, f_ext,
                                             bkp, hp.pose, rp, stats):
                 return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
         else:
             # the equal M-orthogonal projection: p = M qd is kept on the new active
             # joints, qd_new = M_NN^-1 p_N by one hybrid solve at rest without gravity;
-            # p_N from the transient reduced tree (O(N_T)), the solve on the new one
+            # p_N from the transient reduced tree (O(N_T)), the solve on the new one. The
+            # same (linear) projection of qddT (see _rigidification_impulses): its
+            # momentum into ``base`` (qddT in place of qd for the pass), a second solve
             reduced_momentum(bkp, rp, new, save)              # p_N into ``save``
+            for u in range(counts[N_AJOINTS]):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    k = vadr[J] + r
+                    x_k = qd[k]
+                    qd[k] = qddT[k]
+                    qddT[k] = x_k                              # qd <-> qddT
+            reduced_momentum(bkp, rp, new, base)
+            for u in range(counts[N_AJOINTS]):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    k = vadr[J] + r
+                    x_k = qd[k]
+                    qd[k] = qddT[k]
+                    qddT[k] = x_k
             _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch)
             prepare_region(active, prep, bk)     # of the new region: step 5 needs none
             projected = True
@@ -308,13 +346,22 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                     qd[k] = 0.0
             hybrid_kinematics(bkp, hp)                        # the new front's frames
             reduced_dynamics(bkp, 0, bodies, f_ext, hp.pose, rp, stats, True)
+            for u in range(counts[N_AJOINTS]):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    k = vadr[J] + r
+                    tau[k] = base[k]
+                    base[k] = qdd[k]                           # qd_new, kept in ``base``
+            if stats[STAT_BAD] < 0:
+                reduced_dynamics(bkp, 0, bodies, f_ext, hp.pose, rp, stats, True)
             gravity[0], gravity[1], gravity[2] = g0, g1, g2
             for u in range(counts[N_AJOINTS]):
                 J = ajoints[u]
                 for r in range(jnv[J]):
                     k = vadr[J] + r
                     tau[k] = save[k]
-                    qd[k] = qdd[k]
+                    qd[k] = base[k]
+                    qddT[k] = qdd[k]
             if stats[STAT_BAD] >= 0:
                 return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
         for k in range(nrig):

@@ -508,7 +508,7 @@ class AdaptiveSimulator:
         else:
             # equal substeps (contact option max_rotation), the forces held; an update
             # step starts from the region update's velocities less the h qdd of its
-            # transient hybrid body
+            # transient hybrid body (both under the rigidification's projection)
             hk = h / k
             qd = (qs if update else self.qd).copy()
             if update:

@@ -33,8 +33,10 @@ A step whose fastest rigid piece would turn by more than the contact option
 ``max_rotation`` runs steps 2-5 as equal substeps (:func:`hybrid_substeps`, as the full
 model's :class:`~articulated.simulation.contact.ContactStepper`), each after the hybrid
 body's ABA at its start with the step's applied forces held (the first: the step's
-accelerations; on an update step those of its transient hybrid body, whose ``h qdd`` is
-taken off the update's velocities: exact when nothing is rigidified).
+accelerations; on an update step those of its transient hybrid body under the
+rigidification's projection, whose ``h qdd`` is taken off the update's velocities, so that
+the substeps start from the projection of the velocities before the update:
+:func:`~articulated.algorithms.region.region_update_kernel` projects both).
 
 The per-region data of the response (the reduced tree's views, the model dof of each
 reduced dof, the limits of the active joints, the piece of every body) are rebuilt when
@@ -434,7 +436,8 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         if ns > 1 and update:
             # equal substeps (contact option max_rotation, as the full model's), the
             # applied forces held; an update step starts from the region update's
-            # velocities less the h qdd of its transient hybrid body
+            # velocities less the h qdd of its transient hybrid body (both under the
+            # rigidification's projection)
             qddT = rargs.buf.qddT
             for u in range(na):
                 J = ajoints[u]
