@@ -636,7 +636,9 @@ def test_solo12_stands_on_its_meshes_like_mujoco(robots):
     within 5 mm of MuJoCo's (the same model through ``to_mujoco``, the same PD torques) at
     1 s, and within 5 mm of MuJoCo's with no-slip iterations at 5 s (MuJoCo's defaults let
     the feet creep: its base sinks about 6 mm from 1 s to 5 s, measured); feet at most 1 mm
-    deep once landed (after 0.5 s); the standing robot does not creep (base within 0.5 mm
+    deep over the whole run, the landing included (measured: 0.001 mm; 1.2 mm at the
+    landing before an exact impact row's pull in the position projection was bounded,
+    docs/contact.md "Time of impact"; MuJoCo: 7.7 mm); the standing robot does not creep (base within 0.5 mm
     from 1 s to 5 s) and its sweeps converge (a rounded foot is one contact,
     ``MESH_PLANE_SPREAD``: before, a dozen hull vertices per foot kept every step at the
     50-sweep cap and the base rose 2.5 mm)."""
@@ -649,7 +651,7 @@ def test_solo12_stands_on_its_meshes_like_mujoco(robots):
     assert abs(r["ours_z"][999] - r["mj_z"][999]) <= 5e-3
     assert abs(r["ours_z"][-1] - r["mjns_z"][-1]) <= 5e-3
     assert abs(r["ours_z"][-1] - r["ours_z"][999]) < 5e-4
-    assert r["ours_depth"][500:].max() <= 1e-3
+    assert r["ours_depth"].max() <= 1e-3
     assert np.abs(np.diff(r["ours_z"][-100:])).max() < 1e-5  # at rest
     sw = r["ours_sweeps"][1000:]
     assert np.median(sw) <= 10 and (sw >= 50).mean() < 0.05

@@ -368,6 +368,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             j = rigid[k]
             for r in range(jnv[j]):
                 qd[vadr[j] + r] = 0.0
+                qddT[vadr[j] + r] = 0.0
     # ---- 5. new hybrid state. The traversal may also take joints of the transient rigid
     # front (V = 0, RGL Sec. 5.4.1: the nodes traversed become the new active region); they
     # join with zero velocity, and the bookkeeping must include them
