@@ -33,7 +33,7 @@ from __future__ import annotations
 from numba import njit
 
 from .._byref import byref, byref_each, deref
-from ..config import KERNEL
+from ..config import INLINE, KERNEL
 from ..spatial import spd_inverse
 from .back_substitution import _partial_back_substitution
 from .bundles import N_AJOINTS, N_ANODES, N_FRONT, STAT_BAD, STAT_N
@@ -67,6 +67,45 @@ def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, epoch):
         epoch[nodes[k]] += 1
     _heapsort(nodes, nrig)
     _update_nodes(nodes, nrig, upd)
+
+
+@njit(**INLINE)
+def _swap_active(a, b, ajoints, na, vadr, jnv):
+    """Swap ``a`` and ``b`` (nv,) on the dofs of the active joints ``ajoints[:na]``."""
+    for u in range(na):
+        J = ajoints[u]
+        for r in range(jnv[J]):
+            k = vadr[J] + r
+            x = a[k]
+            a[k] = b[k]
+            b[k] = x
+
+
+@njit(**KERNEL)
+def _project_out(v, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv, nbodies, bodies,
+                 f_ext, bkp, posep, rp, stats):
+    """``v += M_T^-1 G^T Q^R`` with ``K^R Q^R = -v^R`` (``Kb[1]`` the inverse of ``K^R``):
+    the joint impulses on the rigidified dofs that zero their part of ``v`` (nv,), by one
+    solve on the reduced tree against ``base`` (:func:`_rigidification_impulses`). Returns
+    False when an acceleration is not finite."""
+    for r in range(nd):
+        s = 0.0
+        for c in range(nd):
+            s -= Kb[1, r, c] * v[dofs[c]]
+        x[r] = s
+    for r in range(nd):
+        tau[dofs[r]] += x[r]
+    reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
+    for r in range(nd):
+        tau[dofs[r]] -= x[r]
+    if stats[STAT_BAD] >= 0:
+        return False
+    for u in range(nj):
+        J = ajoints[u]
+        for r in range(jnv[J]):
+            k = vadr[J] + r
+            v[k] += qdd[k] - base[k]
+    return True
 
 
 @njit(**KERNEL)
@@ -104,41 +143,10 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, base, ajoints,
             Kb[0, c, r] = s
     spd_inverse(Kb[0], nd, Kb[1], Kb[2])
     # qddT first: the solves' velocity terms must be those of ``base`` (qd unchanged)
-    for r in range(nd):
-        s = 0.0
-        for c in range(nd):
-            s -= Kb[1, r, c] * qddT[dofs[c]]
-        x[r] = s
-    for r in range(nd):
-        tau[dofs[r]] += x[r]
-    reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
-    for r in range(nd):
-        tau[dofs[r]] -= x[r]
-    if stats[STAT_BAD] >= 0:
-        return False
-    for u in range(nj):
-        J = ajoints[u]
-        for r in range(jnv[J]):
-            k = vadr[J] + r
-            qddT[k] += qdd[k] - base[k]
-    for r in range(nd):
-        s = 0.0
-        for c in range(nd):
-            s -= Kb[1, r, c] * qd[dofs[c]]
-        x[r] = s
-    for r in range(nd):
-        tau[dofs[r]] += x[r]
-    reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
-    for r in range(nd):
-        tau[dofs[r]] -= x[r]
-    if stats[STAT_BAD] >= 0:
-        return False
-    for u in range(nj):
-        J = ajoints[u]
-        for r in range(jnv[J]):
-            k = vadr[J] + r
-            qd[k] += qdd[k] - base[k]
-    return True
+    return (_project_out(qddT, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv,
+                         nbodies, bodies, f_ext, bkp, posep, rp, stats)
+            and _project_out(qd, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv,
+                             nbodies, bodies, f_ext, bkp, posep, rp, stats))
 
 
 @njit(**KERNEL)
@@ -316,21 +324,9 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             # same (linear) projection of qddT (see _rigidification_impulses): its
             # momentum into ``base`` (qddT in place of qd for the pass), a second solve
             reduced_momentum(bkp, rp, new, save)              # p_N into ``save``
-            for u in range(counts[N_AJOINTS]):
-                J = ajoints[u]
-                for r in range(jnv[J]):
-                    k = vadr[J] + r
-                    x_k = qd[k]
-                    qd[k] = qddT[k]
-                    qddT[k] = x_k                              # qd <-> qddT
+            _swap_active(qd, qddT, ajoints, counts[N_AJOINTS], vadr, jnv)
             reduced_momentum(bkp, rp, new, base)
-            for u in range(counts[N_AJOINTS]):
-                J = ajoints[u]
-                for r in range(jnv[J]):
-                    k = vadr[J] + r
-                    x_k = qd[k]
-                    qd[k] = qddT[k]
-                    qddT[k] = x_k
+            _swap_active(qd, qddT, ajoints, counts[N_AJOINTS], vadr, jnv)
             _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch)
             prepare_region(active, prep, bk)     # of the new region: step 5 needs none
             projected = True
