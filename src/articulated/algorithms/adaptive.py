@@ -141,6 +141,7 @@ class AdaptiveDynamics(DCAEngine):
         self._Ic_epoch = np.full(t.n_nodes, -1, dtype=np.int64)
         self._Vw = np.zeros((nb, 6))       # rows written before they are read
         self._hargs = self._rargs = self._redargs = None
+        self._split = np.zeros(1, dtype=np.bool_)   # RegionScratch.split (the simulator's)
         self.passive_stats = dict(updated=0, evaluated=0, tensorized=0)
         """Work of the last :meth:`region_update`: nodes recomputed exactly in the fully
         articulated state, nodes evaluated from their tensors, nodes tensorized."""
@@ -376,7 +377,7 @@ class AdaptiveDynamics(DCAEngine):
                             self._in_region, self._fresh, self._fresh_list, self._nfresh,
                             i64(nb), i64(nb), nodes_bool(nb), nodes_bool(nb), np.zeros(nn),
                             np.zeros((3, nd, nd)), np.zeros(nd), np.zeros(nv), np.zeros(nv),
-                            i64(nv), i64(nn), np.zeros(nv))
+                            i64(nv), i64(nn), np.zeros(nv), self._split)
         st = RegionState(self.q, self.qd, self.tau, self.f_ext, self._qdd, self.active,
                          self._tau_T, self._gravity, self.c, self.c_al, self._stats,
                          self._ncomp, self._computed, self._Vw)

@@ -213,16 +213,20 @@ velocities."""
 
 RegionScratch = namedtuple("RegionScratch", (
     "mark", "dirty", "stale", "seeds", "region", "in_region", "fresh", "fresh_list", "nfresh",
-    "U", "rigid", "new", "moved", "V", "Kb", "x", "base", "save", "dofs", "path", "qddT"))
+    "U", "rigid", "new", "moved", "V", "Kb", "x", "base", "save", "dofs", "path", "qddT",
+    "split"))
 RegionScratch.__doc__ = """Buffers of the region update (RGL Sec. 5.1-5.4): node marks and
 lists ``mark, dirty, stale, seeds, region, in_region, path`` (nn,), the fresh nodes
 ``fresh, fresh_list, nfresh`` (:class:`PassiveTensors`), the update region ``U`` (nb,),
 the rigidified joints ``rigid`` (nb,), the new and moved masks ``new, moved`` (nb,) bool,
 the velocity metric ``V`` (nn,), the rigidification system ``Kb`` (3, nd, nd), ``x`` (nd,),
 ``base, save`` (nv,) and ``dofs`` (nv,) for at most ``nd`` rigidified dofs; ``qddT`` (nv,)
-the accelerations of the last update's transient hybrid body (step 3) under the
-rigidification's projection (step 4, as the velocities) on the joints active after it (0
-on those that joined without moving), which a substep of the update's step reads."""
+the accelerations of the last update's transient hybrid body (step 3) on the joints active
+after it (0 on those that joined without moving), which a substep of the update's step
+reads; ``split`` (1,) bool: whether the caller may split an update's step into substeps
+(an adaptive simulator with contacts and ``max_rotation``), and so whether step 4 takes
+``qddT`` through the rigidification's projection too (one more solve on the reduced
+tree, skipped where nothing reads it)."""
 
 VelocityMetric = namedtuple("VelocityMetric", ("Vweights", "hk", "hn"))
 VelocityMetric.__doc__ = """The velocity metric's weights ``V_i`` (nb, 6, 6) (RGL Sec. 5.2,

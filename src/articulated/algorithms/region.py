@@ -109,18 +109,18 @@ def _project_out(v, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv, nbo
 
 
 @njit(**KERNEL)
-def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, base, ajoints, nj, vadr, jnv,
-                             nbodies, bodies, f_ext, bkp, posep, rp, stats):
+def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base, ajoints, nj,
+                             vadr, jnv, nbodies, bodies, f_ext, bkp, posep, rp, stats):
     """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
     test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (Kokkevis et al.
     1996: the change of the accelerations for a unit joint force, each an exact solve on
     the reduced tree, :func:`~articulated.algorithms.reduced.reduced_dynamics`, against
     the solve at the solver's state, kept in ``base``), ``K^R Q^R = -qd^R`` and ``qd +=
-    M_T^-1 G^T Q^R`` on the active dofs. The same projection (it is linear in ``qd``)
-    then takes the rigidified joints' accelerations out of ``qddT`` (the step's ``h qddT``
-    is part of ``qd``): a split step starts from ``qd - h qddT``, which is then the
-    projection of the velocities before the update. Returns False when an acceleration
-    is not finite."""
+    M_T^-1 G^T Q^R`` on the active dofs. With ``split``, the same projection (it is
+    linear in ``qd``) also takes the rigidified joints' accelerations out of ``qddT`` (the
+    step's ``h qddT`` is part of ``qd``): a split step starts from ``qd - h qddT``, which
+    is then the projection of the velocities before the update. Returns False when an
+    acceleration is not finite."""
     reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
     if stats[STAT_BAD] >= 0:
         return False
@@ -143,10 +143,11 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, base, ajoints,
             Kb[0, c, r] = s
     spd_inverse(Kb[0], nd, Kb[1], Kb[2])
     # qddT first: the solves' velocity terms must be those of ``base`` (qd unchanged)
-    return (_project_out(qddT, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv,
-                         nbodies, bodies, f_ext, bkp, posep, rp, stats)
-            and _project_out(qd, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv,
-                             nbodies, bodies, f_ext, bkp, posep, rp, stats))
+    if split and not _project_out(qddT, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr,
+                                  jnv, nbodies, bodies, f_ext, bkp, posep, rp, stats):
+        return False
+    return _project_out(qd, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv, nbodies,
+                        bodies, f_ext, bkp, posep, rp, stats)
 
 
 @njit(**KERNEL)
@@ -270,6 +271,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     if stats[STAT_BAD] >= 0:
         return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
     qddT = buf.qddT
+    split = buf.split[0]
     for u in range(counts[N_AJOINTS]):
         J = ajoints[u]
         for r in range(jnv[J]):
@@ -313,7 +315,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                 for r in range(jnv[j]):
                     dofs[nd] = vadr[j] + r
                     nd += 1
-            if not _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, base, ajoints,
+            if not _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base,
+                                            ajoints,
                                             counts[N_AJOINTS], vadr, jnv, nbodies, bodies, f_ext,
                                             bkp, hp.pose, rp, stats):
                 return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
@@ -321,12 +324,14 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             # the equal M-orthogonal projection: p = M qd is kept on the new active
             # joints, qd_new = M_NN^-1 p_N by one hybrid solve at rest without gravity;
             # p_N from the transient reduced tree (O(N_T)), the solve on the new one. The
-            # same (linear) projection of qddT (see _rigidification_impulses): its
-            # momentum into ``base`` (qddT in place of qd for the pass), a second solve
+            # same (linear) projection of qddT with ``split`` (see
+            # _rigidification_impulses): its momentum into ``base`` (qddT in place of qd
+            # for the pass), a second solve
             reduced_momentum(bkp, rp, new, save)              # p_N into ``save``
-            _swap_active(qd, qddT, ajoints, counts[N_AJOINTS], vadr, jnv)
-            reduced_momentum(bkp, rp, new, base)
-            _swap_active(qd, qddT, ajoints, counts[N_AJOINTS], vadr, jnv)
+            if split:
+                _swap_active(qd, qddT, ajoints, counts[N_AJOINTS], vadr, jnv)
+                reduced_momentum(bkp, rp, new, base)
+                _swap_active(qd, qddT, ajoints, counts[N_AJOINTS], vadr, jnv)
             _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch)
             prepare_region(active, prep, bk)     # of the new region: step 5 needs none
             projected = True
@@ -346,9 +351,9 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                 J = ajoints[u]
                 for r in range(jnv[J]):
                     k = vadr[J] + r
-                    tau[k] = base[k]
+                    tau[k] = base[k] if split else save[k]
                     base[k] = qdd[k]                           # qd_new, kept in ``base``
-            if stats[STAT_BAD] < 0:
+            if split and stats[STAT_BAD] < 0:
                 reduced_dynamics(bkp, 0, bodies, f_ext, hp.pose, rp, stats, True)
             gravity[0], gravity[1], gravity[2] = g0, g1, g2
             for u in range(counts[N_AJOINTS]):
@@ -357,7 +362,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                     k = vadr[J] + r
                     tau[k] = save[k]
                     qd[k] = base[k]
-                    qddT[k] = qdd[k]
+                    if split:
+                        qddT[k] = qdd[k]
             if stats[STAT_BAD] >= 0:
                 return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
         for k in range(nrig):

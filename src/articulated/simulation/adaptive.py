@@ -634,6 +634,8 @@ class AdaptiveSimulator:
             det = self._cdet = cs.detector or Detector(CollisionModel(m))
             nl = len(lim.dof)
             theta = cs.options["max_rotation"]
+            # update steps may split into substeps: the region update projects qddT too
+            self.solver._split[0] = theta is not None and theta > 0.0
             self._cloop = ContactLoop(
                 d.model_i, d.model_f, d.buf, det.gm, det.poses, cs.sc, cs.opt, lim,
                 Limits(*(np.zeros(nl, a.dtype) for a in lim)), np.zeros(m.nv), np.zeros(m.nv),
