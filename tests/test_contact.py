@@ -228,9 +228,17 @@ def test_block_rows_and_sweeps_equal_per_contact():
     ma = m.arrays()
     im = ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S)
     fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
-    rows = contact_buffers(nc, m.nv)
-    blk = block_buffers(nc, m.nb, m.nv)
-    contact_rows(im, fac, impulse_scratch(m.nb, m.nv), con, nc, qd, 1e-3, 0.0, rows, blk)
+    # the rows by test impulses per row (policy 1) and by dofs (policy 2: nv joint test
+    # impulses read out at the struck bodies): both against the reference below
+    by_rows = []
+    for policy in (1, 2):
+        sc = impulse_scratch(m.nb, m.nv)
+        sc.policy[0] = policy
+        rows = contact_buffers(nc, m.nv)
+        blk = block_buffers(nc, m.nb, m.nv)
+        contact_rows(im, fac, sc, con, nc, qd, 1e-3, 0.0, rows, blk)
+        by_rows.append((rows, blk))
+    rows, blk = by_rows[0]
     ng = int(blk.count[0])
     sizes = np.diff(blk.first[:ng + 1])
     assert sorted(sizes.tolist()) == [1, 1, 3, 5] and (blk.slot[:ng] >= 0).sum() == 2
@@ -242,30 +250,33 @@ def test_block_rows_and_sweeps_equal_per_contact():
         return art.jacobian(m, q, b, R[b].T @ (x - p[b]))[3:] if b >= 0 else 0.0
 
     # a block contact's rows are its block's: G_c JT6, G_c W6 (contact_rows writes no own)
-    JT, W = rows.JT.copy(), rows.W.copy()
-    for c in range(nc):
-        s = blk.slot[blk.gid[c]]
-        if s >= 0:
-            JT[c] = blk.G[c] @ blk.JT6[s]
-            W[c] = blk.G[c] @ blk.W6[s]
-    for c in range(nc):
-        a, b = pairs[c]
-        x = con.point[c]
-        Jr = rows.frame[c] @ (Jp(a, x) - Jp(b, x))
-        Kr = Jr @ np.linalg.solve(M, Jr.T)
-        assert np.abs(JT[c] - Jr).max() <= 1e-9 * np.abs(Jr).max(), c
-        assert np.abs(rows.K[c] - Kr).max() <= 1e-9 * np.abs(Kr).max(), c
-        assert np.abs(W[c] - np.linalg.solve(M, Jr.T).T).max() <= 1e-9 * np.abs(Kr).max()
-        assert abs(rows.vn0[c] - Jr[0] @ qd) <= 1e-9 * np.abs(Jr).max() * np.abs(qd).max(), c
+    for r, bk in by_rows:
+        JT, W = r.JT.copy(), r.W.copy()
+        for c in range(nc):
+            s = bk.slot[bk.gid[c]]
+            if s >= 0:
+                JT[c] = bk.G[c] @ bk.JT6[s]
+                W[c] = bk.G[c] @ bk.W6[s]
+        for c in range(nc):
+            a, b = pairs[c]
+            x = con.point[c]
+            Jr = r.frame[c] @ (Jp(a, x) - Jp(b, x))
+            Kr = Jr @ np.linalg.solve(M, Jr.T)
+            assert np.abs(JT[c] - Jr).max() <= 1e-9 * np.abs(Jr).max(), c
+            assert np.abs(r.K[c] - Kr).max() <= 1e-9 * np.abs(Kr).max(), c
+            assert np.abs(W[c] - np.linalg.solve(M, Jr.T).T).max() <= 1e-9 * np.abs(Kr).max()
+            assert abs(r.vn0[c] - Jr[0] @ qd) <= 1e-9 * np.abs(Jr).max() * np.abs(qd).max(), c
     # the test impulses propagated 1 or 5 at a time (a huge tree's scratch) instead of 32:
     # the same rows bit for bit (each impulse's arithmetic is its own)
     for columns in (1, 5):
-        r2, b2 = contact_buffers(nc, m.nv), block_buffers(nc, m.nb, m.nv)
-        contact_rows(im, fac, impulse_scratch(m.nb, m.nv, columns), con, nc, qd, 1e-3, 0.0, r2,
-                     b2)
-        for A, B in ((rows.JT, r2.JT), (rows.W, r2.W), (rows.K, r2.K), (blk.JT6, b2.JT6),
-                     (blk.W6, b2.W6)):
-            assert np.array_equal(A, B), columns
+        for policy, (r1, k1) in zip((1, 2), by_rows):
+            r2, b2 = contact_buffers(nc, m.nv), block_buffers(nc, m.nb, m.nv)
+            sc = impulse_scratch(m.nb, m.nv, columns)
+            sc.policy[0] = policy
+            contact_rows(im, fac, sc, con, nc, qd, 1e-3, 0.0, r2, b2)
+            for A, B in ((r1.JT, r2.JT), (r1.W, r2.W), (r1.K, r2.K), (k1.JT6, b2.JT6),
+                         (k1.W6, b2.W6)):
+                assert np.array_equal(A, B), (columns, policy)
     # the same sweeps, each contact on its own: the block groups made plain
     plain = blk._replace(slot=blk.slot.copy())
     plain.slot[:] = -1

@@ -23,6 +23,16 @@ two bodies of a forest) runs in one pass and gives ``M^-1 (J_a - J_b)^T p`` (GLM
 ``(n, t1, t2)`` (GLM Fig. 2, ``z = n``) give ``J^T`` (nv, 3) and ``W = M^-1 J^T`` (nv, 3);
 ``K = J W`` (3, 3) is the change of contact velocity per unit impulse.
 
+**Rows by dofs** (where contacts outnumber the dofs: a chain lying on the floor). ``M^-1``
+is symmetric, so entry ``v`` of ``W = M^-1 J_b^T p`` is ``p . (J_b M^-1 e_v)``: the
+spatial velocity change of body b under a unit impulse on joint velocity ``v``, which the
+same down pass gives for every body at once (Maxwell-Betti reciprocity). So ``nv`` joint
+test impulses, read out at the struck bodies (:func:`_tables`, with ``J_b e_v``, the
+motion of body b under a unit ``qd_v``, for ``J^T``), give the rows of every contact at
+O(nv) each: O(nv nb + rows nv) in all instead of O(rows nb) with one test impulse per row.
+:func:`contact_rows` takes them when the rows outnumber the dofs by :data:`DOF_RATIO` and
+the tables fit the scratch; the two agree to rounding (tests/test_contact.py).
+
 **Collision integration** (step 5). Each contact holds its accumulated impulse ``P =
 (P_n, P_t1, P_t2)``. A visit (:func:`_visit`) first solves the normal row for the target
 normal speed ``v*_n`` and clamps ``P_n >= 0``, then the tangential pair for zero slip
@@ -95,14 +105,30 @@ IMPULSE_SCRATCH_BYTES = 1 << 26
 about 10^4 bodies, one at 10^6)."""
 
 ImpulseScratch = namedtuple("ImpulseScratch", ("ca", "cb", "fa", "fb", "dof", "sgn", "dst",
-                                               "pA", "F", "da", "pa", "u", "mark", "jt", "w"))
+                                               "pA", "F", "da", "pa", "u", "mark", "jt", "w",
+                                               "Tw", "Tm", "slot", "policy"))
 ImpulseScratch.__doc__ = """The test impulses of :func:`impulse_response` and its scratch,
 ``C`` columns (:func:`impulse_scratch`). Per impulse j: bodies ``ca, cb`` (C,) int64 (-1: none),
 spatial impulses ``fa, fb`` (C, 6) on them ``[n; f]`` about the body origin in body
 coordinates [N m s; N s], a joint impulse ``sgn`` (C,) on velocity index ``dof`` (C,) int64
 (-1: none; its body must be ``ca[j]``, ``fa[j]`` zero), and ``dst`` (C,) int64 where the
 caller puts the result. Results ``jt, w`` (nv, C): ``J^T p_j`` and ``M^-1 J^T p_j`` by
-column. Scratch ``pA, F, da`` (nb, 6, C), ``pa`` (6, C), ``u`` (C,), ``mark`` (nb,) int64."""
+column. Scratch ``pA, F, da`` (nb, 6, C), ``pa`` (6, C), ``u`` (C,), ``mark`` (nb,) int64.
+The rows by dofs (:func:`_tables`): ``Tw, Tm`` flat float64, read as (bodies, 6, nv): per
+struck body ``b`` (its place ``slot[b]``, (nb,) int64, -1: none) ``J_b M^-1`` and ``J_b``
+by column (spatial velocity of b per unit joint impulse, per unit joint velocity, in b's
+coordinates); ``policy`` (1,) int64: 0 the cheaper (:data:`DOF_RATIO`), 1 always by test impulses per row,
+2 by dofs where the tables fit."""
+
+TABLE_BYTES = 1 << 26
+"""Memory of the two tables of the rows by dofs (:func:`_tables`; 64 MiB: every body of a
+tree up to about 1,000 bodies, fewer struck bodies beyond)."""
+
+DOF_RATIO = 1.25
+"""The rows of a step are computed by dofs (:func:`_tables`, ``nv`` joint test impulses)
+when their test impulses (three per contact, six per block) number more than ``DOF_RATIO
+nv``: the reading out costs about a fifth of a test impulse per row (measured on chain-300
+at rest: rows 7.0 -> X ms)."""
 
 ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "Ki", "frame", "P", "target", "vn0",
                                          "gap", "impact", "Pc", "mu", "e", "dist", "key", "dof"))
@@ -153,14 +179,18 @@ def impulse_scratch(nb, nv, columns=None):
     """Zeroed :class:`ImpulseScratch` for ``nb`` bodies, ``nv`` dofs and ``columns`` test
     impulses at a time (default :data:`IMPULSE_COLUMNS`, fewer where the scratch, about
     ``8 C (18 nb + 2 nv)`` bytes, would pass :data:`IMPULSE_SCRATCH_BYTES`; the results do
-    not depend on it, each impulse's arithmetic being its own)."""
+    not depend on it, each impulse's arithmetic being its own), and the tables of the rows
+    by dofs (at most :data:`TABLE_BYTES`; the pages a step does not touch are not used)."""
     fit = IMPULSE_SCRATCH_BYTES // (8 * (18 * nb + 2 * nv))
     C = columns or max(1, min(IMPULSE_COLUMNS, fit))
+    T = min(6 * nb * nv, TABLE_BYTES // 16)
     return ImpulseScratch(np.zeros(C, np.int64), np.zeros(C, np.int64), np.zeros((C, 6)),
                           np.zeros((C, 6)), np.full(C, -1, np.int64), np.zeros(C),
                           np.zeros(C, np.int64), np.zeros((nb, 6, C)), np.zeros((nb, 6, C)),
                           np.zeros((nb, 6, C)), np.zeros((6, C)), np.zeros(C),
-                          np.zeros(nb, np.int64), np.zeros((nv, C)), np.zeros((nv, C)))
+                          np.zeros(nb, np.int64), np.zeros((nv, C)), np.zeros((nv, C)),
+                          np.zeros(T), np.zeros(T), np.full(nb, -1, np.int64),
+                          np.zeros(1, np.int64))
 
 
 BLOCK_MIN = 3
@@ -394,6 +424,127 @@ def _flush(im, fac, sc, m, nv, rows, blk):
                 blk.W6[b, k, v] = sc.w[v, j]
 
 
+@njit(**KERNEL)
+def _tables(im, fac, sc, nv, nt):
+    """The tables of the rows by dofs (module docstring) for the ``nt`` bodies with a place
+    ``sc.slot[b] >= 0``: ``Tw[b, :, v] = J_b M^-1 e_v`` from ``nv`` joint test impulses
+    (:func:`impulse_response`, as many at a time as the scratch has columns; the spatial
+    velocity change of body b in its coordinates, the down pass's ``da``) and ``Tm[b, :, v]
+    = J_b e_v`` (the motion of body b under a unit joint velocity ``v``, ``X_b<-i S_v`` for
+    v on body i at or above b, zero elsewhere: by the same down pass without the
+    articulated terms). O(nv nb)."""
+    parent, vadr, jnv, S = im.parent, im.vadr, im.jnv, im.S
+    E, r = fac.Xup_E, fac.Xup_r
+    nb = parent.shape[0]
+    C = sc.dst.shape[0]
+    slot, Tw, Tm, mo = sc.slot, sc.Tw, sc.Tm, sc.F
+    for v0 in range(0, nv, C):
+        m = min(C, nv - v0)
+        for i in range(nb):
+            for d in range(jnv[i]):
+                j = vadr[i] + d - v0
+                if 0 <= j < m:
+                    sc.ca[j] = i
+        for j in range(m):
+            sc.cb[j] = -1
+            sc.dof[j] = v0 + j
+            sc.sgn[j] = 1.0
+            for k in range(6):
+                sc.fa[j, k] = 0.0
+                sc.fb[j, k] = 0.0
+        impulse_response(im, fac, sc, m, nv)
+        # the motions J_b e_v: down from the joints of the batch (the scratch F is free)
+        for i in range(nb):
+            p = parent[i]
+            if p >= 0:
+                E00, E01, E02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
+                E10, E11, E12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
+                E20, E21, E22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
+                rx, ry, rz = r[i, 0], r[i, 1], r[i, 2]
+                for j in range(m):
+                    x0, x1, x2 = mo[p, 0, j], mo[p, 1, j], mo[p, 2, j]
+                    y0 = mo[p, 3, j] - ry * x2 + rz * x1
+                    y1 = mo[p, 4, j] - rz * x0 + rx * x2
+                    y2 = mo[p, 5, j] - rx * x1 + ry * x0
+                    mo[i, 0, j] = E00 * x0 + E01 * x1 + E02 * x2
+                    mo[i, 1, j] = E10 * x0 + E11 * x1 + E12 * x2
+                    mo[i, 2, j] = E20 * x0 + E21 * x1 + E22 * x2
+                    mo[i, 3, j] = E00 * y0 + E01 * y1 + E02 * y2
+                    mo[i, 4, j] = E10 * y0 + E11 * y1 + E12 * y2
+                    mo[i, 5, j] = E20 * y0 + E21 * y1 + E22 * y2
+            else:
+                for k in range(6):
+                    for j in range(m):
+                        mo[i, k, j] = 0.0
+            for d in range(jnv[i]):
+                j = vadr[i] + d - v0
+                if 0 <= j < m:
+                    for k in range(6):
+                        mo[i, k, j] += S[vadr[i] + d, k]
+            t = slot[i]
+            if t >= 0:
+                for k in range(6):
+                    o = (6 * t + k) * nv + v0
+                    for j in range(m):
+                        Tw[o + j] = sc.da[i, k, j]
+                        Tm[o + j] = mo[i, k, j]
+
+
+@njit(**INLINE)
+def _read_out(T, o, nv, f, out, accumulate):
+    """``out[v] (+)= f . T[o + k nv + v]`` over k (the six rows of one body's table that
+    start at ``o``), ``v < nv``."""
+    t0, t1, t2 = T[o:o + nv], T[o + nv:o + 2 * nv], T[o + 2 * nv:o + 3 * nv]
+    t3, t4, t5 = T[o + 3 * nv:o + 4 * nv], T[o + 4 * nv:o + 5 * nv], T[o + 5 * nv:o + 6 * nv]
+    f0, f1, f2, f3, f4, f5 = f[0], f[1], f[2], f[3], f[4], f[5]
+    if accumulate:
+        for v in range(nv):
+            out[v] += f0 * t0[v] + f1 * t1[v] + f2 * t2[v] + f3 * t3[v] + f4 * t4[v] + f5 * t5[v]
+    else:
+        for v in range(nv):
+            out[v] = f0 * t0[v] + f1 * t1[v] + f2 * t2[v] + f3 * t3[v] + f4 * t4[v] + f5 * t5[v]
+
+
+@njit(**INLINE)
+def _from_tables(sc, j, nv, rows, blk):
+    """The rows of the test impulse loaded in ``sc``'s column j, read out of the tables of
+    :func:`_tables` and put where its ``dst`` says (as :func:`_flush`): ``J^T p = J_a^T
+    f_a + J_b^T f_b`` and ``M^-1 J^T p`` entry by entry, ``f . (J e_v)`` and ``f . (J M^-1
+    e_v)``."""
+    t = sc.dst[j]
+    if t >= 0:
+        c, d = t // 3, t % 3
+        JT, W = rows.JT[c, d], rows.W[c, d]
+    else:
+        t = -t - 1
+        b, k = t // 6, t % 6
+        JT, W = blk.JT6[b, k], blk.W6[b, k]
+    first = True
+    for side in range(2):
+        i = sc.ca[j] if side == 0 else sc.cb[j]
+        if i >= 0:
+            f = sc.fa[j] if side == 0 else sc.fb[j]
+            o = 6 * sc.slot[i] * nv
+            _read_out(sc.Tw, o, nv, f, W, not first)
+            _read_out(sc.Tm, o, nv, f, JT, not first)
+            first = False
+
+
+@njit(**INLINE)
+def _next(im, fac, sc, m, nv, rows, blk, by_dofs):
+    """After loading test impulse ``m`` in ``sc``: its rows from the tables now (rows by
+    dofs; the next goes to column 0 again) or, by test impulses, the batch propagated and
+    put in place when the scratch is full (:func:`_flush`). Returns the next column."""
+    if by_dofs:
+        _from_tables(sc, m, nv, rows, blk)
+        return 0
+    m += 1
+    if m == sc.dst.shape[0]:
+        _flush(im, fac, sc, m, nv, rows, blk)
+        m = 0
+    return m
+
+
 @njit(**INLINE)
 def _frame(normal, c, frame):
     """Rows n, t1, t2 of contact c's frame (GLM Fig. 2: z = n)."""
@@ -602,7 +753,9 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     whole group, then O(1) per contact): ``J^T u = sum_k g_k J^T E_k`` for the impulse
     ``g`` (6,) of the contact direction ``u`` in the basis, and ``K = G K6 G^T``. The test
     impulses of all groups go through :func:`impulse_response` side by side, as many at a
-    time as the scratch ``sc`` has columns (:data:`IMPULSE_COLUMNS`).
+    time as the scratch ``sc`` has columns (:data:`IMPULSE_COLUMNS`); where they number
+    more than :data:`DOF_RATIO` ``nv``, the rows are read out of ``nv`` joint test impulses
+    instead (rows by dofs, module docstring; ``sc.policy`` may force either way).
 
     An impact (approach faster than ``rest_speed`` that closes the gap ``d`` within the
     step) is compressed to zero normal speed, then restituted (:func:`solve_impulses`:
@@ -618,7 +771,6 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     no impulse and no projection (its ``K`` from test impulses would be rounding, 1e-27,
     and the projection's ``d / K`` moved a 60-link pile's joints by 439 rad)."""
     nv = qd.shape[0]
-    C = sc.dst.shape[0]
     ng = _group(con, nc, blk)
     for c in range(nc):
         _frame(con.normal, c, rows.frame)
@@ -639,9 +791,30 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
         i = max(blk.pair[g, 0], blk.pair[g, 1])
         blk.sorted[cnt[i]] = g
         cnt[i] += 1
-    # the test impulses, C at a time: six unit impulses per block (on its
-    # first body, the opposite on its second, in the first one's coordinates), three per
-    # contact of a small group (along its frame, at its point)
+    # by dofs or by test impulses per row (DOF_RATIO): count the rows' test impulses and
+    # give each struck body a place in the tables
+    nimp = 0
+    nt = 0
+    for i in range(nbr):
+        sc.slot[i] = -1
+    for g in range(ng):
+        a, b = blk.pair[g, 0], blk.pair[g, 1]
+        if a == b:
+            continue
+        size = blk.first[g + 1] - blk.first[g]
+        nimp += 6 if size >= BLOCK_MIN else 3 * size
+        for i in (a, b):
+            if i >= 0 and sc.slot[i] < 0:
+                sc.slot[i] = nt
+                nt += 1
+    policy = sc.policy[0]
+    by_dofs = (policy != 1 and 6 * nt * nv <= sc.Tw.shape[0]
+               and (policy == 2 or nimp > DOF_RATIO * nv))
+    if by_dofs:
+        _tables(im, fac, sc, nv, nt)
+    # the test impulses, C at a time (or one by one, read out of the tables): six unit
+    # impulses per block (on its first body, the opposite on its second, in the first
+    # one's coordinates), three per contact of a small group (along its frame, at its point)
     m = 0
     nblock = 0
     for o in range(ng):
@@ -659,10 +832,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                 sc.cb[m] = b
                 sc.dof[m] = -1
                 sc.dst[m] = -(6 * nblock + k) - 1
-                m += 1
-                if m == C:
-                    _flush(im, fac, sc, m, nv, rows, blk)
-                    m = 0
+                m = _next(im, fac, sc, m, nv, rows, blk, by_dofs)
             span = 0
             for side in range(2):
                 i = a if side == 0 else b
@@ -690,11 +860,9 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                 sc.cb[m] = b
                 sc.dof[m] = -1
                 sc.dst[m] = 3 * c + d
-                m += 1
-                if m == C:
-                    _flush(im, fac, sc, m, nv, rows, blk)
-                    m = 0
-    _flush(im, fac, sc, m, nv, rows, blk)
+                m = _next(im, fac, sc, m, nv, rows, blk, by_dofs)
+    if not by_dofs:
+        _flush(im, fac, sc, m, nv, rows, blk)
     for g in range(ng):
         s = blk.slot[g]
         if s >= 0:
