@@ -106,7 +106,7 @@ about 10^4 bodies, one at 10^6)."""
 
 ImpulseScratch = namedtuple("ImpulseScratch", ("ca", "cb", "fa", "fb", "dof", "sgn", "dst",
                                                "pA", "F", "da", "pa", "u", "mark", "jt", "w",
-                                               "Tw", "Tm", "slot", "policy"))
+                                               "Tw", "Tm", "slot", "policy", "pspan"))
 ImpulseScratch.__doc__ = """The test impulses of :func:`impulse_response` and its scratch,
 ``C`` columns (:func:`impulse_scratch`). Per impulse j: bodies ``ca, cb`` (C,) int64 (-1: none),
 spatial impulses ``fa, fb`` (C, 6) on them ``[n; f]`` about the body origin in body
@@ -118,7 +118,8 @@ The rows by dofs (:func:`_tables`): ``Tw, Tm`` flat float64, read as (bodies, 6,
 struck body ``b`` (its place ``slot[b]``, (nb,) int64, -1: none) ``J_b M^-1`` and ``J_b``
 by column (spatial velocity of b per unit joint impulse, per unit joint velocity, in b's
 coordinates); ``policy`` (1,) int64: 0 the cheaper (:data:`DOF_RATIO`), 1 always by test impulses per row,
-2 by dofs where the tables fit."""
+2 by dofs where the tables fit. ``pspan`` (nb,) int64: the dofs of each body's path to the root
+end before it (:attr:`ContactRows.span`)."""
 
 TABLE_BYTES = 1 << 26
 """Memory of the two tables of the rows by dofs (:func:`_tables`; 64 MiB: every body of a
@@ -131,7 +132,8 @@ nv``: the reading out costs about a fifth of a test impulse per row (measured on
 at rest: rows 7.0 -> X ms)."""
 
 ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "Ki", "frame", "P", "target", "vn0",
-                                         "gap", "impact", "Pc", "mu", "e", "dist", "key", "dof"))
+                                         "gap", "impact", "Pc", "mu", "e", "dist", "key", "dof",
+                                         "span"))
 ContactRows.__doc__ = """The constraint rows of a step: contacts first, then joint limits
 (capacity ``cap``). ``JT`` (cap, 3, nv) rows of the contact Jacobian in the contact frame,
 ``W`` (cap, 3, nv) ``M^-1 J^T`` (not written for a contact of a block: :class:`Blocks`),
@@ -145,7 +147,9 @@ impact, 2 an impact that closes a gap within the step (its ``gap`` is exact, see
 :func:`contact_rows`), 0 resting; ``Pc`` (cap, 3) scratch (the compression and restitution
 impulses); ``mu, e, dist`` (cap,) friction, restitution and signed gap [m] (a limit: rad or
 m); ``key`` (cap,) int64 identity across steps (increasing); ``dof`` (cap,) int64 the
-limited dof of a limit row, -1 for a contact. (A joint limit is a frictionless unilateral
+limited dof of a limit row, -1 for a contact; ``span`` (cap,) int64 the dofs before which
+the row's ``JT`` may be non-zero (its bodies' paths to the root: the passes over ``JT`` stop
+there). (A joint limit is a frictionless unilateral
 row on one joint velocity, GLM IV.B; the same sweeps solve both.)"""
 
 
@@ -157,7 +161,7 @@ def contact_buffers(cap, nv):
                        np.zeros(cap), np.zeros(cap), np.zeros(cap), np.zeros(cap, np.int64),
                        np.zeros((cap, 3)), np.zeros(cap), np.zeros(cap), np.zeros(cap),
                        np.zeros(cap, np.int64),
-                       np.full(cap, -1, np.int64))
+                       np.full(cap, -1, np.int64), np.zeros(cap, np.int64))
 
 
 Limits = namedtuple("Limits", ("dof", "qadr", "body", "lo", "hi", "joint"))
@@ -190,7 +194,7 @@ def impulse_scratch(nb, nv, columns=None):
                           np.zeros((nb, 6, C)), np.zeros((6, C)), np.zeros(C),
                           np.zeros(nb, np.int64), np.zeros((nv, C)), np.zeros((nv, C)),
                           np.zeros(T), np.zeros(T), np.full(nb, -1, np.int64),
-                          np.zeros(1, np.int64))
+                          np.zeros(1, np.int64), np.zeros(nb, np.int64))
 
 
 BLOCK_MIN = 3
@@ -453,10 +457,24 @@ def _tables(im, fac, sc, nv, nt):
                 sc.fa[j, k] = 0.0
                 sc.fb[j, k] = 0.0
         impulse_response(im, fac, sc, m, nv)
-        # the motions J_b e_v: down from the joints of the batch (the scratch F is free)
+        # the motions J_b e_v: down from the joints of the batch (the scratch F is free);
+        # zero above its first body (parent[i] < i: no body before it is below a joint of
+        # the batch)
+        i0 = nb
+        for j in range(m):
+            i0 = min(i0, sc.ca[j])
         for i in range(nb):
+            t = slot[i]
+            if i < i0:
+                if t >= 0:
+                    for k in range(6):
+                        o = (6 * t + k) * nv + v0
+                        for j in range(m):
+                            Tw[o + j] = sc.da[i, k, j]
+                            Tm[o + j] = 0.0
+                continue
             p = parent[i]
-            if p >= 0:
+            if p >= i0:
                 E00, E01, E02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
                 E10, E11, E12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
                 E20, E21, E22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
@@ -481,7 +499,6 @@ def _tables(im, fac, sc, nv, nt):
                 if 0 <= j < m:
                     for k in range(6):
                         mo[i, k, j] += S[vadr[i] + d, k]
-            t = slot[i]
             if t >= 0:
                 for k in range(6):
                     o = (6 * t + k) * nv + v0
@@ -673,7 +690,7 @@ def _row_speed(rows, blk, c, d, x, Vs):
         for k in range(6):
             v += blk.G[c, d, k] * Vs[s, k]
     else:
-        for k in range(x.shape[0]):
+        for k in range(rows.span[c]):
             v += rows.JT[c, d, k] * x[k]
     return v
 
@@ -780,6 +797,8 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     nbr = im.parent.shape[0]
     for i in range(nbr):
         cnt[i] = 0
+        p = im.parent[i]
+        sc.pspan[i] = max(im.vadr[i] + im.jnv[i], sc.pspan[p] if p >= 0 else 0)
     for g in range(ng):
         cnt[max(blk.pair[g, 0], blk.pair[g, 1])] += 1
     at = 0
@@ -866,13 +885,15 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     for g in range(ng):
         s = blk.slot[g]
         if s >= 0:
-            _gram(blk.JT6[s], blk.W6[s], nv, blk.K6[s])
+            _gram(blk.JT6[s], blk.W6[s], blk.span[s], blk.K6[s])
     Vs = blk.Vg[0]
     _block_speeds(blk, qd, Vs)
     for c in range(nc):
         ba = con.body[c, 0]
         bb = con.body[c, 1]
         s = blk.slot[blk.gid[c]]
+        rows.span[c] = 0 if ba == bb else max(sc.pspan[ba] if ba >= 0 else 0,
+                                              sc.pspan[bb] if bb >= 0 else 0)
         if ba == bb:
             for d in range(3):
                 for k in range(nv):
@@ -899,7 +920,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                         t += blk.G[c, d1, k] * T[k]
                     rows.K[c, d1, d2] = t
         else:
-            _gram(rows.JT[c], rows.W[c], nv, rows.K[c])
+            _gram(rows.JT[c], rows.W[c], rows.span[c], rows.K[c])
         vn = _row_speed(rows, blk, c, 0, qd, Vs)
         rows.mu[c] = con.mu[c]
         rows.e[c] = con.e[c]
@@ -957,7 +978,8 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
             for m in range(nv):
                 rows.JT[c, 0, m] = sc.jt[m, 0]
                 rows.W[c, 0, m] = sc.w[m, 0]
-            _gram(rows.JT[c], rows.W[c], nv, rows.K[c])
+            rows.span[c] = k + 1
+            _gram(rows.JT[c], rows.W[c], k + 1, rows.K[c])
             rows.mu[c] = 0.0
             rows.e[c] = e
             rows.dist[c] = d
@@ -1055,7 +1077,7 @@ def _visit(rows, c, qd, slip, monotone):
     v0 = 0.0
     v1 = 0.0
     v2 = 0.0
-    for k in range(nv):
+    for k in range(rows.span[c]):
         v0 += rows.JT[c, 0, k] * qd[k]
         v1 += rows.JT[c, 1, k] * qd[k]
         v2 += rows.JT[c, 2, k] * qd[k]
@@ -1380,7 +1402,7 @@ def _project_one(rows, c, qd, h, lam, dq):
     if rows.K[c, 0, 0] <= 0.0:
         return 0.0
     g = rows.dist[c] - rows.gap[c]
-    for k in range(nv):
+    for k in range(rows.span[c]):
         g += rows.JT[c, 0, k] * (h * qd[k] + dq[k])
     dl = _project_row(rows, c, g, lam)
     if dl != 0.0:
