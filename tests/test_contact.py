@@ -203,7 +203,9 @@ def test_block_rows_and_sweeps_equal_per_contact():
     (with restitution kicks) and the next step's warm start give the same impulses and
     velocities as the same sweeps visiting each contact on its own (1e-10). A block
     contact's own rows J^T, W are not written (the passes use its block's): they are
-    G_c JT6, G_c W6."""
+    G_c JT6, G_c W6. Both ways of computing the rows meet the reference: test impulses
+    per row and the rows by dofs (nv joint test impulses read out at the struck bodies);
+    where the tables do not fit, the rows by dofs fall back to test impulses."""
     from articulated.algorithms.aba import aba_kernel
     from articulated.algorithms.collision import Contacts
     from articulated.algorithms.contact import (BLOCK_MIN, Factor, ImpulseModel, block_buffers,
@@ -277,6 +279,16 @@ def test_block_rows_and_sweeps_equal_per_contact():
             for A, B in ((r1.JT, r2.JT), (r1.W, r2.W), (r1.K, r2.K), (k1.JT6, b2.JT6),
                          (k1.W6, b2.W6)):
                 assert np.array_equal(A, B), (columns, policy)
+    # by dofs where the tables do not fit the scratch: by test impulses, bit for bit
+    sc = impulse_scratch(m.nb, m.nv)
+    sc = sc._replace(Tw=np.zeros(6 * m.nv), Tm=np.zeros(6 * m.nv))
+    sc.policy[0] = 2
+    r2, b2 = contact_buffers(nc, m.nv), block_buffers(nc, m.nb, m.nv)
+    contact_rows(im, fac, sc, con, nc, qd, 1e-3, 0.0, r2, b2)
+    r1, k1 = by_rows[0]
+    for A, B in ((r1.W, r2.W), (r1.K, r2.K), (k1.W6, b2.W6)):
+        assert np.array_equal(A, B)
+    assert not np.array_equal(by_rows[1][0].W, r2.W)  # (rounding: the other path)
     # the same sweeps, each contact on its own: the block groups made plain
     plain = blk._replace(slot=blk.slot.copy())
     plain.slot[:] = -1

@@ -117,20 +117,23 @@ column. Scratch ``pA, F, da`` (nb, 6, C), ``pa`` (6, C), ``u`` (C,), ``mark`` (n
 The rows by dofs (:func:`_tables`): ``Tw, Tm`` flat float64, read as (bodies, 6, nv): per
 struck body ``b`` (its place ``slot[b]``, (nb,) int64, -1: none) ``J_b M^-1`` and ``J_b``
 by column (spatial velocity of b per unit joint impulse, per unit joint velocity, in b's
-coordinates); ``policy`` (1,) int64: 0 the cheaper (:data:`DOF_RATIO`), 1 always by test impulses per row,
-2 by dofs where the tables fit. ``pspan`` (nb,) int64: the dofs of each body's path to the root
-end before it (:attr:`ContactRows.span`)."""
+coordinates); ``policy`` (1,) int64: 0 the cheaper (:data:`DOF_RATIO`), 1 always by test
+impulses per row, 2 by dofs where the tables fit. ``pspan`` (nb,) int64: the dofs of each
+body's path to the root end before it (:attr:`ContactRows.span`)."""
 
 TABLE_BYTES = 1 << 26
 """Memory of the two tables of the rows by dofs (:func:`_tables`; 64 MiB: every body of a
 tree up to about 1,000 bodies, fewer struck bodies beyond)."""
 
-DOF_RATIO = 1.25
+DOF_RATIO = 2.0
 """The rows of a step are computed by dofs (:func:`_tables`, ``nv`` joint test impulses)
 when their test impulses (three per contact, six per block) number more than ``DOF_RATIO
-nv``: reading a row out of the tables costs a fraction of a test impulse (capsule chain-300
-at rest, 600 contacts, 1,800 rows on 305 dofs: 7.3 -> 3.7 ms; its reduced tree at N_A =
-60, 360 block rows on 65 dofs: 0.36 -> 0.26 ms)."""
+nv``. Measured on capsule chain-300 at rest (600 contacts): 1,800 rows on its 305 dofs
+took 7.3 ms by test impulses (4.1 us each) and 3.7 ms by dofs (tables 2.2 ms, then about
+0.4 us per row), even at 595 rows = 1.95 nv; on its reduced tree at N_A = 60, 360 block
+rows on 65 dofs took 0.36 and 0.26 ms (tables 0.09 ms, test impulses about 0.5 us each),
+even at about 2.9 nv. The joint test impulses cost more than a contact's (their paths run
+from every body to the root, and the tables' motion pass and copies come on top)."""
 
 ContactRows = namedtuple("ContactRows", ("JT", "W", "K", "Ki", "frame", "P", "target", "vn0",
                                          "gap", "impact", "Pc", "mu", "e", "dist", "key", "dof",
