@@ -294,6 +294,32 @@ def _xT_cols(E, r, i, f, out, m):
         out[5, j] += g2
 
 
+@njit(**INLINE)
+def _x_cols(E, r, i, p, a, m):
+    """``a[i, :, j] = Xup_i a[p, :, j]`` for the motion 6-vectors of body i's parent p,
+    ``j < m`` (RBDA eq. 2.25; ``a`` (nb, 6, C)); zero for ``p < 0``."""
+    if p < 0:
+        for k in range(6):
+            for j in range(m):
+                a[i, k, j] = 0.0
+        return
+    E00, E01, E02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
+    E10, E11, E12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
+    E20, E21, E22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
+    rx, ry, rz = r[i, 0], r[i, 1], r[i, 2]
+    for j in range(m):
+        x0, x1, x2 = a[p, 0, j], a[p, 1, j], a[p, 2, j]
+        y0 = a[p, 3, j] - ry * x2 + rz * x1
+        y1 = a[p, 4, j] - rz * x0 + rx * x2
+        y2 = a[p, 5, j] - rx * x1 + ry * x0
+        a[i, 0, j] = E00 * x0 + E01 * x1 + E02 * x2
+        a[i, 1, j] = E10 * x0 + E11 * x1 + E12 * x2
+        a[i, 2, j] = E20 * x0 + E21 * x1 + E22 * x2
+        a[i, 3, j] = E00 * y0 + E01 * y1 + E02 * y2
+        a[i, 4, j] = E10 * y0 + E11 * y1 + E12 * y2
+        a[i, 5, j] = E20 * y0 + E21 * y1 + E22 * y2
+
+
 @njit(**KERNEL)
 def impulse_response(im, fac, sc, m, nv):
     """``sc.jt[:, j] = J^T p_j`` and ``sc.w[:, j] = M^-1 J^T p_j`` (nv,) for the ``m`` (at
@@ -376,26 +402,7 @@ def impulse_response(im, fac, sc, m, nv):
     for i in range(nb):
         p = parent[i]
         va = vadr[i]
-        if p >= 0:
-            E00, E01, E02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
-            E10, E11, E12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
-            E20, E21, E22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
-            rx, ry, rz = r[i, 0], r[i, 1], r[i, 2]
-            for j in range(m):
-                x0, x1, x2 = da[p, 0, j], da[p, 1, j], da[p, 2, j]
-                y0 = da[p, 3, j] - ry * x2 + rz * x1
-                y1 = da[p, 4, j] - rz * x0 + rx * x2
-                y2 = da[p, 5, j] - rx * x1 + ry * x0
-                da[i, 0, j] = E00 * x0 + E01 * x1 + E02 * x2
-                da[i, 1, j] = E10 * x0 + E11 * x1 + E12 * x2
-                da[i, 2, j] = E20 * x0 + E21 * x1 + E22 * x2
-                da[i, 3, j] = E00 * y0 + E01 * y1 + E02 * y2
-                da[i, 4, j] = E10 * y0 + E11 * y1 + E12 * y2
-                da[i, 5, j] = E20 * y0 + E21 * y1 + E22 * y2
-        else:
-            for k in range(6):
-                for j in range(m):
-                    da[i, k, j] = 0.0
+        _x_cols(E, r, i, p, da, m)
         for d in range(jnv[i]):
             U0, U1, U2 = UDinv[va + d, 0], UDinv[va + d, 1], UDinv[va + d, 2]
             U3, U4, U5 = UDinv[va + d, 3], UDinv[va + d, 4], UDinv[va + d, 5]
@@ -477,27 +484,7 @@ def _tables(im, fac, sc, nv, nt):
                             Tw[o + j] = sc.da[i, k, j]
                             Tm[o + j] = 0.0
                 continue
-            p = parent[i]
-            if p >= i0:
-                E00, E01, E02 = E[i, 0, 0], E[i, 0, 1], E[i, 0, 2]
-                E10, E11, E12 = E[i, 1, 0], E[i, 1, 1], E[i, 1, 2]
-                E20, E21, E22 = E[i, 2, 0], E[i, 2, 1], E[i, 2, 2]
-                rx, ry, rz = r[i, 0], r[i, 1], r[i, 2]
-                for j in range(m):
-                    x0, x1, x2 = mo[p, 0, j], mo[p, 1, j], mo[p, 2, j]
-                    y0 = mo[p, 3, j] - ry * x2 + rz * x1
-                    y1 = mo[p, 4, j] - rz * x0 + rx * x2
-                    y2 = mo[p, 5, j] - rx * x1 + ry * x0
-                    mo[i, 0, j] = E00 * x0 + E01 * x1 + E02 * x2
-                    mo[i, 1, j] = E10 * x0 + E11 * x1 + E12 * x2
-                    mo[i, 2, j] = E20 * x0 + E21 * x1 + E22 * x2
-                    mo[i, 3, j] = E00 * y0 + E01 * y1 + E02 * y2
-                    mo[i, 4, j] = E10 * y0 + E11 * y1 + E12 * y2
-                    mo[i, 5, j] = E20 * y0 + E21 * y1 + E22 * y2
-            else:
-                for k in range(6):
-                    for j in range(m):
-                        mo[i, k, j] = 0.0
+            _x_cols(E, r, i, parent[i] if parent[i] >= i0 else -1, mo, m)
             for d in range(jnv[i]):
                 j = vadr[i] + d - v0
                 if 0 <= j < m:
