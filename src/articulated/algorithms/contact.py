@@ -123,14 +123,16 @@ body's path to the root end before it (:attr:`ContactRows.span`)."""
 
 TABLE_BYTES = 1 << 26
 """Memory of the two tables of the rows by dofs (:func:`_tables`; 64 MiB: every body of a
-tree up to about 1,000 bodies, fewer struck bodies beyond)."""
+tree with ``nb nv`` up to about 700,000, some 830 bodies of one dof each; fewer struck
+bodies beyond)."""
 
 DOF_RATIO = 2.0
 """The rows of a step are computed by dofs (:func:`_tables`, ``nv`` joint test impulses)
 when their test impulses (three per contact, six per block) number more than ``DOF_RATIO
-nv``. Measured on capsule chain-300 at rest (600 contacts): 1,800 rows on its 305 dofs
-took 7.3 ms by test impulses (4.1 us each) and 3.7 ms by dofs (tables 2.2 ms, then about
-0.4 us per row), even at 595 rows = 1.95 nv; on its reduced tree at N_A = 60, 360 block
+nv`` and the tables fit the scratch (:data:`TABLE_BYTES`). Measured on capsule chain-300
+at rest (600 contacts): 1,800 rows on its 305 dofs took 7.3 ms by test impulses (4.1 us
+each) and 3.7 ms by dofs (tables 2.2 ms, then about 0.4 us per row), even at 595 rows =
+1.95 nv; on its reduced tree at N_A = 60, 360 block
 rows on 65 dofs took 0.36 and 0.26 ms (tables 0.09 ms, test impulses about 0.5 us each),
 even at about 2.9 nv. The joint test impulses cost more than a contact's (their paths run
 from every body to the root, and the tables' motion pass and copies come on top)."""
@@ -184,11 +186,12 @@ def model_limits(model):
 
 
 def impulse_scratch(nb, nv, columns=None):
-    """Zeroed :class:`ImpulseScratch` for ``nb`` bodies, ``nv`` dofs and ``columns`` test
-    impulses at a time (default :data:`IMPULSE_COLUMNS`, fewer where the scratch, about
-    ``8 C (18 nb + 2 nv)`` bytes, would pass :data:`IMPULSE_SCRATCH_BYTES`; the results do
-    not depend on it, each impulse's arithmetic being its own), and the tables of the rows
-    by dofs (at most :data:`TABLE_BYTES`; the pages a step does not touch are not used)."""
+    """A zeroed :class:`ImpulseScratch` (``slot`` and ``dof`` -1) for ``nb`` bodies, ``nv``
+    dofs and ``columns`` test impulses at a time (default :data:`IMPULSE_COLUMNS`, fewer
+    where the scratch, about ``8 C (18 nb + 2 nv)`` bytes, would pass
+    :data:`IMPULSE_SCRATCH_BYTES`; the results do not depend on it, each impulse's
+    arithmetic being its own), and the tables of the rows by dofs (at most
+    :data:`TABLE_BYTES`; the pages a step does not touch are not used)."""
     fit = IMPULSE_SCRATCH_BYTES // (8 * (18 * nb + 2 * nv))
     C = columns or max(1, min(IMPULSE_COLUMNS, fit))
     T = min(6 * nb * nv, TABLE_BYTES // 16)
@@ -496,6 +499,8 @@ def _tables(im, fac, sc, nv, nt):
                     for j in range(m):
                         Tw[o + j] = sc.da[i, k, j]
                         Tm[o + j] = mo[i, k, j]
+    for j in range(min(C, nv)):  # the scratch's default: no joint impulse
+        sc.dof[j] = -1
 
 
 @njit(**INLINE)
@@ -611,13 +616,13 @@ def _target(rows, c, vn, h, rest_speed):
 
 
 @njit(**INLINE)
-def _gram(A, B, nv, out):
-    """``out[i, j] = A[i, :nv] . B[j, :nv]``: ``K = J W^T`` of a row (3 x 3) or a block
-    (6 x 6)."""
+def _gram(A, B, n, out):
+    """``out[i, j] = A[i, :n] . B[j, :n]``: ``K = J W^T`` of a row (3 x 3) or a block
+    (6 x 6), ``A = J^T`` zero beyond ``n`` (its span)."""
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
             x = 0.0
-            for k in range(nv):
+            for k in range(n):
                 x += A[i, k] * B[j, k]
             out[i, j] = x
 
@@ -762,8 +767,9 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
     ``g`` (6,) of the contact direction ``u`` in the basis, and ``K = G K6 G^T``. The test
     impulses of all groups go through :func:`impulse_response` side by side, as many at a
     time as the scratch ``sc`` has columns (:data:`IMPULSE_COLUMNS`); where they number
-    more than :data:`DOF_RATIO` ``nv``, the rows are read out of ``nv`` joint test impulses
-    instead (rows by dofs, module docstring; ``sc.policy`` may force either way).
+    more than :data:`DOF_RATIO` ``nv`` and the tables fit, the rows are read out of ``nv``
+    joint test impulses instead (rows by dofs, module docstring; ``sc.policy`` may force
+    either way).
 
     An impact (approach faster than ``rest_speed`` that closes the gap ``d`` within the
     step) is compressed to zero normal speed, then restituted (:func:`solve_impulses`:
@@ -818,7 +824,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                 sc.slot[i] = nt
                 nt += 1
     policy = sc.policy[0]
-    by_dofs = (policy != 1 and 6 * nt * nv <= sc.Tw.shape[0]
+    by_dofs = (policy != 1 and nt > 0 and 6 * nt * nv <= sc.Tw.shape[0]
                and (policy == 2 or nimp > DOF_RATIO * nv))
     if by_dofs:
         _tables(im, fac, sc, nv, nt)
