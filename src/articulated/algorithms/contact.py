@@ -849,13 +849,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
                 sc.dof[m] = -1
                 sc.dst[m] = -(6 * nblock + k) - 1
                 m = _next(im, fac, sc, m, nv, rows, blk, by_dofs)
-            span = 0
-            for side in range(2):
-                i = a if side == 0 else b
-                while i >= 0:
-                    span = max(span, im.vadr[i] + im.jnv[i])
-                    i = im.parent[i]
-            blk.span[nblock] = span
+            blk.span[nblock] = max(sc.pspan[a] if a >= 0 else 0, sc.pspan[b] if b >= 0 else 0)
             for k in range(6):
                 blk.Fg[nblock, k] = 0.0
             nblock += 1
