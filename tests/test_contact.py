@@ -281,7 +281,7 @@ def test_block_rows_and_sweeps_equal_per_contact():
                 assert np.array_equal(A, B), (columns, policy)
     # by dofs where the tables do not fit the scratch: by test impulses, bit for bit
     sc = impulse_scratch(m.nb, m.nv)
-    sc = sc._replace(Tw=np.zeros(6 * m.nv))
+    sc = sc._replace(Tw=np.zeros(6 * m.nv), Tm=np.zeros(6 * m.nv))
     sc.policy[0] = 2
     r2, b2 = contact_buffers(nc, m.nv), block_buffers(nc, m.nb, m.nv)
     contact_rows(im, fac, sc, con, nc, qd, 1e-3, 0.0, r2, b2)

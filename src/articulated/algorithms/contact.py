@@ -106,7 +106,7 @@ about 10^4 bodies, one at 10^6)."""
 
 ImpulseScratch = namedtuple("ImpulseScratch", ("ca", "cb", "fa", "fb", "dof", "sgn", "dst",
                                                "pA", "F", "da", "pa", "u", "mark", "jt", "w",
-                                               "Tw", "S0", "slot", "policy", "pspan"))
+                                               "Tw", "Tm", "slot", "policy", "pspan"))
 ImpulseScratch.__doc__ = """The test impulses of :func:`impulse_response` and its scratch,
 ``C`` columns (:func:`impulse_scratch`). Per impulse j: bodies ``ca, cb`` (C,) int64 (-1: none),
 spatial impulses ``fa, fb`` (C, 6) on them ``[n; f]`` about the body origin in body
@@ -114,17 +114,17 @@ coordinates [N m s; N s], a joint impulse ``sgn`` (C,) on velocity index ``dof``
 (-1: none; its body must be ``ca[j]``, ``fa[j]`` zero), and ``dst`` (C,) int64 where the
 caller puts the result. Results ``jt, w`` (nv, C): ``J^T p_j`` and ``M^-1 J^T p_j`` by
 column. Scratch ``pA, F, da`` (nb, 6, C), ``pa`` (6, C), ``u`` (C,), ``mark`` (nb,) int64.
-The rows by dofs (:func:`_tables`): ``Tw`` flat float64, read as (bodies, 6, nv): per
-struck body ``b`` (its place ``slot[b]``, (nb,) int64, -1: none) ``J_b M^-1`` by column
-(spatial velocity of b per unit joint impulse, in b's coordinates), and ``S0`` (nv, 6) the
-motion subspaces in world coordinates; ``policy`` (1,) int64: 0 the cheaper (:data:`DOF_RATIO`), 1 always by test
+The rows by dofs (:func:`_tables`): ``Tw, Tm`` flat float64, read as (bodies, 6, nv): per
+struck body ``b`` (its place ``slot[b]``, (nb,) int64, -1: none) ``J_b M^-1`` and ``J_b``
+by column (spatial velocity of b per unit joint impulse, per unit joint velocity, in b's
+coordinates); ``policy`` (1,) int64: 0 the cheaper (:data:`DOF_RATIO`), 1 always by test
 impulses per row, 2 by dofs where the tables fit. ``pspan`` (nb,) int64: the dofs of each
 body's path to the root end before it (:attr:`ContactRows.span`)."""
 
 TABLE_BYTES = 1 << 26
-"""Memory of the table of the rows by dofs (:func:`_tables`; 64 MiB: every body of a tree
-with ``nb nv`` up to about 1.4 10^6, some 1,180 bodies of one dof each; fewer struck bodies
-beyond)."""
+"""Memory of the two tables of the rows by dofs (:func:`_tables`; 64 MiB: every body of a
+tree with ``nb nv`` up to about 700,000, some 830 bodies of one dof each; fewer struck
+bodies beyond)."""
 
 DOF_RATIO = 2.0
 """The rows of a step are computed by dofs (:func:`_tables`, ``nv`` joint test impulses)
@@ -194,13 +194,13 @@ def impulse_scratch(nb, nv, columns=None):
     :data:`TABLE_BYTES`; the pages a step does not touch are not used)."""
     fit = IMPULSE_SCRATCH_BYTES // (8 * (18 * nb + 2 * nv))
     C = columns or max(1, min(IMPULSE_COLUMNS, fit))
-    T = min(6 * nb * nv, TABLE_BYTES // 8)
+    T = min(6 * nb * nv, TABLE_BYTES // 16)
     return ImpulseScratch(np.zeros(C, np.int64), np.zeros(C, np.int64), np.zeros((C, 6)),
                           np.zeros((C, 6)), np.full(C, -1, np.int64), np.zeros(C),
                           np.zeros(C, np.int64), np.zeros((nb, 6, C)), np.zeros((nb, 6, C)),
                           np.zeros((nb, 6, C)), np.zeros((6, C)), np.zeros(C),
                           np.zeros(nb, np.int64), np.zeros((nv, C)), np.zeros((nv, C)),
-                          np.zeros(T), np.zeros((nv, 6)), np.full(nb, -1, np.int64),
+                          np.zeros(T), np.zeros(T), np.full(nb, -1, np.int64),
                           np.zeros(1, np.int64), np.zeros(nb, np.int64))
 
 
@@ -449,13 +449,15 @@ def _tables(im, fac, sc, nv, nt):
     """The tables of the rows by dofs (module docstring) for the ``nt`` bodies with a place
     ``sc.slot[b] >= 0``: ``Tw[b, :, v] = J_b M^-1 e_v`` from ``nv`` joint test impulses
     (:func:`impulse_response`, as many at a time as the scratch has columns; the spatial
-    velocity change of body b in its coordinates, the down pass's ``da``), O(nv nb); and
-    the world motion subspaces ``S0`` (nv, 6) of the step, O(nv), from which
-    :func:`_from_tables` reads ``J^T``."""
-    parent, vadr, jnv = im.parent, im.vadr, im.jnv
+    velocity change of body b in its coordinates, the down pass's ``da``) and ``Tm[b, :, v]
+    = J_b e_v`` (the motion of body b under a unit joint velocity ``v``, ``X_b<-i S_v`` for
+    v on body i at or above b, zero elsewhere: by the same down pass without the
+    articulated terms). O(nv nb)."""
+    parent, vadr, jnv, S = im.parent, im.vadr, im.jnv, im.S
+    E, r = fac.Xup_E, fac.Xup_r
     nb = parent.shape[0]
     C = sc.dst.shape[0]
-    slot, Tw = sc.slot, sc.Tw
+    slot, Tw, Tm, mo = sc.slot, sc.Tw, sc.Tm, sc.F
     for v0 in range(0, nv, C):
         m = min(C, nv - v0)
         for i in range(nb):
@@ -471,36 +473,36 @@ def _tables(im, fac, sc, nv, nt):
                 sc.fa[j, k] = 0.0
                 sc.fb[j, k] = 0.0
         impulse_response(im, fac, sc, m, nv)
+        # the motions J_b e_v: down from the joints of the batch (the scratch F is free);
+        # zero above its first body (parent[i] < i: no body before it is below a joint of
+        # the batch)
+        i0 = nb
+        for j in range(m):
+            i0 = min(i0, sc.ca[j])
         for i in range(nb):
             t = slot[i]
+            if i < i0:
+                if t >= 0:
+                    for k in range(6):
+                        o = (6 * t + k) * nv + v0
+                        for j in range(m):
+                            Tw[o + j] = sc.da[i, k, j]
+                            Tm[o + j] = 0.0
+                continue
+            _x_cols(E, r, i, parent[i] if parent[i] >= i0 else -1, mo, m)
+            for d in range(jnv[i]):
+                j = vadr[i] + d - v0
+                if 0 <= j < m:
+                    for k in range(6):
+                        mo[i, k, j] += S[vadr[i] + d, k]
             if t >= 0:
                 for k in range(6):
                     o = (6 * t + k) * nv + v0
                     for j in range(m):
                         Tw[o + j] = sc.da[i, k, j]
+                        Tm[o + j] = mo[i, k, j]
     for j in range(min(C, nv)):  # the scratch's default: no joint impulse
         sc.dof[j] = -1
-    _world_motions(im, fac, sc.S0)
-
-
-@njit(**INLINE)
-def _world_motions(im, fac, S0):
-    """``S0[v]`` = joint velocity v's motion subspace in world coordinates about the world
-    origin ``[w; v_O]`` (RBDA eq. 2.25 with the body's pose: ``w = E^T s_w``, ``v_O = E^T
-    s_v + p x w``), for every dof of ``im``."""
-    oE, op, S = fac.oE, fac.op, im.S
-    for i in range(im.parent.shape[0]):
-        px, py, pz = op[i, 0], op[i, 1], op[i, 2]
-        for d in range(im.jnv[i]):
-            v = im.vadr[i] + d
-            for k in range(3):
-                S0[v, k] = oE[i, 0, k] * S[v, 0] + oE[i, 1, k] * S[v, 1] + oE[i, 2, k] * S[v, 2]
-                S0[v, 3 + k] = (oE[i, 0, k] * S[v, 3] + oE[i, 1, k] * S[v, 4]
-                                + oE[i, 2, k] * S[v, 5])
-            w0, w1, w2 = S0[v, 0], S0[v, 1], S0[v, 2]
-            S0[v, 3] += py * w2 - pz * w1
-            S0[v, 4] += pz * w0 - px * w2
-            S0[v, 5] += px * w1 - py * w0
 
 
 @njit(**INLINE)
@@ -529,32 +531,11 @@ def _read_out(T, o, nv, f, out, accumulate):
 
 
 @njit(**INLINE)
-def _jt_path(im, fac, S0, i, f, out):
-    """``out += J_i^T f`` (nv,) for the spatial impulse ``f = [n; f]`` on body i about its
-    origin in its coordinates: ``S0_v . f0`` (``f0`` the impulse in world coordinates about
-    the world origin, ``n0 = E^T n + p x f0``) for the dofs v of i's path to the root,
-    O(depth)."""
-    oE, op = fac.oE, fac.op
-    g0 = oE[i, 0, 0] * f[3] + oE[i, 1, 0] * f[4] + oE[i, 2, 0] * f[5]
-    g1 = oE[i, 0, 1] * f[3] + oE[i, 1, 1] * f[4] + oE[i, 2, 1] * f[5]
-    g2 = oE[i, 0, 2] * f[3] + oE[i, 1, 2] * f[4] + oE[i, 2, 2] * f[5]
-    px, py, pz = op[i, 0], op[i, 1], op[i, 2]
-    n0 = oE[i, 0, 0] * f[0] + oE[i, 1, 0] * f[1] + oE[i, 2, 0] * f[2] + py * g2 - pz * g1
-    n1 = oE[i, 0, 1] * f[0] + oE[i, 1, 1] * f[1] + oE[i, 2, 1] * f[2] + pz * g0 - px * g2
-    n2 = oE[i, 0, 2] * f[0] + oE[i, 1, 2] * f[1] + oE[i, 2, 2] * f[2] + px * g1 - py * g0
-    while i >= 0:
-        for v in range(im.vadr[i], im.vadr[i] + im.jnv[i]):
-            out[v] += (S0[v, 0] * n0 + S0[v, 1] * n1 + S0[v, 2] * n2 + S0[v, 3] * g0
-                       + S0[v, 4] * g1 + S0[v, 5] * g2)
-        i = im.parent[i]
-
-
-@njit(**INLINE)
-def _from_tables(im, fac, sc, j, nv, rows, blk):
-    """The rows of the test impulse loaded in ``sc``'s column j, put where its ``dst`` says
-    (as :func:`_flush`): ``M^-1 J^T p`` entry by entry, ``f . (J M^-1 e_v)``, read out of
-    the table of :func:`_tables`, and ``J^T p = J_a^T f_a + J_b^T f_b`` along the bodies'
-    paths (:func:`_jt_path`)."""
+def _from_tables(sc, j, nv, rows, blk):
+    """The rows of the test impulse loaded in ``sc``'s column j, read out of the tables of
+    :func:`_tables` and put where its ``dst`` says (as :func:`_flush`): ``J^T p = J_a^T
+    f_a + J_b^T f_b`` and ``M^-1 J^T p`` entry by entry, ``f . (J e_v)`` and ``f . (J M^-1
+    e_v)``."""
     t = sc.dst[j]
     if t >= 0:
         c, d = t // 3, t % 3
@@ -563,15 +544,14 @@ def _from_tables(im, fac, sc, j, nv, rows, blk):
         t = -t - 1
         b, k = t // 6, t % 6
         JT, W = blk.JT6[b, k], blk.W6[b, k]
-    for v in range(nv):
-        JT[v] = 0.0
     first = True
     for side in range(2):
         i = sc.ca[j] if side == 0 else sc.cb[j]
         if i >= 0:
             f = sc.fa[j] if side == 0 else sc.fb[j]
-            _read_out(sc.Tw, 6 * sc.slot[i] * nv, nv, f, W, not first)
-            _jt_path(im, fac, sc.S0, i, f, JT)
+            o = 6 * sc.slot[i] * nv
+            _read_out(sc.Tw, o, nv, f, W, not first)
+            _read_out(sc.Tm, o, nv, f, JT, not first)
             first = False
 
 
@@ -581,7 +561,7 @@ def _next(im, fac, sc, m, nv, rows, blk, by_dofs):
     dofs; the next goes to column 0 again) or, by test impulses, the batch propagated and
     put in place when the scratch is full (:func:`_flush`). Returns the next column."""
     if by_dofs:
-        _from_tables(im, fac, sc, m, nv, rows, blk)
+        _from_tables(sc, m, nv, rows, blk)
         return 0
     m += 1
     if m == sc.dst.shape[0]:
