@@ -245,18 +245,23 @@ def block_buffers(cap, nb, nv):
 
 
 @njit(**INLINE)
-def _body_impulse(oE, op, b, x, u, s, out):
-    """``out`` = the spatial impulse ``[x_b x f; f]`` in body b's coordinates of the world
-    impulse ``s u`` applied at the world point ``x``."""
+def _lever(oE, op, b, x):
+    """The world point ``x`` in body b's coordinates (its lever arm ``x_b``)."""
     d0, d1, d2 = x[0] - op[b, 0], x[1] - op[b, 1], x[2] - op[b, 2]
+    return (oE[b, 0, 0] * d0 + oE[b, 0, 1] * d1 + oE[b, 0, 2] * d2,
+            oE[b, 1, 0] * d0 + oE[b, 1, 1] * d1 + oE[b, 1, 2] * d2,
+            oE[b, 2, 0] * d0 + oE[b, 2, 1] * d1 + oE[b, 2, 2] * d2)
+
+
+@njit(**INLINE)
+def _body_impulse(oE, b, r, u, s, out):
+    """``out`` = the spatial impulse ``[r x f; f]`` in body b's coordinates of the world
+    impulse ``s u`` applied at the point ``r`` of body b (:func:`_lever`)."""
     for i in range(3):
         out[3 + i] = s * (oE[b, i, 0] * u[0] + oE[b, i, 1] * u[1] + oE[b, i, 2] * u[2])
-    r0 = oE[b, 0, 0] * d0 + oE[b, 0, 1] * d1 + oE[b, 0, 2] * d2
-    r1 = oE[b, 1, 0] * d0 + oE[b, 1, 1] * d1 + oE[b, 1, 2] * d2
-    r2 = oE[b, 2, 0] * d0 + oE[b, 2, 1] * d1 + oE[b, 2, 2] * d2
-    out[0] = r1 * out[5] - r2 * out[4]
-    out[1] = r2 * out[3] - r0 * out[5]
-    out[2] = r0 * out[4] - r1 * out[3]
+    out[0] = r[1] * out[5] - r[2] * out[4]
+    out[1] = r[2] * out[3] - r[0] * out[5]
+    out[2] = r[0] * out[4] - r[1] * out[3]
 
 
 @njit(**INLINE)
@@ -578,8 +583,8 @@ def _frame(normal, c, frame):
         t = (0.0, n[2], -n[1])
     else:
         t = (-n[2], 0.0, n[0])
-    L = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
-    t = (t[0] / L, t[1] / L, t[2] / L)
+    L = 1.0 / math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+    t = (t[0] * L, t[1] * L, t[2] * L)
     s = (n[1] * t[2] - n[2] * t[1], n[2] * t[0] - n[0] * t[2], n[0] * t[1] - n[1] * t[0])
     for k in range(3):
         frame[c, 0, k] = n[k]
@@ -872,12 +877,14 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
         for oc in range(blk.first[g], blk.first[g + 1]):
             c = blk.order[oc]
             x = (con.point[c, 0], con.point[c, 1], con.point[c, 2])
+            ra = _lever(fac.oE, fac.op, a, x) if a >= 0 else x
+            rb = _lever(fac.oE, fac.op, b, x) if b >= 0 else x
             for d in range(3):
                 u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
                 if a >= 0:
-                    _body_impulse(fac.oE, fac.op, a, x, u, 1.0, sc.fa[m])
+                    _body_impulse(fac.oE, a, ra, u, 1.0, sc.fa[m])
                 if b >= 0:
-                    _body_impulse(fac.oE, fac.op, b, x, u, -1.0, sc.fb[m])
+                    _body_impulse(fac.oE, b, rb, u, -1.0, sc.fb[m])
                 sc.ca[m] = a
                 sc.cb[m] = b
                 sc.dof[m] = -1
@@ -907,9 +914,10 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
         elif s >= 0:  # its rows stay those of the block (Blocks): G_c JT6, G_c W6
             key = ba if ba >= 0 else bb
             x = (con.point[c, 0], con.point[c, 1], con.point[c, 2])
+            r = _lever(fac.oE, fac.op, key, x)
             for d in range(3):
                 u = (rows.frame[c, d, 0], rows.frame[c, d, 1], rows.frame[c, d, 2])
-                _body_impulse(fac.oE, fac.op, key, x, u, 1.0, blk.G[c, d])
+                _body_impulse(fac.oE, key, r, u, 1.0, blk.G[c, d])
             for d2 in range(3):
                 T = blk.KG[c, d2]
                 for k in range(6):
