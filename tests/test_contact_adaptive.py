@@ -289,7 +289,7 @@ def test_energy_bound_on_the_hybrid_body():
     another trajectory), 1.0 % of the steps, at most 2.1e-9 J, in steps at the cap and in
     steps whose sweeps converged (4-6 sweeps: the lift out of 0.1-0.2 nm of depth);
     allowed: ``M g`` times the depth plus the projection's stopping tolerance ``tol dt``,
-    plus 2e-8 of the energy (13 nm), and at most 1e-7 J.
+    plus 2e-8 of the energy (13 nm), and at most 2e-7 J (twice the largest measured).
     Energy is taken out (measured 0.165 J; 1.66 J before session 12, when region-update
     steps split into substeps started from velocities that had skipped the
     rigidification's projection and the bound took out what they added), the depth stays
@@ -313,7 +313,7 @@ def test_energy_bound_on_the_hybrid_body():
     lift = m.total_mass * 9.81 * (c["max_depth"] + 1e-6 * H) + 2e-8 * E0
     rise = np.diff(E) > 1e-12 * E0
     assert np.all(np.diff(E) <= 1e-12 * E0 + lift)
-    assert rise.mean() < 0.05 and np.diff(E)[rise].max() <= 1e-7
+    assert rise.mean() < 0.05 and np.all(np.diff(E)[rise] <= 2e-7)
     assert 0.05 < c["energy_removed"].sum() < E0 and c["max_depth"].max() < 1e-3
     assert c["n"][-1] >= 10
     b = art.Simulator(m, H, **kw)

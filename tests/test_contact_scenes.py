@@ -200,16 +200,19 @@ def test_bench_scenes_quick(tmp_path):
     assert text.count("| full (ABA) |") == 2
 
 
-def test_pile_runs_under_the_energy_bound_and_diverges_without():
+def test_pile_runs_under_the_energy_bound():
     # Issue 19's pile at 60 links (2 cm, radius 2 mm, 20 g, joints bent by <= 0.05 rad,
-    # dropped 5 cm on its tip), 1 s at 1 ms, full model. Without the energy bound the
-    # folding links whip at 100-300 rad/s, semi-implicit Euler and the position projection
-    # feed energy in and the run diverges (measured: at 1.123 s, 913 J from 7.5 J at 1 s;
-    # at 0.785 s before session 12's bound on exact impact rows in the projection). With
-    # it the pile comes to rest (measured: T = 3.3e-4 J at 1 s, 3.83 J taken out over the
-    # run; before session 12 4e-6 J and 2.06 J), no deeper than 1 mm (0.23 mm); the total
-    # energy never rises above its start (by construction, the bound's W being 0 here: no
-    # applied force).
+    # dropped 5 cm on its tip), 1 s at 1 ms, full model, with the energy bound: the pile
+    # comes to rest (measured in session 12: T = 3.3e-4 J at 1 s, 3.83 J taken out; before
+    # session 12 4e-6 J and 2.06 J), no deeper than 1 mm (0.23 mm); the total energy never
+    # rises above its start (by construction, the bound's W being 0 here: no applied
+    # force). Without the bound this pile diverged up to session 13 (the folding links whip
+    # at 100-300 rad/s, semi-implicit Euler and the position projection feed energy in:
+    # at 1.123 s, 913 J from 7.5 J at 1 s; at 0.785 s before session 12's bound on exact
+    # impact rows in the projection); since session 14's rounding its trajectory runs 4 s
+    # without rising above its start, so that half is no longer asserted: the chaotic pile
+    # diverges or not by rounding. The 300-link pile of `bench contact --only pile` still
+    # diverges without the bound in both pipelines (docs/contact-results-pile.md).
     m, q0 = art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
                                      upright=True, bend=0.05, height=0.05,
                                      return_configuration=True)
@@ -221,8 +224,3 @@ def test_pile_runs_under_the_energy_bound_and_diverges_without():
     assert E.max() <= E0 * (1 + 1e-9)
     assert c["energy_removed"].sum() > 0.5 and c["max_depth"].max() <= 1e-3
     assert art.energy(m, tr.q[-1], tr.qd[-1])[0] < 1e-3 and c["n"][-1] >= 30
-    with pytest.raises(art.SimulationDiverged) as err:
-        art.Simulator(m, H, contacts=m.collision, q0=q0).run(1500)   # (the default)
-    Ef = [sum(art.energy(m, q, qd)) for q, qd in zip(err.value.trajectory.q,
-                                                        err.value.trajectory.qd)]
-    assert max(Ef) > E0 + 100.0
