@@ -356,11 +356,20 @@ def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
         s = _segment_min_sdf(gm, gp, gR, b, p0, p1)
         x = _lerp(p0, p1, s)
         sd, n = _sdf(gm, gp, gR, b, x)
-    if sd - ra < reach:
+    # a capsule's deepest point at one of its ends takes that end's key (feature 1 + e),
+    # not the core's: a capsule lying flat has its lower end change from step to step, and
+    # the warm start must find each end's impulse under its key (the keys increase)
+    capsule = gm.kind[a] == SHAPE_CAPSULE
+    at_end = capsule and (s == 0.0 or s == 1.0)
+    if not at_end and sd - ra < reach:
         k = _emit_core(out, k, gm, a, b, x, ra, n, sd, key)
-    if gm.kind[a] == SHAPE_CAPSULE:  # end points: a capsule lying on a surface
+    if capsule:  # end points: a capsule lying on a surface
         for e in range(2):
             se = float(e)
+            if at_end and s == se:
+                if sd - ra < reach:
+                    k = _emit_core(out, k, gm, a, b, x, ra, n, sd, key + 1 + e)
+                continue
             if abs(se - s) * gm.size[a, 1] * 2.0 <= 1e-9 + 0.5 * ra:
                 continue
             xe = p1 if e == 1 else p0

@@ -212,14 +212,19 @@ class MeshNarrowPhase:
         Tb.setTranslation(gp[b])
         rows = []
         d, pa, pb, n = self._distance(self.geo[a], Ta, self.geo[b], Tb)
-        if d < reach:
-            rows.append((0.5 * (pa + pb), n, d, key))
+        core = key
         if self.is_capsule[a]:
-            # a capsule lying on a face rests on its two end points (as in _core_pair)
+            # a capsule lying on a face rests on its two end points (as in _core_pair; a
+            # nearest point at an end takes that end's key)
             ra, hl = float(self.size[a, 0]), float(self.size[a, 1])
             z = gR[a, :, 2]
             x = pa + ra * n  # the point of the capsule's segment nearest to b
             s = min(1.0, max(0.0, 0.5 + float((x - gp[a]) @ z) / (2.0 * hl))) if hl > 0 else 0.0
+            if s == 0.0 or s == 1.0:
+                core = key + 1 + int(s)
+        if d < reach:
+            rows.append((0.5 * (pa + pb), n, d, core))
+        if self.is_capsule[a]:
             ball = self._balls.get(ra)
             if ball is None:
                 ball = self._balls[ra] = self.coal.Sphere(ra)
@@ -233,6 +238,7 @@ class MeshNarrowPhase:
                     rows.append((0.5 * (pae + pbe), ne, de, key + 1 + e))
         if not rows:
             return None
+        rows.sort(key=lambda row: row[3])      # the keys increase (warm_start's merge)
         P, N, D, K = zip(*rows)
         return (a, b, np.array(P), np.array(N), np.array(D), np.array(K, dtype=np.int64))
 
