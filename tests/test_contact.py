@@ -356,7 +356,8 @@ def test_narrow_phase_distance_equals_coal(kb):
             det = Detector(geom)
             n = det.detect(np.eye(3)[None], np.zeros((1, 3)), np.zeros((1, 6)), 1e-3, extra=10.0)
             assert n >= 1
-            d_ours = det.out.dist[0]
+            i0 = int(np.argmin(det.out.dist[:n]))  # the deepest point (a capsule's ends
+            d_ours = det.out.dist[i0]              # come in key order around it)
             req = coal.DistanceRequest()
             req.gjk_tolerance = 1e-13  # curved supports (cylinder): GJK to the last digits
             req.gjk_max_iterations = 1000
@@ -373,14 +374,45 @@ def test_narrow_phase_distance_equals_coal(kb):
                 if kb != "cylinder":  # GJK's points on a curved support: not to 1e-9
                     p1, p2 = res.getNearestPoint1(), res.getNearestPoint2()
                     n_ref = (p1 - p2) / np.linalg.norm(p1 - p2)   # static -> body shape
-                    if det.out.geom[0, 0] != 0:  # ours from b to a: the static shape is a
+                    if det.out.geom[i0, 0] != 0:  # ours from b to a: the static shape is a
                         n_ref = -n_ref
-                    worst = max(worst, np.abs(det.out.normal[0] - n_ref).max(),
-                                np.abs(det.out.point[0] - 0.5 * (p1 + p2)).max())
+                    worst = max(worst, np.abs(det.out.normal[i0] - n_ref).max(),
+                                np.abs(det.out.point[i0] - 0.5 * (p1 + p2)).max())
             else:
                 assert d_ours <= 1e-9
     assert checked > 100
     assert worst <= 1e-9
+
+
+def test_capsule_ends_keep_their_keys_when_the_lower_end_changes():
+    """A capsule (r 1 cm, 10 cm) lying on a plane rests on its two ends. Tilted by +-1e-7
+    rad, the lower end changes, and each end keeps its key (feature 1 + e, whichever is
+    the deepest point), so the warm start finds its impulse. When the lower end took the
+    core's key instead, the capsule chain-300 at rest needed 9-12 sweeps a step, 1 since
+    (docs/contact.md, session 15)."""
+    m = _free_body(0.1, np.eye(3) * 1e-4)
+    geom = art.CollisionModel(m)
+    geom.add("body", art.Capsule(radius=0.01, length=0.1))
+    geom.add_static(art.Plane(normal=(0, 0, 1)))
+    det = Detector(geom)
+    ends = {}
+    for tilt in (1e-7, -1e-7):
+        a = 0.5 * math.pi + tilt      # the capsule's axis (body z) along world x, end 1 low
+        R = np.array([[math.cos(a), 0.0, math.sin(a)], [0.0, 1.0, 0.0],
+                      [-math.sin(a), 0.0, math.cos(a)]])
+        axis = R[:, 2]
+        assert (axis[2] < 0) == (tilt > 0)
+        n = det.detect(R.T[None].copy(), np.array([[0.0, 0.0, 0.01]]), np.zeros((1, 6)),
+                       1e-3, extra=1e-3)
+        assert n == 2
+        keys = det.out.key[:n]
+        assert keys[1] > keys[0]
+        # the end each contact sits at: the sign of its point along the axis
+        side = {int(k): bool(det.out.point[i] @ axis > 0) for i, k in enumerate(keys)}
+        assert sorted(side.values()) == [False, True]
+        for k, s in side.items():
+            assert ends.setdefault(k, s) == s
+    assert len(ends) == 2
 
 
 def test_broad_phase_finds_every_pair_brute_force_does():

@@ -329,6 +329,19 @@ def _segment_min_sdf(gm, gp, gR, b, p0, p1):
 
 # ------------------------------------------------------------------ pair kernels
 @njit(**INLINE)
+def _end_at(gm, a, s, ra):
+    """The end (0 or 1) of capsule a that its core point at segment parameter ``s`` stands
+    for: the nearer end within ``ra / 2`` of it along the segment (that end is then no
+    contact of its own, :func:`_core_pair`); -1 for none or a shape other than a capsule.
+    The mesh narrow phase applies the same rule (``MeshNarrowPhase._pair``)."""
+    if gm.kind[a] != SHAPE_CAPSULE:
+        return -1
+    L = gm.size[a, 1] * 2.0
+    e = 0 if s <= 0.5 else 1
+    return e if abs(float(e) - s) * L <= 1e-9 + 0.5 * ra else -1
+
+
+@njit(**INLINE)
 def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     """Shape a a sphere or capsule, b any convex shape: the deepest point of a's core in b,
     and a capsule's end points when they lie within ``reach`` too."""
@@ -356,17 +369,17 @@ def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
         s = _segment_min_sdf(gm, gp, gR, b, p0, p1)
         x = _lerp(p0, p1, s)
         sd, n = _sdf(gm, gp, gR, b, x)
-    # a capsule's deepest point at one of its ends takes that end's key (feature 1 + e),
-    # not the core's: a capsule lying flat has its lower end change from step to step, and
-    # the warm start must find each end's impulse under its key (the keys increase)
-    capsule = gm.kind[a] == SHAPE_CAPSULE
-    at_end = capsule and (s == 0.0 or s == 1.0)
-    if not at_end and sd - ra < reach:
+    # a capsule's end within half its radius of the deepest point is not a contact of its
+    # own, and the deepest point takes that end's key (feature 1 + e) instead of the core's
+    # (0): a capsule lying flat has its lower end change from step to step, and the warm
+    # start must find each end's impulse under its key (the keys increase)
+    end = _end_at(gm, a, s, ra)
+    if end < 0 and sd - ra < reach:
         k = _emit_core(out, k, gm, a, b, x, ra, n, sd, key)
-    if capsule:  # end points: a capsule lying on a surface
+    if gm.kind[a] == SHAPE_CAPSULE:  # end points: a capsule lying on a surface
         for e in range(2):
             se = float(e)
-            if at_end and s == se:
+            if e == end:
                 if sd - ra < reach:
                     k = _emit_core(out, k, gm, a, b, x, ra, n, sd, key + 1 + e)
                 continue

@@ -215,13 +215,14 @@ class MeshNarrowPhase:
         core = key
         if self.is_capsule[a]:
             # a capsule lying on a face rests on its two end points (as in _core_pair; a
-            # nearest point at an end takes that end's key)
+            # nearest point within ra / 2 of an end takes that end's key)
             ra, hl = float(self.size[a, 0]), float(self.size[a, 1])
             z = gR[a, :, 2]
             x = pa + ra * n  # the point of the capsule's segment nearest to b
             s = min(1.0, max(0.0, 0.5 + float((x - gp[a]) @ z) / (2.0 * hl))) if hl > 0 else 0.0
-            if s == 0.0 or s == 1.0:
-                core = key + 1 + int(s)
+            e = 0 if s <= 0.5 else 1          # the end the nearest point stands for (as
+            if abs(float(e) - s) * hl * 2.0 <= 1e-9 + 0.5 * ra:   # collision._end_at)
+                core = key + 1 + e
         if d < reach:
             rows.append((0.5 * (pa + pb), n, d, core))
         if self.is_capsule[a]:

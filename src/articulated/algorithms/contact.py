@@ -155,7 +155,7 @@ impulses); ``mu, e, dist`` (cap,) friction, restitution and signed gap [m] (a li
 m); ``key`` (cap,) int64 identity across steps (increasing); ``dof`` (cap,) int64 the
 limited dof of a limit row, -1 for a contact; ``span`` (cap,) int64 the dofs before which
 the row's ``JT`` may be non-zero (its bodies' paths to the root: the passes over ``JT`` stop
-there). (A joint limit is a frictionless unilateral
+there, and the rows by dofs do not write it beyond). (A joint limit is a frictionless unilateral
 row on one joint velocity, GLM IV.B; the same sweeps solve both.)"""
 
 
@@ -457,7 +457,8 @@ def _tables(im, fac, sc, nv, nt):
     velocity change of body b in its coordinates, the down pass's ``da``) and ``Tm[b, :, v]
     = J_b e_v`` (the motion of body b under a unit joint velocity ``v``, ``X_b<-i S_v`` for
     v on body i at or above b, zero elsewhere: by the same down pass without the
-    articulated terms). O(nv nb)."""
+    articulated terms; written only below ``pspan[b]``, the rest of a row is zero and
+    never read: :func:`_from_tables`). O(nv nb)."""
     parent, vadr, jnv, S = im.parent, im.vadr, im.jnv, im.S
     E, r = fac.Xup_E, fac.Xup_r
     nb = parent.shape[0]
@@ -486,13 +487,12 @@ def _tables(im, fac, sc, nv, nt):
             i0 = min(i0, sc.ca[j])
         for i in range(nb):
             t = slot[i]
-            if i < i0:
+            if i < i0:                  # (its motion row is zero from pspan[i] <= v0 on)
                 if t >= 0:
                     for k in range(6):
                         o = (6 * t + k) * nv + v0
                         for j in range(m):
                             Tw[o + j] = sc.da[i, k, j]
-                            Tm[o + j] = 0.0
                 continue
             _x_cols(E, r, i, parent[i] if parent[i] >= i0 else -1, mo, m)
             for d in range(jnv[i]):
@@ -501,37 +501,40 @@ def _tables(im, fac, sc, nv, nt):
                     for k in range(6):
                         mo[i, k, j] += S[vadr[i] + d, k]
             if t >= 0:
+                mt = min(m, sc.pspan[i] - v0)   # J_b e_v = 0 for v >= pspan[b]
                 for k in range(6):
                     o = (6 * t + k) * nv + v0
                     for j in range(m):
                         Tw[o + j] = sc.da[i, k, j]
+                    for j in range(mt):
                         Tm[o + j] = mo[i, k, j]
     for j in range(min(C, nv)):  # the scratch's default: no joint impulse
         sc.dof[j] = -1
 
 
 @njit(**INLINE)
-def _read_out(T, o, nv, f, out, accumulate):
+def _read_out(T, o, nv, n, f, out, accumulate):
     """``out[v] (+)= f . T[o + k nv + v]`` over k (the six rows of one body's table that
-    start at ``o``), ``v < nv``; a copy of row k where ``f`` is the unit impulse ``E_k`` (a
-    block's on one body)."""
+    start at ``o``, each ``nv`` long), ``v < n``; a copy of row k where ``f`` is the unit
+    impulse ``E_k`` (a block's on one body)."""
     unit = -1
     for k in range(6):
         if f[k] != 0.0:
             unit = k if unit == -1 and f[k] == 1.0 else -2
     if unit >= 0 and not accumulate:
-        t = T[o + unit * nv:o + (unit + 1) * nv]
-        for v in range(nv):
+        t = T[o + unit * nv:o + unit * nv + n]
+        for v in range(n):
             out[v] = t[v]
         return
-    t0, t1, t2 = T[o:o + nv], T[o + nv:o + 2 * nv], T[o + 2 * nv:o + 3 * nv]
-    t3, t4, t5 = T[o + 3 * nv:o + 4 * nv], T[o + 4 * nv:o + 5 * nv], T[o + 5 * nv:o + 6 * nv]
+    t0, t1, t2 = T[o:o + n], T[o + nv:o + nv + n], T[o + 2 * nv:o + 2 * nv + n]
+    t3, t4 = T[o + 3 * nv:o + 3 * nv + n], T[o + 4 * nv:o + 4 * nv + n]
+    t5 = T[o + 5 * nv:o + 5 * nv + n]
     f0, f1, f2, f3, f4, f5 = f[0], f[1], f[2], f[3], f[4], f[5]
     if accumulate:
-        for v in range(nv):
+        for v in range(n):
             out[v] += f0 * t0[v] + f1 * t1[v] + f2 * t2[v] + f3 * t3[v] + f4 * t4[v] + f5 * t5[v]
     else:
-        for v in range(nv):
+        for v in range(n):
             out[v] = f0 * t0[v] + f1 * t1[v] + f2 * t2[v] + f3 * t3[v] + f4 * t4[v] + f5 * t5[v]
 
 
@@ -540,7 +543,8 @@ def _from_tables(sc, j, nv, rows, blk):
     """The rows of the test impulse loaded in ``sc``'s column j, read out of the tables of
     :func:`_tables` and put where its ``dst`` says (as :func:`_flush`): ``J^T p = J_a^T
     f_a + J_b^T f_b`` and ``M^-1 J^T p`` entry by entry, ``f . (J e_v)`` and ``f . (J M^-1
-    e_v)``."""
+    e_v)``; ``J^T p`` only below the row's span (``max pspan`` of its bodies: zero beyond,
+    never read), each body's part below its own ``pspan`` (its motion table's extent)."""
     t = sc.dst[j]
     if t >= 0:
         c, d = t // 3, t % 3
@@ -549,14 +553,23 @@ def _from_tables(sc, j, nv, rows, blk):
         t = -t - 1
         b, k = t // 6, t % 6
         JT, W = blk.JT6[b, k], blk.W6[b, k]
+    ns = 0
+    for side in range(2):
+        i = sc.ca[j] if side == 0 else sc.cb[j]
+        if i >= 0:
+            ns = max(ns, sc.pspan[i])
     first = True
     for side in range(2):
         i = sc.ca[j] if side == 0 else sc.cb[j]
         if i >= 0:
             f = sc.fa[j] if side == 0 else sc.fb[j]
             o = 6 * sc.slot[i] * nv
-            _read_out(sc.Tw, o, nv, f, W, not first)
-            _read_out(sc.Tm, o, nv, f, JT, not first)
+            n = sc.pspan[i]
+            _read_out(sc.Tw, o, nv, nv, f, W, not first)
+            _read_out(sc.Tm, o, nv, n, f, JT, not first)
+            if first:
+                for v in range(n, ns):
+                    JT[v] = 0.0
             first = False
 
 
