@@ -289,6 +289,25 @@ def test_block_rows_and_sweeps_equal_per_contact():
     for A, B in ((r1.W, r2.W), (r1.K, r2.K), (k1.W6, b2.W6)):
         assert np.array_equal(A, B)
     assert not np.array_equal(by_rows[1][0].W, r2.W)  # (rounding: the other path)
+    # the rows by dofs read J^T and the motion table only below each row's span: buffers
+    # full of NaN beyond it give the same rows bit for bit
+    r0, k0 = by_rows[1]
+    sc = impulse_scratch(m.nb, m.nv)
+    sc.policy[0] = 2
+    sc.Tm[:] = np.nan
+    r3, b3 = contact_buffers(nc, m.nv), block_buffers(nc, m.nb, m.nv)
+    r3.JT[:] = np.nan
+    b3.JT6[:] = np.nan
+    contact_rows(im, fac, sc, con, nc, qd, 1e-3, 0.0, r3, b3)
+    for A, B in ((r0.W, r3.W), (r0.K, r3.K), (r0.vn0, r3.vn0), (r0.span, r3.span),
+                 (k0.W6, b3.W6), (k0.K6, b3.K6), (k0.span, b3.span)):
+        assert np.array_equal(A, B)
+    for c in range(nc):
+        s = b3.slot[b3.gid[c]]
+        if s < 0:
+            assert np.array_equal(r0.JT[c, :, :r3.span[c]], r3.JT[c, :, :r3.span[c]])
+        else:
+            assert np.array_equal(k0.JT6[s, :, :b3.span[s]], b3.JT6[s, :, :b3.span[s]])
     # the same sweeps, each contact on its own: the block groups made plain
     plain = blk._replace(slot=blk.slot.copy())
     plain.slot[:] = -1
@@ -355,7 +374,7 @@ def test_narrow_phase_distance_equals_coal(kb):
             geom.add_static(B)
             det = Detector(geom)
             n = det.detect(np.eye(3)[None], np.zeros((1, 3)), np.zeros((1, 6)), 1e-3, extra=10.0)
-            assert n >= 1
+            assert n >= 1 and (np.diff(det.out.key[:n]) > 0).all()
             i0 = int(np.argmin(det.out.dist[:n]))  # the deepest point (a capsule's ends
             d_ours = det.out.dist[i0]              # come in key order around it)
             req = coal.DistanceRequest()
@@ -413,6 +432,19 @@ def test_capsule_ends_keep_their_keys_when_the_lower_end_changes():
         for k, s in side.items():
             assert ends.setdefault(k, s) == s
     assert len(ends) == 2
+    # a capsule shorter than half its radius is one contact, under the core's key (feature
+    # 0), whichever end is lower
+    short = art.CollisionModel(m)
+    short.add("body", art.Capsule(radius=0.01, length=0.004))
+    short.add_static(art.Plane(normal=(0, 0, 1)))
+    det = Detector(short)
+    for tilt in (1e-7, -1e-7):
+        a = 0.5 * math.pi + tilt
+        R = np.array([[math.cos(a), 0.0, math.sin(a)], [0.0, 1.0, 0.0],
+                      [-math.sin(a), 0.0, math.cos(a)]])
+        n = det.detect(R.T[None].copy(), np.array([[0.0, 0.0, 0.01]]), np.zeros((1, 6)),
+                       1e-3, extra=1e-3)
+        assert n == 1 and det.out.key[0] % 16 == 0
 
 
 def test_broad_phase_finds_every_pair_brute_force_does():

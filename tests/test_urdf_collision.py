@@ -354,6 +354,7 @@ def test_mesh_pairs_equal_coal(kb):
         # the deepest point: feature 0, or 1 + e at a capsule's end e (its ends come in key
         # order around it)
         i0 = int(np.argmin(det.out.dist[:n]))
+        assert (np.diff(det.out.key[:n]) > 0).all()
         assert det.out.key[i0] in (0, 1, 2) and tuple(det.out.geom[i0]) == (ia, ib)
         assert abs(det.out.dist[i0] - d) <= 1e-9
         np.testing.assert_allclose(det.out.normal[i0], -np.asarray(res.normal), atol=1e-9)

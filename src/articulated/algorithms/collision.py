@@ -331,20 +331,25 @@ def _segment_min_sdf(gm, gp, gR, b, p0, p1):
 @njit(**INLINE)
 def _end_at(gm, a, s, ra):
     """The end (0 or 1) of capsule a that its core point at segment parameter ``s`` stands
-    for: the nearer end within ``ra / 2`` of it along the segment (that end is then no
-    contact of its own, :func:`_core_pair`); -1 for none or a shape other than a capsule.
+    for: the end within ``ra / 2`` of it along the segment (that end is then no contact of
+    its own, :func:`_core_pair`); -1 for none, for both (a capsule shorter than ``ra / 2``
+    is one contact, its core's, whichever end is lower) or a shape other than a capsule.
     The mesh narrow phase applies the same rule (``MeshNarrowPhase._pair``)."""
     if gm.kind[a] != SHAPE_CAPSULE:
         return -1
     L = gm.size[a, 1] * 2.0
     e = 0 if s <= 0.5 else 1
-    return e if abs(float(e) - s) * L <= 1e-9 + 0.5 * ra else -1
+    near = abs(float(e) - s) * L <= 1e-9 + 0.5 * ra
+    other = abs(float(1 - e) - s) * L <= 1e-9 + 0.5 * ra
+    return e if near and not other else -1
 
 
 @njit(**INLINE)
 def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     """Shape a a sphere or capsule, b any convex shape: the deepest point of a's core in b,
-    and a capsule's end points when they lie within ``reach`` too."""
+    and a capsule's end points when they lie within ``reach`` too. Keys ``key + feature``
+    in increasing order: the deepest point feature 0, or 1 + e where it stands for end e
+    (:func:`_end_at`), the ends 1 + e."""
     p0, p1 = _segment(gm, gp, gR, a)
     ra = gm.size[a, 0]
     kb = gm.kind[b]

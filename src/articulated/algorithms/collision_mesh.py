@@ -101,7 +101,9 @@ class MeshNarrowPhase:
       pairs in one compiled call (:func:`mesh_plane_kernel`);
     * sphere, capsule, box, cylinder or mesh against a mesh: coal's closest (deepest) pair
       of points, one contact (feature 0); a capsule adds its end points when they lie
-      within the reach too (features 1, 2), as the compiled capsule pairs do.
+      within the reach too (features 1, 2), as the compiled capsule pairs do (and its
+      closest point within half its radius of one end takes that end's feature: the end
+      keeps its key whichever point is the closest, ``collision._end_at``).
 
     ``pairs`` (nm, 2) int64 are the mesh pairs as ``CollisionModel.arrays()`` gives them
     (a plane is shape b, a mesh is b unless both are meshes or b is a plane); they are
@@ -221,7 +223,9 @@ class MeshNarrowPhase:
             x = pa + ra * n  # the point of the capsule's segment nearest to b
             s = min(1.0, max(0.0, 0.5 + float((x - gp[a]) @ z) / (2.0 * hl))) if hl > 0 else 0.0
             e = 0 if s <= 0.5 else 1          # the end the nearest point stands for (as
-            if abs(float(e) - s) * hl * 2.0 <= 1e-9 + 0.5 * ra:   # collision._end_at)
+            band = 1e-9 + 0.5 * ra              # collision._end_at; not both ends)
+            if (abs(float(e) - s) * hl * 2.0 <= band
+                    and abs(float(1 - e) - s) * hl * 2.0 > band):
                 core = key + 1 + e
         if d < reach:
             rows.append((0.5 * (pa + pb), n, d, core))

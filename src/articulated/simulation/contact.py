@@ -193,7 +193,8 @@ class ContactStepper:
 
     @property
     def rows(self):
-        """The :class:`~articulated.algorithms.contact.ContactRows` of the last step."""
+        """The :class:`~articulated.algorithms.contact.ContactRows` of the last step (a row's
+        ``JT`` only below its ``span``: the rest may hold an earlier step's values)."""
         return self.rb.rows
 
     def _grow(self, cap):
