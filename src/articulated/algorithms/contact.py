@@ -155,8 +155,9 @@ impulses); ``mu, e, dist`` (cap,) friction, restitution and signed gap [m] (a li
 m); ``key`` (cap,) int64 identity across steps (increasing); ``dof`` (cap,) int64 the
 limited dof of a limit row, -1 for a contact; ``span`` (cap,) int64 the dofs before which
 the row's ``JT`` may be non-zero (its bodies' paths to the root: the passes over ``JT`` stop
-there, and the rows by dofs do not write it beyond: it may hold an earlier step's values). (A joint limit is a frictionless unilateral
-row on one joint velocity, GLM IV.B; the same sweeps solve both.)"""
+there, and the rows by dofs do not write it beyond: it may hold an earlier step's values).
+(A joint limit is a frictionless unilateral row on one joint velocity, GLM IV.B; the same
+sweeps solve both.)"""
 
 
 @njit(**JIT)
