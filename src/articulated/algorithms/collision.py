@@ -54,7 +54,7 @@ from numba import njit
 from ..config import INLINE, JIT, KERNEL
 from ..geometry import (SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_NAMES,
                         SHAPE_PLANE, SHAPE_SPHERE)
-from .collision_mesh import MeshNarrowPhase
+from .collision_mesh import MeshNarrowPhase, capsule_end
 from .heap import _heapsort
 
 GeomModel = namedtuple("GeomModel", ("body", "kind", "size", "pos", "R", "mu", "e", "rb", "pairs",
@@ -329,27 +329,11 @@ def _segment_min_sdf(gm, gp, gR, b, p0, p1):
 
 # ------------------------------------------------------------------ pair kernels
 @njit(**INLINE)
-def _end_at(gm, a, s, ra):
-    """The end (0 or 1) of capsule a that its core point at segment parameter ``s`` stands
-    for: the end within ``ra / 2`` of it along the segment (that end is then no contact of
-    its own, :func:`_core_pair`); -1 for none, for both (a capsule shorter than ``ra / 2``
-    is one contact, its core's, whichever end is lower) or a shape other than a capsule.
-    The mesh narrow phase applies the same rule (``MeshNarrowPhase._pair``)."""
-    if gm.kind[a] != SHAPE_CAPSULE:
-        return -1
-    L = gm.size[a, 1] * 2.0
-    e = 0 if s <= 0.5 else 1
-    near = abs(float(e) - s) * L <= 1e-9 + 0.5 * ra
-    other = abs(float(1 - e) - s) * L <= 1e-9 + 0.5 * ra
-    return e if near and not other else -1
-
-
-@njit(**INLINE)
 def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     """Shape a a sphere or capsule, b any convex shape: the deepest point of a's core in b,
     and a capsule's end points when they lie within ``reach`` too. Keys ``key + feature``
     in increasing order: the deepest point feature 0, or 1 + e where it stands for end e
-    (:func:`_end_at`), the ends 1 + e."""
+    (:func:`~articulated.algorithms.collision_mesh.capsule_end`), the ends 1 + e."""
     p0, p1 = _segment(gm, gp, gR, a)
     ra = gm.size[a, 0]
     kb = gm.kind[b]
@@ -378,10 +362,11 @@ def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     # own, and the deepest point takes that end's key (feature 1 + e) instead of the core's
     # (0): a capsule lying flat has its lower end change from step to step, and the warm
     # start must find each end's impulse under its key (the keys increase)
-    end = _end_at(gm, a, s, ra)
+    capsule = gm.kind[a] == SHAPE_CAPSULE
+    end = capsule_end(s, 2.0 * gm.size[a, 1], ra) if capsule else -1
     if end < 0 and sd - ra < reach:
         k = _emit_core(out, k, gm, a, b, x, ra, n, sd, key)
-    if gm.kind[a] == SHAPE_CAPSULE:  # end points: a capsule lying on a surface
+    if capsule:  # end points: a capsule lying on a surface
         for e in range(2):
             se = float(e)
             if e == end:

@@ -33,6 +33,22 @@ sweep (solo12 standing: every step at the 50-sweep cap, and the base rose 2.5 mm
 while the load drifted from vertex to vertex)."""
 
 
+@njit(**INLINE)
+def capsule_end(s, length, ra):
+    """The end (0 or 1) of a capsule (``length`` [m] between its end centres, radius ``ra``
+    [m]) that its core point at segment parameter ``s`` (in [0, 1]) stands for: the end
+    within ``ra / 2`` of it along the segment, which is then no contact of its own; -1 for
+    none, or for both (a capsule shorter than ``ra / 2`` is one contact, its core's,
+    whichever end is lower). The compiled narrow phase (``collision._core_pair``) and the
+    mesh narrow phase give that point the end's key (feature ``1 + e``, else 0), so that
+    each end keeps its key from step to step."""
+    band = 1e-9 + 0.5 * ra
+    e = 0 if s <= 0.5 else 1
+    if abs(float(e) - s) * length <= band and abs(float(1 - e) - s) * length > band:
+        return e
+    return -1
+
+
 MeshPairs = namedtuple("MeshPairs", (
     "pairs", "is_plane", "rb", "near", "reach", "first", "hstart", "V", "hr", "sel", "dsel",
     "cand", "dc", "Y", "dmin"))
@@ -103,7 +119,7 @@ class MeshNarrowPhase:
       of points, one contact (feature 0); a capsule adds its end points when they lie
       within the reach too (features 1, 2), as the compiled capsule pairs do (and its
       closest point within half its radius of one end takes that end's feature: the end
-      keeps its key whichever point is the closest, ``collision._end_at``).
+      keeps its key whichever point is the closest, :func:`capsule_end`).
 
     ``pairs`` (nm, 2) int64 are the mesh pairs as ``CollisionModel.arrays()`` gives them
     (a plane is shape b, a mesh is b unless both are meshes or b is a plane); they are
@@ -222,10 +238,8 @@ class MeshNarrowPhase:
             z = gR[a, :, 2]
             x = pa + ra * n  # the point of the capsule's segment nearest to b
             s = min(1.0, max(0.0, 0.5 + float((x - gp[a]) @ z) / (2.0 * hl))) if hl > 0 else 0.0
-            e = 0 if s <= 0.5 else 1          # the end the nearest point stands for (as
-            band = 1e-9 + 0.5 * ra              # collision._end_at; not both ends)
-            if (abs(float(e) - s) * hl * 2.0 <= band
-                    and abs(float(1 - e) - s) * hl * 2.0 > band):
+            e = capsule_end(s, 2.0 * hl, ra)
+            if e >= 0:
                 core = key + 1 + e
         if d < reach:
             rows.append((0.5 * (pa + pb), n, d, core))
