@@ -563,9 +563,10 @@ def _spinning_rod(w):
 def test_substeps_are_steps_of_dt_over_k():
     # At 75 rad/s the rod turns 0.075 rad per 1-ms step: 2 substeps of the default 0.05
     # rad; with the forces constant (gravity) they are the 0.5-ms steps of a simulator
-    # that never splits, to round-off, up to the first impulse.
+    # that never splits, to round-off, up to the first impulse (max_arc_error off: it
+    # would ask for 3, test_arc_error_substeps_of_a_spinning_rod).
     m, g, q0, qd0 = _spinning_rod(75.0)
-    opt = dict(rest_speed=0.02)
+    opt = dict(rest_speed=0.02, max_arc_error=None)
     a = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0, contact_options=opt)
     b = art.Simulator(m, 5e-4, contacts=g, q0=q0, qd0=qd0,
                       contact_options=dict(opt, max_rotation=None))
@@ -594,14 +595,80 @@ def test_spinning_rod_striking_the_plane_gains_no_energy_in_substeps():
 
     E = energies()
     assert E.max() <= E0 + 0.2 and E[-1] < E0 - 20.0
-    assert energies(max_rotation=None).max() > E0 + 50.0
+    assert energies(max_rotation=None, max_arc_error=None).max() > E0 + 50.0
+    assert energies(max_arc_error=None).max() <= E0 + 0.2
+
+
+def test_steady_acceleration_is_the_curvature_of_constant_rate_motion():
+    # arc_bound at R = 0 is |x''| of a body point along q(t) = q (+) t qd, every joint at a
+    # constant rate (the position update's path), here by central second differences of
+    # art.integrate and art.point_position: random trees with every joint type, a floating
+    # base. Within R of the point it bounds |x''| of every point (sampled on the sphere).
+    from articulated.algorithms.kinematics import (_velocities_kernel, arc_bound,
+                                                   steady_acceleration_step)
+    from articulated.data import data_arrays
+
+    rng = np.random.default_rng(3)
+    dt = 1e-4
+    for seed in range(4):
+        m = art.models.random_tree(8, seed=seed, floating_base=seed % 2 == 1)
+        d = m.data()
+        q = m.random_configuration(rng)
+        qd = rng.standard_normal(m.nv)
+        _velocities_kernel(d.model_i, d.model_f, q, qd, d.buf)
+        dv = data_arrays(d.buf, m.nb, m.nv)
+        ma = m.arrays()
+        ab = np.zeros((m.nb, 6))
+        for b in range(m.nb):
+            steady_acceleration_step(b, ma.parent, ma.vadr, ma.jnv, ma.S, qd, dv.Xup_E,
+                                     dv.Xup_r, dv.v, ab)
+        qp, qm = art.integrate(m, q, qd, dt), art.integrate(m, q, qd, -dt)
+        for b in range(m.nb):
+            c = rng.standard_normal(3) * 0.3
+
+            def acc(x):
+                return (art.point_position(m, qp, b, x) - 2 * art.point_position(m, q, b, x)
+                        + art.point_position(m, qm, b, x)) / dt ** 2
+
+            a0 = np.linalg.norm(acc(c))
+            assert abs(arc_bound(dv.v, ab, b, tuple(c), 0.0) - a0) <= 1e-5 * (1.0 + a0)
+            R = 0.2
+            bound = arc_bound(dv.v, ab, b, tuple(c), R)
+            for _ in range(8):
+                u = rng.standard_normal(3)
+                x = c + R * u / np.linalg.norm(u)
+                assert np.linalg.norm(acc(x)) <= bound * (1 + 1e-5) + 1e-5
+
+
+def test_arc_error_substeps_of_a_spinning_rod():
+    # The rod lying on the plane (frictionless) and spinning about the vertical at w: its
+    # ends (capsule ball of radius 0.21 m about its centre) accelerate by w^2 0.21, so a
+    # step of h strays by h^2 w^2 0.21 / 2 from the line, and max_arc_error = e asks for
+    # k = ceil(h w sqrt(0.21 / (2 e))) substeps, from the step after its first contacts.
+    # Spinning in the air (no contact) it is not split: it touches nothing.
+    for w, arc in ((75.0, 1e-4), (75.0, 1e-5), (30.0, 2e-5), (150.0, 1e-3)):
+        m, g, q0, qd0 = _spinning_rod(w)
+        opt = dict(max_rotation=None, max_arc_error=arc)
+        sim = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0, contact_options=opt)
+        sim.run(3)
+        assert sim._contact.substeps == 1
+        q0[2] = 0.01                                # lying on the plane, axis along world y
+        q0[3:7] = (math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0)
+        qd0[:3] = (0.0, w, 0.0)                     # about body y = world z
+        sim = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0, contact_options=opt)
+        tr = sim.run(2)
+        assert tr.contacts["n"][0] == 2
+        w1 = np.linalg.norm(sim.qd[:3])
+        k = math.ceil(1e-3 * w1 * math.sqrt(0.21 / (2 * arc)))
+        assert sim._contact.substeps == k > 1
 
 
 def test_bad_max_rotation_raises():
     m, g, q0, qd0 = _spinning_rod(1.0)
-    for bad in (0.0, -0.1, float("nan")):
-        with pytest.raises(ValueError, match="max_rotation"):
-            art.Simulator(m, 1e-3, contacts=g, q0=q0, contact_options=dict(max_rotation=bad))
+    for key in ("max_rotation", "max_arc_error"):
+        for bad in (0.0, -0.1, float("nan")):
+            with pytest.raises(ValueError, match=key):
+                art.Simulator(m, 1e-3, contacts=g, q0=q0, contact_options={key: bad})
 
 
 def test_power_of_applied_forces_is_Q_dot_x():

@@ -3,6 +3,8 @@
 Besides the public functions, this module holds the inline steps the dynamics kernels share
 (RBDA Tables 5.1, 6.2, 7.1): :func:`joint_transform` / :func:`joint_xup` (``Xup_i``),
 :func:`joint_motion` (``S_i x_i``), :func:`velocity_step` (``v_i``, ``c_i``),
+:func:`steady_acceleration_step` and :func:`arc_bound` (how far a step at constant joint
+rates carries a shape from its straight-line prediction),
 :func:`base_acceleration` (``a_0 = -g``) for the forward passes, and :func:`pop_children`
 (the children's terms of a backward pass). They pass values as tuples and index arrays
 element by element (see :mod:`articulated.spatial`).
@@ -147,6 +149,47 @@ def velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c):
     set_vec6(v, i, vi)
     set_vec6(c, i, cross_motion(vi, vJ))
     return vi
+
+
+@njit(**INLINE_IR)
+def steady_acceleration_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v, a):
+    """``a_i = Xup_i a_parent + v_i x (S_i qd_i)``: body i's spatial acceleration (body
+    coordinates) while every joint keeps its rate ``qd`` (``qdd = 0``) and without gravity,
+    the forward pass of RBDA eq. 7.31 with the velocity-product terms only; ``v`` (n, 6)
+    the bodies' velocities for ``qd`` (:func:`velocity_step`), ``Xup_E`` (n, 9) and
+    ``Xup_r`` (n, 3) the transforms. Writes and returns ``a[i]``."""
+    ai = cross_motion(get_vec6(v, i), joint_motion(i, vadr, jnv, S, qd))
+    p = parent[i]
+    if p >= 0:
+        ai = add6(xform_motion(get_mat3(Xup_E, i), get_vec3(Xup_r, i), get_vec6(a, p)), ai)
+    set_vec6(a, i, ai)
+    return ai
+
+
+@njit(**INLINE_IR)
+def arc_bound(v, a, i, c, R):
+    """Largest acceleration [m/s^2] of the points within ``R`` [m] of the point ``c``
+    (3-tuple, body i coordinates [m]) of body i, moving at ``v[i]`` with the spatial
+    acceleration ``a[i]`` (``[omega; v_O]`` and ``[alpha; a_O]``, body coordinates): the
+    point ``x`` accelerates by ``alpha x x + a_O + omega x (omega x x + v_O)``, at most
+    ``|that at c| + (|omega|^2 + |alpha|) R`` within the ball.
+
+    With :func:`steady_acceleration_step`'s ``a`` this bounds how far a step of ``h`` with
+    constant joint rates (``q (+)= h qd``: each joint turns about its own axis) carries the
+    ball's points away from the straight line ``x + h J qd`` along which the contact rows
+    predict them: by ``h^2 / 2`` times it, to second order (the Baker-Campbell-Hausdorff
+    term of the product of the joints' exponentials)."""
+    w0, w1, w2, u0, u1, u2 = get_vec6(v, i)
+    b0, b1, b2, a0, a1, a2 = get_vec6(a, i)
+    c0, c1, c2 = c
+    x0 = w1 * c2 - w2 * c1 + u0          # velocity of c
+    x1 = w2 * c0 - w0 * c2 + u1
+    x2 = w0 * c1 - w1 * c0 + u2
+    y0 = w1 * x2 - w2 * x1 + b1 * c2 - b2 * c1 + a0
+    y1 = w2 * x0 - w0 * x2 + b2 * c0 - b0 * c2 + a1
+    y2 = w0 * x1 - w1 * x0 + b0 * c1 - b1 * c0 + a2
+    return (math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+            + (w0 * w0 + w1 * w1 + w2 * w2 + math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)) * R)
 
 
 @njit(**INLINE_IR)

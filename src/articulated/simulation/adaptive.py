@@ -500,7 +500,9 @@ class AdaptiveSimulator:
             return q, np.zeros(m.nv)
         aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
         cl.qsf[:] = qs
-        k = int(hybrid_substeps(cl, red, na, aj, m.jnt_nv, h))
+        det = self._cdet
+        cl.ncon[0] = det.n                  # the contacts of the step before
+        k = int(hybrid_substeps(cl, red, na, aj, m.jnt_nv, h, det.out))
         cs.substeps = k
         if k == 1:
             q, qd = self._contact_substep(q, qs if update else self.qd, qs, h, update, red,
@@ -633,9 +635,9 @@ class AdaptiveSimulator:
             # limits only: an empty detector keeps one compiled signature
             det = self._cdet = cs.detector or Detector(CollisionModel(m))
             nl = len(lim.dof)
-            theta = cs.options["max_rotation"]
+            theta, arc = cs.options["max_rotation"], cs.options["max_arc_error"]
             # update steps may split into substeps: the region update projects qddT too
-            self.solver._split[0] = theta is not None and theta > 0.0
+            self.solver._split[0] = theta is not None or arc is not None
             self._cloop = ContactLoop(
                 d.model_i, d.model_f, d.buf, det.gm, det.poses, cs.sc, cs.opt, lim,
                 Limits(*(np.zeros(nl, a.dtype) for a in lim)), np.zeros(m.nv), np.zeros(m.nv),
@@ -646,7 +648,8 @@ class AdaptiveSimulator:
                 np.zeros(m.nq), np.array([0.0, -1.0, 0.0]), hybrid_shapes(det.gm, m.nb),
                 np.array([int(self.update_on_impact), 0], np.int64),
                 -1.0 if theta is None else float(theta), np.ones(1, np.int64), np.zeros(14),
-                np.zeros(m.nq), np.zeros(m.nv))
+                np.zeros(m.nq), np.zeros(m.nv), -1.0 if arc is None else float(arc),
+                np.zeros((m.nb, 6)), np.zeros(1, np.int64))
         return self._cloop
 
     def _log_contacts(self, cstats, rate):
@@ -693,6 +696,7 @@ class AdaptiveSimulator:
             cs, cl = self._contact, self._contact_loop()
             det = self._cdet
             cstats = np.zeros((n, len(CONTACT_STATS.names)))
+            cl.ncon[0] = det.n              # the contacts of the step before (substeps)
             done, err, joint, nrec, det.broad, det.out, cs.rb, cbody = adaptive_contact_steps(
                 *args, cl, det.broad, det.out, cs.rb, cstats)
             self._cloop = cl._replace(cbody=cbody)

@@ -63,8 +63,8 @@ from ..algorithms.contact import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_K
 from ..algorithms.hybrid import hybrid_kinematics
 from ..algorithms.hybrid_detection import build_pieces, detect_hybrid
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
-                                     _world_poses_kernel, body_gravity_potential,
-                                     state_energy)
+                                     _world_poses_kernel, arc_bound, body_gravity_potential,
+                                     state_energy, steady_acceleration_step)
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import INLINE, JIT, KERNEL
@@ -72,7 +72,7 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import MAX_SUBSTEPS
+from .contact import substep_count
 from .contact_loop import merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -89,7 +89,8 @@ more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` in one s
 ContactLoop = namedtuple("ContactLoop", (
     "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
     "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1",
-    "ebound", "hs", "impact", "theta", "nsub", "sst", "qsave", "qdsave"))
+    "ebound", "hs", "impact", "theta", "nsub", "sst", "qsave", "qdsave", "arc", "ab",
+    "ncon"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
 (the whole model's world poses and energies, at region changes and for the energy
@@ -114,7 +115,10 @@ after a step with an impact (``update_on_impact``), and whether the last step ha
 ``theta`` the contact option ``max_rotation`` [rad] (<= 0: no substeps), ``nsub`` (1,)
 int64 the substeps of the last step, ``sst`` (14,) the statistics of a substep and
 ``qsave`` (nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one
-of its substeps fails)."""
+of its substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used)
+and ``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_substeps`),
+``ncon`` (1,) int64 the contacts of the last (sub)step (in the detector's output; set from
+``Detector.n`` before a run)."""
 
 
 @njit(**JIT)
@@ -328,16 +332,18 @@ def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full):
 
 
 @njit(**dict(JIT, forceinline=True))
-def hybrid_substeps(cl, red, na, ajoints, jnv, h):
+def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
     """The substeps of an adaptive step of ``h`` [s] whose unconstrained velocities are in
-    ``cl.qsf`` (contact option ``max_rotation``, ``cl.theta``; as the full model's
-    :meth:`ContactStepper._substeps <articulated.simulation.contact.ContactStepper._substeps>`):
-    ``ceil(h max|omega| / theta)`` over the angular velocities of the hybrid body's rigid
-    pieces (the reduced tree's bodies, whose transforms the step's ABA left), from 1 to
-    :data:`~articulated.simulation.contact.MAX_SUBSTEPS`; 1 without ``theta`` or active
-    joint. O(N_A). With both, it leaves the reduced velocities in ``cl.qsr`` and the
+    ``cl.qsf`` (contact options ``max_rotation``, ``cl.theta``, and ``max_arc_error``,
+    ``cl.arc``; as the full model's :meth:`ContactStepper._substeps
+    <articulated.simulation.contact.ContactStepper._substeps>`,
+    :func:`~articulated.simulation.contact.substep_count`) over the hybrid body's rigid
+    pieces (the reduced tree's bodies, whose transforms the step's ABA left): their angular
+    velocities, and :func:`~articulated.algorithms.kinematics.arc_bound` over the shapes of
+    the last (sub)step's contacts (``out.geom[:cl.ncon[0]]``, the detector's output), each
+    in its piece's frame (``cl.hs``). 1 without both options or without an active joint. O(N_A). Otherwise it leaves the reduced velocities in ``cl.qsr`` and the
     pieces' twists in ``cl.vb`` (which the detection of an unsplit step reuses)."""
-    if cl.theta <= 0.0 or na == 0:
+    if (cl.theta <= 0.0 and cl.arc <= 0.0) or na == 0:
         return 1
     mi = rows(red.red_i, 7, na)
     mv = model_arrays(mi, red.red_f)
@@ -350,10 +356,21 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h):
     for k in range(na):
         w2 = max(w2, cl.vb[k, 0] * cl.vb[k, 0] + cl.vb[k, 1] * cl.vb[k, 1]
                  + cl.vb[k, 2] * cl.vb[k, 2])
-    turn = h * math.sqrt(w2) / cl.theta
-    if not math.isfinite(turn):
-        return 1                                # the response reports the divergence
-    return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS))
+    acc = 0.0
+    if cl.arc > 0.0 and cl.ncon[0] > 0:
+        hs = cl.hs
+        for k in range(na):
+            steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, cl.qsr, dr.Xup_E,
+                                     dr.Xup_r, cl.vb, cl.ab)
+        for c in range(cl.ncon[0]):
+            for side in range(2):
+                g = out.geom[c, side]
+                s = hs.slot[g]                  # the shape's piece + 1 (0 welded, -1 static)
+                if s > 0:
+                    acc = max(acc, arc_bound(cl.vb, cl.ab, s - 1,
+                                             (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2]),
+                                             cl.gm.rb[g]))
+    return substep_count(h, w2, acc, cl.theta, cl.arc)
 
 
 @njit(**JIT)
@@ -425,7 +442,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
         if na and cl.stamp[0] != rstamp[0]:
             region_data(cl, bk, red, na, jnv, vadr, active, q)
-        ns = hybrid_substeps(cl, red, na, ajoints, jnv, h)
+        ns = hybrid_substeps(cl, red, na, ajoints, jnv, h, out)
         cl.nsub[0] = ns
         hk = h / ns
         if ns > 1:                      # a failing substep returns the state of the start
@@ -477,10 +494,12 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                 for i in range(nvr):
                     cl.qsr[i] = cl.qsf[cl.adof[i]]
                 if cl.gm.body.shape[0]:
+                    ready = ns == 1 and (cl.theta > 0.0 or cl.arc > 0.0)  # cl.vb: substeps
                     n, broad, out = detect_on_pieces(cl, red, na, nvr, cl.qsr[:nvr], hk, broad,
-                                                     out, ns == 1 and cl.theta > 0.0)
+                                                     out, ready)
             c1 = _cycles() if timed else 0
             sst[STAT_N] = n
+            cl.ncon[0] = n
             sst[STAT_DETECT] = c1 - cd
             for k in range(1, 11):
                 sst[k] = 0.0

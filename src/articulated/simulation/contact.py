@@ -27,6 +27,7 @@ import math
 import time
 
 import numpy as np
+from numba import njit
 
 from ..algorithms.aba import aba_kernel
 from ..algorithms.collision import Detector
@@ -47,16 +48,24 @@ from ..algorithms.contact import (
     response_buffers,
 )
 from ..algorithms.kinematics import (
+    arc_bound,
+    steady_acceleration_step,
     _energy_kernel,
     _power_kernel,
     _velocities_kernel,
     _world_poses_kernel,
 )
+from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
+from ..data import data_arrays
 from ..geometry import SHAPE_NAMES, CollisionModel
+from ..model import model_arrays
 
 _NO_CONTACTS = Detector._buffers(1)
 """The contacts argument of a response without a detector (joint limits only)."""
+
+_NO_SHAPES = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0))
+"""The shapes argument of :func:`body_substeps` without a detector (joint limits only)."""
 
 CONTACT_STATS = np.dtype([
     ("n", np.int64), ("limits", np.int64), ("impacts", np.int64), ("sticking", np.int64),
@@ -73,10 +82,63 @@ response [s], energy [J] the energy bound took out (contact option ``energy_boun
 
 DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_sweeps=20,
                 allow_initial_penetration=False, depth_tol=1e-4, capacity=64, warm_start=True,
-                slip_speed=None, limit_e=0.0, max_rotation=0.05, energy_bound=False)
+                slip_speed=None, limit_e=0.0, max_rotation=0.05, max_arc_error=1e-4,
+                energy_bound=False)
 
 MAX_SUBSTEPS = 64
-"""Most substeps of one step (contact option ``max_rotation``)."""
+"""Most substeps of one step (contact options ``max_rotation``, ``max_arc_error``)."""
+
+
+@njit(**JIT)
+def substep_count(h, w2, acc, theta, arc):
+    """The substeps of a step of ``h`` [s] (contact options ``max_rotation`` ``theta``
+    [rad] and ``max_arc_error`` ``arc`` [m]; <= 0: not used): ``k = ceil(max(h |omega| /
+    theta, sqrt(h^2 acc / (2 arc))))`` from 1 to :data:`MAX_SUBSTEPS`, with ``w2`` the
+    largest squared angular velocity [rad^2/s^2] of a body and ``acc`` the largest
+    :func:`~articulated.algorithms.kinematics.arc_bound` [m/s^2] of a shape (a substep of
+    ``h / k`` strays from its straight line by ``(h / k)^2 acc / 2``). 1 where a value is
+    not finite (the response reports the divergence)."""
+    turn = 0.0
+    if theta > 0.0:
+        turn = h * math.sqrt(w2) / theta
+    if arc > 0.0:
+        turn = max(turn, math.sqrt(0.5 * h * h * acc / arc))
+    if not math.isfinite(turn):
+        return 1
+    return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS))
+
+
+@njit(**JIT)
+def body_substeps(model_i, model_f, data_f, body, pos, rb, cgeom, nc, ab, h, theta, arc,
+                  qs):
+    """:func:`substep_count` of the whole model's step of ``h`` [s] at the joint
+    velocities ``qs`` (nv,), with the workspace ``data_f`` holding their body velocities
+    and the joint transforms (:func:`~articulated.algorithms.kinematics._velocities_kernel`):
+    the bodies' angular velocities, and :func:`~articulated.algorithms.kinematics.arc_bound`
+    over the shapes of the last (sub)step's contacts (``cgeom[:nc]`` (nc, 2) int64, the
+    detector's output; ``body`` (ng,) int64 each shape's body, -1 static, ``pos`` (ng, 3)
+    [m] its centre in body coordinates, ``rb`` (ng,) [m] its bounding radius) with the
+    steady accelerations into ``ab`` (nb, 6) (:func:`~articulated.algorithms.kinematics.
+    steady_acceleration_step`, only where ``arc > 0``). O(nb + nc)."""
+    mv = model_arrays(model_i, model_f)
+    nb = mv.parent.shape[0]
+    dv = data_arrays(data_f, nb, qs.shape[0])
+    v = dv.v
+    w2 = 0.0
+    for b in range(nb):
+        w2 = max(w2, v[b, 0] * v[b, 0] + v[b, 1] * v[b, 1] + v[b, 2] * v[b, 2])
+    acc = 0.0
+    if arc > 0.0 and nc > 0:
+        for b in range(nb):
+            steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dv.Xup_E,
+                                     dv.Xup_r, v, ab)
+        for c in range(nc):
+            for side in range(2):
+                g = cgeom[c, side]
+                if body[g] >= 0:
+                    acc = max(acc, arc_bound(v, ab, body[g], (pos[g, 0], pos[g, 1], pos[g, 2]),
+                                             rb[g]))
+    return substep_count(h, w2, acc, theta, arc)
 
 class ContactStepper:
     """Steps a model with contacts; see the module doc.
@@ -111,6 +173,18 @@ class ContactStepper:
         projection predict a contact's gap linearly over the step; a shape of radius r
         turning by ``theta`` leaves that prediction by about ``r theta^2 / 2`` (0.26 mm
         for r = 21 cm at 0.05 rad). None: never split (docs/contact.md, "Substeps").
+    max_arc_error : float or None - most distance [m] by which a shape's points may stray
+        in one step from the straight line along which the rows and the projection predict
+        them (default 1e-4): the position update turns every joint at a constant rate, so
+        a point moves on a curve, ``h^2 / 2`` times its acceleration at ``qdd = 0`` off the
+        line (to second order; :func:`~articulated.algorithms.kinematics.arc_bound`,
+        bounded over each shape's bounding ball). Where joints whip against each other the
+        bodies barely turn and ``max_rotation`` does not split, while the points stray by
+        millimetres (the pile of docs/contact.md, "Substeps"). Measured over the shapes of
+        the last (sub)step's contacts (a shape in the air may stray: the next detection
+        sees it where it is), a step whose largest bound ``acc`` is over it runs as ``k =
+        ceil(sqrt(h^2 acc / (2 max_arc_error)))`` equal substeps (or more for
+        ``max_rotation``, at most :data:`MAX_SUBSTEPS`). None: not used.
     energy_bound : bool - (default False) a step (each substep) may not end with more total
         energy ``E = T + V`` (kinetic and gravity potential) than it began with plus the
         work of the applied forces over it (trapezoidal rule, ``W = h Q . (qd + qd+) / 2``,
@@ -155,6 +229,10 @@ class ContactStepper:
                                                   and float(o["max_rotation"]) > 0):
             raise ValueError(f"contact option max_rotation must be finite and > 0 (or None), "
                              f"got {o['max_rotation']}")
+        if o["max_arc_error"] is not None and not (math.isfinite(float(o["max_arc_error"]))
+                                                   and float(o["max_arc_error"]) > 0):
+            raise ValueError(f"contact option max_arc_error must be finite and > 0 (or None), "
+                             f"got {o['max_arc_error']}")
         if not (0.0 <= float(o["limit_e"]) <= 1.0):
             raise ValueError(f"contact option limit_e must be in [0, 1], got {o['limit_e']}")
         self.options = o
@@ -190,6 +268,7 @@ class ContactStepper:
         self.failure = None
         self._motion_time = 0.0
         self._dofs = np.arange(nv)
+        self._ab = np.zeros((nb, 6))
 
     @property
     def rows(self):
@@ -312,21 +391,22 @@ class ContactStepper:
 
     def _substeps(self, q, qs):
         """``(k, ready)``: the substeps of the step from ``q`` with velocities ``qs``
-        (nv,), ``ceil(dt max|omega| / max_rotation)`` from 1 to :data:`MAX_SUBSTEPS` (1
-        without the option), and whether the workspace now holds the bodies' world poses
-        and velocities at ``(q, qs)`` (:meth:`_body_motion`, which detection reuses)."""
-        theta = self.options["max_rotation"]
-        if theta is None:
+        (nv,) (:func:`body_substeps`: options ``max_rotation`` and ``max_arc_error``, the
+        latter over the shapes of the last (sub)step's contacts; 1 without both), and whether the workspace now holds the bodies' world poses and
+        velocities at ``(q, qs)`` (:meth:`_body_motion`, which detection reuses)."""
+        theta, arc = self.options["max_rotation"], self.options["max_arc_error"]
+        if theta is None and arc is None:
             return 1, False
         d = self.data
         t0 = time.perf_counter()
         self._body_motion(q, qs)
         self._motion_time = time.perf_counter() - t0    # detection's, when it reuses it
-        w = float(np.sqrt(np.max(np.einsum("ij,ij->i", d.v[:, :3], d.v[:, :3]))))
-        turn = self.dt * w / float(theta)
-        if not math.isfinite(turn):
-            return 1, True                              # the caller reports the divergence
-        return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS)), True
+        det = self.detector
+        body, pos, rb = (det.gm.body, det.gm.pos, det.gm.rb) if det is not None else _NO_SHAPES
+        cgeom, nc = (det.out.geom, int(det.n)) if det is not None else (_NO_CONTACTS.geom, 0)
+        return body_substeps(d.model_i, d.model_f, d.buf, body, pos, rb, cgeom, nc, self._ab,
+                             self.dt, -1.0 if theta is None else float(theta),
+                             -1.0 if arc is None else float(arc), qs), True
 
     def _body_motion(self, q, qs):
         """World poses at ``q`` and body velocities for ``qs`` into the workspace (O(n))."""

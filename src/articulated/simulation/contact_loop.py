@@ -41,7 +41,7 @@ from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
-from .contact import MAX_SUBSTEPS
+from .contact import body_substeps
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state
 
 ERR_RUNAWAY = 4
@@ -50,17 +50,19 @@ ERR_RUNAWAY = 4
 ``ContactStepBundle.bad[0]``)."""
 
 ContactStepBundle = namedtuple("ContactStepBundle", (
-    "gm", "poses", "mp", "im", "fac", "sc", "lim", "opt", "theta", "qdd", "qs", "q1", "qd1",
-    "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub"))
+    "gm", "poses", "mp", "im", "fac", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
+    "qd1", "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub", "ab", "ncon"))
 ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
 the detector's ``GeomModel`` ``gm``, ``GeomPoses`` ``poses`` and
 :class:`~articulated.algorithms.collision_mesh.MeshPairs` ``mp`` (mesh-plane pairs only);
 the stepper's ``ImpulseModel`` ``im``, ``Factor`` ``fac`` (views of the workspace
 ``StepData.data``), ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
-``opt``; ``theta`` the option ``max_rotation`` [rad] (<= 0: no substeps); scratch ``qdd,
-qs, qd1, v, qdc, qbar`` (nv,), ``q1, qc`` (nq,), the statistics of a substep ``st`` and of
-the step ``tot`` (14,), ``bad`` (1,) int64 the runaway dof, ``nsub`` (1,) int64 the
-substeps of the last step."""
+``opt``; ``theta`` and ``arc`` the options ``max_rotation`` [rad] and ``max_arc_error``
+[m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar`` (nv,), ``q1, qc`` (nq,), the
+statistics of a substep ``st`` and of the step ``tot`` (14,), ``bad`` (1,) int64 the
+runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) scratch of
+:func:`~articulated.simulation.contact.body_substeps` and ``ncon`` (1,) int64 the contacts
+of the last (sub)step (in the detector's output; set from ``Detector.n`` before a run)."""
 
 
 @njit(**JIT)
@@ -72,22 +74,16 @@ def _body_motion(sm, sd, q, qs):
 
 
 @njit(**JIT)
-def _substeps(sm, sd, cl, q, qs):
-    """``(k, ready)`` of :meth:`ContactStepper._substeps`: ``ceil(dt max|omega| / theta)``
-    substeps, from 1 to :data:`MAX_SUBSTEPS` (1 without ``theta``), and whether the
+def _substeps(sm, sd, cl, q, qs, out):
+    """``(k, ready)`` of :meth:`ContactStepper._substeps`
+    (:func:`~articulated.simulation.contact.body_substeps` over the last (sub)step's
+    contacts ``out.geom[:cl.ncon[0]]``; 1 without ``theta`` and ``arc``), and whether the
     workspace holds the body motion at ``(q, qs)``."""
-    if cl.theta <= 0.0:
+    if cl.theta <= 0.0 and cl.arc <= 0.0:
         return 1, False
     _body_motion(sm, sd, q, qs)
-    nb = sm.jtype.shape[0]
-    v = data_arrays(sd.data, nb, qs.shape[0]).v
-    w2 = 0.0
-    for b in range(nb):
-        w2 = max(w2, v[b, 0] * v[b, 0] + v[b, 1] * v[b, 1] + v[b, 2] * v[b, 2])
-    turn = sm.dt * math.sqrt(w2) / cl.theta
-    if not math.isfinite(turn):
-        return 1, True
-    return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS)), True
+    return body_substeps(sm.model_i, sm.model_f, sd.data, cl.gm.body, cl.gm.pos, cl.gm.rb,
+                         out.geom, cl.ncon[0], cl.ab, sm.dt, cl.theta, cl.arc, qs), True
 
 
 @njit(**JIT)
@@ -124,6 +120,7 @@ def _finish(sm, sd, cl, q, qs, h, ready, timed, broad, out, rb):
     n, broad, out = _detect(sm, sd, cl, q, qs, h, ready, broad, out)
     c1 = _cycles() if timed else 0
     st[STAT_N] = n
+    cl.ncon[0] = n
     st[STAT_DETECT] = c1 - c0
     nb = sm.jtype.shape[0]
     nlim = cl.lim.dof.shape[0]
@@ -209,7 +206,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, timed, rec, row, broad, out, rb):
     qs = cl.qs
     for k in range(nv):
         qs[k] = qd[k] + dt * cl.qdd[k]
-    ns, ready = _substeps(sm, sd, cl, q, qs)
+    ns, ready = _substeps(sm, sd, cl, q, qs, out)
     cl.nsub[0] = ns
     if ns == 1:
         code, broad, out, rb = _finish(sm, sd, cl, q, qs, dt, ready, timed, broad, out, rb)
@@ -298,9 +295,11 @@ def contact_loop_bundles(stepper, det, sd):
         return None
     m = stepper.model
     nq, nv = m.nq, m.nv
-    theta = stepper.options["max_rotation"]
+    theta, arc = stepper.options["max_rotation"], stepper.options["max_arc_error"]
     return ContactStepBundle(det.gm, det.poses, mp, stepper.im, stepper.fac, stepper.sc,
                        stepper.limits, stepper.opt, -1.0 if theta is None else float(theta),
+                       -1.0 if arc is None else float(arc),
                        np.zeros(nv), np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv),
                        np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(14), np.zeros(14),
-                       np.zeros(1, np.int64), np.ones(1, np.int64))
+                       np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros((m.nb, 6)),
+                       np.zeros(1, np.int64))

@@ -838,6 +838,7 @@ class DynamicsSimulator:
         det = self._loop[4]
         rate = _cycle_rate()
         cstats = np.zeros((n, len(CONTACT_STATS.names)))
+        cl.ncon[0] = det.n                  # the contacts of the step before (substeps)
         done, code, det.broad, det.out, cs.rb = contact_steps(
             sm, sd, fa, cl, q, qd, t, k, n, steps, every, rec, count, cstats,
             rate is not None, det.broad, det.out, cs.rb)
