@@ -167,18 +167,19 @@ def steady_acceleration_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v, a):
 
 
 @njit(**INLINE_IR)
-def arc_bound(v, a, i, c, R):
-    """Largest acceleration [m/s^2] of the points within ``R`` [m] of the point ``c``
-    (3-tuple, body i coordinates [m]) of body i, moving at ``v[i]`` with the spatial
-    acceleration ``a[i]`` (``[omega; v_O]`` and ``[alpha; a_O]``, body coordinates): the
-    point ``x`` accelerates by ``alpha x x + a_O + omega x (omega x x + v_O)``, at most
-    ``|that at c| + (|omega|^2 + |alpha|) R`` within the ball.
+def arc_bound(v, a, i, c, R, n):
+    """Largest acceleration [m/s^2] along the unit direction ``n`` (3-tuple, body i
+    coordinates) of the points within ``R`` [m] of the point ``c`` (3-tuple, body i
+    coordinates [m]) of body i, moving at ``v[i]`` with the spatial acceleration ``a[i]``
+    (``[omega; v_O]`` and ``[alpha; a_O]``, body coordinates): the point ``x`` accelerates
+    by ``y(x) = alpha x x + a_O + omega x (omega x x + v_O)``, and ``|n . y|`` is at most
+    ``|n . y(c)| + (|omega|^2 + |alpha|) R`` within the ball.
 
     With :func:`steady_acceleration_step`'s ``a`` this bounds how far a step of ``h`` with
     constant joint rates (``q (+)= h qd``: each joint turns about its own axis) carries the
-    ball's points away from the straight line ``x + h J qd`` along which the contact rows
-    predict them: by ``h^2 / 2`` times it, to second order (the Baker-Campbell-Hausdorff
-    term of the product of the joints' exponentials)."""
+    ball's points along ``n`` away from the straight line ``x + h J qd`` along which the
+    contact rows predict them: by ``h^2 / 2`` times it, to second order (the
+    Baker-Campbell-Hausdorff term of the product of the joints' exponentials)."""
     w0, w1, w2, u0, u1, u2 = get_vec6(v, i)
     b0, b1, b2, a0, a1, a2 = get_vec6(a, i)
     c0, c1, c2 = c
@@ -188,7 +189,7 @@ def arc_bound(v, a, i, c, R):
     y0 = w1 * x2 - w2 * x1 + b1 * c2 - b2 * c1 + a0
     y1 = w2 * x0 - w0 * x2 + b2 * c0 - b0 * c2 + a1
     y2 = w0 * x1 - w1 * x0 + b0 * c1 - b1 * c0 + a2
-    return (math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+    return (abs(n[0] * y0 + n[1] * y1 + n[2] * y2)
             + (w0 * w0 + w1 * w1 + w2 * w2 + math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)) * R)
 
 

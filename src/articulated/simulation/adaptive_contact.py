@@ -63,7 +63,7 @@ from ..algorithms.contact import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_K
 from ..algorithms.hybrid import hybrid_kinematics
 from ..algorithms.hybrid_detection import build_pieces, detect_hybrid
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
-                                     _world_poses_kernel, arc_bound, body_gravity_potential,
+                                     _world_poses_kernel, body_gravity_potential,
                                      state_energy, steady_acceleration_step)
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
@@ -72,7 +72,7 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import substep_count
+from .contact import contact_arc, substep_count
 from .contact_loop import merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -339,10 +339,13 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
     <articulated.simulation.contact.ContactStepper._substeps>`,
     :func:`~articulated.simulation.contact.substep_count`) over the hybrid body's rigid
     pieces (the reduced tree's bodies, whose transforms the step's ABA left): their angular
-    velocities, and :func:`~articulated.algorithms.kinematics.arc_bound` over the shapes of
-    the last (sub)step's contacts (``out.geom[:cl.ncon[0]]``, the detector's output), each
-    in its piece's frame (``cl.hs``). 1 without both options or without an active joint. O(N_A). Otherwise it leaves the reduced velocities in ``cl.qsr`` and the
-    pieces' twists in ``cl.vb`` (which the detection of an unsplit step reuses)."""
+    velocities, and for each of the last (sub)step's contacts (``cl.ncon[0]`` in ``out``,
+    the detector's output) the sum over its two shapes of
+    :func:`~articulated.algorithms.kinematics.arc_bound` along its normal, each shape in
+    its piece's frame (``cl.hs``; the pieces' world poses into ``red.red_d``). 1 without
+    both options or without an active joint. O(N_A + contacts). Otherwise it leaves the
+    reduced velocities in ``cl.qsr`` and the pieces' twists in ``cl.vb`` (which the
+    detection of an unsplit step reuses)."""
     if (cl.theta <= 0.0 and cl.arc <= 0.0) or na == 0:
         return 1
     mi = rows(red.red_i, 7, na)
@@ -359,17 +362,20 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
     acc = 0.0
     if cl.arc > 0.0 and cl.ncon[0] > 0:
         hs = cl.hs
+        nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
+        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
         for k in range(na):
             steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, cl.qsr, dr.Xup_E,
                                      dr.Xup_r, cl.vb, cl.ab)
         for c in range(cl.ncon[0]):
+            x = 0.0
             for side in range(2):
                 g = out.geom[c, side]
                 s = hs.slot[g]                  # the shape's piece + 1 (0 welded, -1 static)
                 if s > 0:
-                    acc = max(acc, arc_bound(cl.vb, cl.ab, s - 1,
-                                             (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2]),
-                                             cl.gm.rb[g]))
+                    x += contact_arc(cl.vb, cl.ab, s - 1, (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2]),
+                                     cl.gm.rb[g], get_mat3(dr.oE, s - 1), out.normal[c])
+            acc = max(acc, x)
     return substep_count(h, w2, acc, cl.theta, cl.arc)
 
 

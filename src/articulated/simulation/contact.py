@@ -55,11 +55,12 @@ from ..algorithms.kinematics import (
     _velocities_kernel,
     _world_poses_kernel,
 )
-from ..config import JIT
+from ..config import INLINE, JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from ..geometry import SHAPE_NAMES, CollisionModel
 from ..model import model_arrays
+from ..spatial import get_mat3
 
 _NO_CONTACTS = Detector._buffers(1)
 """The contacts argument of a response without a detector (joint limits only)."""
@@ -108,17 +109,31 @@ def substep_count(h, w2, acc, theta, arc):
     return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS))
 
 
+@njit(**INLINE)
+def contact_arc(v, ab, b, c, R, oE, nw):
+    """:func:`~articulated.algorithms.kinematics.arc_bound` of body (or rigid piece) ``b``
+    along the world normal ``nw`` (3,) of a contact, rotated into its coordinates by the
+    row-major world-to-body rotation ``oE`` (9-tuple); ``c`` (3-tuple) and ``R`` the
+    shape's centre and bounding radius in those coordinates."""
+    n = (oE[0] * nw[0] + oE[1] * nw[1] + oE[2] * nw[2],
+         oE[3] * nw[0] + oE[4] * nw[1] + oE[5] * nw[2],
+         oE[6] * nw[0] + oE[7] * nw[1] + oE[8] * nw[2])
+    return arc_bound(v, ab, b, c, R, n)
+
+
 @njit(**JIT)
-def body_substeps(model_i, model_f, data_f, body, pos, rb, cgeom, nc, ab, h, theta, arc,
-                  qs):
+def body_substeps(model_i, model_f, data_f, gbody, pos, rb, con, nc, ab, h, theta, arc, qs):
     """:func:`substep_count` of the whole model's step of ``h`` [s] at the joint
-    velocities ``qs`` (nv,), with the workspace ``data_f`` holding their body velocities
-    and the joint transforms (:func:`~articulated.algorithms.kinematics._velocities_kernel`):
-    the bodies' angular velocities, and :func:`~articulated.algorithms.kinematics.arc_bound`
-    over the shapes of the last (sub)step's contacts (``cgeom[:nc]`` (nc, 2) int64, the
-    detector's output; ``body`` (ng,) int64 each shape's body, -1 static, ``pos`` (ng, 3)
-    [m] its centre in body coordinates, ``rb`` (ng,) [m] its bounding radius) with the
-    steady accelerations into ``ab`` (nb, 6) (:func:`~articulated.algorithms.kinematics.
+    velocities ``qs`` (nv,), with the workspace ``data_f`` holding their body velocities,
+    the joint transforms and the world poses at the step's ``q``
+    (:func:`~articulated.algorithms.kinematics._velocities_kernel`,
+    :func:`~articulated.algorithms.kinematics._world_poses_kernel`): the bodies' angular
+    velocities, and for each of the last (sub)step's contacts ``con`` (the detector's
+    output, ``nc`` of them) the sum over its two shapes of
+    :func:`~articulated.algorithms.kinematics.arc_bound` along its normal (``gbody`` (ng,)
+    int64 each shape's body, -1 static, ``pos`` (ng, 3) [m] its centre in body
+    coordinates, ``rb`` (ng,) [m] its bounding radius), with the steady accelerations
+    into ``ab`` (nb, 6) (:func:`~articulated.algorithms.kinematics.
     steady_acceleration_step`, only where ``arc > 0``). O(nb + nc)."""
     mv = model_arrays(model_i, model_f)
     nb = mv.parent.shape[0]
@@ -133,12 +148,16 @@ def body_substeps(model_i, model_f, data_f, body, pos, rb, cgeom, nc, ab, h, the
             steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dv.Xup_E,
                                      dv.Xup_r, v, ab)
         for c in range(nc):
+            x = 0.0
             for side in range(2):
-                g = cgeom[c, side]
-                if body[g] >= 0:
-                    acc = max(acc, arc_bound(v, ab, body[g], (pos[g, 0], pos[g, 1], pos[g, 2]),
-                                             rb[g]))
+                g = con.geom[c, side]
+                b = gbody[g]
+                if b >= 0:
+                    x += contact_arc(v, ab, b, (pos[g, 0], pos[g, 1], pos[g, 2]), rb[g],
+                                     get_mat3(dv.oE, b), con.normal[c])
+            acc = max(acc, x)
     return substep_count(h, w2, acc, theta, arc)
+
 
 class ContactStepper:
     """Steps a model with contacts; see the module doc.
@@ -403,8 +422,8 @@ class ContactStepper:
         self._motion_time = time.perf_counter() - t0    # detection's, when it reuses it
         det = self.detector
         body, pos, rb = (det.gm.body, det.gm.pos, det.gm.rb) if det is not None else _NO_SHAPES
-        cgeom, nc = (det.out.geom, int(det.n)) if det is not None else (_NO_CONTACTS.geom, 0)
-        return body_substeps(d.model_i, d.model_f, d.buf, body, pos, rb, cgeom, nc, self._ab,
+        con, nc = (det.out, int(det.n)) if det is not None else (_NO_CONTACTS, 0)
+        return body_substeps(d.model_i, d.model_f, d.buf, body, pos, rb, con, nc, self._ab,
                              self.dt, -1.0 if theta is None else float(theta),
                              -1.0 if arc is None else float(arc), qs), True
 

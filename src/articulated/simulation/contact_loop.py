@@ -77,13 +77,13 @@ def _body_motion(sm, sd, q, qs):
 def _substeps(sm, sd, cl, q, qs, out):
     """``(k, ready)`` of :meth:`ContactStepper._substeps`
     (:func:`~articulated.simulation.contact.body_substeps` over the last (sub)step's
-    contacts ``out.geom[:cl.ncon[0]]``; 1 without ``theta`` and ``arc``), and whether the
+    ``cl.ncon[0]`` contacts in ``out``; 1 without ``theta`` and ``arc``), and whether the
     workspace holds the body motion at ``(q, qs)``."""
     if cl.theta <= 0.0 and cl.arc <= 0.0:
         return 1, False
     _body_motion(sm, sd, q, qs)
     return body_substeps(sm.model_i, sm.model_f, sd.data, cl.gm.body, cl.gm.pos, cl.gm.rb,
-                         out.geom, cl.ncon[0], cl.ab, sm.dt, cl.theta, cl.arc, qs), True
+                         out, cl.ncon[0], cl.ab, sm.dt, cl.theta, cl.arc, qs), True
 
 
 @njit(**JIT)
