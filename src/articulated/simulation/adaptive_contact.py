@@ -373,8 +373,9 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
                 g = out.geom[c, side]
                 s = hs.slot[g]                  # the shape's piece + 1 (0 welded, -1 static)
                 if s > 0:
-                    x += contact_arc(cl.vb, cl.ab, s - 1, (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2]),
-                                     cl.gm.rb[g], get_mat3(dr.oE, s - 1), out.normal[c])
+                    c_g = (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2])
+                    x += contact_arc(cl.vb, cl.ab, s - 1, c_g, cl.gm.rb[g],
+                                     get_mat3(dr.oE, s - 1), out.normal[c])
             acc = max(acc, x)
     return substep_count(h, w2, acc, cl.theta, cl.arc)
 

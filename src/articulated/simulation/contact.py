@@ -48,12 +48,12 @@ from ..algorithms.contact import (
     response_buffers,
 )
 from ..algorithms.kinematics import (
-    arc_bound,
-    steady_acceleration_step,
     _energy_kernel,
     _power_kernel,
     _velocities_kernel,
     _world_poses_kernel,
+    arc_bound,
+    steady_acceleration_step,
 )
 from ..config import INLINE, JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
@@ -96,7 +96,7 @@ def substep_count(h, w2, acc, theta, arc):
     [rad] and ``max_arc_error`` ``arc`` [m]; <= 0: not used): ``k = ceil(max(h |omega| /
     theta, sqrt(h^2 acc / (2 arc))))`` from 1 to :data:`MAX_SUBSTEPS`, with ``w2`` the
     largest squared angular velocity [rad^2/s^2] of a body and ``acc`` the largest
-    :func:`~articulated.algorithms.kinematics.arc_bound` [m/s^2] of a shape (a substep of
+    :func:`~articulated.algorithms.kinematics.arc_bound` [m/s^2] of a contact (a substep of
     ``h / k`` strays from its straight line by ``(h / k)^2 acc / 2``). 1 where a value is
     not finite (the response reports the divergence)."""
     turn = 0.0
@@ -192,18 +192,20 @@ class ContactStepper:
         projection predict a contact's gap linearly over the step; a shape of radius r
         turning by ``theta`` leaves that prediction by about ``r theta^2 / 2`` (0.26 mm
         for r = 21 cm at 0.05 rad). None: never split (docs/contact.md, "Substeps").
-    max_arc_error : float or None - most distance [m] by which a shape's points may stray
-        in one step from the straight line along which the rows and the projection predict
-        them (default 1e-4): the position update turns every joint at a constant rate, so
-        a point moves on a curve, ``h^2 / 2`` times its acceleration at ``qdd = 0`` off the
-        line (to second order; :func:`~articulated.algorithms.kinematics.arc_bound`,
-        bounded over each shape's bounding ball). Where joints whip against each other the
-        bodies barely turn and ``max_rotation`` does not split, while the points stray by
-        millimetres (the pile of docs/contact.md, "Substeps"). Measured over the shapes of
-        the last (sub)step's contacts (a shape in the air may stray: the next detection
-        sees it where it is), a step whose largest bound ``acc`` is over it runs as ``k =
+    max_arc_error : float or None - most distance [m] by which a shape in contact may
+        stray in one step, along the contact's normal, from the straight line along which
+        the rows and the projection predict it (default 1e-4): the position update turns
+        every joint at a constant rate, so a point moves on a curve, ``h^2 / 2`` times its
+        acceleration at ``qdd = 0`` off the line (to second order;
+        :func:`~articulated.algorithms.kinematics.arc_bound`, bounded over each shape's
+        bounding ball). Where joints whip against each other the bodies barely turn and
+        ``max_rotation`` does not split, while the points stray by millimetres (the pile
+        of docs/contact.md, "Arc error"). Over the contacts of the last (sub)step (a shape
+        in the air may stray: the next detection sees it where it is), the largest such
+        acceleration ``acc``, summed over a contact's two shapes, asks for ``k =
         ceil(sqrt(h^2 acc / (2 max_arc_error)))`` equal substeps (or more for
-        ``max_rotation``, at most :data:`MAX_SUBSTEPS`). None: not used.
+        ``max_rotation``, at most :data:`MAX_SUBSTEPS`). None: not used (cheaper where
+        whipping chains touch something, deeper there).
     energy_bound : bool - (default False) a step (each substep) may not end with more total
         energy ``E = T + V`` (kinetic and gravity potential) than it began with plus the
         work of the applied forces over it (trapezoidal rule, ``W = h Q . (qd + qd+) / 2``,
