@@ -605,9 +605,10 @@ def test_steady_acceleration_is_the_curvature_of_constant_rate_motion():
     # of art.integrate and art.point_position: random trees with every joint type, a
     # floating base, random directions n. Within R of the point it bounds |n . x''| of
     # every point (sampled on the sphere).
-    from articulated.algorithms.kinematics import (_velocities_kernel, arc_bound,
-                                                   steady_acceleration_step)
+    from articulated.algorithms.kinematics import (_velocities_kernel, _world_poses_kernel,
+                                                   arc_bound, steady_acceleration_step)
     from articulated.data import data_arrays
+    from articulated.simulation.contact import contact_arc
 
     rng = np.random.default_rng(3)
     dt = 1e-4
@@ -616,8 +617,10 @@ def test_steady_acceleration_is_the_curvature_of_constant_rate_motion():
         d = m.data()
         q = m.random_configuration(rng)
         qd = rng.standard_normal(m.nv)
+        _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
         _velocities_kernel(d.model_i, d.model_f, q, qd, d.buf)
         dv = data_arrays(d.buf, m.nb, m.nv)
+        oE = dv.oE.copy()       # at q (the art.* calls below may reuse the workspace)
         ma = m.arrays()
         ab = np.zeros((m.nb, 6))
         for b in range(m.nb):
@@ -637,8 +640,11 @@ def test_steady_acceleration_is_the_curvature_of_constant_rate_motion():
                 n /= np.linalg.norm(n)                  # body coordinates
                 nw = R_all[b] @ n
                 a0 = abs(nw @ acc(c))
-                assert abs(arc_bound(dv.v, ab, b, tuple(c), 0.0, tuple(n)) - a0) <= 1e-5 * (
-                    1.0 + np.linalg.norm(acc(c)))
+                tol = 1e-5 * (1.0 + np.linalg.norm(acc(c)))
+                assert abs(arc_bound(dv.v, ab, b, tuple(c), 0.0, tuple(n)) - a0) <= tol
+                # a contact's world normal, rotated by the workspace's world poses
+                assert abs(contact_arc(dv.v, ab, b, tuple(c), 0.0, tuple(oE[b]), nw)
+                           - a0) <= tol
                 R = 0.2
                 bound = arc_bound(dv.v, ab, b, tuple(c), R, tuple(n))
                 for _ in range(8):

@@ -44,6 +44,17 @@ def test_all_joints_active_equals_the_full_pipeline():
     assert cf["limits"].sum() == ca["limits"].sum() >= 40
     assert np.abs(full.q - ad.q).max() <= 1e-9
     assert np.abs(full.qd - ad.qd).max() <= 1e-9 * np.abs(full.qd).max()
+    # where the substeps of max_arc_error act (here at 1e-6 m; the default 1e-4 m never
+    # splits this scene), both pipelines split alike: over the contacts of the step before,
+    # the pieces' shapes in their frames (every body a piece) against the bodies' shapes
+    opt = dict(max_arc_error=1e-6)
+    full2 = art.Simulator(m, H, contacts=geom, limits=True, q0=q0, qd0=qd0,
+                          contact_options=opt).run(600)
+    ad2 = art.Simulator(m, H, method="adaptive", contacts=geom, limits=True, q0=q0, qd0=qd0,
+                        update_every=10, contact_options=opt).run(600)
+    assert np.abs(full2.q - full.q).max() > 1e-6
+    assert np.abs(full2.q - ad2.q).max() <= 1e-9
+    assert np.abs(full2.qd - ad2.qd).max() <= 1e-9 * np.abs(full2.qd).max()
 
 
 def test_hybrid_body_collision_matrix_and_invariants():

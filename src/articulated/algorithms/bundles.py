@@ -224,8 +224,8 @@ the velocity metric ``V`` (nn,), the rigidification system ``Kb`` (3, nd, nd), `
 the accelerations of the last update's transient hybrid body (step 3) on the joints active
 after it (0 on those that joined without moving), which a substep of the update's step
 reads; ``split`` (1,) bool: whether the caller may split an update's step into substeps
-(an adaptive simulator with contacts and ``max_rotation``), and so whether step 4 takes
-``qddT`` through the rigidification's projection too (one more solve on the reduced
+(an adaptive simulator with contacts and ``max_rotation`` or ``max_arc_error``), and so
+whether step 4 takes ``qddT`` through the rigidification's projection too (one more solve on the reduced
 tree, skipped where nothing reads it)."""
 
 VelocityMetric = namedtuple("VelocityMetric", ("Vweights", "hk", "hn"))

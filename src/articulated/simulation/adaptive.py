@@ -221,9 +221,10 @@ class AdaptiveSimulator:
         hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V; see :meth:`_contact_step`)
     limits : bool - enforce the joint limits of the active joints (GLM IV.B)
     contact_options : dict, optional - options of
-        :class:`~articulated.simulation.contact.ContactStepper`: ``max_rotation`` splits a
-        step whose fastest rigid piece turns by more than it into substeps (the hybrid
-        body's accelerations again at each, forces held; O(N_A) each,
+        :class:`~articulated.simulation.contact.ContactStepper`: ``max_rotation`` and
+        ``max_arc_error`` split a step whose fastest rigid piece turns by more than the
+        one, or whose shapes in contact would stray by more than the other, into substeps
+        (the hybrid body's accelerations again at each, forces held; O(N_A) each,
         :func:`~articulated.simulation.adaptive_contact.hybrid_substeps`);
         ``energy_bound`` bounds the hybrid body's energy in O(N_A) on its reduced tree
         (:func:`~articulated.simulation.adaptive_contact.hybrid_energy_bound`)
@@ -471,8 +472,8 @@ class AdaptiveSimulator:
         pieces act on their front node"), so ``J_h``, ``K = J_h M_h^-1 J_h^T`` and the
         impulse propagation cost O(N_A); limits of rigidified joints are not rows (their
         velocity is zero: they cannot cross). A step whose fastest rigid piece would turn
-        by more than the contact option ``max_rotation`` runs from detection on as equal
-        substeps (:meth:`_contact_substep` each; :mod:`articulated.simulation.
+        by more than the contact option ``max_rotation``, or whose shapes in contact would
+        stray by more than ``max_arc_error``, runs from detection on as equal substeps (:meth:`_contact_substep` each; :mod:`articulated.simulation.
         adaptive_contact`). Returns ``(q, qd)``."""
         m, h, s, cs = self.model, self.dt, self.solver, self._contact
         bodies = None if self._all else self._bodies
@@ -497,6 +498,7 @@ class AdaptiveSimulator:
                 cs.last[name] = math.nan if name.startswith("ke_") else 0
             self._contact_log.append(cs.last.copy())
             cl.ebound[1] = -1.0
+            self._cdet.n = 0                            # as the compiled loop: no contact
             return q, np.zeros(m.nv)
         aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
         cl.qsf[:] = qs
@@ -508,7 +510,7 @@ class AdaptiveSimulator:
             q, qd = self._contact_substep(q, qs if update else self.qd, qs, h, update, red,
                                           na)
         else:
-            # equal substeps (contact option max_rotation), the forces held; an update
+            # equal substeps (max_rotation, max_arc_error), the forces held; an update
             # step starts from the region update's velocities less the h qdd of its
             # transient hybrid body (both under the rigidification's projection)
             hk = h / k

@@ -30,7 +30,8 @@ Python step, :meth:`~articulated.simulation.adaptive.AdaptiveSimulator._contact_
 5. ``q (+)= h qd+ + dq`` on the active joints.
 
 A step whose fastest rigid piece would turn by more than the contact option
-``max_rotation`` runs steps 2-5 as equal substeps (:func:`hybrid_substeps`, as the full
+``max_rotation``, or whose shapes in contact would stray by more than ``max_arc_error``,
+runs steps 2-5 as equal substeps (:func:`hybrid_substeps`, as the full
 model's :class:`~articulated.simulation.contact.ContactStepper`), each after the hybrid
 body's ABA at its start with the step's applied forces held (the first: the step's
 accelerations; on an update step those of its transient hybrid body under the
@@ -112,7 +113,7 @@ energy bound and ``ebound`` (3,) its state: the total energy [J] at the end of s
 piece (:class:`~articulated.algorithms.hybrid_detection.HybridShapes`, rebuilt with the
 per-region data); ``impact`` (2,) int64: whether the simulator updates the active region
 after a step with an impact (``update_on_impact``), and whether the last step had one;
-``theta`` the contact option ``max_rotation`` [rad] (<= 0: no substeps), ``nsub`` (1,)
+``theta`` the contact option ``max_rotation`` [rad] (<= 0: not used), ``nsub`` (1,)
 int64 the substeps of the last step, ``sst`` (14,) the statistics of a substep and
 ``qsave`` (nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one
 of its substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used)
@@ -458,7 +459,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             for k in range(nv):
                 cl.qdsave[k] = qd[k]
         if ns > 1 and update:
-            # equal substeps (contact option max_rotation, as the full model's), the
+            # equal substeps (max_rotation, max_arc_error, as the full model's), the
             # applied forces held; an update step starts from the region update's
             # velocities less the h qdd of its transient hybrid body (both under the
             # rigidification's projection)

@@ -133,8 +133,9 @@ def body_substeps(model_i, model_f, data_f, gbody, pos, rb, con, nc, ab, h, thet
     :func:`~articulated.algorithms.kinematics.arc_bound` along its normal (``gbody`` (ng,)
     int64 each shape's body, -1 static, ``pos`` (ng, 3) [m] its centre in body
     coordinates, ``rb`` (ng,) [m] its bounding radius), with the steady accelerations
-    into ``ab`` (nb, 6) (:func:`~articulated.algorithms.kinematics.
-    steady_acceleration_step`, only where ``arc > 0``). O(nb + nc)."""
+    into ``ab`` (nb, 6)
+    (:func:`~articulated.algorithms.kinematics.steady_acceleration_step`, only where
+    ``arc > 0``). O(nb + nc)."""
     mv = model_arrays(model_i, model_f)
     nb = mv.parent.shape[0]
     dv = data_arrays(data_f, nb, qs.shape[0])
@@ -335,7 +336,8 @@ class ContactStepper:
 
     def step(self, q, qd, tau, f_ext):
         """One step from ``(q, qd)`` under ``tau`` (nv,), ``f_ext`` (nb, 6) (or (0, 6)),
-        split into substeps when a body turns by more than ``max_rotation`` in it, each
+        split into substeps when a body turns by more than ``max_rotation`` in it or a
+        shape in contact would stray by more than ``max_arc_error``, each
         under the energy bound (option ``energy_bound``). Returns new arrays ``(q1,
         qd1)``; statistics in :attr:`last` (over the substeps: the largest counts, depth
         and approach, the impacts and removed energies summed, the kinetic energies of the
@@ -413,8 +415,9 @@ class ContactStepper:
     def _substeps(self, q, qs):
         """``(k, ready)``: the substeps of the step from ``q`` with velocities ``qs``
         (nv,) (:func:`body_substeps`: options ``max_rotation`` and ``max_arc_error``, the
-        latter over the shapes of the last (sub)step's contacts; 1 without both), and whether the workspace now holds the bodies' world poses and
-        velocities at ``(q, qs)`` (:meth:`_body_motion`, which detection reuses)."""
+        latter over the last (sub)step's contacts; 1 without both), and whether the
+        workspace now holds the bodies' world poses and velocities at ``(q, qs)``
+        (:meth:`_body_motion`, which detection reuses)."""
         theta, arc = self.options["max_rotation"], self.options["max_arc_error"]
         if theta is None and arc is None:
             return 1, False
