@@ -225,8 +225,8 @@ the accelerations of the last update's transient hybrid body (step 3) on the joi
 after it (0 on those that joined without moving), which a substep of the update's step
 reads; ``split`` (1,) bool: whether the caller may split an update's step into substeps
 (an adaptive simulator with contacts and ``max_rotation`` or ``max_arc_error``), and so
-whether step 4 takes ``qddT`` through the rigidification's projection too (one more solve on the reduced
-tree, skipped where nothing reads it)."""
+whether step 4 takes ``qddT`` through the rigidification's projection too (one more solve
+on the reduced tree, skipped where nothing reads it)."""
 
 VelocityMetric = namedtuple("VelocityMetric", ("Vweights", "hk", "hn"))
 VelocityMetric.__doc__ = """The velocity metric's weights ``V_i`` (nb, 6, 6) (RGL Sec. 5.2,

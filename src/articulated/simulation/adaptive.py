@@ -473,8 +473,9 @@ class AdaptiveSimulator:
         impulse propagation cost O(N_A); limits of rigidified joints are not rows (their
         velocity is zero: they cannot cross). A step whose fastest rigid piece would turn
         by more than the contact option ``max_rotation``, or whose shapes in contact would
-        stray by more than ``max_arc_error``, runs from detection on as equal substeps (:meth:`_contact_substep` each; :mod:`articulated.simulation.
-        adaptive_contact`). Returns ``(q, qd)``."""
+        stray by more than ``max_arc_error``, runs from detection on as equal substeps
+        (:meth:`_contact_substep` each; :mod:`articulated.simulation.adaptive_contact`).
+        Returns ``(q, qd)``."""
         m, h, s, cs = self.model, self.dt, self.solver, self._contact
         bodies = None if self._all else self._bodies
         cl = self._contact_loop()

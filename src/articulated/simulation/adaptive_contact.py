@@ -73,7 +73,7 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import contact_arc, substep_count
+from .contact import contacts_arc, substep_count
 from .contact_loop import merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -368,16 +368,8 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
         for k in range(na):
             steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, cl.qsr, dr.Xup_E,
                                      dr.Xup_r, cl.vb, cl.ab)
-        for c in range(cl.ncon[0]):
-            x = 0.0
-            for side in range(2):
-                g = out.geom[c, side]
-                s = hs.slot[g]                  # the shape's piece + 1 (0 welded, -1 static)
-                if s > 0:
-                    c_g = (hs.lp[g, 0], hs.lp[g, 1], hs.lp[g, 2])
-                    x += contact_arc(cl.vb, cl.ab, s - 1, c_g, cl.gm.rb[g],
-                                     get_mat3(dr.oE, s - 1), out.normal[c])
-            acc = max(acc, x)
+        # a shape's slot is its piece + 1 (0: welded to the world, -1: static)
+        acc = contacts_arc(out, cl.ncon[0], hs.slot, 1, hs.lp, cl.gm.rb, cl.vb, cl.ab, dr.oE)
     return substep_count(h, w2, acc, cl.theta, cl.arc)
 
 

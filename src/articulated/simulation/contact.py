@@ -121,6 +121,28 @@ def contact_arc(v, ab, b, c, R, oE, nw):
     return arc_bound(v, ab, b, c, R, n)
 
 
+@njit(**INLINE)
+def contacts_arc(con, nc, owner, shift, lp, rb, v, ab, oE):
+    """The largest, over the contacts ``con`` (the detector's output, ``nc`` of them), of
+    :func:`contact_arc` along the contact's normal summed over its two shapes: shape g on
+    body (or rigid piece) ``owner[g] - shift`` (none where that is negative: static or
+    welded to the world), at ``lp[g]`` (3,) [m] in its coordinates with bounding radius
+    ``rb[g]`` [m]; ``v``, ``ab`` (n, 6) the bodies' velocities and steady accelerations,
+    ``oE`` (n, 9) their world-to-body rotations. O(nc). The whole model passes the shapes'
+    bodies (``shift`` 0), the hybrid body their pieces' slots (``shift`` 1)."""
+    acc = 0.0
+    for c in range(nc):
+        x = 0.0
+        for side in range(2):
+            g = con.geom[c, side]
+            b = owner[g] - shift
+            if b >= 0:
+                x += contact_arc(v, ab, b, (lp[g, 0], lp[g, 1], lp[g, 2]), rb[g],
+                                 get_mat3(oE, b), con.normal[c])
+        acc = max(acc, x)
+    return acc
+
+
 @njit(**JIT)
 def body_substeps(model_i, model_f, data_f, gbody, pos, rb, con, nc, ab, h, theta, arc, qs):
     """:func:`substep_count` of the whole model's step of ``h`` [s] at the joint
@@ -128,9 +150,8 @@ def body_substeps(model_i, model_f, data_f, gbody, pos, rb, con, nc, ab, h, thet
     the joint transforms and the world poses at the step's ``q``
     (:func:`~articulated.algorithms.kinematics._velocities_kernel`,
     :func:`~articulated.algorithms.kinematics._world_poses_kernel`): the bodies' angular
-    velocities, and for each of the last (sub)step's contacts ``con`` (the detector's
-    output, ``nc`` of them) the sum over its two shapes of
-    :func:`~articulated.algorithms.kinematics.arc_bound` along its normal (``gbody`` (ng,)
+    velocities, and :func:`contacts_arc` over the last (sub)step's contacts ``con`` (the
+    detector's output, ``nc`` of them; ``gbody`` (ng,)
     int64 each shape's body, -1 static, ``pos`` (ng, 3) [m] its centre in body
     coordinates, ``rb`` (ng,) [m] its bounding radius), with the steady accelerations
     into ``ab`` (nb, 6)
@@ -148,15 +169,7 @@ def body_substeps(model_i, model_f, data_f, gbody, pos, rb, con, nc, ab, h, thet
         for b in range(nb):
             steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dv.Xup_E,
                                      dv.Xup_r, v, ab)
-        for c in range(nc):
-            x = 0.0
-            for side in range(2):
-                g = con.geom[c, side]
-                b = gbody[g]
-                if b >= 0:
-                    x += contact_arc(v, ab, b, (pos[g, 0], pos[g, 1], pos[g, 2]), rb[g],
-                                     get_mat3(dv.oE, b), con.normal[c])
-            acc = max(acc, x)
+        acc = contacts_arc(con, nc, gbody, 0, pos, rb, v, ab, dv.oE)
     return substep_count(h, w2, acc, theta, arc)
 
 
