@@ -199,7 +199,7 @@ class AdaptiveDynamics(DCAEngine):
         """Kinematics (transforms, body velocities, velocity products) and every node (with
         the acceleration-metric coefficients unless ``metric`` is False)."""
         _dca_kinematics(*self._kinematics_args())
-        self._bk.counts[REGION_STAMP] += 1   # every frame may have moved: re-walk cached poses
+        self._bk.counts[REGION_STAMP] += 1   # every frame may have moved: rebuild the reduced tree
         self._bk.epoch[:] += 1            # and every node's coefficients: caches are stale
         self._update(self._all, self.tree.n_nodes, metric)
 
@@ -366,7 +366,8 @@ class AdaptiveDynamics(DCAEngine):
                                  self._Ic_epoch, i64(nn), np.zeros((1, 3, 3)), np.zeros((1, 3)))
         prep = RegionPrep(t.node_joint, t.node_parent, t.node_hoff, t.handle_joint, t.handle_side,
                           m.body_parent, t.node_nh, self.Tp_E, self.Tp_r, comp)
-        fupd = self._node_args(True, F, self._all_active)
+        # the frames are those of the hybrid step's kinematics at the same configuration
+        fupd = self._node_args(True, F, self._all_active, frames=False)
         fsolve = self._solve_args(F, self._all_active, self._passive_tensors())
         tens = (self._MX, self._M, self._S, self._Gs)
         topo = RegionTopology(m.dof_body.astype(np.int64), t.node_of_joint.astype(np.int64),
@@ -480,7 +481,7 @@ class AdaptiveDynamics(DCAEngine):
                              d.handle_x, d.H_E, d.H_r, self.Tup_E, self.Tup_r, front_of,
                              np.zeros((nn, 3, 3)), np.zeros((nn, 3)), np.zeros((nb, 3, 3)),
                              np.zeros((nb, 3)), np.full(nb, -1, dtype=np.int64),
-                             self._bk.counts, Xr, xq)
+                             np.zeros(nb, dtype=np.int64), bk.epoch, Xr, xq)
             state = HybridState(ma.parent, ma.S, self.qd, near, self._Vw, self.c, front_of,
                                 front_index, front_body, f0, I0)
             self._hargs = HybridArgs(pose, self._node_args(False, frames=False),

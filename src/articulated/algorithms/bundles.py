@@ -142,12 +142,12 @@ N_FRONT = 1
 N_AJOINTS = 2
 """Active joints."""
 REGION_STAMP = 3
-"""Counter of region changes (cached poses are valid while it is unchanged)."""
+"""Counter of region changes (the reduced tree is rebuilt when it changed)."""
 
 PoseCache = namedtuple("PoseCache", (
     "leaf_of_body", "node_parent", "node_pslot", "node_hoff", "handle_x", "H_E", "H_r",
-    "Tup_E", "Tup_r", "front_of", "P_E", "P_r", "C_E", "C_r", "C_stamp", "counts", "Xr",
-    "xq"))
+    "Tup_E", "Tup_r", "front_of", "P_E", "P_r", "C_E", "C_r", "C_node", "C_epoch", "epoch",
+    "Xr", "xq"))
 PoseCache.__doc__ = """World poses of bodies from the hierarchical frames
 (:func:`articulated.algorithms.hybrid.cached_pose`): the tree arrays ``leaf_of_body``
 (nb,), ``node_parent, node_pslot, node_hoff`` (nn,), ``handle_x`` (ns,), the handle frames
@@ -155,7 +155,9 @@ PoseCache.__doc__ = """World poses of bodies from the hierarchical frames
 (:class:`RegionBuffers`), the world frames ``P_E`` (nn, 3, 3), ``P_r`` (nn, 3) of the
 active and rigid-front nodes' principal handles, the cached transforms ``C_E`` (nb, 3, 3),
 ``C_r`` (nb, 3) of each body to its front node's principal handle, valid where
-``C_stamp[b] == counts[REGION_STAMP]``, and the result slots ``Xr, xq``."""
+``C_node[b]`` (nb,) is that front node and ``C_epoch[b]`` (nb,) its ``epoch`` (nn,)
+(:class:`RegionBuffers`: the node's subtree has not moved since), and the result slots
+``Xr, xq``."""
 
 HybridState = namedtuple("HybridState", (
     "parent", "S", "qd", "near", "Vw", "c", "front_of", "front_index", "front_body", "f0",

@@ -49,12 +49,12 @@ def _frames_pass(nodes, n, args):
 def cached_pose(b, pose):
     """``world X body`` of body b into ``(pose.Xr, pose.xq)[0]`` (RL Sec. 5.1; ``pose``: a
     :class:`~articulated.algorithms.bundles.PoseCache`): the world frame ``P`` of b's
-    rigid-front node
-    R (:func:`_world_frames`, every step) times the transform ``C[b]`` from b to R's
-    principal handle, which is constant while R is rigid: walked once per active region
-    (``C_stamp[b] == counts[REGION_STAMP]``), so a pose costs O(1) between region changes
-    instead of
-    O(tree height). A body in a tree without active joints walks the whole path."""
+    rigid-front node R (:func:`_world_frames`, every step) times the transform ``C[b]``
+    from b to R's principal handle, which is constant while R's subtree does not move:
+    walked again only when b's front node or that node's ``epoch`` changed (a node
+    rigidified again after its joints moved; :func:`_rigidify
+    <articulated.algorithms.region._rigidify>`), so a pose costs O(1) instead of O(tree
+    height). A body in a tree without active joints walks the whole path."""
     i = pose.leaf_of_body[b]
     R = pose.front_of[i]
     Xr, xq, C_E, C_r, Tup_E, Tup_r = pose.Xr, pose.xq, pose.C_E, pose.C_r, pose.Tup_E, pose.Tup_r
@@ -62,15 +62,15 @@ def cached_pose(b, pose):
         _world_pose(b, pose.leaf_of_body, pose.node_parent, pose.node_pslot, pose.node_hoff,
                     pose.handle_x, pose.H_E, pose.H_r, Tup_E, Tup_r, Xr, xq)
         return
-    stamp = pose.counts[REGION_STAMP]
-    if pose.C_stamp[b] != stamp:
+    if pose.C_node[b] != R or pose.C_epoch[b] != pose.epoch[R]:
         xform_copy_at(pose.H_E, pose.H_r, pose.handle_x[pose.node_hoff[i] + pose.node_pslot[i]],
                       C_E, C_r, b)
         while i != R:
             xform_mul_at(Tup_E, Tup_r, i, C_E, C_r, b, Xr, xq, 1)
             xform_copy_at(Xr, xq, 1, C_E, C_r, b)
             i = pose.node_parent[i]
-        pose.C_stamp[b] = stamp
+        pose.C_node[b] = R
+        pose.C_epoch[b] = pose.epoch[R]
     xform_mul_at(pose.P_E, pose.P_r, R, C_E, C_r, b, Xr, xq, 0)
 
 
@@ -601,7 +601,7 @@ def prepare_region(active, prep, bk):
     counts[N_ANODES] = na
     counts[N_FRONT] = nf
     counts[N_AJOINTS] = nj
-    counts[REGION_STAMP] += 1                     # new region: cached body transforms are stale
+    counts[REGION_STAMP] += 1                     # new region: the reduced tree is stale
     _front_inertias(front, nf, node_hoff, node_nh, Tp_E, Tp_r, I0, epoch, I0_epoch, comp)
 
 
@@ -610,12 +610,22 @@ def hybrid_kinematics(bkp, hp):
     """Frames and principal transforms of the active nodes and world velocities of the
     active joints' bodies at the solver's ``q``, ``qd`` (O(N_A log n))."""
     bk = deref(bkp)
-    anodes, front, ajoints, counts = bk.anodes, bk.front, bk.ajoints, bk.counts
+    _frames_pass(bk.anodes, bk.counts[N_ANODES], hp.update)
+    world_frames(bkp, hp)
+    _active_velocities(bk.ajoints, bk.counts[N_AJOINTS], hp)
+
+
+@njit(**KERNEL)
+def world_frames(bkp, hp):
+    """The world frames ``P`` of the active and rigid-front nodes of the current region
+    (:func:`_world_frames`) from their hierarchical frames as they are: what a new region
+    of the same configuration needs (the frames of a node depend only on the joints of its
+    subtree, and a joint that joins the region has not moved since it was rigidified)."""
+    bk = deref(bkp)
     pose = deref(hp.pose)
-    _frames_pass(anodes, counts[N_ANODES], hp.update)
-    _world_frames(anodes, counts[N_ANODES], front, counts[N_FRONT], pose.node_parent,
-                  pose.node_pslot, pose.Tup_E, pose.Tup_r, pose.P_E, pose.P_r)
-    _active_velocities(ajoints, counts[N_AJOINTS], hp)
+    _world_frames(bk.anodes, bk.counts[N_ANODES], bk.front, bk.counts[N_FRONT],
+                  pose.node_parent, pose.node_pslot, pose.Tup_E, pose.Tup_r, pose.P_E,
+                  pose.P_r)
 
 
 @njit(**KERNEL)

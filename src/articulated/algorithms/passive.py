@@ -271,12 +271,13 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
 
 
 @njit(**INLINE)
-def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta, beta,
-                  gamma, R):
+def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, bh, ph, eta, beta):
     """Fully articulated coefficients of the passive node i (joint J, -1 for a leaf; ``nh``
     handles from slot ``ho``) at the rigid twist ``v`` (6 floats, principal-handle frame):
-    ``bh``, ``ph`` of its slots, ``eta[i]`` and ``beta``, ``gamma``, ``R`` of J. ``mv`` (K,)
-    scratch."""
+    ``bh``, ``ph`` of its slots, ``eta[i]`` and ``beta`` of J. ``mv`` (K,) scratch. The
+    joint's ``gamma`` and ``R`` (tensors ``gammaT``, ``RT``) are not evaluated: the
+    back-substitution reads ``beta`` only, and a node update computes its own joint's
+    ``gamma``, ``R`` before reading them."""
     monomials(v, mv)
     for k in range(nh):
         s = ho + k
@@ -298,15 +299,9 @@ def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, gammaT, RT, bh, ph, eta
     if J >= 0:
         for a in range(6):
             x = 0.0
-            y = 0.0
-            z = 0.0
             for c in range(K):
                 x += betaT[J, a, c] * mv[c]
-                y += gammaT[J, a, c] * mv[c]
-                z += RT[J, a, c] * mv[c]
             beta[J, a] = x
-            gamma[J, a] = y
-            R[J, a] = z
 
 
 @njit(**INLINE)
@@ -318,8 +313,7 @@ def evaluate_fresh(c, v, tree, co, lz):
     for a in range(6):
         lz.vnode[c, a] = v[a]
     evaluate_node(c, tree.node_joint[c], tree.node_nh[c], tree.node_hoff[c], v, lz.mv, lz.Bt,
-                  lz.Pt, lz.G, lz.betaT, lz.gammaT, lz.RT, co.bh, co.ph, co.eta, co.beta,
-                  co.gamma, co.R)
+                  lz.Pt, lz.G, lz.betaT, co.bh, co.ph, co.eta, co.beta)
     lz.fresh[c] = True
     lz.fresh_list[lz.nfresh[0]] = c
     lz.nfresh[0] += 1

@@ -39,7 +39,7 @@ from .back_substitution import _partial_back_substitution
 from .bundles import N_AJOINTS, N_ANODES, N_FRONT, STAT_BAD, STAT_N
 from .heap import _heapsort
 from .hybrid import (hybrid_kinematics, passive_front, prepare_region, tensorize_nodes,
-                     velocity_metric, velocity_traversal)
+                     velocity_metric, velocity_traversal, world_frames)
 from .node_update import _dirty_nodes, _update_biases, _update_nodes
 from .reduced import reduced_dynamics, reduced_momentum
 
@@ -154,7 +154,11 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base, a
 def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
                          bodies, columns, hp, rp, ra):
     """RGL Sec. 5.1 steps 1-5 (module docstring) from the current hybrid state at the
-    solver's ``q``, ``qd``, ``tau``, ``f_ext``; leaves the solver in the new hybrid state.
+    solver's ``q``, ``qd``, ``tau``, ``f_ext``, whose
+    :func:`~articulated.algorithms.hybrid.hybrid_kinematics` the caller has computed;
+    leaves the solver in the new hybrid state (the world frames ``P`` of its nodes
+    included; the world velocities ``Vw`` and velocity products are those of the caller's
+    kinematics).
 
     h: time step [s]; eps: square root of the acceleration-metric threshold, budget_u: joint
     budget of the update region (-1: none); eps_vel, budgets (per tree when ``per_tree``,
@@ -197,7 +201,6 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     upd = hp.update
 
     # ---- 1. fully articulated state around the active region (RGL Sec. 6)
-    hybrid_kinematics(bkp, hp)
     ns = 0
     for k in range(nv):
         if tau[k] != tau_T[k]:            # joint forces other than those in the tensors
@@ -266,7 +269,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
             grown = True
     if grown:
         prepare_region(active, prep, bk)
-    hybrid_kinematics(bkp, hp)
+        world_frames(bkp, hp)     # the new front's (a joint that joins has not moved)
     reduced_dynamics(bkp, nbodies, bodies, f_ext, hp.pose, rp, stats, True)
     if stats[STAT_BAD] >= 0:
         return nU, 0, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
@@ -345,7 +348,7 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
                     tau[k] = save[k]
                     save[k] = x_k                              # save <-> tau
                     qd[k] = 0.0
-            hybrid_kinematics(bkp, hp)                        # the new front's frames
+            world_frames(bkp, hp)                             # the new front's
             reduced_dynamics(bkp, 0, bodies, f_ext, hp.pose, rp, stats, True)
             for u in range(counts[N_AJOINTS]):
                 J = ajoints[u]
@@ -413,14 +416,18 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
         tensorize_nodes(dirty, nt, fupd, fsolve.passive, *tens)
     if (nrig and not projected) or added:
         prepare_region(active, prep, bk)
+        world_frames(bkp, hp)
     return nU, nrig, nreg, n_eval, nt, 0, -1
 
 
 @njit(**KERNEL)
 def region_update(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies, bodies,
                   columns, args, red, ra):
-    """:func:`region_update_kernel` with the hybrid-step bundle ``args`` (a
+    """:func:`~articulated.algorithms.hybrid.hybrid_kinematics` at the solver's state,
+    then :func:`region_update_kernel`, with the hybrid-step bundle ``args`` (a
     :class:`~articulated.algorithms.bundles.HybridArgs`) and the reduced tree's buffers
     ``red`` (for callers in Python)."""
+    hp = byref_each(args)
+    hybrid_kinematics(byref(ra.bk), hp)
     return region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
-                                bodies, columns, byref_each(args), byref(red), ra)
+                                bodies, columns, hp, byref(red), ra)

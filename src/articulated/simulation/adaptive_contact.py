@@ -426,7 +426,6 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             if res[5] != 0:
                 return s, res[5], res[6], nrec, broad, out, rb, cbody
             keep_update_counts(last, counts, res)
-            hybrid_kinematics(bkp, hp)               # the ABA of the new reduced tree
             reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, True)
         else:
             reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, kin)
