@@ -25,13 +25,14 @@ from .passive import evaluate_fresh
 
 @njit(**INLINE)
 def _lazy_evaluate(c, i, tree, fr, co, sc, lz):
-    """Passive child c of node i: twist ``vnode[c] = Tup_c^-1 vnode[i]`` and its fully
-    articulated coefficients from its tensors; marks it fresh (bundles of
+    """Passive child c of node i: twist ``vnode[c] = Tup_c^-1 vnode[i]`` and the fully
+    articulated coefficients from its tensors that the back-substitution reads (not its
+    handle biases: its parent i is already solved); marks it fresh (bundles of
     :mod:`articulated.algorithms.bundles`)."""
     xform_inv_at(fr.Tup_E, fr.Tup_r, c, sc.Xr, sc.xq, 2)
     vn = lz.vnode
     v = xform_motion_at(sc.Xr, sc.xq, 2, get_vec6(vn, i))
-    evaluate_fresh(c, v, tree, co, lz)
+    evaluate_fresh(c, v, tree, co, lz, False)
 
 
 @njit(**KERNEL)

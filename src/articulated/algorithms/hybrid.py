@@ -364,7 +364,7 @@ def passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region, 
         for a in range(6):
             vnode[Rn, a] = x[a]
         if not in_region[Rn]:
-            evaluate_fresh(Rn, x, tree, co, lz)
+            evaluate_fresh(Rn, x, tree, co, lz, True)
     for u in range(nreg - 1, -1, -1):                 # parents first
         i = region[u]
         lz.fresh[i] = True
@@ -393,7 +393,7 @@ def passive_front(front, nfront, front_body, near, Vw, region, nreg, in_region, 
             if ch >= 0 and not in_region[ch]:
                 xform_inv_at(fr.Tup_E, fr.Tup_r, ch, sc.Xr, sc.xq, 2)
                 x = xform_motion_at(sc.Xr, sc.xq, 2, get_vec6(vnode, i))
-                evaluate_fresh(ch, x, tree, co, lz)
+                evaluate_fresh(ch, x, tree, co, lz, True)
 
 
 @njit(**KERNEL)

@@ -271,24 +271,28 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
 
 
 @njit(**INLINE)
-def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, bh, ph, eta, beta):
+def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, bh, ph, eta, beta, biases):
     """Fully articulated coefficients of the passive node i (joint J, -1 for a leaf; ``nh``
     handles from slot ``ho``) at the rigid twist ``v`` (6 floats, principal-handle frame):
-    ``bh``, ``ph`` of its slots, ``eta[i]`` and ``beta`` of J. ``mv`` (K,) scratch. The
-    joint's ``gamma`` and ``R`` (tensors ``gammaT``, ``RT``) are not evaluated: the
-    back-substitution reads ``beta`` only, and a node update computes its own joint's
-    ``gamma``, ``R`` before reading them."""
+    with ``biases`` the ``bh`` of its slots (read by its parent's node update), and always
+    the ``ph`` of its slots, ``eta[i]`` and ``beta`` of J (read by the back-substitution
+    and its metric). ``mv`` (K,) scratch. The joint's ``gamma`` and ``R`` (tensors
+    ``gammaT``, ``RT``) are not evaluated: a node update computes its own joint's ``gamma``,
+    ``R`` before reading them."""
     monomials(v, mv)
     for k in range(nh):
         s = ho + k
         for a in range(6):
-            x = 0.0
             y = 0.0
             for c in range(K):
-                x += Bt[s, a, c] * mv[c]
                 y += Pt[s, a, c] * mv[c]
-            bh[s, a] = x
             ph[s, a] = y
+        if biases:
+            for a in range(6):
+                x = 0.0
+                for c in range(K):
+                    x += Bt[s, a, c] * mv[c]
+                bh[s, a] = x
     e = 0.0
     for r in range(K):
         x = 0.0
@@ -305,15 +309,16 @@ def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, bh, ph, eta, beta):
 
 
 @njit(**INLINE)
-def evaluate_fresh(c, v, tree, co, lz):
+def evaluate_fresh(c, v, tree, co, lz, biases):
     """:func:`evaluate_node` for node c at twist ``v`` (a 6-tuple), kept in
-    ``lz.vnode[c]``, and mark c fresh (appended to ``lz.fresh_list[lz.nfresh[0]]``).
+    ``lz.vnode[c]``, and mark c fresh (appended to ``lz.fresh_list[lz.nfresh[0]]``); the
+    handle biases only with ``biases``.
     Bundles of :mod:`articulated.algorithms.bundles`: ``tree`` a ``NodeModel``, ``co`` the
     ``Coefficients`` written, ``lz`` the ``PassiveTensors`` read."""
     for a in range(6):
         lz.vnode[c, a] = v[a]
     evaluate_node(c, tree.node_joint[c], tree.node_nh[c], tree.node_hoff[c], v, lz.mv, lz.Bt,
-                  lz.Pt, lz.G, lz.betaT, co.bh, co.ph, co.eta, co.beta)
+                  lz.Pt, lz.G, lz.betaT, co.bh, co.ph, co.eta, co.beta, biases)
     lz.fresh[c] = True
     lz.fresh_list[lz.nfresh[0]] = c
     lz.nfresh[0] += 1
