@@ -441,6 +441,8 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
         if na and cl.stamp[0] != rstamp[0]:
             region_data(cl, bk, red, na, jnv, vadr, active, q)
+        # hybrid_substeps leaves the pieces' world poses at q when it bounds the arcs
+        posed = na > 0 and cl.arc > 0.0 and cl.ncon[0] > 0
         ns = hybrid_substeps(cl, red, na, ajoints, jnv, h, out)
         cl.nsub[0] = ns
         hk = h / ns
@@ -489,7 +491,8 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                 mi = rows(red.red_i, 7, na)
                 nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
                 nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
-                _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
+                if sub or not posed:        # else those of hybrid_substeps, at this q
+                    _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
                 for i in range(nvr):
                     cl.qsr[i] = cl.qsf[cl.adof[i]]
                 if cl.gm.body.shape[0]:
