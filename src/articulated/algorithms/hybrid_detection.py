@@ -24,7 +24,9 @@ Per step (:func:`detect_hybrid`), from the reduced tree's world poses and body t
    shapes) when little moves), then each moving piece against the planes; the shapes of a
    piece whose ball meets another's (not both immobile: the welded bodies and the
    environment do not move) are placed in the world from the piece's pose
-   (``gR = oE_p^T lR``, ``gp = op_p + oE_p^T lp``) with their own margins;
+   (``gR = oE_p^T lR``, ``gp = op_p + oE_p^T lp``) with their own margins; two pieces
+   are tested only if both have a shape that some shape on a body may touch (the pair
+   filters: a chain without self-collision places only its pieces near obstacles);
 3. the placed shapes and the static shapes go through the whole model's sweep and prune
    (:func:`~articulated.algorithms.collision.broad_phase`'s order and ball test; a shape
    not placed this step keeps its last lower end, so the kept order is still sorted by the
@@ -56,7 +58,7 @@ from .heap import _heapsort
 
 HybridShapes = namedtuple("HybridShapes", (
     "start", "shape", "slot", "lR", "lp", "c", "r", "ns", "wc", "wr", "placed", "order",
-    "lo", "moving", "statics", "planes"))
+    "lo", "moving", "statics", "planes", "bodypair", "sc"))
 HybridShapes.__doc__ = """The shapes of a hybrid body by rigid piece (``nb`` bodies, ``ng``
 shapes). Slot 0: the bodies welded to the world; slot ``p + 1``: piece (reduced body) ``p``.
 ``start`` (nb + 2,) int64 and ``shape`` (ng,) int64: the shapes of slot s are
@@ -68,7 +70,9 @@ its frame; ``ns`` (1,) int64 the slots in use (N_A + 1); per step ``wc`` (nb + 1
 ``order`` (nb + 1 + nst,) int64 and ``lo`` (nb + 1 + nst,) the sweep of the slots' and
 static shapes' balls (kept sorted from step to step); ``moving`` (nb,) int64 the slots of
 the moving pieces, 1..nb; ``statics`` and ``planes`` int64 the static shapes that are not
-planes, and the planes."""
+planes, and the planes; ``bodypair`` (ng,) bool whether a shape has an allowed pair with
+a shape on a body, and ``sc`` (nb + 1,) bool whether a slot has such a shape (two slots
+without one are never candidates: their balls are not tested)."""
 
 
 def hybrid_shapes(gm, nb: int) -> HybridShapes:
@@ -79,13 +83,17 @@ def hybrid_shapes(gm, nb: int) -> HybridShapes:
     plane = gm.kind == SHAPE_PLANE
     statics = np.flatnonzero(static & ~plane).astype(np.int64)
     ne = nb + 1 + len(statics)
+    bodypair = np.zeros(ng, np.bool_)
+    pairs = gm.pairs[(gm.body[gm.pairs[:, 0]] >= 0) & (gm.body[gm.pairs[:, 1]] >= 0)]
+    bodypair[pairs.ravel()] = True
     return HybridShapes(np.zeros(nb + 2, np.int64), np.zeros(ng, np.int64),
                         np.full(ng, -1, np.int64), np.zeros((ng, 3, 3)), np.zeros((ng, 3)),
                         np.zeros((nb + 1, 3)), np.zeros(nb + 1), np.zeros(1, np.int64),
                         np.zeros((nb + 1, 3)), np.zeros(nb + 1), np.zeros(nb + 1, np.bool_),
                         np.arange(ne, dtype=np.int64), np.zeros(ne),
                         np.arange(1, nb + 1, dtype=np.int64), statics,
-                        np.flatnonzero(plane).astype(np.int64))
+                        np.flatnonzero(plane).astype(np.int64), bodypair,
+                        np.zeros(nb + 1, np.bool_))
 
 
 @njit(**JIT)
@@ -145,8 +153,10 @@ def build_pieces(hs, gm, piece, front, npc, oE, op, roE, rop):
     for s in range(ns):
         lo, hi = hs.start[s], hs.start[s + 1]
         c0 = c1 = c2 = 0.0
+        hs.sc[s] = False
         for k in range(lo, hi):
             g = hs.shape[k]
+            hs.sc[s] = hs.sc[s] or hs.bodypair[g]
             c0 += hs.lp[g, 0]
             c1 += hs.lp[g, 1]
             c2 += hs.lp[g, 2]
@@ -256,6 +266,8 @@ def hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, bp):
             else:
                 if e >= ns and f == 0:
                     continue
+                if e < ns and not (hs.sc[e] and hs.sc[f]):
+                    continue                   # no allowed pair between the two pieces
                 cf = (hs.wc[f, 0], hs.wc[f, 1], hs.wc[f, 2])
                 rf = hs.wr[f]
             d0 = ce[0] - cf[0]

@@ -157,8 +157,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     solver's ``q``, ``qd``, ``tau``, ``f_ext``, whose
     :func:`~articulated.algorithms.hybrid.hybrid_kinematics` the caller has computed;
     leaves the solver in the new hybrid state (the world frames ``P`` of its nodes
-    included; the world velocities ``Vw`` and velocity products are those of the caller's
-    kinematics).
+    included; not the world velocities ``Vw`` and velocity products, which the next
+    step's kinematics computes: nothing reads them before).
 
     h: time step [s]; eps: square root of the acceleration-metric threshold, budget_u: joint
     budget of the update region (-1: none); eps_vel, budgets (per tree when ``per_tree``,
