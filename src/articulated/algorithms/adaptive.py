@@ -120,7 +120,7 @@ class AdaptiveDynamics(DCAEngine):
         self._Bt = z((t.n_slots, 6, K))
         self._Pt = z((t.n_slots, 6, K))
         self._G = z((t.n_nodes, K, K))
-        self._betaT, self._gammaT, self._RT = z((nb, 6, K)), z((nb, 6, K)), z((nb, 6, K))
+        self._betaT = z((nb, 6, K))
         self._tau_T = z(m.nv)             # joint forces in the passive nodes' tensors
         self._vnode = z((t.n_nodes, 6))
         self._fresh = np.zeros(t.n_nodes, dtype=np.bool_)
@@ -347,7 +347,7 @@ class AdaptiveDynamics(DCAEngine):
         passive nodes (lazy evaluation on, RGL Sec. 6.2)."""
         return PassiveTensors(True, self._fresh, self._fresh_list, self._nfresh,
                               self._vnode, self._mv, self._Bt, self._Pt, self._G,
-                              self._betaT, self._gammaT, self._RT)
+                              self._betaT)
 
     def _region_args(self, columns):
         """The :class:`~articulated.algorithms.bundles.RegionArgs` of

@@ -82,13 +82,12 @@ handle forces [N m; N], ``qdd`` (nv,), ``computed`` (nb,) joints in computation 
 ``stats`` (6,) float64 indexed by the ``STAT_*`` constants of this module."""
 
 PassiveTensors = namedtuple("PassiveTensors", (
-    "lazy", "fresh", "fresh_list", "nfresh", "vnode", "mv", "Bt", "Pt", "G", "betaT",
-    "gammaT", "RT"))
+    "lazy", "fresh", "fresh_list", "nfresh", "vnode", "mv", "Bt", "Pt", "G", "betaT"))
 PassiveTensors.__doc__ = """Lazy evaluation of passive nodes (RGL Sec. 6.2,
 :mod:`articulated.algorithms.passive`): ``lazy`` bool (False: no passive nodes), ``fresh``
 (nn,) bool, ``fresh_list`` (nn,), ``nfresh`` (1,) int64, node twists ``vnode`` (nn, 6),
-monomials ``mv`` (K,) and the tensors ``Bt, Pt`` (ns, 6, K), ``G`` (nn, K, K), ``betaT,
-gammaT, RT`` (nb, 6, K)."""
+monomials ``mv`` (K,) and the tensors ``Bt, Pt`` (ns, 6, K), ``G`` (nn, K, K), ``betaT``
+(nb, 6, K)."""
 
 NodeArgs = namedtuple("NodeArgs", (
     "model", "inputs", "frames", "coef", "scratch", "metric", "update_frames"))

@@ -335,7 +335,7 @@ def tensorize_nodes(nodes, n, uargs, lz, MX, M, S, Gs):
         tensorize_node(i, J, tree.jnv[J], tree.vadr[J], A, B, ca, cb, hA, hB, nAo,
                        tree.node_nh[i], tree.node_hoff[i], tree.node_joint[A] >= 0,
                        tree.node_joint[B] >= 0, inp.tau, inp.Aw, sc.T, MX, M, S, Gs, lz.Bt,
-                       lz.Pt, lz.G, lz.betaT, lz.gammaT, lz.RT)
+                       lz.Pt, lz.G, lz.betaT)
 
 
 @njit(**KERNEL)

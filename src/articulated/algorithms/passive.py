@@ -26,7 +26,8 @@ RGL store these as rank-3 tensors (``B_1``, ``B_2``, ``P_1``, ``P_2``) and a ran
 
 for ``v = [w; u]`` (the 21 products ``v_j v_l``, j <= l, grouped by class, :data:`LO`),
 as ``b_k = Bt[k] m(v)`` (6 x K per handle slot; ``Bt`` for the biases, ``Pt`` for ``p``),
-``beta``, ``gamma``, ``R`` = ``(betaT, gammaT, RT)[J] m(v)`` (6 x K per joint) and ``eta =
+``beta = betaT[J] m(v)`` (6 x K per joint; the joint's ``gamma`` and ``R``, formed on the
+way, are not kept: a node update computes its own) and ``eta =
 m(v)^T G m(v)`` (K x K per node: the rank-4 tensor ``E`` as a Gram form over the quadratic
 monomials, which is what the recurrence of eq. 9 produces). A child's twist is a constant
 motion transform ``X`` of its parent's, and ``m(X v) = M(X) m(v)`` with the K x K monomial
@@ -153,7 +154,7 @@ def _gram_add(G, src, M, o, out, tmp):
 
 @njit(**KERNEL)
 def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, tau, Aw, T,
-                   MX, M, S, Gs, Bt, Pt, G, betaT, gammaT, RT):
+                   MX, M, S, Gs, Bt, Pt, G, betaT):
     """Tensors of the passive internal node i (joint J, children A and B, ``d`` dofs of J in
     the fully articulated state) by RL eqs. 2 and 9 column by column (module docstring).
 
@@ -191,8 +192,6 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
     for a in range(6):
         for c in range(K):
             betaT[J, a, c] = S[2, a, c]
-            gammaT[J, a, c] = S[3, a, c]
-            RT[J, a, c] = S[4, a, c]
     # w = p^B_1 - X p^A_2 (S5), Y' gamma (S6), A_J R (S7)
     for a in range(6):
         for c in range(K):
@@ -276,9 +275,8 @@ def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, bh, ph, eta, beta, bias
     handles from slot ``ho``) at the rigid twist ``v`` (6 floats, principal-handle frame):
     with ``biases`` the ``bh`` of its slots (read by its parent's node update), and always
     the ``ph`` of its slots, ``eta[i]`` and ``beta`` of J (read by the back-substitution
-    and its metric). ``mv`` (K,) scratch. The joint's ``gamma`` and ``R`` (tensors
-    ``gammaT``, ``RT``) are not evaluated: a node update computes its own joint's ``gamma``,
-    ``R`` before reading them."""
+    and its metric). ``mv`` (K,) scratch. The joint's ``gamma`` and ``R`` have no tensors:
+    a node update computes its own joint's ``gamma``, ``R`` before reading them."""
     monomials(v, mv)
     for k in range(nh):
         s = ho + k

@@ -505,7 +505,7 @@ class AdaptiveSimulator:
         cl.qsf[:] = qs
         det = self._cdet
         cl.ncon[0] = det.n                  # the contacts of the step before
-        k = int(hybrid_substeps(cl, red, na, aj, m.jnt_nv, h, det.out))
+        k = int(hybrid_substeps(cl, red, na, aj, m.jnt_nv, h, det.out)[0])
         cs.substeps = k
         if k == 1:
             q, qd = self._contact_substep(q, qs if update else self.qd, qs, h, update, red,

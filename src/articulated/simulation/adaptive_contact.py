@@ -346,9 +346,11 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
     its piece's frame (``cl.hs``; the pieces' world poses into ``red.red_d``). 1 without
     both options or without an active joint. O(N_A + contacts). Otherwise it leaves the
     reduced velocities in ``cl.qsr`` and the pieces' twists in ``cl.vb`` (which the
-    detection of an unsplit step reuses)."""
+    detection of an unsplit step reuses). Returns ``(substeps, posed)``: ``posed`` whether
+    it left the pieces' world poses at the step's ``q`` in ``red.red_d`` (which the first
+    detection of the step reuses)."""
     if (cl.theta <= 0.0 and cl.arc <= 0.0) or na == 0:
-        return 1
+        return 1, False
     mi = rows(red.red_i, 7, na)
     mv = model_arrays(mi, red.red_f)
     nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
@@ -361,7 +363,8 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
         w2 = max(w2, cl.vb[k, 0] * cl.vb[k, 0] + cl.vb[k, 1] * cl.vb[k, 1]
                  + cl.vb[k, 2] * cl.vb[k, 2])
     acc = 0.0
-    if cl.arc > 0.0 and cl.ncon[0] > 0:
+    posed = cl.arc > 0.0 and cl.ncon[0] > 0
+    if posed:
         hs = cl.hs
         nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
         _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
@@ -370,7 +373,7 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
                                      dr.Xup_r, cl.vb, cl.ab)
         # a shape's slot is its piece + 1 (0: welded to the world, -1: static)
         acc = contacts_arc(out, cl.ncon[0], hs.slot, 1, hs.lp, cl.gm.rb, cl.vb, cl.ab, dr.oE)
-    return substep_count(h, w2, acc, cl.theta, cl.arc)
+    return substep_count(h, w2, acc, cl.theta, cl.arc), posed
 
 
 @njit(**JIT)
@@ -441,9 +444,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
         if na and cl.stamp[0] != rstamp[0]:
             region_data(cl, bk, red, na, jnv, vadr, active, q)
-        # hybrid_substeps leaves the pieces' world poses at q when it bounds the arcs
-        posed = na > 0 and cl.arc > 0.0 and cl.ncon[0] > 0
-        ns = hybrid_substeps(cl, red, na, ajoints, jnv, h, out)
+        ns, posed = hybrid_substeps(cl, red, na, ajoints, jnv, h, out)
         cl.nsub[0] = ns
         hk = h / ns
         if ns > 1:                      # a failing substep returns the state of the start

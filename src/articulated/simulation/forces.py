@@ -816,8 +816,8 @@ def apply_compiled_forces(fa, near, Vw, pose_args, f_ext, t):
     """Write the compiled body forces of :class:`ForceArrays` ``fa`` into the rows of their
     bodies in ``f_ext`` (nb, 6) (body coordinates, about the body origin; the rows are
     cleared first) for the adaptive simulator (:func:`body_force_row`). World poses come
-    from the hierarchical frames, ``cached_pose(b, pose_args)`` (O(1) between region
-    changes; ``pose_args`` ends with its scratch ``Xr``, ``xq``), world velocities from
+    from the hierarchical frames, ``cached_pose(b, pose_args)`` (O(1) while b's rigid
+    piece stays; ``pose_args`` ends with its scratch ``Xr``, ``xq``), world velocities from
     ``Vw[near[b]]`` (spatial velocity about the world origin in world coordinates of the
     nearest active joint on b's path; zero when there is none), at time ``t`` [s]. Returns
     False when a force is not finite."""
