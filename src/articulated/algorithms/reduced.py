@@ -193,18 +193,17 @@ def _piece(J, R, pose, I0, front_body, front_index, Xs, xs, pc_I, pc_E, pc_r):
 
 @njit(**INLINE)
 def _gather(na, ajoints, mi, rp):
-    """Copy q, qd, tau of the active joints into the reduced tree's vectors (``mi``: the
+    """Copy q, qd of the active joints into the reduced tree's vectors (``mi``: the
     reduced model's int rows (7, na))."""
     red = deref(rp)
-    qadr, vadr, jnv, nq, q, qd, tau, rq, rqd, rtau = (red.qadr, red.vadr, red.jnv, red.nq, red.q,
-                                                      red.qd, red.tau, red.rq, red.rqd, red.rtau)
+    qadr, vadr, jnv, nq, q, qd, rq, rqd = (red.qadr, red.vadr, red.jnv, red.nq, red.q, red.qd,
+                                           red.rq, red.rqd)
     for k in range(na):
         J = ajoints[k]
         for d in range(nq[J]):
             rq[mi[2, k] + d] = q[qadr[J] + d]
         for d in range(jnv[J]):
             rqd[mi[3, k] + d] = qd[vadr[J] + d]
-            rtau[mi[3, k] + d] = tau[vadr[J] + d]
 
 
 @njit(**INLINE_IR)
@@ -278,7 +277,7 @@ def reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
     The reduced tree is rebuilt when the active region changed (``counts[REGION_STAMP]``). Without
     ``kinematics`` the reduced tree's state, transforms and velocities are those of
     :func:`reduced_kinematics` at the same state (ABA's pass 1 is skipped); the tree must
-    then be current. ``stats[STAT_BAD]``: -1, or the joint of the first non-finite
+    then be current. The joint torques are read from the solver's ``tau`` at every call. ``stats[STAT_BAD]``: -1, or the joint of the first non-finite
     acceleration."""
     bk = deref(bkp)
     ajoints, near, counts = bk.ajoints, bk.near, bk.counts
@@ -298,6 +297,10 @@ def reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
         _gather(na, ajoints, mi, rp)
     rqadr = mi[2]
     rvadr = mi[3]
+    for k in range(na):               # the torques of this step's forces
+        J = ajoints[k]
+        for d in range(jnv[J]):
+            rtau[rvadr[k] + d] = red.tau[vadr[J] + d]
     last = ajoints[na - 1]
     nqr = rqadr[na - 1] + nq[last]
     nvr = rvadr[na - 1] + jnv[last]
@@ -374,19 +377,19 @@ def reduced_momentum(bkp, rp, keep, p):
 @njit(**INLINE_IR)
 def reduced_kinetic(bkp, rp):
     """Kinetic energy [J] of the hybrid body, ``T = 1/2 sum_k v_k . I_k v_k`` over the
-    pieces of its reduced tree (built and current, at the solver's ``q``) moving at the
-    solver's ``qd`` (RBDA eq. 7.34): O(N_A). It equals the whole body's ``1/2 qd^T M qd``
-    because the rigidified joints have zero velocity, so every body moves with its piece
-    and a piece's inertia is the sum of its bodies' (pieces welded to the world are at
-    rest). Rewrites the reduced tree's kinematics with those of the solver's state."""
+    pieces of its reduced tree (built and current) moving at the velocities ``v_k`` that
+    :func:`reduced_kinematics` left in its workspace (RBDA eq. 7.34): O(N_A). It equals
+    the whole body's ``1/2 qd^T M qd`` because the rigidified joints have zero velocity,
+    so every body moves with its piece and a piece's inertia is the sum of its bodies'
+    (pieces welded to the world are at rest)."""
     bk = deref(bkp)
     red = deref(rp)
     na = bk.counts[N_AJOINTS]
     if na == 0:
         return 0.0
     mi = rows(red.red_i, 7, na)
-    _, _, v, _, _, _ = _forward_pass(na, bk.ajoints, mi, rp, False)
     mv = model_arrays(mi, red.red_f)
+    v = data_arrays(red.red_d, na, mv.vadr[na - 1] + mv.jnv[na - 1]).v
     T = 0.0
     for k in range(na):
         vk = get_vec6(v, k)

@@ -56,7 +56,7 @@ from .cycles import _cycle_rate, _cycles
 from .forces import (FramesKinematics, apply_compiled_forces, apply_joint_forces,
                      compile_forces)
 from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_object_state
-from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint
+from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint, record_rows
 
 @njit(**KERNEL)
 def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, timed, crit, q, qd,
@@ -85,8 +85,9 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
     ``qdrec``, ``srec`` (at most their rows) and its kinetic energy into ``Trec``: O(N_A)
     on the reduced tree (:func:`~articulated.algorithms.reduced.reduced_kinetic`) when it
     is current, else O(n) from ``full`` = (model_i, model_f, workspace buffer)
-    (:func:`~articulated.algorithms.kinematics.state_energy`). With ``timed``, ``cycles[s]`` is the cycle
-    count of step s. Returns ``(steps done, error, joint, records)``: error 0, the region
+    (:func:`~articulated.algorithms.kinematics.state_energy`); a record on the reduced tree
+    leaves its kinematics, which the next step then takes as they are. With ``timed``,
+    ``cycles[s]`` is the cycle count of step s, its record included. Returns ``(steps done, error, joint, records)``: error 0, the region
     kernel's codes, or :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before
     the failing step, except after a failed region update)."""
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
@@ -99,6 +100,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
     rstamp = red.rstamp
     nrec = 0
     t = t0
+    posed = False                       # the reduced tree's kinematics at q, qd
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         update = (step0 + s) % update_every == 0
@@ -107,7 +109,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
             hybrid_kinematics(bkp, hp)
-        else:
+        elif not posed:                 # else left by the record of the step before
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)     # poses of the forces' bodies
         if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
             return s, ERR_FORCE, -1, nrec
@@ -134,11 +136,13 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
                 for r in range(jnv[J]):
                     qd[vadr[J] + r] += h * qdd[vadr[J] + r]
         integrate_joints_inplace(ajoints, counts[N_AJOINTS], jtype, qadr, vadr, q, qd, h)
+        posed = False
+        if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
+            posed = record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full,
+                                 pose, ubody)
+            nrec += 1
         if timed:
             cycles[s] = _cycles() - c0
-        if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
-            record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full)
-            nrec += 1
         t += h
     return nsteps, 0, -1, nrec
 
@@ -181,10 +185,10 @@ class _Records:
                 self.sizes[:c, self.NAMES.index(name) - 4] = x
 
     def fields(self) -> dict:
-        """The records so far as :class:`Trajectory` fields (copies)."""
+        """The records so far as :class:`Trajectory` fields (:func:`~articulated.simulation.
+        trajectory.record_rows`: copies unless the records are full)."""
         c = self.count
-        out = dict(t=self.t[:c].copy(), q=self.q[:c].copy(), qd=self.qd[:c].copy(),
-                   kinetic=self.kinetic[:c].copy())
+        out = {name: record_rows(getattr(self, name), c) for name in self.NAMES[:4]}
         for k, name in enumerate(self.NAMES[4:]):
             out[name] = self.sizes[:c, k].copy()
         return out

@@ -312,14 +312,18 @@ def keep_update_counts(last, counts, res):
 
 
 @njit(**KERNEL)
-def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full):
+def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full, pose, ubody):
     """Record ``k`` of the compiled adaptive loops: the state ``q, qd`` into ``qrec[k]``,
     ``qdrec[k]``, the region sizes ``last[:3]`` into ``srec[k]`` and the kinetic energy
-    into ``Trec[k]``: O(N_A) on the hybrid body's reduced tree when it is current
-    (:func:`~articulated.algorithms.reduced.reduced_kinetic`), else O(n) from ``full`` =
-    (model_i, model_f, workspace buffer). A compiled function of its own: the reduced
-    tree's bundles are dereferenced here, where no reference counting runs (the contact
-    loop is compiled with NRT)."""
+    into ``Trec[k]``: O(N_A) on the hybrid body's reduced tree when it is current (its
+    kinematics at ``q, qd``, :func:`~articulated.algorithms.reduced.reduced_kinematics`
+    with the poses ``pose`` of the forces' bodies ``ubody``, then
+    :func:`~articulated.algorithms.reduced.reduced_kinetic`), else O(n) from ``full`` =
+    (model_i, model_f, workspace buffer). Returns whether it left the reduced tree's
+    kinematics at ``q, qd``, which the next step then does not compute again (the same
+    operations on the same state). A compiled function of its own: the reduced tree's
+    bundles are dereferenced here, where no reference counting runs (the contact loop is
+    compiled with NRT)."""
     for a in range(q.shape[0]):
         qrec[k, a] = q[a]
     for a in range(qd.shape[0]):
@@ -327,9 +331,13 @@ def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full):
     for a in range(3):
         srec[k, a] = last[a]
     if red.rstamp[0] == bk.counts[REGION_STAMP]:
-        Trec[k] = reduced_kinetic(byref(bk), byref(red))
-    else:
-        Trec[k] = state_energy(full[0], full[1], q, qd, full[2])[0]
+        bkp = byref(bk)
+        rp = byref(red)
+        reduced_kinematics(bkp, byref(pose), rp, ubody.shape[0], ubody)
+        Trec[k] = reduced_kinetic(bkp, rp)
+        return True
+    Trec[k] = state_energy(full[0], full[1], q, qd, full[2])[0]
+    return False
 
 
 @njit(**dict(JIT, forceinline=True))
@@ -407,6 +415,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
     cbody = cl.cbody
     nrec = 0
     t = t0
+    posed = False                       # the reduced tree's kinematics at q, qd
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         st = cstats[s]
@@ -419,7 +428,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
             hybrid_kinematics(bkp, hp)
-        else:
+        elif not posed:                 # else left by the record of the step before
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
         if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
             return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
@@ -586,10 +595,12 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             return s, err, joint, nrec, broad, out, rb, cbody
         if cl.impact[0] and st[STAT_IMPACTS] > 0:  # GLM V.B: the region follows an impact
             cl.impact[1] = 1
+        posed = False
+        if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
+            posed = record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full,
+                                 pose, ubody)
+            nrec += 1
         if timed:
             cycles[s] = _cycles() - c0
-        if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
-            record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full)
-            nrec += 1
         t += h
     return nsteps, 0, -1, nrec, broad, out, rb, cbody

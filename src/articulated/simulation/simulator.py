@@ -28,7 +28,7 @@ from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
 from .stepsize import ATOL, RTOL
 from .stepping import (INTEGRATOR_CODES, METHOD_CODES, OK, Records, loop_bundles, record_state,
                        records, tree_steps)
-from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint as _describe
+from .trajectory import SimulationDiverged, Trajectory, record_rows, nonfinite_joint as _describe
 from .checkpoint import Checkpointer, RunStop, interrupted
 from .watch import EnergyWatch
 
@@ -770,9 +770,9 @@ class DynamicsSimulator:
 
         def trajectory():
             c = int(count[0])
-            return Trajectory.of(self.model, t=rec.t[:c].copy(), q=rec.q[:c].copy(),
-                                 qd=rec.qd[:c].copy(), kinetic=rec.T[:c].copy(),
-                                 potential=rec.V[:c].copy(), nfev=k * evals,
+            return Trajectory.of(self.model, t=record_rows(rec.t, c), q=record_rows(rec.q, c),
+                                 qd=record_rows(rec.qd, c), kinetic=record_rows(rec.T, c),
+                                 potential=record_rows(rec.V, c), nfev=k * evals,
                                  wall_time=wall_prev + time.perf_counter() - w0,
                                  integrator=self.integrator, method=self.method, dt=self.dt,
                                  contacts=(None if cl is None else

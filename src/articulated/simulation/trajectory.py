@@ -235,6 +235,13 @@ class Trajectory:
                 f"{', scene=' + repr(what) if what else ''}, nb={len(self.body_name)})")
 
 
+def record_rows(x, c):
+    """The first ``c`` rows of a run's preallocated record array ``x``: ``x`` itself when
+    it is full (a finished run, whose records are not written again; no copy of what may
+    be megabytes), else a copy (a trajectory taken while the run goes on)."""
+    return x if c == x.shape[0] else x[:c].copy()
+
+
 def nonfinite_joint(model, q, qd, what):
     """``(message, joint name)`` for the first non-finite entry of ``q`` (nq,) or ``qd``
     (nv,) (``what`` names the state in the message); the joint is None when both are
