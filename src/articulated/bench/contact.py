@@ -266,9 +266,10 @@ def _scenes_bc(emit, out, quick):
         emit("")
 
 
-SNAKE_N = 301
-"""Links of the measured scene (c): a free base and 300 hinges (GLM's 500: the full model
-diverged at t = 1.0 s, the end of the gait's tightening, in the one run at 501 links)."""
+SNAKE_N = 501
+"""Links of the measured scene (c): a free base and 500 hinges, GLM's snake (from session 5
+to 17 the bench ran 301 links, since the full model diverged at 501 then; since the
+substeps of sessions 11 and 16 both pipelines run its 2.5 s)."""
 
 
 def _pile(emit, out, quick):
