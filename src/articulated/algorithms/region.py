@@ -86,8 +86,8 @@ def _project_out(v, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv, nbo
                  f_ext, bkp, posep, rp, stats):
     """``v += M_T^-1 G^T Q^R`` with ``K^R Q^R = -v^R`` (``Kb[1]`` the inverse of ``K^R``):
     the joint impulses on the rigidified dofs that zero their part of ``v`` (nv,), by one
-    solve on the reduced tree against ``base`` (:func:`_rigidification_impulses`). Returns
-    False when an acceleration is not finite."""
+    solve on the reduced tree against ``base`` (:func:`_rigidification_impulses`), at the
+    kinematics of its solve. Returns False when an acceleration is not finite."""
     for r in range(nd):
         s = 0.0
         for c in range(nd):
@@ -95,7 +95,7 @@ def _project_out(v, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv, nbo
         x[r] = s
     for r in range(nd):
         tau[dofs[r]] += x[r]
-    reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
+    reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, False)
     for r in range(nd):
         tau[dofs[r]] -= x[r]
     if stats[STAT_BAD] >= 0:
@@ -119,8 +119,10 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base, a
     M_T^-1 G^T Q^R`` on the active dofs. With ``split``, the same projection (it is
     linear in ``qd``) also takes the rigidified joints' accelerations out of ``qddT`` (the
     step's ``h qddT`` is part of ``qd``): a split step starts from ``qd - h qddT``, which
-    is then the projection of the velocities before the update. Returns False when an
-    acceleration is not finite."""
+    is then the projection of the velocities before the update. Only the first solve
+    computes the reduced tree's kinematics: the others, at the same ``q, qd`` with other
+    joint forces, take them as it left them (ABA's pass 1 skipped; the same operations on
+    the same state). Returns False when an acceleration is not finite."""
     reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
     if stats[STAT_BAD] >= 0:
         return False
@@ -130,7 +132,7 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base, a
             base[vadr[J] + r] = qdd[vadr[J] + r]
     for c in range(nd):
         tau[dofs[c]] += 1.0
-        reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
+        reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, False)
         tau[dofs[c]] -= 1.0
         if stats[STAT_BAD] >= 0:
             return False
