@@ -277,8 +277,8 @@ def reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
     The reduced tree is rebuilt when the active region changed (``counts[REGION_STAMP]``). Without
     ``kinematics`` the reduced tree's state, transforms and velocities are those of
     :func:`reduced_kinematics` at the same state (ABA's pass 1 is skipped); the tree must
-    then be current. The joint torques are read from the solver's ``tau`` at every call. ``stats[STAT_BAD]``: -1, or the joint of the first non-finite
-    acceleration."""
+    then be current. The joint torques are read from the solver's ``tau`` at every call.
+    ``stats[STAT_BAD]``: -1, or the joint of the first non-finite acceleration."""
     bk = deref(bkp)
     ajoints, near, counts = bk.ajoints, bk.near, bk.counts
     pose = deref(posep)

@@ -87,9 +87,10 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
     is current, else O(n) from ``full`` = (model_i, model_f, workspace buffer)
     (:func:`~articulated.algorithms.kinematics.state_energy`); a record on the reduced tree
     leaves its kinematics, which the next step then takes as they are. With ``timed``,
-    ``cycles[s]`` is the cycle count of step s, its record included. Returns ``(steps done, error, joint, records)``: error 0, the region
-    kernel's codes, or :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before
-    the failing step, except after a failed region update)."""
+    ``cycles[s]`` is the cycle count of step s, its record included. Returns ``(steps
+    done, error, joint, records)``: error 0, the region kernel's codes, or
+    :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before the failing step,
+    except after a failed region update)."""
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
     pose = hargs.pose
     near, ajoints, counts = bk.near, bk.ajoints, bk.counts
