@@ -554,7 +554,8 @@ def test_cached_body_poses_follow_the_region_updates():
 def test_records_leave_the_next_steps_kinematics_without_changing_a_digit(contacts):
     """Since session 18 a record of the compiled adaptive loops computes the reduced tree's
     kinematics at the recorded state and the next step takes them as they are (the joint
-    torques are gathered at every solve): with joint forces and a spring, runs that record
+    torques are gathered at every solve): with joint forces and a spring (with contacts:
+    and the energy bound, which reads the solve's torques), runs that record
     after every step, every 7th and never (a record buffer of one row) reach the same state
     bit for bit after 800 steps, the records after every step carry the kinetic energy of
     their states (1e-12 J against the whole model's), and the contact statistics match
@@ -566,7 +567,8 @@ def test_records_leave_the_next_steps_kinematics_without_changing_a_digit(contac
     def run(every):
         forces = [JointDamping(0.002), PDController(0.05, 0.0, 0.2, joints=range(2, 8)),
                   Spring(N - 1, (0.0, 0.0, -0.05), (0.5, 0.0, -1.2), 0.5)]
-        kw = dict(contacts=geom, limits=True) if contacts else {}
+        kw = dict(contacts=geom, limits=True, contact_options=dict(energy_bound=True)) \
+            if contacts else {}
         sim = art.Simulator(m, H, method="adaptive", q0=q0, qd0=qd0, update_every=10,
                             max_active=6, forces=forces, **kw)
         assert sim._compiled is not None and sim._compiled.joint

@@ -263,9 +263,10 @@ ReducedTree.__doc__ = """The reduced tree of a hybrid body
 reduced index ``ridx`` (nb,) of each joint, the region stamp ``rstamp`` (1,) of the last
 build; the model arrays it reads (``parent, jtype, qadr, vadr, jnv, nq, subtree_end``
 (nb,), ``axis, Xtree_E, Xtree_r, S``, ``gravity`` (3,)); the solver's state ``q, qd, tau,
-qdd``; the gathered reduced state ``rq`` (nq,), ``rqd, rtau`` (nv,) and forces ``rf``
-(nb, 6); scratch transforms ``Xs`` (4, 3, 3), ``xs`` (4, 3); the world velocities ``Vw``
-(nb, 6); and the :class:`ReducedCache`."""
+qdd``; the gathered reduced state ``rq`` (nq,), ``rqd`` (nv,), the joint torques
+``rtau`` (nv,) (copied at every solve) and forces ``rf`` (nb, 6); scratch transforms
+``Xs`` (4, 3, 3), ``xs`` (4, 3); the world velocities ``Vw`` (nb, 6); and the
+:class:`ReducedCache`."""
 
 # ------------------------------------------------------------------ full DCA
 DCAModel = namedtuple("DCAModel", (

@@ -274,11 +274,12 @@ def reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
     into the solver's ``qdd`` (active dofs only), after
     :func:`~articulated.algorithms.hybrid.hybrid_kinematics` at the solver's ``q``,
     ``qd``; external forces of ``bodies[:nbodies]`` (rows of ``f_ext``, body coordinates).
-    The reduced tree is rebuilt when the active region changed (``counts[REGION_STAMP]``). Without
-    ``kinematics`` the reduced tree's state, transforms and velocities are those of
-    :func:`reduced_kinematics` at the same state (ABA's pass 1 is skipped); the tree must
-    then be current. The joint torques are read from the solver's ``tau`` at every call.
-    ``stats[STAT_BAD]``: -1, or the joint of the first non-finite acceleration."""
+    The reduced tree is rebuilt when the active region changed (``counts[REGION_STAMP]``).
+    Without ``kinematics`` the reduced tree's state, transforms and velocities are those
+    that :func:`reduced_kinematics` or an earlier solve with ``kinematics`` left at the
+    same ``q, qd`` (ABA's pass 1 is skipped); the tree must then be current. The joint
+    torques are read from the solver's ``tau`` at every call. ``stats[STAT_BAD]``: -1, or
+    the joint of the first non-finite acceleration."""
     bk = deref(bkp)
     ajoints, near, counts = bk.ajoints, bk.near, bk.counts
     pose = deref(posep)

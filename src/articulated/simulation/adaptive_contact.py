@@ -347,16 +347,17 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
     ``cl.arc``; as the full model's :meth:`ContactStepper._substeps
     <articulated.simulation.contact.ContactStepper._substeps>`,
     :func:`~articulated.simulation.contact.substep_count`) over the hybrid body's rigid
-    pieces (the reduced tree's bodies, whose transforms the step's ABA left): their angular
-    velocities, and for each of the last (sub)step's contacts (``cl.ncon[0]`` in ``out``,
-    the detector's output) the sum over its two shapes of
-    :func:`~articulated.algorithms.kinematics.arc_bound` along its normal, each shape in
-    its piece's frame (``cl.hs``; the pieces' world poses into ``red.red_d``). 1 without
-    both options or without an active joint. O(N_A + contacts). Otherwise it leaves the
-    reduced velocities in ``cl.qsr`` and the pieces' twists in ``cl.vb`` (which the
-    detection of an unsplit step reuses). Returns ``(substeps, posed)``: ``posed`` whether
-    it left the pieces' world poses at the step's ``q`` in ``red.red_d`` (which the first
-    detection of the step reuses)."""
+    pieces (the reduced tree's bodies, at the joint transforms of the step's kinematics:
+    its ABA's pass 1, :func:`~articulated.algorithms.reduced.reduced_kinematics`, or the
+    record of the step before): their angular velocities, and for each of the last
+    (sub)step's contacts (``cl.ncon[0]`` in ``out``, the detector's output) the sum over
+    its two shapes of :func:`~articulated.algorithms.kinematics.arc_bound` along its
+    normal, each shape in its piece's frame (``cl.hs``; the pieces' world poses into
+    ``red.red_d``). 1 without both options or without an active joint. O(N_A + contacts).
+    Otherwise it leaves the reduced velocities in ``cl.qsr`` and the pieces' twists in
+    ``cl.vb`` (which the detection of an unsplit step reuses). Returns ``(substeps,
+    posed)``: ``posed`` whether it left the pieces' world poses at the step's ``q`` in
+    ``red.red_d`` (which the first detection of the step reuses)."""
     if (cl.theta <= 0.0 and cl.arc <= 0.0) or na == 0:
         return 1, False
     mi = rows(red.red_i, 7, na)

@@ -237,8 +237,9 @@ class Trajectory:
 
 def record_rows(x, c):
     """The first ``c`` rows of a run's preallocated record array ``x``: ``x`` itself when
-    it is full (a finished run, whose records are not written again; no copy of what may
-    be megabytes), else a copy (a trajectory taken while the run goes on)."""
+    it is full (its records are not written again: no copy of what may be megabytes; a
+    checkpoint's trajectory and the run's final one may then share it), else a copy (a
+    trajectory taken while the run goes on)."""
     return x if c == x.shape[0] else x[:c].copy()
 
 
