@@ -101,7 +101,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
     rstamp = red.rstamp
     nrec = 0
     t = t0
-    posed = False                       # the reduced tree's kinematics at q, qd
+    kept = False                        # the record left the reduced tree's kinematics at q, qd
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         update = (step0 + s) % update_every == 0
@@ -110,7 +110,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
             hybrid_kinematics(bkp, hp)
-        elif not posed:                 # else left by the record of the step before
+        elif not kept:                  # else left by the record of the step before
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)     # poses of the forces' bodies
         if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
             return s, ERR_FORCE, -1, nrec
@@ -137,10 +137,10 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
                 for r in range(jnv[J]):
                     qd[vadr[J] + r] += h * qdd[vadr[J] + r]
         integrate_joints_inplace(ajoints, counts[N_AJOINTS], jtype, qadr, vadr, q, qd, h)
-        posed = False
+        kept = False
         if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
-            posed = record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full,
-                                 pose, ubody)
+            kept = record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full,
+                                pose, ubody)
             nrec += 1
         if timed:
             cycles[s] = _cycles() - c0
@@ -510,7 +510,7 @@ class AdaptiveSimulator:
         cl.qsf[:] = qs
         det = self._cdet
         cl.ncon[0] = det.n                  # the contacts of the step before
-        k = int(hybrid_substeps(cl, red, na, aj, m.jnt_nv, h, det.out)[0])
+        k = int(hybrid_substeps(cl, red, na, aj, m.jnt_nv, h, det.out, False)[0])
         cs.substeps = k
         if k == 1:
             q, qd = self._contact_substep(q, qs if update else self.qd, qs, h, update, red,

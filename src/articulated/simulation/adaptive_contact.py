@@ -341,7 +341,7 @@ def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full, pose, u
 
 
 @njit(**dict(JIT, forceinline=True))
-def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
+def hybrid_substeps(cl, red, na, ajoints, jnv, h, out, posed):
     """The substeps of an adaptive step of ``h`` [s] whose unconstrained velocities are in
     ``cl.qsf`` (contact options ``max_rotation``, ``cl.theta``, and ``max_arc_error``,
     ``cl.arc``; as the full model's :meth:`ContactStepper._substeps
@@ -355,11 +355,13 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
     normal, each shape in its piece's frame (``cl.hs``; the pieces' world poses into
     ``red.red_d``). 1 without both options or without an active joint. O(N_A + contacts).
     Otherwise it leaves the reduced velocities in ``cl.qsr`` and the pieces' twists in
-    ``cl.vb`` (which the detection of an unsplit step reuses). Returns ``(substeps,
-    posed)``: ``posed`` whether it left the pieces' world poses at the step's ``q`` in
-    ``red.red_d`` (which the first detection of the step reuses)."""
+    ``cl.vb`` (which the detection of an unsplit step reuses). ``posed``: whether
+    ``red.red_d`` already holds the pieces' world poses at the step's ``q`` (then they are
+    not computed again). Returns ``(substeps, posed)``: ``posed`` whether the pieces'
+    world poses at the step's ``q`` are in ``red.red_d`` on return (which the first
+    detection of the step reuses)."""
     if (cl.theta <= 0.0 and cl.arc <= 0.0) or na == 0:
-        return 1, False
+        return 1, posed
     mi = rows(red.red_i, 7, na)
     mv = model_arrays(mi, red.red_f)
     nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
@@ -372,11 +374,12 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out):
         w2 = max(w2, cl.vb[k, 0] * cl.vb[k, 0] + cl.vb[k, 1] * cl.vb[k, 1]
                  + cl.vb[k, 2] * cl.vb[k, 2])
     acc = 0.0
-    posed = cl.arc > 0.0 and cl.ncon[0] > 0
-    if posed:
+    if cl.arc > 0.0 and cl.ncon[0] > 0:
         hs = cl.hs
-        nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
-        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
+        if not posed:
+            nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
+            _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
+            posed = True
         for k in range(na):
             steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, cl.qsr, dr.Xup_E,
                                      dr.Xup_r, cl.vb, cl.ab)
@@ -416,7 +419,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
     cbody = cl.cbody
     nrec = 0
     t = t0
-    posed = False                       # the reduced tree's kinematics at q, qd
+    kept = False                        # the record left the reduced tree's kinematics at q, qd
     for s in range(nsteps):
         c0 = _cycles() if timed else 0
         st = cstats[s]
@@ -429,7 +432,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
             hybrid_kinematics(bkp, hp)
-        elif not posed:                 # else left by the record of the step before
+        elif not kept:                  # else left by the record of the step before
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
         if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
             return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
@@ -454,7 +457,9 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
         if na and cl.stamp[0] != rstamp[0]:
             region_data(cl, bk, red, na, jnv, vadr, active, q)
-        ns, posed = hybrid_substeps(cl, red, na, ajoints, jnv, h, out)
+        # the pieces' world poses at q: reduced_kinematics (or the record) left them; after
+        # hybrid_kinematics and the ABA's pass 1 they are not computed
+        ns, posed = hybrid_substeps(cl, red, na, ajoints, jnv, h, out, not kin)
         cl.nsub[0] = ns
         hk = h / ns
         if ns > 1:                      # a failing substep returns the state of the start
@@ -596,10 +601,10 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             return s, err, joint, nrec, broad, out, rb, cbody
         if cl.impact[0] and st[STAT_IMPACTS] > 0:  # GLM V.B: the region follows an impact
             cl.impact[1] = 1
-        posed = False
+        kept = False
         if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
-            posed = record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full,
-                                 pose, ubody)
+            kept = record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full,
+                                pose, ubody)
             nrec += 1
         if timed:
             cycles[s] = _cycles() - c0
