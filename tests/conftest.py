@@ -1,5 +1,27 @@
+import os
+
 import numpy as np
 import pytest
+
+
+def pytest_sessionstart(session):
+    """On a cold numba cache (a fresh clone, as in CI) and more than one CPU, compile the
+    kernels of every subsystem first, one worker process per CPU (``articulated compile``):
+    the tests then load them from the cache instead of compiling them one after another."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if (cpus or 1) < 2:
+        return
+    from articulated.precompile import cold_kernels, precompile
+
+    if len(cold_kernels()) > 50:
+        try:
+            kernels, seconds = precompile()
+        except Exception as e:  # noqa: BLE001 - tests/test_precompile.py reports it as a failure
+            print(f"\n[conftest] articulated compile failed ({type(e).__name__}: {e}); the "
+                  f"tests compile their kernels as they run")
+            return
+        print(f"\n[conftest] cold numba cache: compiled {kernels} kernels in {seconds:.0f} s "
+              f"in {min(cpus, 6)} worker processes")
 
 
 def rel_err(x, y):

@@ -15,7 +15,8 @@ import pytest
 PACKAGE = "articulated"
 ROOT = Path(__file__).resolve().parents[1] / "src" / PACKAGE
 
-INTERFACES = ("bench", "cli", "compile_notice", "interop", "pdb", "sweep", "viewer")
+INTERFACES = ("bench", "cli", "compile_notice", "interop", "pdb", "precompile", "sweep",
+              "viewer")
 """Module-name prefixes (below the package) of the interfaces layer."""
 
 KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()

@@ -15,7 +15,7 @@ No kernel or helper of this package specializes on a constant argument (the tupl
 index are indexed with constants in their own bodies). :func:`install` therefore makes
 numba type every call from jitted code to a function of this package with the arguments'
 non-literal types (:func:`numba.core.types.unliteral`); the helpers with the flags
-:data:`articulated.config.INLINE_IR` are inlined by numba before typing and never reach
+:data:`articulated.config.VIEWS` are inlined by numba before typing and never reach
 it. Functions outside the package are untouched.
 """
 

@@ -204,6 +204,22 @@ def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip
     return traj
 
 
+def _precompile(console, subsystems):
+    """On a cold cache, compile the kernels of ``subsystems`` in one process per CPU before
+    anything is timed (:func:`articulated.precompile.precompile`); else nothing."""
+    from .precompile import cold_kernels, precompile
+
+    cold = len(cold_kernels())
+    if not cold:
+        return
+    _print(console, f"[articulated demo] first run: compiling {cold} kernels "
+                    f"({', '.join(subsystems)}) in parallel processes, cached for later runs:")
+    report = lambda name, seconds, kernels: _print(
+        console, f"  {name:<14}{seconds:7.1f} s  {kernels:4d} kernels")
+    _, seconds = precompile(subsystems, progress=report)
+    _print(console, f"  compiled in {seconds:.1f} s")
+
+
 def cmd_demo(args) -> int:
     """Simulate the 300-link pendulum, compare against the installed peers, write outputs;
     then adaptive dynamics on the pendulum and a crowd, adaptive quasi-statics on a molecule,
@@ -213,6 +229,10 @@ def cmd_demo(args) -> int:
 
     console = _console()
     t0 = time.perf_counter()
+    _precompile(console, [name for name, used in (
+        ("contact", args.chain), ("adaptive", args.ad_steps or args.crowd),
+        ("quasistatics", args.molecule or args.protein != "none"), ("simulation", True))
+        if used])
     model = models.pendulum(args.n)
     q0 = _initial_configuration(model, 0)
     _print(console, f"[articulated demo] files go to {Path(args.out).resolve()} (--out DIR)")
@@ -634,6 +654,35 @@ def cmd_view(args) -> int:
     return 0
 
 
+def cmd_compile(args) -> int:
+    """Warm the numba cache (:func:`articulated.precompile.precompile`) or profile the
+    compile of each subsystem (:func:`articulated.precompile.profile`)."""
+    from tabulate import tabulate
+
+    from .precompile import precompile, profile
+
+    console = _console()
+    if args.profile:
+        result = profile(args.subsystems)
+        rows = [(n, f"{r['seconds']:.1f}", f"{r['compile']:.1f}", f"{r['cache_mb']:.1f}",
+                 r["versions"], len(r["kernels"])) for n, r in result.items()]
+        _print(console, tabulate(rows, headers=("subsystem", "cold s", "compile s", "cache MB",
+                                                "versions", "functions")))
+        for n, r in result.items():
+            top = sorted(r["kernels"].items(), key=lambda kv: -kv[1][0])[:args.top]
+            _print(console, f"\n{n}: the {len(top)} longest compiles (own time, callees left out)")
+            _print(console, tabulate([(k, f"{s:.2f}", v) for k, (s, v) in top],
+                                     headers=("function", "own s", "versions")))
+        return 0
+    report = lambda name, seconds, kernels: _print(
+        console, f"  {name:<14}{seconds:7.1f} s  {kernels:4d} kernels compiled")
+    _print(console, "[articulated compile] warming numba's cache "
+                    f"({', '.join(args.subsystems) or 'all subsystems'}):")
+    kernels, seconds = precompile(args.subsystems, jobs=args.jobs, progress=report)
+    _print(console, f"compiled {kernels} kernels in {seconds:.1f} s")
+    return 0
+
+
 def cmd_bench(args) -> int:
     return int(args.bench_run(args) or 0)
 
@@ -829,6 +878,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="articulated-sweep", metavar="DIR",
                    help="result store (default articulated-sweep)")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("compile", help="compile the kernels ahead of use, in parallel processes; "
+                                       "--profile: per-kernel compile times",
+                       description="Warm numba's on-disk cache: run a small workload of each "
+                                   "subsystem (default all) in up to --jobs processes. With "
+                                   "--profile, compile each subsystem from an empty cache in a "
+                                   "fresh process and print its compile time, cache size and "
+                                   "versions, and the kernels that take longest.")
+    from .precompile import SUBSYSTEMS
+
+    p.add_argument("subsystems", nargs="*", metavar="SUBSYSTEM",
+                   help=f"any of {', '.join(SUBSYSTEMS)} (default all)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes (default: the CPUs available)")
+    p.add_argument("--profile", action="store_true",
+                   help="profile the compile of each subsystem on an empty cache")
+    p.add_argument("--top", type=int, default=10,
+                   help="kernels listed per subsystem with --profile (default 10)")
+    p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("bench", help="benchmarks that print tables of ratios against the peers",
                        description="Run a benchmark; results go to stdout (record them in "

@@ -1,17 +1,17 @@
 """The command line's first-run notice: one line and a progress bar while numba compiles
-the package's kernels (issue 21, item 10).
+the package's kernels.
 
-A first run (after an install, an upgrade or an edit of the package: numba's on-disk cache
-is stamped with the source of the whole package, :mod:`articulated._numba_cache`) compiles
-every kernel it calls, minutes in all for the adaptive and contact kernels, in silence.
-:func:`compile_notice` listens to numba's ``"numba:compile"`` event, which numba triggers
-only on a cache miss, for the package's cached kernels: at the first one it writes
-``compiling kernels, first run only, ~N min`` (N from the kernels not yet cached,
-:func:`articulated._numba_cache.cold_kernels`, times :data:`SECONDS_PER_KERNEL`) to
-stderr, shows a progress bar (rich) while kernels compile, and at the end one line with the
-number of kernels compiled and the time it took. A run whose kernels all come from the
-cache writes nothing. This is an interface: the library itself never prints (its modules
-use ``logging``).
+A first run (after an install, an upgrade or an edit of a module that kernels are built
+from: :mod:`articulated._numba_cache`) compiles every kernel it calls. :func:`compile_notice`
+listens to numba's ``"numba:compile"`` event, which numba triggers only on a cache miss, for
+the package's cached kernels: at the first one it writes ``compiling kernels, first run
+only, ~N min`` (N from the kernels not yet cached,
+:func:`articulated._numba_cache.cold_kernels`, times :data:`SECONDS_PER_KERNEL`) to stderr,
+shows a progress bar (rich) while kernels compile, and at the end one line with the number
+of kernels compiled and the time it took. A run whose kernels all come from the cache
+writes nothing. ``articulated compile`` (:mod:`articulated.precompile`) compiles them ahead
+of use, in parallel processes. This is an interface: the library itself never prints (its
+modules use ``logging``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """All numba JIT flags of the package, in one place (stumpy's ``config.py`` habit).
 
-Kernels import :data:`JIT` or :data:`KERNEL` (hot loops) and :data:`INLINE` or
-:data:`INLINE_IR` (the helpers inlined into them) from here, so the whole library can be
-switched e.g. to ``boundscheck=True`` by editing one file. Numba's on-disk cache of every
-kernel is keyed on the source of the whole package (:mod:`articulated._numba_cache`): an
-edit to any of its modules, this one included, or an upgrade recompiles all the kernels on
-their next use. Set the environment variable ``NUMBA_DISABLE_JIT=1`` to run every kernel
-as plain Python (for coverage and debugging).
+Kernels import :data:`JIT` or :data:`KERNEL` (hot loops), :data:`INLINE` (the helpers
+they call) and :data:`VIEWS` (the two helpers that name the views of a packed buffer) from
+here, so the whole library can be switched e.g. to ``boundscheck=True`` by editing one
+file. A kernel's on-disk cache entry is stamped with the source of its own module and of
+every module of the package that module imports (:mod:`articulated._numba_cache`). Set the
+environment variable ``NUMBA_DISABLE_JIT=1`` to run every kernel as plain Python (for
+coverage and debugging).
 """
 
 JIT = dict(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy",
@@ -17,27 +17,40 @@ JIT = dict(cache=True, fastmath=False, boundscheck=False, nogil=True, error_mode
 KERNEL = dict(JIT, _nrt=False)
 """Flags of the allocation-free kernels (ABA, RNEA, CRBA, kinematics): ``JIT`` with numba's
 reference-counting runtime (NRT) off. Every array view a kernel makes (``A[i]``, a slice,
-an inlined helper's array argument) would otherwise cost an atomic reference-count update,
-several per body in the hot loops; without NRT an allocation inside a kernel is a compile
-error, which keeps the kernels allocation-free by construction."""
+a helper's array argument) would otherwise cost an atomic reference-count update, several
+per body in the hot loops; without NRT an allocation inside a kernel is a compile error,
+which keeps the kernels allocation-free by construction."""
 
-INLINE = dict(KERNEL, forceinline=True)
-"""Flags of the helpers of the DCA, quasi-statics, hybrid-body and loop kernels:
-allocation-free like :data:`KERNEL`, each compiled once and inlined into every caller by
-LLVM (``forceinline``: the ``alwaysinline`` attribute). Numba's own ``inline="always"``
-(:data:`INLINE_IR`) copies a helper's numba IR into every call site and types it again
-there, recursively: with these helpers a cold test run spent 3 times longer compiling
+INLINE = dict(KERNEL, forceinline=True, cache=False, no_cpython_wrapper=True,
+              no_cfunc_wrapper=True)
+"""Flags of the helpers that kernels call (spatial algebra, the passes of ABA, the DCA's
+node updates, ...): allocation-free like :data:`KERNEL`, each typed and compiled once per
+signature and inlined into every caller by LLVM (``forceinline``: the ``alwaysinline``
+attribute). They are callable from compiled code only: no CPython or C wrapper is built
+and nothing is cached on their own (a kernel's cache entry holds the machine code of the
+helpers it calls). Numba's ``inline="always"`` (:data:`VIEWS`) would instead copy a
+helper's IR into every call site and type it again there, recursively: that made the first
+call of ``aba`` take about 50 s to compile against about 10 s this way
 (docs/benchmarks.md, "Compile time")."""
 
-INLINE_IR = dict(JIT, inline="always")
-"""Flags of the helpers that numba inlines as IR and types in each caller: the small
-spatial-algebra helpers (:mod:`articulated.spatial`) and those of ABA, CRBA and kinematics,
-where this gave ABA about 6% more speed than :data:`INLINE` at little compile cost, and the
-two helpers that return array views into packed buffers
-(:func:`articulated.model.model_arrays`, :func:`articulated.data.data_arrays`): typed in
-the caller, their views cost no reference counting inside a :data:`KERNEL`, while Python
-callers get views that keep their buffer alive (NRT on); one compiled version cannot do
-both."""
+
+
+def inline(fn):
+    """Decorator of a helper that kernels call, with the flags :data:`INLINE`: compiled
+    code calls the compiled helper, Python calls ``fn`` itself as plain Python (numba's
+    ``register_jitable``; a compiled helper without a CPython wrapper cannot be called from
+    Python)."""
+    from numba.extending import register_jitable
+
+    return register_jitable(**INLINE)(fn)
+
+
+VIEWS = dict(JIT, inline="always")
+"""Flags of :func:`articulated.model.model_arrays` and :func:`articulated.data.data_arrays`,
+which return array views into packed buffers: numba inlines their IR and types them in the
+caller, so their views cost no reference counting inside a :data:`KERNEL` while Python and
+reference-counted callers get views that keep their buffer alive; one compiled version
+cannot do both."""
 
 import warnings as _warnings
 

@@ -43,13 +43,13 @@ import math
 import numpy as np
 from numba import njit
 
-from .config import INLINE, KERNEL
+from .config import inline, KERNEL
 from .model import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL, Model
 
 
 # ---------------------------------------------------------------------------- kernels
 
-@njit(**INLINE)
+@inline
 def _quat_step(q, a, v, b, dt, q_out):
     """``q_out[a:a+4] = q[a:a+4] (x) exp(v[b:b+3] dt / 2)``, normalized."""
     px = v[b] * dt
@@ -81,7 +81,7 @@ def _quat_step(q, a, v, b, dt, q_out):
     q_out[a + 3] = nz / n
 
 
-@njit(**INLINE)
+@inline
 def _rotate_add(q, a, x0, x1, x2, out, o):
     """``out[o:o+3] += R(quat) x`` with ``quat = q[a:a+4] / |q[a:a+4]|``."""
     w = q[a]
@@ -99,7 +99,7 @@ def _rotate_add(q, a, x0, x1, x2, out, o):
     out[o + 2] += x2 + s * (w * c2 + x * c1 - y * c0)
 
 
-@njit(**INLINE)
+@inline
 def integrate_joint(i, jtype, qadr, vadr, q, v, dt, q_out):
     """Joint i's part of :func:`integrate`: ``q_out = q (+) v dt`` on that joint's
     coordinates only (revolute/prismatic ``q + v dt``, quaternion exponential map, SE(3)

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ._views import mat3_view, rows
-from .config import INLINE_IR
+from .config import VIEWS
 
 
 DATA_ARRAY_NAMES = ("Xup_E", "Xup_r", "v", "c", "a", "f", "oE", "op", "stack", "Ia_stack",
@@ -32,7 +32,7 @@ def data_size(nb, nv):
     return _DATA_BODY * nb + _DATA_STACK * (nb + 1) + (_DATA_DOF + 8) * nv + 96
 
 
-@njit(**INLINE_IR)
+@njit(**VIEWS)
 def data_arrays(data_f, nb, nv):
     """Named views into the packed workspace buffer of a :class:`Data` (see there).
 

@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from ._views import mat3_view, rows
-from .config import INLINE_IR, KERNEL
+from .config import inline, KERNEL, VIEWS
 from .data import Data
 
 
@@ -134,7 +134,7 @@ def first_bad_quaternion(q, quat_qadr, tol):
     return -1
 
 
-@njit(**INLINE_IR)
+@inline
 def unit_quaternion(q, a, tol):
     """True if the quaternion ``q[a : a + 4]`` has norm within ``tol`` of 1 (False for a
     non-finite one)."""
@@ -143,7 +143,7 @@ def unit_quaternion(q, a, tol):
     return abs(n - 1.0) <= tol
 
 
-@njit(**INLINE_IR)
+@njit(**VIEWS)
 def model_arrays(model_i, model_f):
     """Named views into the two packed buffers of a :class:`ModelArrays` (see there).
 

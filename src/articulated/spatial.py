@@ -42,21 +42,21 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import overload
 
-from .config import INLINE, INLINE_IR
+from .config import INLINE, inline
 
 
 # ----------------------------------------------------------------- loads and stores
 
-@njit(**INLINE_IR)
+@inline
 def get_vec3(A, i):
     """Row i of an (n, 3) array as a 3-tuple."""
     return (A[i, 0], A[i, 1], A[i, 2])
 
 
-@njit(**INLINE_IR)
+@inline
 def set_vec3(A, i, x):
     """Row i of an (n, 3) array = the 3-tuple x."""
     A[i, 0] = x[0]
@@ -64,20 +64,20 @@ def set_vec3(A, i, x):
     A[i, 2] = x[2]
 
 
-@njit(**INLINE_IR)
+@inline
 def get_vec6(A, i):
     """Row i of an (n, 6) array as a 6-tuple."""
     return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5])
 
 
-@njit(**INLINE_IR)
+@inline
 def set_vec6(A, i, x):
     """Row i of an (n, 6) array = the 6-vector x."""
     A[i, 0], A[i, 1], A[i, 2] = x[0], x[1], x[2]
     A[i, 3], A[i, 4], A[i, 5] = x[3], x[4], x[5]
 
 
-@njit(**INLINE_IR)
+@inline
 def add_vec6(A, i, x):
     """Row i of an (n, 6) array += the 6-vector x."""
     A[i, 0], A[i, 1], A[i, 2] = A[i, 0] + x[0], A[i, 1] + x[1], A[i, 2] + x[2]
@@ -95,7 +95,7 @@ def set_mat3(A, i, E):
     A[i] = np.reshape(np.asarray(E), np.shape(A[i]))
 
 
-@overload(get_mat3, inline="always")
+@overload(get_mat3, jit_options=INLINE)
 def _get_mat3_jit(A, i):
     if A.ndim == 3:
         return lambda A, i: (A[i, 0, 0], A[i, 0, 1], A[i, 0, 2], A[i, 1, 0], A[i, 1, 1],
@@ -104,7 +104,7 @@ def _get_mat3_jit(A, i):
                          A[i, 7], A[i, 8])
 
 
-@overload(set_mat3, inline="always")
+@overload(set_mat3, jit_options=INLINE)
 def _set_mat3_jit(A, i, E):
     if A.ndim == 3:
         def impl(A, i, E):
@@ -132,7 +132,7 @@ def _set_mat3_jit(A, i, E):
     return impl
 
 
-@njit(**INLINE_IR)
+@inline
 def get_sym6(A, i):
     """Row i of an (n, 21) array of packed symmetric matrices as a 21-tuple."""
     return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7], A[i, 8],
@@ -140,7 +140,7 @@ def get_sym6(A, i):
             A[i, 17], A[i, 18], A[i, 19], A[i, 20])
 
 
-@njit(**INLINE_IR)
+@inline
 def set_sym6(A, i, M):
     """Row i of an (n, 21) array = the packed symmetric 21-tuple M."""
     A[i, 0] = M[0]
@@ -168,32 +168,32 @@ def set_sym6(A, i, M):
 
 # -------------------------------------------------------------------- 6-vectors
 
-@njit(**INLINE_IR)
+@inline
 def add6(x, y):
     """x + y (a 6-tuple) for 6-vectors."""
     return (x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5])
 
 
-@njit(**INLINE_IR)
+@inline
 def sub6(x, y):
     """x - y (a 6-tuple) for 6-vectors."""
     return (x[0] - y[0], x[1] - y[1], x[2] - y[2], x[3] - y[3], x[4] - y[4], x[5] - y[5])
 
 
-@njit(**INLINE_IR)
+@inline
 def scale6(x, s):
     """s x (a 6-tuple) for a 6-vector x and a scalar s."""
     return (x[0] * s, x[1] * s, x[2] * s, x[3] * s, x[4] * s, x[5] * s)
 
 
-@njit(**INLINE_IR)
+@inline
 def dot6(x, y):
     """x . y for 6-vectors (summed pairwise: a shorter dependency chain)."""
     return ((x[0] * y[0] + x[1] * y[1]) + (x[2] * y[2] + x[3] * y[3])
             + (x[4] * y[4] + x[5] * y[5]))
 
 
-@njit(**INLINE_IR)
+@inline
 def cross_motion(v, m):
     """``v x m`` (a 6-tuple), the spatial motion cross product (RBDA eq. 2.31)."""
     v0, v1, v2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -206,7 +206,7 @@ def cross_motion(v, m):
             v0 * m4 - v1 * m3 + v3 * m1 - v4 * m0)
 
 
-@njit(**INLINE_IR)
+@inline
 def cross_force(v, f):
     """``v x* f`` (a 6-tuple), the spatial force cross product (RBDA eq. 2.32)."""
     v0, v1, v2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -221,7 +221,7 @@ def cross_force(v, f):
 
 # ------------------------------------------------------------------- transforms
 
-@njit(**INLINE_IR)
+@inline
 def xform_motion(E, r, v):
     """``bXa v`` (a 6-tuple): ``[E w; E (v_O - r x w)]``; E a 9-tuple, r a 3-tuple."""
     e00, e01, e02, e10, e11, e12, e20, e21, e22 = E
@@ -238,7 +238,7 @@ def xform_motion(E, r, v):
             e20 * l0 + e21 * l1 + e22 * l2)
 
 
-@njit(**INLINE_IR)
+@inline
 def xform_force_T(E, r, f):
     """``bXa^T f`` (a 6-tuple): the force f given in B coordinates, in A coordinates,
     ``[E^T n + r x E^T f; E^T f]`` (RBDA eq. 2.25); E a 9-tuple, r a 3-tuple."""
@@ -255,7 +255,7 @@ def xform_force_T(E, r, f):
             l0, l1, l2)
 
 
-@njit(**INLINE_IR)
+@inline
 def mat3_mul(G, F):
     """``G F`` (a 9-tuple) for row-major 9-tuples."""
     g00, g01, g02, g10, g11, g12, g20, g21, g22 = G
@@ -271,7 +271,7 @@ def mat3_mul(G, F):
             g20 * f02 + g21 * f12 + g22 * f22)
 
 
-@njit(**INLINE_IR)
+@inline
 def mat3T_vec(E, x):
     """``E^T x`` (a 3-tuple) for a row-major 9-tuple E and a 3-vector x."""
     return (E[0] * x[0] + E[3] * x[1] + E[6] * x[2],
@@ -279,7 +279,7 @@ def mat3T_vec(E, x):
             E[2] * x[0] + E[5] * x[1] + E[8] * x[2])
 
 
-@njit(**INLINE_IR)
+@inline
 def axis_rotation(a, c, s):
     """Coordinate rotation E (a 9-tuple; parent -> child) for a rotation by angle t about
     the unit axis a (3-vector); ``c = cos t``, ``s = sin t``. E is the transpose of
@@ -294,7 +294,7 @@ def axis_rotation(a, c, s):
             txz + s * y, tyz - s * x, c + t * z * z)
 
 
-@njit(**INLINE_IR)
+@inline
 def quat_rotation(qw, qx, qy, qz):
     """Rotation matrix R (a 9-tuple) of the unit quaternion (w, x, y, z) (Hamilton, scalar
     first). ``R`` maps child-frame coordinates to parent-frame coordinates (columns are the
@@ -307,7 +307,7 @@ def quat_rotation(qw, qx, qy, qz):
 
 # ------------------------------------------------------------------- inertias
 
-@njit(**INLINE_IR)
+@inline
 def inertia_times(m, h, Ibar, v):
     """``I v`` (a 6-tuple) for the compact rigid-body inertia ``(m, h, Ibar)`` (RBDA
     eq. 2.63; h a 3-vector, Ibar a row-major 9-tuple) and a 6-vector."""
@@ -322,7 +322,7 @@ def inertia_times(m, h, Ibar, v):
             m * v5 - (h0 * w1 - h1 * w0))
 
 
-@njit(**INLINE_IR)
+@inline
 def rigid_inertia(m, h, Ibar):
     """The packed 21-tuple of the rigid-body inertia ``(m, h, Ibar)`` (RBDA eq. 2.63):
     ``[[Ibar, h^], [h^T, m 1]]`` (h a 3-vector, Ibar a row-major 9-tuple)."""
@@ -332,7 +332,7 @@ def rigid_inertia(m, h, Ibar):
             m, z, z, m, z, m)
 
 
-@njit(**INLINE_IR)
+@inline
 def sym6_index(k, l):
     """Position of entry (k, l) of a symmetric 6x6 matrix in the packed (21,) layout."""
     if k > l:
@@ -344,7 +344,7 @@ def sym6_index(k, l):
     return 15 + (k - 3) * (8 - k) // 2 + l - 3
 
 
-@njit(**INLINE_IR)
+@inline
 def sym6_from_dense(T):
     """The packed 21-tuple of the symmetric (6, 6) array ``T`` (its upper triangle)."""
     return (T[0, 0], T[0, 1], T[0, 2], T[1, 1], T[1, 2], T[2, 2],
@@ -352,7 +352,7 @@ def sym6_from_dense(T):
             T[3, 3], T[3, 4], T[3, 5], T[4, 4], T[4, 5], T[5, 5])
 
 
-@njit(**INLINE_IR)
+@inline
 def sym6_to_dense(M, T_out):
     """Write the packed 21-tuple ``M`` into the (6, 6) array ``T_out`` (both triangles)."""
     for k in range(6):
@@ -362,7 +362,7 @@ def sym6_to_dense(M, T_out):
             T_out[l, k] = x
 
 
-@njit(**INLINE_IR)
+@inline
 def sym6_add(M, N):
     """M + N for packed symmetric 21-tuples."""
     return (M[0] + N[0], M[1] + N[1], M[2] + N[2], M[3] + N[3], M[4] + N[4], M[5] + N[5],
@@ -371,7 +371,7 @@ def sym6_add(M, N):
             M[16] + N[16], M[17] + N[17], M[18] + N[18], M[19] + N[19], M[20] + N[20])
 
 
-@njit(**INLINE_IR)
+@inline
 def sym6_apply(M, x):
     """``M x`` (a 6-tuple) for a packed symmetric 21-tuple M and a 6-vector x."""
     a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21, b22, \
@@ -385,7 +385,7 @@ def sym6_apply(M, x):
             b02 * x0 + b12 * x1 + b22 * x2 + c02 * x3 + c12 * x4 + c22 * x5)
 
 
-@njit(**INLINE_IR)
+@inline
 def sym6_apply_half(M, x, angular):
     """``M [x; 0]`` if ``angular`` else ``M [0; x]`` (a 6-tuple) for a packed symmetric
     21-tuple M and a 3-vector x: the product with a 6-vector that has only an angular or
@@ -409,7 +409,7 @@ def sym6_apply_half(M, x, angular):
             c02 * x0 + c12 * x1 + c22 * x2)
 
 
-@njit(**INLINE_IR)
+@inline
 def sym6_rank1_sub(M, U, w):
     """``M - U w^T`` for a packed symmetric 21-tuple M and 6-vectors with ``w`` parallel to
     ``U`` (e.g. ``w = U / D``), so that the result is symmetric; only ``k <= l`` is formed."""
@@ -424,7 +424,7 @@ def sym6_rank1_sub(M, U, w):
             M[18] - u4 * w4, M[19] - u4 * w5, M[20] - u5 * w5)
 
 
-@njit(**INLINE_IR)
+@inline
 def _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22, s00, s01, s02, s11, s12, s22):
     """Upper triangle of ``E^T S E`` for symmetric S (six entries, row-major)."""
     p00 = s00 * e00 + s01 * e10 + s02 * e20
@@ -444,7 +444,7 @@ def _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22, s00, s01, s02, s11, s1
             e02 * p02 + e12 * p12 + e22 * p22)
 
 
-@njit(**INLINE_IR)
+@inline
 def congruence(E, r, M):
     """``bXa^T M bXa`` (a packed 21-tuple) for a packed symmetric 21-tuple M in B
     coordinates; E a 9-tuple, r a 3-tuple.
@@ -573,14 +573,14 @@ def _sincos_libm(x):
     return math.sin(x), math.cos(x)
 
 
-@overload(sincos, inline="always", jit_options=dict(error_model="numpy"))
+@overload(sincos, jit_options=INLINE)
 def _sincos_jit(x):
     if isinstance(x, types.Float) and x.bitwidth == 64:
         return _sincos_f64
     return _sincos_libm
 
 
-@njit(**INLINE_IR)
+@inline
 def motion_apply_inv(E, r, v, out):
     """out = bXa^-1 v = aXb v: ``[E^T w; E^T v_O + r x E^T w]`` (out must not alias v)."""
     w0 = E[0, 0] * v[0] + E[1, 0] * v[1] + E[2, 0] * v[2]
@@ -601,14 +601,14 @@ def motion_apply_inv(E, r, v, out):
 # (E, r)[i] with E (n, 3, 3) rotating A coordinates into B coordinates and r (n, 3) the
 # position of B's origin in A coordinates, as everywhere in this module.
 
-@njit(**INLINE)
+@inline
 def xform_get(E, r, i):
     """(E, r)[i] as a 12-tuple: E row by row, then r."""
     return (E[i, 0, 0], E[i, 0, 1], E[i, 0, 2], E[i, 1, 0], E[i, 1, 1], E[i, 1, 2],
             E[i, 2, 0], E[i, 2, 1], E[i, 2, 2], r[i, 0], r[i, 1], r[i, 2])
 
 
-@njit(**INLINE)
+@inline
 def xform_set(E, r, i, t):
     """(E, r)[i] = the 12-tuple t (:func:`xform_get`)."""
     E[i, 0, 0], E[i, 0, 1], E[i, 0, 2] = t[0], t[1], t[2]
@@ -617,7 +617,7 @@ def xform_set(E, r, i, t):
     r[i, 0], r[i, 1], r[i, 2] = t[9], t[10], t[11]
 
 
-@njit(**INLINE)
+@inline
 def xform_mul(a, b):
     """``a o b`` (apply b first) for 12-tuple transforms: ``E = E_a E_b``,
     ``r = r_b + E_b^T r_a`` (RBDA Table 2.5)."""
@@ -635,7 +635,7 @@ def xform_mul(a, b):
             b[11] + b[2] * a[9] + b[5] * a[10] + b[8] * a[11])
 
 
-@njit(**INLINE)
+@inline
 def xform_inv(a):
     """Inverse of a 12-tuple transform: ``(E^T, -E r)``."""
     return (a[0], a[3], a[6], a[1], a[4], a[7], a[2], a[5], a[8],
@@ -644,32 +644,32 @@ def xform_inv(a):
             -(a[6] * a[9] + a[7] * a[10] + a[8] * a[11]))
 
 
-@njit(**INLINE)
+@inline
 def xform_mul_at(E2, r2, i2, E1, r1, i1, Eo, ro, io):
     """(Eo, ro)[io] = (E2, r2)[i2] o (E1, r1)[i1] (apply 1 first; :func:`xform_mul`)."""
     xform_set(Eo, ro, io, xform_mul(xform_get(E2, r2, i2), xform_get(E1, r1, i1)))
 
 
-@njit(**INLINE)
+@inline
 def xform_inv_at(E, r, i, Eo, ro, io):
     """(Eo, ro)[io] = inverse of (E, r)[i] (:func:`xform_inv`)."""
     xform_set(Eo, ro, io, xform_inv(xform_get(E, r, i)))
 
 
-@njit(**INLINE)
+@inline
 def xform_copy_at(E, r, i, Eo, ro, io):
     """(Eo, ro)[io] = (E, r)[i]."""
     xform_set(Eo, ro, io, xform_get(E, r, i))
 
 
-@njit(**INLINE)
+@inline
 def xform_motion_at(E, r, i, v):
     """``X v`` (a 6-tuple) for ``X = (E[i], r[i])`` and a motion 6-vector v (a tuple or an
     array; :func:`xform_motion`, RBDA eq. 2.24)."""
     return xform_motion(get_mat3(E, i), get_vec3(r, i), v)
 
 
-@njit(**INLINE)
+@inline
 def xform_force_T_at(E, r, i, f):
     """``X^T f`` (a 6-tuple) for ``X = (E[i], r[i])`` and a force 6-vector f: f given in
     the frame X maps to, expressed in the frame it maps from (:func:`xform_force_T`, RBDA
@@ -677,7 +677,7 @@ def xform_force_T_at(E, r, i, f):
     return xform_force_T(get_mat3(E, i), get_vec3(r, i), f)
 
 
-@njit(**INLINE)
+@inline
 def xform_rows_at(E, r, i, M, m, out, o):
     """out[o] = X M[m] for ``X = (E[i], r[i])`` and (6, 6) blocks: X applied to each
     column (:func:`xform_motion`); out[o] must not alias M[m]."""
@@ -690,7 +690,7 @@ def xform_rows_at(E, r, i, M, m, out, o):
             out[o, a, n] = y[a]
 
 
-@njit(**INLINE)
+@inline
 def xform_dense_at(E, r, i, T, t):
     """T[t] = the dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of (E[i], r[i])
     (RBDA eq. 2.24)."""
@@ -709,7 +709,7 @@ def xform_dense_at(E, r, i, T, t):
         T[t, 3 + a, 2] = -(E[i, a, 0] * r[i, 1] - E[i, a, 1] * r[i, 0])
 
 
-@njit(**INLINE_IR)
+@inline
 def spd_inverse(A, n, out, W):
     """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (6 x 6 blocks and
     smaller in the kernels; any n).

@@ -10,9 +10,9 @@ the error names the joint or body.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, typeof
+from numba import typeof
 
-from ..config import INLINE_IR
+from ..config import inline
 from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_SPHERICAL, QUAT_TOL, QUAT_TOL_F32,
                      first_bad_quaternion, quaternion_tol, unit_quaternion)
 
@@ -101,14 +101,14 @@ def hot_entry(entry, d, a, b=None, c=None, f_ext=None, out=None, out_ndim=1):
     return ep if ep is not None else entry.compile(d)
 
 
-@njit(**INLINE_IR)
+@inline
 def vector_ok(x, n):
     """True if the 1-D array ``x`` has ``n`` entries, contiguous (what a hot call's kernel
     checks before reading an argument that Python did not convert)."""
     return x.shape[0] == n and (n <= 1 or x.strides[0] == x.itemsize)
 
 
-@njit(**INLINE_IR)
+@inline
 def matrix_ok(x, n, m):
     """True if the 2-D array ``x`` is (n, m), C-contiguous (:func:`vector_ok` for
     matrices; the strides of an empty array do not matter, NumPy may give it zeros)."""
@@ -118,7 +118,7 @@ def matrix_ok(x, n, m):
                                       and (n <= 1 or x.strides[0] == m * it))))
 
 
-@njit(**INLINE_IR)
+@inline
 def configuration_status(mv, q):
     """0 if ``q`` is a contiguous (nq,) configuration of the model ``mv``
     (:func:`articulated.model.model_arrays`) whose quaternions have unit norm to the
@@ -141,7 +141,7 @@ def configuration_status(mv, q):
     return 0
 
 
-@njit(**INLINE_IR)
+@inline
 def state_status(mv, q, qd, x, f_ext, out):
     """The checks of a checked kernel, compiled: :func:`configuration_status` of ``q``, and
     1 unless ``qd``, ``x``, ``out`` are contiguous with the model's nv entries and ``f_ext``

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from ..config import INLINE_IR, KERNEL
+from ..config import inline, KERNEL
 from ..data import Data, data_arrays
 from ..model import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, Model, model_arrays
 from ..spatial import (add6, congruence, cross_force, dot6, get_mat3, get_sym6, get_vec3, get_vec6,
@@ -34,7 +34,7 @@ from .kinematics import base_acceleration, joint_motion, joint_xup, pop_children
 _empty = np.empty
 
 
-@njit(**INLINE_IR)
+@inline
 def _project_1dof(IA, pA, c, a, angular, tau, one):
     """Pass 2 at a one-dof joint, all in registers: ``U = IA S``, ``D = S^T U``,
     ``u = tau - S^T pA``, ``Ia = IA - U U^T / D``, ``pa = pA + Ia c + U u / D`` (RBDA
@@ -57,7 +57,7 @@ def _project_1dof(IA, pA, c, a, angular, tau, one):
     return Ia, pa, UDinv, Dinv_u, Dinv
 
 
-@njit(**INLINE_IR)
+@inline
 def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, UDinv, Dinv_u, T, T2, modified):
     """Pass 2 at a joint with ``n`` dofs (0 for a fixed joint): as :func:`_project_1dof`
     with ``D`` an (n, n) block inverted by Cholesky, on the dense scratch ``T``. With
@@ -101,7 +101,7 @@ def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, UDinv, Dinv_u, T, T2,
     return Ia, pa
 
 
-@njit(**INLINE_IR)
+@inline
 def _project_free(IA, pA, tau, va, U, D, Dinv, u, UDinv, Dinv_u, T2):
     """Pass 2 at a free joint, whose motion subspace is ``S = 1_6`` in body coordinates:
     ``U = IA S = IA``, ``D = S^T U = IA``, ``u = tau - pA``, ``U D^-1 = 1``, hence
@@ -128,7 +128,7 @@ def _project_free(IA, pA, tau, va, U, D, Dinv, u, UDinv, Dinv_u, T2):
     return Ia, pa
 
 
-@njit(**INLINE_IR)
+@inline
 def _add_pivot(M, S, va, n, D):
     """``D_i += S_i^T M S_i`` for the (n, n) pivot block of joint i (the modified ABA
     accumulates ``D_i`` term by term, Ascher-Pai-Cloutier eq. 11)."""
@@ -158,7 +158,7 @@ def aba_kernel(
                       False)[0]
 
 
-@njit(**INLINE_IR)
+@inline
 def aba_passes(model_i, model_f, q, qd, tau, f_ext, modified, data_f, kinematics, kinetic):
     """:func:`aba_kernel`'s three passes; returns ``(finite, T)``, with ``kinetic`` the
     kinetic energy ``T = 1/2 sum v_i . I_i v_i`` [J] of the state (pass 2 forms ``I_i v_i``

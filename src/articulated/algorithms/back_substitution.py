@@ -14,7 +14,7 @@ import math
 from numba import njit
 
 from .._byref import byref, deref
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 from ..spatial import get_vec6, xform_inv_at, xform_motion_at
 from .blocks import _blk, _child_blocks, _child_slot, _children, _hand_down
 from .bundles import STAT_BAD, STAT_BOUND, STAT_EPS2, STAT_MAXNORM, STAT_N, STAT_TOTAL
@@ -23,7 +23,7 @@ from .metric import _bound, _total_acc
 from .passive import evaluate_fresh
 
 
-@njit(**INLINE)
+@inline
 def _lazy_evaluate(c, i, tree, fr, co, sc, lz):
     """Passive child c of node i: twist ``vnode[c] = Tup_c^-1 vnode[i]`` and the fully
     articulated coefficients from its tensors that the back-substitution reads (not its

@@ -25,27 +25,26 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
 
-from ..config import INLINE
+from ..config import inline
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..spatial import xform_force_T_at, xform_motion_at, xform_rows_at
 
 
-@njit(**INLINE)
+@inline
 def _bidx(nh, k, l):
     """Block index of (k, l), k <= l, in the upper triangle of an nh x nh block matrix."""
     return k * nh - (k * (k - 1)) // 2 + (l - k)
 
 
-@njit(**INLINE)
+@inline
 def _oidx(nh, k, l):
     """Index of the off-diagonal block (k, l), k < l, among the ``nh (nh - 1) / 2`` of a node
     (row-major over the strict upper triangle)."""
     return k * nh - (k * (k + 1)) // 2 + (l - k - 1)
 
 
-@njit(**INLINE)
+@inline
 def _off(oo, nh, k, l):
     """(index, transposed) of the off-diagonal block ``Phi_kl`` (k != l) of the node whose
     off-diagonal blocks start at ``oo``."""
@@ -54,7 +53,7 @@ def _off(oo, nh, k, l):
     return oo + _oidx(nh, l, k), True
 
 
-@njit(**INLINE)
+@inline
 def _blk(hoff, ooff, n_slots, nh, k, l):
     """(row, transposed) of block (k, l) of a node in the Phi/Psi storage."""
     if k == l:
@@ -64,7 +63,7 @@ def _blk(hoff, ooff, n_slots, nh, k, l):
     return n_slots + ooff + _oidx(nh, l, k), True
 
 
-@njit(**INLINE)
+@inline
 def _copy_block(M, m, tr, out, o):
     """out[o] = M[m] (or its transpose)."""
     if tr:
@@ -77,7 +76,7 @@ def _copy_block(M, m, tr, out, o):
                 out[o, a, c] = M[m, a, c]
 
 
-@njit(**INLINE)
+@inline
 def _xj_rows(jt, E, r, J, M, m, out, o):
     """out[o] = X M[m] for a principal joint transform ``X = (E[J], r[J])`` in aligned
     handle frames: a rotation about z (revolute: ``E = [[c, s, 0], [-s, c, 0], [0, 0, 1]]``),
@@ -111,7 +110,7 @@ def _xj_rows(jt, E, r, J, M, m, out, o):
         xform_rows_at(E, r, J, M, m, out, o)
 
 
-@njit(**INLINE)
+@inline
 def _xj_motion(jt, E, r, J, v):
     """``X v`` (a 6-tuple) for a motion 6-vector v and the principal joint transform
     ``X = (E[J], r[J])`` of :func:`_xj_rows`: 12 operations for a revolute joint (a rotation
@@ -128,7 +127,7 @@ def _xj_motion(jt, E, r, J, v):
     return xform_motion_at(E, r, J, v)
 
 
-@njit(**INLINE)
+@inline
 def _xj_force_T(jt, E, r, J, f):
     """``X^T f`` (a 6-tuple) for a force 6-vector f and the principal joint transform of
     :func:`_xj_motion`; equal to :func:`~articulated.spatial.xform_force_T_at`."""
@@ -143,7 +142,7 @@ def _xj_force_T(jt, E, r, J, f):
     return xform_force_T_at(E, r, J, f)
 
 
-@njit(**INLINE)
+@inline
 def _xj_rows_T(jt, E, r, J, M, m, out, o):
     """out[o] = X M[m]^T (X as in :func:`_xj_rows`), without copying the transpose."""
     for n in range(6):
@@ -153,7 +152,7 @@ def _xj_rows_T(jt, E, r, J, M, m, out, o):
             out[o, a, n] = y[a]
 
 
-@njit(**INLINE)
+@inline
 def _xj_cols_add(jt, E, r, J, M, m, P, p):
     """M[m] <- M[m] X^T + P[p] in place (X as in :func:`_xj_rows`; row a of ``M X^T`` is
     ``X`` applied to row a of M)."""
@@ -164,7 +163,7 @@ def _xj_cols_add(jt, E, r, J, M, m, P, p):
             M[m, a, b] = y[b] + P[p, a, b]
 
 
-@njit(**INLINE)
+@inline
 def _xj_cols(jt, E, r, J, M, m):
     """M[m] <- M[m] X^T in place (column operations), X as in :func:`_xj_rows`."""
     if jt == JOINT_REVOLUTE:
@@ -192,7 +191,7 @@ def _xj_cols(jt, E, r, J, M, m):
                 M[m, a, b] = y[b]
 
 
-@njit(**INLINE)
+@inline
 def _ctv_at(C, c, x, ix, xo):
     """``C[c]^T x`` (a 6-tuple) for (6, 6) blocks C and ``x = x[ix, xo:xo + 6]`` of a 2-d
     array."""
@@ -214,13 +213,13 @@ def _ctv_at(C, c, x, ix, xo):
     return s0, s1, s2, s3, s4, s5
 
 
-@njit(**INLINE)
+@inline
 def _ctv(C, c, x, ix):
     """``C[c]^T x[ix]`` (a 6-tuple) for (6, 6) blocks C and rows x[ix] of a 2-d array."""
     return _ctv_at(C, c, x, ix, 0)
 
 
-@njit(**INLINE)
+@inline
 def _cv(C, c, x0, x1, x2, x3, x4, x5):
     """``C[c] x`` (a 6-tuple) for a (6, 6) block and a 6-vector given as scalars."""
     return (C[c, 0, 0] * x0 + C[c, 0, 1] * x1 + C[c, 0, 2] * x2 + C[c, 0, 3] * x3
@@ -237,7 +236,7 @@ def _cv(C, c, x0, x1, x2, x3, x4, x5):
             + C[c, 5, 4] * x4 + C[c, 5, 5] * x5)
 
 
-@njit(**INLINE)
+@inline
 def _symv(S, b, x0, x1, x2, x3, x4, x5):
     """``S_b x`` (a 6-tuple) for a symmetric (6, 6) matrix packed as its upper triangle
     row by row in ``S[b]`` (21 entries; generated code)."""
@@ -254,7 +253,7 @@ def _symv(S, b, x0, x1, x2, x3, x4, x5):
     return y0, y1, y2, y3, y4, y5
 
 
-@njit(**INLINE)
+@inline
 def _bmv(P, b, tr, x, ix):
     """``P[b] x[ix]`` (or ``P[b]^T x[ix]`` if tr), a 6-tuple."""
     if tr:
@@ -264,7 +263,7 @@ def _bmv(P, b, tr, x, ix):
     return y
 
 
-@njit(**INLINE)
+@inline
 def _outer_acc(Z, a, b, n, out, o, sg):
     """out[o] += sg sum_{t < n} Z[a, t, :]^T Z[b, t, :] for (6, 6) blocks (row sums kept in
     registers)."""
@@ -286,7 +285,7 @@ def _outer_acc(Z, a, b, n, out, o, sg):
         out[o, m, 5] += sg * s5
 
 
-@njit(**INLINE)
+@inline
 def _outer_sym(Z, a, n, out, o):
     """out[o] -= sum_{t < n} Z[a, t, :]^T Z[a, t, :] (symmetric: the upper triangle is
     computed and mirrored, so the result is exactly symmetric)."""
@@ -300,7 +299,7 @@ def _outer_sym(Z, a, n, out, o):
             out[o, c, m] = v
 
 
-@njit(**INLINE)
+@inline
 def _fwd_rows_at(L, lr, lo, Ld, dr, dlo, n, C, c):
     """:func:`_fwd_rows` with its factor at any row and column offset (``L[lr, lo + t]``,
     ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
@@ -329,14 +328,14 @@ def _fwd_rows_at(L, lr, lo, Ld, dr, dlo, n, C, c):
         C[c, a, 5] = c5 * da
 
 
-@njit(**INLINE)
+@inline
 def _fwd_rows(L, Ld, J, n, C, c):
     """Rows 0..n-1 of C[c] <- L_J^-1 (rows 0..n-1 of C[c]) (forward substitution, L_J lower
     triangular n x n with inverse diagonal Ld[J])."""
     _fwd_rows_at(L, J, 0, Ld, J, 0, n, C, c)
 
 
-@njit(**INLINE)
+@inline
 def _chol_solve_at(L, lr, lo, Ld, dr, dlo, n, y, iy):
     """:func:`_chol_solve` with its factor at any row and column offset
     (``L[lr, lo + t]``, ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
@@ -353,13 +352,13 @@ def _chol_solve_at(L, lr, lo, Ld, dr, dlo, n, y, iy):
         y[iy, a] = s * Ld[dr, dlo + a]
 
 
-@njit(**INLINE)
+@inline
 def _chol_solve(L, Ld, J, n, y, iy):
     """y[iy, :n] <- (L_J L_J^T)^-1 y[iy, :n] (forward then back substitution)."""
     _chol_solve_at(L, J, 0, Ld, J, 0, n, y, iy)
 
 
-@njit(**INLINE)
+@inline
 def _chol_at(K, k, n, L, lr, lo, Ld, dr, dlo):
     """:func:`_chol` with its factor at any row and column offset (``L[lr, lo + t]``,
     ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
@@ -381,7 +380,7 @@ def _chol_at(K, k, n, L, lr, lo, Ld, dr, dlo):
                 L[lr, lo + (a * (a - 1)) // 2 + j] = t * d
 
 
-@njit(**INLINE)
+@inline
 def _chol(K, k, n, L, Ld, J):
     """Cholesky factor ``K[k][:n, :n] = L_J L_J^T`` (lower triangle of K read; L[J] gets the
     lower triangle, Ld[J] the inverse diagonal). A non-positive pivot gives NaN, which the
@@ -390,7 +389,7 @@ def _chol(K, k, n, L, Ld, J):
     _chol_at(K, k, n, L, J, 0, Ld, J, 0)
 
 
-@njit(**INLINE)
+@inline
 def _chol6_at(K, k, L, lr, lo, Ld, dr, dlo):
     """:func:`_chol6` with its factor at any row and column offset (``L[lr, lo + t]``,
     ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
@@ -451,13 +450,13 @@ def _chol6_at(K, k, L, lr, lo, Ld, dr, dlo):
     Ld[dr, dlo + 5] = d5
 
 
-@njit(**INLINE)
+@inline
 def _chol6(K, k, L, Ld, J):
     """:func:`_chol` for n = 6, unrolled (generated code)."""
     _chol6_at(K, k, L, J, 0, Ld, J, 0)
 
 
-@njit(**INLINE)
+@inline
 def _chol5_perm_at(K, k, perm, pj, L, lr, lo, Ld, dr, dlo):
     """:func:`_chol5_perm` with its factor at any row and column offset
     (``L[lr, lo + t]``, ``Ld[dr, dlo + t]``, ``perm[pj]``), e.g. in the node records of the
@@ -514,7 +513,7 @@ def _chol5_perm_at(K, k, perm, pj, L, lr, lo, Ld, dr, dlo):
     Ld[dr, dlo + 4] = e4
 
 
-@njit(**INLINE)
+@inline
 def _chol5_perm(K, k, perm, J, L, Ld):
     """Square-root-free Cholesky ``K[k][F, F] = L D L^T`` of the free block
     (``F = perm[J, :5]``): the unit lower factor into L[J] (below the diagonal), ``1 / D``
@@ -522,7 +521,7 @@ def _chol5_perm(K, k, perm, J, L, Ld):
     _chol5_perm_at(K, k, perm, J, L, J, 0, Ld, J, 0)
 
 
-@njit(**INLINE)
+@inline
 def _solve5_at(L, lr, lo, Ld, dr, dlo, y0, y1, y2, y3, y4):
     """:func:`_solve5` with its factor at any row and column offset (``L[lr, lo + t]``,
     ``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
@@ -540,13 +539,13 @@ def _solve5_at(L, lr, lo, Ld, dr, dlo, y0, y1, y2, y3, y4):
     return x0, x1, x2, x3, x4
 
 
-@njit(**INLINE)
+@inline
 def _solve5(L, Ld, J, y0, y1, y2, y3, y4):
     """``(L D L^T)^-1 y`` (a 5-tuple) for the factor of :func:`_chol5_perm`."""
     return _solve5_at(L, J, 0, Ld, J, 0, y0, y1, y2, y3, y4)
 
 
-@njit(**INLINE)
+@inline
 def _zrows5_at(L, lr, lo, perm, pj, C, c, Z, zk):
     """:func:`_zrows5` with its factor at any row and column offset (``L[lr, lo + t]``,
     ``perm[pj]``), e.g. in the node records of the full DCA
@@ -579,21 +578,21 @@ def _zrows5_at(L, lr, lo, perm, pj, C, c, Z, zk):
         Z[zk, 4, n] = z4
 
 
-@njit(**INLINE)
+@inline
 def _zrows5(L, Ld, J, perm, C, c, Z, zk):
     """``Z[zk][:5] = L_J^-1 C[c][F, :]`` (``F = perm[J, :5]``, L unit lower triangular):
     forward substitution on rows, unrolled (generated code)."""
     _zrows5_at(L, J, 0, perm, J, C, c, Z, zk)
 
 
-@njit(**INLINE)
+@inline
 def _d_scaled(Z, a, m, e):
     """Column m of the rows ``Z[a][:5]`` scaled by ``1 / D`` (the 5-tuple e): a 5-tuple."""
     return (Z[a, 0, m] * e[0], Z[a, 1, m] * e[1], Z[a, 2, m] * e[2], Z[a, 3, m] * e[3],
             Z[a, 4, m] * e[4])
 
 
-@njit(**INLINE)
+@inline
 def _pair5_at(Z, a, b, Ld, dr, dlo, P, src, tr, has_base, sg, out, o):
     """:func:`_pair5` with its factor at any row and column offset (``Ld[dr, dlo + t]``),
     e.g. in the node records of the full DCA (:mod:`articulated.algorithms.dca`)."""
@@ -614,14 +613,14 @@ def _pair5_at(Z, a, b, Ld, dr, dlo, P, src, tr, has_base, sg, out, o):
                     out[o, m, n] += P[src, m, n]
 
 
-@njit(**INLINE)
+@inline
 def _pair5(Z, a, b, Ld, J, P, src, tr, has_base, sg, out, o):
     """``out[o] = base + sg Z[a][:5]^T D^-1 Z[b][:5]`` (a block of RGL eq. 2; ``1 / D`` in
     Ld[J]) with base ``P[src]`` (transposed if tr) or zero."""
     _pair5_at(Z, a, b, Ld, J, 0, P, src, tr, has_base, sg, out, o)
 
 
-@njit(**INLINE)
+@inline
 def _pair5_sym_at(Z, a, Ld, dr, dlo, P, src, out, o):
     """:func:`_pair5_sym` with its factor at any row and column offset
     (``Ld[dr, dlo + t]``), e.g. in the node records of the full DCA
@@ -636,7 +635,7 @@ def _pair5_sym_at(Z, a, Ld, dr, dlo, P, src, out, o):
             out[o, n, m] = v
 
 
-@njit(**INLINE)
+@inline
 def _pair5_sym(Z, a, Ld, J, P, src, out, o):
     """``out[o] = P[src] - Z[a][:5]^T D^-1 Z[a][:5]`` for a symmetric base (diagonal
     blocks): the upper triangle is computed and mirrored (exactly symmetric); out[o] may
@@ -644,7 +643,7 @@ def _pair5_sym(Z, a, Ld, J, P, src, out, o):
     _pair5_sym_at(Z, a, Ld, J, 0, P, src, out, o)
 
 
-@njit(**INLINE)
+@inline
 def _chol_inverse(L, Ld, J, n, T, t, w):
     """``T[t][:n, :n] = (L L^T)^-1`` for the Cholesky factor in (L[J], Ld[J]) of
     :func:`~articulated.algorithms.blocks._chol` (strict lower triangle packed row by row,
@@ -666,7 +665,7 @@ def _chol_inverse(L, Ld, J, n, T, t, w):
             T[t, c, a] = s
 
 
-@njit(**INLINE)
+@inline
 def _ldl5_inverse(L, Ld, J, T, t):
     """``T[t][:5, :5] = K_FF^-1 = (L D L^T)^-1`` for the factor in (L[J], Ld[J]) of
     :func:`~articulated.algorithms.blocks._chol5_perm`: ``K_FF^-1 = M^T D^-1 M`` with
@@ -738,7 +737,7 @@ def _ldl5_inverse(L, Ld, J, T, t):
     T[t, 4, 4] = w44
 
 
-@njit(**INLINE)
+@inline
 def _rows_mul(M, m, n, nt, X, x, xr, out, o, r, sg, acc):
     """``out[o][r + a, :] (+)= sg sum_{t < nt} M[m][a, t] X[x][xr + t, :]`` for ``a < n``
     (``+=`` if acc), the row sums kept in registers."""
@@ -768,7 +767,7 @@ def _rows_mul(M, m, n, nt, X, x, xr, out, o, r, sg, acc):
             out[o, r + a, 5] = sg * s5
 
 
-@njit(**INLINE)
+@inline
 def _child_slot(k, nAo, ca, cb):
     """Handle k of a node as ``(from_A, kk)``: whether it comes from child A (the node's
     first ``nAo`` handles) or from B, and its index among that child's handles. A node's
@@ -780,14 +779,14 @@ def _child_slot(k, nAo, ca, cb):
     return False, (kk + 1 if kk >= cb else kk)
 
 
-@njit(**INLINE)
+@inline
 def _node_slot(kk, c):
     """Inverse of :func:`_child_slot` within one child: the index among the node's handles
     from that child of the child's handle ``kk != c`` (``c``: the consumed handle)."""
     return kk - 1 if kk > c else kk
 
 
-@njit(**INLINE)
+@inline
 def _hand_down(fh, ho, nAo, f, X, J, A, ca, cb, hA, nhA, hB, nhB):
     """Handle forces of node C's children from C's (slots ``ho ..``, A's first) and the
     force ``f`` (a 6-vector) across C's joint J (RL eq. 5): B's handle (J, 1) gets f, A's
@@ -816,7 +815,7 @@ def _hand_down(fh, ho, nAo, f, X, J, A, ca, cb, hA, nhA, hB, nhB):
                 fh[dst, a] = fh[src, a]
 
 
-@njit(**INLINE)
+@inline
 def _children(i, tree):
     """Children of internal node i (``tree``: a
     :class:`~articulated.algorithms.bundles.NodeModel`): ``(A, B, ca, cb, nAo)`` - the
@@ -827,7 +826,7 @@ def _children(i, tree):
     return A, tree.node_B[i], tree.node_ca[i], tree.node_cb[i], nAo
 
 
-@njit(**INLINE)
+@inline
 def _child_blocks(i, tree):
     """Storage of internal node i's children: ``(nhA, hA, oA, nhB, hB, oB)`` - each child's
     handle count, first handle slot and first off-diagonal block (zeros for the world A of
@@ -840,7 +839,7 @@ def _child_blocks(i, tree):
     return 0, 0, 0, tree.node_nh[B], tree.node_hoff[B], tree.node_ooff[B]
 
 
-@njit(**INLINE)
+@inline
 def _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Phi, T, t):
     """Handle k of the node C of joint J (children A, B; RL eq. 2): ``C_k = s_k Ct_k`` with
     ``Ct_k = X Phi^A_{2k}`` and ``s_k = 1`` for a handle of A, ``Ct_k = Phi^B_{1k}`` and

@@ -51,7 +51,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, JIT, KERNEL
+from ..config import inline, JIT, KERNEL
 from ..geometry import (SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_NAMES,
                         SHAPE_PLANE, SHAPE_SPHERE)
 from .collision_mesh import MeshNarrowPhase, capsule_end
@@ -88,56 +88,56 @@ _PARALLEL = 1e-12
 
 
 # ------------------------------------------------------------------ 3-vector helpers
-@njit(**INLINE)
+@inline
 def _v3(A, i):
     return (A[i, 0], A[i, 1], A[i, 2])
 
 
-@njit(**INLINE)
+@inline
 def _sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@njit(**INLINE)
+@inline
 def _add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@njit(**INLINE)
+@inline
 def _mul(a, s):
     return (a[0] * s, a[1] * s, a[2] * s)
 
 
-@njit(**INLINE)
+@inline
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(**INLINE)
+@inline
 def _norm(a):
     return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
-@njit(**INLINE)
+@inline
 def _col(R, g, k):
     """Column k of the rotation of shape g: its local axis k in world coordinates."""
     return (R[g, 0, k], R[g, 1, k], R[g, 2, k])
 
 
-@njit(**INLINE)
+@inline
 def _to_local(R, p, g, x):
     """World point x in the frame of shape g: ``R^T (x - p)``."""
     d = _sub(x, _v3(p, g))
     return (_dot(_col(R, g, 0), d), _dot(_col(R, g, 1), d), _dot(_col(R, g, 2), d))
 
 
-@njit(**INLINE)
+@inline
 def _to_world_dir(R, g, d):
     return _add(_add(_mul(_col(R, g, 0), d[0]), _mul(_col(R, g, 1), d[1])),
                 _mul(_col(R, g, 2), d[2]))
 
 
-@njit(**INLINE)
+@inline
 def _any_perp(n):
     """A unit vector perpendicular to the unit vector n."""
     if abs(n[0]) < 0.9:
@@ -148,7 +148,7 @@ def _any_perp(n):
 
 
 # ------------------------------------------------------------------ output
-@njit(**INLINE)
+@inline
 def _emit(out, k, gm, a, b, point, normal, dist, key):
     """Write contact k if it fits; return k + 1 (the count goes on past the capacity)."""
     if k < out.dist.shape[0]:
@@ -166,7 +166,7 @@ def _emit(out, k, gm, a, b, point, normal, dist, key):
     return k + 1
 
 
-@njit(**INLINE)
+@inline
 def _emit_core(out, k, gm, a, b, x, ra, n, sd, key):
     """Contact of a ball of radius ``ra`` about ``x`` (on shape a's core) whose centre lies
     at signed distance ``sd`` from shape b with outward unit normal ``n``."""
@@ -176,7 +176,7 @@ def _emit_core(out, k, gm, a, b, x, ra, n, sd, key):
 
 
 # ------------------------------------------------------------------ cores of shape a
-@njit(**INLINE)
+@inline
 def _segment(gm, gp, gR, a):
     """End points of shape a's core: a sphere's centre twice, a capsule's segment."""
     c = _v3(gp, a)
@@ -186,7 +186,7 @@ def _segment(gm, gp, gR, a):
     return c, c
 
 
-@njit(**INLINE)
+@inline
 def _closest_on_segment(p0, p1, x):
     """Parameter in [0, 1] of the point of segment p0-p1 closest to x."""
     d = _sub(p1, p0)
@@ -196,7 +196,7 @@ def _closest_on_segment(p0, p1, x):
     return min(1.0, max(0.0, _dot(_sub(x, p0), d) / dd))
 
 
-@njit(**INLINE)
+@inline
 def _segments_closest(p0, p1, q0, q1):
     """Parameters (s, t) of the closest points of segments p0-p1 and q0-q1 (Ericson,
     Real-Time Collision Detection, sec. 5.1.9); parallel segments: s = the clamped midpoint
@@ -232,13 +232,13 @@ def _segments_closest(p0, p1, q0, q1):
     return s, t
 
 
-@njit(**INLINE)
+@inline
 def _lerp(p0, p1, s):
     return _add(p0, _mul(_sub(p1, p0), s))
 
 
 # ------------------------------------------------------------------ signed distances of b
-@njit(**INLINE)
+@inline
 def _sdf(gm, gp, gR, b, x):
     """Signed distance (< 0 inside) of world point x from convex shape b and the outward
     unit normal there (the gradient of the distance). Sphere, capsule: distance to the
@@ -290,7 +290,7 @@ def _sdf(gm, gp, gR, b, x):
     return dz, _to_world_dir(gR, b, (0.0, 0.0, sz))  # beyond a cap, or inside nearer a cap
 
 
-@njit(**INLINE)
+@inline
 def _segment_min_sdf(gm, gp, gR, b, p0, p1):
     """Parameter in [0, 1] of the point of segment p0-p1 deepest in (or closest to) the
     convex shape b. The signed distance of a convex set is convex along a line, so the sign
@@ -328,7 +328,7 @@ def _segment_min_sdf(gm, gp, gR, b, p0, p1):
 
 
 # ------------------------------------------------------------------ pair kernels
-@njit(**INLINE)
+@inline
 def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     """Shape a a sphere or capsule, b any convex shape: the deepest point of a's core in b,
     and a capsule's end points when they lie within ``reach`` too. Keys ``key + feature``
@@ -382,7 +382,7 @@ def _core_pair(out, k, gm, gp, gR, a, b, reach, key):
     return k
 
 
-@njit(**INLINE)
+@inline
 def _box_plane(out, k, gm, gp, gR, a, b, reach, key):
     """Corners of box a below the plane b (+ reach)."""
     n = _col(gR, b, 2)
@@ -399,7 +399,7 @@ def _box_plane(out, k, gm, gp, gR, a, b, reach, key):
     return k
 
 
-@njit(**INLINE)
+@inline
 def _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key):
     """The lowest rim point of each cap of cylinder a against plane b (four rim points per
     cap when the cylinder stands on it)."""
@@ -431,7 +431,7 @@ def _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key):
 
 
 # ------------------------------------------------------------------ the kernel
-@njit(**INLINE)
+@inline
 def place_pose(E, k, p, g, R, pos, outR, outp):
     """``outR[g] = E[k]^T R[g]``, ``outp[g] = p[k] + E[k]^T pos[g]``: a pose ``(R, pos)``
     given in frame k (``E`` (., 3, 3) rotates world to frame coordinates, ``p`` (., 3) the
@@ -448,7 +448,7 @@ def place_pose(E, k, p, g, R, pos, outR, outp):
         outp[g, i] = s
 
 
-@njit(**INLINE)
+@inline
 def point_speeds(v, k, x):
     """``(|v_x|, |omega|)`` [m/s, rad/s] of the point ``x`` (3 floats, frame coordinates)
     of frame k moving with the twist ``v[k] = [omega; v_O]`` (frame coordinates)."""
@@ -472,7 +472,7 @@ def place_shapes(gm, oE, op, v, h, poses):
         poses.margin[g] = h * (vc + w * gm.rb[g])
 
 
-@njit(**INLINE)
+@inline
 def _pair_index(gm, a, b):
     """The index of the allowed pair of shapes ``a < b``, or -1 (binary search among the
     pairs of ``a``)."""
@@ -489,7 +489,7 @@ def _pair_index(gm, a, b):
     return -1
 
 
-@njit(**INLINE)
+@inline
 def sweep_axis(x, idx, n, axis):
     """The sweep axis (0, 1, 2: world x, y, z) kept in ``axis`` (1,) int64: the axis of
     largest spread of the points ``x[idx[:n]]`` (x (., 3) [m]), switched to only when it
@@ -513,7 +513,7 @@ def sweep_axis(x, idx, n, axis):
     return axis[0]
 
 
-@njit(**INLINE)
+@inline
 def insertion_sort(order, lo, n):
     """Sort ``order[:n]`` by ``lo`` in place: O(n) when the order barely changed."""
     for i in range(1, n):
@@ -526,7 +526,7 @@ def insertion_sort(order, lo, n):
         order[j + 1] = g
 
 
-@njit(**INLINE)
+@inline
 def ball_candidate(gm, gp, a, b, r, cand, k):
     """Append the allowed pair of shapes a and b (if any) to ``cand`` when their origins
     ``gp`` are within ``r`` [m]; returns the count ``k`` after it (which may exceed the

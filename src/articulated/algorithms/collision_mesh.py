@@ -15,7 +15,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 from ..geometry import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SPHERE
 
 MESH_FEATURES = 16
@@ -33,7 +33,7 @@ sweep (solo12 standing: every step at the 50-sweep cap, and the base rose 2.5 mm
 while the load drifted from vertex to vertex)."""
 
 
-@njit(**INLINE)
+@inline
 def capsule_end(s, length, ra):
     """The end (0 or 1) of a capsule (``length`` [m] between its end centres, radius ``ra``
     [m]) that its core point at segment parameter ``s`` (in [0, 1]) stands for: the end
@@ -262,7 +262,7 @@ class MeshNarrowPhase:
         return (a, b, np.array(P), np.array(N), np.array(D), np.array(K, dtype=np.int64))
 
 
-@njit(**INLINE)
+@inline
 def _hull_plane(V, h0, h1, R, p, n, o, reach, spread, sel_out, d_out, cand, dc, Y, dmin):
     """The hull vertices ``V[h0:h1]`` (shape frame; placed at world rotation ``R`` (3, 3)
     and origin ``p`` (3,)) whose signed distance from the plane through ``o`` (3,) with

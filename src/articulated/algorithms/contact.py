@@ -79,7 +79,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, JIT, KERNEL
+from ..config import inline, JIT, KERNEL
 
 FRICTION_CFM = 1e-3
 """Relative constraint-force mixing of the tangential rows (see :func:`_visit`)."""
@@ -245,7 +245,7 @@ def block_buffers(cap, nb, nv):
                   np.zeros((bcap, 6)), np.zeros(cap, np.int64))
 
 
-@njit(**INLINE)
+@inline
 def _lever(oE, op, b, x):
     """The world point ``x`` in body b's coordinates (its lever arm ``x_b``)."""
     d0, d1, d2 = x[0] - op[b, 0], x[1] - op[b, 1], x[2] - op[b, 2]
@@ -254,7 +254,7 @@ def _lever(oE, op, b, x):
             oE[b, 2, 0] * d0 + oE[b, 2, 1] * d1 + oE[b, 2, 2] * d2)
 
 
-@njit(**INLINE)
+@inline
 def _body_impulse(oE, b, r, u, s, out):
     """``out`` = the spatial impulse ``[r x f; f]`` in body b's coordinates of the world
     impulse ``s u`` applied at the point ``r`` of body b (:func:`_lever`)."""
@@ -265,7 +265,7 @@ def _body_impulse(oE, b, r, u, s, out):
     out[2] = r[0] * out[4] - r[1] * out[3]
 
 
-@njit(**INLINE)
+@inline
 def _transfer(oE, op, a, b, e, s, out):
     """``out`` = ``s e`` in body b's coordinates about its origin, for a spatial impulse
     ``e = [n; f]`` in body a's coordinates about a's origin."""
@@ -284,7 +284,7 @@ def _transfer(oE, op, a, b, e, s, out):
         out[3 + i] = s * (oE[b, i, 0] * f[0] + oE[b, i, 1] * f[1] + oE[b, i, 2] * f[2])
 
 
-@njit(**INLINE)
+@inline
 def _xT_cols(E, r, i, f, out, m):
     """``out[:, j] += Xup_i^T f[:, j]`` for the force 6-vectors ``f[:, j]``, ``j < m`` (RBDA
     eq. 2.25 transposed; ``f, out`` (6, C))."""
@@ -305,7 +305,7 @@ def _xT_cols(E, r, i, f, out, m):
         out[5, j] += g2
 
 
-@njit(**INLINE)
+@inline
 def _x_cols(E, r, i, p, a, m):
     """``a[i, :, j] = Xup_i a[p, :, j]`` for the motion 6-vectors of body i's parent p,
     ``j < m`` (RBDA eq. 2.25; ``a`` (nb, 6, C)); zero for ``p < 0``."""
@@ -427,7 +427,7 @@ def impulse_response(im, fac, sc, m, nv):
                     da[i, k, j] += sk * w[va + d, j]
 
 
-@njit(**INLINE)
+@inline
 def _flush(im, fac, sc, m, nv, rows, blk):
     """The responses of the ``m`` impulses loaded in ``sc``, each copied where its ``dst``
     says: ``3 c + d`` row c's direction d (``rows.JT, rows.W``), ``-(6 s + k) - 1`` block s's
@@ -513,7 +513,7 @@ def _tables(im, fac, sc, nv, nt):
         sc.dof[j] = -1
 
 
-@njit(**INLINE)
+@inline
 def _read_out(T, o, nv, n, f, out, accumulate):
     """``out[v] (+)= f . T[o + k nv + v]`` over k (the six rows of one body's table that
     start at ``o``, each ``nv`` long), ``v < n``; a copy of row k where ``f`` is the unit
@@ -539,7 +539,7 @@ def _read_out(T, o, nv, n, f, out, accumulate):
             out[v] = f0 * t0[v] + f1 * t1[v] + f2 * t2[v] + f3 * t3[v] + f4 * t4[v] + f5 * t5[v]
 
 
-@njit(**INLINE)
+@inline
 def _from_tables(sc, j, nv, rows, blk):
     """The rows of the test impulse loaded in ``sc``'s column j, read out of the tables of
     :func:`_tables` and put where its ``dst`` says (as :func:`_flush`): ``J^T p = J_a^T
@@ -574,7 +574,7 @@ def _from_tables(sc, j, nv, rows, blk):
             first = False
 
 
-@njit(**INLINE)
+@inline
 def _next(im, fac, sc, m, nv, rows, blk, by_dofs):
     """After loading test impulse ``m`` in ``sc``: its rows from the tables now (rows by
     dofs; the next goes to column 0 again) or, by test impulses, the batch propagated and
@@ -589,7 +589,7 @@ def _next(im, fac, sc, m, nv, rows, blk, by_dofs):
     return m
 
 
-@njit(**INLINE)
+@inline
 def _frame(normal, c, frame):
     """Rows n, t1, t2 of contact c's frame (GLM Fig. 2: z = n)."""
     n = (normal[c, 0], normal[c, 1], normal[c, 2])
@@ -606,7 +606,7 @@ def _frame(normal, c, frame):
         frame[c, 2, k] = s[k]
 
 
-@njit(**INLINE)
+@inline
 def _inverses(rows, c):
     """Row c's ``Ki``: ``1 / K_nn`` and the inverse ``(i11, i12, i22)`` of its tangential
     pair with constraint-force mixing, ``K_tt + r D`` (see :func:`_visit_row`); zeros where
@@ -626,7 +626,7 @@ def _inverses(rows, c):
             rows.Ki[c, k] = 0.0
 
 
-@njit(**INLINE)
+@inline
 def _target(rows, c, vn, h, rest_speed):
     """Target normal speed, gap aimed at and impact flag of row c (its ``dist`` and ``e``
     set), from its normal speed ``vn`` before the impulses (see :func:`contact_rows`)."""
@@ -646,7 +646,7 @@ def _target(rows, c, vn, h, rest_speed):
         rows.P[c, d] = 0.0
 
 
-@njit(**INLINE)
+@inline
 def _gram(A, B, n, out):
     """``out[i, j] = A[i, :n] . B[j, :n]``: ``K = J W^T`` of a row (3 x 3) or a block
     (6 x 6), ``A = J^T`` zero beyond ``n`` (its span); ``K = J M^-1 J^T`` is symmetric, so
@@ -660,7 +660,7 @@ def _gram(A, B, n, out):
             out[j, i] = x
 
 
-@njit(**INLINE)
+@inline
 def _gather(A, x, n, a, V, accumulate):
     """``V (+)= a A[:, :n] x[:n]`` (6,) for a block's rows ``A`` (6, nv), ``x`` (nv,) and
     ``A`` zero beyond column ``n``."""
@@ -671,7 +671,7 @@ def _gather(A, x, n, a, V, accumulate):
         V[k] = a * y + (V[k] if accumulate else 0.0)
 
 
-@njit(**INLINE)
+@inline
 def _spread(W, F, out):
     """``out += W^T F`` (nv,) for a block's rows ``W`` (6, nv) and ``F`` (6,)."""
     for m in range(out.shape[0]):
@@ -681,7 +681,7 @@ def _spread(W, F, out):
         out[m] += y
 
 
-@njit(**INLINE)
+@inline
 def _block_update(G, KG, d0, d1, d2, F, V):
     """One contact's impulse change ``dP = (d0, d1, d2)`` in its block: ``F += G^T dP``
     (the group's impulse) and ``V += (K6 G^T) dP`` (the pair's velocity; ``KG = G K6``,
@@ -691,14 +691,14 @@ def _block_update(G, KG, d0, d1, d2, F, V):
         V[k] += KG[0, k] * d0 + KG[1, k] * d1 + KG[2, k] * d2
 
 
-@njit(**INLINE)
+@inline
 def _slot_of(blk, c):
     """The block of row c, -1 when it has its own rows ``JT, W`` (a contact of a small
     group, a contact inside one body, a limit)."""
     return blk.slot[blk.gid[c]] if c < blk.count[1] else -1
 
 
-@njit(**INLINE)
+@inline
 def _block_speeds(blk, x, out):
     """``out[s] = (J^T E_k) . x`` (6,) of every block s of the step, for ``x`` (nv,)."""
     for g in range(blk.count[0]):
@@ -707,7 +707,7 @@ def _block_speeds(blk, x, out):
             _gather(blk.JT6[s], x, blk.span[s], 1.0, out[s], False)
 
 
-@njit(**INLINE)
+@inline
 def _row_speed(rows, blk, c, d, x, Vs):
     """``J_c x`` along row c's direction d (0 normal, 1-2 tangents), from its block's
     velocities ``Vs`` (:func:`_block_speeds` of ``x``) or its own ``JT``."""
@@ -722,7 +722,7 @@ def _row_speed(rows, blk, c, d, x, Vs):
     return v
 
 
-@njit(**INLINE)
+@inline
 def _row_impulse(rows, blk, c, P0, P1, P2, x):
     """``x += W_c P`` for row c's impulse ``P`` (normal, tangents): at once for a row of
     its own, collected in its block's ``Fg`` otherwise (applied by
@@ -736,7 +736,7 @@ def _row_impulse(rows, blk, c, P0, P1, P2, x):
             x[k] += rows.W[c, 0, k] * P0 + rows.W[c, 1, k] * P1 + rows.W[c, 2, k] * P2
 
 
-@njit(**INLINE)
+@inline
 def _spread_blocks(blk, x):
     """``x += W6^T Fg`` for every block, emptying ``Fg`` (see :func:`_row_impulse`)."""
     for g in range(blk.count[0]):
@@ -747,7 +747,7 @@ def _spread_blocks(blk, x):
                 blk.Fg[s, k] = 0.0
 
 
-@njit(**INLINE)
+@inline
 def _group(con, nc, blk):
     """Group contacts ``0..nc-1`` by body pair into ``blk`` (groups in the order of their
     first contact, contacts in detection order); returns the number of groups."""
@@ -1015,7 +1015,7 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
     return n - n0
 
 
-@njit(**INLINE)
+@inline
 def _visit_row(rows, c, v0, v1, v2, slip, monotone):
     """One Gauss-Seidel visit of row c: the normal row, then the tangential pair, each on
     its accumulated impulse and projected (``P_n >= 0``; ``|P_t| <= mu P_n``), from the
@@ -1083,7 +1083,7 @@ def _visit_row(rows, c, v0, v1, v2, slip, monotone):
     return d0, d1, d2, state
 
 
-@njit(**INLINE)
+@inline
 def _dv(K, c, d0, d1, d2):
     """``|K_c dP|^2``: how much (squared) a change ``dP`` of row c's impulse changes its own
     velocity."""
@@ -1093,7 +1093,7 @@ def _dv(K, c, d0, d1, d2):
     return x * x + y * y + z * z
 
 
-@njit(**INLINE)
+@inline
 def _visit(rows, c, qd, slip, monotone):
     """:func:`_visit_row` of row c on its own: its velocity from ``J qd``, the change
     ``W dP`` applied to ``qd`` (O(nv)). Returns ``(|K dP|^2, state)`` (the change of the
@@ -1112,7 +1112,7 @@ def _visit(rows, c, qd, slip, monotone):
     return _dv(rows.K, c, d0, d1, d2), state
 
 
-@njit(**INLINE)
+@inline
 def _visit_block(rows, blk, g, qd, slip, monotone, states):
     """:func:`_visit_row` of every contact of block group g in turn on the pair's 6 x 6
     block: the pair's velocity ``V = (J^T E_k) . qd`` (6,) once, each contact's velocity
@@ -1143,7 +1143,7 @@ def _visit_block(rows, blk, g, qd, slip, monotone, states):
     return change
 
 
-@njit(**INLINE)
+@inline
 def _line_search(K, c, g0, v1, v2, Pn, Pt1, Pt2, d0, d1, d2, r1, r2, lim, n_new, state):
     """The step of :func:`_visit` toward its candidate ``P + d`` shortened to the minimum
     of its energy change on the segment, or replaced by the normal step alone (the
@@ -1224,7 +1224,7 @@ def _sweeps(rows, nc, qd, tol, sweeps, slip, states, monotone, blk):
     return done
 
 
-@njit(**INLINE)
+@inline
 def _work(rows, nc, P, qa, qb, blk):
     """``sum_c P_c . J_c (qa + qb) / 2``: the kinetic energy gained from ``qa`` to ``qb``
     when ``qb - qa = sum_c W_c P_c`` (since ``M W_c = J_c^T``); and ``sum |P_c . J_c qa|``."""
@@ -1376,7 +1376,7 @@ def save_impulses(rows, nc, prev_key, prev_P):
                             + rows.frame[c, 2, k] * rows.P[c, 2])
 
 
-@njit(**INLINE)
+@inline
 def _project_row(rows, c, g, lam):
     """One projection visit of row c at predicted gap error ``g`` [m]: its new multiplier
     ``lam[c, 0]``, at least its bound ``lam[c, 1]`` (zero, or below zero for an exact
@@ -1387,7 +1387,7 @@ def _project_row(rows, c, g, lam):
     return dl
 
 
-@njit(**INLINE)
+@inline
 def _project_block(rows, blk, g, qd, h, lam, dq):
     """The projection visits of block group g's contacts on the pair's 6 x 6 block (as
     :func:`_visit_block`); returns the largest ``|d lambda| K_nn`` [m]."""
@@ -1414,7 +1414,7 @@ def _project_block(rows, blk, g, qd, h, lam, dq):
     return change
 
 
-@njit(**INLINE)
+@inline
 def _project_one(rows, c, qd, h, lam, dq):
     """The projection visit of row c on its own (O(nv)); returns ``|d lambda| K_nn``."""
     nv = qd.shape[0]
@@ -1430,7 +1430,7 @@ def _project_one(rows, c, qd, h, lam, dq):
     return abs(dl) * rows.K[c, 0, 0]
 
 
-@njit(**INLINE)
+@inline
 def _release_unstruck(rows, nr):
     """An impact inside the step (``impact == 2``: placed exactly where it would be after
     rebounding) that took no normal impulse in the solve did not happen: another row's
@@ -1444,7 +1444,7 @@ def _release_unstruck(rows, nr):
             rows.gap[c] = 0.0
 
 
-@njit(**INLINE)
+@inline
 def _clamp_limits(lim, q, v):
     """The step's displacement ``v`` (nv,) cut back to the joint limits ``lim`` where the
     sweeps or the projection, stopped at their caps, left a limit row short of its bound
@@ -1550,7 +1550,7 @@ ResponseOptions.__doc__ = """The scalars of :func:`respond_kernel`: step ``h`` [
 limit key), and ``energy_bound`` (bool; applied by the steppers after the response, not by
 :func:`respond_kernel`); see :class:`articulated.simulation.contact.ContactStepper`."""
 
-@njit(**INLINE)
+@inline
 def options_at(o, h):
     """The :class:`ResponseOptions` ``o`` for a (sub)step of ``h`` [s] (``o`` itself when
     ``h`` is its step)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..config import INLINE_IR, KERNEL
+from ..config import inline, KERNEL
 from ..data import data_arrays
 from ..model import Model, model_arrays
 from ..spatial import (congruence, dot6, get_mat3, get_sym6, get_vec3, get_vec6, rigid_inertia,
@@ -81,14 +81,14 @@ def _crba_kernel(
     return _mirror_upper(M_out)
 
 
-@njit(**INLINE_IR)
+@inline
 def _dof_end(i, subtree_end, vadr, nv):
     """One past the last dof of the subtree of body i (its dofs are contiguous)."""
     e = subtree_end[i]
     return vadr[e] if e < subtree_end.shape[0] else nv
 
 
-@njit(**INLINE_IR)
+@inline
 def _mirror_upper(M):
     """Copy the strict upper triangle of the square M onto its lower triangle, in cache
     blocks; returns False if M is not finite."""

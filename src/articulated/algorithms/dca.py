@@ -82,7 +82,7 @@ import math
 
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 from ..spatial import get_vec6, xform_force_T_at, xform_motion
 from .blocks import (_bmv, _child_slot, _chol_at, _chol5_perm_at, _chol_solve_at, _copy_block,
                      _ctv_at, _fwd_rows_at, _hand_down, _off, _oidx, _outer_acc, _outer_sym,
@@ -167,7 +167,7 @@ LEAF_X = 34
 from body coordinates to the handle's frame."""
 
 
-@njit(**INLINE)
+@inline
 def _leaf_bias_rec(LR, lk, b, nh, v, f_ext, quasi_static, z, bh, bo):
     """The leaf biases of :func:`~articulated.algorithms.handles._leaf_bias` (RGL eq. 3:
     ``z = I^-1 (f_ext - v x* I v)``, ``b_k = X_k z`` into ``bh[bo + k]``) from the leaf's

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, JIT, KERNEL
+from ..config import inline, JIT, KERNEL
 from ..model import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL, Model
 from ..spatial import (get_vec6, xform_copy_at, xform_get, xform_inv, xform_inv_at,
                        xform_motion_at, xform_mul, xform_mul_at, xform_rows_at, xform_set)
@@ -50,7 +50,7 @@ from .blocks import _child_blocks, _child_slot, _children, _oidx, _symv
 from .kinematics import joint_xup, velocity_step
 
 
-@njit(**INLINE)
+@inline
 def principal_joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r,
                               XJ_E, XJ_r):
     """Joint i's ``Xup = X_J X_tree`` (into Xup_E, Xup_r; returned as ``(E, r)`` tuples) and
@@ -188,7 +188,7 @@ def _leaf_phi_kernel(
                             Po_out[bo, a, c] = Xk[2, c, a]
 
 
-@njit(**INLINE)
+@inline
 def _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x, v, f_ext,
                quasi_static, z, bh, bo):
     """Leaf of body b (RGL eq. 3): ``z = I^-1 (f_ext - v x* I v)``, ``b_k = X_k z`` into
@@ -197,7 +197,7 @@ def _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x
                   f_ext, quasi_static, z, bh, bo)
 
 
-@njit(**INLINE)
+@inline
 def _body_bias(m, h0, h1, h2, Ib, b, v, f_ext, quasi_static):
     """``f_ext - v x* I v`` (a 6-tuple) of body b (RGL eq. 3) with mass m [kg], first moment
     ``(h0, h1, h2)`` [kg m] and rotational inertia ``Ib`` (a row-major 9-tuple) [kg m^2]
@@ -226,7 +226,7 @@ def _body_bias(m, h0, h1, h2, Ib, b, v, f_ext, quasi_static):
     return y0, y1, y2, y3, y4, y5
 
 
-@njit(**INLINE)
+@inline
 def _leaf_bias_at(b, nh, ho, mass, h, Ibar, Iinv, H_E, H_r, handle_x, v, f_ext, quasi_static,
                   z, bh, bo):
     """:func:`_leaf_bias` of a leaf with ``nh`` handles in the slots from ``ho``."""
@@ -287,7 +287,7 @@ def handle_frames(model: Model):
     return H_E, H_r, perm, nfree
 
 
-@njit(**INLINE)
+@inline
 def _node_frames(i, tree, fr):
     """Hierarchical frames of an internal node i (RL Sec. 5.1): ``Tup`` of both
     children (their principal-handle frames -> C's principal-handle frame, via the frame of

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 
 
-@njit(**INLINE)
+@inline
 def _heap_push(hk, hn, n, key, node):
     j = n
     hk[j] = key
@@ -25,7 +25,7 @@ def _heap_push(hk, hn, n, key, node):
     return n + 1
 
 
-@njit(**INLINE)
+@inline
 def _heap_pop(hk, hn, n):
     """Remove the top (largest key) of a heap of size n; returns the new size."""
     n -= 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 from numba import njit
 
 from .._byref import byref, byref_each, deref
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 from ..spatial import (congruence, get_mat3, get_sym6, get_vec3, get_vec6, inertia_times,
                        rigid_inertia, set_sym6, sym6_add, sym6_to_dense, xform_copy_at,
                        xform_dense_at, xform_force_T, xform_inv_at, xform_motion_at, xform_mul_at)
@@ -45,7 +45,7 @@ def _frames_pass(nodes, n, args):
         _node_frames(i, tree, fr)
 
 
-@njit(**INLINE)
+@inline
 def cached_pose(b, pose):
     """``world X body`` of body b into ``(pose.Xr, pose.xq)[0]`` (RL Sec. 5.1; ``pose``: a
     :class:`~articulated.algorithms.bundles.PoseCache`): the world frame ``P`` of b's
@@ -129,7 +129,7 @@ def _active_velocities(joints, n, hp):
             inp.c_al[J, a] = x[a]
 
 
-@njit(**INLINE)
+@inline
 def _front_velocity(b, ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose):
     """Spatial velocity (a 6-tuple) of a rigid node's handle-0 frame (slot ``ho``, fixed to
     body b): the world velocity of the nearest active joint on b's path, ``Vw[near[b]]``
@@ -143,7 +143,7 @@ def _front_velocity(b, ho, near, Vw, H_E, H_r, handle_x, Xr, xq, pose):
     return xform_motion_at(H_E, H_r, handle_x[ho], vb)
 
 
-@njit(**INLINE)
+@inline
 def _composite_inertia(R, epoch, comp):
     """Composite rigid-body inertia ``Ic[R]`` (packed 21-tuple layout of
     :func:`articulated.spatial.congruence`) of the rigid node R in its principal-handle

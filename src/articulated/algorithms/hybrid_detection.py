@@ -50,7 +50,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, JIT
+from ..config import inline, JIT
 from ..geometry import SHAPE_PLANE
 from .collision import (Broad, _pair_index, ball_candidate, contact_buffer, detect_kernel,
                         insertion_sort, place_pose, point_speeds, sweep_axis)
@@ -177,7 +177,7 @@ def build_pieces(hs, gm, piece, front, npc, oE, op, roE, rop):
         hs.r[s] = r
 
 
-@njit(**INLINE)
+@inline
 def _place(hs, gm, poses, s, roE, rop, vb, h):
     """World poses and margins of the shapes of slot s (once per step: ``hs.placed``), as
     :func:`~articulated.algorithms.collision.place_shapes` from the piece's pose."""

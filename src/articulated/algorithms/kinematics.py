@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..config import INLINE_IR, KERNEL
+from ..config import inline, KERNEL
 from ..data import data_arrays
 from ..model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL,
                      Model, model_arrays)
@@ -28,7 +28,7 @@ from ._inputs import (EntryPoints, as_output, as_state, configuration_status, ho
                       vector_ok)
 
 
-@njit(**INLINE_IR)
+@inline
 def joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q):
     """``Xup_i = X_J(q_i) X_tree[i]`` (parent body -> body i coordinates) as ``(E, r)``,
     a row-major 9-tuple and a 3-tuple in the dtype of the model arrays.
@@ -68,7 +68,7 @@ def joint_transform(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q):
             (f(r[0]), f(r[1]), f(r[2])))
 
 
-@njit(**INLINE_IR)
+@inline
 def joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r):
     """Write ``Xup[i]`` (:func:`joint_transform`) into ``Xup_E[i]``, ``Xup_r[i]`` and return
     it as ``(E, r)`` tuples."""
@@ -78,7 +78,7 @@ def joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r
     return E, r
 
 
-@njit(**INLINE_IR)
+@inline
 def joint_motion(i, vadr, jnv, S, x):
     """``S_i x_i`` (a 6-tuple): the joint's motion for the joint-space vector ``x`` (nv,)
     (``vJ = S qd`` for velocities, ``S qdd`` for accelerations)."""
@@ -100,7 +100,7 @@ def joint_motion(i, vadr, jnv, S, x):
     return j0, j1, j2, j3, j4, j5
 
 
-@njit(**INLINE_IR)
+@inline
 def pop_children(i, subtree_end, stack, top):
     """Pop the rows the children of body i pushed onto ``stack`` in a backward pass, summed
     in place into one row; returns ``(row, top)``, the row holding the sum and the new top.
@@ -125,7 +125,7 @@ def pop_children(i, subtree_end, stack, top):
     return top, top
 
 
-@njit(**INLINE_IR)
+@inline
 def base_acceleration(gravity, use_gravity):
     """``a_0 = [0; -g]`` (a 6-tuple), gravity folded in as an acceleration of the world
     (RBDA sec. 5.3), or zero without gravity."""
@@ -135,7 +135,7 @@ def base_acceleration(gravity, use_gravity):
     return (z, z, z, z, z, z)
 
 
-@njit(**INLINE_IR)
+@inline
 def velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c):
     """``v_i = Xup_i v_parent + S_i qd_i`` and ``c_i = v_i x (S_i qd_i)`` (RBDA eq. 7.34;
     ``S-dot = 0`` in body coordinates) with ``Xup_i = (E, r)``. Writes ``v[i]`` and
@@ -151,7 +151,7 @@ def velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c):
     return vi
 
 
-@njit(**INLINE_IR)
+@inline
 def steady_acceleration_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v, a):
     """``a_i = Xup_i a_parent + v_i x (S_i qd_i)``: body i's spatial acceleration (body
     coordinates) while every joint keeps its rate ``qd`` (``qdd = 0``) and without gravity,
@@ -166,7 +166,7 @@ def steady_acceleration_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v, a):
     return ai
 
 
-@njit(**INLINE_IR)
+@inline
 def arc_bound(v, a, i, c, R, n):
     """Largest acceleration [m/s^2] along the unit direction ``n`` (3-tuple, body i
     coordinates) of the points within ``R`` [m] of the point ``c`` (3-tuple, body i
@@ -193,7 +193,7 @@ def arc_bound(v, a, i, c, R, n):
             + (w0 * w0 + w1 * w1 + w2 * w2 + math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)) * R)
 
 
-@njit(**INLINE_IR)
+@inline
 def world_pose_step(i, parent, E, r, oE, op):
     """World pose of body i from its parent's and ``Xup = (E, r)``: ``iX0 = iXp pX0``,
     ``oE_i = E oE_p``, ``op_i = op_p + oE_p^T r`` (RBDA Table 2.5); a root body's is Xup."""
@@ -235,7 +235,7 @@ def _velocities_kernel(model_i, model_f, q, qd, data_f):
         velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
 
 
-@njit(**INLINE_IR)
+@inline
 def body_energy(i, mass, h, Ibar, gravity, vi, oE, op, T, V):
     """``(T, V)`` plus body i's kinetic energy ``1/2 v_i . I_i v_i`` and gravity potential
     ``-m_i g . c_i`` (``c_i`` its world COM) from its velocity ``vi`` (6-tuple, body
@@ -246,7 +246,7 @@ def body_energy(i, mass, h, Ibar, gravity, vi, oE, op, T, V):
     return T, body_gravity_potential(i, mass, h, gravity, oE, op, V)
 
 
-@njit(**INLINE_IR)
+@inline
 def body_gravity_potential(i, mass, h, gravity, oE, op, V):
     """``V`` plus body i's gravity potential ``-m_i g . c_i`` (:func:`body_energy`)."""
     for k in range(3):
@@ -257,7 +257,7 @@ def body_gravity_potential(i, mass, h, gravity, oE, op, V):
     return V
 
 
-@njit(**INLINE_IR)
+@inline
 def state_energy(model_i, model_f, q, qd, data_f):
     """``(T, V)`` [J] of the state ``q, qd`` in one pass over the bodies, which leaves the
     joint transforms, velocities and world poses of the state in the workspace ``data_f``
@@ -306,7 +306,7 @@ def _power_kernel(model_i, model_f, q, x, tau, f_ext, data_f):
     return power
 
 
-@njit(**INLINE_IR)
+@inline
 def _all_finite(x):
     """True if every entry of the 2-D array ``x`` is finite."""
     for i in range(x.shape[0]):
@@ -359,7 +359,7 @@ def energy_checked_kernel(model_i, model_f, q, qd, data_f):
     return (0 if math.isfinite(T) and math.isfinite(V) else 3), T, V
 
 
-@njit(**INLINE_IR)
+@inline
 def _body_point(model_i, model_f, q, body, point, data_f):
     """The checks of :func:`jacobian_checked_kernel` and :func:`point_checked_kernel` but
     that of their output, the world poses into the workspace, and the point: ``(status, p)``

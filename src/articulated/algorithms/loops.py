@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 from ..data import data_arrays
 from ..model import LOOP_POINT, LOOP_REVOLUTE, LOOP_SPHERICAL, Model, model_arrays
 from ..spatial import get_vec6, spd_inverse
@@ -92,7 +92,7 @@ def loop_arrays(model: Model) -> LoopArrays:
 
 # ------------------------------------------------------------------------- kernels
 
-@njit(**INLINE)
+@inline
 def poses_velocities(model_i, model_f, q, qd, data_f, with_v):
     """Forward pass: ``Xup``, world poses ``oE, op`` and (``with_v``) body velocities ``v, c``
     into the Data buffer. O(nb)."""
@@ -109,7 +109,7 @@ def poses_velocities(model_i, model_f, q, qd, data_f, with_v):
             velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
 
 
-@njit(**INLINE)
+@inline
 def _body_frame(b, oE, op, M, k):
     """M[k] = oE_b (world -> body rotation), returns the origin; identity/zero for the world."""
     for r in range(3):
@@ -123,7 +123,7 @@ def _body_frame(b, oE, op, M, k):
     return 0.0, 0.0, 0.0
 
 
-@njit(**INLINE)
+@inline
 def loop_rows(l, loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_out, M, x):
     """Rows ``cadr .. cadr + nc_l`` of ``g_L`` (``g_out``), ``G_L qd`` (``Gv_out``, if
     ``with_v``) and the blocks ``J_a, J_b`` (``Ja_out``, ``Jb_out`` (nc, 6)) of loop l, from
@@ -277,14 +277,14 @@ def loop_rows(l, loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_ou
             Jb_out[row, 3 + s] = 0.0
 
 
-@njit(**INLINE)
+@inline
 def all_loop_rows(loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_out, M, x):
     """:func:`loop_rows` for every loop. O(loops)."""
     for l in range(loop_i.shape[1]):
         loop_rows(l, loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_out, M, x)
 
 
-@njit(**INLINE)
+@inline
 def add_loop_forces(loop_i, lam, scale, Ja, Jb, f_out):
     """``f_out[a] -= scale J_a^T lambda``, ``f_out[b] -= scale J_b^T lambda`` for every loop:
     the loop forces ``-G_L^T lambda`` as spatial forces on the bodies (body coordinates,
@@ -304,7 +304,7 @@ def add_loop_forces(loop_i, lam, scale, Ja, Jb, f_out):
                     f_out[b, k] -= s * Jb[row, k]
 
 
-@njit(**INLINE)
+@inline
 def loop_scaling(loop_i, Iinv_a, Iinv_b, Ja, Jb, nc, W_out, K, T2, Y):
     """Per-loop blocks ``W_l = (J_a Ia^-1 J_a^T + J_b Ib^-1 J_b^T)^-1`` (``nc_l x nc_l``, in
     ``W_out[l]`` (nloops, 6, 6)): the inverse of the loop's effective mobility if its two

@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
 
-from ..config import INLINE
+from ..config import inline
 from ..spatial import get_vec6
 from .blocks import (_blk, _child_slot, _copy_block, _ctv, _handle_Ct, _xj_cols, _xj_cols_add,
                      _xj_motion, _xj_rows, _xj_rows_T)
@@ -44,7 +43,7 @@ ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "rel
 """The acceleration error measures of RL Definition 2, in the order of their codes 0-3."""
 
 
-@njit(**INLINE)
+@inline
 def _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T, t):
     """``Y' = X Psi^A_2 X^T + Psi^B_1`` of the node of joint J (RL eq. 9) into T[t]; a leaf
     child contributes nothing (RL Lemma 1). The diagonal blocks are read in place."""
@@ -62,7 +61,7 @@ def _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ
                 T[t, a, c] = 0.0
 
 
-@njit(**INLINE)
+@inline
 def _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6):
     """The velocity-dependent terms of RL eq. 9 at node i (joint J, d free dofs): ``w =
     p^B_1 - X p^A_2`` (V6[4]), ``eta^C = eta^A + eta^B + gamma^T (Y' gamma + w) + R^T A_J
@@ -100,7 +99,7 @@ def _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, 
         V6[5, a] = s
 
 
-@njit(**INLINE)
+@inline
 def _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T, t):
     """``Q_k^T`` of handle k of the node C of joint J (RL eq. 9) into T[t]:
     ``-X Psi^A_{2k}`` for a handle of A, ``Psi^B_{1k}`` for one of B (T[9] scratch): the
@@ -113,7 +112,7 @@ def _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r
                 T[t, a, c] = -T[t, a, c]
 
 
-@njit(**INLINE)
+@inline
 def _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi,
                     perm, T, t, w):
     """``Q_k^T`` of :func:`_handle_QT` with its rows in the F-first order ``perm[J]`` into
@@ -143,7 +142,7 @@ def _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E,
                     T[t, a, c] = Psi[row, pa, c]
 
 
-@njit(**INLINE)
+@inline
 def _handle_p(C, ct, T, qt, perm, J, hasQ, sg, src, dst, V6, ph):
     """``p^C = p + 2 Q gamma + C^T z`` (RL eq. 9) for handle ``dst`` of a node from its
     handle ``src`` in a child, ``C = sg Ct`` (Ct in C[ct]) and, when ``hasQ``, ``Q^T`` in
@@ -158,7 +157,7 @@ def _handle_p(C, ct, T, qt, perm, J, hasQ, sg, src, dst, V6, ph):
         ph[dst, c] = ph[src, c] + 2.0 * s + sg * t6[c]
 
 
-@njit(**INLINE)
+@inline
 def _psi_diag(T, ck, hasQ, nf, Psi, row, dst):
     """Diagonal block ``Psi^C_kk = Psi_kk + Q_k[:, F] G_k + [G_k; U_k]^T [Q_k[:, F]^T +
     Y'_FF G_k; A_J U_k]`` (RL eq. 9 in the form of
@@ -182,7 +181,7 @@ def _psi_diag(T, ck, hasQ, nf, Psi, row, dst):
             Psi[dst, n, m] = s
 
 
-@njit(**INLINE)
+@inline
 def _total_acc(i, tree, co, fh):
     """A(C) of node i for the handle forces in ``fh`` (RL eq. 8)."""
     nh = tree.node_nh[i]
@@ -205,7 +204,7 @@ def _total_acc(i, tree, co, fh):
     return s
 
 
-@njit(**INLINE)
+@inline
 def _bound(measure, eps2, A_total, top, maxnorm):
     """Certified error of stopping now (RL Sec. 4.3): ``eps2`` is the sum of the total
     accelerations in the queue, ``top`` the largest of them, ``maxnorm`` the largest

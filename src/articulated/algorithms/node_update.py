@@ -29,7 +29,7 @@ from __future__ import annotations
 from numba import njit
 
 from .._byref import byref, deref
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 from ..spatial import get_vec6, xform_dense_at, xform_motion_at
 from .blocks import (_blk, _child_blocks, _child_slot, _children, _chol, _chol5_perm,
                      _chol_inverse, _copy_block, _ctv, _fwd_rows, _handle_Ct, _ldl5_inverse,
@@ -40,7 +40,7 @@ from .heap import _heapsort
 from .metric import _handle_p, _handle_QT, _handle_QT_rows, _metric_bias, _psi_diag, _y_prime
 
 
-@njit(**INLINE)
+@inline
 def _joint_coefficients(J, nf, d, perm, T, L, Ld, V6, W, P, D, gamma, R):
     """Joint J's coefficients of RL eqs. 4-5 from ``K = V^-1`` (T[0]) and the Cholesky
     factor ``K_FF = L L^T`` in (L[0], Ld[0]) (:func:`~articulated.algorithms.blocks._chol`),
@@ -81,7 +81,7 @@ def _joint_coefficients(J, nf, d, perm, T, L, Ld, V6, W, P, D, gamma, R):
     _gamma_R(J, d, W, P, D, V6, gamma, R)
 
 
-@njit(**INLINE)
+@inline
 def _gamma_R(J, d, W, P, D, V6, gamma, R):
     """``gamma = W beta + P Q`` and ``R = D Q - P^T beta`` (RL eqs. 4-5) of joint J from its
     W, P, D (beta in V6[0], Q in V6[1, :d]) into ``gamma[J]``, V6[2] and ``R[J]``, V6[3]."""
@@ -104,7 +104,7 @@ def _gamma_R(J, d, W, P, D, V6, gamma, R):
         V6[3, rr] = s
 
 
-@njit(**INLINE)
+@inline
 def _joint_coefficients5(J, perm, T, L, Ld, V6, W, P, D, gamma, R):
     """:func:`_joint_coefficients` for ``|F| = 5, d = 1`` (revolute and prismatic joints)
     and the factor ``K_FF = L D L^T`` of :func:`~articulated.algorithms.blocks._chol5_perm`,
@@ -166,7 +166,7 @@ def _joint_coefficients5(J, perm, T, L, Ld, V6, W, P, D, gamma, R):
     V6[3, 0] = rj
 
 
-@njit(**INLINE)
+@inline
 def _root_bias(J, Xup_E, Xup_r, H_E, H_r, gravity, b_world):
     """Root node of joint J: the world's handle accelerates with ``a_0 = -g``, in the
     joint's handle (J, 1) frame, into ``b_world[J]``."""
@@ -176,7 +176,7 @@ def _root_bias(J, Xup_E, Xup_r, H_E, H_r, gravity, b_world):
         b_world[J, a] = x[a]
 
 
-@njit(**INLINE)
+@inline
 def _node_beta(jt, J, A, B, ca, cb, hA, hB, XJ_E, XJ_r, bh, b_world, c_al, quasi_static, beta,
                V6):
     """``beta = X b^A_2 - b^B_1`` of the node of joint J (root: ``b_world - b^B_1``), plus
@@ -196,7 +196,7 @@ def _node_beta(jt, J, A, B, ca, cb, hA, hB, XJ_E, XJ_r, bh, b_world, c_al, quasi
         beta[J, a] = V6[0, a]
 
 
-@njit(**INLINE)
+@inline
 def _handle_b(T, ct, sg, src, dst, J, gamma, bh):
     """``b^C = b - C^T gamma`` (RL eq. 2) for handle ``dst`` of a node from its handle
     ``src`` in a child, ``C = sg Ct`` (Ct in T[ct], gamma in ``gamma[J]``)."""
@@ -205,7 +205,7 @@ def _handle_b(T, ct, sg, src, dst, J, gamma, bh):
         bh[dst, a] = bh[src, a] - sg * t6[a]
 
 
-@njit(**INLINE)
+@inline
 def _handle_C(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Phi, T, t):
     """Handle k of the node C of joint J (RL eq. 2), as
     :func:`~articulated.algorithms.blocks._handle_Ct` but without copies where none is
@@ -229,7 +229,7 @@ def _handle_C(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r,
     return -1.0, hB + kk, True, row
 
 
-@njit(**INLINE)
+@inline
 def _g_rows5(L, Ld, J, Z, z, sg, out, o):
     """``out[o][:5] = sg K_FF^-1 Ct[F, :] = sg L^-T D^-1 Z[z][:5]`` from the rows
     ``Z = L^-1 Ct[F, :]`` of :func:`~articulated.algorithms.blocks._zrows5` (factor of
@@ -263,7 +263,7 @@ def _g_rows5(L, Ld, J, Z, z, sg, out, o):
         out[o, 4, n] = sg * x4
 
 
-@njit(**INLINE)
+@inline
 def _leaf(i, tree, inp, fr, co):
     """The biases of leaf node i (RGL eq. 3 with the body's velocity unless quasi-static;
     :func:`~articulated.algorithms.handles._leaf_bias`) from the bundles."""

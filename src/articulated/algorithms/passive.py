@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 from .blocks import _child_slot
 
 K = 22
@@ -56,7 +56,7 @@ upper-right 3 x 3 block is zero), so its monomial map (:func:`_monomial_map`) ha
 ``M[r, c] = 0`` unless r's class is c's or a later one."""
 
 
-@njit(**INLINE)
+@inline
 def _midx(j, l):
     """Index of the monomial ``v_j v_l`` (j <= l) in ``m(v)``, grouped by class
     (:data:`LO`)."""
@@ -68,7 +68,7 @@ def _midx(j, l):
     return 16 + 3 * jj - (jj * (jj - 1)) // 2 + (l - j)
 
 
-@njit(**INLINE)
+@inline
 def monomials(v, m):
     """m[:] = m(v) for a twist ``v`` (6 floats)."""
     m[0] = 1.0
@@ -77,7 +77,7 @@ def monomials(v, m):
             m[_midx(j, l)] = v[j] * v[l]
 
 
-@njit(**INLINE)
+@inline
 def _monomial_map(X, t, M, o):
     """M[o] = the K x K map with ``m(X v) = M m(v)`` for the dense 6 x 6 matrix X[t]."""
     for r in range(K):
@@ -95,7 +95,7 @@ def _monomial_map(X, t, M, o):
                     M[o, r, _midx(j, l)] = xa * X[t, b, l] + X[t, a, l] * xb
 
 
-@njit(**INLINE)
+@inline
 def _right(Bsrc, s, M, o, out, t, scale):
     """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0."""
     for a in range(6):
@@ -107,7 +107,7 @@ def _right(Bsrc, s, M, o, out, t, scale):
             out[t, a, c] = scale * x
 
 
-@njit(**INLINE)
+@inline
 def _left(T, i, ta, S, s, out, t, sg):
     """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K)."""
     for a in range(6):
@@ -118,7 +118,7 @@ def _left(T, i, ta, S, s, out, t, sg):
             out[t, a, c] += sg * x
 
 
-@njit(**INLINE)
+@inline
 def _gram_add(G, src, M, o, out, tmp):
     """out += M[o]^T G[src] M[o] (K x K); tmp (K, K) scratch. The second product skips the
     zero rows of M's columns (:data:`LO`; exact zeros, so the same sums), in one loop per
@@ -269,7 +269,7 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
                 Pt[hC + k, a, c] = S[0, a, c]
 
 
-@njit(**INLINE)
+@inline
 def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, bh, ph, eta, beta, biases):
     """Fully articulated coefficients of the passive node i (joint J, -1 for a leaf; ``nh``
     handles from slot ``ho``) at the rigid twist ``v`` (6 floats, principal-handle frame):
@@ -306,7 +306,7 @@ def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, bh, ph, eta, beta, bias
             beta[J, a] = x
 
 
-@njit(**INLINE)
+@inline
 def evaluate_fresh(c, v, tree, co, lz, biases):
     """:func:`evaluate_node` for node c at twist ``v`` (a 6-tuple), kept in
     ``lz.vnode[c]``, and mark c fresh (appended to ``lz.fresh_list[lz.nfresh[0]]``); the

@@ -44,7 +44,7 @@ from numba import njit
 
 from .._byref import byref, byref_each, deref
 from .._views import rows
-from ..config import INLINE, INLINE_IR, KERNEL
+from ..config import inline, KERNEL
 from ..data import data_arrays
 from ..model import _MODEL_BODY, model_arrays
 from ..spatial import (add6, congruence, dot6, get_mat3, get_vec3, get_vec6, inertia_times,
@@ -56,7 +56,7 @@ from .hybrid import cached_pose, hybrid_kinematics
 from .kinematics import joint_xup, velocity_step, world_pose_step
 
 
-@njit(**INLINE)
+@inline
 def _pose_to(b, pose, Xs, xs, slot):
     """``world X body`` of body b (:func:`~articulated.algorithms.hybrid.cached_pose`)
     into (Xs, xs)[slot]."""
@@ -158,7 +158,7 @@ def _reduce(bkp, pose, rp):
                 rXE[k, 3 * a + c] = Xs[1, a, c]
 
 
-@njit(**INLINE)
+@inline
 def _piece(J, R, pose, I0, front_body, front_index, Xs, xs, pc_I, pc_E, pc_r):
     """The data of the piece of front node R entered by joint J that stays valid while R
     stays rigid: its inertia in J's frame, ``(h0 X J)^T I0[R] (h0 X J)``, as ``pc_I[R] =
@@ -191,7 +191,7 @@ def _piece(J, R, pose, I0, front_body, front_index, Xs, xs, pc_I, pc_E, pc_r):
     xform_mul_at(Xs, xs, 1, P_E, P_r, R, pc_E, pc_r, R)              # J X principal handle
 
 
-@njit(**INLINE)
+@inline
 def _gather(na, ajoints, mi, rp):
     """Copy q, qd of the active joints into the reduced tree's vectors (``mi``: the
     reduced model's int rows (7, na))."""
@@ -206,7 +206,7 @@ def _gather(na, ajoints, mi, rp):
             rqd[mi[3, k] + d] = qd[vadr[J] + d]
 
 
-@njit(**INLINE_IR)
+@inline
 def _forward_pass(na, ajoints, mi, rp, poses):
     """Gather the state (:func:`_gather`), then the joint transforms and velocities of the
     reduced tree (RBDA eq. 7.34) into its workspace, and with ``poses`` its world poses
@@ -375,7 +375,7 @@ def reduced_momentum(bkp, rp, keep, p):
             set_vec6(f, kp, add6(get_vec6(f, kp), y))
 
 
-@njit(**INLINE_IR)
+@inline
 def reduced_kinetic(bkp, rp):
     """Kinetic energy [J] of the hybrid body, ``T = 1/2 sum_k v_k . I_k v_k`` over the
     pieces of its reduced tree (built and current) moving at the velocities ``v_k`` that

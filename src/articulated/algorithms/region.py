@@ -33,7 +33,7 @@ from __future__ import annotations
 from numba import njit
 
 from .._byref import byref, byref_each, deref
-from ..config import INLINE, KERNEL
+from ..config import inline, KERNEL
 from ..spatial import spd_inverse
 from .back_substitution import _partial_back_substitution
 from .bundles import N_AJOINTS, N_ANODES, N_FRONT, STAT_BAD, STAT_N
@@ -69,7 +69,7 @@ def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, epoch):
     _update_nodes(nodes, nrig, upd)
 
 
-@njit(**INLINE)
+@inline
 def _swap_active(a, b, ajoints, na, vadr, jnv):
     """Swap ``a`` and ``b`` (nv,) on the dofs of the active joints ``ajoints[:na]``."""
     for u in range(na):

@@ -68,7 +68,7 @@ from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
                                      state_energy, steady_acceleration_step)
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
-from ..config import INLINE, JIT, KERNEL
+from ..config import inline, JIT, KERNEL
 from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
@@ -181,7 +181,7 @@ def region_data(cl, bk, red, na, jnv, vadr, active, q):
         cl.ebound[2] = C
 
 
-@njit(**INLINE)
+@inline
 def _reduced_velocities(mv, E, r, qd, vb):
     """Body velocities ``vb`` (N_A, 6) ``[omega; v_O]`` (body coordinates) of reduced-tree
     velocities ``qd`` (nv',): ``v_k = X_k v_parent + S_k qd_k`` on the reduced tree's
@@ -298,7 +298,7 @@ def hybrid_energy_bound(cl, red, na, nqr, h, qd1, v, step):
     return T1 * (1.0 - scale * scale)
 
 
-@njit(**INLINE)
+@inline
 def keep_update_counts(last, counts, res):
     """``last`` (6,) int64 of the compiled adaptive loops after an active-region update:
     the active joints (``counts``) and the region kernel's ``res[:5]`` (update region,

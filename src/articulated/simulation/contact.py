@@ -55,7 +55,7 @@ from ..algorithms.kinematics import (
     arc_bound,
     steady_acceleration_step,
 )
-from ..config import INLINE, JIT
+from ..config import inline, JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from ..geometry import SHAPE_NAMES, CollisionModel
@@ -109,7 +109,7 @@ def substep_count(h, w2, acc, theta, arc):
     return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS))
 
 
-@njit(**INLINE)
+@inline
 def contact_arc(v, ab, b, c, R, oE, nw):
     """:func:`~articulated.algorithms.kinematics.arc_bound` of body (or rigid piece) ``b``
     along the world normal ``nw`` (3,) of a contact, rotated into its coordinates by the
@@ -121,7 +121,7 @@ def contact_arc(v, ab, b, c, R, oE, nw):
     return arc_bound(v, ab, b, c, R, n)
 
 
-@njit(**INLINE)
+@inline
 def contacts_arc(con, nc, owner, shift, lp, rb, v, ab, oE):
     """The largest, over the contacts ``con`` (the detector's output, ``nc`` of them), of
     :func:`contact_arc` along the contact's normal summed over its two shapes: shape g on

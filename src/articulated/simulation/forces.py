@@ -31,7 +31,7 @@ from numba import njit
 
 from ..algorithms.kinematics import body_velocities, forward_kinematics
 from ..algorithms.hybrid import cached_pose
-from ..config import INLINE_IR, KERNEL
+from ..config import inline, KERNEL
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from ..spatial import get_mat3, get_vec6
 
@@ -671,7 +671,7 @@ def compile_forces(model, forces):
         bool(tau.any() or damping.any() or pd))
 
 
-@njit(**INLINE_IR)
+@inline
 def body_force_row(i, kind, params, R, p, V, has_v, f_ext, b, t):
     """Add compiled body force ``i`` at time ``t`` [s] into ``f_ext[b]`` (body coordinates,
     about the body origin), as :meth:`PointForce.apply` and :meth:`Spring.apply` do, from
@@ -724,7 +724,7 @@ def body_force_row(i, kind, params, R, p, V, has_v, f_ext, b, t):
     return True
 
 
-@njit(**INLINE_IR)
+@inline
 def body_force_potential(i, kind, params, R, p):
     """Potential energy [J] of compiled body force ``i`` at the body pose ``R, p`` (as
     :func:`body_force_row`): ``-F . x_P`` for a world :class:`PointForce`,
@@ -745,7 +745,7 @@ def body_force_potential(i, kind, params, R, p):
     return 0.5 * params[i, 6] * e * e
 
 
-@njit(**INLINE_IR)
+@inline
 def interpolate(tt, tv, k0, n, t):
     """The :class:`PiecewiseLinear` value at time ``t`` [s] of the ``n`` samples from
     ``k0`` of times ``tt`` and values ``tv`` (binary search; the end samples held)."""
@@ -763,7 +763,7 @@ def interpolate(tt, tv, k0, n, t):
     return tv[lo] + (tv[lo + 1] - tv[lo]) * ((t - tt[lo]) / (tt[lo + 1] - tt[lo]))
 
 
-@njit(**INLINE_IR)
+@inline
 def joint_forces(fa, q, qd, tau, t):
     """``tau`` (nv,) = the joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` and
     time ``t`` [s]: constant ``tau``, ``- damping qd``, and ``kp (q_ref - q) + kd (qd_ref -
@@ -787,7 +787,7 @@ def joint_forces(fa, q, qd, tau, t):
     return -1
 
 
-@njit(**INLINE_IR)
+@inline
 def joint_force_potential(fa, q):
     """Potential energy [J] of the PD joint springs of ``fa``: ``1/2 kp (q - q_ref)^2``
     (0 for a reference that depends on time, as :meth:`PDController.potential`)."""

@@ -40,7 +40,7 @@ from ..algorithms.dca import dca_kernel
 from ..algorithms.kinematics import (body_energy, body_gravity_potential, joint_xup,
                                      state_energy, velocity_step, world_pose_step)
 from ..algorithms.rnea import _rnea_kernel
-from ..config import INLINE_IR, KERNEL
+from ..config import inline, KERNEL
 from ..configuration import _normalize_kernel, _qdot_kernel, integrate_joint
 from ..data import data_arrays
 from ..model import model_arrays
@@ -79,7 +79,7 @@ Records.__doc__ = """Recorded states: ``t`` (k,) [s], ``q`` (k, nq), ``qd`` (k, 
 ``T`` and potential ``V`` (k,) [J] (gravity and the conservative applied forces)."""
 
 
-@njit(**INLINE_IR)
+@inline
 def _kinematics(sm, sd, q, qd, energy, kinetic):
     """Joint transforms, velocities (ABA pass 1, RBDA eq. 7.34) and world poses of every
     body at ``q, qd`` into the workspace; with ``energy`` also returns the state's gravity
@@ -105,7 +105,7 @@ def _kinematics(sm, sd, q, qd, energy, kinetic):
     return T, V
 
 
-@njit(**INLINE_IR)
+@inline
 def _world_pose(oE, op, b):
     """Body b's rotation body -> world (``oE[b]^T``, a row-major 9-tuple) and origin (a
     3-tuple) from the workspace's world poses."""
@@ -114,7 +114,7 @@ def _world_pose(oE, op, b):
     return R, (op[b, 0], op[b, 1], op[b, 2])
 
 
-@njit(**INLINE_IR)
+@inline
 def _body_forces(sm, sd, fa, t):
     """The compiled body forces of ``fa`` at time ``t`` [s] into ``sd.f_ext`` (rows of their
     bodies cleared first) at the workspace's poses and velocities (:func:`_kinematics`).
@@ -142,7 +142,7 @@ def _body_forces(sm, sd, fa, t):
     return True
 
 
-@njit(**INLINE_IR)
+@inline
 def _potentials(sm, sd, fa, q):
     """Potential energy [J] of the conservative compiled forces (world point forces,
     springs, PD joint springs) at the workspace's poses."""
@@ -207,14 +207,14 @@ def _evaluate(sm, sd, fa, q, qd, out, rec, row, t):
     return OK
 
 
-@njit(**INLINE_IR)
+@inline
 def _integrate(sm, q, v, dt, out):
     """``out = q (+) v dt`` (:func:`articulated.configuration.integrate_joint` per joint)."""
     for i in range(sm.jtype.shape[0]):
         integrate_joint(i, sm.jtype, sm.qadr, sm.vadr, q, v, dt, out)
 
 
-@njit(**INLINE_IR)
+@inline
 def _unit(sm, Y, Yu):
     """``Yu`` = Y with its quaternions normalized (``Y`` itself when there are none), as
     :func:`articulated.simulation.integrators._unit`."""
@@ -296,7 +296,7 @@ def record_state(sm, sd, fa, t, q, qd, rec, row):
     _record(t, q, qd, rec, row)
 
 
-@njit(**INLINE_IR)
+@inline
 def _record(t, q, qd, rec, row):
     rec.t[row] = t
     for k in range(q.shape[0]):
@@ -305,7 +305,7 @@ def _record(t, q, qd, rec, row):
         rec.qd[row, k] = qd[k]
 
 
-@njit(**INLINE_IR)
+@inline
 def commit_step(q, qd, q1, qd1, t, dt, k, steps, every, rec, count):
     """The bookkeeping after step ``k`` of a run of ``steps`` steps succeeded (the tree and
     contact loops): ``q, qd = q1, qd1``, ``t[0] += dt``, and when ``k % every == 0`` or
