@@ -53,7 +53,8 @@ def test_profile_reports_each_kernels_own_compile_time(tmp_path):
 
 
 def test_unknown_subsystem_and_bad_jobs_are_errors():
-    with pytest.raises(ValueError, match="unknown subsystem 'nope'; choose from contact"):
+    with pytest.raises(ValueError, match="unknown subsystem 'nope'; choose from "
+                                         "adaptive-contact, contact, adaptive"):
         precompile.precompile(["nope"])
     with pytest.raises(ValueError, match="jobs must be >= 1, got 0"):
         precompile.precompile(["loops"], jobs=0)

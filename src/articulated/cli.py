@@ -215,7 +215,7 @@ def _precompile(console, subsystems):
     _print(console, f"[articulated demo] first run: compiling {cold} kernels "
                     f"({', '.join(subsystems)}) in parallel processes, cached for later runs:")
     report = lambda name, seconds, kernels: _print(
-        console, f"  {name:<14}{seconds:7.1f} s  {kernels:4d} kernels")
+        console, f"  {name:<17}{seconds:7.1f} s  {kernels:4d} kernels")
     _, seconds = precompile(subsystems, progress=report)
     _print(console, f"  compiled in {seconds:.1f} s")
 
@@ -230,7 +230,8 @@ def cmd_demo(args) -> int:
     console = _console()
     t0 = time.perf_counter()
     _precompile(console, [name for name, used in (
-        ("contact", args.chain), ("adaptive", args.ad_steps or args.crowd),
+        ("adaptive-contact", args.chain), ("contact", args.chain),
+        ("adaptive", args.ad_steps or args.crowd),
         ("quasistatics", args.molecule or args.protein != "none"), ("simulation", True))
         if used])
     model = models.pendulum(args.n)
@@ -675,7 +676,7 @@ def cmd_compile(args) -> int:
                                      headers=("function", "own s", "versions")))
         return 0
     report = lambda name, seconds, kernels: _print(
-        console, f"  {name:<14}{seconds:7.1f} s  {kernels:4d} kernels compiled")
+        console, f"  {name:<17}{seconds:7.1f} s  {kernels:4d} kernels compiled")
     _print(console, "[articulated compile] warming numba's cache "
                     f"({', '.join(args.subsystems) or 'all subsystems'}):")
     kernels, seconds = precompile(args.subsystems, jobs=args.jobs, progress=report)

@@ -92,11 +92,18 @@ def _quasistatics():
 
 
 def _contact():
-    """Both contact pipelines (full model and adaptive), with and without the energy
-    bound, in the compiled loops and with a Python force."""
+    """Contact and joint limits on the full model, with and without the energy bound, in
+    the compiled loop and with a Python force."""
     from .bench.contact import warm_up
 
-    warm_up()
+    warm_up(("full",))
+
+
+def _adaptive_contact():
+    """Contact on adaptive dynamics' hybrid body, as :func:`_contact`."""
+    from .bench.contact import warm_up
+
+    warm_up(("adaptive",))
 
 
 def _loops():
@@ -107,8 +114,9 @@ def _loops():
     Simulator(models.four_bar(), 0.005, integrator="rk2", method="srm").run(3)
 
 
-SUBSYSTEMS = {"contact": _contact, "adaptive": _adaptive, "quasistatics": _quasistatics,
-              "simulation": _simulation, "dynamics": _dynamics, "loops": _loops}
+SUBSYSTEMS = {"adaptive-contact": _adaptive_contact, "contact": _contact, "adaptive": _adaptive,
+              "simulation": _simulation, "quasistatics": _quasistatics, "dynamics": _dynamics,
+              "loops": _loops}
 """Name -> workload, most compile time first (so that a pool starts the longest first)."""
 
 

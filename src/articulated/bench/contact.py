@@ -369,13 +369,12 @@ def _pile_mujoco(model, q0, steps):
     return dict(t=np.array(t), depth=np.array(depth or [0.0]), ncon=int(d.ncon), end=end)
 
 
-def warm_up():
-    """Compile (or load) every kernel of both contact pipelines on a small scene with
-    contacts, so that no timed run pays for it: a 3-link pendulum with capsules falling
-    onto a plane and a static cylinder, full and adaptive, in the compiled loops and on the
-    Python step (a force that is a Python function, as scene (c)'s gait), with and without
-    the energy bound. (Without the Python step here, a first run on a fresh machine compiled
-    its kernels inside scene (c)'s timing: 21.5 ms per adaptive step instead of 7.6.)"""
+def warm_up(pipelines=("full", "adaptive")):
+    """Compile (or load) every kernel of the contact ``pipelines`` (the full model's,
+    adaptive dynamics') on a small scene with contacts, so that no timed run pays for it:
+    a 3-link pendulum with capsules falling onto a plane and a static cylinder, in the
+    compiled loops and on the Python step (a force that is a Python function, as scene
+    (c)'s gait), with and without the energy bound."""
     m, geom, q0 = pendulum_cylinders(3, 0)
     geom.add_static(art.Plane(normal=(0, 0, 1), pos=(0, 0, -0.25)), group=2, mask=1)
     geom.add_static(art.Cylinder(radius=0.05, length=0.6, pos=(0.15, 0, -0.2),
@@ -383,7 +382,8 @@ def warm_up():
                     group=2, mask=1)
     zero = np.zeros(m.nv)
     python_force = [art.JointTorque(lambda t, q, qd: zero)]
-    for kw in (dict(), dict(method="adaptive", max_active=2, update_every=10)):
+    methods = dict(full=dict(), adaptive=dict(method="adaptive", max_active=2, update_every=10))
+    for kw in (methods[p] for p in pipelines):
         for forces, bound in (((), False), (python_force, False), (python_force, True)):
             tr = art.Simulator(m, H, contacts=geom, q0=q0, forces=forces,
                                contact_options=dict(energy_bound=bound), **kw).run(300)
