@@ -32,12 +32,12 @@ CLI = "import sys; from articulated.cli import main; sys.exit(main({argv!r}))"
 
 
 def test_compile_warms_the_cache_then_finds_it_warm(tmp_path):
-    first = _python(CLI.format(argv=["compile", "--jobs", "2", "loops", "simulation"]), tmp_path)
+    first = _python(CLI.format(argv=["compile", "--jobs", "2", "loops", "dynamics"]), tmp_path)
     rows = dict(re.findall(r"^  (\w+) +[\d.]+ s +(\d+) kernels compiled$", first, re.M))
-    assert set(rows) == {"loops", "simulation"}, first
-    assert int(rows["loops"]) >= 3 and int(rows["simulation"]) >= 3
+    assert set(rows) == {"loops", "dynamics"}, first
+    assert int(rows["loops"]) >= 3 and int(rows["dynamics"]) >= 3
     assert re.search(r"^compiled \d+ kernels in [\d.]+ s$", first, re.M)
-    again = _python(CLI.format(argv=["compile", "--jobs", "1", "loops", "simulation"]), tmp_path)
+    again = _python(CLI.format(argv=["compile", "--jobs", "1", "loops", "dynamics"]), tmp_path)
     assert re.findall(r"(\d+) kernels compiled", again) == ["0", "0"], again
 
 
