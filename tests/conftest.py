@@ -1,5 +1,3 @@
-import os
-
 import numpy as np
 import pytest
 
@@ -8,11 +6,10 @@ def pytest_sessionstart(session):
     """On a cold numba cache (a fresh clone, as in CI) and more than one CPU, compile the
     kernels of every subsystem first, one worker process per CPU (``articulated compile``):
     the tests then load them from the cache instead of compiling them one after another."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if (cpus or 1) < 2:
-        return
-    from articulated.precompile import cold_kernels, precompile
+    from articulated.precompile import cold_kernels, cpus, precompile
 
+    if cpus() < 2:
+        return
     if len(cold_kernels()) > 50:
         try:
             kernels, seconds = precompile()
@@ -21,7 +18,7 @@ def pytest_sessionstart(session):
                   f"tests compile their kernels as they run")
             return
         print(f"\n[conftest] cold numba cache: compiled {kernels} kernels in {seconds:.0f} s "
-              f"in {min(cpus, 6)} worker processes")
+              f"in {min(cpus(), 7)} worker processes")
 
 
 def rel_err(x, y):

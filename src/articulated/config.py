@@ -26,13 +26,11 @@ INLINE = dict(KERNEL, forceinline=True, cache=False, no_cpython_wrapper=True,
 """Flags of the helpers that kernels call (spatial algebra, the passes of ABA, the DCA's
 node updates, ...): allocation-free like :data:`KERNEL`, each typed and compiled once per
 signature and inlined into every caller by LLVM (``forceinline``: the ``alwaysinline``
-attribute). They are callable from compiled code only: no CPython or C wrapper is built
-and nothing is cached on their own (a kernel's cache entry holds the machine code of the
-helpers it calls). Numba's ``inline="always"`` (:data:`VIEWS`) would instead copy a
-helper's IR into every call site and type it again there, recursively: that made the first
-call of ``aba`` take about 50 s to compile against about 10 s this way
-(docs/benchmarks.md, "Compile time")."""
-
+attribute). No CPython or C wrapper is built and nothing is cached on their own (a
+kernel's cache entry holds the machine code of the helpers it calls); :func:`inline`
+applies them. Numba's ``inline="always"`` (:data:`VIEWS`) would instead copy a helper's IR
+into every call site and type it again there, recursively, which costs compile time at
+every caller (docs/benchmarks.md, "Compile time")."""
 
 
 def inline(fn):

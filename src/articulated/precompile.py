@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -213,9 +216,16 @@ def _names(subsystems):
     return [n for n in SUBSYSTEMS if n in names]
 
 
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def _jobs(jobs, n):
     if jobs is None:
-        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        jobs = cpus()
     if int(jobs) < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     return max(1, min(int(jobs), n))
@@ -223,16 +233,11 @@ def _jobs(jobs, n):
 
 def _profile_one(name, cache_dir):
     """:func:`_run` of ``name`` in a fresh process whose numba cache is ``cache_dir``."""
-    import subprocess
-    import sys
-
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     code = ("import pickle, sys; from articulated.precompile import _run; "
             f"sys.stdout.buffer.write(pickle.dumps(_run({name!r}, True)))")
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env,
                          capture_output=True, check=True)
-    import pickle
-
     return pickle.loads(out.stdout)
 
 
