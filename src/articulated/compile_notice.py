@@ -22,10 +22,10 @@ import time
 
 from numba.core import event
 
-SECONDS_PER_KERNEL = 3.0
-"""Mean wall time [s] numba takes per kernel of this package on a first run (measured on a
-cold cache, 2 cores shared with other jobs: see docs/viewer.md, "First run"); the notice's
-estimate is this times the kernels the command will compile."""
+SECONDS_PER_KERNEL = 5.0
+"""Mean wall time [s] numba takes per cached kernel of this package on a first run, its
+helpers included (docs/benchmarks.md, "Compile time"); the notice's estimate is this times
+the kernels the command will compile."""
 
 
 def _is_package_kernel(dispatcher) -> bool:
