@@ -28,7 +28,6 @@ import pickle
 from numba.core import caching as _caching
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = os.path.basename(PACKAGE_DIR)
 
 
 def _digest(root, paths):
