@@ -740,9 +740,11 @@ def test_piecewise_linear_reference_compiled_equals_the_python_path():
                dict(method="adaptive", max_active=6, max_update=8, update_every=7)):
         a = art.Simulator(m, 1e-3, forces=forces(True), q0=q0, **kw)
         b = art.Simulator(m, 1e-3, forces=forces(False), q0=q0, **kw)
-        for sim, compiled in ((a, True), (b, False)):   # the loop each one runs
-            fa = sim._compiled() if callable(sim._compiled) else sim._compiled
-            assert (fa is not None) == compiled
+        for sim, compiled in ((a, True), (b, False)):   # the forces' form each one runs
+            if callable(sim._compiled):                 # full model: Python forces by hook
+                assert (sim._compiled()[2].hook == -1) == compiled
+            else:
+                assert (sim._compiled is not None) == compiled
         ta, tb = a.run(400), b.run(400)
         assert np.abs(ta.q - tb.q).max() <= 1e-10 and np.abs(ta.qd - tb.qd).max() <= 1e-10
     c = art.Simulator(m, 1e-3, q0=q0, method="adaptive", max_active=6, max_update=8,

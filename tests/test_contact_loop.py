@@ -13,7 +13,8 @@ CLOSE = ("max_depth", "approach_speed", "ke_before", "ke_after", "energy_removed
 
 
 class _PythonForce:
-    """A user's force in Python (no compiled form): the simulator's Python step."""
+    """A user's force in Python (no compiled form): every force of the simulator is then
+    evaluated in Python, called from the compiled loop (simulation/hooks.py)."""
 
     def apply(self, model, t, q, qd, tau, f_ext, kin=None):
         pass
@@ -65,12 +66,12 @@ def _meshes():
 
 
 @pytest.mark.parametrize("scene", [_chain, _limits, _meshes])
-def test_compiled_contact_loop_equals_the_python_step(scene):
+def test_python_forces_in_the_contact_loop_equal_their_compiled_forms(scene):
     m, kw, forces = scene()
     fast = art.Simulator(m, H, forces=forces, **kw)
     slow = art.Simulator(m, H, forces=forces + [_PythonForce()], **kw)
-    assert fast._compiled() is not None and fast._compiled()[3] is not None
-    assert slow._compiled() is None
+    assert fast._compiled()[3] is not None and fast._compiled()[2].hook == -1
+    assert slow._compiled()[2].hook >= 0
     a = fast.run(600, record_every=3)
     b = slow.run(600, record_every=3)
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-12)
@@ -104,8 +105,9 @@ def test_the_chain_scene_uses_substeps_and_the_bound():
     assert (tr.contacts["detect_time"] >= 0).all()
 
 
-def test_a_coal_mesh_pair_takes_the_python_step():
-    """A sphere against a mesh needs coal: such a simulator steps in Python, and runs."""
+def test_a_coal_mesh_pair_is_detected_from_inside_the_compiled_step():
+    """A sphere against a mesh needs coal: the detection stage calls it, and the ball comes
+    to rest on the cube's top face."""
     b = art.ModelBuilder()
     b.add_body("cube", None, "free", mass=1.0, inertia=np.eye(3) * 0.01)
     b.add_body("ball", None, "free", mass=0.5, inertia=np.eye(3) * 0.002)
@@ -118,6 +120,23 @@ def test_a_coal_mesh_pair_takes_the_python_step():
     q0[:3] = (0.0, 0.0, 0.1)
     q0[7:10] = (0.0, 0.0, 0.3)
     sim = art.Simulator(m, H, contacts=geom, q0=q0)
-    assert sim._compiled() is None
+    assert sim._compiled()[3].hook >= 0
     tr = sim.run(400)
     assert tr.q[-1, 9] > 0.2 + 0.05 - 2e-3          # the ball rests on the cube's top face
+
+
+def test_a_non_finite_python_force_with_contacts_names_the_joint():
+    """A Python force gone NaN inside the contact loop: the run stops before the step with
+    the force's joint named, the records kept."""
+    m, kw, _ = _limits()
+
+    def tau(t, q, qd):
+        return np.full(m.nv, np.nan) if t > 0.0505 else np.zeros(m.nv)
+
+    sim = art.Simulator(m, H, forces=[art.JointTorque(tau)], **kw)
+    with pytest.raises(art.SimulationDiverged, match=r"tau\[0\]") as info:
+        sim.run(100)
+    e = info.value
+    assert e.joint == m.joint_name[0]
+    assert e.step == len(e.trajectory) == 52 and sim.t == pytest.approx(0.051)
+    assert np.isfinite(e.trajectory.q).all() and np.array_equal(sim.q, e.trajectory.q[-1])

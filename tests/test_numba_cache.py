@@ -15,7 +15,7 @@ from articulated import _numba_cache
 from articulated.algorithms.region import region_update_kernel
 from articulated.simulation.adaptive import _adaptive_steps
 
-KERNEL_MODULES = ("algorithms/aba.py", "algorithms/region.py", "algorithms/contact.py",
+KERNEL_MODULES = ("algorithms/aba.py", "algorithms/region.py", "algorithms/sweeps.py",
                   "simulation/stepping.py", "simulation/contact_loop.py",
                   "simulation/adaptive.py", "simulation/adaptive_contact.py")
 
@@ -62,11 +62,11 @@ def test_an_edit_outside_the_kernels_modules_recompiles_no_kernel(package, edite
 
 
 @pytest.mark.parametrize("edited, callers, others", [
-    ("spatial.py", set(KERNEL_MODULES) - {"algorithms/contact.py"}, {"algorithms/contact.py"}),
+    ("spatial.py", set(KERNEL_MODULES) - {"algorithms/sweeps.py"}, {"algorithms/sweeps.py"}),
     ("algorithms/node_update.py", {"algorithms/region.py", "simulation/adaptive.py",
                                    "simulation/adaptive_contact.py", "simulation/stepping.py"},
-     {"algorithms/aba.py", "algorithms/contact.py"}),
-    ("algorithms/contact.py", {"algorithms/contact.py", "simulation/contact_loop.py",
+     {"algorithms/aba.py", "algorithms/sweeps.py"}),
+    ("algorithms/sweeps.py", {"algorithms/sweeps.py", "simulation/contact_loop.py",
                                "simulation/adaptive.py", "simulation/adaptive_contact.py"},
      {"algorithms/aba.py", "algorithms/region.py", "simulation/stepping.py"}),
     ("config.py", set(KERNEL_MODULES), set()),

@@ -1,6 +1,7 @@
-"""The compiled stepping loop (simulation/stepping.py) against the Python path of the same
-simulator, the fused energy pass, and the adaptive simulator's defaults and O(N_A)
-records."""
+"""The compiled stepping loop (simulation/stepping.py) against the public Python
+integrators (simulation/integrators.py) over forward_dynamics, Python forces called from the
+compiled loop against their compiled forms, the fused energy pass, and the adaptive
+simulator's defaults and O(N_A) records."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from articulated.simulation import (Force, JointDamping, JointTorque, PDControll
 
 
 class PythonForce(Force):
-    """A force without a compiled form (wraps one that has one): it sends the simulator
-    down the Python path, the reference of the compiled loop."""
+    """A force without a compiled form (wraps one that has one): the compiled loop calls
+    its ``apply`` and ``potential`` in Python (simulation/hooks.py)."""
 
     def __init__(self, inner):
         self.inner = inner
@@ -53,25 +54,43 @@ def scene():
     return m, q0, 0.3 * rng.standard_normal(m.nv)
 
 
+def _reference_run(sim, steps, every):
+    """``(t, q, qd, T, V)`` of ``steps`` steps of the public Python integrator of ``sim``
+    (:data:`~articulated.simulation.integrators.STEPPERS`) over
+    :func:`articulated.forward_dynamics`, the forces applied in Python, recorded as
+    ``run(steps, every)`` records."""
+    rows = [(sim.t, sim.q, sim.qd, *sim.energy())]
+    for k in range(1, steps + 1):
+        sim._step_fixed()
+        if k % every == 0 or k == steps:
+            rows.append((sim.t, sim.q, sim.qd, *sim.energy()))
+    return [np.array(x) for x in zip(*rows)]
+
+
 @pytest.mark.parametrize("method", ["aba", "aba_modified", "crba", "dca"])
 @pytest.mark.parametrize("integrator", ["euler", "semi_implicit_euler", "rk4"])
-def test_compiled_loop_equals_python_path(method, integrator):
+def test_compiled_loop_equals_the_python_integrators(method, integrator):
     m, q0, qd0 = scene()
     assert set(m.jnt_type) >= {JOINT_REVOLUTE, JOINT_PRISMATIC, JOINT_SPHERICAL, JOINT_FREE,
                                JOINT_FIXED}
     fast = Simulator(m, 2e-3, integrator, method, forces=every_force(m), q0=q0, qd0=qd0)
-    ref = Simulator(m, 2e-3, integrator, method, forces=[PythonForce(f) for f in every_force(m)],
-                    q0=q0, qd0=qd0)
-    assert fast._compiled() is not None and ref._compiled() is None
+    hooked = Simulator(m, 2e-3, integrator, method,
+                       forces=[PythonForce(f) for f in every_force(m)], q0=q0, qd0=qd0)
+    ref = Simulator(m, 2e-3, integrator, method, forces=every_force(m), q0=q0, qd0=qd0)
+    assert fast._compiled()[2].hook == -1 and hooked._compiled()[2].hook >= 0
     a = fast.run(60, record_every=7)
-    b = ref.run(60, record_every=7)
-    assert len(a) == len(b) == 10                       # t = 0, 7 dt, ..., 56 dt, 60 dt
-    assert np.array_equal(a.t, b.t)
-    assert np.abs(a.q - b.q).max() < 1e-11
-    assert np.abs(a.qd - b.qd).max() < 1e-10
-    assert np.abs(a.kinetic - b.kinetic).max() < 1e-10 * (1 + np.abs(b.kinetic).max())
-    assert np.abs(a.potential - b.potential).max() < 1e-10 * (1 + np.abs(b.potential).max())
-    assert a.nfev == b.nfev == 60 * (4 if integrator == "rk4" else 1)
+    t, q, qd, T, V = _reference_run(ref, 60, 7)
+    for b in (hooked.run(60, record_every=7), None):
+        if b is not None:       # Python forces inside the compiled loop: the same run
+            assert b.nfev == a.nfev
+            t, q, qd, T, V = b.t, b.q, b.qd, b.kinetic, b.potential
+        assert len(a) == len(t) == 10                   # t = 0, 7 dt, ..., 56 dt, 60 dt
+        assert np.array_equal(a.t, t)
+        assert np.abs(a.q - q).max() < 1e-11
+        assert np.abs(a.qd - qd).max() < 1e-10
+        assert np.abs(a.kinetic - T).max() < 1e-10 * (1 + np.abs(T).max())
+        assert np.abs(a.potential - V).max() < 1e-10 * (1 + np.abs(V).max())
+    assert a.nfev == 60 * (4 if integrator == "rk4" else 1)
     # the records are the states: energies recomputed independently (CRBA, world COMs)
     k = 5
     qk, qdk = a.q[k], a.qd[k]
@@ -81,23 +100,38 @@ def test_compiled_loop_equals_python_path(method, integrator):
     fast.set_state(q=q0, qd=qd0, t=0.0)
     ref.set_state(q=q0, qd=qd0, t=0.0)
     fast.step()
-    ref.step()
+    ref._step_fixed()
     assert np.abs(fast.q - ref.q).max() < 1e-13 and fast.t == ref.t
 
 
-def test_python_forces_and_options_without_compiled_form_take_the_python_path():
+def test_python_forces_run_in_the_compiled_loop_and_options_without_it_in_python():
     m = pendulum(4)
     callable_tau = JointTorque(lambda t, q, qd: np.zeros(4))
     callable_pd = PDController(1.0, 0.1, lambda t: np.zeros(4))
     for sim in (Simulator(m, 1e-3, forces=[callable_tau]),
-                Simulator(m, 1e-3, forces=[callable_pd]),
-                Simulator(m, 1e-3, "rk45"),
-                Simulator(m, 1e-3, dtype=np.float32)):
+                Simulator(m, 1e-3, forces=[callable_pd])):
+        assert sim._compiled()[2].hook >= 0
+    for sim in (Simulator(m, 1e-3, "rk45"), Simulator(m, 1e-3, dtype=np.float32)):
         assert sim._compiled() is None
     sim = Simulator(m, 1e-3, forces=[PointForce(3, (1, 0, 0))])
-    assert sim._compiled() is not None
-    sim.add_force(callable_tau)                          # a Python force: Python path
-    assert sim._compiled() is None
+    assert sim._compiled()[2].hook == -1
+    sim.add_force(callable_tau)                  # a Python force: all forces through the hook
+    assert sim._compiled()[2].hook >= 0
+
+
+def test_a_python_force_that_raises_stops_the_run_at_the_last_step():
+    m = pendulum(4)
+
+    def tau(t, q, qd):
+        if t > 0.0105:
+            raise RuntimeError("the user's force failed")
+        return np.zeros(4)
+
+    sim = Simulator(m, 1e-3, forces=[JointTorque(tau)], q0=[0.3, 0, 0, 0])
+    with pytest.raises(RuntimeError, match="the user's force failed"):
+        sim.run(50)
+    # the state of the last step whose forces were evaluated (RK4: stages at t + dt)
+    assert 0.0095 < sim.t < 0.0115 and np.isfinite(sim.q).all() and sim.q[0] != 0.3
 
 
 def test_energy_is_kinetic_plus_gravity():

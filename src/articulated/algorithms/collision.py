@@ -54,7 +54,7 @@ from numba import njit
 from ..config import inline, JIT, KERNEL
 from ..geometry import (SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_NAMES,
                         SHAPE_PLANE, SHAPE_SPHERE)
-from .collision_mesh import MeshNarrowPhase, capsule_end
+from .collision_mesh import MeshNarrowPhase, capsule_end, write_block
 from .heap import _heapsort
 
 GeomModel = namedtuple("GeomModel", ("body", "kind", "size", "pos", "R", "mu", "e", "rb", "pairs",
@@ -724,23 +724,6 @@ class Detector:
             n = detect_kernel(self.gm, self.poses, float(extra), self.broad.cand, nc, self.out)
             k = self.mesh.plane_contacts(self.poses, self.gm, self.out, n)
         for blk in more:
-            k = self._write(k, *blk)
+            k = write_block(self.out, self.gm, k, *blk)
         self.n = k
         return k
-
-    def _write(self, k, a, b, point, normal, dist, key):
-        """Write a block of contacts of the pair (a, b) (from the mesh narrow phase) from
-        index ``k`` on; returns the index after them."""
-        out, gm = self.out, self.gm
-        e = k + len(dist)
-        out.key[k:e] = key
-        out.geom[k:e, 0] = a
-        out.geom[k:e, 1] = b
-        out.body[k:e, 0] = gm.body[a]
-        out.body[k:e, 1] = gm.body[b]
-        out.point[k:e] = point
-        out.normal[k:e] = normal
-        out.dist[k:e] = dist
-        out.mu[k:e] = math.sqrt(gm.mu[a] * gm.mu[b])
-        out.e[k:e] = max(gm.e[a], gm.e[b])
-        return e

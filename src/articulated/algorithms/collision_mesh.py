@@ -97,6 +97,25 @@ def _hull(coal, mesh):
     return got
 
 
+def write_block(out, gm, k, a, b, point, normal, dist, key):
+    """Write a block of contacts of the pair (a, b) (from the mesh narrow phase) into the
+    contact buffer ``out`` from index ``k`` on (``gm`` the
+    :class:`~articulated.algorithms.collision.GeomModel`: bodies, friction and
+    restitution); returns the index after them."""
+    e = k + len(dist)
+    out.key[k:e] = key
+    out.geom[k:e, 0] = a
+    out.geom[k:e, 1] = b
+    out.body[k:e, 0] = gm.body[a]
+    out.body[k:e, 1] = gm.body[b]
+    out.point[k:e] = point
+    out.normal[k:e] = normal
+    out.dist[k:e] = dist
+    out.mu[k:e] = math.sqrt(gm.mu[a] * gm.mu[b])
+    out.e[k:e] = max(gm.e[a], gm.e[b])
+    return e
+
+
 class MeshNarrowPhase:
     """Narrow phase of the pairs with a mesh (after the kernel): against a plane compiled,
     the others through coal in Python.
@@ -201,18 +220,35 @@ class MeshNarrowPhase:
         per pair in contact, keys increasing. Returns ``(index after the written ones,
         blocks)``; the index may pass the buffer's capacity (nothing is written there: grow
         the buffer and call :meth:`plane_contacts`)."""
-        gR, gp = poses.gR, poses.gp
         mp = self.mp
         nn = mesh_broad_phase(mp, poses, float(extra))
         npl = self._npl = int(np.searchsorted(mp.near[:nn], self.nplane))
         k = self.plane_contacts(poses, gm, out, k)
+        return k, self.blocks(poses, npl, nn)
+
+    def blocks(self, poses, npl, nn):
+        """The contact blocks (as :meth:`contacts` returns them) of the near pairs ``npl
+        .. nn - 1`` of the last broad phase (``mp.near``, ``mp.reach``), by coal."""
+        mp = self.mp
         blocks = []
         for i, reach in zip(mp.near[npl:nn].tolist(), mp.reach[npl:nn].tolist()):
-            blk = self._pair(self.al[i], self.bl[i], gR, gp, reach,
+            blk = self._pair(self.al[i], self.bl[i], poses.gR, poses.gp, reach,
                              MESH_FEATURES * (self.first + i))
             if blk is not None:
                 blocks.append(blk)
-        return k, blocks
+        return blocks
+
+    def coal_contacts(self, poses, gm, out, k, npl, nn):
+        """The contacts of the near pairs ``npl .. nn - 1`` (:meth:`blocks`) written into
+        ``out`` from index ``k`` on when they fit; returns the index after them (past the
+        capacity: nothing written). The detection stage of the compiled step calls it
+        (:func:`~articulated.simulation.hooks.python_contacts`)."""
+        blocks = self.blocks(poses, npl, nn)
+        end = k + sum(len(blk[4]) for blk in blocks)
+        if end <= out.dist.shape[0]:
+            for blk in blocks:
+                k = write_block(out, gm, k, *blk)
+        return end
 
     def plane_contacts(self, poses, gm, out, k):
         """The mesh-plane pairs' part of the last :meth:`contacts` (its broad phase kept),

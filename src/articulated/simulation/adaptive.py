@@ -35,7 +35,9 @@ from .._views import mat3_view
 from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Detector
-from ..algorithms.contact import STAT_N, Factor, ImpulseModel, Limits
+from ..algorithms.contact_rows import Limits
+from ..algorithms.impulse import Factor, ImpulseModel
+from ..algorithms.response import STAT_N
 from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
 from ..algorithms.hybrid_detection import hybrid_shapes
 from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy

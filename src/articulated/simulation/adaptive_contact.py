@@ -24,7 +24,7 @@ Python step, :meth:`~articulated.simulation.adaptive.AdaptiveSimulator._contact_
    their front node"), so its rows, ``K = J_h M_h^-1 J_h^T`` and the propagation of its
    impulse run on the reduced tree, O(N_A) (GLM IV.C); limits of active joints are rows,
    rigidified joints cannot cross theirs;
-4. :func:`~articulated.algorithms.contact.respond_kernel`: sequential impulses with
+4. :func:`~articulated.algorithms.response.respond_kernel`: sequential impulses with
    friction and restitution, post-stabilization; with the contact option
    ``energy_bound``, :func:`hybrid_energy_bound` (O(N_A));
 5. ``q (+)= h qd+ + dq`` on the active joints.
@@ -57,10 +57,12 @@ from .._byref import byref, byref_each
 from .._views import mat3_rows, rows
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Contacts
-from ..algorithms.contact import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_KE_AFTER,
-                                  STAT_KE_BEFORE, STAT_N, STAT_RESPONSE, Factor, ImpulseModel,
-                                  Limits, energy_scale, grow_response, options_at,
-                                  respond_kernel, runaway_dof)
+from ..algorithms.contact_rows import Limits
+from ..algorithms.impulse import Factor, ImpulseModel
+from ..algorithms.projection import runaway_dof
+from ..algorithms.response import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_KE_AFTER,
+                                   STAT_KE_BEFORE, STAT_N, STAT_RESPONSE, energy_scale,
+                                   grow_response, options_at, respond_kernel)
 from ..algorithms.hybrid import hybrid_kinematics
 from ..algorithms.hybrid_detection import build_pieces, detect_hybrid
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
@@ -85,7 +87,7 @@ ERR_VELOCITY = 4
 not finite, so neither is the kinetic energy)."""
 ERR_DISPLACEMENT = 5
 """Error code of the compiled adaptive contact loop: the contact response moved a joint by
-more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` in one step."""
+more than :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` in one step."""
 
 ContactLoop = namedtuple("ContactLoop", (
     "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
@@ -97,8 +99,8 @@ arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace 
 (the whole model's world poses and energies, at region changes and for the energy
 bound); the detector's
 :class:`~articulated.algorithms.collision.GeomModel` ``gm`` and shape poses ``poses``; the
-impulse scratch ``sc`` and :class:`~articulated.algorithms.contact.ResponseOptions`
-``opt``; the model's :class:`~articulated.algorithms.contact.Limits` ``lim`` and room
+impulse scratch ``sc`` and :class:`~articulated.algorithms.response.ResponseOptions`
+``opt``; the model's :class:`~articulated.algorithms.contact_rows.Limits` ``lim`` and room
 ``limr`` (a Limits of the same length) for those of the active joints in reduced
 numbering; scratch ``qsf, vfull`` (nv,) (the unconstrained velocities and the step's
 displacement in the model's dofs), ``adof`` (nv,) int64 (the model dof of each reduced
@@ -269,7 +271,7 @@ def hybrid_energy_bound(cl, red, na, nqr, h, qd1, v, step):
     work ``W = h Q . (qd0 + qd1) / 2`` at ``red.rq`` with ``qd0 = cl.qd0`` the velocities
     at its start (after the active-region update on an update step; the reduced tree's
     joint torques ``red.rtau`` and piece forces ``red.rf``, as the ABA used them); ``qd1``
-    scaled in place by :func:`~articulated.algorithms.contact.energy_scale`, and the end
+    scaled in place by :func:`~articulated.algorithms.response.energy_scale`, and the end
     energy kept for the next (sub)step. Returns the energy taken out [J]. Rigidified joints have zero
     velocity, so this is the full model's bound (:meth:`ContactStepper._bound
     <articulated.simulation.contact.ContactStepper._bound>`) on the hybrid body; a region
@@ -397,7 +399,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
     up to ``cycles`` are those of
     :func:`~articulated.simulation.adaptive._adaptive_steps` (same meaning), then ``cl``
     (:class:`ContactLoop`), the detector's ``broad`` and ``out`` buffers, the response's
-    ``rb`` (:class:`~articulated.algorithms.contact.Response`) and ``cstats`` (nsteps, 14)
+    ``rb`` (:class:`~articulated.algorithms.response.Response`) and ``cstats`` (nsteps, 14)
     the statistics of every step (order of
     :data:`~articulated.simulation.contact.CONTACT_STATS`; the times in cycles of
     :func:`~articulated.simulation.cycles._cycles` when ``timed``, else zero). Returns

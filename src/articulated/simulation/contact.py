@@ -29,34 +29,21 @@ import time
 import numpy as np
 from numba import njit
 
-from ..algorithms.aba import aba_kernel
 from ..algorithms.collision import Detector
-from ..algorithms.contact import (
-    STAT_DETECT,
-    STAT_KE_AFTER,
-    STAT_KE_BEFORE,
-    STAT_RESPONSE,
-    Factor,
-    ImpulseModel,
-    ResponseOptions,
-    impulse_scratch,
-    energy_scale,
-    model_limits,
-    respond_kernel,
-    runaway_dof,
-    grow_response,
-    response_buffers,
-)
+from ..algorithms.contact_rows import model_limits
+from ..algorithms.impulse import Factor, ImpulseModel, impulse_scratch
+from ..algorithms.projection import runaway_dof
+from ..algorithms.response import (ResponseOptions, STAT_DETECT, STAT_KE_AFTER,
+                                   STAT_KE_BEFORE, STAT_RESPONSE, grow_response,
+                                   respond_kernel, response_buffers)
 from ..algorithms.kinematics import (
     _energy_kernel,
-    _power_kernel,
     _velocities_kernel,
     _world_poses_kernel,
     arc_bound,
     steady_acceleration_step,
 )
 from ..config import inline, JIT
-from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from ..geometry import SHAPE_NAMES, CollisionModel
 from ..model import model_arrays
@@ -64,9 +51,6 @@ from ..spatial import get_mat3
 
 _NO_CONTACTS = Detector._buffers(1)
 """The contacts argument of a response without a detector (joint limits only)."""
-
-_NO_SHAPES = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0))
-"""The shapes argument of :func:`body_substeps` without a detector (joint limits only)."""
 
 CONTACT_STATS = np.dtype([
     ("n", np.int64), ("limits", np.int64), ("impacts", np.int64), ("sticking", np.int64),
@@ -76,7 +60,7 @@ CONTACT_STATS = np.dtype([
     ("response_time", np.float64), ("energy_removed", np.float64)])
 """Per step: contacts, joint-limit rows, impacts (approach faster than ``rest_speed``; contacts
 and limits), contacts sticking and sliding after the solve, sweeps, 1 if the solve fell
-back to energy-monotone visits (:func:`~articulated.algorithms.contact.solve_impulses`), largest depth at
+back to energy-monotone visits (:func:`~articulated.algorithms.sweeps.solve_impulses`), largest depth at
 detection [m] (contacts), fastest approach [m/s] (contacts),
 kinetic energy before and after the impulses [J], wall time of detection and of the
 response [s], energy [J] the energy bound took out (contact option ``energy_bound``)."""
@@ -296,18 +280,14 @@ class ContactStepper:
         cap = (self.detector.out.dist.shape[0] if self.detector else 0) + 2 * nlim
         self.rb = response_buffers(max(cap, 1), nb, nv, nlim)
         self.step_v = np.zeros(nv)
-        self.qd_star = np.zeros(nv)
         self.last = np.zeros((), CONTACT_STATS)
         self.st = np.zeros(len(CONTACT_STATS.names))
         self.substeps = 1
         self.failure = None
-        self._motion_time = 0.0
-        self._dofs = np.arange(nv)
-        self._ab = np.zeros((nb, 6))
 
     @property
     def rows(self):
-        """The :class:`~articulated.algorithms.contact.ContactRows` of the last step (a row's
+        """The :class:`~articulated.algorithms.contact_rows.ContactRows` of the last step (a row's
         ``JT`` only below its ``span``: the rest may hold an earlier step's values)."""
         return self.rb.rows
 
@@ -347,51 +327,9 @@ class ContactStepper:
         d = self.data
         return _energy_kernel(d.model_i, d.model_f, q, qd, d.buf)[0]
 
-    def step(self, q, qd, tau, f_ext):
-        """One step from ``(q, qd)`` under ``tau`` (nv,), ``f_ext`` (nb, 6) (or (0, 6)),
-        split into substeps when a body turns by more than ``max_rotation`` in it or a
-        shape in contact would stray by more than ``max_arc_error``, each
-        under the energy bound (option ``energy_bound``). Returns new arrays ``(q1,
-        qd1)``; statistics in :attr:`last` (over the substeps: the largest counts, depth
-        and approach, the impacts and removed energies summed, the kinetic energies of the
-        last substep with a response, the times summed; :attr:`substeps` their number).
-        Returns None for ``qdd`` not finite or a runaway displacement (:attr:`failure`
-        says which; the caller reports the divergence)."""
-        d, h = self.data, self.dt
-        self.failure = None
-        E = self._total_energy(q, qd) if self.options["energy_bound"] else None
-        if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
-            return None
-        qs = self.qd_star
-        np.add(qd, h * d.qdd, out=qs)
-        k, ready = self._substeps(q, qs)
-        self.substeps = k
-        if k == 1:
-            res = self._finish(q, qs, h, ready)
-            if res is not None:
-                self._bound(q, qd, *res, tau, f_ext, h, E)
-            return res
-        hk = h / k
-        total = None
-        for i in range(k):
-            if i:
-                E = self._total_energy(q, qd) if E is not None else None
-                if not aba_kernel(d.model_i, d.model_f, q, qd, tau, f_ext, False, d.buf, True):
-                    return None
-            np.add(qd, hk * d.qdd, out=qs)              # (the first: the step's qdd)
-            res = self._finish(q, qs, hk)
-            if res is None:
-                return None
-            q1, qd1 = res
-            self._bound(q, qd, q1, qd1, tau, f_ext, hk, E)
-            q, qd = q1, qd1
-            total = self.last.copy() if total is None else _merge_stats(total, self.last)
-        self.last = total
-        return q, qd
-
     def check_displacement(self, v, dof):
         """None if the step's displacement ``v`` (nv',) moves no dof (model dof ``dof[k]``)
-        by more than :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (pi rad
+        by more than :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` (pi rad
         or m) or not finitely; else the name of the first such dof's joint, with
         :attr:`failure` set (:func:`runaway_message`): the impulses or the position
         projection diverged."""
@@ -402,82 +340,22 @@ class ContactStepper:
         self.failure = runaway_message(j)
         return j
 
-    def _total_energy(self, q, qd):
-        """``T + V`` [J] at ``(q, qd)`` (O(n); rewrites the workspace)."""
-        d = self.data
-        T, V = _energy_kernel(d.model_i, d.model_f, q, qd, d.buf)
-        return T + V
-
-    def _bound(self, q, qd, q1, qd1, tau, f_ext, h, E):
-        """The energy bound over a (sub)step of ``h`` [s] from ``(q, qd)`` with total
-        energy ``E`` [J] (None: no bound) to ``(q1, qd1)``: where ``T1 + V1 > E + W``
-        (``W`` the applied forces' work, trapezoidal), ``qd1`` is scaled in place by
-        ``sqrt((T1 - excess) / T1)`` (at least 0). Records ``energy_removed`` in
-        :attr:`last`."""
-        self.last["energy_removed"] = 0.0
-        if E is None:
-            return
-        d = self.data
-        T1, V1 = _energy_kernel(d.model_i, d.model_f, q1, qd1, d.buf)
-        W = h * _power_kernel(d.model_i, d.model_f, q, 0.5 * (qd + qd1), tau, f_ext, d.buf)
-        scale = energy_scale(E, W, T1, V1)
-        if scale < 1.0:
-            qd1 *= scale
-            self.last["energy_removed"] = T1 * (1.0 - scale * scale)
-
-    def _substeps(self, q, qs):
-        """``(k, ready)``: the substeps of the step from ``q`` with velocities ``qs``
-        (nv,) (:func:`body_substeps`: options ``max_rotation`` and ``max_arc_error``, the
-        latter over the last (sub)step's contacts; 1 without both), and whether the
-        workspace now holds the bodies' world poses and velocities at ``(q, qs)``
-        (:meth:`_body_motion`, which detection reuses)."""
-        theta, arc = self.options["max_rotation"], self.options["max_arc_error"]
-        if theta is None and arc is None:
-            return 1, False
-        d = self.data
-        t0 = time.perf_counter()
-        self._body_motion(q, qs)
-        self._motion_time = time.perf_counter() - t0    # detection's, when it reuses it
-        det = self.detector
-        body, pos, rb = (det.gm.body, det.gm.pos, det.gm.rb) if det is not None else _NO_SHAPES
-        con, nc = (det.out, int(det.n)) if det is not None else (_NO_CONTACTS, 0)
-        return body_substeps(d.model_i, d.model_f, d.buf, body, pos, rb, con, nc, self._ab,
-                             self.dt, -1.0 if theta is None else float(theta),
-                             -1.0 if arc is None else float(arc), qs), True
-
     def _body_motion(self, q, qs):
         """World poses at ``q`` and body velocities for ``qs`` into the workspace (O(n))."""
         d = self.data
         _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
         _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
 
-    def _finish(self, q, qs, h, ready=False):
-        """Steps 3-6 of the module doc over ``h`` [s] from ``q`` with the unconstrained
-        velocities ``qs`` (``ready``: the workspace holds their body motion already):
-        returns ``(q1, qd1)``, or None for a runaway displacement (:meth:`check_displacement`)."""
-        m = self.model
-        n = self.detect(q, qs, h, ready)
-        qd1, v = self.respond(q, qs, n, self.im, self.fac, self.limits,
-                              lambda x: self._kinetic(q, x), h=h)
-        if self.check_displacement(v, self._dofs) is not None:
-            return None
-        q1 = np.empty_like(q)
-        _integrate_kernel(m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v, 1.0, q1)
-        if m.quat_qadr.shape[0]:
-            _normalize_kernel(m.quat_qadr, q1)
-        return q1, qd1
-
-    def detect(self, q, qs, h=None, ready=False):
+    def detect(self, q, qs, h=None):
         """Contacts at ``q`` with speculative margins over a step ``h`` [s] (default
         ``dt``) from the joint velocities ``qs`` (nv,) of the whole model (world poses and
-        velocities of every body: O(n), unless ``ready``: already in the workspace);
-        returns their number (in ``self.detector.out``)."""
+        velocities of every body: O(n)); returns their number (in
+        ``self.detector.out``)."""
         d = self.data
-        t0 = time.perf_counter() - (self._motion_time if ready else 0.0)
+        t0 = time.perf_counter()
         n = 0
         if self.detector is not None:
-            if not ready:
-                self._body_motion(q, qs)
+            self._body_motion(q, qs)
             n = self.detector.detect(d.oE, d.op, d.v, self.dt if h is None else h)
         self.last["n"] = n
         self.last["detect_time"] = time.perf_counter() - t0
@@ -534,7 +412,7 @@ class ContactStepper:
 
 def runaway_message(joint):
     """The error of a contact step that moved ``joint`` (its name) by more than
-    :data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (every pipeline's)."""
+    :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` (every pipeline's)."""
     return (f"the contact response moved joint {joint!r} by more than pi (rad or m) in one "
             f"step: the impulses or the position projection diverged")
 

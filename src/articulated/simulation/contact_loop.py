@@ -6,16 +6,16 @@ bound, statistics, records) in one numba call, so that a robot on a floor steps 
 cost of its kernels instead of a Python step's (solo12 standing: about 100 of its 145 us
 per step were the Python step's).
 
-It is the computation of :meth:`ContactStepper.step
-<articulated.simulation.contact.ContactStepper.step>` operation for operation (the forces
-of :func:`~articulated.simulation.stepping._evaluate`, as the compiled tree loop computes
-them); tests/test_contact_loop.py checks the two against each other. It runs when every
-applied force has a compiled form and every mesh pair is a mesh-plane pair
-(:func:`~articulated.algorithms.collision_mesh.mesh_plane_kernel`); other mesh pairs go
-through coal in Python, and so does such a simulator's step.
+It is the only implementation of the step with contacts: the applied forces are those of
+:func:`~articulated.simulation.stepping._evaluate`, as the compiled tree loop computes
+them (a user's Python forces through its hook), and the mesh pairs other than mesh-plane
+pairs (:func:`~articulated.algorithms.collision_mesh.mesh_plane_kernel`) go through coal
+in Python from inside the detection stage (:mod:`articulated.simulation.hooks`).
 
-Bundle: :data:`ContactStepBundle` (the stepper's kernels' arguments, the detector's mesh
-pairs and the loop's scratch), built once per simulator by :func:`contact_loop_bundles`.
+Bundles: :data:`ContactStepBundle` (the stepper's kernels' arguments, the detector's mesh
+pairs and the loop's scratch), built once per simulator by :func:`contact_loop_bundles`;
+:data:`ContactBuffers` (the detector's and the response's buffers, which may grow, so
+the stages return them).
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ from numba import njit
 from ..algorithms.aba import aba_passes
 from ..algorithms.collision import contact_buffer, detect_kernel, detect_primitives
 from ..algorithms.collision_mesh import mesh_broad_phase, mesh_pairs_empty, mesh_plane_kernel
-from ..algorithms.contact import (
-    STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_ENERGY, STAT_FALLBACK, STAT_IMPACTS,
-    STAT_KE_AFTER, STAT_KE_BEFORE, STAT_LIMITS, STAT_N, STAT_RESPONSE, STAT_SLIDING,
-    STAT_STICKING, STAT_SWEEPS, energy_scale, grow_response, options_at, respond_kernel,
-    runaway_dof)
+from ..algorithms.projection import runaway_dof
+from ..algorithms.response import (STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_ENERGY,
+                                   STAT_FALLBACK, STAT_IMPACTS, STAT_KE_AFTER,
+                                   STAT_KE_BEFORE, STAT_LIMITS, STAT_N, STAT_RESPONSE,
+                                   STAT_SLIDING, STAT_STICKING, STAT_SWEEPS, energy_scale,
+                                   grow_response, options_at, respond_kernel)
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
                                      _world_poses_kernel)
 from .._views import mat3_rows
@@ -42,16 +43,18 @@ from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
 from .contact import body_substeps
-from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state
+from .hooks import python_contacts
+from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
 ERR_RUNAWAY = 4
 """Code of :func:`contact_steps`: the impulses or the projection moved a dof by more than
-:data:`~articulated.algorithms.contact.MAX_STEP_DISPLACEMENT` (the dof in
+:data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` (the dof in
 ``ContactStepBundle.bad[0]``)."""
 
 ContactStepBundle = namedtuple("ContactStepBundle", (
     "gm", "poses", "mp", "im", "fac", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
-    "qd1", "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub", "ab", "ncon"))
+    "qd1", "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub", "ab", "ncon", "timed",
+    "hook"))
 ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
 the detector's ``GeomModel`` ``gm``, ``GeomPoses`` ``poses`` and
 :class:`~articulated.algorithms.collision_mesh.MeshPairs` ``mp`` (mesh-plane pairs only);
@@ -62,20 +65,27 @@ the stepper's ``ImpulseModel`` ``im``, ``Factor`` ``fac`` (views of the workspac
 statistics of a substep ``st`` and of the step ``tot`` (14,), ``bad`` (1,) int64 the
 runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) scratch of
 :func:`~articulated.simulation.contact.body_substeps` and ``ncon`` (1,) int64 the contacts
-of the last (sub)step (in the detector's output; set from ``Detector.n`` before a run)."""
+of the last (sub)step (in the detector's output; set from ``Detector.n`` before a run);
+``timed`` (bool) whether detection and response are timed (in cycles of
+:func:`~articulated.simulation.cycles._cycles`, else 0); ``hook`` the detector's coal pairs
+(:func:`~articulated.simulation.hooks.python_contacts`; -1: none)."""
+
+ContactBuffers = namedtuple("ContactBuffers", ("broad", "out", "rb"))
+ContactBuffers.__doc__ = """The buffers of a step with contacts that grow as needed: the
+detector's ``Broad`` ``broad`` and ``Contacts`` ``out``, the response's
+``ResponseBuffers`` ``rb``."""
 
 
 @njit(**JIT)
 def _body_motion(sm, sd, q, qs):
-    """World poses at ``q`` and body velocities for ``qs`` into the workspace (O(n)), as
-    :meth:`ContactStepper._body_motion`."""
+    """World poses at ``q`` and body velocities for ``qs`` into the workspace (O(n))."""
     _world_poses_kernel(sm.model_i, sm.model_f, q, sd.data)
     _velocities_kernel(sm.model_i, sm.model_f, q, qs, sd.data)
 
 
 @njit(**JIT)
 def _substeps(sm, sd, cl, q, qs, out):
-    """``(k, ready)`` of :meth:`ContactStepper._substeps`
+    """``(k, ready)``: the substeps of the step from ``q`` with velocities ``qs``
     (:func:`~articulated.simulation.contact.body_substeps` over the last (sub)step's
     ``cl.ncon[0]`` contacts in ``out``; 1 without ``theta`` and ``arc``), and whether the
     workspace holds the body motion at ``(q, qs)``."""
@@ -87,70 +97,87 @@ def _substeps(sm, sd, cl, q, qs, out):
 
 
 @njit(**JIT)
-def _detect(sm, sd, cl, q, qs, h, ready, broad, out):
-    """Steps 3 of the module docstring of :mod:`articulated.simulation.contact`: the
-    contacts at ``q`` with margins from ``qs`` over ``h`` [s] (the compiled pairs, then the
-    mesh-plane pairs; buffers grown as needed). Returns ``(n, broad, out)``."""
-    if cl.gm.body.shape[0] == 0:
-        return 0, broad, out
-    if not ready:
-        _body_motion(sm, sd, q, qs)
-    dv = data_arrays(sd.data, sm.jtype.shape[0], qs.shape[0])
-    n, nc, broad, out = detect_primitives(cl.gm, cl.poses, broad, out, mat3_rows(dv.oE), dv.op,
-                                          dv.v, h, 0.0)
+def _mesh_contacts(cl, out, n):
+    """The mesh pairs' contacts after the ``n`` of the compiled pairs in ``out``: the
+    mesh-plane pairs compiled, the others by coal through ``cl.hook``. Returns the index
+    after them (more than ``out`` holds: grow it and detect again)."""
     mp = cl.mp
-    if mp.pairs.shape[0] == 0:
-        return n, broad, out
     nn = mesh_broad_phase(mp, cl.poses, 0.0)
-    k = mesh_plane_kernel(mp, nn, cl.gm, cl.poses, out, n)
-    if k > out.dist.shape[0]:
-        out = contact_buffer(2 * k)
-        n = detect_kernel(cl.gm, cl.poses, 0.0, broad.cand, nc, out)
-        k = mesh_plane_kernel(mp, nn, cl.gm, cl.poses, out, n)
-    return k, broad, out
+    npl = 0
+    while npl < nn and mp.is_plane[mp.near[npl]]:      # the mesh-plane pairs come first
+        npl += 1
+    k = mesh_plane_kernel(mp, npl, cl.gm, cl.poses, out, n)
+    if npl < nn and k <= out.dist.shape[0]:
+        k = python_contacts(cl.hook, out, k, npl, nn)
+    return k
 
 
 @njit(**JIT)
-def _finish(sm, sd, cl, q, qs, h, ready, timed, broad, out, rb):
+def _detect(sm, sd, cl, q, qs, h, ready, cb):
+    """Step 3 of the module docstring of :mod:`articulated.simulation.contact`: the
+    contacts at ``q`` with margins from ``qs`` over ``h`` [s] (the compiled pairs, then the
+    mesh pairs; buffers grown as needed). Returns ``(n, cb)``."""
+    if cl.gm.body.shape[0] == 0:
+        return 0, cb
+    if not ready:
+        _body_motion(sm, sd, q, qs)
+    dv = data_arrays(sd.data, sm.jtype.shape[0], qs.shape[0])
+    n, nc, broad, out = detect_primitives(cl.gm, cl.poses, cb.broad, cb.out, mat3_rows(dv.oE),
+                                          dv.op, dv.v, h, 0.0)
+    if cl.mp.pairs.shape[0]:
+        k = _mesh_contacts(cl, out, n)
+        if k > out.dist.shape[0]:
+            out = contact_buffer(2 * k)
+            n = detect_kernel(cl.gm, cl.poses, 0.0, broad.cand, nc, out)
+            k = _mesh_contacts(cl, out, n)
+        n = k
+    return n, ContactBuffers(broad, out, cb.rb)
+
+
+@njit(**JIT)
+def _finish(sm, sd, cl, q, qs, h, ready, cb):
     """Steps 3-6 of :mod:`articulated.simulation.contact` over ``h`` [s] from ``q`` with the
-    unconstrained velocities ``qs`` into ``cl.q1, cl.qd1`` and the statistics ``cl.st``, as
-    :meth:`ContactStepper._finish`. Returns ``(code, broad, out, rb)``."""
+    unconstrained velocities ``qs`` into ``cl.q1, cl.qd1`` and the statistics ``cl.st``
+    (``ready``: the workspace holds the body motion at ``(q, qs)``). Returns ``(code,
+    cb)``."""
     st = cl.st
-    c0 = _cycles() if timed else 0
-    n, broad, out = _detect(sm, sd, cl, q, qs, h, ready, broad, out)
-    c1 = _cycles() if timed else 0
+    c0 = _cycles() if cl.timed else 0
+    n, cb = _detect(sm, sd, cl, q, qs, h, ready, cb)
+    c1 = _cycles() if cl.timed else 0
     st[STAT_N] = n
     cl.ncon[0] = n
     st[STAT_DETECT] = c1 - c0
     nb = sm.jtype.shape[0]
     nlim = cl.lim.dof.shape[0]
+    rb = cb.rb
     if n + 2 * nlim > rb.rows.P.shape[0]:
         rb = grow_response(rb, 2 * (n + 2 * nlim), nb)
-    nr = respond_kernel(cl.im, cl.fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h), rb,
-                        cl.qd1, cl.v, st)
+        cb = ContactBuffers(cb.broad, cb.out, rb)
+    nr = respond_kernel(cl.im, cl.fac, cl.sc, cb.out, n, q, qs, cl.lim, options_at(cl.opt, h),
+                        rb, cl.qd1, cl.v, st)
     if nr:
         st[STAT_KE_BEFORE] = _energy_kernel(sm.model_i, sm.model_f, q, qs, sd.data)[0]
         st[STAT_KE_AFTER] = _energy_kernel(sm.model_i, sm.model_f, q, cl.qd1, sd.data)[0]
     else:
         st[STAT_KE_BEFORE] = math.nan
         st[STAT_KE_AFTER] = math.nan
-    st[STAT_RESPONSE] = (_cycles() - c1) if timed else 0
+    st[STAT_RESPONSE] = (_cycles() - c1) if cl.timed else 0
     bad = runaway_dof(cl.v)
     if bad >= 0:
         cl.bad[0] = bad
-        return ERR_RUNAWAY, broad, out, rb
+        return ERR_RUNAWAY, cb
     _integrate_kernel(sm.jtype, sm.qadr, sm.vadr, q, cl.v, 1.0, cl.q1)
     if sm.quat_qadr.shape[0]:
         _normalize_kernel(sm.quat_qadr, cl.q1)
-    return OK, broad, out, rb
+    return OK, cb
 
 
 @njit(**JIT)
 def _bound(sm, sd, cl, q, qd, h, E):
-    """The energy bound of :meth:`ContactStepper._bound` over ``h`` [s] from ``(q, qd)``
-    (total energy ``E`` [J]) to ``(cl.q1, cl.qd1)``: ``cl.qd1`` scaled in place where the
-    step ends above ``E`` plus the applied forces' work; the energy taken out into
-    ``cl.st``."""
+    """The energy bound (contact option ``energy_bound``) over ``h`` [s] from ``(q, qd)``
+    (total energy ``E`` [J]) to ``(cl.q1, cl.qd1)``: where ``T1 + V1 > E + W`` (``W`` the
+    applied forces' work, trapezoidal), ``cl.qd1`` is scaled in place by ``sqrt((T1 -
+    excess) / T1)`` (at least 0); the energy taken out into ``cl.st``."""
     cl.st[STAT_ENERGY] = 0.0
     if not cl.opt.energy_bound:
         return
@@ -167,8 +194,10 @@ def _bound(sm, sd, cl, q, qd, h, E):
 
 @njit(**JIT)
 def merge_stats(tot, st):
-    """The statistics of two substeps in one, as
-    :func:`articulated.simulation.contact._merge_stats`."""
+    """The statistics ``st`` of a later substep merged into those of the step ``tot``: the
+    largest counts, depth and approach, the impacts, removed energies and times summed,
+    the sticking and sliding counts of the last substep and the kinetic energies of the
+    last substep with a response."""
     for i in (STAT_N, STAT_LIMITS, STAT_SWEEPS, STAT_FALLBACK, STAT_DEPTH, STAT_APPROACH):
         tot[i] = max(tot[i], st[i])
     for i in (STAT_IMPACTS, STAT_ENERGY, STAT_DETECT, STAT_RESPONSE):
@@ -190,33 +219,25 @@ def _energy(sm, sd, cl, q, qd):
 
 
 @njit(**JIT)
-def _contact_step(sm, sd, fa, cl, q, qd, t, timed, rec, row, broad, out, rb):
+def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     """One step from ``(q, qd)`` at time ``t`` [s] into ``cl.q1, cl.qd1``, its statistics
-    into ``cl.tot``, as :meth:`ContactStepper.step` (the applied forces of
-    :func:`~articulated.simulation.stepping._evaluate`, held over the substeps; the
-    energies of ``q, qd`` into row ``row`` of the records ``rec`` when >= 0, from its
-    kinematics pass). Returns ``(code, broad, out, rb)``."""
+    into ``cl.tot`` (the applied forces of :func:`~articulated.simulation.stepping._evaluate`,
+    held over the substeps; the energies of ``q, qd`` into row ``row`` of the records
+    ``rec`` when >= 0, from its kinematics pass): split into ``cl.nsub[0]`` equal
+    substeps by the options ``max_rotation`` and ``max_arc_error``, each
+    :func:`_finish` then :func:`_bound`. Returns ``(code, cb)``."""
     nq = q.shape[0]
     nv = qd.shape[0]
-    dt = sm.dt
     E = _energy(sm, sd, cl, q, qd)
     code = _evaluate(sm, sd, fa, q, qd, cl.qdd, rec, row, t)
     if code != OK:
-        return code, broad, out, rb
+        return code, cb
     qs = cl.qs
     for k in range(nv):
-        qs[k] = qd[k] + dt * cl.qdd[k]
-    ns, ready = _substeps(sm, sd, cl, q, qs, out)
+        qs[k] = qd[k] + sm.dt * cl.qdd[k]
+    ns, ready = _substeps(sm, sd, cl, q, qs, cb.out)
     cl.nsub[0] = ns
-    if ns == 1:
-        code, broad, out, rb = _finish(sm, sd, cl, q, qs, dt, ready, timed, broad, out, rb)
-        if code != OK:
-            return code, broad, out, rb
-        _bound(sm, sd, cl, q, qd, dt, E)
-        for i in range(cl.tot.shape[0]):
-            cl.tot[i] = cl.st[i]
-        return OK, broad, out, rb
-    hk = dt / ns
+    hk = sm.dt / ns
     qc, qdc = cl.qc, cl.qdc
     for k in range(nq):
         qc[k] = q[k]
@@ -229,14 +250,15 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, timed, rec, row, broad, out, rb):
             ok, _ = aba_passes(sm.model_i, sm.model_f, qc, qdc, sd.tau, sd.f_ext, False,
                                sd.data, True, False)
             if not ok:
-                return ERR_DYNAMICS, broad, out, rb
+                return ERR_DYNAMICS, cb
             for k in range(nv):
                 cl.qdd[k] = dv.qdd[k]
         for k in range(nv):
             qs[k] = qdc[k] + hk * cl.qdd[k]
-        code, broad, out, rb = _finish(sm, sd, cl, qc, qs, hk, False, timed, broad, out, rb)
+        # the body motion of _substeps holds for the whole step's qs
+        code, cb = _finish(sm, sd, cl, qc, qs, hk, ready and ns == 1, cb)
         if code != OK:
-            return code, broad, out, rb
+            return code, cb
         _bound(sm, sd, cl, qc, qdc, hk, E)
         for k in range(nq):
             qc[k] = cl.q1[k]
@@ -247,52 +269,43 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, timed, rec, row, broad, out, rb):
                 cl.tot[j] = cl.st[j]
         else:
             merge_stats(cl.tot, cl.st)
-    return OK, broad, out, rb
+    return OK, cb
 
 
 @njit(**JIT)
-def contact_steps(sm, sd, fa, cl, q, qd, t, k0, n, steps, every, rec, count, cstats, timed,
-                  broad, out, rb):
-    """Steps ``k0 + 1 .. k0 + n`` of a run of ``steps`` steps with contacts from the state
-    ``q`` (nq,), ``qd`` (nv,), ``t`` (1,) [s] (in/out), each by :func:`_contact_step`,
-    committed only when it succeeded; its statistics into row s of ``cstats`` (n, 14)
-    (detection and response times in cycles of
-    :func:`~articulated.simulation.cycles._cycles` when ``timed``, else 0); after step k
-    with ``k % every == 0`` or ``k == steps`` the new state and its energies are recorded
-    into row ``count[0]`` of ``rec`` (while rows are left), ``count[0]`` counting; the
-    energies come from the next step's kinematics pass, or at the end of the stretch from
-    :func:`~articulated.simulation.stepping.record_state`, as in the tree loop. The
-    detector's buffers ``broad, out`` and the response's ``rb`` may grow. Returns
-    ``(steps done, code, broad, out, rb)``: on an error code the state is that before the
-    failing step."""
+def contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats, cb):
+    """The steps of the stretch ``run`` (:data:`~articulated.simulation.stepping.Run`)
+    with contacts from the state ``q`` (nq,), ``qd`` (nv,), ``t`` (1,) [s] (in/out), each
+    by :func:`_contact_step`, committed only when it succeeded; its statistics into row s
+    of ``cstats`` (n, 14); records as in
+    :func:`~articulated.simulation.stepping.tree_steps`. Returns ``(steps done, code,
+    cb)``: on an error code the state is that before the failing step."""
     pending = -1
-    for s in range(n):
-        code, broad, out, rb = _contact_step(sm, sd, fa, cl, q, qd, t[0], timed, rec, pending,
-                                             broad, out, rb)
+    done = run.n
+    for s in range(run.n):
+        code, cb = _contact_step(sm, sd, fa, cl, q, qd, t[0], rec, pending, cb)
         if code != OK:
             if pending >= 0:        # the failing step may have stopped before the energies
                 record_state(sm, sd, fa, t[0], q, qd, rec, pending)
-            return s, code, broad, out, rb
+            return s, code, cb
         for i in range(cl.tot.shape[0]):
             cstats[s, i] = cl.tot[i]
-        pending = commit_step(q, qd, cl.q1, cl.qd1, t, sm.dt, k0 + s + 1, steps, every, rec,
-                              count)
+        pending = commit_step(q, qd, cl.q1, cl.qd1, t, sm.dt, run.k0 + s + 1, run, rec)
+        if stop_requested(fa):
+            done = s + 1
+            break
     if pending >= 0:
         record_state(sm, sd, fa, t[0], q, qd, rec, pending)
-    return n, OK, broad, out, rb
+    return done, OK, cb
 
 
-def contact_loop_bundles(stepper, det, sd):
+def contact_loop_bundles(stepper, det, sd, timed, hook):
     """The :data:`ContactStepBundle` of a :class:`~articulated.simulation.contact.ContactStepper`
-    with detector ``det`` (its own, or an empty one for limits only), or None when a mesh
-    pair needs coal. ``sd``: the tree loop's ``StepData`` on the stepper's workspace."""
+    with detector ``det`` (its own, or an empty one for limits only); ``sd``: the tree
+    loop's ``StepData`` on the stepper's workspace; ``timed``: time detection and
+    response; ``hook``: the detector's coal pairs (-1: none)."""
     mesh = det.mesh
-    if mesh is None:
-        mp = mesh_pairs_empty(det.gm.rb)
-    elif mesh.nplane == len(mesh.pairs):
-        mp = mesh.mp
-    else:
-        return None
+    mp = mesh_pairs_empty(det.gm.rb) if mesh is None else mesh.mp
     m = stepper.model
     nq, nv = m.nq, m.nv
     theta, arc = stepper.options["max_rotation"], stepper.options["max_arc_error"]
@@ -302,4 +315,4 @@ def contact_loop_bundles(stepper, det, sd):
                        np.zeros(nv), np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv),
                        np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(14), np.zeros(14),
                        np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros((m.nb, 6)),
-                       np.zeros(1, np.int64))
+                       np.zeros(1, np.int64), bool(timed), int(hook))

@@ -616,7 +616,8 @@ stiffness, rest length, damping, anchor velocity (world)."""
 
 ForceArrays = namedtuple("ForceArrays", ("kind", "body", "params", "tau", "damping", "pd_qadr",
                                          "pd_vadr", "pd_gains", "pd_tab", "pd_tt", "pd_tv",
-                                         "joint"))
+                                         "joint", "hook", "hq", "hqd", "hstop"),
+                          defaults=(-1, np.zeros(0), np.zeros(0), np.zeros(1, np.int64)))
 ForceArrays.__doc__ = """The applied forces of a simulator in the compiled loops' form
 (:func:`compile_forces`): body forces ``kind, body`` (nf,) int64 and ``params`` (nf, 12)
 (:data:`FORCE_WORLD`, ...); the sum of the constant joint forces ``tau`` (nv,) [N m | N]
@@ -627,7 +628,10 @@ references, one row per controlled joint: ``pd_qadr, pd_vadr`` (np,) int64 and
 :class:`PiecewiseLinear`: ``pd_tab`` (np, 4) int64 = (first sample, samples) of the row's
 q_ref and of its qd_ref in ``pd_tt`` (times [s]) and ``pd_tv`` (values) (0 samples: the
 constant of ``pd_gains``); ``joint`` (bool) whether there is any joint force (constant,
-damping or PD)."""
+damping or PD); ``hook`` (int) the forces evaluated in Python
+(:mod:`~articulated.simulation.hooks`; -1: none), its scratch ``hq`` (nq,), ``hqd``
+(nv,) (empty without it) and ``hstop`` (1,) int64, which it sets to 1 on Ctrl-C (the
+loops stop after the step)."""
 
 
 def compile_forces(model, forces):

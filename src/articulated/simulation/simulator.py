@@ -5,10 +5,12 @@ the forward-dynamics methods; it records a
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sys
 import time
+import weakref
 
 import numpy as np
 
@@ -19,15 +21,16 @@ from ..configuration import _normalize_kernel
 from ..model import Model
 from .forces import Force, StateKinematics, compile_forces
 from ..algorithms.collision import Detector
-from ..algorithms.contact import STAT_N
+from ..algorithms.response import STAT_N
 from ..geometry import CollisionModel
-from .contact import CONTACT_STATS, ContactStepper, stats_log
-from .contact_loop import contact_loop_bundles, contact_steps
+from .contact import CONTACT_STATS, ContactStepper, runaway_message, stats_log
+from .contact_loop import ERR_RUNAWAY, ContactBuffers, contact_loop_bundles, contact_steps
 from .cycles import _cycle_rate
 from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
 from .stepsize import ATOL, RTOL
-from .stepping import (INTEGRATOR_CODES, METHOD_CODES, OK, Records, loop_bundles, record_state,
-                       records, tree_steps)
+from .hooks import register
+from .stepping import (ERR_FORCE, ERR_STATE, INTEGRATOR_CODES, METHOD_CODES, OK, Records, Run,
+                       loop_bundles, record_state, records, tree_steps)
 from .trajectory import SimulationDiverged, Trajectory, record_rows, nonfinite_joint as _describe
 from .checkpoint import Checkpointer, RunStop, interrupted
 from .watch import EnergyWatch
@@ -377,13 +380,18 @@ class DynamicsSimulator:
 
     def _energy(self, q, qd):
         T, V = energy(self.model, q, qd)
+        return T, V + self._potential(q)
+
+    def _potential(self, q):
+        """Potential energy [J] of the applied forces that have one, at ``q``."""
+        V = 0.0
         if self.forces:
-            kin = StateKinematics(self.model, q, qd)
+            kin = StateKinematics(self.model, q)
             for force, native in self._calls:
                 pot = getattr(force, "potential", None)
                 if pot is not None:
                     V += float(pot(self.model, q, kin=kin) if native else pot(self.model, q))
-        return T, V
+        return V
 
     def energy(self):
         """``(T, V)`` [J] of the current state: kinetic, and potential (gravity plus the
@@ -391,20 +399,6 @@ class DynamicsSimulator:
         return self._energy(self._q, self._qd)
 
     # ------------------------------------------------------------------ stepping
-    def _contact_step(self):
-        """One step with contacts (:class:`~articulated.simulation.contact.ContactStepper`);
-        its statistics are appended to the contact log."""
-        tau, f_ext = self.generalized_forces(self.t, self._q, self._qd)
-        self._accel_check(tau, f_ext)
-        self.nfev += 1
-        res = self._contact.step(self._q, self._qd, tau, f_ext if self._calls else self._no_f)
-        if res is None:
-            raise _NonFinite(self._contact.failure or
-                             f"forward dynamics gave non-finite accelerations at max |qd| = "
-                             f"{float(np.abs(self._qd).max(initial=0.0)):.3g}")
-        self._contact_log.append(self._contact.last.copy())
-        return res
-
     def contact_list(self):
         """The contacts of the last step (see :meth:`ContactStepper.contact_list
         <articulated.simulation.contact.ContactStepper.contact_list>`); ValueError without
@@ -428,8 +422,6 @@ class DynamicsSimulator:
                 raise _NonFinite(str(e)) from e
             finally:
                 self.nfev += srm.steps_made - made
-        elif self._contact is not None:
-            q1, qd1 = self._contact_step()
         else:
             q1, qd1 = self._step_fn(self.model, self._accel, self.t, self._q, self._qd, self.dt)
         if not (np.isfinite(q1).all() and np.isfinite(qd1).all()):
@@ -453,7 +445,6 @@ class DynamicsSimulator:
         if self.integrator == "rk45" or self._compiled() is not None:
             self.run(1, progress=False)
             return
-        t0 = self.t
         try:
             with np.errstate(over="ignore", invalid="ignore"):
                 self._step_fixed()
@@ -543,8 +534,7 @@ class DynamicsSimulator:
             self._watch.check(k, t, T, V, E0)
 
     def _run_python(self, steps, every, progress, ck, start):
-        """:meth:`run` step by step in Python (rk45, SRM, contacts, float32, forces
-        without a compiled form)."""
+        """:meth:`run` step by step in Python (rk45, SRM, float32)."""
         rec = _Recorder(self)
         if start is None:
             rec.add(self.t, self._q, self._qd)
@@ -552,8 +542,6 @@ class DynamicsSimulator:
         else:
             rec.restore(start.trajectory)
             k0, nfev_prev, wall_prev = start.done, start.nfev, start.wall_time
-        if self._contact is not None:
-            self._contact_log = []
         E0 = rec.T[0] + rec.V[0]
         nfev0 = self.nfev
         w0 = time.perf_counter()
@@ -715,29 +703,40 @@ class DynamicsSimulator:
     def _compiled(self):
         """``(StepModel, StepData, ForceArrays, ContactStepBundle or None)`` of the compiled loop
         (:mod:`articulated.simulation.stepping`; with contacts or limits
-        :mod:`articulated.simulation.contact_loop`), or None when this simulator's step
-        has no compiled form (rk45, SRM, float32, a force without a compiled form, a mesh
-        pair other than mesh-plane)."""
+        :mod:`articulated.simulation.contact_loop`), or None for the steps that only the
+        Python integrators take (rk45, SRM, float32). Forces without a compiled form and
+        coal's mesh pairs are called from the compiled stages
+        (:mod:`articulated.simulation.hooks`)."""
         if self._loop is None:
-            fa = None
+            self._loop = (False,)
             if (self._srm is None and self.dtype == np.float64
                     and self.method in METHOD_CODES and self.integrator in INTEGRATOR_CODES):
                 fa = compile_forces(self.model, self.forces)
-            self._loop = (False,)
-            if fa is not None and self._contact is None:
-                self._loop = loop_bundles(self.model, self.method, self.integrator,
-                                          self.dt) + (fa, None)
-            elif fa is not None:
-                cs = self._contact
-                det = cs.detector or Detector(CollisionModel(self.model))
-                sm, sd = loop_bundles(self.model, "aba", "semi_implicit_euler", self.dt)
-                d = cs.data                     # the stepper's workspace (its Factor views)
-                sm = sm._replace(model_i=d.model_i, model_f=d.model_f)
-                sd = sd._replace(data=d.buf)
-                cl = contact_loop_bundles(cs, det, sd)
-                if cl is not None:
-                    self._loop = (sm, sd, fa, cl, det)
+                if fa is None:
+                    hook = self._python_forces = _PythonForces(self)
+                    fa = compile_forces(self.model, [])._replace(
+                        hook=register(hook, self), hq=np.zeros(self.model.nq),
+                        hqd=np.zeros(self.model.nv), hstop=hook.hstop)
+                if self._contact is None:
+                    self._loop = loop_bundles(self.model, self.method, self.integrator,
+                                              self.dt) + (fa, None)
+                else:
+                    self._loop = self._contact_bundles(fa)
         return None if len(self._loop) == 1 else self._loop[:4]
+
+    def _contact_bundles(self, fa):
+        """The compiled loop's bundles with contacts or limits, and the detector."""
+        cs = self._contact
+        det = cs.detector or Detector(CollisionModel(self.model))
+        sm, sd = loop_bundles(self.model, "aba", "semi_implicit_euler", self.dt)
+        d = cs.data                     # the stepper's workspace (its Factor views)
+        sm = sm._replace(model_i=d.model_i, model_f=d.model_f)
+        sd = sd._replace(data=d.buf)
+        hook = -1
+        if det.mesh is not None and det.mesh.nplane < len(det.mesh.pairs):
+            hook = register(functools.partial(det.mesh.coal_contacts, det.poses, det.gm), self)
+        cl = contact_loop_bundles(cs, det, sd, _cycle_rate() is not None, hook)
+        return sm, sd, fa, cl, det
 
     def _run_compiled(self, steps, every, progress, ck, start):
         """:meth:`run` by the compiled loop :func:`~articulated.simulation.stepping.
@@ -767,6 +766,8 @@ class DynamicsSimulator:
         w0 = time.perf_counter()
         if cl is not None:
             self._contact_log = []
+        if fa.hook >= 0:
+            self._python_forces.hstop[0] = 0
 
         def trajectory():
             c = int(count[0])
@@ -782,6 +783,8 @@ class DynamicsSimulator:
         n = min(steps - k, 8)
         code = OK
         stop = RunStop()
+        if fa.hook >= 0:
+            self._python_forces.stop = stop
         with stop:
             try:
                 if ck is not None and start is None:
@@ -791,12 +794,11 @@ class DynamicsSimulator:
                         n = min(n, ck.next(k) - k)
                     c0 = int(count[0])
                     t1 = time.perf_counter()
+                    run = Run(k, n, steps, every, count)
                     if cl is None:
-                        done, code = tree_steps(sm, sd, fa, q, qd, t, k, n, steps, every, rec,
-                                                count)
+                        done, code = tree_steps(sm, sd, fa, q, qd, t, run, rec)
                     else:
-                        done, code = self._contact_steps(sm, sd, fa, cl, q, qd, t, k, n,
-                                                         steps, every, rec, count)
+                        done, code = self._contact_steps(sm, sd, fa, cl, q, qd, t, run, rec)
                     k += done
                     self.nfev += done * evals
                     self._q, self._qd, self.t = q.copy(), qd.copy(), float(t[0])
@@ -812,38 +814,51 @@ class DynamicsSimulator:
                     n = min(steps - k, max(1, int(0.2 / max(per, 1e-9))))
             finally:
                 bar.close()
+                # (a Python force's exception: the state of the last committed step)
+                self._q, self._qd, self.t = q.copy(), qd.copy(), float(t[0])
         if code != OK:
-            # the failing step again on the Python path, for the message naming the joint;
-            # the simulator keeps the last finite state
-            state = (self._q, self._qd, self.t)
-            try:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    self._step_fixed()
-                e = _NonFinite(f"the compiled step failed (code {code}) where the Python "
-                               f"step did not")
-            except _NonFinite as err:
-                e = err
-            self._q, self._qd, self.t = state
-            raise self._diverged(e, trajectory(), k + 1, steps)
+            raise self._diverged(self._failure(code, sd, cl), trajectory(), k + 1, steps)
         if stop.requested and k < steps:
             return interrupted(trajectory(), k, steps, None if ck is None else ck.path)
         return trajectory()
 
-    def _contact_steps(self, sm, sd, fa, cl, q, qd, t, k, n, steps, every, rec, count):
-        """:func:`~articulated.simulation.contact_loop.contact_steps` for ``n`` steps; its
-        statistics appended to the contact log (cycles to seconds), its grown buffers and
-        last statistics kept by the stepper and detector (:meth:`contact_list`). Returns
-        ``(steps done, code)``."""
+    def _failure(self, code, sd, cl):
+        """The :class:`_NonFinite` of a compiled step that failed with ``code``, naming the
+        joint from what the step left in its buffers (the state is that before it)."""
+        m = self.model
+        if code == ERR_FORCE:
+            try:
+                self._accel_check(sd.tau, sd.f_ext)
+            except _NonFinite as e:
+                return e
+            return _NonFinite(f"an applied force is not finite (forces: {self.forces!r})")
+        if code == ERR_STATE:
+            return _NonFinite(*_describe(m, sd.q1, sd.qd1, "the new state"))
+        if code == ERR_RUNAWAY:
+            joint = m.joint_name[int(m.dof_body[int(cl.bad[0])])]
+            return _NonFinite(runaway_message(joint), joint)
+        qdd = sd.W[:4, :m.nv] if cl is None else cl.qdd[None]
+        bad = np.argwhere(~np.isfinite(qdd))
+        joint = m.joint_name[int(m.dof_body[int(bad[0][1])])] if len(bad) else None
+        where = f" (joint {joint!r} first)" if joint is not None else ""
+        return _NonFinite(f"forward dynamics gave non-finite accelerations{where} at max "
+                          f"|qd| = {float(np.abs(self._qd).max(initial=0.0)):.3g}, max |tau| "
+                          f"= {float(np.abs(sd.tau).max(initial=0.0)):.3g}", joint)
+
+    def _contact_steps(self, sm, sd, fa, cl, q, qd, t, run, rec):
+        """:func:`~articulated.simulation.contact_loop.contact_steps` for the stretch
+        ``run``; its statistics appended to the contact log (cycles to seconds), its grown
+        buffers and last statistics kept by the stepper and detector
+        (:meth:`contact_list`). Returns ``(steps done, code)``."""
         cs = self._contact
         det = self._loop[4]
-        rate = _cycle_rate()
-        cstats = np.zeros((n, len(CONTACT_STATS.names)))
+        cstats = np.zeros((run.n, len(CONTACT_STATS.names)))
         cl.ncon[0] = det.n                  # the contacts of the step before (substeps)
-        done, code, det.broad, det.out, cs.rb = contact_steps(
-            sm, sd, fa, cl, q, qd, t, k, n, steps, every, rec, count, cstats,
-            rate is not None, det.broad, det.out, cs.rb)
+        done, code, cb = contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats,
+                                       ContactBuffers(det.broad, det.out, cs.rb))
+        det.broad, det.out, cs.rb = cb
         if done:
-            log = stats_log(cstats[:done], rate)
+            log = stats_log(cstats[:done], _cycle_rate() if cl.timed else None)
             self._contact_log.extend(log)
             cs.last = log[-1].copy()
             cs.substeps = int(cl.nsub[0])
@@ -855,3 +870,22 @@ class DynamicsSimulator:
                 f"integrator={self.integrator!r}, method={self.method!r}, t={self.t:.6g}, "
                 f"forces={len(self.forces)})")
 
+
+class _PythonForces:
+    """The applied forces of a simulator evaluated in Python, for the compiled stages
+    (:mod:`articulated.simulation.hooks`): holds the simulator weakly."""
+
+    def __init__(self, sim):
+        self._sim = weakref.ref(sim)
+        self.stop = None                            # the RunStop of the current run
+        self.hstop = np.zeros(1, np.int64)          # ForceArrays.hstop
+
+    def forces(self, t, q, qd, tau, f_ext):
+        a, b = self._sim().generalized_forces(t, q, qd)
+        tau[:] = a
+        f_ext[:] = b
+        if self.stop is not None and self.stop.requested:
+            self.hstop[0] = 1
+
+    def potential(self, q):
+        return self._sim()._potential(q)

@@ -5,14 +5,14 @@ the compiled applied forces of :func:`~articulated.simulation.forces.compile_for
 recording into preallocated arrays) in one numba call, so that a step costs what its
 forward-dynamics evaluations cost.
 
-It is the same computation as the Python path of the simulator (the integrators of
-:mod:`articulated.simulation.integrators`, :func:`articulated.forward_dynamics`, the
-forces' ``apply`` and ``potential``), step for step and operation for operation; the test
-suite checks that the two agree to 1e-12 on every method, integrator and force. The Python
-path remains for what has no compiled form: a user's own force, ``rk45``, float32 and closed
-loops (SRM); and it reports a failing step (the loop stops before the step, and the
-simulator runs that step again in Python for the error message naming the joint). Steps
-with contacts or limits have their own compiled loop on these kernels,
+It computes what the Python integrators of :mod:`articulated.simulation.integrators` over
+:func:`articulated.forward_dynamics` compute, step for step and operation for operation;
+the test suite checks the two against each other on every method, integrator and force.
+Those remain the path of what has no compiled step (``rk45``, float32, closed loops by SRM).
+A user's own force runs in Python from inside the compiled step
+(:mod:`articulated.simulation.hooks`). A failing step stops the loop before it, and the
+simulator names the joint from what the step left in :data:`StepData`. Steps with contacts
+or limits have their own compiled loop on these kernels,
 :mod:`articulated.simulation.contact_loop`.
 
 Bundles (named tuples, built once per simulator by :func:`loop_bundles`):
@@ -22,7 +22,8 @@ Bundles (named tuples, built once per simulator by :func:`loop_bundles`):
 * :data:`StepData` - every workspace: the model's :class:`~articulated.data.Data` buffer,
   CRBA's ``M``, the applied forces ``tau, f_ext``, the integrator's stages ``W``, the new
   state ``q1, qd1``, the DCA's scratch and data;
-* :data:`Records` - the recorded ``t, q, qd, T, V``.
+* :data:`Records` - the recorded ``t, q, qd, T, V``;
+* :data:`Run` - the stretch of steps a call runs and its record count.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from ..configuration import _normalize_kernel, _qdot_kernel, integrate_joint
 from ..data import data_arrays
 from ..model import model_arrays
 from .forces import body_force_potential, body_force_row, joint_force_potential, joint_forces
+from .hooks import python_forces, python_potential
 
 METHOD_CODES = {"aba": 0, "aba_modified": 1, "crba": 2, "dca": 3}
 """Forward-dynamics methods of the compiled loop (:func:`articulated.forward_dynamics`)."""
@@ -73,6 +75,11 @@ applied forces ``tau`` (nv,) and ``f_ext`` (nb, 6) (body coordinates); ``zero`` 
 zeros; the integrator's stages ``W`` (11, max(nq, nv)) (rows: 4 accelerations, 4 ``dq/dt``,
 the stage configuration, its normalized copy, the stage velocity); the new state ``q1``
 (nq,), ``qd1`` (nv,); the DCA's ``DCAScratch`` and ``DCAData``."""
+
+Run = namedtuple("Run", ("k0", "n", "steps", "every", "count"))
+Run.__doc__ = """A stretch of a run: steps ``k0 + 1 .. k0 + n`` of a run of ``steps`` steps,
+recording after step k when ``k % every == 0`` or ``k == steps``; ``count`` (1,) int64
+the records written (in/out)."""
 
 Records = namedtuple("Records", ("t", "q", "qd", "T", "V"))
 Records.__doc__ = """Recorded states: ``t`` (k,) [s], ``q`` (k, nq), ``qd`` (k, nv), kinetic
@@ -144,10 +151,12 @@ def _body_forces(sm, sd, fa, t):
 
 @inline
 def _potentials(sm, sd, fa, q):
-    """Potential energy [J] of the conservative compiled forces (world point forces,
-    springs, PD joint springs) at the workspace's poses."""
+    """Potential energy [J] of the conservative applied forces (world point forces,
+    springs, PD joint springs; the Python forces' ``potential``) at the workspace's poses."""
     dv = data_arrays(sd.data, sm.jtype.shape[0], sd.tau.shape[0])
     V = joint_force_potential(fa, q)
+    if fa.hook >= 0:
+        V += python_potential(fa, q)
     for i in range(fa.body.shape[0]):
         R, p = _world_pose(dv.oE, dv.op, fa.body[i])
         V += body_force_potential(i, fa.kind, fa.params, R, p)
@@ -157,13 +166,16 @@ def _potentials(sm, sd, fa, q):
 @njit(**KERNEL)
 def _evaluate(sm, sd, fa, q, qd, out, rec, row, t):
     """``out`` (nv,) = qdd at ``q, qd`` and time ``t`` [s] under the applied forces ``fa``:
-    the forces (joint forces, then body forces at the state's poses), then the forward dynamics of
+    the forces (joint forces, then body forces at the state's poses; or all of them in
+    Python, :func:`~articulated.simulation.hooks.python_forces`), then the forward dynamics of
     ``sm.method``, as :func:`articulated.forward_dynamics` computes them. With ``row >=
     0`` the energies of the state go into ``rec.T[row], rec.V[row]`` from the same
     kinematics pass (the kinetic energy of the ABA methods from ABA's pass 2, which forms
     each ``I_i v_i`` anyway). Returns :data:`OK`, :data:`ERR_FORCE` or :data:`ERR_DYNAMICS`."""
     tau = sd.tau
     if joint_forces(fa, q, qd, tau, t) >= 0:
+        return ERR_FORCE
+    if fa.hook >= 0 and not python_forces(fa, t, q, qd, tau, sd.f_ext):
         return ERR_FORCE
     kin = fa.body.shape[0] > 0 or row >= 0
     m = sm.method
@@ -306,46 +318,61 @@ def _record(t, q, qd, rec, row):
 
 
 @inline
-def commit_step(q, qd, q1, qd1, t, dt, k, steps, every, rec, count):
-    """The bookkeeping after step ``k`` of a run of ``steps`` steps succeeded (the tree and
-    contact loops): ``q, qd = q1, qd1``, ``t[0] += dt``, and when ``k % every == 0`` or
-    ``k == steps`` the new state recorded into row ``count[0]`` of ``rec`` (while rows
-    are left), ``count[0]`` counting. Returns that row, whose energies are pending (the
-    next step's kinematics pass or :func:`record_state` fills them), or -1."""
+def commit_step(q, qd, q1, qd1, t, dt, k, run, rec):
+    """The bookkeeping after step ``k`` of the run of ``run`` (:data:`Run`) succeeded (the
+    tree and contact loops): ``q, qd = q1, qd1``, ``t[0] += dt``, and when ``k % every ==
+    0`` or ``k == steps`` the new state recorded into row ``count[0]`` of ``rec`` (while
+    rows are left), ``count[0]`` counting. Returns that row, whose energies are pending
+    (the next step's kinematics pass or :func:`record_state` fills them), or -1."""
+    count = run.count
     for i in range(q.shape[0]):
         q[i] = q1[i]
     for i in range(qd.shape[0]):
         qd[i] = qd1[i]
     t[0] = t[0] + dt
-    if (k % every == 0 or k == steps) and count[0] < rec.t.shape[0]:
+    if (k % run.every == 0 or k == run.steps) and count[0] < rec.t.shape[0]:
         _record(t[0], q, qd, rec, count[0])
         count[0] += 1
         return count[0] - 1
     return -1
 
 
+@inline
+def stop_requested(fa):
+    """Whether a Python force saw Ctrl-C (``fa.hstop``, cleared here): the loops stop after
+    the step."""
+    if fa.hstop[0] == 0:
+        return False
+    fa.hstop[0] = 0
+    return True
+
+
 @njit(**KERNEL)
-def tree_steps(sm, sd, fa, q, qd, t, k0, n, steps, every, rec, count):
-    """Steps ``k0 + 1 .. k0 + n`` of a run of ``steps`` steps from the state ``q`` (nq,),
-    ``qd`` (nv,), ``t`` (1,) [s] (in/out): each step by :func:`_step`, committed only when
-    it succeeded; after step k with ``k % every == 0`` or ``k == steps`` the new state is
+def tree_steps(sm, sd, fa, q, qd, t, run, rec):
+    """The steps of the stretch ``run`` (:data:`Run`) from the state ``q`` (nq,), ``qd``
+    (nv,), ``t`` (1,) [s] (in/out): each step by :func:`_step`, committed only when it
+    succeeded; after step k with ``k % every == 0`` or ``k == steps`` the new state is
     recorded into row ``count[0]`` of ``rec`` (while rows are left), ``count[0]``
     counting. A record's energies come from the next step's kinematics pass (the first
     evaluation of every integrator is at the step's initial state), or at the end of the
-    stretch from :func:`record_state`. Returns ``(steps done, code)``: on an error code
-    the state is that before the failing step."""
+    stretch from :func:`record_state`. The stretch ends early after a step in which a
+    Python force saw Ctrl-C (:func:`stop_requested`). Returns ``(steps done, code)``: on
+    an error code the state is that before the failing step."""
     pending = -1
-    for s in range(n):
+    done = run.n
+    for s in range(run.n):
         code = _step(sm, sd, fa, q, qd, rec, pending, t[0])
         if code != OK:
             if pending >= 0:        # the failing step may have stopped before the energies
                 record_state(sm, sd, fa, t[0], q, qd, rec, pending)
             return s, code
-        pending = commit_step(q, qd, sd.q1, sd.qd1, t, sm.dt, k0 + s + 1, steps, every, rec,
-                              count)
+        pending = commit_step(q, qd, sd.q1, sd.qd1, t, sm.dt, run.k0 + s + 1, run, rec)
+        if stop_requested(fa):
+            done = s + 1
+            break
     if pending >= 0:
         record_state(sm, sd, fa, t[0], q, qd, rec, pending)
-    return n, OK
+    return done, OK
 
 
 _PLACEHOLDER_DCA = []
