@@ -524,7 +524,7 @@ def test_compiled_step_loop_follows_the_algorithm_api():
     assert ta.wall.shape == (50,) and np.all(ta.wall > 0) and np.all(np.isfinite(ta.wall))
     c = art.Simulator(m, 1e-3, method="adaptive", max_active=6,
                       forces=[JointTorque(np.full(m.nv, 0.1)), _PythonForce()])
-    assert c._compiled is None                  # a Python force: the adaptive Python path
+    assert c._compiled.hook >= 0    # a Python force: called from the compiled loop
 
 
 class _PythonForce:
@@ -740,11 +740,9 @@ def test_piecewise_linear_reference_compiled_equals_the_python_path():
                dict(method="adaptive", max_active=6, max_update=8, update_every=7)):
         a = art.Simulator(m, 1e-3, forces=forces(True), q0=q0, **kw)
         b = art.Simulator(m, 1e-3, forces=forces(False), q0=q0, **kw)
-        for sim, compiled in ((a, True), (b, False)):   # the forces' form each one runs
-            if callable(sim._compiled):                 # full model: Python forces by hook
-                assert (sim._compiled()[2].hook == -1) == compiled
-            else:
-                assert (sim._compiled is not None) == compiled
+        for sim, compiled in ((a, True), (b, False)):   # Python forces through the hook
+            fa = sim._compiled()[2] if callable(sim._compiled) else sim._compiled
+            assert (fa.hook == -1) == compiled
         ta, tb = a.run(400), b.run(400)
         assert np.abs(ta.q - tb.q).max() <= 1e-10 and np.abs(ta.qd - tb.qd).max() <= 1e-10
     c = art.Simulator(m, 1e-3, q0=q0, method="adaptive", max_active=6, max_update=8,

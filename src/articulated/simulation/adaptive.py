@@ -17,16 +17,18 @@ Sec. 5.1 runs instead of the plain hybrid step:
 The solver is :class:`articulated.algorithms.adaptive.AdaptiveDynamics`: the steps between
 updates cost O(N_A log n); an active-region update recomputes only the nodes around the
 active region (see the solver's module docstring). Steps run in one compiled loop,
-:func:`_adaptive_steps`, whenever they can (every applied force has a compiled form; with
-callable metric weights, every step but the region updates), and otherwise one by one in
-Python (:meth:`AdaptiveSimulator._python_step`); :meth:`AdaptiveSimulator.step` and
-:meth:`AdaptiveSimulator.run` choose the same way.
+:func:`_adaptive_steps` (with contacts or limits
+:func:`~articulated.simulation.adaptive_contact.adaptive_contact_steps`); forces without a
+compiled form and callable metric weights are called from inside it
+(:mod:`articulated.simulation.hooks`). Only steps with mesh shapes in contact run one by
+one in Python (:meth:`AdaptiveSimulator._python_step`).
 """
 
 from __future__ import annotations
 
 import math
 import time
+import weakref
 import numpy as np
 from numba import njit
 
@@ -57,6 +59,8 @@ from .contact import (CONTACT_STATS, ContactStepper, _merge_stats, runaway_messa
 from .cycles import _cycle_rate, _cycles
 from .forces import (FramesKinematics, apply_compiled_forces, apply_joint_forces,
                      compile_forces)
+from .hooks import python_forces, python_weights, register
+from .stepping import stop_requested
 from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_object_state
 from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint, record_rows
 
@@ -93,7 +97,7 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
     done, error, joint, records)``: error 0, the region kernel's codes, or
     :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before the failing step,
     except after a failed region update)."""
-    eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
+    eps, budget_u, eps_vel, keep, budgets, per_tree, columns, whook = crit
     pose = hargs.pose
     near, ajoints, counts = bk.near, bk.ajoints, bk.counts
     nu = ubody.shape[0]
@@ -116,7 +120,11 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)     # poses of the forces' bodies
         if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
             return s, ERR_FORCE, -1, nrec
+        if fa.hook >= 0 and not python_forces(fa, t, q, qd, tau, f_ext):
+            return s, ERR_FORCE, -1, nrec
         if update:
+            if whook >= 0:
+                python_weights(whook)
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
                                        rbody.shape[0], rbody, columns, hp, rp, rargs)
             if res[5] != 0:
@@ -147,6 +155,8 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
         if timed:
             cycles[s] = _cycles() - c0
         t += h
+        if stop_requested(fa):
+            return s + 1, 0, -1, nrec
     return nsteps, 0, -1, nrec
 
 
@@ -314,8 +324,9 @@ class AdaptiveSimulator:
         self._bodies = np.zeros(0, dtype=np.int64)
         self._joints = np.zeros(0, dtype=np.int64)
         self._all = False
-        self._compiled = compile_forces(model, [])
-        self._ubody = np.zeros(0, dtype=np.int64)
+        self._set_forces()
+        self._weights_hook = (register(_Weights(self), self)
+                              if any(fn is not None for fn in self.solver._weight_fns) else -1)
         for f in forces:
             self.add_force(f)
         self.t = 0.0
@@ -347,16 +358,29 @@ class AdaptiveSimulator:
         else:
             self._bodies = np.union1d(self._bodies, np.asarray(bodies, dtype=np.int64))
             self._joints = np.union1d(self._joints, np.asarray(joints, dtype=np.int64))
-        self._compiled = compile_forces(self.model, self.forces)
-        self._ubody = (np.unique(self._compiled.body) if self._compiled is not None
-                       else np.zeros(0, dtype=np.int64))
+        self._set_forces()
         return force
+
+    def _set_forces(self):
+        """The forces' ``ForceArrays`` for the compiled loops: their compiled forms, or all of
+        them evaluated in Python from inside the loops (:mod:`articulated.simulation.hooks`),
+        and the bodies they push (all bodies for a Python force without ``support``)."""
+        m = self.model
+        self._compiled = compile_forces(m, self.forces)
+        self._rbody = self._bodies
+        if self._compiled is not None:
+            self._ubody = np.unique(self._compiled.body)
+            return
+        hook = self._python_forces = _AdaptiveForces(self)
+        self._compiled = compile_forces(m, [])._replace(
+            hook=register(hook, self), hq=np.zeros(m.nq), hqd=np.zeros(m.nv), hstop=hook.hstop)
+        self._ubody = np.arange(m.nb) if self._all else self._bodies
+        self._rbody = self._ubody
 
     def _forces(self):
         """Applied forces into the persistent ``tau``, ``f_ext`` (only the rows the forces
         touch are cleared, from :meth:`articulated.Force.support`)."""
-        m = self.model
-        if self._compiled is not None:
+        if self._compiled.hook < 0:
             # compiled forces (RGL Sec. 6: poses and velocities from the hierarchical frames)
             s = self.solver
             s.q[:] = self.q
@@ -368,23 +392,31 @@ class AdaptiveSimulator:
                                               self._f_ext, self.t)):
                 raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
             return self._tau, self._f_ext
-        if self._all:
-            self._tau[:] = 0.0
-            self._f_ext[:] = 0.0
-        else:
-            self._f_ext[self._bodies] = 0.0
-            for j in self._joints:
-                self._tau[m.jnt_vadr[j]:m.jnt_vadr[j] + m.jnt_nv[j]] = 0.0
-        kin = FramesKinematics(self.solver, m.nb,
-                               lambda: body_velocities(m, self.q, self.qd))
-        for f in self.forces:
-            f.apply(m, self.t, self.q, self.qd, self._tau, self._f_ext, kin)
-        rows = self._f_ext if self._all else self._f_ext[self._bodies]
-        taus = self._tau if self._all else self._tau[np.isin(m.dof_body, self._joints)] \
-            if self._joints.size else self._tau[:0]
-        if not (np.isfinite(rows).all() and np.isfinite(taus).all()):
+        if not self._apply_python_forces(self.t, self.q, self.qd, self._tau, self._f_ext):
             raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
         return self._tau, self._f_ext
+
+    def _apply_python_forces(self, t, q, qd, tau, f_ext):
+        """The forces' ``apply`` at ``(t, q, qd)`` into ``tau``, ``f_ext`` (only the rows
+        they touch cleared first, from :meth:`articulated.Force.support`), body poses from
+        the solver's hierarchical frames (:class:`FramesKinematics`, at the solver's ``q``,
+        which differs from ``q`` only on active joints). Returns False when a value is not
+        finite."""
+        m = self.model
+        if self._all:
+            tau[:] = 0.0
+            f_ext[:] = 0.0
+        else:
+            f_ext[self._bodies] = 0.0
+            for j in self._joints:
+                tau[m.jnt_vadr[j]:m.jnt_vadr[j] + m.jnt_nv[j]] = 0.0
+        kin = FramesKinematics(self.solver, m.nb, lambda: body_velocities(m, q, qd))
+        for f in self.forces:
+            f.apply(m, t, q, qd, tau, f_ext, kin)
+        rows = f_ext if self._all else f_ext[self._bodies]
+        taus = tau if self._all else tau[np.isin(m.dof_body, self._joints)] \
+            if self._joints.size else tau[:0]
+        return bool(np.isfinite(rows).all() and np.isfinite(taus).all())
 
     def _region_update(self, tau, f_ext):
         """RGL Sec. 5.1 steps 1-4 (:meth:`AdaptiveDynamics.region_update`); returns the new
@@ -401,27 +433,16 @@ class AdaptiveSimulator:
         return qd
 
     def _compiled_stretch(self, limit: int) -> int:
-        """How many of the next ``limit`` steps run in the compiled loop
-        :func:`_adaptive_steps`: all of them when every applied force has a compiled form
-        and the metric weights are constant; with callable weights (evaluated in Python at
-        each active-region update) those before the next update; none when a force has no
-        compiled form, or the next step is an update with callable weights."""
-        if self._compiled is None or (self._contact is not None and self._has_meshes()):
+        """How many of the next ``limit`` steps run in the compiled loops: all of them,
+        unless a shape is a mesh and there are contacts (then :meth:`_python_step`)."""
+        if self._contact is not None and self._has_meshes():
             return 0
-        if not any(fn is not None for fn in self.solver._weight_fns):
-            return limit
-        if self.update_on_impact:                   # an update may come at any step
-            return 0
-        phase = self.steps % self.update_every
-        return 0 if phase == 0 else min(limit, self.update_every - phase)
+        return limit
 
     def step(self) -> None:
         """One step (an active-region update every ``update_every`` steps), by the path
         :meth:`run` takes for it: the compiled loop :func:`_adaptive_steps` for one step
-        when it can (see :meth:`_compiled_stretch`), else :meth:`_python_step`, the only
-        path for forces without a compiled form (user-defined :class:`articulated.Force`
-        subclasses, :class:`articulated.JointTorque`, ...) and for region updates with
-        callable metric weights.
+        when it can (see :meth:`_compiled_stretch`), else :meth:`_python_step`.
 
         Raises ValueError (state left at the last finite values, except after a failed
         region update) when an acceleration, force or the state becomes non-finite.
@@ -689,15 +710,15 @@ class AdaptiveSimulator:
         rate = _cycle_rate()
         cycles = np.zeros(n if rate else 0, dtype=np.int64)
         crit = s._region_criteria(self.eps_acc, self.max_update, self.eps_vel,
-                                  self.max_active, self.impulse_columns)
+                                  self.max_active, self.impulse_columns) + (self._weights_hook,)
         last = np.array([self.last["active"], self.last["update_region"],
                          self.last["rigidified"], st["updated"], st["evaluated"],
                          st["tensorized"]], dtype=np.int64)
         args = (n, self.steps, k0, self.update_every, every, self.dt, self.t, rate is not None,
                 crit,
                 s.q, s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
-                s.f_ext, self._compiled, s.tau, self._ubody, self._bodies, s._bk, s._Vw,
-                s.hybrid_args(), s._region_args(crit[-1]), s._reduced_args(), last,
+                s.f_ext, self._compiled, s.tau, self._ubody, self._rbody, s._bk, s._Vw,
+                s.hybrid_args(), s._region_args(crit[6]), s._reduced_args(), last,
                 rec.q[c:], rec.qd[c:], rec.sizes[c:], rec.kinetic[c:],
                 (d.model_i, d.model_f, d.buf), cycles)
         if self._contact is None:
@@ -748,11 +769,10 @@ class AdaptiveSimulator:
         active-region sizes (:class:`Trajectory` fields ``kinetic``, ``active``,
         ``update_region``, ``rigidified``, ``wall`` per step).
 
-        When every applied force has a compiled form (:class:`articulated.PointForce`,
-        :class:`articulated.Spring`, or no forces) the steps run in one compiled loop
-        (:func:`_adaptive_steps`; with callable metric weights only the hybrid steps
-        between two active-region updates do, see :meth:`_compiled_stretch`), the others
-        by :meth:`_python_step`, as :meth:`step` runs them; ``wall`` of a compiled stretch
+        The steps run in one compiled loop (:func:`_adaptive_steps`; forces without a
+        compiled form and callable metric weights are called from inside it), except
+        those with mesh shapes in contact (:meth:`_python_step`, see
+        :meth:`_compiled_stretch`), as :meth:`step` runs them; ``wall`` of a compiled stretch
         comes from the CPU's cycle counter (x86; elsewhere each of its steps gets the
         stretch's mean time). The compiled loop runs in stretches of about 0.2 s that end
         at the checkpoints (a stretch boundary changes no operation).
@@ -826,6 +846,9 @@ class AdaptiveSimulator:
         k0 = k
         t_run = rec.t[0]         # compiled steps: t = t_run + k dt, whatever the stretches
         stop = RunStop()
+        if self._compiled.hook >= 0:
+            self._python_forces.stop = stop
+            self._python_forces.hstop[0] = 0
         per = None
         with stop:
             if ck is not None and start is None:
@@ -844,7 +867,7 @@ class AdaptiveSimulator:
                     self.t = t_run + (k + done) * self.dt
                     if error is not None:
                         raise diverged(k + done, error)
-                    k += n
+                    k += done
                 else:
                     t0 = time.perf_counter()
                     try:
@@ -925,3 +948,36 @@ class AdaptiveSimulator:
         return (f"AdaptiveSimulator(nb={self.model.nb}, dt={self.dt:g}, "
                 f"max_active={self.max_active}, update_every={self.update_every}, "
                 f"t={self.t:.6g}, active={int(self.active.sum())})")
+
+
+class _AdaptiveForces:
+    """The applied forces of an adaptive simulator evaluated in Python, for the compiled
+    loops (:mod:`articulated.simulation.hooks`): holds the simulator weakly."""
+
+    def __init__(self, sim):
+        self._sim = weakref.ref(sim)
+        self.stop = None                            # the RunStop of the current run
+        self.hstop = np.zeros(1, np.int64)          # ForceArrays.hstop
+
+    def forces(self, t, q, qd, tau, f_ext):
+        sim = self._sim()
+        sim.solver.sync_frames(q)   # the hierarchical frames at q, which the forces read
+        if not sim._apply_python_forces(t, q, qd, tau, f_ext):
+            tau[0] = math.nan                       # python_forces reports it
+        if self.stop is not None and self.stop.requested:
+            self.hstop[0] = 1
+
+    def potential(self, q):
+        return 0.0
+
+
+class _Weights:
+    """The configuration-dependent metric weights of an adaptive simulator, evaluated at
+    its solver's ``q`` before each active-region update of the compiled loops."""
+
+    def __init__(self, sim):
+        self._sim = weakref.ref(sim)
+
+    def __call__(self):
+        s = self._sim().solver
+        s._evaluate_weights(s.q)

@@ -79,6 +79,8 @@ from .contact import contacts_arc, substep_count
 from .contact_loop import merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
+from .hooks import python_forces, python_weights
+from .stepping import stop_requested
 
 ERR_FORCE = 3
 """Error code of the compiled adaptive loops: an applied force is not finite."""
@@ -407,7 +409,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
     Compiled with NRT (the buffers may grow), so it calls the kernels that take bundles by
     reference (:mod:`articulated._byref`) only through their own compiled functions, never
     inlined: a dereferenced bundle must not be reference-counted."""
-    eps, budget_u, eps_vel, keep, budgets, per_tree, columns = crit
+    eps, budget_u, eps_vel, keep, budgets, per_tree, columns, whook = crit
     pose = hargs.pose
     near, ajoints, counts = bk.near, bk.ajoints, bk.counts
     nu = ubody.shape[0]
@@ -438,7 +440,11 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
         if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
             return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
+        if fa.hook >= 0 and not python_forces(fa, t, q, qd, tau, f_ext):
+            return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
         if update:
+            if whook >= 0:
+                python_weights(whook)
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
                                        rbody.shape[0], rbody, columns, hp, rp, rargs)
             if res[5] != 0:
@@ -611,4 +617,6 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         if timed:
             cycles[s] = _cycles() - c0
         t += h
+        if stop_requested(fa):
+            return s + 1, 0, -1, nrec, broad, out, rb, cbody
     return nsteps, 0, -1, nrec, broad, out, rb, cbody

@@ -13,7 +13,8 @@ compiled loop unchanged.
 The object registered for forces has ``forces(t, q, qd, tau, f_ext)`` (writes the applied
 forces at the state into ``tau`` (nv,) and ``f_ext`` (nb, 6), both cleared first) and
 ``potential(q)`` (their potential energy [J]); the one registered for contacts is a
-callable ``(out, k, npl, nn) -> int`` (see :func:`python_contacts`).
+callable ``(out, k, npl, nn) -> int`` (see :func:`python_contacts`); the one for an adaptive
+simulator's metric weights a callable without arguments (:func:`python_weights`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def _potential(hook, q):
     return float(_HOOKS[hook].potential(q))
 
 
+def _weights(hook):
+    _HOOKS[hook]()
+
+
 def _contacts(hook, out, k, npl, nn):
     return int(_HOOKS[hook](out, k, npl, nn))
 
@@ -92,6 +97,15 @@ def python_potential(fa, q):
     with objmode(V="float64"):
         V = _potential(hook, hq)
     return V
+
+
+@njit(**HOOK_JIT)
+def python_weights(hook):
+    """The configuration-dependent metric weights of an adaptive simulator (``hook``, a
+    callable that writes them into its solver's weights at the solver's ``q``), before an
+    active-region update."""
+    with objmode():
+        _weights(hook)
 
 
 @njit(**HOOK_JIT)
