@@ -50,7 +50,8 @@ from ..configuration import integrate_joints_inplace
 from ..data import data_arrays
 from ..geometry import CollisionModel
 from ..model import Model, model_arrays
-from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, ContactLoop,
+from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, AdaptiveData,
+                               AdaptiveModel, AdaptiveRun, ContactLoop,
                                adaptive_contact_steps, detect_on_pieces, energy_bound_start,
                                hybrid_energy_bound, hybrid_substeps, keep_update_counts,
                                record_state, region_data)
@@ -60,16 +61,19 @@ from .cycles import _cycle_rate, _cycles
 from .forces import (FramesKinematics, apply_compiled_forces, apply_joint_forces,
                      compile_forces)
 from .hooks import python_forces, python_weights, register
+from .contact_loop import ContactBuffers
 from .stepping import stop_requested
 from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_object_state
 from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint, record_rows
 
 @njit(**KERNEL)
-def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, timed, crit, q, qd,
-                    qdd, stats, jtype, qadr, vadr, jnv, f_ext, fa, tau, ubody,
-                    rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec, srec, Trec, full,
-                    cycles):
-    """``nsteps`` adaptive steps in one compiled loop: every step whose global index
+def _adaptive_steps(am, ad, fa, run):
+    """The adaptive steps of the stretch ``run``
+    (:data:`~articulated.simulation.adaptive_contact.AdaptiveRun`) in one compiled loop,
+    with the model and options ``am`` (:data:`~articulated.simulation.adaptive_contact.
+    AdaptiveModel`), the solver's state and workspaces ``ad``
+    (:data:`~articulated.simulation.adaptive_contact.AdaptiveData`) and the forces ``fa``
+    (their fields below by name): ``nsteps`` steps; every step whose global index
     ``step0 + s`` is a multiple of ``update_every`` runs the active-region update
     (:func:`articulated.algorithms.region.region_update_kernel`, criteria ``crit``,
     arguments ``rargs``; external forces on ``rbody``), the others the forward dynamics
@@ -97,6 +101,12 @@ def _adaptive_steps(nsteps, step0, rec0, update_every, record_every, h, t0, time
     done, error, joint, records)``: error 0, the region kernel's codes, or
     :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before the failing step,
     except after a failed region update)."""
+    nsteps, step0, rec0, record_every, t0 = run.nsteps, run.step0, run.rec0, run.every, run.t0
+    qrec, qdrec, srec, Trec, cycles = run.q, run.qd, run.sizes, run.T, run.cycles
+    h, update_every, crit, timed, full = am.h, am.update_every, am.crit, am.timed, am.full
+    jtype, qadr, vadr, jnv, ubody, rbody = am.jtype, am.qadr, am.vadr, am.jnv, am.ubody, am.rbody
+    q, qd, qdd, stats, f_ext, tau = ad.q, ad.qd, ad.qdd, ad.stats, ad.f_ext, ad.tau
+    bk, Vw, hargs, rargs, red, last = ad.bk, ad.Vw, ad.hargs, ad.rargs, ad.red, ad.last
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns, whook = crit
     pose = hargs.pose
     near, ajoints, counts = bk.near, bk.ajoints, bk.counts
@@ -714,22 +724,24 @@ class AdaptiveSimulator:
         last = np.array([self.last["active"], self.last["update_region"],
                          self.last["rigidified"], st["updated"], st["evaluated"],
                          st["tensorized"]], dtype=np.int64)
-        args = (n, self.steps, k0, self.update_every, every, self.dt, self.t, rate is not None,
-                crit,
-                s.q, s.qd, s._qdd, s._stats, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.jnt_nv,
-                s.f_ext, self._compiled, s.tau, self._ubody, self._rbody, s._bk, s._Vw,
-                s.hybrid_args(), s._region_args(crit[6]), s._reduced_args(), last,
-                rec.q[c:], rec.qd[c:], rec.sizes[c:], rec.kinetic[c:],
-                (d.model_i, d.model_f, d.buf), cycles)
+        am = AdaptiveModel(self.dt, self.update_every, crit, rate is not None, m.jnt_type,
+                           m.jnt_qadr, m.jnt_vadr, m.jnt_nv, self._ubody, self._rbody,
+                           (d.model_i, d.model_f, d.buf))
+        ad = AdaptiveData(s.q, s.qd, s._qdd, s._stats, s.f_ext, s.tau, s._bk, s._Vw,
+                          s.hybrid_args(), s._region_args(crit[6]), s._reduced_args(), last)
+        run = AdaptiveRun(n, self.steps, k0, every, self.t, rec.q[c:], rec.qd[c:],
+                          rec.sizes[c:], rec.kinetic[c:], cycles)
         if self._contact is None:
-            done, err, joint, nrec = _adaptive_steps(*args)
+            done, err, joint, nrec = _adaptive_steps(am, ad, self._compiled, run)
         else:
             cs, cl = self._contact, self._contact_loop()
             det = self._cdet
             cstats = np.zeros((n, len(CONTACT_STATS.names)))
             cl.ncon[0] = det.n              # the contacts of the step before (substeps)
-            done, err, joint, nrec, det.broad, det.out, cs.rb, cbody = adaptive_contact_steps(
-                *args, cl, det.broad, det.out, cs.rb, cstats)
+            done, err, joint, nrec, cb, cbody = adaptive_contact_steps(
+                am, ad, self._compiled, run, cl, cstats,
+                ContactBuffers(det.broad, det.out, cs.rb))
+            det.broad, det.out, cs.rb = cb
             self._cloop = cl._replace(cbody=cbody)
             cs.substeps = int(cl.nsub[0])
             if done:        # the contacts of the last (sub)step, for contact_list()

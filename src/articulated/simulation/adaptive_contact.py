@@ -76,7 +76,7 @@ from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
 from .contact import contacts_arc, substep_count
-from .contact_loop import merge_stats
+from .contact_loop import ContactBuffers, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
 from .hooks import python_forces, python_weights
@@ -124,6 +124,36 @@ of its substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: 
 and ``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_substeps`),
 ``ncon`` (1,) int64 the contacts of the last (sub)step (in the detector's output; set from
 ``Detector.n`` before a run)."""
+
+
+AdaptiveModel = namedtuple("AdaptiveModel", (
+    "h", "update_every", "crit", "timed", "jtype", "qadr", "vadr", "jnv", "ubody", "rbody",
+    "full"))
+AdaptiveModel.__doc__ = """What the adaptive loops step (:func:`adaptive_contact_steps`,
+:func:`~articulated.simulation.adaptive._adaptive_steps`): the step ``h`` [s], an
+active-region update every ``update_every`` steps with the criteria ``crit`` (the solver's
+``_region_criteria``, then the hook of callable metric weights, -1: none), ``timed``
+(cycle counts per step), the joint layout ``jtype, qadr, vadr, jnv`` (nb,), the bodies
+with applied forces ``ubody`` (hybrid steps) and ``rbody`` (region updates), and ``full``
+= (model_i, model_f, workspace buffer) of the whole model (O(n) energies)."""
+
+AdaptiveData = namedtuple("AdaptiveData", (
+    "q", "qd", "qdd", "stats", "f_ext", "tau", "bk", "Vw", "hargs", "rargs", "red", "last"))
+AdaptiveData.__doc__ = """The solver's state and workspaces for the adaptive loops: ``q``
+(nq,), ``qd``, ``qdd`` (nv,) (in/out), its statistics ``stats``, the applied forces
+``f_ext`` (nb, 6) and ``tau`` (nv,), the engine's bookkeeping ``bk``, the velocity-metric
+weights ``Vw``, the hybrid body's, region update's and reduced tree's argument bundles
+``hargs``, ``rargs``, ``red``, and ``last`` (6,) int64 (in/out): the active joints, update
+region, rigidified joints and the region kernel's counts of passive nodes updated,
+evaluated, tensorized of the last update."""
+
+AdaptiveRun = namedtuple("AdaptiveRun", (
+    "nsteps", "step0", "rec0", "every", "t0", "q", "qd", "sizes", "T", "cycles"))
+AdaptiveRun.__doc__ = """A stretch of an adaptive run: ``nsteps`` steps from the
+simulator's step ``step0`` (global index) and time ``t0`` [s], step 0 being step ``rec0``
+of the caller's run; after run step k divisible by ``every`` the state goes into the free
+record rows ``q``, ``qd``, the region sizes into ``sizes`` (rows, 3) and the kinetic energy
+into ``T``; ``cycles`` (nsteps,) int64 the cycle count of each step when timed."""
 
 
 @njit(**JIT)
@@ -393,22 +423,25 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out, posed):
 
 
 @njit(**JIT)
-def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t0, timed, crit,
-                           q, qd, qdd, stats, jtype, qadr, vadr, jnv, f_ext, fa, tau, ubody,
-                           rbody, bk, Vw, hargs, rargs, red, last, qrec, qdrec,
-                           srec, Trec, full, cycles, cl, broad, out, rb, cstats):
-    """``nsteps`` adaptive steps with contacts and limits (module docstring); the arguments
-    up to ``cycles`` are those of
+def adaptive_contact_steps(am, ad, fa, run, cl, cstats, cb):
+    """The adaptive steps of the stretch ``run`` with contacts and limits (module
+    docstring); ``am``, ``ad``, ``fa``, ``run`` as for
     :func:`~articulated.simulation.adaptive._adaptive_steps` (same meaning), then ``cl``
-    (:class:`ContactLoop`), the detector's ``broad`` and ``out`` buffers, the response's
-    ``rb`` (:class:`~articulated.algorithms.response.Response`) and ``cstats`` (nsteps, 14)
-    the statistics of every step (order of
+    (:class:`ContactLoop`), ``cstats`` (nsteps, 14) the statistics of every step (order of
     :data:`~articulated.simulation.contact.CONTACT_STATS`; the times in cycles of
-    :func:`~articulated.simulation.cycles._cycles` when ``timed``, else zero). Returns
-    ``(steps done, error, joint, records, broad, out, rb, cbody)`` (the buffers in use).
+    :func:`~articulated.simulation.cycles._cycles` when ``timed``, else zero) and the
+    buffers ``cb`` (:data:`~articulated.simulation.contact_loop.ContactBuffers`). Returns
+    ``(steps done, error, joint, records, cb, cbody)`` (the buffers in use).
     Compiled with NRT (the buffers may grow), so it calls the kernels that take bundles by
     reference (:mod:`articulated._byref`) only through their own compiled functions, never
     inlined: a dereferenced bundle must not be reference-counted."""
+    nsteps, step0, rec0, record_every, t0 = run.nsteps, run.step0, run.rec0, run.every, run.t0
+    qrec, qdrec, srec, Trec, cycles = run.q, run.qd, run.sizes, run.T, run.cycles
+    h, update_every, crit, timed, full = am.h, am.update_every, am.crit, am.timed, am.full
+    jtype, qadr, vadr, jnv, ubody, rbody = am.jtype, am.qadr, am.vadr, am.jnv, am.ubody, am.rbody
+    q, qd, qdd, stats, f_ext, tau = ad.q, ad.qd, ad.qdd, ad.stats, ad.f_ext, ad.tau
+    bk, Vw, hargs, rargs, red, last = ad.bk, ad.Vw, ad.hargs, ad.rargs, ad.red, ad.last
+    broad, out, rb = cb.broad, cb.out, cb.rb
     eps, budget_u, eps_vel, keep, budgets, per_tree, columns, whook = crit
     pose = hargs.pose
     near, ajoints, counts = bk.near, bk.ajoints, bk.counts
@@ -432,29 +465,29 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
         if cl.opt.energy_bound:
             energy_bound_start(cl, q, qd, step0 + s)
         if not apply_joint_forces(fa, q, qd, tau, t):
-            return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
+            return s, ERR_FORCE, -1, nrec, ContactBuffers(broad, out, rb), cbody
         kin = update or rstamp[0] != counts[REGION_STAMP]
         if kin:
             hybrid_kinematics(bkp, hp)
         elif not kept:                  # else left by the record of the step before
             reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
         if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
-            return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
+            return s, ERR_FORCE, -1, nrec, ContactBuffers(broad, out, rb), cbody
         if fa.hook >= 0 and not python_forces(fa, t, q, qd, tau, f_ext):
-            return s, ERR_FORCE, -1, nrec, broad, out, rb, cbody
+            return s, ERR_FORCE, -1, nrec, ContactBuffers(broad, out, rb), cbody
         if update:
             if whook >= 0:
                 python_weights(whook)
             res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
                                        rbody.shape[0], rbody, columns, hp, rp, rargs)
             if res[5] != 0:
-                return s, res[5], res[6], nrec, broad, out, rb, cbody
+                return s, res[5], res[6], nrec, ContactBuffers(broad, out, rb), cbody
             keep_update_counts(last, counts, res)
             reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, True)
         else:
             reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, kin)
         if stats[STAT_BAD] >= 0:
-            return s, ERR_HYBRID, int(stats[STAT_BAD]), nrec, broad, out, rb, cbody
+            return s, ERR_HYBRID, int(stats[STAT_BAD]), nrec, ContactBuffers(broad, out, rb), cbody
         na = counts[N_AJOINTS]
         for k in range(nv):
             cl.qsf[k] = qd[k]
@@ -606,7 +639,7 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
                     q[k] = cl.qsave[k]
                 for k in range(nv):
                     qd[k] = cl.qdsave[k]
-            return s, err, joint, nrec, broad, out, rb, cbody
+            return s, err, joint, nrec, ContactBuffers(broad, out, rb), cbody
         if cl.impact[0] and st[STAT_IMPACTS] > 0:  # GLM V.B: the region follows an impact
             cl.impact[1] = 1
         kept = False
@@ -618,5 +651,5 @@ def adaptive_contact_steps(nsteps, step0, rec0, update_every, record_every, h, t
             cycles[s] = _cycles() - c0
         t += h
         if stop_requested(fa):
-            return s + 1, 0, -1, nrec, broad, out, rb, cbody
-    return nsteps, 0, -1, nrec, broad, out, rb, cbody
+            return s + 1, 0, -1, nrec, ContactBuffers(broad, out, rb), cbody
+    return nsteps, 0, -1, nrec, ContactBuffers(broad, out, rb), cbody
