@@ -104,21 +104,6 @@ def test_compiled_loop_equals_the_python_integrators(method, integrator):
     assert np.abs(fast.q - ref.q).max() < 1e-13 and fast.t == ref.t
 
 
-@pytest.mark.parametrize("method", ["aba", "crba"])
-def test_records_do_not_depend_on_where_a_stretch_ends(method):
-    """A record's energies come from the next step's kinematics pass inside a stretch of the
-    compiled loop and from ``record_state`` at its end (stretches follow the wall clock):
-    both sum alike, so one run of 60 steps and 60 runs of one step record the same states
-    and energies, bit for bit."""
-    m, q0, qd0 = scene()
-    a = Simulator(m, 2e-3, "rk4", method, forces=every_force(m), q0=q0, qd0=qd0).run(60)
-    b = Simulator(m, 2e-3, "rk4", method, forces=every_force(m), q0=q0, qd0=qd0)
-    ones = [b.run(1) for _ in range(60)]
-    for name in ("q", "qd", "kinetic", "potential"):
-        x = np.array([getattr(tr, name)[-1] for tr in ones])
-        assert np.array_equal(getattr(a, name)[1:], x), name
-
-
 def test_python_forces_run_in_the_compiled_loop_and_options_without_it_in_python():
     m = pendulum(4)
     callable_tau = JointTorque(lambda t, q, qd: np.zeros(4))

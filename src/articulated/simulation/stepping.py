@@ -38,7 +38,7 @@ from ..algorithms.aba import aba_passes
 from ..algorithms.bundles import DCAInputs
 from ..algorithms.crba import _crba_kernel, ltdl_factor, ltdl_solve
 from ..algorithms.dca import dca_kernel
-from ..algorithms.kinematics import (body_energy, joint_xup,
+from ..algorithms.kinematics import (body_energy, body_gravity_potential, joint_xup,
                                      state_energy, velocity_step, world_pose_step)
 from ..algorithms.rnea import _rnea_kernel
 from ..config import inline, KERNEL
@@ -87,12 +87,12 @@ Records.__doc__ = """Recorded states: ``t`` (k,) [s], ``q`` (k, nq), ``qd`` (k, 
 
 
 @inline
-def _kinematics(sm, sd, q, qd, energy):
+def _kinematics(sm, sd, q, qd, energy, kinetic):
     """Joint transforms, velocities (ABA pass 1, RBDA eq. 7.34) and world poses of every
-    body at ``q, qd`` into the workspace; with ``energy`` also returns the state's kinetic
-    and gravity energies ``(T, V)`` [J] (:func:`~articulated.algorithms.kinematics.
-    body_energy`, summed as :func:`~articulated.algorithms.kinematics.state_energy` sums
-    them), else ``(0, 0)``."""
+    body at ``q, qd`` into the workspace; with ``energy`` also returns the state's gravity
+    energy ``V`` and, with ``kinetic``, its kinetic energy ``T`` (else 0) as ``(T, V)`` [J]
+    (:func:`~articulated.algorithms.kinematics.body_energy`, as :func:`~articulated.
+    algorithms.kinematics.state_energy` sums them)."""
     mv = model_arrays(sm.model_i, sm.model_f)
     parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
     Xtree_rot, axis, Xtree_E, Xtree_r, S = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
@@ -105,8 +105,10 @@ def _kinematics(sm, sd, q, qd, energy):
         E, r = joint_xup(i, jtype, qadr, Xtree_rot, axis, Xtree_E, Xtree_r, q, Xup_E, Xup_r)
         vi = velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
         world_pose_step(i, parent, E, r, oE, op)
-        if energy:
+        if energy and kinetic:
             T, V = body_energy(i, mv.mass, mv.h, mv.Ibar, mv.gravity, vi, oE, op, T, V)
+        elif energy:
+            V = body_gravity_potential(i, mv.mass, mv.h, mv.gravity, oE, op, V)
     return T, V
 
 
@@ -168,9 +170,8 @@ def _evaluate(sm, sd, fa, q, qd, out, rec, row, t):
     Python, :func:`~articulated.simulation.hooks.python_forces`), then the forward dynamics of
     ``sm.method``, as :func:`articulated.forward_dynamics` computes them. With ``row >=
     0`` the energies of the state go into ``rec.T[row], rec.V[row]`` from the same
-    kinematics pass, summed as :func:`record_state` sums them (so a record does not depend
-    on where a stretch of the loop ends). Returns :data:`OK`, :data:`ERR_FORCE` or
-    :data:`ERR_DYNAMICS`."""
+    kinematics pass (the kinetic energy of the ABA methods from ABA's pass 2, which forms
+    each ``I_i v_i`` anyway). Returns :data:`OK`, :data:`ERR_FORCE` or :data:`ERR_DYNAMICS`."""
     tau = sd.tau
     if joint_forces(fa, q, qd, tau, t) >= 0:
         return ERR_FORCE
@@ -180,7 +181,8 @@ def _evaluate(sm, sd, fa, q, qd, out, rec, row, t):
     m = sm.method
     aba = m == 0 or m == 1
     if kin:
-        T, V = _kinematics(sm, sd, q, qd, row >= 0)
+        # ABA's pass 2 forms I v: the kinetic energy comes from there
+        T, V = _kinematics(sm, sd, q, qd, row >= 0, not aba)
         if row >= 0:
             rec.T[row] = T
             rec.V[row] = V + _potentials(sm, sd, fa, q)
@@ -189,8 +191,10 @@ def _evaluate(sm, sd, fa, q, qd, out, rec, row, t):
     nv = out.shape[0]
     if aba:
         # pass 1 is the one of _kinematics when that ran (same helpers, same values)
-        ok, _ = aba_passes(sm.model_i, sm.model_f, q, qd, tau, sd.f_ext, m == 1, sd.data,
-                           not kin, False)
+        ok, T = aba_passes(sm.model_i, sm.model_f, q, qd, tau, sd.f_ext, m == 1, sd.data,
+                           not kin, row >= 0)
+        if row >= 0:
+            rec.T[row] = T
         dv = data_arrays(sd.data, sm.jtype.shape[0], nv)
         for k in range(nv):
             out[k] = dv.qdd[k]
