@@ -113,16 +113,17 @@ def _mesh_contacts(cl, out, n):
 
 
 @njit(**JIT)
-def _detect(sm, sd, cl, q, qs, h, ready, cb):
+def _detect(sm, sd, cl, q, qs, h, ready, broad, out):
     """Step 3 of the module docstring of :mod:`articulated.simulation.contact`: the
     contacts at ``q`` with margins from ``qs`` over ``h`` [s] (the compiled pairs, then the
-    mesh pairs; buffers grown as needed). Returns ``(n, cb)``."""
+    mesh pairs; the detector's buffers ``broad``, ``out`` grown as needed). Returns ``(n,
+    broad, out)``."""
     if cl.gm.body.shape[0] == 0:
-        return 0, cb
+        return 0, broad, out
     if not ready:
         _body_motion(sm, sd, q, qs)
     dv = data_arrays(sd.data, sm.jtype.shape[0], qs.shape[0])
-    n, nc, broad, out = detect_primitives(cl.gm, cl.poses, cb.broad, cb.out, mat3_rows(dv.oE),
+    n, nc, broad, out = detect_primitives(cl.gm, cl.poses, broad, out, mat3_rows(dv.oE),
                                           dv.op, dv.v, h, 0.0)
     if cl.mp.pairs.shape[0]:
         k = _mesh_contacts(cl, out, n)
@@ -131,7 +132,7 @@ def _detect(sm, sd, cl, q, qs, h, ready, cb):
             n = detect_kernel(cl.gm, cl.poses, 0.0, broad.cand, nc, out)
             k = _mesh_contacts(cl, out, n)
         n = k
-    return n, ContactBuffers(broad, out, cb.rb)
+    return n, broad, out
 
 
 @njit(**JIT)
@@ -142,7 +143,7 @@ def _finish(sm, sd, cl, q, qs, h, ready, cb):
     cb)``."""
     st = cl.st
     c0 = _cycles() if cl.timed else 0
-    n, cb = _detect(sm, sd, cl, q, qs, h, ready, cb)
+    n, broad, out = _detect(sm, sd, cl, q, qs, h, ready, cb.broad, cb.out)
     c1 = _cycles() if cl.timed else 0
     st[STAT_N] = n
     cl.ncon[0] = n
@@ -152,8 +153,8 @@ def _finish(sm, sd, cl, q, qs, h, ready, cb):
     rb = cb.rb
     if n + 2 * nlim > rb.rows.P.shape[0]:
         rb = grow_response(rb, 2 * (n + 2 * nlim), nb)
-        cb = ContactBuffers(cb.broad, cb.out, rb)
-    nr = respond_kernel(cl.im, cl.fac, cl.sc, cb.out, n, q, qs, cl.lim, options_at(cl.opt, h),
+    cb = ContactBuffers(broad, out, rb)
+    nr = respond_kernel(cl.im, cl.fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h),
                         rb, cl.qd1, cl.v, st)
     if nr:
         st[STAT_KE_BEFORE] = _energy_kernel(sm.model_i, sm.model_f, q, qs, sd.data)[0]
@@ -237,6 +238,14 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
         qs[k] = qd[k] + sm.dt * cl.qdd[k]
     ns, ready = _substeps(sm, sd, cl, q, qs, cb.out)
     cl.nsub[0] = ns
+    if ns == 1:
+        code, cb = _finish(sm, sd, cl, q, qs, sm.dt, ready, cb)
+        if code != OK:
+            return code, cb
+        _bound(sm, sd, cl, q, qd, sm.dt, E)
+        for i in range(cl.tot.shape[0]):
+            cl.tot[i] = cl.st[i]
+        return OK, cb
     hk = sm.dt / ns
     qc, qdc = cl.qc, cl.qdc
     for k in range(nq):
@@ -255,8 +264,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
                 cl.qdd[k] = dv.qdd[k]
         for k in range(nv):
             qs[k] = qdc[k] + hk * cl.qdd[k]
-        # the body motion of _substeps holds for the whole step's qs
-        code, cb = _finish(sm, sd, cl, qc, qs, hk, ready and ns == 1, cb)
+        code, cb = _finish(sm, sd, cl, qc, qs, hk, False, cb)
         if code != OK:
             return code, cb
         _bound(sm, sd, cl, qc, qdc, hk, E)
