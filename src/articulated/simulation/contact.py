@@ -1,8 +1,9 @@
-"""One time step with contacts (Gayle, Lin & Manocha 2006, "GLM", sec. IV; the order of
-issue 19's pipeline): forward dynamics, unconstrained velocity, detection, impulses,
-position update, drift projection. Used by
-:class:`~articulated.simulation.simulator.DynamicsSimulator` when it is given a
-:class:`~articulated.geometry.CollisionModel` (``contacts=``).
+"""One time step with contacts (Gayle, Lin & Manocha 2006, "GLM", sec. IV): forward
+dynamics, unconstrained velocity, detection, impulses, position update, drift projection.
+:class:`ContactStepper` holds the options and buffers of a simulator given a
+:class:`~articulated.geometry.CollisionModel` (``contacts=``) or ``limits``; the step runs
+in the compiled loops (:mod:`articulated.simulation.contact_loop`, and
+:mod:`articulated.simulation.adaptive_contact` on the hybrid body).
 
 Per step of size ``h`` from ``(q, qd)``:
 
@@ -431,7 +432,7 @@ def stats_log(cstats, rate):
 
 
 def _merge_stats(total, last):
-    """The statistics of two substeps in one (:meth:`ContactStepper.step`): ``total``
+    """The statistics of two substeps in one (the adaptive Python step): ``total``
     updated with the later substep's ``last`` and returned (the kinetic energies before
     and after the impulses are those of the last substep with a response)."""
     for name in ("n", "limits", "sweeps", "fallback", "max_depth", "approach_speed"):

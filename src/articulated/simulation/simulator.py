@@ -261,7 +261,6 @@ class DynamicsSimulator:
         self._step_fn = STEPPERS.get(integrator)
         self._tau = np.zeros(model.nv)
         self._f_ext = np.zeros((model.nb, 6))
-        self._no_f = np.zeros((0, 6))
         self.forces = []
         self._calls = []
         self._loop = None
