@@ -534,15 +534,14 @@ class _PythonForce:
         tau[0] += 0.0
 
 
-def test_compiled_joint_forces_equal_the_python_step():
-    """Joint forces in the compiled adaptive loop (issue 20, item 1: ``JointTorque``,
-    ``JointDamping``, ``PDController`` with constant references, evaluated at every step on
-    every dof, since the active-region update reads the rigidified joints' too) give the
-    states of the Python step over 300 steps with region updates (N_A = 6 of 40), together
-    with a world point force, to 1e-10 (measured 4e-15: the Python step calls the solver's
-    API, whose sums run in another order); the joint forces change the motion. Before this
-    the joint forces were evaluated after the kinematics had gathered them, one step late
-    (0.06 rad/s apart after one step)."""
+def test_compiled_joint_forces_equal_their_python_forms():
+    """Joint forces in the compiled adaptive loop (``JointTorque``, ``JointDamping``,
+    ``PDController`` with constant references, evaluated at every step on every dof, since
+    the active-region update reads the rigidified joints' too) and a world point force
+    give, over 300 steps with region updates (N_A = 6 of 40), the states of the same
+    forces evaluated by their Python ``apply`` (a do-nothing Python force sends every
+    force through the hook, with body poses from the solver's frames) to 1e-10; the joint
+    forces change the motion."""
     from articulated.simulation import JointDamping, JointTorque, PDController, PointForce
 
     m = models.pendulum(40)
@@ -552,11 +551,11 @@ def test_compiled_joint_forces_equal_the_python_step():
               PointForce(39, (0.0, 0.5, 0.1))]
     kw = dict(method="adaptive", max_active=6, max_update=8, q0=q0, update_every=7)
     a = art.Simulator(m, 1e-3, forces=forces, **kw)
-    assert a._compiled is not None and a._compiled.joint
+    assert a._compiled.hook < 0 and a._compiled.joint
     a.run(300)
-    b = art.Simulator(m, 1e-3, forces=forces, **kw)
-    for _ in range(300):
-        b._python_step()
+    b = art.Simulator(m, 1e-3, forces=forces + [_PythonForce()], **kw)
+    assert b._compiled.hook >= 0
+    b.run(300)
     assert np.abs(a.q - b.q).max() <= 1e-10 and np.abs(a.qd - b.qd).max() <= 1e-10
     c = art.Simulator(m, 1e-3, forces=forces[3:], **kw)
     c.run(300)

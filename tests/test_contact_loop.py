@@ -120,7 +120,7 @@ def test_a_coal_mesh_pair_is_detected_from_inside_the_compiled_step():
     q0[:3] = (0.0, 0.0, 0.1)
     q0[7:10] = (0.0, 0.0, 0.3)
     sim = art.Simulator(m, H, contacts=geom, q0=q0)
-    assert sim._compiled()[3].hook >= 0
+    assert sim._compiled()[3].det.hook >= 0
     tr = sim.run(400)
     assert tr.q[-1, 9] > 0.2 + 0.05 - 2e-3          # the ball rests on the cube's top face
 

@@ -316,10 +316,9 @@ class AdaptiveDynamics(DCAEngine):
         """Run :func:`~articulated.algorithms.region.region_update` with ``criteria``
         (:meth:`_region_criteria`); raises ValueError naming the joint of a non-finite
         acceleration. Returns the kernel's counts."""
-        eps, budget_u, eps_vel, keep, budgets, per_tree, columns = criteria
-        args = self._region_args(columns)
-        res = region_update(float(h), eps, budget_u, eps_vel, keep, budgets, per_tree, bodies.size,
-                            bodies, columns, self.hybrid_args(), self._reduced_args(), args)
+        args = self._region_args(criteria[6])
+        res = region_update(float(h), criteria, bodies, self.hybrid_args(),
+                            self._reduced_args(), args)
         nU, nrig, nreg, n_eval, nt, err, joint = res
         if err:
             what = "fully articulated" if err == ERR_FULL else "hybrid-body"

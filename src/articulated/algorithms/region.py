@@ -153,8 +153,7 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base, a
 
 
 @njit(**KERNEL)
-def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
-                         bodies, columns, hp, rp, ra):
+def region_update_kernel(h, crit, bodies, hp, rp, ra):
     """RGL Sec. 5.1 steps 1-5 (module docstring) from the current hybrid state at the
     solver's ``q``, ``qd``, ``tau``, ``f_ext``, whose
     :func:`~articulated.algorithms.hybrid.hybrid_kinematics` the caller has computed;
@@ -162,11 +161,14 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     included; not the world velocities ``Vw`` and velocity products, which the next
     step's kinematics computes: nothing reads them before).
 
-    h: time step [s]; eps: square root of the acceleration-metric threshold, budget_u: joint
-    budget of the update region (-1: none); eps_vel, budgets (per tree when ``per_tree``,
-    else ``budgets[0]`` for the whole model; -1: none), keep_region (no criterion: keep
-    the transient region); bodies[:nbodies]: the bodies with external forces; columns: K^R
-    for at most this many rigidified joints. ``ra``: the
+    h: time step [s]; ``crit`` = ``(eps, budget_u, eps_vel, keep_region, budgets, per_tree,
+    columns)`` (:meth:`AdaptiveDynamics._region_criteria
+    <articulated.algorithms.adaptive.AdaptiveDynamics._region_criteria>`): eps the square
+    root of the acceleration-metric threshold, budget_u the joint budget of the update
+    region (-1: none); eps_vel, budgets (per tree when ``per_tree``, else ``budgets[0]``
+    for the whole model; -1: none), keep_region (no criterion: keep the transient region);
+    columns: K^R for at most this many rigidified joints; ``bodies`` (int64): the bodies
+    with external forces. ``ra``: the
     :class:`~articulated.algorithms.bundles.RegionArgs` of
     :meth:`AdaptiveDynamics._region_args`; the hybrid-step bundle and the reduced tree's
     buffers by reference (``hp``, :func:`~articulated._byref.byref_each`, and ``rp``,
@@ -179,6 +181,8 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
     the rigidified joints in its ``rigid``; ``err`` 0, :data:`ERR_FULL` or
     :data:`ERR_HYBRID` with the joint whose acceleration is not finite (the solver's state
     is then undefined)."""
+    eps, budget_u, eps_vel, keep_region, budgets, per_tree, columns = crit
+    nbodies = bodies.shape[0]
     bk, prep, fupd, fsolve, tens = ra.bk, ra.prep, ra.update, ra.solve, ra.tens
     vmet, topo, buf, st = ra.vmet, ra.topo, ra.buf, ra.st
     counts = bk.counts
@@ -423,13 +427,11 @@ def region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tr
 
 
 @njit(**KERNEL)
-def region_update(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies, bodies,
-                  columns, args, red, ra):
+def region_update(h, crit, bodies, args, red, ra):
     """:func:`~articulated.algorithms.hybrid.hybrid_kinematics` at the solver's state,
     then :func:`region_update_kernel`, with the hybrid-step bundle ``args`` (a
     :class:`~articulated.algorithms.bundles.HybridArgs`) and the reduced tree's buffers
     ``red`` (for callers in Python)."""
     hp = byref_each(args)
     hybrid_kinematics(byref(ra.bk), hp)
-    return region_update_kernel(h, eps, budget_u, eps_vel, keep_region, budgets, per_tree, nbodies,
-                                bodies, columns, hp, byref(red), ra)
+    return region_update_kernel(h, crit, bodies, hp, byref(red), ra)

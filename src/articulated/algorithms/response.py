@@ -100,7 +100,7 @@ def grow_response(old, cap, nb):
     return rb
 
 @njit(**KERNEL)
-def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, qd1, v, st):
+def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     """The impulses of one step (GLM IV.A-B, VI): contact rows of the ``n`` contacts ``con``
     (:class:`~articulated.algorithms.collision.Contacts`, bodies numbered as in ``im``),
     the rows of the limits ``lim`` that the step could reach, warm start, sequential
@@ -110,10 +110,12 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, qd1, v, st):
 
     ``q`` (nq,) the model's configuration (limit positions); ``qs`` (nv',) the
     unconstrained velocities ``qd + h qdd`` in the dof space of ``im``/``fac`` (the whole
-    model's or a hybrid body's reduced tree). Writes ``qd1`` (nv',) the velocities after
-    the impulses and ``v`` (nv',) the step's displacement ``h qd1 + dq``, and the slots
-    :data:`STAT_LIMITS` .. :data:`STAT_APPROACH` of ``st`` (14,). ``rb`` (:class:`Response`)
-    must hold ``n + 2 nl`` rows. Returns the number of rows solved (0: no impulse)."""
+    model's or a hybrid body's reduced tree). Writes into ``res`` = ``(qd1, v, st)``:
+    ``qd1`` (nv',) the velocities after the impulses, ``v`` (nv',) the step's displacement
+    ``h qd1 + dq``, and the slots :data:`STAT_LIMITS` .. :data:`STAT_APPROACH` of ``st``
+    (14,). ``rb`` (:class:`Response`) must hold ``n + 2 nl`` rows. Returns the number of
+    rows solved (0: no impulse)."""
+    qd1, v, st = res
     h = opt.h
     nvr = qs.shape[0]
     rows = rb.rows

@@ -372,9 +372,9 @@ def _pile_mujoco(model, q0, steps):
 def warm_up(pipelines=("full", "adaptive")):
     """Compile (or load) every kernel of the contact ``pipelines`` (the full model's,
     adaptive dynamics') on a small scene with contacts, so that no timed run pays for it:
-    a 3-link pendulum with capsules falling onto a plane and a static cylinder, in the
-    compiled loops and on the Python step (a force that is a Python function, as scene
-    (c)'s gait), with and without the energy bound."""
+    a 3-link pendulum with capsules falling onto a plane and a static cylinder, with
+    compiled forces and with a force that is a Python function (scene (c)'s gait, through
+    the loops' hook), with and without the energy bound."""
     m, geom, q0 = pendulum_cylinders(3, 0)
     geom.add_static(art.Plane(normal=(0, 0, 1), pos=(0, 0, -0.25)), group=2, mask=1)
     geom.add_static(art.Cylinder(radius=0.05, length=0.6, pos=(0.15, 0, -0.2),

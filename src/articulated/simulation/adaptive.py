@@ -20,12 +20,12 @@ active region (see the solver's module docstring). Steps run in one compiled loo
 :func:`_adaptive_steps` (with contacts or limits
 :func:`~articulated.simulation.adaptive_contact.adaptive_contact_steps`); forces without a
 compiled form and callable metric weights are called from inside it
-(:mod:`articulated.simulation.hooks`). Only steps with mesh shapes in contact run one by
-one in Python (:meth:`AdaptiveSimulator._python_step`).
+(:mod:`articulated.simulation.hooks`), and so is coal for the mesh pairs that need it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import weakref
@@ -33,141 +33,74 @@ import numpy as np
 from numba import njit
 
 from .._byref import byref, byref_each
-from .._views import mat3_view
 from ..algorithms.adaptive import AdaptiveDynamics
-from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
+from ..algorithms.bundles import N_AJOINTS
 from ..algorithms.collision import Detector
 from ..algorithms.contact_rows import Limits
-from ..algorithms.impulse import Factor, ImpulseModel
 from ..algorithms.response import STAT_N
-from ..algorithms.hybrid import hybrid_kinematics, hybrid_step
 from ..algorithms.hybrid_detection import hybrid_shapes
-from ..algorithms.kinematics import _world_poses_kernel, body_velocities, energy
-from ..algorithms.reduced import reduced_dynamics, reduced_kinematics
-from ..algorithms.region import ERR_HYBRID, region_update_kernel
+from ..algorithms.kinematics import body_velocities, energy
+from ..algorithms.region import ERR_HYBRID
 from ..config import KERNEL
 from ..configuration import integrate_joints_inplace
-from ..data import data_arrays
 from ..geometry import CollisionModel
-from ..model import Model, model_arrays
+from ..model import Model
 from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, AdaptiveData,
                                AdaptiveModel, AdaptiveRun, ContactLoop,
-                               adaptive_contact_steps, detect_on_pieces, energy_bound_start,
-                               hybrid_energy_bound, hybrid_substeps, keep_update_counts,
-                               record_state, region_data)
-from .contact import (CONTACT_STATS, ContactStepper, _merge_stats, runaway_message,
-                      stats_log)
+                               adaptive_contact_steps, end_step, hybrid_forward,
+                               hybrid_velocities)
+from .contact import CONTACT_STATS, ContactStepper, runaway_message, stats_log
 from .cycles import _cycle_rate, _cycles
-from .forces import (FramesKinematics, apply_compiled_forces, apply_joint_forces,
-                     compile_forces)
-from .hooks import python_forces, python_weights, register
-from .contact_loop import ContactBuffers
+from .forces import FramesKinematics, compile_forces
+from .hooks import register
+from .contact_loop import ContactBuffers, detect_bundle
 from .stepping import stop_requested
 from .checkpoint import Checkpointer, RunStop, interrupted, object_state, set_object_state
-from .trajectory import SimulationDiverged, Trajectory, nonfinite_joint, record_rows
+from .trajectory import SimulationDiverged, Trajectory, record_rows
 
 @njit(**KERNEL)
 def _adaptive_steps(am, ad, fa, run):
     """The adaptive steps of the stretch ``run``
-    (:data:`~articulated.simulation.adaptive_contact.AdaptiveRun`) in one compiled loop,
-    with the model and options ``am`` (:data:`~articulated.simulation.adaptive_contact.
-    AdaptiveModel`), the solver's state and workspaces ``ad``
-    (:data:`~articulated.simulation.adaptive_contact.AdaptiveData`) and the forces ``fa``
-    (their fields below by name): ``nsteps`` steps; every step whose global index
-    ``step0 + s`` is a multiple of ``update_every`` runs the active-region update
-    (:func:`articulated.algorithms.region.region_update_kernel`, criteria ``crit``,
-    arguments ``rargs``; external forces on ``rbody``), the others the forward dynamics
-    of the hybrid body (RGL Sec. 4.3, by ABA on the reduced tree: its kinematics,
-    :func:`~articulated.algorithms.reduced.reduced_kinematics`, or after a region change
-    :func:`~articulated.algorithms.hybrid.hybrid_kinematics`, then
-    :func:`~articulated.algorithms.reduced.reduced_dynamics` with its buffers ``red``;
-    forces on ``ubody``) and ``qd += h qdd``; the compiled forces ``fa``
-    (:class:`~articulated.simulation.forces.ForceArrays`) are applied at every step (step s
-    at time ``t0 + s h`` [s], accumulated as the simulator's ``t``): its
-    joint forces at the step's ``q, qd`` into ``tau`` (the solver's, before the
-    kinematics), its body forces at the step's poses and velocities (into the solver's
-    ``f_ext``), then ``q (+)= h qd`` on the active joints. ``q``, ``qd``: the solver's
-    state arrays (in/out). ``last`` (6,) int64 in/out: (active joints, update region,
-    rigidified, and the region kernel's counts of passive nodes updated, evaluated,
-    tensorized) of the last update; after step
-    ``rec0 + s + 1`` of the caller's run (``rec0``: the index of step 0 within the run)
-    divisible by ``record_every`` the state and ``last[:3]`` are copied into ``qrec``,
-    ``qdrec``, ``srec`` (at most their rows) and its kinetic energy into ``Trec``: O(N_A)
-    on the reduced tree (:func:`~articulated.algorithms.reduced.reduced_kinetic`) when it
-    is current, else O(n) from ``full`` = (model_i, model_f, workspace buffer)
-    (:func:`~articulated.algorithms.kinematics.state_energy`); a record on the reduced tree
-    leaves its kinematics, which the next step then takes as they are. With ``timed``,
-    ``cycles[s]`` is the cycle count of step s, its record included. Returns ``(steps
-    done, error, joint, records)``: error 0, the region kernel's codes, or
-    :data:`ERR_FORCE`, :data:`ERR_VELOCITY` (the state is that before the failing step,
-    except after a failed region update)."""
-    nsteps, step0, rec0, record_every, t0 = run.nsteps, run.step0, run.rec0, run.every, run.t0
-    qrec, qdrec, srec, Trec, cycles = run.q, run.qd, run.sizes, run.T, run.cycles
-    h, update_every, crit, timed, full = am.h, am.update_every, am.crit, am.timed, am.full
-    jtype, qadr, vadr, jnv, ubody, rbody = am.jtype, am.qadr, am.vadr, am.jnv, am.ubody, am.rbody
-    q, qd, qdd, stats, f_ext, tau = ad.q, ad.qd, ad.qdd, ad.stats, ad.f_ext, ad.tau
-    bk, Vw, hargs, rargs, red, last = ad.bk, ad.Vw, ad.hargs, ad.rargs, ad.red, ad.last
-    eps, budget_u, eps_vel, keep, budgets, per_tree, columns, whook = crit
-    pose = hargs.pose
-    near, ajoints, counts = bk.near, bk.ajoints, bk.counts
-    nu = ubody.shape[0]
-    hp = byref_each(hargs)          # by reference to the kernels below
-    bkp = byref(bk)
-    rp = byref(red)
-    rstamp = red.rstamp
+    (:data:`~articulated.simulation.adaptive_contact.AdaptiveRun`: ``nsteps`` steps from
+    the simulator's step ``step0`` and time ``t0``, records into its free rows) in one
+    compiled loop, with the model and options ``am``
+    (:data:`~articulated.simulation.adaptive_contact.AdaptiveModel`), the solver's state
+    and workspaces ``ad`` (:data:`~articulated.simulation.adaptive_contact.AdaptiveData`)
+    and the forces ``fa`` (:class:`~articulated.simulation.forces.ForceArrays`). Each
+    step: :func:`~articulated.simulation.adaptive_contact.hybrid_forward` (the forces at
+    the step's ``q, qd`` and time ``t0 + s h``; every step whose global index is a
+    multiple of ``update_every`` the active-region update of RGL Sec. 5.1, the others the
+    hybrid body's accelerations, RGL Sec. 4.3, and ``qd += h qdd``), then ``q (+)= h qd``
+    on the active joints and the record after run step ``rec0 + s + 1`` divisible by
+    ``every`` (:func:`~articulated.simulation.adaptive_contact.record_state`: O(N_A) on the
+    reduced tree when it is current, else O(n); it leaves the reduced tree's kinematics,
+    which the next step then takes as they are). ``ad.last`` (6,) int64 in/out: (active
+    joints, update region, rigidified, and the region kernel's counts of passive nodes
+    updated, evaluated, tensorized) of the last update. With ``timed``, ``run.cycles[s]``
+    is the cycle count of step s, its record included. Returns ``(steps done, error,
+    joint, records)``: error 0, the region kernel's codes, or :data:`ERR_FORCE`,
+    :data:`ERR_VELOCITY` (the state is that before the failing step, except after a failed
+    region update)."""
+    ptr = (byref(ad.bk), byref_each(ad.hargs), byref(ad.red))
+    counts = ad.bk.counts
     nrec = 0
-    t = t0
+    t = run.t0
     kept = False                        # the record left the reduced tree's kinematics at q, qd
-    for s in range(nsteps):
-        c0 = _cycles() if timed else 0
-        update = (step0 + s) % update_every == 0
-        if not apply_joint_forces(fa, q, qd, tau, t):
-            return s, ERR_FORCE, -1, nrec
-        kin = update or rstamp[0] != counts[REGION_STAMP]
-        if kin:
-            hybrid_kinematics(bkp, hp)
-        elif not kept:                  # else left by the record of the step before
-            reduced_kinematics(bkp, hp.pose, rp, nu, ubody)     # poses of the forces' bodies
-        if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
-            return s, ERR_FORCE, -1, nrec
-        if fa.hook >= 0 and not python_forces(fa, t, q, qd, tau, f_ext):
-            return s, ERR_FORCE, -1, nrec
-        if update:
-            if whook >= 0:
-                python_weights(whook)
-            res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
-                                       rbody.shape[0], rbody, columns, hp, rp, rargs)
-            if res[5] != 0:
-                return s, res[5], res[6], nrec
-            keep_update_counts(last, counts, res)
-        else:
-            reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, kin)
-            if stats[STAT_BAD] >= 0:
-                return s, ERR_HYBRID, int(stats[STAT_BAD]), nrec
-            ss = 0.0
-            for u in range(counts[N_AJOINTS]):
-                J = ajoints[u]
-                for r in range(jnv[J]):
-                    x = qd[vadr[J] + r] + h * qdd[vadr[J] + r]
-                    ss += x * x
-            if not math.isfinite(ss):
-                return s, ERR_VELOCITY, -1, nrec
-            for u in range(counts[N_AJOINTS]):
-                J = ajoints[u]
-                for r in range(jnv[J]):
-                    qd[vadr[J] + r] += h * qdd[vadr[J] + r]
-        integrate_joints_inplace(ajoints, counts[N_AJOINTS], jtype, qadr, vadr, q, qd, h)
-        kept = False
-        if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
-            kept = record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full,
-                                pose, ubody)
-            nrec += 1
-        if timed:
-            cycles[s] = _cycles() - c0
-        t += h
+    for s in range(run.nsteps):
+        c0 = _cycles() if am.timed else 0
+        update = (run.step0 + s) % am.update_every == 0
+        err, joint, _ = hybrid_forward(am, ad, fa, ptr, t, update, kept, False)
+        if err == 0 and not update and not hybrid_velocities(am, ad):
+            err = ERR_VELOCITY
+        if err:
+            return s, err, joint, nrec
+        integrate_joints_inplace(ad.bk.ajoints, counts[N_AJOINTS], am.jtype, am.qadr, am.vadr,
+                                 ad.q, ad.qd, am.h)
+        nrec, kept = end_step(am, ad, run, s, nrec, c0)
+        t += am.h
         if stop_requested(fa):
             return s + 1, 0, -1, nrec
-    return nsteps, 0, -1, nrec
+    return run.nsteps, 0, -1, nrec
 
 
 class _Records:
@@ -245,7 +178,8 @@ class AdaptiveSimulator:
     forces : iterable of :class:`articulated.Force`
     q0, qd0 : initial state (neutral, zero); assembly : assembly-tree kind or tree
     contacts : CollisionModel, optional - contact with friction and restitution on the
-        hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V; see :meth:`_contact_step`)
+        hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V;
+        :mod:`~articulated.simulation.adaptive_contact`)
     limits : bool - enforce the joint limits of the active joints (GLM IV.B)
     contact_options : dict, optional - options of
         :class:`~articulated.simulation.contact.ContactStepper`: ``max_rotation`` and
@@ -387,25 +321,6 @@ class AdaptiveSimulator:
         self._ubody = np.arange(m.nb) if self._all else self._bodies
         self._rbody = self._ubody
 
-    def _forces(self):
-        """Applied forces into the persistent ``tau``, ``f_ext`` (only the rows the forces
-        touch are cleared, from :meth:`articulated.Force.support`)."""
-        if self._compiled.hook < 0:
-            # compiled forces (RGL Sec. 6: poses and velocities from the hierarchical frames)
-            s = self.solver
-            s.q[:] = self.q
-            s.qd[:] = self.qd
-            args = s.hybrid_args()
-            hybrid_step(s._bk, 0, self._ubody, s.f_ext, args, 0, s._stats, False)
-            if not (apply_joint_forces(self._compiled, self.q, self.qd, self._tau, self.t)
-                    and apply_compiled_forces(self._compiled, s._near, s._Vw, args.pose,
-                                              self._f_ext, self.t)):
-                raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
-            return self._tau, self._f_ext
-        if not self._apply_python_forces(self.t, self.q, self.qd, self._tau, self._f_ext):
-            raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
-        return self._tau, self._f_ext
-
     def _apply_python_forces(self, t, q, qd, tau, f_ext):
         """The forces' ``apply`` at ``(t, q, qd)`` into ``tau``, ``f_ext`` (only the rows
         they touch cleared first, from :meth:`articulated.Force.support`), body poses from
@@ -428,230 +343,16 @@ class AdaptiveSimulator:
             if self._joints.size else tau[:0]
         return bool(np.isfinite(rows).all() and np.isfinite(taus).all())
 
-    def _region_update(self, tau, f_ext):
-        """RGL Sec. 5.1 steps 1-4 (:meth:`AdaptiveDynamics.region_update`); returns the new
-        joint velocities."""
-        s = self.solver
-        qd, U, rigid = s.region_update(
-            self.q, self.qd, tau, f_ext, self.dt, eps_acc=self.eps_acc,
-            max_update=self.max_update, eps_vel=self.eps_vel, max_active=self.max_active,
-            bodies=None if self._all else self._bodies,
-            impulse_columns=self.impulse_columns)
-        self.active = s.active.copy()
-        self.last = dict(active=int(self.active.sum()), update_region=int(U.size),
-                         rigidified=int(rigid.size))
-        return qd
-
-    def _compiled_stretch(self, limit: int) -> int:
-        """How many of the next ``limit`` steps run in the compiled loops: all of them,
-        unless a shape is a mesh and there are contacts (then :meth:`_python_step`)."""
-        if self._contact is not None and self._has_meshes():
-            return 0
-        return limit
-
     def step(self) -> None:
-        """One step (an active-region update every ``update_every`` steps), by the path
-        :meth:`run` takes for it: the compiled loop :func:`_adaptive_steps` for one step
-        when it can (see :meth:`_compiled_stretch`), else :meth:`_python_step`.
+        """One step (an active-region update every ``update_every`` steps) in the compiled
+        loop, as :meth:`run` takes it.
 
         Raises ValueError (state left at the last finite values, except after a failed
         region update) when an acceleration, force or the state becomes non-finite.
         """
-        if self._compiled_stretch(1):
-            error = self._compiled_steps(1, 0, 1)[2]
-            if error is not None:
-                raise error
-        else:
-            self._python_step()
-
-    def _python_step(self) -> None:
-        """One step in Python: forces through :meth:`articulated.Force.apply` (or their
-        compiled form, evaluated here), the active-region update of
-        :meth:`AdaptiveDynamics.region_update` or the hybrid-body accelerations of
-        :meth:`AdaptiveDynamics.hybrid_accelerations`, then ``q (+)= h qd`` on the active
-        joints."""
-        m, h = self.model, self.dt
-        self.solver.sync_frames(self.q)                 # world poses at this step's q
-        tau, f_ext = self._forces()
-        if self._contact is not None:
-            q, qd = self._contact_step(tau, f_ext)
-        elif self.steps % self.update_every == 0:
-            qd = self._region_update(tau, f_ext)
-            q = self.q.copy()                           # qd is zero outside the new region
-            J = self.solver._ajoints
-            integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, qd, h)
-        else:
-            # multilevel forward dynamics of the hybrid body (RGL Sec. 4.3): O(N_A log n)
-            s = self.solver
-            qdd = s.hybrid_accelerations(self.q, self.qd, tau, f_ext,
-                                         None if self._all else self._bodies)
-            qd = self.qd + h * qdd
-            q = self.q.copy()
-            J = s._ajoints
-            integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, qd, h)
-        if not (np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(qd @ qd)):
-            detail, joint = nonfinite_joint(m, q, qd, "the new state")
-            e = ValueError(f"the adaptive simulation became non-finite at t = {self.t:.6g}: "
-                           f"{detail}")
-            e.joint = joint
-            raise e
-        self.q, self.qd = q, qd
-        self.t += h
-        self.steps += 1
-
-    def _contact_step(self, tau, f_ext):
-        """One step with contacts and limits on the hybrid body (GLM sec. IV-V): the
-        hybrid body's accelerations (every ``update_every`` steps after the active-region
-        update, whose rigidification impulses come first), ``qd* = qd + h qdd``, detection
-        at ``q``, then the impulses of :meth:`ContactStepper.respond` on the reduced tree
-        of the hybrid body (:mod:`articulated.algorithms.reduced`: one rigid body per
-        rigid piece, the active joints; its articulated factorization is the one the
-        step's ABA left): a contact on body b acts on b's piece (GLM: "contacts on rigid
-        pieces act on their front node"), so ``J_h``, ``K = J_h M_h^-1 J_h^T`` and the
-        impulse propagation cost O(N_A); limits of rigidified joints are not rows (their
-        velocity is zero: they cannot cross). A step whose fastest rigid piece would turn
-        by more than the contact option ``max_rotation``, or whose shapes in contact would
-        stray by more than ``max_arc_error``, runs from detection on as equal substeps
-        (:meth:`_contact_substep` each; :mod:`articulated.simulation.adaptive_contact`).
-        Returns ``(q, qd)``."""
-        m, h, s, cs = self.model, self.dt, self.solver, self._contact
-        bodies = None if self._all else self._bodies
-        cl = self._contact_loop()
-        if cs.options["energy_bound"]:
-            energy_bound_start(cl, self.q, self.qd, self.steps)
-        impact = cl.impact
-        update = self.steps % self.update_every == 0 or impact[1] != 0
-        impact[1] = 0
-        if update:
-            qs = self._region_update(tau, f_ext)
-            qdd = s.hybrid_accelerations(self.q, qs, tau, f_ext, bodies)  # the new reduced tree
-        else:
-            qdd = s.hybrid_accelerations(self.q, self.qd, tau, f_ext, bodies)
-            qs = self.qd + h * qdd
-        red = s._reduced_args()
-        na = int(s._bk.counts[N_AJOINTS])
-        q = self.q.copy()
-        cs.substeps = 1
-        if na == 0:                                     # nothing moves: no contact
-            for name in CONTACT_STATS.names:
-                cs.last[name] = math.nan if name.startswith("ke_") else 0
-            self._contact_log.append(cs.last.copy())
-            cl.ebound[1] = -1.0
-            self._cdet.n = 0                            # as the compiled loop: no contact
-            return q, np.zeros(m.nv)
-        aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
-        cl.qsf[:] = qs
-        det = self._cdet
-        cl.ncon[0] = det.n                  # the contacts of the step before
-        k = int(hybrid_substeps(cl, red, na, aj, m.jnt_nv, h, det.out, False)[0])
-        cs.substeps = k
-        if k == 1:
-            q, qd = self._contact_substep(q, qs if update else self.qd, qs, h, update, red,
-                                          na)
-        else:
-            # equal substeps (max_rotation, max_arc_error), the forces held; an update
-            # step starts from the region update's velocities less the h qdd of its
-            # transient hybrid body (both under the rigidification's projection)
-            hk = h / k
-            qd = (qs if update else self.qd).copy()
-            if update:
-                qdd = s._rargs.buf.qddT.copy()
-                qd[adof] = qs[adof] - h * qdd[adof]
-            total = None
-            for i in range(k):
-                if i:
-                    qdd = s.hybrid_accelerations(q, qd, tau, f_ext, bodies)
-                qs = qd.copy()
-                qs[adof] = qd[adof] + hk * qdd[adof]
-                q, qd = self._contact_substep(q, qd, qs, hk, update and i == 0, red, na)
-                total = cs.last.copy() if total is None else _merge_stats(total, cs.last)
-            cs.last = total
-        if impact[0] and cs.last["impacts"] > 0:     # GLM V.B: the region follows an impact
-            impact[1] = 1
-        self._contact_log.append(cs.last.copy())
-        return q, qd
-
-    def _contact_substep(self, q, qd, qs, h, zero, red, na):
-        """Steps 2-5 of :mod:`articulated.simulation.adaptive_contact` over ``h`` [s] (a
-        step or a substep) from ``(q, qd)`` with the unconstrained velocities ``qs`` (nv,),
-        as :func:`~articulated.simulation.adaptive_contact.adaptive_contact_steps`: detection
-        on the rigid pieces, the impulses on the reduced tree, the energy bound, ``q (+)= h
-        qd+ + dq`` on the active joints (``zero``: after a region update, ``qd`` is zero outside
-        the active joints). Returns new ``(q, qd)``; statistics in the stepper's ``last``."""
-        m, cs = self.model, self._contact
-        aj, im, fac, adof, lim, piece = self._reduced_rows(red, na)
-        mi = red.red_i[:7 * na].reshape(7, na)
-        nqr = int(mi[2, na - 1] + m.jnt_nq[aj[na - 1]])
-        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
-        if self._has_meshes():  # coal's narrow phase reads every shape's world pose
-            n = cs.detect(q, qs, h)
-        else:
-            t0 = time.perf_counter()
-            det = cs.detector
-            n = 0
-            if det is not None:
-                n, det.broad, det.out = detect_on_pieces(self._contact_loop(), red, na,
-                                                         len(adof), qs[adof], h, det.broad,
-                                                         det.out)
-                det.n = n
-            cs.last["n"] = n
-            cs.last["detect_time"] = time.perf_counter() - t0
-        con = None
-        if n:
-            con = cs.detector.out
-            b = con.body[:n]
-            con = con._replace(body=np.where(b >= 0, piece[np.maximum(b, 0)], -1))
-
-        def kinetic(x):
-            full = np.zeros(m.nv)
-            full[adof] = x
-            return cs._kinetic(q, full)
-
-        qd1, v = cs.respond(q, qs[adof], n, im, fac, lim, kinetic, con, h=h)
-        joint = cs.check_displacement(v, adof)
-        if joint is not None:
-            e = ValueError(f"{cs.failure} (t = {self.t:.6g})")
-            e.joint = joint
-            raise e
-        cs.last["energy_removed"] = 0.0
-        if cs.options["energy_bound"]:
-            cl = self._contact_loop()
-            cl.qd0[:len(adof)] = qd[adof]
-            cs.last["energy_removed"] = hybrid_energy_bound(cl, red, na, nqr, h, qd1, v,
-                                                            self.steps)
-        qd = np.zeros(m.nv) if zero else qd.copy()
-        qd[adof] = qd1
-        v_full = np.zeros(m.nv)
-        v_full[adof] = v
-        q = q.copy()
-        integrate_joints_inplace(aj, na, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q, v_full, 1.0)
-        return q, qd
-
-    def _reduced_rows(self, red, na):
-        """What the contact response needs of the current reduced tree, built once per
-        active region (``red.rstamp``): the active joints, the :class:`ImpulseModel` and
-        :class:`Factor` views of its packed model and workspace, the model dof of each
-        reduced dof, the :class:`Limits` of the active limited joints in reduced numbering,
-        and the reduced body (piece) of every body (-1: welded to the world)."""
-        stamp = int(red.rstamp[0])
-        if getattr(self, "_rrows", (None,))[0] != stamp:
-            m, s = self.model, self.solver
-            aj = s._bk.ajoints[:na].copy()
-            mi = red.red_i[:7 * na].reshape(7, na)
-            mv = model_arrays(mi, red.red_f)
-            nvr = int(mv.vadr[na - 1] + mv.jnv[na - 1])
-            dv = data_arrays(red.red_d, na, nvr)
-            fac = Factor(mat3_view(dv.Xup_E, na), dv.Xup_r, dv.UDinv, dv.Dinv,
-                         mat3_view(dv.oE, na), dv.op)
-            im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
-            # the per-region data of the compiled loop, by the same function
-            cl = self._contact_loop()
-            region_data(cl, s._bk, red, na, m.jnt_nv, m.jnt_vadr, s.active, self.q)
-            adof = cl.adof[:nvr].copy()
-            lim = Limits(*(a[:cl.stamp[1]].copy() for a in cl.limr))
-            piece = cl.piece.copy()
-            self._rrows = (stamp, (aj, im, fac, adof, lim, piece))
-        return self._rrows[1]
+        error = self._compiled_steps(1, 0, 1)[2]
+        if error is not None:
+            raise error
 
     def contact_list(self):
         """The contacts of the last step (:meth:`ContactStepper.contact_list
@@ -661,36 +362,40 @@ class AdaptiveSimulator:
             raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
         return self._contact.contact_list()
 
-    def _has_meshes(self):
-        """Whether a shape is a mesh (coal, in Python: the compiled contact loop cannot run)."""
-        det = self._contact.detector
-        return det is not None and det.mesh is not None
-
     def _contact_loop(self):
         """The :class:`~articulated.simulation.adaptive_contact.ContactLoop` of the compiled
-        contact loop and of the Python step's per-region data (built once)."""
+        contact loop (built once)."""
         if getattr(self, "_cloop", None) is None:
             cs = self._contact
             m, d = self.model, cs.data
             lim = cs.limits
             # limits only: an empty detector keeps one compiled signature
             det = self._cdet = cs.detector or Detector(CollisionModel(m))
-            nl = len(lim.dof)
+            hook = -1
+            if det.mesh is not None and det.mesh.nplane < len(det.mesh.pairs):
+                hook = register(functools.partial(det.mesh.coal_contacts, det.poses, det.gm),
+                                self)
+            nl, nq, nv, nb = len(lim.dof), m.nq, m.nv, m.nb
             theta, arc = cs.options["max_rotation"], cs.options["max_arc_error"]
-            # update steps may split into substeps: the region update projects qddT too
-            self.solver._split[0] = theta is not None or arc is not None
+            # update steps may split into substeps, and the energy bound's work starts from
+            # the velocities before the update: the region update projects qddT too
+            self.solver._split[0] = (theta is not None or arc is not None
+                                     or bool(cs.options["energy_bound"]))
             self._cloop = ContactLoop(
-                d.model_i, d.model_f, d.buf, det.gm, det.poses, cs.sc, cs.opt, lim,
-                Limits(*(np.zeros(nl, a.dtype) for a in lim)), np.zeros(m.nv), np.zeros(m.nv),
-                np.zeros(m.nv, np.int64), np.zeros(m.nb, np.int64),
-                np.zeros((det.out.dist.shape[0], 2), np.int64), np.zeros(m.nv),
-                np.zeros(m.nv), np.zeros(m.nv), np.zeros((m.nb, 6)),
-                np.array([-2, 0], np.int64), np.zeros(m.nv), np.zeros(m.nv),
-                np.zeros(m.nq), np.array([0.0, -1.0, 0.0]), hybrid_shapes(det.gm, m.nb),
-                np.array([int(self.update_on_impact), 0], np.int64),
-                -1.0 if theta is None else float(theta), np.ones(1, np.int64), np.zeros(14),
-                np.zeros(m.nq), np.zeros(m.nv), -1.0 if arc is None else float(arc),
-                np.zeros((m.nb, 6)), np.zeros(1, np.int64))
+                det=detect_bundle(det, nb, d.model_i, d.model_f, d.buf, hook),
+                whole=det.mesh is not None, sc=cs.sc, opt=cs.opt, lim=lim,
+                limr=Limits(*(np.zeros(nl, a.dtype) for a in lim)), qsf=np.zeros(nv),
+                vfull=np.zeros(nv), adof=np.zeros(nv, np.int64), piece=np.zeros(nb, np.int64),
+                qsr=np.zeros(nv), qd1=np.zeros(nv), vr=np.zeros(nv), vb=np.zeros((nb, 6)),
+                stamp=np.array([-2, 0], np.int64), qd0=np.zeros(nv), xr=np.zeros(nv),
+                rq1=np.zeros(nq), ebound=np.array([0.0, -1.0, 0.0]),
+                hs=hybrid_shapes(det.gm, nb),
+                impact=np.array([int(self.update_on_impact), 0], np.int64),
+                theta=-1.0 if theta is None else float(theta), nsub=np.ones(1, np.int64),
+                sst=np.zeros(14), qsave=np.zeros(nq), qdsave=np.zeros(nv),
+                arc=-1.0 if arc is None else float(arc), ab=np.zeros((nb, 6)),
+                ncon=np.zeros(1, np.int64))
+            self._cbody = np.zeros((det.out.dist.shape[0], 2), np.int64)
         return self._cloop
 
     def _log_contacts(self, cstats, rate):
@@ -720,13 +425,14 @@ class AdaptiveSimulator:
         rate = _cycle_rate()
         cycles = np.zeros(n if rate else 0, dtype=np.int64)
         crit = s._region_criteria(self.eps_acc, self.max_update, self.eps_vel,
-                                  self.max_active, self.impulse_columns) + (self._weights_hook,)
+                                  self.max_active, self.impulse_columns)
         last = np.array([self.last["active"], self.last["update_region"],
                          self.last["rigidified"], st["updated"], st["evaluated"],
                          st["tensorized"]], dtype=np.int64)
-        am = AdaptiveModel(self.dt, self.update_every, crit, rate is not None, m.jnt_type,
-                           m.jnt_qadr, m.jnt_vadr, m.jnt_nv, self._ubody, self._rbody,
-                           (d.model_i, d.model_f, d.buf))
+        am = AdaptiveModel(h=self.dt, update_every=self.update_every, crit=crit,
+                           whook=self._weights_hook, timed=rate is not None, jtype=m.jnt_type,
+                           qadr=m.jnt_qadr, vadr=m.jnt_vadr, jnv=m.jnt_nv, ubody=self._ubody,
+                           rbody=self._rbody, full=(d.model_i, d.model_f, d.buf))
         ad = AdaptiveData(s.q, s.qd, s._qdd, s._stats, s.f_ext, s.tau, s._bk, s._Vw,
                           s.hybrid_args(), s._region_args(crit[6]), s._reduced_args(), last)
         run = AdaptiveRun(n, self.steps, k0, every, self.t, rec.q[c:], rec.qd[c:],
@@ -738,11 +444,10 @@ class AdaptiveSimulator:
             det = self._cdet
             cstats = np.zeros((n, len(CONTACT_STATS.names)))
             cl.ncon[0] = det.n              # the contacts of the step before (substeps)
-            done, err, joint, nrec, cb, cbody = adaptive_contact_steps(
+            done, err, joint, nrec, cb = adaptive_contact_steps(
                 am, ad, self._compiled, run, cl, cstats,
-                ContactBuffers(det.broad, det.out, cs.rb))
-            det.broad, det.out, cs.rb = cb
-            self._cloop = cl._replace(cbody=cbody)
+                ContactBuffers(det.broad, det.out, cs.rb, self._cbody))
+            det.broad, det.out, cs.rb, self._cbody = cb
             cs.substeps = int(cl.nsub[0])
             if done:        # the contacts of the last (sub)step, for contact_list()
                 det.n = int(cl.sst[STAT_N] if cl.nsub[0] > 1 else cstats[done - 1, STAT_N])
@@ -781,11 +486,10 @@ class AdaptiveSimulator:
         active-region sizes (:class:`Trajectory` fields ``kinetic``, ``active``,
         ``update_region``, ``rigidified``, ``wall`` per step).
 
-        The steps run in one compiled loop (:func:`_adaptive_steps`; forces without a
-        compiled form and callable metric weights are called from inside it), except
-        those with mesh shapes in contact (:meth:`_python_step`, see
-        :meth:`_compiled_stretch`), as :meth:`step` runs them; ``wall`` of a compiled stretch
-        comes from the CPU's cycle counter (x86; elsewhere each of its steps gets the
+        The steps run in one compiled loop (:func:`_adaptive_steps`, with contacts or limits
+        :func:`~articulated.simulation.adaptive_contact.adaptive_contact_steps`; forces
+        without a compiled form, callable metric weights and coal's mesh pairs are called
+        from inside it), as :meth:`step` runs them; ``wall`` of a compiled stretch comes from the CPU's cycle counter (x86; elsewhere each of its steps gets the
         stretch's mean time). The compiled loop runs in stretches of about 0.2 s that end
         at the checkpoints (a stretch boundary changes no operation).
 
@@ -841,7 +545,7 @@ class AdaptiveSimulator:
                 settings=self.settings())
 
         def record():
-            """The simulator's state (a step on the Python path), its kinetic energy O(n)."""
+            """The simulator's state at the run's start, its kinetic energy O(n)."""
             rec.add(self.t, self.q, self.qd,
                     energy(self.model, self.q, self.qd, data=self._data)[0],
                     [self.last[n] for n in ("active", "update_region", "rigidified")])
@@ -869,27 +573,15 @@ class AdaptiveSimulator:
                 limit = steps - k if ck is None else ck.next(k) - k
                 if per is not None:
                     limit = min(limit, max(1, int(0.2 / max(per, 1e-9))))
-                n = self._compiled_stretch(limit)
-                if n:
-                    t0 = time.perf_counter()
-                    done, w, error = self._compiled_steps(n, k, every, rec)
-                    took = time.perf_counter() - t0
-                    per = took / max(done, 1)
-                    wall[k:k + done] = per if w is None else w
-                    self.t = t_run + (k + done) * self.dt
-                    if error is not None:
-                        raise diverged(k + done, error)
-                    k += done
-                else:
-                    t0 = time.perf_counter()
-                    try:
-                        self._python_step()
-                    except ValueError as e:          # non-finite accelerations or state
-                        raise diverged(k, e) from e
-                    wall[k] = time.perf_counter() - t0
-                    if (k + 1) % every == 0:
-                        record()
-                    k += 1
+                t0 = time.perf_counter()
+                done, w, error = self._compiled_steps(limit, k, every, rec)
+                took = time.perf_counter() - t0
+                per = took / max(done, 1)
+                wall[k:k + done] = per if w is None else w
+                self.t = t_run + (k + done) * self.dt
+                if error is not None:
+                    raise diverged(k + done, error)
+                k += done
                 if ck is not None and (ck.due(k) or stop.requested):
                     ck.write(self, trajectory(k), k, k)
         if stop.requested and k < steps:

@@ -2,11 +2,11 @@
 Manocha 2006, "GLM", sec. IV-V, on the hybrid body of Redon, Galoppo & Lin 2005, "RGL"):
 :func:`adaptive_contact_steps`, what
 :class:`~articulated.simulation.adaptive.AdaptiveSimulator` runs when it has contacts or
-limits and every applied force has a compiled form (and no shape is a mesh: meshes go
-through coal, in Python).
+limits (a user's Python forces and coal's mesh pairs are called from inside it:
+:mod:`articulated.simulation.hooks`).
 
-A step from ``(q, qd)`` (the operations and their order are those of the simulator's
-Python step, :meth:`~articulated.simulation.adaptive.AdaptiveSimulator._contact_step`):
+A step from ``(q, qd)``, in stages: :func:`hybrid_forward` (step 1), then
+:func:`hybrid_contacts` (steps 2-5: :func:`hybrid_contact_substep` per substep):
 
 1. the hybrid body's frames and the compiled forces; every ``update_every`` steps (and,
    with ``update_on_impact``, after a step with an impact: GLM V.B) the
@@ -76,7 +76,7 @@ from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
 from .contact import contacts_arc, substep_count
-from .contact_loop import ContactBuffers, merge_stats
+from .contact_loop import ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
 from .hooks import python_forces, python_weights
@@ -92,47 +92,47 @@ ERR_DISPLACEMENT = 5
 more than :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` in one step."""
 
 ContactLoop = namedtuple("ContactLoop", (
-    "model_i", "model_f", "buf", "gm", "poses", "sc", "opt", "lim", "limr", "qsf", "vfull",
-    "adof", "piece", "cbody", "qsr", "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1",
-    "ebound", "hs", "impact", "theta", "nsub", "sst", "qsave", "qdsave", "arc", "ab",
-    "ncon"))
+    "det", "whole", "sc", "opt", "lim", "limr", "qsf", "vfull", "adof", "piece", "qsr",
+    "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1", "ebound", "hs", "impact", "theta",
+    "nsub", "sst", "qsave", "qdsave", "arc", "ab", "ncon"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
-arguments: the whole model's packed arrays ``model_i, model_f`` and a workspace ``buf``
-(the whole model's world poses and energies, at region changes and for the energy
-bound); the detector's
-:class:`~articulated.algorithms.collision.GeomModel` ``gm`` and shape poses ``poses``; the
-impulse scratch ``sc`` and :class:`~articulated.algorithms.response.ResponseOptions`
-``opt``; the model's :class:`~articulated.algorithms.contact_rows.Limits` ``lim`` and room
-``limr`` (a Limits of the same length) for those of the active joints in reduced
-numbering; scratch ``qsf, vfull`` (nv,) (the unconstrained velocities and the step's
-displacement in the model's dofs), ``adof`` (nv,) int64 (the model dof of each reduced
-dof), ``piece`` (nb,) int64 (the reduced body of each body, -1 welded to the world),
-``cbody`` (cap, 2) int64 (the contacts' pieces; grows with the contact buffer), ``qsr,
-qd1, vr`` (nv,) reduced-space velocities and displacement, ``vb`` (nb, 6) body velocities
-of the reduced tree; ``stamp`` (2,) int64 the reduced-tree stamp the per-region data were
-built for and their number of limits; ``qd0, xr`` (nv,) and ``rq1`` (nq,) scratch of the
-energy bound and ``ebound`` (3,) its state: the total energy [J] at the end of step
-``ebound[1]`` and the gravity potential [J] of the bodies welded to the world
-(:func:`energy_bound_start`, :func:`hybrid_energy_bound`); ``hs`` the shapes by rigid
-piece (:class:`~articulated.algorithms.hybrid_detection.HybridShapes`, rebuilt with the
+bundles: the whole model's detection stage ``det``
+(:data:`~articulated.simulation.contact_loop.DetectBundle`: the packed model, a workspace
+``buf`` for the whole model's world poses and energies, at region changes and for the
+energy bound, the detector's shapes and mesh pairs) and ``whole`` (bool): detect on the
+whole model (mesh shapes: coal reads every shape's world pose) instead of the rigid
+pieces; the impulse scratch ``sc`` and
+:class:`~articulated.algorithms.response.ResponseOptions` ``opt``; the model's
+:class:`~articulated.algorithms.contact_rows.Limits` ``lim`` and room ``limr`` (a Limits of
+the same length) for those of the active joints in reduced numbering; scratch ``qsf,
+vfull`` (nv,) (the unconstrained velocities and the step's displacement in the model's
+dofs), ``adof`` (nv,) int64 (the model dof of each reduced dof), ``piece`` (nb,) int64 (the
+reduced body of each body, -1 welded to the world), ``qsr, qd1, vr`` (nv,) reduced-space
+velocities and displacement, ``vb`` (nb, 6) body velocities of the reduced tree; ``stamp``
+(2,) int64 the reduced-tree stamp the per-region data were built for and their number of
+limits; ``qd0, xr`` (nv,) and ``rq1`` (nq,) scratch of the energy bound and ``ebound`` (3,)
+its state: the total energy [J] at the end of step ``ebound[1]`` and the gravity potential
+[J] of the bodies welded to the world (:func:`energy_bound_start`,
+:func:`hybrid_energy_bound`); ``hs`` the shapes by rigid piece
+(:class:`~articulated.algorithms.hybrid_detection.HybridShapes`, rebuilt with the
 per-region data); ``impact`` (2,) int64: whether the simulator updates the active region
 after a step with an impact (``update_on_impact``), and whether the last step had one;
-``theta`` the contact option ``max_rotation`` [rad] (<= 0: not used), ``nsub`` (1,)
-int64 the substeps of the last step, ``sst`` (14,) the statistics of a substep and
-``qsave`` (nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one
-of its substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used)
-and ``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_substeps`),
+``theta`` the contact option ``max_rotation`` [rad] (<= 0: not used), ``nsub`` (1,) int64
+the substeps of the last step, ``sst`` (14,) the statistics of a substep and ``qsave``
+(nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one of its
+substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used) and
+``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_substeps`),
 ``ncon`` (1,) int64 the contacts of the last (sub)step (in the detector's output; set from
 ``Detector.n`` before a run)."""
 
 
 AdaptiveModel = namedtuple("AdaptiveModel", (
-    "h", "update_every", "crit", "timed", "jtype", "qadr", "vadr", "jnv", "ubody", "rbody",
-    "full"))
+    "h", "update_every", "crit", "whook", "timed", "jtype", "qadr", "vadr", "jnv", "ubody",
+    "rbody", "full"))
 AdaptiveModel.__doc__ = """What the adaptive loops step (:func:`adaptive_contact_steps`,
 :func:`~articulated.simulation.adaptive._adaptive_steps`): the step ``h`` [s], an
 active-region update every ``update_every`` steps with the criteria ``crit`` (the solver's
-``_region_criteria``, then the hook of callable metric weights, -1: none), ``timed``
+``_region_criteria``), ``whook`` the hook of callable metric weights (-1: none), ``timed``
 (cycle counts per step), the joint layout ``jtype, qadr, vadr, jnv`` (nb,), the bodies
 with applied forces ``ubody`` (hybrid steps) and ``rbody`` (region updates), and ``full``
 = (model_i, model_f, workspace buffer) of the whole model (O(n) energies)."""
@@ -193,20 +193,20 @@ def region_data(cl, bk, red, na, jnv, vadr, active, q):
     cl.stamp[0] = red.rstamp[0]
     cl.stamp[1] = nl
     nb = cl.piece.shape[0]
-    if cl.gm.body.shape[0] or cl.opt.energy_bound:
-        _world_poses_kernel(cl.model_i, cl.model_f, q, cl.buf)
-    if cl.gm.body.shape[0]:  # the shapes in their pieces' frames
+    if cl.det.gm.body.shape[0] or cl.opt.energy_bound:
+        _world_poses_kernel(cl.det.model_i, cl.det.model_f, q, cl.det.buf)
+    if cl.det.gm.body.shape[0]:  # the shapes in their pieces' frames
         nqr = mi[2, na - 1] + red.nq[bk.ajoints[na - 1]]
         nvr = rv[na - 1] + jnv[bk.ajoints[na - 1]]
         _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
-        dv = data_arrays(cl.buf, nb, cl.adof.shape[0])
+        dv = data_arrays(cl.det.buf, nb, cl.adof.shape[0])
         dr = data_arrays(red.red_d, na, nvr)
-        build_pieces(cl.hs, cl.gm, cl.piece, bk.ajoints, na, mat3_rows(dv.oE), dv.op,
+        build_pieces(cl.hs, cl.det.gm, cl.piece, bk.ajoints, na, mat3_rows(dv.oE), dv.op,
                      mat3_rows(dr.oE), dr.op)
     if cl.opt.energy_bound:
-        mv = model_arrays(cl.model_i, cl.model_f)
+        mv = model_arrays(cl.det.model_i, cl.det.model_f)
         mass, hb, gravity = mv.mass, mv.h, mv.gravity
-        dv = data_arrays(cl.buf, nb, cl.adof.shape[0])
+        dv = data_arrays(cl.det.buf, nb, cl.adof.shape[0])
         oE, op = dv.oE, dv.op
         C = 0.0
         for b in range(nb):
@@ -265,7 +265,7 @@ def detect_on_pieces(cl, red, na, nvr, qsr, h, broad, out, ready=False):
     """Detection on the hybrid body (:func:`~articulated.algorithms.hybrid_detection.
     detect_hybrid`) at the reduced tree's world poses (in ``red.red_d``: computed at
     ``red.rq`` before the call) with margins from the reduced velocities ``qsr`` (nv',),
-    the shapes by piece ``cl.hs`` and the detector's ``cl.gm``, ``cl.poses``; ``ready``:
+    the shapes by piece ``cl.hs`` and the detector's ``cl.det.gm``, ``cl.det.poses``; ``ready``:
     ``cl.vb`` holds the pieces' twists for ``qsr`` already (:func:`hybrid_substeps`).
     Returns ``(contacts, broad, out)`` (the buffers in use). O(N_A) + the shapes of the
     pieces that come near something."""
@@ -274,7 +274,7 @@ def detect_on_pieces(cl, red, na, nvr, qsr, h, broad, out, ready=False):
     if not ready:
         _reduced_velocities(model_arrays(mi, red.red_f), mat3_rows(dr.Xup_E), dr.Xup_r, qsr,
                             cl.vb)
-    n, _, broad, out = detect_hybrid(cl.hs, cl.gm, cl.poses, broad, out, mat3_rows(dr.oE),
+    n, _, broad, out = detect_hybrid(cl.hs, cl.det.gm, cl.det.poses, broad, out, mat3_rows(dr.oE),
                                      dr.op, cl.vb, h, 0.0)
     return n, broad, out
 
@@ -287,7 +287,7 @@ def energy_bound_start(cl, q, qd, step):
     or after a step with no active joint), then from the whole model at ``q, qd`` (O(n),
     once). Called before the active-region update."""
     if cl.ebound[1] != step:
-        T, V = _energy_kernel(cl.model_i, cl.model_f, q, qd, cl.buf)
+        T, V = _energy_kernel(cl.det.model_i, cl.det.model_f, q, qd, cl.det.buf)
         cl.ebound[0] = T + V
         cl.ebound[1] = step
 
@@ -301,13 +301,14 @@ def hybrid_energy_bound(cl, red, na, nqr, h, qd1, v, step):
     piece) at ``red.rq (+) v`` ((nqr,), (nv',)) moving at ``qd1`` plus the gravity
     potential of the bodies welded to the world (``cl.ebound[2]``); the applied forces'
     work ``W = h Q . (qd0 + qd1) / 2`` at ``red.rq`` with ``qd0 = cl.qd0`` the velocities
-    at its start (after the active-region update on an update step; the reduced tree's
-    joint torques ``red.rtau`` and piece forces ``red.rf``, as the ABA used them); ``qd1``
-    scaled in place by :func:`~articulated.algorithms.response.energy_scale`, and the end
-    energy kept for the next (sub)step. Returns the energy taken out [J]. Rigidified joints have zero
-    velocity, so this is the full model's bound (:meth:`ContactStepper._bound
-    <articulated.simulation.contact.ContactStepper._bound>`) on the hybrid body; a region
-    update's rigidification impulses fall inside its step. Uses ``cl.buf`` (free after
+    at its start (on an update step those before the update, under the rigidification's
+    projection; the reduced tree's joint torques ``red.rtau`` and piece forces ``red.rf``,
+    as the ABA used them); ``qd1`` scaled in place by
+    :func:`~articulated.algorithms.response.energy_scale`, and the end energy kept for the
+    next (sub)step. Returns the energy taken out [J]. Rigidified joints have zero velocity,
+    so this is the full model's bound (:func:`~articulated.simulation.contact_loop._bound`)
+    on the hybrid body; a region
+    update's rigidification impulses fall inside its step. Uses ``cl.det.buf`` (free after
     detection) as the workspace."""
     mi = rows(red.red_i, 7, na)
     mv = model_arrays(mi, red.red_f)
@@ -318,9 +319,9 @@ def hybrid_energy_bound(cl, red, na, nqr, h, qd1, v, step):
     rq1 = cl.rq1[:nqr]
     for i in range(nvr):
         x[i] = 0.5 * (qd0[i] + qd1[i])
-    W = h * _power_kernel(mi, red.red_f, rq, x, red.rtau[:nvr], red.rf[:na], cl.buf)
+    W = h * _power_kernel(mi, red.red_f, rq, x, red.rtau[:nvr], red.rf[:na], cl.det.buf)
     _integrate_kernel(mv.jtype, mv.qadr, mv.vadr, rq, v, 1.0, rq1)
-    T1, V1 = _energy_kernel(mi, red.red_f, rq1, qd1, cl.buf)
+    T1, V1 = _energy_kernel(mi, red.red_f, rq1, qd1, cl.det.buf)
     V1 += cl.ebound[2]
     scale = energy_scale(cl.ebound[0], W, T1, V1)
     cl.ebound[0] = T1 * scale * scale + V1
@@ -346,40 +347,126 @@ def keep_update_counts(last, counts, res):
 
 
 @njit(**KERNEL)
-def record_state(k, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full, pose, ubody):
-    """Record ``k`` of the compiled adaptive loops: the state ``q, qd`` into ``qrec[k]``,
-    ``qdrec[k]``, the region sizes ``last[:3]`` into ``srec[k]`` and the kinetic energy
-    into ``Trec[k]``: O(N_A) on the hybrid body's reduced tree when it is current (its
+def record_state(am, ad, run, k):
+    """Record ``k`` of the compiled adaptive loops (``am``, ``ad``, ``run`` as for
+    :func:`hybrid_forward`): the state ``ad.q, ad.qd`` into ``run.q[k]``, ``run.qd[k]``,
+    the region sizes ``ad.last[:3]`` into ``run.sizes[k]`` and the kinetic energy into
+    ``run.T[k]``: O(N_A) on the hybrid body's reduced tree when it is current (its
     kinematics at ``q, qd``, :func:`~articulated.algorithms.reduced.reduced_kinematics`
-    with the poses ``pose`` of the forces' bodies ``ubody``, then
-    :func:`~articulated.algorithms.reduced.reduced_kinetic`), else O(n) from ``full`` =
+    with the poses of the forces' bodies ``am.ubody``, then
+    :func:`~articulated.algorithms.reduced.reduced_kinetic`), else O(n) from ``am.full`` =
     (model_i, model_f, workspace buffer). Returns whether it left the reduced tree's
     kinematics at ``q, qd``, which the next step then does not compute again (the same
     operations on the same state). A compiled function of its own: the reduced tree's
     bundles are dereferenced here, where no reference counting runs (the contact loop is
     compiled with NRT)."""
+    q, qd, bk, red = ad.q, ad.qd, ad.bk, ad.red
     for a in range(q.shape[0]):
-        qrec[k, a] = q[a]
+        run.q[k, a] = q[a]
     for a in range(qd.shape[0]):
-        qdrec[k, a] = qd[a]
+        run.qd[k, a] = qd[a]
     for a in range(3):
-        srec[k, a] = last[a]
+        run.sizes[k, a] = ad.last[a]
     if red.rstamp[0] == bk.counts[REGION_STAMP]:
         bkp = byref(bk)
         rp = byref(red)
-        reduced_kinematics(bkp, byref(pose), rp, ubody.shape[0], ubody)
-        Trec[k] = reduced_kinetic(bkp, rp)
+        reduced_kinematics(bkp, byref(ad.hargs.pose), rp, am.ubody.shape[0], am.ubody)
+        run.T[k] = reduced_kinetic(bkp, rp)
         return True
-    Trec[k] = state_energy(full[0], full[1], q, qd, full[2])[0]
+    full = am.full
+    run.T[k] = state_energy(full[0], full[1], q, qd, full[2])[0]
     return False
+
+
+@inline
+def end_step(am, ad, run, s, nrec, c0):
+    """The end of step ``s`` of a compiled adaptive loop: its record after run step ``rec0
+    + s + 1`` divisible by ``every`` (:func:`record_state`, while rows are free) and its
+    cycle count (from ``c0``) when timed. Returns ``(records, kept)``: ``kept`` whether the
+    record left the reduced tree's kinematics at the new state."""
+    kept = False
+    if (run.rec0 + s + 1) % run.every == 0 and nrec < run.q.shape[0]:
+        kept = record_state(am, ad, run, nrec)
+        nrec += 1
+    if am.timed:
+        run.cycles[s] = _cycles() - c0
+    return nrec, kept
+
+
+@njit(**KERNEL)
+def hybrid_forward(am, ad, fa, ptr, t, update, kept, solve):
+    """Stage 1 of an adaptive step at time ``t`` [s] (both compiled adaptive loops): the
+    applied forces ``fa`` (:class:`~articulated.simulation.forces.ForceArrays`: joint
+    forces at ``ad.q, ad.qd`` into ``ad.tau``; the hybrid body's kinematics,
+    :func:`~articulated.algorithms.hybrid.hybrid_kinematics` after a region change or on an
+    ``update`` step, else :func:`~articulated.algorithms.reduced.reduced_kinematics` unless
+    the record of the step before ``kept`` them; body forces at those poses into
+    ``ad.f_ext``; a user's Python forces through the hook), then on an ``update`` step the
+    active-region update (RGL Sec. 5.1, :func:`~articulated.algorithms.region.
+    region_update_kernel` with ``am.crit``; callable metric weights first through
+    ``am.whook``) and, with ``solve`` or on the other steps, the reduced tree's ABA
+    (:func:`~articulated.algorithms.reduced.reduced_dynamics`: ``ad.qdd`` on the active
+    joints, RGL Sec. 4.3). ``am``: :data:`AdaptiveModel`, ``ad``: :data:`AdaptiveData`,
+    ``ptr`` = (``byref(ad.bk)``, ``byref_each(ad.hargs)``, ``byref(ad.red)``) made by the
+    calling loop. Returns ``(error, joint, kin)``: error 0, :data:`ERR_FORCE`, the region
+    kernel's codes or ``ERR_HYBRID`` with the joint (-1: none), and whether the hybrid
+    kinematics ran (the pieces' world poses are then not current)."""
+    bkp, hp, rp = ptr
+    bk = ad.bk
+    counts = bk.counts
+    nu = am.ubody.shape[0]
+    if not apply_joint_forces(fa, ad.q, ad.qd, ad.tau, t):
+        return ERR_FORCE, -1, False
+    kin = update or ad.red.rstamp[0] != counts[REGION_STAMP]
+    if kin:
+        hybrid_kinematics(bkp, hp)
+    elif not kept:                      # else left by the record of the step before
+        reduced_kinematics(bkp, hp.pose, rp, nu, am.ubody)     # poses of the forces' bodies
+    if not apply_compiled_forces(fa, bk.near, ad.Vw, ad.hargs.pose, ad.f_ext, t):
+        return ERR_FORCE, -1, kin
+    if fa.hook >= 0 and not python_forces(fa, t, ad.q, ad.qd, ad.tau, ad.f_ext):
+        return ERR_FORCE, -1, kin
+    if update:
+        if am.whook >= 0:
+            python_weights(am.whook)
+        res = region_update_kernel(am.h, am.crit, am.rbody, hp, rp, ad.rargs)
+        if res[5] != 0:
+            return res[5], res[6], kin
+        keep_update_counts(ad.last, counts, res)
+        if not solve:
+            return 0, -1, kin
+    reduced_dynamics(bkp, nu, am.ubody, ad.f_ext, hp.pose, rp, ad.stats, kin)
+    if ad.stats[STAT_BAD] >= 0:
+        return ERR_HYBRID, int(ad.stats[STAT_BAD]), kin
+    return 0, -1, kin
+
+
+@inline
+def hybrid_velocities(am, ad):
+    """``qd += h qdd`` on the active joints (RGL: semi-implicit Euler on the hybrid body);
+    False, with ``qd`` unchanged, when the result is not finite."""
+    ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
+    qd, qdd, h = ad.qd, ad.qdd, am.h
+    ss = 0.0
+    for u in range(na):
+        J = ajoints[u]
+        for r in range(am.jnv[J]):
+            x = qd[am.vadr[J] + r] + h * qdd[am.vadr[J] + r]
+            ss += x * x
+    if not math.isfinite(ss):
+        return False
+    for u in range(na):
+        J = ajoints[u]
+        for r in range(am.jnv[J]):
+            qd[am.vadr[J] + r] += h * qdd[am.vadr[J] + r]
+    return True
 
 
 @njit(**dict(JIT, forceinline=True))
 def hybrid_substeps(cl, red, na, ajoints, jnv, h, out, posed):
     """The substeps of an adaptive step of ``h`` [s] whose unconstrained velocities are in
     ``cl.qsf`` (contact options ``max_rotation``, ``cl.theta``, and ``max_arc_error``,
-    ``cl.arc``; as the full model's :meth:`ContactStepper._substeps
-    <articulated.simulation.contact.ContactStepper._substeps>`,
+    ``cl.arc``; as the full model's :func:`~articulated.simulation.contact_loop._substeps`,
     :func:`~articulated.simulation.contact.substep_count`) over the hybrid body's rigid
     pieces (the reduced tree's bodies, at the joint transforms of the step's kinematics:
     its ABA's pass 1, :func:`~articulated.algorithms.reduced.reduced_kinematics`, or the
@@ -418,8 +505,231 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out, posed):
             steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, cl.qsr, dr.Xup_E,
                                      dr.Xup_r, cl.vb, cl.ab)
         # a shape's slot is its piece + 1 (0: welded to the world, -1: static)
-        acc = contacts_arc(out, cl.ncon[0], hs.slot, 1, hs.lp, cl.gm.rb, cl.vb, cl.ab, dr.oE)
+        acc = contacts_arc(out, cl.ncon[0], hs.slot, 1, hs.lp, cl.det.gm.rb, cl.vb, cl.ab, dr.oE)
     return substep_count(h, w2, acc, cl.theta, cl.arc), posed
+
+
+@njit(**JIT)
+def _hybrid_detect(am, ad, cl, cb, hk, posed, ready):
+    """Step 2 of the module docstring over ``hk`` [s] from ``ad.q`` with the unconstrained
+    velocities ``cl.qsf``: the reduced tree's world poses (unless ``posed``), its
+    velocities ``cl.qsr``, and the contacts on the rigid pieces
+    (:func:`detect_on_pieces`; ``ready``: ``cl.vb`` holds the pieces' twists) or, with
+    ``cl.whole``, on the whole model (:func:`~articulated.simulation.contact_loop.
+    detect_bodies`: coal's mesh pairs read every shape's pose), then each contact's pieces
+    into ``cb.cbody``. Returns ``(n, nvr, nqr, cb)``."""
+    red, ajoints = ad.red, ad.bk.ajoints
+    na = ad.bk.counts[N_AJOINTS]
+    mi = rows(red.red_i, 7, na)
+    nvr = mi[3, na - 1] + am.jnv[ajoints[na - 1]]
+    nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
+    if not posed:
+        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
+    for i in range(nvr):
+        cl.qsr[i] = cl.qsf[cl.adof[i]]
+    broad, out, cbody = cb.broad, cb.out, cb.cbody
+    n = 0
+    if cl.whole:
+        n, broad, out = detect_bodies(cl.det, ad.q, cl.qsf, hk, False, broad, out)
+    elif cl.det.gm.body.shape[0]:
+        n, broad, out = detect_on_pieces(cl, red, na, nvr, cl.qsr[:nvr], hk, broad, out,
+                                         ready)
+    if n > cbody.shape[0]:
+        cbody = np.zeros((out.body.shape[0], 2), np.int64)
+    for c in range(n):
+        for side in range(2):
+            b = out.body[c, side]
+            cbody[c, side] = cl.piece[b] if b >= 0 else -1
+    return n, nvr, nqr, ContactBuffers(broad, out, cb.rb, cbody)
+
+
+@njit(**JIT)
+def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk):
+    """Steps 3-4 of the module docstring: the ``n`` contacts (on the rigid pieces,
+    ``cb.cbody``) and the limits of the active joints as rows on the reduced tree, the
+    impulses of :func:`~articulated.algorithms.response.respond_kernel` over ``hk`` [s]
+    from the reduced velocities ``cl.qsr`` into ``cl.qd1`` and the displacement ``cl.vr``
+    (nvr,), statistics into ``sst``. Returns ``(error, reduced dof, cb)``: error 0,
+    :data:`ERR_VELOCITY` or :data:`ERR_DISPLACEMENT` with the runaway reduced dof."""
+    red = ad.red
+    na = ad.bk.counts[N_AJOINTS]
+    mi = rows(red.red_i, 7, na)
+    mv = model_arrays(mi, red.red_f)
+    dr = data_arrays(red.red_d, na, nvr)
+    im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
+    fac = Factor(mat3_rows(dr.Xup_E), dr.Xup_r, dr.UDinv, dr.Dinv, mat3_rows(dr.oE), dr.op)
+    out = cb.out
+    con = Contacts(out.geom, cb.cbody, out.point, out.normal, out.dist, out.mu, out.e,
+                   out.key)
+    nl = cl.stamp[1]
+    lr = cl.limr
+    lim = Limits(lr.dof[:nl], lr.qadr[:nl], lr.body[:nl], lr.lo[:nl], lr.hi[:nl],
+                 lr.joint[:nl])
+    rb = cb.rb
+    if n + 2 * nl > rb.rows.P.shape[0]:
+        rb = grow_response(rb, 2 * (n + 2 * nl), cl.piece.shape[0])
+        cb = ContactBuffers(cb.broad, cb.out, rb, cb.cbody)
+    qsr, qd1, vr = cl.qsr[:nvr], cl.qd1[:nvr], cl.vr[:nvr]
+    nr = respond_kernel(im, fac, cl.sc, con, n, ad.q, qsr, lim, options_at(cl.opt, hk), rb,
+                        (qd1, vr, sst))
+    if nr:
+        sst[STAT_KE_BEFORE] = _reduced_kinetic_of(mv, fac, qsr, cl.vb)
+        sst[STAT_KE_AFTER] = _reduced_kinetic_of(mv, fac, qd1, cl.vb)
+    ss = 0.0
+    for i in range(nvr):
+        ss += qd1[i] * qd1[i] + vr[i] * vr[i]
+    if not math.isfinite(ss):
+        return ERR_VELOCITY, -1, cb
+    bad = runaway_dof(vr)
+    if bad >= 0:
+        return ERR_DISPLACEMENT, bad, cb
+    return 0, -1, cb
+
+
+@njit(**JIT)
+def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, ready):
+    """Steps 2-5 of the module docstring over ``hk`` [s] (a step or a substep of adaptive
+    step ``step``) from ``ad.q, ad.qd`` with the unconstrained velocities ``cl.qsf``:
+    detection (:func:`_hybrid_detect`), the impulses (:func:`_hybrid_respond`), the energy
+    bound (:func:`hybrid_energy_bound`; its work from the velocities at the start, ``qd -
+    hk qddT`` when ``ahead``: ``qd`` holds the region update's new velocities, and
+    ``qddT``, the transient hybrid body's accelerations under the rigidification's
+    projection, is what it added), ``qd = qd+`` (``zero``: after a region update, zero
+    outside the active joints) and ``q (+)= hk qd+ + dq`` on the active joints; ``posed``:
+    the pieces' world poses are current; ``ready``: their twists too. Statistics into
+    ``sst`` (14,) (times in cycles when ``am.timed``). Returns ``(error, joint, cb)``."""
+    q, qd = ad.q, ad.qd
+    ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
+    cd = _cycles() if am.timed else 0
+    n = nvr = nqr = 0
+    if na:      # nothing moves without an active joint: no contact then
+        n, nvr, nqr, cb = _hybrid_detect(am, ad, cl, cb, hk, posed, ready)
+    c1 = _cycles() if am.timed else 0
+    sst[STAT_N] = n
+    cl.ncon[0] = n
+    sst[STAT_DETECT] = c1 - cd
+    for k in range(1, 11):
+        sst[k] = 0.0
+    sst[STAT_ENERGY] = 0.0
+    sst[STAT_KE_BEFORE] = math.nan
+    sst[STAT_KE_AFTER] = math.nan
+    if na == 0:
+        for k in range(qd.shape[0]):
+            qd[k] = 0.0
+        cl.ebound[1] = -1.0
+        sst[STAT_RESPONSE] = (_cycles() - c1) if am.timed else 0
+        return 0, -1, cb
+    err, bad, cb = _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk)
+    if err:
+        joint = -1
+        for u in range(na):
+            J = ajoints[u]
+            if bad >= 0 and am.vadr[J] <= cl.adof[bad] < am.vadr[J] + am.jnv[J]:
+                joint = J
+        return err, joint, cb
+    qd1, vr = cl.qd1[:nvr], cl.vr[:nvr]
+    if cl.opt.energy_bound:
+        qddT = ad.rargs.buf.qddT
+        for i in range(nvr):
+            k = cl.adof[i]
+            cl.qd0[i] = qd[k] - hk * qddT[k] if ahead else qd[k]
+        sst[STAT_ENERGY] = hybrid_energy_bound(cl, ad.red, na, nqr, hk, qd1, vr, step)
+    # 5. qd = qd+, q (+)= h qd+ + dq on the active joints
+    if zero:
+        for k in range(qd.shape[0]):
+            qd[k] = 0.0
+    for i in range(nvr):
+        qd[cl.adof[i]] = qd1[i]
+        cl.vfull[cl.adof[i]] = vr[i]
+    integrate_joints_inplace(ajoints, na, am.jtype, am.qadr, am.vadr, q, cl.vfull, 1.0)
+    sst[STAT_RESPONSE] = (_cycles() - c1) if am.timed else 0
+    return 0, -1, cb
+
+
+@inline
+def _split_start(am, ad, cl, update):
+    """The start of a step split into substeps: its state kept in ``cl.qsave, cl.qdsave``
+    (restored when a substep fails); on an ``update`` step the substeps start from the
+    region update's velocities ``cl.qsf`` less the ``h qdd`` of its transient hybrid body
+    (both under the rigidification's projection: ``qddT``), which become ``qd``, ``qdd``
+    on the active joints."""
+    q, qd, qdd = ad.q, ad.qd, ad.qdd
+    for k in range(q.shape[0]):
+        cl.qsave[k] = q[k]
+    for k in range(qd.shape[0]):
+        cl.qdsave[k] = qd[k]
+    if update:
+        ajoints, qddT = ad.bk.ajoints, ad.rargs.buf.qddT
+        for u in range(ad.bk.counts[N_AJOINTS]):
+            for r in range(am.jnv[ajoints[u]]):
+                k = am.vadr[ajoints[u]] + r
+                qd[k] = cl.qsf[k] - am.h * qddT[k]
+                qdd[k] = qddT[k]
+
+
+@njit(**JIT)
+def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
+    """Steps 2-5 of adaptive step ``step`` after :func:`hybrid_forward` (``kin``: its hybrid
+    kinematics ran; ``update``: a region-update step): the unconstrained velocities ``qsf =
+    qd + h qdd`` on the active joints (``qd`` after an update), the per-region data when
+    the reduced tree changed (:func:`region_data`), the substeps (:func:`hybrid_substeps`)
+    and each by :func:`hybrid_contact_substep` (the reduced tree's ABA again at each later
+    one, the applied forces held), statistics into ``st`` (14,). A failing substep leaves
+    the state of the step's start. Returns ``(error, joint, cb)``."""
+    q, qd, qdd = ad.q, ad.qd, ad.qdd
+    bk, red = ad.bk, ad.red
+    ajoints, na = bk.ajoints, bk.counts[N_AJOINTS]
+    jnv, vadr = am.jnv, am.vadr
+    bkp, hp, rp = ptr
+    nv = qd.shape[0]
+    for k in range(nv):
+        cl.qsf[k] = qd[k]
+    if not update:
+        for u in range(na):
+            for r in range(jnv[ajoints[u]]):
+                cl.qsf[vadr[ajoints[u]] + r] += am.h * qdd[vadr[ajoints[u]] + r]
+    if na and cl.stamp[0] != red.rstamp[0]:
+        region_data(cl, bk, red, na, jnv, vadr, ad.rargs.st.active, q)
+    # the pieces' world poses at q: reduced_kinematics (or the record) left them; after
+    # hybrid_kinematics and the ABA's pass 1 they are not computed
+    ns, posed = hybrid_substeps(cl, red, na, ajoints, jnv, am.h, cb.out, not kin)
+    cl.nsub[0] = ns
+    hk = am.h / ns
+    if ns > 1:
+        _split_start(am, ad, cl, update)
+    for sub in range(ns):
+        err, joint = 0, -1
+        if ns > 1:
+            if sub:
+                reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
+                reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
+                                 ad.stats, False)
+                if ad.stats[STAT_BAD] >= 0:
+                    err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
+            for u in range(na):
+                for r in range(jnv[ajoints[u]]):
+                    k = vadr[ajoints[u]] + r
+                    cl.qsf[k] = qd[k] + hk * qdd[k]
+        sst = st if ns == 1 else cl.sst
+        if err == 0:
+            ready = ns == 1 and (cl.theta > 0.0 or cl.arc > 0.0)    # cl.vb: the substeps'
+            err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, sst, step, hk,
+                                                    update and sub == 0, update and ns == 1,
+                                                    sub == 0 and posed, ready)
+        if err:
+            if ns > 1:
+                for k in range(q.shape[0]):
+                    q[k] = cl.qsave[k]
+                for k in range(nv):
+                    qd[k] = cl.qdsave[k]
+            return err, joint, cb
+        if ns > 1:
+            if sub == 0:
+                for j in range(st.shape[0]):
+                    st[j] = cl.sst[j]
+            else:
+                merge_stats(st, cl.sst)
+    return 0, -1, cb
 
 
 @njit(**JIT)
@@ -430,226 +740,33 @@ def adaptive_contact_steps(am, ad, fa, run, cl, cstats, cb):
     (:class:`ContactLoop`), ``cstats`` (nsteps, 14) the statistics of every step (order of
     :data:`~articulated.simulation.contact.CONTACT_STATS`; the times in cycles of
     :func:`~articulated.simulation.cycles._cycles` when ``timed``, else zero) and the
-    buffers ``cb`` (:data:`~articulated.simulation.contact_loop.ContactBuffers`). Returns
-    ``(steps done, error, joint, records, cb, cbody)`` (the buffers in use).
-    Compiled with NRT (the buffers may grow), so it calls the kernels that take bundles by
-    reference (:mod:`articulated._byref`) only through their own compiled functions, never
-    inlined: a dereferenced bundle must not be reference-counted."""
-    nsteps, step0, rec0, record_every, t0 = run.nsteps, run.step0, run.rec0, run.every, run.t0
-    qrec, qdrec, srec, Trec, cycles = run.q, run.qd, run.sizes, run.T, run.cycles
-    h, update_every, crit, timed, full = am.h, am.update_every, am.crit, am.timed, am.full
-    jtype, qadr, vadr, jnv, ubody, rbody = am.jtype, am.qadr, am.vadr, am.jnv, am.ubody, am.rbody
-    q, qd, qdd, stats, f_ext, tau = ad.q, ad.qd, ad.qdd, ad.stats, ad.f_ext, ad.tau
-    bk, Vw, hargs, rargs, red, last = ad.bk, ad.Vw, ad.hargs, ad.rargs, ad.red, ad.last
-    broad, out, rb = cb.broad, cb.out, cb.rb
-    eps, budget_u, eps_vel, keep, budgets, per_tree, columns, whook = crit
-    pose = hargs.pose
-    near, ajoints, counts = bk.near, bk.ajoints, bk.counts
-    nu = ubody.shape[0]
-    hp = byref_each(hargs)
-    bkp = byref(bk)
-    rp = byref(red)
-    rstamp = red.rstamp
-    active = rargs.st.active
-    nb = cl.piece.shape[0]
-    nv = qd.shape[0]
-    cbody = cl.cbody
+    buffers ``cb`` (:data:`~articulated.simulation.contact_loop.ContactBuffers`). Each step:
+    :func:`hybrid_forward` (forces, region update, the reduced tree's ABA), then
+    :func:`hybrid_contacts`, then the record. Returns ``(steps done, error, joint,
+    records, cb)`` (the buffers in use). Compiled with NRT (the buffers may grow), so it
+    calls the kernels that take bundles by reference (:mod:`articulated._byref`) only
+    through their own compiled functions, never inlined: a dereferenced bundle must not be
+    reference-counted."""
+    ptr = (byref(ad.bk), byref_each(ad.hargs), byref(ad.red))
     nrec = 0
-    t = t0
+    t = run.t0
     kept = False                        # the record left the reduced tree's kinematics at q, qd
-    for s in range(nsteps):
-        c0 = _cycles() if timed else 0
-        st = cstats[s]
-        update = (step0 + s) % update_every == 0 or cl.impact[1] != 0
+    for s in range(run.nsteps):
+        c0 = _cycles() if am.timed else 0
+        step = run.step0 + s
+        update = step % am.update_every == 0 or cl.impact[1] != 0
         cl.impact[1] = 0
         if cl.opt.energy_bound:
-            energy_bound_start(cl, q, qd, step0 + s)
-        if not apply_joint_forces(fa, q, qd, tau, t):
-            return s, ERR_FORCE, -1, nrec, ContactBuffers(broad, out, rb), cbody
-        kin = update or rstamp[0] != counts[REGION_STAMP]
-        if kin:
-            hybrid_kinematics(bkp, hp)
-        elif not kept:                  # else left by the record of the step before
-            reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
-        if not apply_compiled_forces(fa, near, Vw, pose, f_ext, t):
-            return s, ERR_FORCE, -1, nrec, ContactBuffers(broad, out, rb), cbody
-        if fa.hook >= 0 and not python_forces(fa, t, q, qd, tau, f_ext):
-            return s, ERR_FORCE, -1, nrec, ContactBuffers(broad, out, rb), cbody
-        if update:
-            if whook >= 0:
-                python_weights(whook)
-            res = region_update_kernel(h, eps, budget_u, eps_vel, keep, budgets, per_tree,
-                                       rbody.shape[0], rbody, columns, hp, rp, rargs)
-            if res[5] != 0:
-                return s, res[5], res[6], nrec, ContactBuffers(broad, out, rb), cbody
-            keep_update_counts(last, counts, res)
-            reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, True)
-        else:
-            reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, kin)
-        if stats[STAT_BAD] >= 0:
-            return s, ERR_HYBRID, int(stats[STAT_BAD]), nrec, ContactBuffers(broad, out, rb), cbody
-        na = counts[N_AJOINTS]
-        for k in range(nv):
-            cl.qsf[k] = qd[k]
-        if not update:
-            for u in range(na):
-                J = ajoints[u]
-                for r in range(jnv[J]):
-                    cl.qsf[vadr[J] + r] += h * qdd[vadr[J] + r]
-        if na and cl.stamp[0] != rstamp[0]:
-            region_data(cl, bk, red, na, jnv, vadr, active, q)
-        # the pieces' world poses at q: reduced_kinematics (or the record) left them; after
-        # hybrid_kinematics and the ABA's pass 1 they are not computed
-        ns, posed = hybrid_substeps(cl, red, na, ajoints, jnv, h, out, not kin)
-        cl.nsub[0] = ns
-        hk = h / ns
-        if ns > 1:                      # a failing substep returns the state of the start
-            for k in range(q.shape[0]):
-                cl.qsave[k] = q[k]
-            for k in range(nv):
-                cl.qdsave[k] = qd[k]
-        if ns > 1 and update:
-            # equal substeps (max_rotation, max_arc_error, as the full model's), the
-            # applied forces held; an update step starts from the region update's
-            # velocities less the h qdd of its transient hybrid body (both under the
-            # rigidification's projection)
-            qddT = rargs.buf.qddT
-            for u in range(na):
-                J = ajoints[u]
-                for r in range(jnv[J]):
-                    k = vadr[J] + r
-                    qd[k] = cl.qsf[k] - h * qddT[k]
-                    qdd[k] = qddT[k]
-        err = 0
-        joint = -1
-        for sub in range(ns):
-            if ns > 1:
-                if sub:
-                    reduced_kinematics(bkp, hp.pose, rp, nu, ubody)
-                    reduced_dynamics(bkp, nu, ubody, f_ext, hp.pose, rp, stats, False)
-                    if stats[STAT_BAD] >= 0:
-                        err = ERR_HYBRID
-                        joint = int(stats[STAT_BAD])
-                        break
-                for u in range(na):
-                    J = ajoints[u]
-                    for r in range(jnv[J]):
-                        k = vadr[J] + r
-                        cl.qsf[k] = qd[k] + hk * qdd[k]
-            sst = st if ns == 1 else cl.sst
-            # 2. detection at q, margins from qd*, on the rigid pieces (O(N_A) + shapes
-            # near something; the pieces' twists of hybrid_substeps reused); nothing moves
-            # without an active joint: no contact then
-            cd = _cycles() if timed else 0
-            n = 0
-            nvr = 0
-            nqr = 0
-            if na:
-                mi = rows(red.red_i, 7, na)
-                nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
-                nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
-                if sub or not posed:        # else those of hybrid_substeps, at this q
-                    _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
-                for i in range(nvr):
-                    cl.qsr[i] = cl.qsf[cl.adof[i]]
-                if cl.gm.body.shape[0]:
-                    ready = ns == 1 and (cl.theta > 0.0 or cl.arc > 0.0)  # cl.vb: substeps
-                    n, broad, out = detect_on_pieces(cl, red, na, nvr, cl.qsr[:nvr], hk, broad,
-                                                     out, ready)
-            c1 = _cycles() if timed else 0
-            sst[STAT_N] = n
-            cl.ncon[0] = n
-            sst[STAT_DETECT] = c1 - cd
-            for k in range(1, 11):
-                sst[k] = 0.0
-            sst[STAT_ENERGY] = 0.0
-            sst[STAT_KE_BEFORE] = math.nan
-            sst[STAT_KE_AFTER] = math.nan
-            if na == 0:
-                for k in range(nv):
-                    qd[k] = 0.0
-                cl.ebound[1] = -1.0
-            else:
-                # 3-4. the impulses on the reduced tree, the energy bound
-                mi = rows(red.red_i, 7, na)
-                mv = model_arrays(mi, red.red_f)
-                dr = data_arrays(red.red_d, na, nvr)
-                im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
-                fac = Factor(mat3_rows(dr.Xup_E), dr.Xup_r, dr.UDinv, dr.Dinv,
-                             mat3_rows(dr.oE), dr.op)
-                if n > cbody.shape[0]:
-                    cbody = np.zeros((out.body.shape[0], 2), np.int64)
-                for c in range(n):
-                    for side in range(2):
-                        b = out.body[c, side]
-                        cbody[c, side] = cl.piece[b] if b >= 0 else -1
-                con = Contacts(out.geom, cbody, out.point, out.normal, out.dist, out.mu, out.e,
-                               out.key)
-                nl = cl.stamp[1]
-                lr = cl.limr
-                lim = Limits(lr.dof[:nl], lr.qadr[:nl], lr.body[:nl], lr.lo[:nl], lr.hi[:nl],
-                             lr.joint[:nl])
-                if n + 2 * nl > rb.rows.P.shape[0]:
-                    rb = grow_response(rb, 2 * (n + 2 * nl), nb)
-                qsr = cl.qsr[:nvr]
-                qd1 = cl.qd1[:nvr]
-                vr = cl.vr[:nvr]
-                nr = respond_kernel(im, fac, cl.sc, con, n, q, qsr, lim, options_at(cl.opt, hk),
-                                    rb, qd1, vr, sst)
-                if nr:
-                    sst[STAT_KE_BEFORE] = _reduced_kinetic_of(mv, fac, qsr, cl.vb)
-                    sst[STAT_KE_AFTER] = _reduced_kinetic_of(mv, fac, qd1, cl.vb)
-                ss = 0.0
-                for i in range(nvr):
-                    ss += qd1[i] * qd1[i] + vr[i] * vr[i]
-                if not math.isfinite(ss):
-                    err = ERR_VELOCITY
-                    break
-                bad = runaway_dof(vr)
-                if bad >= 0:
-                    err = ERR_DISPLACEMENT
-                    for u in range(na):
-                        J = ajoints[u]
-                        if vadr[J] <= cl.adof[bad] < vadr[J] + jnv[J]:
-                            joint = J
-                    break
-                if cl.opt.energy_bound:
-                    for i in range(nvr):
-                        cl.qd0[i] = qd[cl.adof[i]]
-                    sst[STAT_ENERGY] = hybrid_energy_bound(cl, red, na, nqr, hk, qd1, vr,
-                                                           step0 + s)
-                # 5. qd = qd+, q (+)= h qd+ + dq on the active joints
-                if update and sub == 0:
-                    for k in range(nv):
-                        qd[k] = 0.0
-                for i in range(nvr):
-                    qd[cl.adof[i]] = qd1[i]
-                    cl.vfull[cl.adof[i]] = vr[i]
-                integrate_joints_inplace(ajoints, na, jtype, qadr, vadr, q, cl.vfull, 1.0)
-            sst[STAT_RESPONSE] = (_cycles() - c1) if timed else 0
-            if ns > 1:
-                if sub == 0:
-                    for j in range(st.shape[0]):
-                        st[j] = cl.sst[j]
-                else:
-                    merge_stats(st, cl.sst)
+            energy_bound_start(cl, ad.q, ad.qd, step)
+        err, joint, kin = hybrid_forward(am, ad, fa, ptr, t, update, kept, True)
+        if err == 0:
+            err, joint, cb = hybrid_contacts(am, ad, cl, cb, ptr, cstats[s], step, update, kin)
         if err:
-            if ns > 1:
-                for k in range(q.shape[0]):
-                    q[k] = cl.qsave[k]
-                for k in range(nv):
-                    qd[k] = cl.qdsave[k]
-            return s, err, joint, nrec, ContactBuffers(broad, out, rb), cbody
-        if cl.impact[0] and st[STAT_IMPACTS] > 0:  # GLM V.B: the region follows an impact
+            return s, err, joint, nrec, cb
+        if cl.impact[0] and cstats[s, STAT_IMPACTS] > 0:   # GLM V.B: the region follows
             cl.impact[1] = 1
-        kept = False
-        if (rec0 + s + 1) % record_every == 0 and nrec < qrec.shape[0]:
-            kept = record_state(nrec, q, qd, last, qrec, qdrec, srec, Trec, bk, red, full,
-                                pose, ubody)
-            nrec += 1
-        if timed:
-            cycles[s] = _cycles() - c0
-        t += h
+        nrec, kept = end_step(am, ad, run, s, nrec, c0)
+        t += am.h
         if stop_requested(fa):
-            return s + 1, 0, -1, nrec, ContactBuffers(broad, out, rb), cbody
-    return nsteps, 0, -1, nrec, ContactBuffers(broad, out, rb), cbody
+            return s + 1, 0, -1, nrec, cb
+    return run.nsteps, 0, -1, nrec, cb

@@ -25,7 +25,6 @@ Statistics of every step (``CONTACT_STATS``) are recorded into
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from numba import njit
@@ -33,13 +32,8 @@ from numba import njit
 from ..algorithms.collision import Detector
 from ..algorithms.contact_rows import model_limits
 from ..algorithms.impulse import Factor, ImpulseModel, impulse_scratch
-from ..algorithms.projection import runaway_dof
-from ..algorithms.response import (ResponseOptions, STAT_DETECT, STAT_KE_AFTER,
-                                   STAT_KE_BEFORE, STAT_RESPONSE, grow_response,
-                                   respond_kernel, response_buffers)
+from ..algorithms.response import (ResponseOptions, STAT_DETECT, STAT_RESPONSE, response_buffers)
 from ..algorithms.kinematics import (
-    _energy_kernel,
-    _velocities_kernel,
     _world_poses_kernel,
     arc_bound,
     steady_acceleration_step,
@@ -49,9 +43,6 @@ from ..data import data_arrays
 from ..geometry import SHAPE_NAMES, CollisionModel
 from ..model import model_arrays
 from ..spatial import get_mat3
-
-_NO_CONTACTS = Detector._buffers(1)
-"""The contacts argument of a response without a detector (joint limits only)."""
 
 CONTACT_STATS = np.dtype([
     ("n", np.int64), ("limits", np.int64), ("impacts", np.int64), ("sticking", np.int64),
@@ -129,16 +120,17 @@ def contacts_arc(con, nc, owner, shift, lp, rb, v, ab, oE):
 
 
 @njit(**JIT)
-def body_substeps(model_i, model_f, data_f, gbody, pos, rb, con, nc, ab, h, theta, arc, qs):
+def body_substeps(model_i, model_f, data_f, gm, con, nc, ab, h, theta, arc, qs):
     """:func:`substep_count` of the whole model's step of ``h`` [s] at the joint
     velocities ``qs`` (nv,), with the workspace ``data_f`` holding their body velocities,
     the joint transforms and the world poses at the step's ``q``
     (:func:`~articulated.algorithms.kinematics._velocities_kernel`,
     :func:`~articulated.algorithms.kinematics._world_poses_kernel`): the bodies' angular
     velocities, and :func:`contacts_arc` over the last (sub)step's contacts ``con`` (the
-    detector's output, ``nc`` of them; ``gbody`` (ng,)
-    int64 each shape's body, -1 static, ``pos`` (ng, 3) [m] its centre in body
-    coordinates, ``rb`` (ng,) [m] its bounding radius), with the steady accelerations
+    detector's output, ``nc`` of them; the shapes ``gm``, a
+    :class:`~articulated.algorithms.collision.GeomModel`: ``gm.body`` (ng,) int64 each
+    shape's body, -1 static, ``gm.pos`` (ng, 3) [m] its centre in body coordinates,
+    ``gm.rb`` (ng,) [m] its bounding radius), with the steady accelerations
     into ``ab`` (nb, 6)
     (:func:`~articulated.algorithms.kinematics.steady_acceleration_step`, only where
     ``arc > 0``). O(nb + nc)."""
@@ -154,7 +146,7 @@ def body_substeps(model_i, model_f, data_f, gbody, pos, rb, con, nc, ab, h, thet
         for b in range(nb):
             steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dv.Xup_E,
                                      dv.Xup_r, v, ab)
-        acc = contacts_arc(con, nc, gbody, 0, pos, rb, v, ab, dv.oE)
+        acc = contacts_arc(con, nc, gm.body, 0, gm.pos, gm.rb, v, ab, dv.oE)
     return substep_count(h, w2, acc, theta, arc)
 
 
@@ -280,9 +272,7 @@ class ContactStepper:
         nlim = len(self.limits.dof)
         cap = (self.detector.out.dist.shape[0] if self.detector else 0) + 2 * nlim
         self.rb = response_buffers(max(cap, 1), nb, nv, nlim)
-        self.step_v = np.zeros(nv)
         self.last = np.zeros((), CONTACT_STATS)
-        self.st = np.zeros(len(CONTACT_STATS.names))
         self.substeps = 1
         self.failure = None
 
@@ -291,10 +281,6 @@ class ContactStepper:
         """The :class:`~articulated.algorithms.contact_rows.ContactRows` of the last step (a row's
         ``JT`` only below its ``span``: the rest may hold an earlier step's values)."""
         return self.rb.rows
-
-    def _grow(self, cap):
-        """Room for ``cap`` rows in the response buffers (the last impulses kept)."""
-        self.rb = grow_response(self.rb, cap, self.model.nb)
 
     def check_initial(self, q):
         """ValueError naming the shapes and bodies if shapes overlap deeper than
@@ -321,75 +307,6 @@ class ContactStepper:
         b = int(A["body"][g])
         where = "the world" if b < 0 else f"body {self.model.body_name[b]!r}"
         return f"shape {g} ({SHAPE_NAMES[int(A['kind'][g])]} on {where})"
-
-    def _kinetic(self, q, qd):
-        """Kinetic energy [J] at ``q, qd`` (rewrites the workspace's transforms and poses
-        with those of q, which they already are, and its velocities)."""
-        d = self.data
-        return _energy_kernel(d.model_i, d.model_f, q, qd, d.buf)[0]
-
-    def check_displacement(self, v, dof):
-        """None if the step's displacement ``v`` (nv',) moves no dof (model dof ``dof[k]``)
-        by more than :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` (pi rad
-        or m) or not finitely; else the name of the first such dof's joint, with
-        :attr:`failure` set (:func:`runaway_message`): the impulses or the position
-        projection diverged."""
-        k = runaway_dof(v)
-        if k < 0:
-            return None
-        j = self.model.joint_name[int(self.model.dof_body[dof[k]])]
-        self.failure = runaway_message(j)
-        return j
-
-    def _body_motion(self, q, qs):
-        """World poses at ``q`` and body velocities for ``qs`` into the workspace (O(n))."""
-        d = self.data
-        _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
-        _velocities_kernel(d.model_i, d.model_f, q, qs, d.buf)
-
-    def detect(self, q, qs, h=None):
-        """Contacts at ``q`` with speculative margins over a step ``h`` [s] (default
-        ``dt``) from the joint velocities ``qs`` (nv,) of the whole model (world poses and
-        velocities of every body: O(n)); returns their number (in
-        ``self.detector.out``)."""
-        d = self.data
-        t0 = time.perf_counter()
-        n = 0
-        if self.detector is not None:
-            self._body_motion(q, qs)
-            n = self.detector.detect(d.oE, d.op, d.v, self.dt if h is None else h)
-        self.last["n"] = n
-        self.last["detect_time"] = time.perf_counter() - t0
-        return n
-
-    def respond(self, q, qs, n, im, fac, limits, kinetic, con=None, h=None):
-        """The impulses of a step: contact rows of the ``n`` detected contacts (``con``:
-        default the detector's, bodies as ``im`` numbers them), limit rows, sequential
-        impulses, position projection. ``qs`` (nv',) the unconstrained velocities in the
-        dof space of ``im``/``fac`` (the whole model's, or a hybrid body's reduced tree);
-        ``kinetic(qd)`` the kinetic energy of velocities in that space [J]; ``h`` the step
-        [s] (default ``dt``). Returns
-        ``(qd1, v)``: the velocities after the impulses and the step's displacement ``h qd1
-        + dq`` (nv',); statistics in :attr:`last`."""
-        t1 = time.perf_counter()
-        if con is None:
-            con = self.detector.out if self.detector is not None else _NO_CONTACTS
-        nlim = len(limits.dof)
-        if n + 2 * nlim > self.rb.rows.P.shape[0]:
-            self._grow(2 * (n + 2 * nlim))
-        nvr = qs.shape[0]
-        qd1 = np.empty(nvr)
-        v = self.step_v[:nvr]
-        st = self.st
-        opt = self.opt if h is None or h == self.dt else self.opt._replace(h=float(h))
-        nr = respond_kernel(im, fac, self.sc, con, n, q, qs, limits, opt, self.rb, qd1, v, st)
-        st[STAT_KE_BEFORE] = kinetic(qs) if nr else math.nan
-        st[STAT_KE_AFTER] = kinetic(qd1) if nr else math.nan
-        last = self.last
-        for k, name in enumerate(CONTACT_STATS.names[1:11], start=1):
-            last[name] = st[k]
-        last["response_time"] = time.perf_counter() - t1
-        return qd1, v.copy()
 
     def contact_list(self):
         """The contacts of the last step: a list of dicts with ``shapes, bodies`` (names;
@@ -429,20 +346,3 @@ def stats_log(cstats, rate):
     for k, name in enumerate(CONTACT_STATS.names):
         log[name] = cstats[:, k]
     return log
-
-
-def _merge_stats(total, last):
-    """The statistics of two substeps in one (the adaptive Python step): ``total``
-    updated with the later substep's ``last`` and returned (the kinetic energies before
-    and after the impulses are those of the last substep with a response)."""
-    for name in ("n", "limits", "sweeps", "fallback", "max_depth", "approach_speed"):
-        total[name] = max(total[name], last[name])
-    for name in ("impacts", "energy_removed"):
-        total[name] += last[name]
-    for name in ("sticking", "sliding"):
-        total[name] = last[name]
-    if not math.isnan(last["ke_before"]):       # the last substep with a response
-        total["ke_before"], total["ke_after"] = last["ke_before"], last["ke_after"]
-    for name in ("detect_time", "response_time"):
-        total[name] += last[name]
-    return total

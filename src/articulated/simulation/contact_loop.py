@@ -51,13 +51,21 @@ ERR_RUNAWAY = 4
 :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` (the dof in
 ``ContactStepBundle.bad[0]``)."""
 
+DetectBundle = namedtuple("DetectBundle", (
+    "nb", "model_i", "model_f", "buf", "gm", "poses", "mp", "hook"))
+DetectBundle.__doc__ = """What the detection stage :func:`detect_bodies` reads: the body
+count ``nb``, the packed model ``model_i, model_f`` and a workspace ``buf`` (the bodies'
+world poses and velocities go there), the detector's
+:class:`~articulated.algorithms.collision.GeomModel` ``gm``, ``GeomPoses`` ``poses`` and
+:class:`~articulated.algorithms.collision_mesh.MeshPairs` ``mp``, and ``hook`` its coal
+pairs (:func:`~articulated.simulation.hooks.python_contacts`; -1: none). Built by
+:func:`detect_bundle`."""
+
 ContactStepBundle = namedtuple("ContactStepBundle", (
-    "gm", "poses", "mp", "im", "fac", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
-    "qd1", "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub", "ab", "ncon", "timed",
-    "hook"))
+    "det", "im", "fac", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
+    "qd1", "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub", "ab", "ncon", "timed"))
 ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
-the detector's ``GeomModel`` ``gm``, ``GeomPoses`` ``poses`` and
-:class:`~articulated.algorithms.collision_mesh.MeshPairs` ``mp`` (mesh-plane pairs only);
+the detection stage's :data:`DetectBundle` ``det`` (on the tree loop's workspace);
 the stepper's ``ImpulseModel`` ``im``, ``Factor`` ``fac`` (views of the workspace
 ``StepData.data``), ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
 ``opt``; ``theta`` and ``arc`` the options ``max_rotation`` [rad] and ``max_arc_error``
@@ -67,20 +75,21 @@ runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) s
 :func:`~articulated.simulation.contact.body_substeps` and ``ncon`` (1,) int64 the contacts
 of the last (sub)step (in the detector's output; set from ``Detector.n`` before a run);
 ``timed`` (bool) whether detection and response are timed (in cycles of
-:func:`~articulated.simulation.cycles._cycles`, else 0); ``hook`` the detector's coal pairs
-(:func:`~articulated.simulation.hooks.python_contacts`; -1: none)."""
+:func:`~articulated.simulation.cycles._cycles`, else 0)."""
 
-ContactBuffers = namedtuple("ContactBuffers", ("broad", "out", "rb"))
+ContactBuffers = namedtuple("ContactBuffers", ("broad", "out", "rb", "cbody"))
 ContactBuffers.__doc__ = """The buffers of a step with contacts that grow as needed: the
 detector's ``Broad`` ``broad`` and ``Contacts`` ``out``, the response's
-``ResponseBuffers`` ``rb``."""
+``ResponseBuffers`` ``rb``, and ``cbody`` (cap, 2) int64 the rigid piece of each
+contact's bodies (adaptive dynamics; grows with ``out``; the full model's stays empty)."""
 
 
 @njit(**JIT)
-def _body_motion(sm, sd, q, qs):
-    """World poses at ``q`` and body velocities for ``qs`` into the workspace (O(n))."""
-    _world_poses_kernel(sm.model_i, sm.model_f, q, sd.data)
-    _velocities_kernel(sm.model_i, sm.model_f, q, qs, sd.data)
+def body_motion(db, q, qs):
+    """World poses at ``q`` and body velocities for ``qs`` into the workspace ``db.buf``
+    (O(n))."""
+    _world_poses_kernel(db.model_i, db.model_f, q, db.buf)
+    _velocities_kernel(db.model_i, db.model_f, q, qs, db.buf)
 
 
 @njit(**JIT)
@@ -91,46 +100,49 @@ def _substeps(sm, sd, cl, q, qs, out):
     workspace holds the body motion at ``(q, qs)``."""
     if cl.theta <= 0.0 and cl.arc <= 0.0:
         return 1, False
-    _body_motion(sm, sd, q, qs)
-    return body_substeps(sm.model_i, sm.model_f, sd.data, cl.gm.body, cl.gm.pos, cl.gm.rb,
-                         out, cl.ncon[0], cl.ab, sm.dt, cl.theta, cl.arc, qs), True
+    body_motion(cl.det, q, qs)
+    return body_substeps(sm.model_i, sm.model_f, sd.data, cl.det.gm, out, cl.ncon[0], cl.ab,
+                         sm.dt, cl.theta, cl.arc, qs), True
 
 
 @njit(**JIT)
-def _mesh_contacts(cl, out, n):
+def _mesh_contacts(db, out, n):
     """The mesh pairs' contacts after the ``n`` of the compiled pairs in ``out``: the
-    mesh-plane pairs compiled, the others by coal through ``cl.hook``. Returns the index
+    mesh-plane pairs compiled, the others by coal through ``db.hook``. Returns the index
     after them (more than ``out`` holds: grow it and detect again)."""
-    mp = cl.mp
-    nn = mesh_broad_phase(mp, cl.poses, 0.0)
+    mp = db.mp
+    nn = mesh_broad_phase(mp, db.poses, 0.0)
     npl = 0
     while npl < nn and mp.is_plane[mp.near[npl]]:      # the mesh-plane pairs come first
         npl += 1
-    k = mesh_plane_kernel(mp, npl, cl.gm, cl.poses, out, n)
+    k = mesh_plane_kernel(mp, npl, db.gm, db.poses, out, n)
     if npl < nn and k <= out.dist.shape[0]:
-        k = python_contacts(cl.hook, out, k, npl, nn)
+        k = python_contacts(db.hook, out, k, npl, nn)
     return k
 
 
 @njit(**JIT)
-def _detect(sm, sd, cl, q, qs, h, ready, broad, out):
-    """Step 3 of the module docstring of :mod:`articulated.simulation.contact`: the
-    contacts at ``q`` with margins from ``qs`` over ``h`` [s] (the compiled pairs, then the
-    mesh pairs; the detector's buffers ``broad``, ``out`` grown as needed). Returns ``(n,
-    broad, out)``."""
-    if cl.gm.body.shape[0] == 0:
+def detect_bodies(db, q, qs, h, ready, broad, out):
+    """The detection stage on the whole model (:data:`DetectBundle` ``db``): the contacts at
+    ``q`` (nq,) with speculative margins from the joint velocities ``qs`` (nv,) over ``h``
+    [s]: every body's world pose and velocity (:func:`body_motion`, O(n); ``ready``: the
+    workspace holds them already), the compiled pairs
+    (:func:`~articulated.algorithms.collision.detect_primitives`), then the mesh pairs
+    (compiled mesh-plane pairs, the others by coal through the hook); the buffers
+    ``broad``, ``out`` grown as needed. Returns ``(n, broad, out)``."""
+    if db.gm.body.shape[0] == 0:
         return 0, broad, out
     if not ready:
-        _body_motion(sm, sd, q, qs)
-    dv = data_arrays(sd.data, sm.jtype.shape[0], qs.shape[0])
-    n, nc, broad, out = detect_primitives(cl.gm, cl.poses, broad, out, mat3_rows(dv.oE),
+        body_motion(db, q, qs)
+    dv = data_arrays(db.buf, db.nb, qs.shape[0])
+    n, nc, broad, out = detect_primitives(db.gm, db.poses, broad, out, mat3_rows(dv.oE),
                                           dv.op, dv.v, h, 0.0)
-    if cl.mp.pairs.shape[0]:
-        k = _mesh_contacts(cl, out, n)
+    if db.mp.pairs.shape[0]:
+        k = _mesh_contacts(db, out, n)
         if k > out.dist.shape[0]:
             out = contact_buffer(2 * k)
-            n = detect_kernel(cl.gm, cl.poses, 0.0, broad.cand, nc, out)
-            k = _mesh_contacts(cl, out, n)
+            n = detect_kernel(db.gm, db.poses, 0.0, broad.cand, nc, out)
+            k = _mesh_contacts(db, out, n)
         n = k
     return n, broad, out
 
@@ -143,7 +155,7 @@ def _finish(sm, sd, cl, q, qs, h, ready, cb):
     cb)``."""
     st = cl.st
     c0 = _cycles() if cl.timed else 0
-    n, broad, out = _detect(sm, sd, cl, q, qs, h, ready, cb.broad, cb.out)
+    n, broad, out = detect_bodies(cl.det, q, qs, h, ready, cb.broad, cb.out)
     c1 = _cycles() if cl.timed else 0
     st[STAT_N] = n
     cl.ncon[0] = n
@@ -153,9 +165,9 @@ def _finish(sm, sd, cl, q, qs, h, ready, cb):
     rb = cb.rb
     if n + 2 * nlim > rb.rows.P.shape[0]:
         rb = grow_response(rb, 2 * (n + 2 * nlim), nb)
-    cb = ContactBuffers(broad, out, rb)
+    cb = ContactBuffers(broad, out, rb, cb.cbody)
     nr = respond_kernel(cl.im, cl.fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h),
-                        rb, cl.qd1, cl.v, st)
+                        rb, (cl.qd1, cl.v, st))
     if nr:
         st[STAT_KE_BEFORE] = _energy_kernel(sm.model_i, sm.model_f, q, qs, sd.data)[0]
         st[STAT_KE_AFTER] = _energy_kernel(sm.model_i, sm.model_f, q, cl.qd1, sd.data)[0]
@@ -307,20 +319,29 @@ def contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats, cb):
     return done, OK, cb
 
 
+def detect_bundle(det, nb, model_i, model_f, buf, hook):
+    """The :data:`DetectBundle` of a :class:`~articulated.algorithms.collision.Detector`
+    ``det`` on the packed model ``model_i, model_f`` of ``nb`` bodies and the workspace
+    ``buf``; ``hook``: its coal pairs (-1: none)."""
+    mp = mesh_pairs_empty(det.gm.rb) if det.mesh is None else det.mesh.mp
+    return DetectBundle(nb=int(nb), model_i=model_i, model_f=model_f, buf=buf, gm=det.gm,
+                        poses=det.poses, mp=mp, hook=int(hook))
+
+
 def contact_loop_bundles(stepper, det, sd, timed, hook):
     """The :data:`ContactStepBundle` of a :class:`~articulated.simulation.contact.ContactStepper`
     with detector ``det`` (its own, or an empty one for limits only); ``sd``: the tree
     loop's ``StepData`` on the stepper's workspace; ``timed``: time detection and
     response; ``hook``: the detector's coal pairs (-1: none)."""
-    mesh = det.mesh
-    mp = mesh_pairs_empty(det.gm.rb) if mesh is None else mesh.mp
     m = stepper.model
     nq, nv = m.nq, m.nv
+    d = stepper.data
     theta, arc = stepper.options["max_rotation"], stepper.options["max_arc_error"]
-    return ContactStepBundle(det.gm, det.poses, mp, stepper.im, stepper.fac, stepper.sc,
-                       stepper.limits, stepper.opt, -1.0 if theta is None else float(theta),
-                       -1.0 if arc is None else float(arc),
-                       np.zeros(nv), np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv),
-                       np.zeros(nq), np.zeros(nv), np.zeros(nv), np.zeros(14), np.zeros(14),
-                       np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros((m.nb, 6)),
-                       np.zeros(1, np.int64), bool(timed), int(hook))
+    return ContactStepBundle(
+        det=detect_bundle(det, m.nb, d.model_i, d.model_f, sd.data, hook), im=stepper.im,
+        fac=stepper.fac, sc=stepper.sc, lim=stepper.limits, opt=stepper.opt,
+        theta=-1.0 if theta is None else float(theta), arc=-1.0 if arc is None else float(arc),
+        qdd=np.zeros(nv), qs=np.zeros(nv), q1=np.zeros(nq), qd1=np.zeros(nv), v=np.zeros(nv),
+        qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), st=np.zeros(14),
+        tot=np.zeros(14), bad=np.zeros(1, np.int64), nsub=np.ones(1, np.int64),
+        ab=np.zeros((m.nb, 6)), ncon=np.zeros(1, np.int64), timed=bool(timed))

@@ -390,8 +390,8 @@ class PiecewiseLinear:
     """A reference that is linear between samples: ``r(t)`` interpolates ``values`` at the
     sample ``times`` and holds the first and last sample outside them (MuJoCo's and
     Drake's "first-order hold"). A :class:`PDController` reference of this kind has a
-    compiled form, so the simulators' compiled loops track it (a Python callable sends
-    them to their Python step).
+    compiled form, so the simulators' compiled loops track it (a Python callable is called
+    from inside them, :mod:`articulated.simulation.hooks`).
 
     Parameters
     ----------
@@ -450,7 +450,8 @@ class PDController(Force):
     The proportional part is a joint spring: with a constant ``q_ref`` the potential
     ``V = 1/2 sum kp_j (q_j - q_ref_j)^2`` is reported (0 for a reference that depends on
     time). Constant and :class:`PiecewiseLinear` references have a compiled form (the
-    simulators' compiled loops); another callable runs on their Python step.
+    simulators' compiled loops); another callable is called from inside them
+    (:mod:`articulated.simulation.hooks`).
     Raises ValueError (at :meth:`bind`) for a joint that is not 1-DOF, an unknown joint,
     or gains/references whose size does not match the number of joints.
     """

@@ -134,6 +134,11 @@ def _count(x, what, minimum):
     return int(x)
 
 
+_NO_PIECES = np.zeros((0, 2), np.int64)
+"""The contacts' rigid pieces of :data:`~articulated.simulation.contact_loop.ContactBuffers`
+(adaptive dynamics only): none for the full model."""
+
+
 class DynamicsSimulator:
     """Time integration of an articulated body under gravity and applied forces, by a
     forward-dynamics algorithm and a time integrator. Usually built by the factory
@@ -216,7 +221,7 @@ class DynamicsSimulator:
     """
 
     def __init__(self, model: Model, dt: float, integrator: str | None = None,
-                 method: str = "aba", forces=(), q0=None, qd0=None,
+                 method: str = "aba", *, forces=(), q0=None, qd0=None,
                  rtol: float | None = None, atol: float | None = None,
                  dtype=np.float64, srm=None, contacts=None,
                  contact_options=None, limits: bool = False, energy_drift: float | None = 0.01):
@@ -854,8 +859,8 @@ class DynamicsSimulator:
         cstats = np.zeros((run.n, len(CONTACT_STATS.names)))
         cl.ncon[0] = det.n                  # the contacts of the step before (substeps)
         done, code, cb = contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats,
-                                       ContactBuffers(det.broad, det.out, cs.rb))
-        det.broad, det.out, cs.rb = cb
+                                       ContactBuffers(det.broad, det.out, cs.rb, _NO_PIECES))
+        det.broad, det.out, cs.rb = cb[:3]
         if done:
             log = stats_log(cstats[:done], _cycle_rate() if cl.timed else None)
             self._contact_log.extend(log)
