@@ -58,12 +58,15 @@ def _project_1dof(IA, pA, c, a, angular, tau, one):
 
 
 @inline
-def _project_ndof(IA, pA, c, S, tau, va, n, U, D, Dinv, u, UDinv, Dinv_u, T, T2, modified):
+def _project_ndof(IA, pA, c, S, tau, va, n, jw, scratch, modified):
     """Pass 2 at a joint with ``n`` dofs (0 for a fixed joint): as :func:`_project_1dof`
-    with ``D`` an (n, n) block inverted by Cholesky, on the dense scratch ``T``. With
-    ``modified`` the block ``D`` was accumulated separately (Ascher-Pai-Cloutier eq. 11)
-    and is used as is. Returns ``(Ia, pa)`` and writes ``U, D, Dinv, u, UDinv, Dinv_u``
-    of the joint."""
+    with ``D`` an (n, n) block inverted by Cholesky, on the dense scratch ``T``
+    (``scratch = (T, T2)``). With ``modified`` the block ``D`` was accumulated separately
+    (Ascher-Pai-Cloutier eq. 11) and is used as is. Returns ``(Ia, pa)`` and writes the
+    joint's rows of ``jw = (U, D, Dinv, u, UDinv, Dinv_u)`` (the workspace of
+    :func:`aba_passes`)."""
+    U, D, Dinv, u, UDinv, Dinv_u = jw
+    T, T2 = scratch
     sym6_to_dense(IA, T)
     for r in range(n):
         for k in range(6):
@@ -227,8 +230,8 @@ def aba_passes(model_i, model_f, q, qd, tau, f_ext, modified, data_f, kinematics
         elif t == JOINT_FREE and not modified:
             Ia, pa = _project_free(IA, pAi, tau, va, U, D, Dinv, u, UDinv, Dinv_u, T2)
         else:
-            Ia, pa = _project_ndof(IA, pAi, get_vec6(c, i), S, tau, va, n, U, D, Dinv, u,
-                                   UDinv, Dinv_u, T, T2, modified)
+            Ia, pa = _project_ndof(IA, pAi, get_vec6(c, i), S, tau, va, n,
+                                   (U, D, Dinv, u, UDinv, Dinv_u), (T, T2), modified)
         if parent[i] >= 0:
             E = get_mat3(Xup_E, i)
             r = get_vec3(Xup_r, i)
@@ -526,8 +529,8 @@ def _pivots_kernel(
             Ia, pa, UDinv_i, Dinv_u_i, Dinv_i = _project_1dof(IA, zero6, zero6, ai, angular, z,
                                                               one)
         else:
-            Ia, pa = _project_ndof(IA, zero6, zero6, S, tau0, va, n, U, D, Dinv, u,
-                                   UDinv, Dinv_u, T, T2, modified)
+            Ia, pa = _project_ndof(IA, zero6, zero6, S, tau0, va, n,
+                                   (U, D, Dinv, u, UDinv, Dinv_u), (T, T2), modified)
         if parent[i] >= 0:
             set_sym6(Ia_stack, top, congruence(get_mat3(Xup_E, i), get_vec3(Xup_r, i), Ia))
             set_vec6(pa_stack, top, zero6)

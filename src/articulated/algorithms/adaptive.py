@@ -110,7 +110,7 @@ class AdaptiveDynamics(DCAEngine):
         """The fully articulated coefficient set ``_F`` (RGL Sec. 6: kept next to the hybrid
         one; passive nodes' Phi, Psi, W, P, D cached there) and the linear-coefficient tensors
         of :mod:`articulated.algorithms.passive` (leaves' at once: they are constant)."""
-        m, t, d, ma = self.model, self.tree, self.dca, self.ma
+        m, t = self.model, self.tree
         nb, z = m.nb, np.zeros
         zl = np.zeros_like
         self._F = Coefficients(self.Phi.copy(), zl(self.bh), self.Psi.copy(), zl(self.ph),
@@ -132,10 +132,9 @@ class AdaptiveDynamics(DCAEngine):
         self._region = np.zeros(t.n_nodes, dtype=np.int64)
         self._in_region = np.zeros(t.n_nodes, dtype=np.bool_)
         leaves = np.flatnonzero(t.node_body >= 0).astype(np.int64)
-        leaf_tensors(leaves, t.node_body, t.node_nh, t.node_hoff, self.node_pslot,
-                      d.handle_x, d.H_E, d.H_r, ma.mass, ma.h, ma.Ibar, d.Iinv, z((nb, 6)),
-                      z((nb, 6)), z((max(int(t.max_handles), 1), 6)), z((0, 6)), self._Xr,
-                      self._xq, z((1, 6, 6)), self._Bt, self._Pt, self._G)
+        scratch = (z((nb, 6)), z((nb, 6)), z((max(int(t.max_handles), 1), 6)), z((0, 6)),
+                   self._Xr, self._xq, z((1, 6, 6)))
+        leaf_tensors(leaves, self._model_bundle(), scratch, self._Bt, self._Pt, self._G)
         self._bk = self._region_buffers()
         self._Ic = np.zeros((t.n_nodes, 21))          # composite inertias of rigid nodes
         self._Ic_epoch = np.full(t.n_nodes, -1, dtype=np.int64)

@@ -166,8 +166,8 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
         sb.computed[ncomp] = J
         ncomp += 1
         # forces on the children's handles (RL eq. 5)
-        _hand_down(fh, ho, nAo, get_vec6(fv, 0), (tree.jtype[J], fr.XJ_E, fr.XJ_r), J, A, ca, cb,
-                   hA, nhA, hB, nhB)
+        _hand_down(fh, ho, nAo, get_vec6(fv, 0), (tree.jtype[J], fr.XJ_E, fr.XJ_r), J,
+                   (A, ca, hA, nhA), (cb, hB, nhB))
         A_children = 0.0
         for ch in (A, B):
             if ch >= 0 and tree.node_joint[ch] >= 0 and inp.active[tree.node_joint[ch]]:

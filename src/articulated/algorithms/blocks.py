@@ -593,9 +593,11 @@ def _d_scaled(Z, a, m, e):
 
 
 @inline
-def _pair5_at(Z, a, b, Ld, dr, dlo, P, src, tr, has_base, sg, out, o):
-    """:func:`_pair5` with its factor at any row and column offset (``Ld[dr, dlo + t]``),
-    e.g. in the node records of the full DCA (:mod:`articulated.algorithms.dca`)."""
+def _pair5_at(Z, a, b, fac, P, src, tr, has_base, sg, out, o):
+    """:func:`_pair5` with its factor at any row and column offset: ``fac = (Ld, dr, dlo)``,
+    ``1 / D`` in ``Ld[dr, dlo + t]``, e.g. in the node records of the full DCA
+    (:mod:`articulated.algorithms.dca`)."""
+    Ld, dr, dlo = fac
     e = (Ld[dr, dlo + 0], Ld[dr, dlo + 1], Ld[dr, dlo + 2], Ld[dr, dlo + 3], Ld[dr, dlo + 4])
     for m in range(6):
         a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)
@@ -617,7 +619,7 @@ def _pair5_at(Z, a, b, Ld, dr, dlo, P, src, tr, has_base, sg, out, o):
 def _pair5(Z, a, b, Ld, J, P, src, tr, has_base, sg, out, o):
     """``out[o] = base + sg Z[a][:5]^T D^-1 Z[b][:5]`` (a block of RGL eq. 2; ``1 / D`` in
     Ld[J]) with base ``P[src]`` (transposed if tr) or zero."""
-    _pair5_at(Z, a, b, Ld, J, 0, P, src, tr, has_base, sg, out, o)
+    _pair5_at(Z, a, b, (Ld, J, 0), P, src, tr, has_base, sg, out, o)
 
 
 @inline
@@ -787,11 +789,15 @@ def _node_slot(kk, c):
 
 
 @inline
-def _hand_down(fh, ho, nAo, f, X, J, A, ca, cb, hA, nhA, hB, nhB):
-    """Handle forces of node C's children from C's (slots ``ho ..``, A's first) and the
-    force ``f`` (a 6-vector) across C's joint J (RL eq. 5): B's handle (J, 1) gets f, A's
-    handle (J, 0) gets ``-X_J^T f`` (``X = (jt, E, r)``: J's joint type and the principal
-    joint transforms, :func:`_xj_force_T`), every other handle its force at C."""
+def _hand_down(fh, ho, nAo, f, X, J, sideA, sideB):
+    """Handle forces of node C's children from C's (slots ``ho ..``, A's first; ``nAo``
+    from A) and the force ``f`` (a 6-vector) across C's joint J (RL eq. 5): B's handle
+    (J, 1) gets f, A's handle (J, 0) gets ``-X_J^T f`` (``X = (jt, E, r)``: J's joint type
+    and the principal joint transforms, :func:`_xj_force_T`), every other handle its force
+    at C. ``sideA = (A, ca, hA, nhA)``, ``sideB = (cb, hB, nhB)``: child A (-1: the world),
+    the handle the joint consumes in each child, its first slot and handle count."""
+    A, ca, hA, nhA = sideA
+    cb, hB, nhB = sideB
     for kk in range(nhB):
         dst = hB + kk
         if kk == cb:
@@ -840,20 +846,23 @@ def _child_blocks(i, tree):
 
 
 @inline
-def _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Phi, T, t):
-    """Handle k of the node C of joint J (children A, B; RL eq. 2): ``C_k = s_k Ct_k`` with
-    ``Ct_k = X Phi^A_{2k}`` and ``s_k = 1`` for a handle of A, ``Ct_k = Phi^B_{1k}`` and
-    ``s_k = -1`` for one of B. Writes Ct_k into T[t] (T[9] scratch); returns
-    ``(s_k, slot of the handle in its child)``."""
-    fromA, kk = _child_slot(k, nAo, ca, cb)
+def _handle_Ct(k, lay, X, J, Phi, T, t):
+    """Handle k of the node C of joint J (children A, B in the
+    :class:`~articulated.algorithms.bundles.ChildLayout` ``lay``; RL eq. 2): ``C_k = s_k
+    Ct_k`` with ``Ct_k = X Phi^A_{2k}`` and ``s_k = 1`` for a handle of A, ``Ct_k =
+    Phi^B_{1k}`` and ``s_k = -1`` for one of B (``X = (jt, XJ_E, XJ_r)`` as in
+    :func:`_hand_down`). Writes Ct_k into T[t] (T[9] scratch); returns ``(s_k, slot of the
+    handle in its child)``."""
+    jt, XJ_E, XJ_r = X
+    fromA, kk = _child_slot(k, lay.nAo, lay.ca, lay.cb)
     if fromA:
-        row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+        row, tr = _blk(lay.hA, lay.oA, lay.n_slots, lay.nhA, lay.ca, kk)
         if tr:
             _copy_block(Phi, row, tr, T, 9)
             _xj_rows(jt, XJ_E, XJ_r, J, T, 9, T, t)
         else:
             _xj_rows(jt, XJ_E, XJ_r, J, Phi, row, T, t)
-        return 1.0, hA + kk
-    row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+        return 1.0, lay.hA + kk
+    row, tr = _blk(lay.hB, lay.oB, lay.n_slots, lay.nhB, lay.cb, kk)
     _copy_block(Phi, row, tr, T, t)
-    return -1.0, hB + kk
+    return -1.0, lay.hB + kk

@@ -89,6 +89,17 @@ PassiveTensors.__doc__ = """Lazy evaluation of passive nodes (RGL Sec. 6.2,
 monomials ``mv`` (K,) and the tensors ``Bt, Pt`` (ns, 6, K), ``G`` (nn, K, K), ``betaT``
 (nb, 6, K)."""
 
+ChildLayout = namedtuple("ChildLayout", (
+    "A", "B", "ca", "cb", "nAo", "nhA", "hA", "oA", "nhB", "hB", "oB", "n_slots"))
+ChildLayout.__doc__ = """Where an internal node's children keep their handles (all int64):
+the children ``A`` (-1 for a root node, whose A is the world) and ``B``, the slots ``ca,
+cb`` of their handles that the node's joint consumes, ``nAo`` the node's handles coming from
+A (:func:`~articulated.algorithms.blocks._children`), and per child its handle count
+``nhA, nhB``, first handle slot ``hA, hB`` and first off-diagonal block ``oA, oB``
+(:func:`~articulated.algorithms.blocks._child_blocks`), with the tree's ``n_slots``
+(:class:`NodeModel`). Built in the node kernels, read by the helpers of
+:mod:`articulated.algorithms.blocks` and :mod:`articulated.algorithms.metric`."""
+
 NodeArgs = namedtuple("NodeArgs", (
     "model", "inputs", "frames", "coef", "scratch", "metric", "update_frames"))
 NodeArgs.__doc__ = """Arguments of the node update (:func:`articulated.algorithms.node_update.

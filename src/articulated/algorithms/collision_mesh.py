@@ -299,15 +299,20 @@ class MeshNarrowPhase:
 
 
 @inline
-def _hull_plane(V, h0, h1, R, p, n, o, reach, spread, sel_out, d_out, cand, dc, Y, dmin):
-    """The hull vertices ``V[h0:h1]`` (shape frame; placed at world rotation ``R`` (3, 3)
-    and origin ``p`` (3,)) whose signed distance from the plane through ``o`` (3,) with
-    unit normal ``n`` (3,) is below ``reach`` [m], reduced to a spread set: the deepest
-    one, then repeatedly the one farthest (in the world) from those chosen, while that is
-    at least ``spread`` [m] away, at most ``m = len(sel_out)``. Writes their indices (in
-    ``V[h0:h1]``), increasing, to ``sel_out`` and their distances to ``d_out``; returns
-    their number. Scratch: ``cand, dc`` (nh,), ``Y`` (nh, 3) the vertices in the world,
-    ``dmin`` (nh,)."""
+def _hull_plane(V, h0, h1, X, plane, reach, spread, out, scratch):
+    """The hull vertices ``V[h0:h1]`` (shape frame; placed at ``X = (R, p)``, world rotation
+    ``R`` (3, 3) and origin ``p`` (3,)) whose signed distance from the plane ``plane = (n,
+    o)`` through ``o`` (3,) with unit normal ``n`` (3,) is below ``reach`` [m], reduced to a
+    spread set: the deepest one, then repeatedly the one farthest (in the world) from those
+    chosen, while that is at least ``spread`` [m] away, at most ``m = len(sel_out)``
+    (``out = (sel_out, d_out)``). Writes their indices (in ``V[h0:h1]``), increasing, to
+    ``sel_out`` and their distances to ``d_out``; returns their number. ``scratch = (cand,
+    dc, Y, dmin)``: ``cand, dc`` (nh,), ``Y`` (nh, 3) the vertices in the world, ``dmin``
+    (nh,)."""
+    R, p = X
+    n, o = plane
+    sel_out, d_out = out
+    cand, dc, Y, dmin = scratch
     m = sel_out.shape[0]
     k = 0
     for v in range(h1 - h0):
@@ -387,9 +392,9 @@ def mesh_plane_kernel(mp, npl, gm, poses, out, k):
         h0 = mp.hstart[i]
         h1 = mp.hstart[i + 1]
         n = (gR[b, 0, 2], gR[b, 1, 2], gR[b, 2, 2])
-        ns = _hull_plane(V, h0, h1, gR[a], gp[a], n, gp[b], mp.reach[t],
-                         MESH_PLANE_SPREAD * mp.hr[i], sel, dsel, mp.cand, mp.dc, mp.Y,
-                         mp.dmin)
+        ns = _hull_plane(V, h0, h1, (gR[a], gp[a]), (n, gp[b]), mp.reach[t],
+                         MESH_PLANE_SPREAD * mp.hr[i], (sel, dsel),
+                         (mp.cand, mp.dc, mp.Y, mp.dmin))
         mu = math.sqrt(gm.mu[a] * gm.mu[b])
         e = max(gm.e[a], gm.e[b])
         for c in range(ns):

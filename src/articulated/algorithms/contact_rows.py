@@ -464,7 +464,7 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
         _target(rows, c, vn, h, rest_speed)
 
 @njit(**KERNEL)
-def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, present):
+def limit_rows(im, fac, sc, lim, q, qd, dv, opt, rows, n0, present):
     """Append the rows of the joint limits that may be reached within the step (GLM IV.B,
     Kokkevis 2004) at rows ``n0, n0+1, ...``; returns the number appended.
 
@@ -478,7 +478,10 @@ def limit_rows(im, fac, sc, lim, q, qd, dv, h, rest_speed, e, key0, rows, n0, pr
     with the contacts; its target and impact state come from ``qd`` (nv,), the velocity
     before the impulses: a single impact with restitution ``e`` gets the joint impulse
     ``j = s P = -(1 + e) qd_k / (M^-1)_kk`` (Kokkevis). Keys: ``key0 + 2 joint + side``.
-    ``present`` (2 nl,) int64 marks the rows already there (zero it for a new step)."""
+    ``present`` (2 nl,) int64 marks the rows already there (zero it for a new step).
+    ``opt``: the :class:`~articulated.algorithms.response.ResponseOptions` of the step (its
+    ``h`` [s], ``rest_speed`` [m/s], ``limit_e`` as ``e`` and ``key0``)."""
+    h, rest_speed, e, key0 = opt.h, opt.rest_speed, opt.limit_e, opt.key0
     nv = qd.shape[0]
     n = n0
     for l in range(lim.dof.shape[0]):

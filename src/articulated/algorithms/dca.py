@@ -398,7 +398,7 @@ def _dca_main_pass(m, inp, sc, d):
                     ob = 0
                     tr = False
                 if nf == 5:
-                    _pair5_at(Z, 2 + k, 2 + l, R, r, REC_LD, Po, ob, tr, same,
+                    _pair5_at(Z, 2 + k, 2 + l, (R, r, REC_LD), Po, ob, tr, same,
                               -1 if same else 1, Po, bo)
                 else:
                     if same:
@@ -528,8 +528,8 @@ def _dca_back_pass(m, inp, sc, d):
             f_out[J, 3 + a] = (H_E[hb, 0, a] * f[3] + H_E[hb, 1, a] * f[4]
                                + H_E[hb, 2, a] * f[5])
         # forces on the children's handles: f on B's (J, 1), -X_J^T f on A's (J, 0)
-        _hand_down(fh, ho, nAo, f, (jt, XJ_E, XJ_r), J, A, ca, cb, nr[i, NR_HA], nhA,
-                   nr[i, NR_HB], nhB)
+        _hand_down(fh, ho, nAo, f, (jt, XJ_E, XJ_r), J, (A, ca, nr[i, NR_HA], nhA),
+                   (cb, nr[i, NR_HB], nhB))
 
 
 @njit(**KERNEL)

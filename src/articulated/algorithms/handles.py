@@ -189,12 +189,12 @@ def _leaf_phi_kernel(
 
 
 @inline
-def _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x, v, f_ext,
-               quasi_static, z, bh, bo):
-    """Leaf of body b (RGL eq. 3): ``z = I^-1 (f_ext - v x* I v)``, ``b_k = X_k z`` into
-    ``bh[bo + k]``."""
-    _leaf_bias_at(b, node_nh[i], node_hoff[i], mass, h, Ibar, Iinv, H_E, H_r, handle_x, v,
-                  f_ext, quasi_static, z, bh, bo)
+def _leaf_bias(b, i, tree, v, f_ext, quasi_static, z, bh, bo):
+    """Leaf node i of body b (RGL eq. 3): ``z = I^-1 (f_ext - v x* I v)``, ``b_k = X_k z``
+    into ``bh[bo + k]``. ``tree``: a :class:`~articulated.algorithms.bundles.NodeModel`
+    (the bodies' inertias, handle frames and the tree's handle layout)."""
+    _leaf_bias_at(b, tree.node_nh[i], tree.node_hoff[i], tree, v, f_ext, quasi_static, z, bh,
+                  bo)
 
 
 @inline
@@ -227,9 +227,10 @@ def _body_bias(m, h0, h1, h2, Ib, b, v, f_ext, quasi_static):
 
 
 @inline
-def _leaf_bias_at(b, nh, ho, mass, h, Ibar, Iinv, H_E, H_r, handle_x, v, f_ext, quasi_static,
-                  z, bh, bo):
+def _leaf_bias_at(b, nh, ho, tree, v, f_ext, quasi_static, z, bh, bo):
     """:func:`_leaf_bias` of a leaf with ``nh`` handles in the slots from ``ho``."""
+    mass, h, Ibar, Iinv = tree.mass, tree.h, tree.Ibar, tree.Iinv
+    H_E, H_r, handle_x = tree.H_E, tree.H_r, tree.handle_x
     y = _body_bias(mass[b], h[b, 0], h[b, 1], h[b, 2],
                    (Ibar[b, 0, 0], Ibar[b, 0, 1], Ibar[b, 0, 2], Ibar[b, 1, 0], Ibar[b, 1, 1],
                     Ibar[b, 1, 2], Ibar[b, 2, 0], Ibar[b, 2, 1], Ibar[b, 2, 2]),

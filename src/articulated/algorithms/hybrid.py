@@ -17,7 +17,7 @@ from ..spatial import (congruence, get_mat3, get_sym6, get_vec3, get_vec6, inert
                        rigid_inertia, set_sym6, sym6_add, sym6_to_dense, xform_copy_at,
                        xform_dense_at, xform_force_T, xform_inv_at, xform_motion_at, xform_mul_at)
 from .back_substitution import _partial_back_substitution
-from .blocks import _blk, _child_blocks, _children
+from .blocks import _blk
 from .bundles import N_AJOINTS, N_ANODES, N_FRONT, REGION_STAMP, STAT_N
 from .handles import _leaf_bias, _node_frames, _world_pose, principal_joint_transform
 from .heap import _heap_pop, _heap_push
@@ -270,13 +270,18 @@ def _front_biases(front, n, hp):
 # ------------------------------------------------------------- passive nodes (RGL Sec. 6.2)
 
 @njit(**KERNEL)
-def leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H_E, H_r, mass, h,
-                  Ibar, Iinv, vs, zs, bs, nof, Xr, xq, X6, Bt, Pt, G):
-    """Linear-coefficient tensors of the leaves (RGL eq. 3 with the velocity of a body
-    moving with the twist ``v`` of its principal handle: ``b_k = X_k I^-1 (-v_b x* I v_b)``,
-    ``v_b = X_b v``): the quadratic coefficients by polarization; ``p = 0``, ``eta = 0``
-    (RL Lemma 1). External forces are not included (module :mod:`.passive`). Scratch: vs,
-    zs (nb, 6), bs (hmax, 6), nof (0, 6), X6 (1, 6, 6)."""
+def leaf_tensors(leaves, tree, scratch, Bt, Pt, G):
+    """Linear-coefficient tensors of the leaves ``leaves`` (RGL eq. 3 with the velocity of a
+    body moving with the twist ``v`` of its principal handle: ``b_k = X_k I^-1 (-v_b x* I
+    v_b)``, ``v_b = X_b v``): the quadratic coefficients by polarization; ``p = 0``,
+    ``eta = 0`` (RL Lemma 1). External forces are not included (module :mod:`.passive`).
+    ``tree``: the :class:`~articulated.algorithms.bundles.NodeModel`; ``scratch = (vs, zs,
+    bs, nof, Xr, xq, X6)``: vs, zs (nb, 6), bs (hmax, 6), nof (0, 6), a transform slot
+    Xr (>= 1, 3, 3), xq (>= 1, 3), X6 (1, 6, 6). Outputs ``Bt, Pt`` (ns, 6, K) and ``G``
+    (nn, K, K) of the :class:`~articulated.algorithms.bundles.PassiveTensors`."""
+    vs, zs, bs, nof, Xr, xq, X6 = scratch
+    node_body, node_nh, node_hoff = tree.node_body, tree.node_nh, tree.node_hoff
+    node_pslot, handle_x, H_E, H_r = tree.node_pslot, tree.handle_x, tree.H_E, tree.H_r
     for u in range(leaves.shape[0]):
         i = leaves[u]
         b = node_body[i]
@@ -296,8 +301,7 @@ def leaf_tensors(leaves, node_body, node_nh, node_hoff, node_pslot, handle_x, H_
             for l in range(j, 6):
                 for a in range(6):
                     vs[b, a] = X6[0, a, j] + (X6[0, a, l] if l != j else 0.0)
-                _leaf_bias(b, i, mass, h, Ibar, Iinv, H_E, H_r, node_nh, node_hoff, handle_x, vs,
-                           nof, False, zs, bs, 0)
+                _leaf_bias(b, i, tree, vs, nof, False, zs, bs, 0)
                 m = _midx(j, l)
                 for k in range(nh):
                     for a in range(6):
@@ -319,23 +323,20 @@ def tensorize_nodes(nodes, n, uargs, lz, MX, M, S, Gs):
     (:func:`articulated.algorithms.passive.tensorize_node`) into the
     :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz``; scratch MX (2, 6, 6),
     M (2, K, K), S (8, 6, K), Gs (2, K, K)."""
-    tree, inp, fr, sc = uargs.model, uargs.inputs, uargs.frames, uargs.scratch
+    tree, fr, sc = uargs.model, uargs.frames, uargs.scratch
     up = byref(uargs)
+    tens = (MX, M, S, Gs)
     for u in range(n):
         i = nodes[u]
         _update_nodes(nodes[u:u + 1], 1, up)
         _tensor_scratch(i, up)
-        J = tree.node_joint[i]
-        A, B, ca, cb, nAo = _children(i, tree)
-        nhA, hA, oA, nhB, hB, oB = _child_blocks(i, tree)
+        A = tree.node_A[i]
+        B = tree.node_B[i]
         xform_inv_at(fr.Tup_E, fr.Tup_r, A, sc.Xr, sc.xq, 0)
         xform_dense_at(sc.Xr, sc.xq, 0, MX, 0)
         xform_inv_at(fr.Tup_E, fr.Tup_r, B, sc.Xr, sc.xq, 0)
         xform_dense_at(sc.Xr, sc.xq, 0, MX, 1)
-        tensorize_node(i, J, tree.jnv[J], tree.vadr[J], A, B, ca, cb, hA, hB, nAo,
-                       tree.node_nh[i], tree.node_hoff[i], tree.node_joint[A] >= 0,
-                       tree.node_joint[B] >= 0, inp.tau, inp.Aw, sc.T, MX, M, S, Gs, lz.Bt,
-                       lz.Pt, lz.G, lz.betaT)
+        tensorize_node(i, up, lz, tens)
 
 
 @njit(**KERNEL)
@@ -515,16 +516,20 @@ def velocity_metric(nodes, n, node_A, node_B, node_joint, vadr, jnv, Vw, qd, V):
 
 
 @njit(**KERNEL)
-def _region_bookkeeping(active, node_joint, node_parent, node_hoff, handle_joint, handle_side,
-                        body_parent, node_active, anodes, front, front_body, ajoints, near,
-                        front_of, front_index):
-    """The bookkeeping of an active region (RGL Sec. 4.1) in one O(n) integer pass:
-    ``node_active``, the active nodes ``anodes`` (post-order), the rigid front ``front``
-    (rigid nodes whose parent is active, leaves included) with ``front_index`` (-1 off the
-    front), the body carrying each front node's handle 0 ``front_body``, the active joints
-    ``ajoints``, the nearest active joint on every body's path ``near`` and the front node
-    containing every node ``front_of`` (itself on the front, -1 inside the active region or
-    in a tree without active joints). Returns the counts ``(na, nf, nj)``."""
+def _region_bookkeeping(active, prep, bk):
+    """The bookkeeping of an active region (RGL Sec. 4.1) in one O(n) integer pass, from the
+    tree arrays of the :class:`~articulated.algorithms.bundles.RegionPrep` ``prep`` into the
+    :class:`~articulated.algorithms.bundles.RegionBuffers` ``bk``: ``node_active``, the
+    active nodes ``anodes`` (post-order), the rigid front ``front`` (rigid nodes whose parent
+    is active, leaves included) with ``front_index`` (-1 off the front), the body carrying
+    each front node's handle 0 ``front_body``, the active joints ``ajoints``, the nearest
+    active joint on every body's path ``near`` and the front node containing every node
+    ``front_of`` (itself on the front, -1 inside the active region or in a tree without
+    active joints). Returns the counts ``(na, nf, nj)``."""
+    node_joint, node_parent, node_hoff = prep.node_joint, prep.node_parent, prep.node_hoff
+    handle_joint, handle_side, body_parent = prep.handle_joint, prep.handle_side, prep.body_parent
+    node_active, anodes, front, front_body = bk.node_active, bk.anodes, bk.front, bk.front_body
+    ajoints, near, front_of, front_index = bk.ajoints, bk.near, bk.front_of, bk.front_index
     nn = node_joint.shape[0]
     na = 0
     for i in range(nn):
@@ -588,16 +593,10 @@ def prepare_region(active, prep, bk):
     rigid-front inertias (:func:`_front_inertias`); O(n) integer
     pass, O(N_front) inertias plus one composite sum per node rigidified since its last
     sum (O(n) once after :meth:`AdaptiveDynamics.prepare_region`, which marks all stale)."""
-    node_joint, node_parent, node_hoff = prep.node_joint, prep.node_parent, prep.node_hoff
-    handle_joint, handle_side, body_parent = prep.handle_joint, prep.handle_side, prep.body_parent
-    node_nh, Tp_E, Tp_r, comp = prep.node_nh, prep.Tp_E, prep.Tp_r, prep.comp
-    node_active, anodes, front, front_body = bk.node_active, bk.anodes, bk.front, bk.front_body
-    ajoints, near, front_of, front_index = bk.ajoints, bk.near, bk.front_of, bk.front_index
-    I0, counts, epoch, I0_epoch = bk.I0, bk.counts, bk.epoch, bk.I0_epoch
-    na, nf, nj = _region_bookkeeping(active, node_joint, node_parent, node_hoff,
-                                     handle_joint, handle_side, body_parent, node_active,
-                                     anodes, front, front_body, ajoints, near, front_of,
-                                     front_index)
+    node_hoff, node_nh, Tp_E, Tp_r, comp = (prep.node_hoff, prep.node_nh, prep.Tp_E,
+                                            prep.Tp_r, prep.comp)
+    front, I0, counts, epoch, I0_epoch = bk.front, bk.I0, bk.counts, bk.epoch, bk.I0_epoch
+    na, nf, nj = _region_bookkeeping(active, prep, bk)
     counts[N_ANODES] = na
     counts[N_FRONT] = nf
     counts[N_AJOINTS] = nj

@@ -124,11 +124,13 @@ def _body_frame(b, oE, op, M, k):
 
 
 @inline
-def loop_rows(l, loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_out, M, x):
+def loop_rows(l, loop_i, loop_f, oE, op, v, with_v, out, M, x):
     """Rows ``cadr .. cadr + nc_l`` of ``g_L`` (``g_out``), ``G_L qd`` (``Gv_out``, if
     ``with_v``) and the blocks ``J_a, J_b`` (``Ja_out``, ``Jb_out`` (nc, 6)) of loop l, from
-    the world poses ``oE`` (nb, 9), ``op`` (nb, 3) and body velocities ``v`` (nb, 6).
-    ``M`` (8, 3, 3) and ``x`` (8, 3) are scratch. See the module docstring for the formulas."""
+    the world poses ``oE`` (nb, 9), ``op`` (nb, 3) and body velocities ``v`` (nb, 6);
+    ``out = (g_out, Gv_out, Ja_out, Jb_out)``. ``M`` (8, 3, 3) and ``x`` (8, 3) are
+    scratch. See the module docstring for the formulas."""
+    g_out, Gv_out, Ja_out, Jb_out = out
     a = loop_i[0, l]
     b = loop_i[1, l]
     kind = loop_i[2, l]
@@ -280,8 +282,9 @@ def loop_rows(l, loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_ou
 @inline
 def all_loop_rows(loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_out, M, x):
     """:func:`loop_rows` for every loop. O(loops)."""
+    out = (g_out, Gv_out, Ja_out, Jb_out)
     for l in range(loop_i.shape[1]):
-        loop_rows(l, loop_i, loop_f, oE, op, v, with_v, g_out, Gv_out, Ja_out, Jb_out, M, x)
+        loop_rows(l, loop_i, loop_f, oE, op, v, with_v, out, M, x)
 
 
 @inline
@@ -344,9 +347,10 @@ def loop_scaling(loop_i, Iinv_a, Iinv_b, Ja, Jb, nc, W_out, K, T2, Y):
 
 
 @njit(**KERNEL)
-def _loop_state_kernel(model_i, model_f, loop_i, loop_f, q, qd, with_v, data_f,
-                       g_out, Gv_out, Ja_out, Jb_out, M, x):
-    """Forward pass + every loop row: g_L, G_L qd (if with_v), J_a, J_b."""
+def _loop_state_kernel(model_i, model_f, loop_i, loop_f, q, qd, with_v, data_f, out, M, x):
+    """Forward pass + every loop row: g_L, G_L qd (if with_v), J_a, J_b into ``out = (g_out,
+    Gv_out, Ja_out, Jb_out)`` (:func:`loop_rows`)."""
+    g_out, Gv_out, Ja_out, Jb_out = out
     nb = model_i.shape[1]
     nv = qd.shape[0]
     poses_velocities(model_i, model_f, q, qd, data_f, with_v)
@@ -390,7 +394,7 @@ def _eval(model, q, qd, with_v):
     d = model.data()
     q, qd = as_state(model, q, qd if qd is not None else np.zeros(model.nv), np.float64)
     _loop_state_kernel(d.model_i, d.model_f, la.ints, la.floats, q, qd, with_v, d.buf,
-                       w.g, w.Gv, w.Ja, w.Jb, w.M, w.x)
+                       (w.g, w.Gv, w.Ja, w.Jb), w.M, w.x)
     return w
 
 

@@ -44,17 +44,20 @@ ERROR_MEASURES = ("absolute_linkage", "relative_linkage", "absolute_joint", "rel
 
 
 @inline
-def _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T, t):
+def _y_prime(psiA, psiB, lay, X, J, Psi, T, t):
     """``Y' = X Psi^A_2 X^T + Psi^B_1`` of the node of joint J (RL eq. 9) into T[t]; a leaf
-    child contributes nothing (RL Lemma 1). The diagonal blocks are read in place."""
+    child contributes nothing (RL Lemma 1). The diagonal blocks are read in place.
+    ``lay``: the node's :class:`~articulated.algorithms.bundles.ChildLayout`; ``X = (jt,
+    XJ_E, XJ_r)``: J's joint type and the principal joint transforms."""
+    jt, XJ_E, XJ_r = X
     if psiA:
-        _xj_rows(jt, XJ_E, XJ_r, J, Psi, hA + ca, T, t)
+        _xj_rows(jt, XJ_E, XJ_r, J, Psi, lay.hA + lay.ca, T, t)
         if psiB:
-            _xj_cols_add(jt, XJ_E, XJ_r, J, T, t, Psi, hB + cb)
+            _xj_cols_add(jt, XJ_E, XJ_r, J, T, t, Psi, lay.hB + lay.cb)
         else:
             _xj_cols(jt, XJ_E, XJ_r, J, T, t)
     elif psiB:
-        _copy_block(Psi, hB + cb, False, T, t)
+        _copy_block(Psi, lay.hB + lay.cb, False, T, t)
     else:
         for a in range(6):
             for c in range(6):
@@ -62,11 +65,17 @@ def _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ
 
 
 @inline
-def _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, P, T, V6):
-    """The velocity-dependent terms of RL eq. 9 at node i (joint J, d free dofs): ``w =
-    p^B_1 - X p^A_2`` (V6[4]), ``eta^C = eta^A + eta^B + gamma^T (Y' gamma + w) + R^T A_J
-    R`` (into ``eta[i]``) and ``z = W (w + 2 Y' gamma) - 2 P A_J R`` (V6[5]), from Y' (T5),
-    gamma (V6[2]) and R (V6[3]); V6[6], V6[7] scratch."""
+def _metric_bias(i, X, J, lay, d, co, Aw, T, V6):
+    """The velocity-dependent terms of RL eq. 9 at node i (joint J, d free dofs; ``lay``,
+    ``X`` as in :func:`_y_prime`): ``w = p^B_1 - X p^A_2`` (V6[4]), ``eta^C = eta^A +
+    eta^B + gamma^T (Y' gamma + w) + R^T A_J R`` (into ``co.eta[i]``) and ``z = W (w + 2 Y'
+    gamma) - 2 P A_J R`` (V6[5]), from Y' (T5), gamma (V6[2]) and R (V6[3]); V6[6], V6[7]
+    scratch. ``co``: the :class:`~articulated.algorithms.bundles.Coefficients` (reads
+    ``ph, W, P``, writes ``eta``), ``Aw`` the weights (:class:`~articulated.algorithms.
+    bundles.NodeInputs`)."""
+    jt, XJ_E, XJ_r = X
+    A, B, ca, cb, hA, hB = lay.A, lay.B, lay.ca, lay.cb, lay.hA, lay.hB
+    ph, eta, W, P = co.ph, co.eta, co.W, co.P
     for a in range(6):
         V6[4, a] = ph[hB + cb, a]
     if A >= 0:
@@ -100,12 +109,12 @@ def _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, XJ_E, XJ_r, ph, eta, Aw, W, 
 
 
 @inline
-def _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi, T, t):
+def _handle_QT(k, lay, X, J, Psi, T, t):
     """``Q_k^T`` of handle k of the node C of joint J (RL eq. 9) into T[t]:
     ``-X Psi^A_{2k}`` for a handle of A, ``Psi^B_{1k}`` for one of B (T[9] scratch): the
-    blocks of :func:`_handle_Ct` with Psi for Phi and the opposite sign."""
-    sg, _src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J,
-                          Psi, T, t)
+    blocks of :func:`_handle_Ct` (same ``lay``, ``X``) with Psi for Phi and the opposite
+    sign."""
+    sg, _src = _handle_Ct(k, lay, X, J, Psi, T, t)
     if sg > 0.0:
         for a in range(6):
             for c in range(6):
@@ -113,13 +122,13 @@ def _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r
 
 
 @inline
-def _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Psi,
-                    perm, T, t, w):
+def _handle_QT_rows(k, lay, X, J, Psi, perm, T, t, w):
     """``Q_k^T`` of :func:`_handle_QT` with its rows in the F-first order ``perm[J]`` into
     T[t], the blocks read in place (a transposed one too); T[w] scratch."""
-    fromA, kk = _child_slot(k, nAo, ca, cb)
+    jt, XJ_E, XJ_r = X
+    fromA, kk = _child_slot(k, lay.nAo, lay.ca, lay.cb)
     if fromA:
-        row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+        row, tr = _blk(lay.hA, lay.oA, lay.n_slots, lay.nhA, lay.ca, kk)
         if tr:
             _xj_rows_T(jt, XJ_E, XJ_r, J, Psi, row, T, w)
         else:
@@ -129,7 +138,7 @@ def _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E,
             for c in range(6):
                 T[t, a, c] = -T[w, pa, c]
     else:
-        row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+        row, tr = _blk(lay.hB, lay.oB, lay.n_slots, lay.nhB, lay.cb, kk)
         if tr:
             for a in range(6):
                 pa = perm[J, a]

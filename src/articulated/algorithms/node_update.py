@@ -36,19 +36,22 @@ from .blocks import (_blk, _child_blocks, _child_slot, _children, _chol, _chol5_
                      _outer_acc, _outer_sym, _pair5, _pair5_sym, _rows_mul, _solve5,
                      _xj_cols_add, _xj_motion, _xj_rows, _xj_rows_T, _zrows5)
 from .handles import _leaf_bias, _node_frames, principal_joint_transform
+from .bundles import ChildLayout
 from .heap import _heapsort
 from .metric import _handle_p, _handle_QT, _handle_QT_rows, _metric_bias, _psi_diag, _y_prime
 
 
 @inline
-def _joint_coefficients(J, nf, d, perm, T, L, Ld, V6, W, P, D, gamma, R):
+def _joint_coefficients(J, nf, d, perm, T, L, Ld, V6, co):
     """Joint J's coefficients of RL eqs. 4-5 from ``K = V^-1`` (T[0]) and the Cholesky
     factor ``K_FF = L L^T`` in (L[0], Ld[0]) (:func:`~articulated.algorithms.blocks._chol`),
     with ``S = [0; 1_d]`` after the permutation ``perm[J]`` (free coordinates F first):
     ``W = [K_FF^-1, 0; 0, 0]``, ``P = V S (S^T V S)^-1 = [-K_FF^-1 K_FJ; 1]``,
     ``D = (S^T V S)^-1 = K_JJ - K_JF K_FF^-1 K_FJ``, ``gamma = W beta + P Q`` and
     ``R = D Q - P^T beta`` (beta in V6[0], Q in V6[1, :d]; gamma also into V6[2], R into
-    V6[3]); ``K_FF^-1`` also into T[8] (F coordinates; T[9] scratch)."""
+    V6[3]); ``K_FF^-1`` also into T[8] (F coordinates; T[9] scratch). Writes ``W, P, D,
+    gamma, R`` of the :class:`~articulated.algorithms.bundles.Coefficients` ``co``."""
+    W, P, D = co.W, co.P, co.D
     _chol_inverse(L, Ld, 0, nf, T, 8, 9)
     for a in range(6):
         for c in range(6):
@@ -78,7 +81,7 @@ def _joint_coefficients(J, nf, d, perm, T, L, Ld, V6, W, P, D, gamma, R):
             for a in range(nf):
                 s += T[0, jr, perm[J, a]] * P[J, perm[J, a], ss]
             D[J, rr, ss] = s
-    _gamma_R(J, d, W, P, D, V6, gamma, R)
+    _gamma_R(J, d, W, P, D, V6, co.gamma, co.R)
 
 
 @inline
@@ -177,11 +180,16 @@ def _root_bias(J, Xup_E, Xup_r, H_E, H_r, gravity, b_world):
 
 
 @inline
-def _node_beta(jt, J, A, B, ca, cb, hA, hB, XJ_E, XJ_r, bh, b_world, c_al, quasi_static, beta,
-               V6):
-    """``beta = X b^A_2 - b^B_1`` of the node of joint J (root: ``b_world - b^B_1``), plus
-    the joint's velocity product ``c_al`` unless ``quasi_static`` (RGL eq. 2; RL eq. 2),
-    into ``beta[J]`` and V6[0]."""
+def _node_beta(jt, J, lay, fr, inp, co, V6):
+    """``beta = X b^A_2 - b^B_1`` of the node of joint J (type jt; root: ``b_world -
+    b^B_1``), plus the joint's velocity product ``c_al`` unless ``quasi_static`` (RGL eq. 2;
+    RL eq. 2), into ``co.beta[J]`` and V6[0]. Bundles: ``lay`` the node's
+    :class:`~articulated.algorithms.bundles.ChildLayout`, ``fr`` the ``NodeFrames`` (``XJ``,
+    ``b_world``), ``inp`` the ``NodeInputs`` (``c_al``, ``quasi_static``), ``co`` the
+    ``Coefficients`` (reads ``bh``, writes ``beta``)."""
+    A, ca, cb, hA, hB = lay.A, lay.ca, lay.cb, lay.hA, lay.hB
+    XJ_E, XJ_r, b_world, bh = fr.XJ_E, fr.XJ_r, fr.b_world, co.bh
+    c_al, quasi_static, beta = inp.c_al, inp.quasi_static, co.beta
     for a in range(6):
         V6[0, a] = -bh[hB + cb, a]
     if A >= 0:
@@ -206,27 +214,29 @@ def _handle_b(T, ct, sg, src, dst, J, gamma, bh):
 
 
 @inline
-def _handle_C(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, n_slots, jt, XJ_E, XJ_r, J, Phi, T, t):
+def _handle_C(k, lay, X, J, Phi, T, t):
     """Handle k of the node C of joint J (RL eq. 2), as
-    :func:`~articulated.algorithms.blocks._handle_Ct` but without copies where none is
+    :func:`~articulated.algorithms.blocks._handle_Ct` (same ``lay``, ``X``) but without
+    copies where none is
     needed: ``Ct_k = X Phi^A_{2k}`` into T[t] (a transposed block read in place,
     :func:`~articulated.algorithms.blocks._xj_rows_T`), ``Ct_k = Phi^B_{1k}`` read in place
     from ``Phi`` unless stored transposed (then copied into T[t]). Returns ``(s_k, slot of
     the handle in its child, in_place, index)``: Ct_k is ``Phi[index]`` if ``in_place``,
     else ``T[index]``."""
-    fromA, kk = _child_slot(k, nAo, ca, cb)
+    jt, XJ_E, XJ_r = X
+    fromA, kk = _child_slot(k, lay.nAo, lay.ca, lay.cb)
     if fromA:
-        row, tr = _blk(hA, oA, n_slots, nhA, ca, kk)
+        row, tr = _blk(lay.hA, lay.oA, lay.n_slots, lay.nhA, lay.ca, kk)
         if tr:
             _xj_rows_T(jt, XJ_E, XJ_r, J, Phi, row, T, t)
         else:
             _xj_rows(jt, XJ_E, XJ_r, J, Phi, row, T, t)
-        return 1.0, hA + kk, False, t
-    row, tr = _blk(hB, oB, n_slots, nhB, cb, kk)
+        return 1.0, lay.hA + kk, False, t
+    row, tr = _blk(lay.hB, lay.oB, lay.n_slots, lay.nhB, lay.cb, kk)
     if tr:
         _copy_block(Phi, row, tr, T, t)
-        return -1.0, hB + kk, False, t
-    return -1.0, hB + kk, True, row
+        return -1.0, lay.hB + kk, False, t
+    return -1.0, lay.hB + kk, True, row
 
 
 @inline
@@ -267,9 +277,8 @@ def _g_rows5(L, Ld, J, Z, z, sg, out, o):
 def _leaf(i, tree, inp, fr, co):
     """The biases of leaf node i (RGL eq. 3 with the body's velocity unless quasi-static;
     :func:`~articulated.algorithms.handles._leaf_bias`) from the bundles."""
-    _leaf_bias(tree.node_body[i], i, tree.mass, tree.h, tree.Ibar, tree.Iinv, tree.H_E,
-               tree.H_r, tree.node_nh, tree.node_hoff, tree.handle_x, inp.v, inp.f_ext,
-               inp.quasi_static, fr.z, co.bh, tree.node_hoff[i])
+    _leaf_bias(tree.node_body[i], i, tree, inp.v, inp.f_ext, inp.quasi_static, fr.z, co.bh,
+               tree.node_hoff[i])
 
 
 @njit(**KERNEL)
@@ -341,6 +350,8 @@ def _update_nodes(nodes, n_upd, args):
         # ---- K = X Phi^A_2 X^T + Phi^B_1 (T0; diagonal blocks, read in place)
         rowB = hB + cb
         jt = tree.jtype[J]
+        lay = ChildLayout(A, B, ca, cb, nAo, nhA, hA, oA, nhB, hB, oB, tree.n_slots)
+        X = (jt, fr.XJ_E, fr.XJ_r)
         if A >= 0:
             _xj_rows(jt, fr.XJ_E, fr.XJ_r, J, co.Phi, hA + ca, T, 0)
             _xj_cols_add(jt, fr.XJ_E, fr.XJ_r, J, T, 0, co.Phi, rowB)
@@ -353,8 +364,7 @@ def _update_nodes(nodes, n_upd, args):
                 T[0, a, c] = s
                 T[0, c, a] = s
         # ---- beta (V6[0]), Q (V6[1])
-        _node_beta(jt, J, A, B, ca, cb, hA, hB, fr.XJ_E, fr.XJ_r, co.bh, fr.b_world, inp.c_al,
-                   inp.quasi_static, co.beta, V6)
+        _node_beta(jt, J, lay, fr, inp, co, V6)
         for a in range(6):
             V6[1, a] = 0.0                                     # Q in S coordinates
         for rr in range(d):
@@ -373,16 +383,13 @@ def _update_nodes(nodes, n_upd, args):
                 _chol(T, 1, nf, Lf, Ldf, 0)
             if nf == 6:
                 # rigidified or fixed joint (d = 0): unrolled
-                _joint_coefficients(J, 6, 0, tree.perm, T, Lf, Ldf, V6, co.W, co.P, co.D, co.gamma,
-                                    co.R)
+                _joint_coefficients(J, 6, 0, tree.perm, T, Lf, Ldf, V6, co)
             else:
-                _joint_coefficients(J, nf, d, tree.perm, T, Lf, Ldf, V6, co.W, co.P, co.D,
-                                    co.gamma, co.R)
+                _joint_coefficients(J, nf, d, tree.perm, T, Lf, Ldf, V6, co)
         hasY = metric and (psiA or psiB)
         if metric:
             # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5), Y'_FF (T2, F coordinates), P_F^T (T4)
-            _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt, fr.XJ_E,
-                     fr.XJ_r, J, co.Psi, T, 5)
+            _y_prime(psiA, psiB, lay, X, J, co.Psi, T, 5)
             if hasY:
                 for a in range(nf):
                     pa = tree.perm[J, a]
@@ -391,8 +398,7 @@ def _update_nodes(nodes, n_upd, args):
             for rr in range(d):                            # P_F^T (T4)
                 for a in range(nf):
                     T[4, rr, a] = co.P[J, tree.perm[J, a], rr]
-            _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, fr.XJ_E, fr.XJ_r, co.ph, co.eta, inp.Aw,
-                         co.W, co.P, T, V6)
+            _metric_bias(i, X, J, lay, d, co, inp.Aw, T, V6)
         if nC == 0:                                  # a root node: no handles
             if frames:
                 _node_frames(i, tree, fr)
@@ -404,9 +410,7 @@ def _update_nodes(nodes, n_upd, args):
         # (T[15 + 4k]), and p^C_k = p_k + 2 Q_k gamma + C_k^T z
         for k in range(nC):
             ck = 12 + 4 * k
-            sg, src, inplace, ct = _handle_C(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB,
-                                             tree.n_slots, jt, fr.XJ_E, fr.XJ_r, J, co.Phi, T,
-                                             7)
+            sg, src, inplace, ct = _handle_C(k, lay, X, J, co.Phi, T, 7)
             Ct = co.Phi if inplace else T
             hasQ = psiA if k < nAo else psiB
             dst = hC + k
@@ -425,8 +429,7 @@ def _update_nodes(nodes, n_upd, args):
             if not metric:
                 continue
             if hasQ:                                       # rows in F-first order
-                _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt,
-                                fr.XJ_E, fr.XJ_r, J, co.Psi, tree.perm, T, ck + 1, 3)
+                _handle_QT_rows(k, lay, X, J, co.Psi, tree.perm, T, ck + 1, 3)
             # G_k = K_FF^-1 C_k[F, :] and U_k = P^T C_k = s_k (Ct_k[J, :] + P_F^T Ct_k[F, :])
             # (Ct_k[F, :] gathered in T1)
             for a in range(nf):
@@ -537,31 +540,27 @@ def _update_biases(nodes, n_upd, args):
         psiA = A >= 0 and tree.node_joint[A] >= 0
         psiB = tree.node_joint[B] >= 0
         jt = tree.jtype[J]
+        lay = ChildLayout(A, B, ca, cb, nAo, nhA, hA, oA, nhB, hB, oB, tree.n_slots)
+        X = (jt, fr.XJ_E, fr.XJ_r)
         d = tree.jnv[J] if inp.active[J] else 0
         if A < 0:
             _root_bias(J, fr.Xup_E, fr.Xup_r, tree.H_E, tree.H_r, tree.gravity, fr.b_world)
-        _node_beta(jt, J, A, B, ca, cb, hA, hB, fr.XJ_E, fr.XJ_r, co.bh, fr.b_world, inp.c_al,
-                   inp.quasi_static, co.beta, V6)
+        _node_beta(jt, J, lay, fr, inp, co, V6)
         for a in range(6):
             V6[1, a] = 0.0
         for rr in range(d):
             V6[1, rr] = inp.tau[tree.vadr[J] + rr]
         _gamma_R(J, d, co.W, co.P, co.D, V6, co.gamma, co.R)
         if metric:
-            _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt, fr.XJ_E,
-                     fr.XJ_r, J, co.Psi, T, 5)
-            _metric_bias(i, jt, J, A, B, ca, cb, hA, hB, d, fr.XJ_E, fr.XJ_r, co.ph, co.eta, inp.Aw,
-                         co.W, co.P, T, V6)
+            _y_prime(psiA, psiB, lay, X, J, co.Psi, T, 5)
+            _metric_bias(i, X, J, lay, d, co, inp.Aw, T, V6)
         hC = tree.node_hoff[i]
         for k in range(tree.node_nh[i]):
-            sg, src, inplace, ct = _handle_C(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB,
-                                             tree.n_slots, jt, fr.XJ_E, fr.XJ_r, J, co.Phi, T,
-                                             7)
+            sg, src, inplace, ct = _handle_C(k, lay, X, J, co.Phi, T, 7)
             Ct = co.Phi if inplace else T
             hasQ = metric and (psiA if k < nAo else psiB)
             if hasQ:
-                _handle_QT_rows(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt,
-                                fr.XJ_E, fr.XJ_r, J, co.Psi, tree.perm, T, 3, 9)
+                _handle_QT_rows(k, lay, X, J, co.Psi, tree.perm, T, 3, 9)
             _handle_b(Ct, ct, sg, src, hC + k, J, co.gamma, co.bh)
             if metric:
                 _handle_p(Ct, ct, T, 3, tree.perm, J, hasQ, sg, src, hC + k, V6, co.ph)
@@ -582,24 +581,23 @@ def _tensor_scratch(i, args):
     psiA = A >= 0 and tree.node_joint[A] >= 0
     psiB = tree.node_joint[B] >= 0
     jt = tree.jtype[J]
+    lay = ChildLayout(A, B, ca, cb, nAo, nhA, hA, oA, nhB, hB, oB, tree.n_slots)
+    X = (jt, fr.XJ_E, fr.XJ_r)
     xform_dense_at(fr.XJ_E, fr.XJ_r, J, T, 1)
     for a in range(6):
         for c in range(6):
             T[2, a, c] = co.W[J, a, c]
             T[3, a, c] = co.P[J, a, c]
             T[4, a, c] = co.D[J, a, c]
-    _y_prime(psiA, psiB, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt, fr.XJ_E, fr.XJ_r, J,
-             co.Psi, T, 5)
+    _y_prime(psiA, psiB, lay, X, J, co.Psi, T, 5)
     for k in range(tree.node_nh[i]):
         ck = 12 + 4 * k
-        sg, _src = _handle_Ct(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt, fr.XJ_E,
-                              fr.XJ_r, J, co.Phi, T, ck)
+        sg, _src = _handle_Ct(k, lay, X, J, co.Phi, T, ck)
         for a in range(6):
             for c in range(6):
                 T[ck, a, c] *= sg
         if psiA if k < nAo else psiB:
-            _handle_QT(k, nAo, ca, cb, hA, oA, nhA, hB, oB, nhB, tree.n_slots, jt, fr.XJ_E,
-                       fr.XJ_r, J, co.Psi, T, ck + 1)
+            _handle_QT(k, lay, X, J, co.Psi, T, ck + 1)
             for a in range(6):
                 for c in range(6):
                     T[ck + 2, a, c] = T[ck + 1, c, a]

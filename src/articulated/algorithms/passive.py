@@ -42,8 +42,9 @@ from __future__ import annotations
 
 from numba import njit
 
+from .._byref import deref
 from ..config import inline, KERNEL
-from .blocks import _child_slot
+from .blocks import _child_blocks, _child_slot, _children
 
 K = 22
 """Length of the monomial vector ``m(v)``: 1 and the 21 products ``v_j v_l``, j <= l."""
@@ -153,17 +154,35 @@ def _gram_add(G, src, M, o, out, tmp):
 
 
 @njit(**KERNEL)
-def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, tau, Aw, T,
-                   MX, M, S, Gs, Bt, Pt, G, betaT):
-    """Tensors of the passive internal node i (joint J, children A and B, ``d`` dofs of J in
-    the fully articulated state) by RL eqs. 2 and 9 column by column (module docstring).
+def tensorize_node(i, args, lz, tens):
+    """Tensors of the passive internal, non-root node i (joint J, children A and B, the
+    ``d`` dofs of J in the fully articulated state) by RL eqs. 2 and 9 column by column
+    (module docstring), into ``Bt, Pt, G, betaT`` of the
+    :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz``.
 
-    Must run right after the node's own fully articulated update (``_update_nodes`` with
+    ``args``: a :func:`~articulated._byref.byref` pointer to the
+    :class:`~articulated.algorithms.bundles.NodeArgs` of the fully articulated coefficient
+    set (the tree, the joint forces ``tau`` and weights ``Aw``, the scratch ``T``). Must
+    run right after the node's own fully articulated update (``_update_nodes`` with
     ``metric``) and ``_tensor_scratch``, whose scratch ``T`` holds X (T1), W (T2), P (T3),
-    D (T4), Y' (T5) and per handle k of C: C_k (T[12+4k]) and Q_k (T[14+4k]). ``MX``
-    (2, 6, 6): the dense motion transforms from C's principal-handle frame to A's and B's;
-    the children's tensors must be up to date. Scratch: M (2, K, K), S (8, 6, K),
-    Gs (2, K, K)."""
+    D (T4), Y' (T5) and per handle k of C: C_k (T[12+4k]) and Q_k (T[14+4k]). ``tens =
+    (MX, M, S, Gs)``: ``MX`` (2, 6, 6) the dense motion transforms from C's
+    principal-handle frame to A's and B's, scratch M (2, K, K), S (8, 6, K), Gs (2, K, K).
+    The children's tensors must be up to date."""
+    bundle = deref(args)
+    tree, inp, T = bundle.model, bundle.inputs, bundle.scratch.T
+    tau, Aw = inp.tau, inp.Aw
+    MX, M, S, Gs = tens
+    Bt, Pt, G, betaT = lz.Bt, lz.Pt, lz.G, lz.betaT
+    J = tree.node_joint[i]
+    d = tree.jnv[J]
+    va = tree.vadr[J]
+    A, B, ca, cb, nAo = _children(i, tree)
+    _nhA, hA, _oA, _nhB, hB, _oB = _child_blocks(i, tree)
+    nC = tree.node_nh[i]
+    hC = tree.node_hoff[i]
+    psiA = tree.node_joint[A] >= 0
+    psiB = tree.node_joint[B] >= 0
     _monomial_map(MX, 0, M, 0)                                  # m(v_A) = M_A m(v)
     _monomial_map(MX, 1, M, 1)                                  # m(v_B) = M_B m(v)
     # beta = X b^A_2 - b^B_1 (S2); S0 = b^A_2, S1 = b^B_1 in C's monomials
@@ -270,13 +289,19 @@ def tensorize_node(i, J, d, va, A, B, ca, cb, hA, hB, nAo, nC, hC, psiA, psiB, t
 
 
 @inline
-def evaluate_node(i, J, nh, ho, v, mv, Bt, Pt, G, betaT, bh, ph, eta, beta, biases):
+def evaluate_node(i, tree, v, lz, co, biases):
     """Fully articulated coefficients of the passive node i (joint J, -1 for a leaf; ``nh``
-    handles from slot ``ho``) at the rigid twist ``v`` (6 floats, principal-handle frame):
-    with ``biases`` the ``bh`` of its slots (read by its parent's node update), and always
-    the ``ph`` of its slots, ``eta[i]`` and ``beta`` of J (read by the back-substitution
-    and its metric). ``mv`` (K,) scratch. The joint's ``gamma`` and ``R`` have no tensors:
-    a node update computes its own joint's ``gamma``, ``R`` before reading them."""
+    handles from slot ``ho``; ``tree`` a :class:`~articulated.algorithms.bundles.NodeModel`)
+    at the rigid twist ``v`` (6 floats, principal-handle frame) from the tensors ``Bt, Pt,
+    G, betaT`` of the :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz`` into
+    the :class:`~articulated.algorithms.bundles.Coefficients` ``co``: with ``biases`` the
+    ``bh`` of its slots (read by its parent's node update), and always the ``ph`` of its
+    slots, ``eta[i]`` and ``beta`` of J (read by the back-substitution and its metric).
+    ``lz.mv`` (K,) scratch. The joint's ``gamma`` and ``R`` have no tensors: a node update
+    computes its own joint's ``gamma``, ``R`` before reading them."""
+    J, nh, ho = tree.node_joint[i], tree.node_nh[i], tree.node_hoff[i]
+    mv, Bt, Pt, G, betaT = lz.mv, lz.Bt, lz.Pt, lz.G, lz.betaT
+    bh, ph, eta, beta = co.bh, co.ph, co.eta, co.beta
     monomials(v, mv)
     for k in range(nh):
         s = ho + k
@@ -315,8 +340,7 @@ def evaluate_fresh(c, v, tree, co, lz, biases):
     ``Coefficients`` written, ``lz`` the ``PassiveTensors`` read."""
     for a in range(6):
         lz.vnode[c, a] = v[a]
-    evaluate_node(c, tree.node_joint[c], tree.node_nh[c], tree.node_hoff[c], v, lz.mv, lz.Bt,
-                  lz.Pt, lz.G, lz.betaT, co.bh, co.ph, co.eta, co.beta, biases)
+    evaluate_node(c, tree, v, lz, co, biases)
     lz.fresh[c] = True
     lz.fresh_list[lz.nfresh[0]] = c
     lz.nfresh[0] += 1

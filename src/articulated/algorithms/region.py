@@ -82,12 +82,15 @@ def _swap_active(a, b, ajoints, na, vadr, jnv):
 
 
 @njit(**KERNEL)
-def _project_out(v, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv, nbodies, bodies,
-                 f_ext, bkp, posep, rp, stats):
+def _project_out(v, dofs, nd, ls, act, red):
     """``v += M_T^-1 G^T Q^R`` with ``K^R Q^R = -v^R`` (``Kb[1]`` the inverse of ``K^R``):
-    the joint impulses on the rigidified dofs that zero their part of ``v`` (nv,), by one
-    solve on the reduced tree against ``base`` (:func:`_rigidification_impulses`), at the
-    kinematics of its solve. Returns False when an acceleration is not finite."""
+    the joint impulses on the rigidified dofs ``dofs[:nd]`` that zero their part of ``v``
+    (nv,), by one solve on the reduced tree against ``base``, at the kinematics of its
+    solve; ``ls``, ``act``, ``red`` as in :func:`_rigidification_impulses`. Returns False
+    when an acceleration is not finite."""
+    Kb, x, tau, qdd, base = ls
+    ajoints, nj, vadr, jnv = act
+    bkp, nbodies, bodies, f_ext, posep, rp, stats = red
     for r in range(nd):
         s = 0.0
         for c in range(nd):
@@ -109,8 +112,7 @@ def _project_out(v, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv, nbo
 
 
 @njit(**KERNEL)
-def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base, ajoints, nj,
-                             vadr, jnv, nbodies, bodies, f_ext, bkp, posep, rp, stats):
+def _rigidification_impulses(dofs, nd, qd, qddT, split, ls, act, red):
     """RGL Sec. 5.4.2 on the transient hybrid body: ``K^R`` column by column from unit
     test impulses on the dofs ``dofs[:nd]`` of the rigidified joints (Kokkevis et al.
     1996: the change of the accelerations for a unit joint force, each an exact solve on
@@ -122,7 +124,16 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base, a
     is then the projection of the velocities before the update. Only the first solve
     computes the reduced tree's kinematics: the others, at the same ``q, qd`` with other
     joint forces, take them as it left them (ABA's pass 1 skipped; the same operations on
-    the same state). Returns False when an acceleration is not finite."""
+    the same state). Returns False when an acceleration is not finite.
+
+    Tuples: ``ls = (Kb, x, tau, qdd, base)`` the system ``Kb`` (3, nd, nd) (``K^R``, its
+    inverse, scratch), ``x`` (nd,), the solver's ``tau``, ``qdd`` (nv,) and ``base`` (nv,);
+    ``act = (ajoints, nj, vadr, jnv)`` the active joints ``ajoints[:nj]`` of the reduced
+    tree and the model's dof layout; ``red = (bkp, nbodies, bodies, f_ext, posep, rp,
+    stats)`` the arguments of :func:`~articulated.algorithms.reduced.reduced_dynamics`."""
+    Kb, x, tau, qdd, base = ls
+    ajoints, nj, vadr, jnv = act
+    bkp, nbodies, bodies, f_ext, posep, rp, stats = red
     reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, True)
     if stats[STAT_BAD] >= 0:
         return False
@@ -145,11 +156,9 @@ def _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base, a
             Kb[0, c, r] = s
     spd_inverse(Kb[0], nd, Kb[1], Kb[2])
     # qddT first: the solves' velocity terms must be those of ``base`` (qd unchanged)
-    if split and not _project_out(qddT, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr,
-                                  jnv, nbodies, bodies, f_ext, bkp, posep, rp, stats):
+    if split and not _project_out(qddT, dofs, nd, ls, act, red):
         return False
-    return _project_out(qd, dofs, nd, Kb, x, tau, qdd, base, ajoints, nj, vadr, jnv, nbodies,
-                        bodies, f_ext, bkp, posep, rp, stats)
+    return _project_out(qd, dofs, nd, ls, act, red)
 
 
 @njit(**KERNEL)
@@ -324,10 +333,10 @@ def region_update_kernel(h, crit, bodies, hp, rp, ra):
                 for r in range(jnv[j]):
                     dofs[nd] = vadr[j] + r
                     nd += 1
-            if not _rigidification_impulses(dofs, nd, Kb, x, tau, qd, qdd, qddT, split, base,
-                                            ajoints,
-                                            counts[N_AJOINTS], vadr, jnv, nbodies, bodies, f_ext,
-                                            bkp, hp.pose, rp, stats):
+            if not _rigidification_impulses(
+                    dofs, nd, qd, qddT, split, (Kb, x, tau, qdd, base),
+                    (ajoints, counts[N_AJOINTS], vadr, jnv),
+                    (bkp, nbodies, bodies, f_ext, hp.pose, rp, stats)):
                 return nU, nrig, nreg, n_eval, 0, ERR_HYBRID, int(stats[STAT_BAD])
         else:
             # the equal M-orthogonal projection: p = M qd is kept on the new active

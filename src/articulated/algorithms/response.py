@@ -134,8 +134,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     if nlim:
         for k in range(2 * nlim):
             rb.present[k] = 0
-        nl = limit_rows(im, fac, sc, lim, q, qs, v, h, opt.rest_speed, opt.limit_e, opt.key0,
-                        rows, n, rb.present)
+        nl = limit_rows(im, fac, sc, lim, q, qs, v, opt, rows, n, rb.present)
     nr = n + nl
     for k in range(STAT_LIMITS, STAT_APPROACH + 1):
         st[k] = 0.0
@@ -163,8 +162,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
                 v[k] = qd1[k] * h + dq[k]
             more = 0
             if nlim:
-                more = limit_rows(im, fac, sc, lim, q, qs, v, h, opt.rest_speed, opt.limit_e,
-                                  opt.key0, rows, nr, rb.present)
+                more = limit_rows(im, fac, sc, lim, q, qs, v, opt, rows, nr, rb.present)
             if not more:
                 break
             nl += more

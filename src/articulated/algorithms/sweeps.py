@@ -102,8 +102,8 @@ def _visit_row(rows, c, v0, v1, v2, slip, monotone):
     d1 = t1 - Pt1
     d2 = t2 - Pt2
     if monotone:
-        d0, d1, d2, state = _line_search(K, c, v0 - target, v1, v2, Pn, Pt1, Pt2, d0, d1, d2,
-                                         r1, r2, lim, n_new, state)
+        d0, d1, d2, state = _line_search(K, c, (v0 - target, v1, v2), (Pn, Pt1, Pt2),
+                                         (d0, d1, d2), (r1, r2), lim, n_new, state)
     rows.P[c, 0] = Pn + d0
     rows.P[c, 1] = Pt1 + d1
     rows.P[c, 2] = Pt2 + d2
@@ -167,10 +167,19 @@ def _visit_block(rows, blk, g, qd, slip, monotone, states):
     return change
 
 @inline
-def _line_search(K, c, g0, v1, v2, Pn, Pt1, Pt2, d0, d1, d2, r1, r2, lim, n_new, state):
+def _line_search(K, c, gv, P, d, r, lim, n_new, state):
     """The step of :func:`_visit` toward its candidate ``P + d`` shortened to the minimum
     of its energy change on the segment, or replaced by the normal step alone (the
-    tangential impulse scaled into the new cone) where that lowers the energy more."""
+    tangential impulse scaled into the new cone) where that lowers the energy more. Row c
+    (``K`` its 3 x 3 blocks) with the 3-tuples ``gv = (g0, v1, v2)`` (the normal velocity
+    minus its target, the tangential velocities), ``P = (Pn, Pt1, Pt2)`` the accumulated
+    impulse and ``d = (d0, d1, d2)`` the candidate step, ``r = (r1, r2)`` the tangential
+    constraint-force mixing, ``lim`` the new cone's radius, ``n_new`` the new normal
+    impulse. Returns ``(d0, d1, d2, state)``."""
+    g0, v1, v2 = gv
+    _Pn, Pt1, Pt2 = P
+    d0, d1, d2 = d
+    r1, r2 = r
     g1 = v1 + r1 * Pt1
     g2 = v2 + r2 * Pt2
     slope = g0 * d0 + g1 * d1 + g2 * d2

@@ -81,6 +81,7 @@ integrals of motion in dynamical systems", CMAME 1 (1972).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -125,25 +126,54 @@ iteration stable as h shrinks (measured on the square net: ``alpha = 0.2 / h`` w
 diverges at h <= 0.005 s, ``alpha = 5`` does not)."""
 
 
+SRMModel = namedtuple("SRMModel", (
+    "model_i", "model_f", "jtype", "qadr", "vadr", "quat_qadr", "loop_i", "loop_f", "Iinv_a",
+    "Iinv_b"))
+SRMModel.__doc__ = """Static arrays of an SRM step: the packed model ``model_i, model_f``
+(:func:`articulated.model.model_arrays`), the joint layout ``jtype, qadr, vadr`` (nb,) int64
+and ``quat_qadr`` (n_quat,) int64 (the first q index of each quaternion), the packed loops
+``loop_i, loop_f`` (:func:`articulated.algorithms.loops.loop_arrays`) and their bodies'
+inverse inertias ``Iinv_a, Iinv_b`` (:class:`~articulated.algorithms.loops.LoopArrays`)."""
+
+SRMScheme = namedtuple("SRMScheme", ("A", "bw", "cn", "S", "alpha", "scaled"))
+SRMScheme.__doc__ = """The method of an SRM step: the Runge-Kutta tableau ``A`` (K, K),
+``bw`` (K,), ``cn`` (K,) (:data:`SRM_INTEGRATORS`), ``S`` int the SRM iterations, ``alpha``
+float the stabilization rate [1/s] and ``scaled`` bool (the form, :data:`SRM_FORMS`)."""
+
+SRMWork = namedtuple("SRMWork", (
+    "data_f", "lam_st", "kq", "kv", "Qs", "Qu", "Vs", "f_tot", "g", "Gv", "Ja", "Jb", "W", "M",
+    "x", "K6", "T2", "Y"))
+SRMWork.__doc__ = """Data and scratch of an SRM step: the model's packed data ``data_f``
+(:func:`articulated.data.data_arrays`), the stage multipliers ``lam_st`` (nc,), the stage
+slopes ``kq`` (K, nq), ``kv`` (K, nv), the stage state ``Qs, Qu`` (nq,) (``Qu``
+normalized), ``Vs`` (nv,), the body forces ``f_tot`` (nb, 6) [N m; N] and the loop rows
+and scaling of :class:`~articulated.algorithms.loops.LoopWork` (``g, Gv, Ja, Jb, W, M, x``,
+its ``K`` as ``K6``, ``T2, Y``)."""
+
+
 @njit(**KERNEL)
-def _srm_step_kernel(
-    # model (packed) and joint layout
-    model_i, model_f, jtype, qadr, vadr, quat_qadr,
-    # loops (packed)
-    loop_i, loop_f, Iinv_a, Iinv_b,
-    # inputs
-    q, qd, tau, f_app, h, A, bw, cn, S, inv_eps, alpha, scaled,
-    # in/out: multipliers at mid-step (warm start in, accepted out) and their change over
-    # a step (the slope held within the step)
-    lam, dlam, lam_st,
-    # data and scratch
-    data_f, kq, kv, Qs, Qu, Vs, f_tot, g, Gv, Ja, Jb, W, M, x, K6, T2, Y,
-    # outputs
-    q_out, qd_out, z_hist, g_hist,
-):
+def _srm_step_kernel(sm, scheme, q, qd, tau, f_app, h, inv_eps, mult, work, out):
     """One SRM step (module docstring): S iterations of (explicit RK step with the loop
     forces of ``lam``; residual ``z``; ``lam += inv_eps W z``). Returns False if a
-    non-finite value appeared."""
+    non-finite value appeared.
+
+    ``sm`` an :class:`SRMModel`, ``scheme`` an :class:`SRMScheme`, ``work`` an
+    :class:`SRMWork`; inputs ``q`` (nq,), ``qd`` (nv,), ``tau`` (nv,), ``f_app`` (nb, 6) or
+    (0, 6), the step ``h`` [s] and ``inv_eps`` [1/s]; ``mult = (lam, dlam)`` (nc,): the
+    multipliers at mid-step (warm start in, accepted out) and their change over a step (the
+    slope held within the step); ``out = (q_out, qd_out, z_hist, g_hist)``: the state at
+    ``t + h`` and the residuals of each iteration (:class:`SRMSolver`)."""
+    model_i, model_f, jtype, qadr, vadr = sm.model_i, sm.model_f, sm.jtype, sm.qadr, sm.vadr
+    quat_qadr, loop_i, loop_f, Iinv_a, Iinv_b = (sm.quat_qadr, sm.loop_i, sm.loop_f,
+                                                  sm.Iinv_a, sm.Iinv_b)
+    A, bw, cn, S, alpha, scaled = (scheme.A, scheme.bw, scheme.cn, scheme.S, scheme.alpha,
+                                   scheme.scaled)
+    lam, dlam = mult
+    data_f, lam_st, kq, kv, Qs, Qu, Vs, f_tot = (work.data_f, work.lam_st, work.kq, work.kv,
+                                                 work.Qs, work.Qu, work.Vs, work.f_tot)
+    g, Gv, Ja, Jb, W, M, x, K6, T2, Y = (work.g, work.Gv, work.Ja, work.Jb, work.W, work.M,
+                                         work.x, work.K6, work.T2, work.Y)
+    q_out, qd_out, z_hist, g_hist = out
     nb = model_i.shape[1]
     nq = q.shape[0]
     nv = qd.shape[0]
@@ -365,6 +395,7 @@ class SRMSolver:
         self._lam_st = np.zeros(model.nc)
         self.z_hist = np.zeros(self.iterations)
         self.g_hist = np.zeros(self.iterations)
+        self._sm = self._work = None      # the kernel's bundles, built at the first step
 
     def reset(self) -> None:
         """Forget the warm start (multipliers to zero)."""
@@ -410,15 +441,17 @@ class SRMSolver:
         m = self.model
         la, w, d = self._la, self._w, self._d
         self.steps_made += 1
-        return _srm_step_kernel(
-            d.model_i, d.model_f, m.jnt_type, m.jnt_qadr, m.jnt_vadr, m.quat_qadr,
-            la.ints, la.floats, la.Iinv_a, la.Iinv_b,
-            q, qd, tau, f_app, h, self._A, self._b, self._c, self.iterations,
-            inv_eps, self.alpha, self.form == "scaled",
-            self.lam, self.dlam, self._lam_st,
-            d.buf, self._kq, self._kv, self._Qs, self._Qu, self._Vs, self._f_tot, w.g, w.Gv,
-            w.Ja, w.Jb, w.W, w.M, w.x, w.K, w.T2, w.Y,
-            q_out, qd_out, self.z_hist, self.g_hist)
+        if self._sm is None:
+            self._sm = SRMModel(d.model_i, d.model_f, m.jnt_type, m.jnt_qadr, m.jnt_vadr,
+                                m.quat_qadr, la.ints, la.floats, la.Iinv_a, la.Iinv_b)
+            self._work = SRMWork(d.buf, self._lam_st, self._kq, self._kv, self._Qs, self._Qu,
+                                 self._Vs, self._f_tot, w.g, w.Gv, w.Ja, w.Jb, w.W, w.M, w.x,
+                                 w.K, w.T2, w.Y)
+        scheme = SRMScheme(self._A, self._b, self._c, self.iterations, self.alpha,
+                           self.form == "scaled")
+        return _srm_step_kernel(self._sm, scheme, q, qd, tau, f_app, h, inv_eps,
+                                (self.lam, self.dlam), self._work,
+                                (q_out, qd_out, self.z_hist, self.g_hist))
 
     def advance(self, q, qd, t: float, t_end: float, forces=None):
         """Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control
