@@ -124,3 +124,28 @@ def test_no_import_cycle(graph):
         if v not in index:
             visit(v)
     assert not cycles, f"import cycles: {cycles}"
+
+
+MAX_POSITIONAL = 12
+"""The most positional parameters of a function in ``algorithms/`` and ``simulation/``
+(DESIGN.md: kernels take named bundles, not long positional tuples)."""
+
+
+def test_no_kernel_takes_more_than_twelve_positional_parameters():
+    """Every function of ``algorithms/`` and ``simulation/`` (methods included) takes at
+    most :data:`MAX_POSITIONAL` positional parameters; more go into a named bundle or a
+    tuple of related arrays. Read with ``ast``; a function with 13 parameters in a
+    temporary module is caught by the same reader."""
+    def too_many(tree):
+        return [(n.name, n.lineno, len(n.args.posonlyargs) + len(n.args.args))
+                for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and len(n.args.posonlyargs) + len(n.args.args) > MAX_POSITIONAL]
+
+    bad = []
+    for sub in ("algorithms", "simulation"):
+        for path in sorted((ROOT / sub).rglob("*.py")):
+            bad += [(path.name,) + x for x in too_many(ast.parse(path.read_text()))]
+    assert bad == []
+    probe = ast.parse("def f(" + ", ".join(f"a{i}" for i in range(13)) + "): pass\n"
+                      "def g(a, b, *, c, d): pass\n")
+    assert too_many(probe) == [("f", 1, 13)]
