@@ -82,6 +82,12 @@ from .forces import apply_compiled_forces, apply_joint_forces
 from .hooks import python_forces, python_weights
 from .stepping import stop_requested
 
+STAGE = dict(JIT, forceinline=True)
+"""Flags of the stages of :func:`adaptive_contact_steps` that may grow buffers (NRT on):
+each is compiled once and inlined into the loop by LLVM, so that a step does not pass the
+bundles' arrays, with their reference counts, at every call (a call with the loop's
+bundles by value costs several microseconds)."""
+
 ERR_FORCE = 3
 """Error code of the compiled adaptive loops: an applied force is not finite."""
 ERR_VELOCITY = 4
@@ -146,6 +152,15 @@ weights ``Vw``, the hybrid body's, region update's and reduced tree's argument b
 ``hargs``, ``rargs``, ``red``, and ``last`` (6,) int64 (in/out): the active joints, update
 region, rigidified joints and the region kernel's counts of passive nodes updated,
 evaluated, tensorized of the last update."""
+
+HybridData = namedtuple("HybridData", (
+    "q", "qd", "qdd", "stats", "f_ext", "bk", "red", "qddT", "active"))
+HybridData.__doc__ = """What the contact stages of :func:`adaptive_contact_steps` read of
+:data:`AdaptiveData` (built once per call: a stage called with the whole ``AdaptiveData``
+would take every array of the region update's bundles, with their reference counts, at
+every call): the state ``q, qd, qdd``, the solver's statistics ``stats``, ``f_ext``, the
+engine's bookkeeping ``bk``, the reduced tree ``red``, the transient hybrid body's
+accelerations ``qddT`` and the active joints ``active`` (nb,) bool of the region update."""
 
 AdaptiveRun = namedtuple("AdaptiveRun", (
     "nsteps", "step0", "rec0", "every", "t0", "q", "qd", "sizes", "T", "cycles"))
@@ -347,33 +362,31 @@ def keep_update_counts(last, counts, res):
 
 
 @njit(**KERNEL)
-def record_state(am, ad, run, k):
-    """Record ``k`` of the compiled adaptive loops (``am``, ``ad``, ``run`` as for
-    :func:`hybrid_forward`): the state ``ad.q, ad.qd`` into ``run.q[k]``, ``run.qd[k]``,
-    the region sizes ``ad.last[:3]`` into ``run.sizes[k]`` and the kinetic energy into
-    ``run.T[k]``: O(N_A) on the hybrid body's reduced tree when it is current (its
-    kinematics at ``q, qd``, :func:`~articulated.algorithms.reduced.reduced_kinematics`
-    with the poses of the forces' bodies ``am.ubody``, then
-    :func:`~articulated.algorithms.reduced.reduced_kinetic`), else O(n) from ``am.full`` =
-    (model_i, model_f, workspace buffer). Returns whether it left the reduced tree's
+def record_state(run, k, q, qd, last, bk, red, pose, ubody, full):
+    """Record ``k`` of the compiled adaptive loops into the free rows of ``run``
+    (:data:`AdaptiveRun`): the state ``q, qd`` into ``run.q[k]``, ``run.qd[k]``, the
+    region sizes ``last[:3]`` into ``run.sizes[k]`` and the kinetic energy into
+    ``run.T[k]``: O(N_A) on the hybrid body's reduced tree ``red`` when it is current
+    (the engine's bookkeeping ``bk``; its kinematics at ``q, qd``,
+    :func:`~articulated.algorithms.reduced.reduced_kinematics` with the poses ``pose`` of
+    the forces' bodies ``ubody``, then :func:`~articulated.algorithms.reduced.
+    reduced_kinetic`), else O(n) from ``full`` = (model_i, model_f, workspace buffer). Returns whether it left the reduced tree's
     kinematics at ``q, qd``, which the next step then does not compute again (the same
     operations on the same state). A compiled function of its own: the reduced tree's
     bundles are dereferenced here, where no reference counting runs (the contact loop is
     compiled with NRT)."""
-    q, qd, bk, red = ad.q, ad.qd, ad.bk, ad.red
     for a in range(q.shape[0]):
         run.q[k, a] = q[a]
     for a in range(qd.shape[0]):
         run.qd[k, a] = qd[a]
     for a in range(3):
-        run.sizes[k, a] = ad.last[a]
+        run.sizes[k, a] = last[a]
     if red.rstamp[0] == bk.counts[REGION_STAMP]:
         bkp = byref(bk)
         rp = byref(red)
-        reduced_kinematics(bkp, byref(ad.hargs.pose), rp, am.ubody.shape[0], am.ubody)
+        reduced_kinematics(bkp, byref(pose), rp, ubody.shape[0], ubody)
         run.T[k] = reduced_kinetic(bkp, rp)
         return True
-    full = am.full
     run.T[k] = state_energy(full[0], full[1], q, qd, full[2])[0]
     return False
 
@@ -386,14 +399,15 @@ def end_step(am, ad, run, s, nrec, c0):
     record left the reduced tree's kinematics at the new state."""
     kept = False
     if (run.rec0 + s + 1) % run.every == 0 and nrec < run.q.shape[0]:
-        kept = record_state(am, ad, run, nrec)
+        kept = record_state(run, nrec, ad.q, ad.qd, ad.last, ad.bk, ad.red, ad.hargs.pose,
+                            am.ubody, am.full)
         nrec += 1
     if am.timed:
         run.cycles[s] = _cycles() - c0
     return nrec, kept
 
 
-@njit(**KERNEL)
+@njit(**dict(KERNEL, forceinline=True))
 def hybrid_forward(am, ad, fa, ptr, t, update, kept, solve):
     """Stage 1 of an adaptive step at time ``t`` [s] (both compiled adaptive loops): the
     applied forces ``fa`` (:class:`~articulated.simulation.forces.ForceArrays`: joint
@@ -509,7 +523,7 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out, posed):
     return substep_count(h, w2, acc, cl.theta, cl.arc), posed
 
 
-@njit(**JIT)
+@njit(**STAGE)
 def _hybrid_detect(am, ad, cl, cb, hk, posed, ready):
     """Step 2 of the module docstring over ``hk`` [s] from ``ad.q`` with the unconstrained
     velocities ``cl.qsf``: the reduced tree's world poses (unless ``posed``), its
@@ -543,7 +557,7 @@ def _hybrid_detect(am, ad, cl, cb, hk, posed, ready):
     return n, nvr, nqr, ContactBuffers(broad, out, cb.rb, cbody)
 
 
-@njit(**JIT)
+@njit(**STAGE)
 def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk):
     """Steps 3-4 of the module docstring: the ``n`` contacts (on the rigid pieces,
     ``cb.cbody``) and the limits of the active joints as rows on the reduced tree, the
@@ -586,7 +600,7 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk):
     return 0, -1, cb
 
 
-@njit(**JIT)
+@njit(**STAGE)
 def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, ready):
     """Steps 2-5 of the module docstring over ``hk`` [s] (a step or a substep of adaptive
     step ``step``) from ``ad.q, ad.qd`` with the unconstrained velocities ``cl.qsf``:
@@ -629,7 +643,7 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
         return err, joint, cb
     qd1, vr = cl.qd1[:nvr], cl.vr[:nvr]
     if cl.opt.energy_bound:
-        qddT = ad.rargs.buf.qddT
+        qddT = ad.qddT
         for i in range(nvr):
             k = cl.adof[i]
             cl.qd0[i] = qd[k] - hk * qddT[k] if ahead else qd[k]
@@ -659,7 +673,7 @@ def _split_start(am, ad, cl, update):
     for k in range(qd.shape[0]):
         cl.qdsave[k] = qd[k]
     if update:
-        ajoints, qddT = ad.bk.ajoints, ad.rargs.buf.qddT
+        ajoints, qddT = ad.bk.ajoints, ad.qddT
         for u in range(ad.bk.counts[N_AJOINTS]):
             for r in range(am.jnv[ajoints[u]]):
                 k = am.vadr[ajoints[u]] + r
@@ -667,7 +681,7 @@ def _split_start(am, ad, cl, update):
                 qdd[k] = qddT[k]
 
 
-@njit(**JIT)
+@njit(**STAGE)
 def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
     """Steps 2-5 of adaptive step ``step`` after :func:`hybrid_forward` (``kin``: its hybrid
     kinematics ran; ``update``: a region-update step): the unconstrained velocities ``qsf =
@@ -689,7 +703,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             for r in range(jnv[ajoints[u]]):
                 cl.qsf[vadr[ajoints[u]] + r] += am.h * qdd[vadr[ajoints[u]] + r]
     if na and cl.stamp[0] != red.rstamp[0]:
-        region_data(cl, bk, red, na, jnv, vadr, ad.rargs.st.active, q)
+        region_data(cl, bk, red, na, jnv, vadr, ad.active, q)
     # the pieces' world poses at q: reduced_kinematics (or the record) left them; after
     # hybrid_kinematics and the ABA's pass 1 they are not computed
     ns, posed = hybrid_substeps(cl, red, na, ajoints, jnv, am.h, cb.out, not kin)
@@ -748,6 +762,8 @@ def adaptive_contact_steps(am, ad, fa, run, cl, cstats, cb):
     through their own compiled functions, never inlined: a dereferenced bundle must not be
     reference-counted."""
     ptr = (byref(ad.bk), byref_each(ad.hargs), byref(ad.red))
+    hd = HybridData(ad.q, ad.qd, ad.qdd, ad.stats, ad.f_ext, ad.bk, ad.red, ad.rargs.buf.qddT,
+                    ad.rargs.st.active)
     nrec = 0
     t = run.t0
     kept = False                        # the record left the reduced tree's kinematics at q, qd
@@ -760,7 +776,7 @@ def adaptive_contact_steps(am, ad, fa, run, cl, cstats, cb):
             energy_bound_start(cl, ad.q, ad.qd, step)
         err, joint, kin = hybrid_forward(am, ad, fa, ptr, t, update, kept, True)
         if err == 0:
-            err, joint, cb = hybrid_contacts(am, ad, cl, cb, ptr, cstats[s], step, update, kin)
+            err, joint, cb = hybrid_contacts(am, hd, cl, cb, ptr, cstats[s], step, update, kin)
         if err:
             return s, err, joint, nrec, cb
         if cl.impact[0] and cstats[s, STAT_IMPACTS] > 0:   # GLM V.B: the region follows
