@@ -30,13 +30,13 @@ from .io.mjcf import load_mjcf
 from .io.structure import load_structure
 from .pdb import atom_positions, write_pdb
 from .sweep import SceneSimulation, sweep
-from . import models
+from . import models, robots
 from .viewer import to_gif, to_html, to_mp4, view
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Data", "Model", "ModelBuilder", "models", "load_urdf", "load_mjcf",
+    "Data", "Model", "ModelBuilder", "models", "robots", "load_urdf", "load_mjcf",
     "load_structure", "write_pdb", "atom_positions",
     "Box", "Capsule", "CollisionModel", "Cylinder", "Mesh", "Plane", "Sphere", "collision_matrix",
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",

@@ -175,11 +175,13 @@ def _save_animations(model, traj, out: Path, title: str, console):
         _print(console, f"no HTML replay: {e}")
 
 
-def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip=None):
+def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip=None,
+              forces=None):
     from .simulation import Simulator
 
     sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0,
-                    contacts=contacts,   # contact dissipates energy: no energy-drift watch
+                    contacts=contacts, forces=forces,
+                    # contact dissipates energy: no energy-drift watch
                     **({} if contacts is None else {"energy_drift": None}))
     record_every = args.record_every or max(1, args.steps // 400)
     checkpoint = getattr(args, "checkpoint", None)
@@ -460,37 +462,84 @@ def _demo_protein(console, structure, steps, out, eps_max=2.0 ** -19):
 def cmd_simulate(args) -> int:
     console = _console()
     geom = None
-    if args.floor and not args.urdf:
-        raise ValueError("--floor needs --urdf (the built-in scenes have no collision shapes)")
-    if args.urdf:
-        from .io.urdf import load_urdf
+    forces = None
+    urdf, srdf = args.urdf, args.srdf
+    if args.robot:
+        from .robots import path, srdf_path
 
-        model = load_urdf(args.urdf, floating_base=args.floating_base, collision=args.floor)
+        if urdf:
+            raise ValueError("give --robot NAME or --urdf PATH, not both")
+        urdf = path(args.robot)
+        srdf = srdf or srdf_path(args.robot)
+    if not urdf:
+        for flag in ("floor", "self_collision", "hold_pose", "srdf"):
+            if getattr(args, flag):
+                raise ValueError(f"--{flag.replace('_', '-')} needs --urdf or --robot (the "
+                                 f"built-in scenes have no collision shapes)")
+    if args.self_collision and not args.floor:
+        raise ValueError("--self-collision needs --floor (contact is off without it)")
+    if urdf:
+        from .io.urdf import load_urdf
+        from .robots import floor_contacts, hold_pose
+
+        model = load_urdf(urdf, floating_base=args.floating_base, collision=args.floor)
         q0 = _initial_configuration(model, args.seed)
+        if args.hold_pose is not None:
+            q0 = _pose(model, args.hold_pose, srdf)
+            forces = [hold_pose(model, q0)]
         if args.floor:
-            geom = _floor(model, q0)
+            geom = floor_contacts(model, q0, self_collision=args.self_collision, srdf=srdf)
             if (args.integrator, args.method) != ("semi_implicit_euler", "aba"):
                 _print(console, f"--floor: contact impulses step with semi_implicit_euler "
                                 f"and aba (not {args.integrator}/{args.method})")
                 args.integrator, args.method = "semi_implicit_euler", "aba"
-        title = f"{Path(args.urdf).name}: {args.integrator}, dt = {args.dt:g} s"
+        title = f"{Path(urdf).name}: {args.integrator}, dt = {args.dt:g} s"
     elif args.scene:
         model, q0 = _build_scene(args.scene, args.n, args.seed)
         title = f"{args.scene}: {args.integrator}, dt = {args.dt:g} s"
     else:
-        print("articulated simulate: give a SCENE or --urdf PATH", file=sys.stderr)
+        print("articulated simulate: give a SCENE, --urdf PATH or --robot NAME", file=sys.stderr)
         return 2
     tip = _tracked_point(model, q0, args.body)
     _print(console, f"{model}")
-    if args.urdf:
-        for line in _describe_robot(model, geom):
+    if urdf:
+        for line in _describe_robot(model, geom, args.self_collision):
             _print(console, line)
+        if forces:
+            _print(console, f"holding the pose {args.hold_pose!r} with a PD controller on "
+                            f"{len(forces[0].joints)} joints (kp {forces[0].kp[0]:.3g} N m/rad, "
+                            f"kd {forces[0].kd[0]:.3g} N m s/rad)")
     _print(console, f"plotted point: {tip[0]!r} (--body NAME picks another body or frame)")
-    _simulate(model, q0, args, title, console, contacts=geom, tip=tip)
+    _simulate(model, q0, args, title, console, contacts=geom, tip=tip, forces=forces)
     return 0
 
 
-def _describe_robot(model, geom=None):
+def _pose(model, text, srdf):
+    """The configuration of ``--hold-pose``: ``neutral`` (every joint at 0, a floating base
+    at the origin), the name of an SRDF ``<group_state>``, or comma-separated values [rad,
+    m] of the revolute and prismatic joints in joint order."""
+    from .model import JOINT_PRISMATIC, JOINT_REVOLUTE
+    from .robots import named_pose
+
+    q = model.neutral()
+    if text == "neutral":
+        return q
+    one_dof = np.flatnonzero(np.isin(model.jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC)))
+    try:
+        vals = [float(x) for x in text.split(",")]
+    except ValueError:
+        if srdf is None:
+            raise ValueError(f"--hold-pose {text!r}: a named pose needs an SRDF (--srdf PATH, "
+                             f"or --robot NAME of example-robot-data)") from None
+        return named_pose(model, srdf, text, q)
+    if len(vals) != len(one_dof):
+        raise ValueError(f"--hold-pose: {len(vals)} values for {len(one_dof)} revolute and "
+                         f"prismatic joints")
+    q[model.jnt_qadr[one_dof]] = vals
+    return q
+
+
+def _describe_robot(model, geom=None, self_collision=False):
     """Lines naming what ``articulated simulate --urdf`` simulates: the root link and how the
     robot is attached to the world, the total mass, the moving joints with their types, the
     contact model."""
@@ -510,32 +559,15 @@ def _describe_robot(model, geom=None):
     yield (f"joints ({len(moving)} moving, {model.nb} bodies, nq = {model.nq}, nv = "
            f"{model.nv}): " + ", ".join(f"{model.joint_name[j]} ({kind(j)})" for j in moving))
     yield ("contact: none (a floating base free-falls; --floor adds a ground plane)"
-           if geom is None else f"contact: {geom!r}, a ground plane below the robot")
+           if geom is None else
+           f"contact: {geom!r}, a ground plane below the robot, self-collision "
+           + ("on" if self_collision else "off (--self-collision turns it on)"))
 
 
 def _world_frames(model):
     """Names of the URDF links welded to the world (``model.frames`` entries on body -1),
     the root link first."""
     return [n for n, (b, _, _) in (getattr(model, "frames", None) or {}).items() if b < 0]
-
-
-def _floor(model, q0):
-    """The robot's URDF collision shapes (``model.collision``) and a static ground plane
-    (normal +z) at the lowest point of their bounding spheres at ``q0``: the robot starts
-    resting on it or just above. ValueError when the URDF has no ``<collision>``."""
-    from .algorithms.kinematics import forward_kinematics
-    from .geometry import Plane
-
-    geom = model.collision
-    A = geom.arrays() if geom is not None and len(geom) else None
-    if A is None:
-        raise ValueError("--floor: the URDF has no <collision> shapes to touch the floor with")
-    R, p = forward_kinematics(model, q0)
-    on = A["body"] >= 0
-    centres = p[A["body"][on]] + np.einsum("gij,gj->gi", R[A["body"][on]], A["pos"][on])
-    z = float(np.min(centres[:, 2] - A["rb"][on]))
-    geom.add_static(Plane(normal=(0.0, 0.0, 1.0), pos=(0.0, 0.0, z)), names=["floor"])
-    return geom
 
 
 def _parse_value(text: str):
@@ -799,24 +831,40 @@ def build_parser() -> argparse.ArgumentParser:
                      files="trajectory.npz, .png, .gif, .html and protein-final.pdb")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("simulate", help="simulate a built-in scene or a URDF file",
+    p = sub.add_parser("simulate", help="simulate a built-in scene or a URDF robot",
                        description="Simulate a built-in scene or a URDF robot under gravity "
-                                   "from a perturbed start and write trajectory.npz/.png. "
-                                   "With --urdf it prints the root, the total mass and the "
-                                   "joints. Contact: none unless --floor is given, so a "
-                                   "floating-base robot free-falls; --floor adds a ground "
-                                   "plane under the robot's URDF <collision> shapes "
-                                   "(impulses with friction, semi-implicit Euler and ABA; "
-                                   "docs/contact.md).")
+                                   "and write trajectory.npz/.png. With --urdf or --robot it "
+                                   "prints the root, the total mass and the joints. Contact: "
+                                   "none unless --floor is given, so a floating-base robot "
+                                   "free-falls; --floor adds a ground plane under the robot's "
+                                   "URDF <collision> shapes (impulses with friction, "
+                                   "semi-implicit Euler and ABA), self-collision off unless "
+                                   "--self-collision. E.g. 'articulated simulate --robot "
+                                   "solo12 --floating-base --floor --hold-pose standing'.")
     p.add_argument("scene", nargs="?", choices=SCENES, help="built-in scene")
     p.add_argument("--urdf", metavar="PATH", help="simulate this URDF file instead of a scene")
+    p.add_argument("--robot", metavar="NAME",
+                   help="simulate example-robot-data's robot NAME (solo12, anymal_c, talos, "
+                        "...; needs the robots extra); its SRDF is read when it has one")
     p.add_argument("--floating-base", action="store_true",
-                   help="with --urdf: give the root link a free joint")
+                   help="with --urdf/--robot: give the root link a free joint")
     p.add_argument("--floor", action="store_true",
-                   help="with --urdf: a ground plane (normal +z) at the lowest point of the "
-                        "robot's collision shapes (bounding spheres) at the start; contact "
-                        "with the URDF's <collision> geometry, mu 0.5. Without it there is "
-                        "no contact")
+                   help="with --urdf/--robot: a ground plane (normal +z, mu 0.5) at the lowest "
+                        "point of the robot's collision shapes (bounding spheres) at the "
+                        "start, touched by the URDF's <collision> shapes. Without it there "
+                        "is no contact")
+    p.add_argument("--self-collision", action="store_true",
+                   help="with --floor: the robot's shapes also touch each other, except a "
+                        "body and its parent, the SRDF's <disable_collisions> pairs and the "
+                        "pairs that overlap at the start")
+    p.add_argument("--srdf", metavar="PATH", default=None,
+                   help="SRDF of the robot: <disable_collisions> (with --self-collision) and "
+                        "the named poses of --hold-pose (--robot finds its own)")
+    p.add_argument("--hold-pose", metavar="POSE", default=None,
+                   help="start at POSE and hold it with a PD controller on every revolute and "
+                        "prismatic joint (gains scaled to the robot's mass and size): an SRDF "
+                        "group_state name (e.g. 'standing'), 'neutral', or comma-separated "
+                        "joint values [rad, m]")
     p.add_argument("--body", metavar="NAME", default=None,
                    help="body or frame (URDF link) whose path is plotted (default: the one "
                         "farthest from the root at the start)")

@@ -193,7 +193,9 @@ class Mesh(Shape):
     faces : (nf, 3) int, optional - triangles (vertex indices); kept for export and
         display, the narrow phase does not read them
     scale : (3,) float - per-axis scale applied to the vertices (URDF ``<mesh scale>``),
-        each > 0
+        each finite and non-zero; a negative entry mirrors the mesh (real URDFs write a
+        left limb as the right one with ``scale="1 -1 1"``): the reflected vertices, whose
+        hull is the reflected hull, and the faces' winding reversed (:meth:`scaled_faces`)
     source : str, optional - the file the mesh came from (in messages)
 
     Build one from a file with :meth:`from_file` (trimesh reads STL, OBJ, DAE, PLY...).
@@ -236,8 +238,8 @@ class Mesh(Shape):
 
     def scaled_vertices(self):
         """(nv, 3) float64 vertices times ``scale`` [m], validated (ValueError naming the
-        mesh: non-finite values, fewer than 4 vertices, all in one plane, scale <= 0, a
-        face index out of range)."""
+        mesh: non-finite values, fewer than 4 vertices, all in one plane, a zero scale, a
+        face index out of range). A negative scale reflects the vertices."""
         cache = self.__dict__.get("_scaled")
         if cache is not None:
             return cache
@@ -251,8 +253,8 @@ class Mesh(Shape):
             raise ValueError(f"{what}: vertices must have shape (nv, 3), got {V.shape}")
         if not np.isfinite(V).all():
             raise ValueError(f"{what}: vertices are not finite")
-        if not (np.isfinite(sc).all() and (sc > 0).all()):
-            raise ValueError(f"{what}: scale must be finite and > 0, got {tuple(sc)}")
+        if not (np.isfinite(sc).all() and (sc != 0).all()):
+            raise ValueError(f"{what}: scale must be finite and non-zero, got {tuple(sc)}")
         if self.faces is not None:
             F = np.asarray(self.faces)
             if F.size and (F.ndim != 2 or F.shape[1] != 3 or F.min() < 0 or F.max() >= len(V)):
@@ -266,6 +268,17 @@ class Mesh(Shape):
         V.setflags(write=False)
         object.__setattr__(self, "_scaled", V)
         return V
+
+    def scaled_faces(self):
+        """(nf, 3) int64 faces of :meth:`scaled_vertices`, or None without faces: the
+        winding reversed when the scale mirrors the mesh (an odd number of negative
+        entries), so that the faces still wind counter-clockwise seen from outside."""
+        if self.faces is None:
+            return None
+        F = np.asarray(self.faces, dtype=np.int64)
+        if np.prod(np.sign(np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (3,)))) < 0:
+            F = F[:, ::-1]
+        return np.ascontiguousarray(F)
 
     def params(self):
         self.scaled_vertices()

@@ -261,7 +261,7 @@ def _shape_mesh(kind, size, mesh, sections):
                                          sections=2 * sections)
     if kind == SHAPE_MESH:
         V = mesh.scaled_vertices()
-        F = None if mesh.faces is None else np.asarray(mesh.faces)
+        F = mesh.scaled_faces()
         if F is None or F.size == 0:  # vertices only: draw the convex hull (what collides)
             return trimesh.Trimesh(V, process=False).convex_hull
         return trimesh.Trimesh(V, F, process=False)
