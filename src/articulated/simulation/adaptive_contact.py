@@ -82,11 +82,12 @@ from .forces import apply_compiled_forces, apply_joint_forces
 from .hooks import python_forces, python_weights
 from .stepping import stop_requested
 
-STAGE = dict(JIT, forceinline=True)
+STAGE = dict(JIT, inline="always")
 """Flags of the stages of :func:`adaptive_contact_steps` that may grow buffers (NRT on):
-each is compiled once and inlined into the loop by LLVM, so that a step does not pass the
-bundles' arrays, with their reference counts, at every call (a call with the loop's
-bundles by value costs several microseconds)."""
+numba copies each stage's IR into its one caller and types it there, so that the loop is
+one function to numba's reference-count pruning. A stage compiled on its own would take
+the loop's bundles (hundreds of arrays) at every call and count their references, which
+no LLVM inlining removes; each is called from one place, so it is typed once either way."""
 
 ERR_FORCE = 3
 """Error code of the compiled adaptive loops: an applied force is not finite."""
