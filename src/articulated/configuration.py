@@ -223,19 +223,25 @@ def integrate(model: Model, q, v, dt=1.0) -> np.ndarray:
     Parameters
     ----------
     model : Model
-    q : (nq,) float64 - configuration (unit quaternions for spherical/free joints)
-    v : (nv,) float64 - constant joint velocity, same layout and frames as ``qd``
-        [rad/s | m/s]: body-frame angular velocity for quaternion joints, body-frame origin
-        velocity for the free-joint translation
-    dt : float - duration [s] (any sign; ``v`` and ``dt`` only enter as ``v dt``)
+    q : (nq,) float64
+        Configuration (unit quaternions for spherical/free joints).
+    v : (nv,) float64
+        Constant joint velocity, same layout and frames as ``qd`` [rad/s | m/s]: body-frame
+        angular velocity for quaternion joints, body-frame origin velocity for the
+        free-joint translation.
+    dt : float
+        Duration [s] (any sign; ``v`` and ``dt`` only enter as ``v dt``).
 
     Returns
     -------
-    q_new : (nq,) float64 - revolute/prismatic ``q + v dt``; quaternions
-        ``quat (x) exp(omega dt / 2)`` (right multiplication, normalized); free-joint
-        position by the SE(3) exponential ``p + R(quat) V(omega dt) v_O dt`` (exact for a
-        constant body twist; see the module docstring).
+    q_new : (nq,) float64
+        Revolute/prismatic ``q + v dt``; quaternions ``quat (x) exp(omega dt / 2)`` (right
+        multiplication, normalized); free-joint position by the SE(3) exponential ``p +
+        R(quat) V(omega dt) v_O dt`` (exact for a constant body twist; see the module
+        docstring).
 
+    Notes
+    -----
     Raises ValueError for wrong shapes or a non-finite ``dt``; TypeError for non-numeric
     arrays. Complexity O(nb), one small numba kernel.
 
@@ -255,8 +261,10 @@ def qdot(model: Model, q, qd) -> np.ndarray:
 
     Parameters
     ----------
-    q : (nq,) float64 - configuration
-    qd : (nv,) float64 - joint velocities (body-frame rates for quaternion joints)
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities (body-frame rates for quaternion joints).
 
     Returns
     -------
@@ -265,6 +273,8 @@ def qdot(model: Model, q, qd) -> np.ndarray:
     The quaternion part is linear in ``quat`` (a non-unit quaternion is used as is);
     rotations use the normalized quaternion.
 
+    Notes
+    -----
     Raises ValueError for wrong shapes. Source: RBDA sec. 4.4 (eq. 4.13, quaternion rate).
     """
     q = model.check_vector(q, "q", model.nq)

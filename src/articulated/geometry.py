@@ -188,14 +188,19 @@ class Mesh(Shape):
 
     Parameters
     ----------
-    vertices : (nv, 3) float - vertex positions in the mesh's own frame, before ``scale``
-        [m after scaling]; at least 4, not all in one plane, finite
-    faces : (nf, 3) int, optional - triangles (vertex indices); kept for export and
-        display, the narrow phase does not read them
-    scale : (3,) float - per-axis scale applied to the vertices (URDF ``<mesh scale>``),
-        each > 0
-    source : str, optional - the file the mesh came from (in messages)
+    vertices : (nv, 3) float
+        Vertex positions in the mesh's own frame, before ``scale`` [m after scaling]; at
+        least 4, not all in one plane, finite.
+    faces : (nf, 3) int, optional
+        Triangles (vertex indices); kept for export and display, the narrow phase does not
+        read them.
+    scale : (3,) float
+        Per-axis scale applied to the vertices (URDF ``<mesh scale>``), each > 0.
+    source : str, optional
+        The file the mesh came from (in messages).
 
+    Notes
+    -----
     Build one from a file with :meth:`from_file` (trimesh reads STL, OBJ, DAE, PLY...).
     The narrow phase (mesh against every shape, in :mod:`articulated.algorithms.collision`)
     builds one ``coal.Convex`` per mesh and needs coal: ``pip install articulated[mesh]``.
@@ -286,33 +291,45 @@ def _material(mu, e, what):
 
 
 class CollisionModel:
-    """The shapes attached to the bodies of a :class:`~articulated.model.Model` and the
-    static obstacles of the world, with their materials and collision filters.
+    """Collision shapes on the bodies of a model and static obstacles, with materials and filters.
 
     Parameters
     ----------
-    model : Model - the articulated body the shapes ride on
+    model : Model
+        The articulated body the shapes ride on.
 
-    Attributes (flat arrays, rebuilt by :meth:`arrays`; ``ng`` shapes)
+    Attributes
     ----------
-    body : (ng,) int64 - carrying body, -1 for a static obstacle
-    kind : (ng,) int64 - ``SHAPE_*`` code
-    size : (ng, 3) float64 - sphere ``(r, 0, 0)``, capsule and cylinder ``(r, L/2, 0)``,
-        box half extents [m]; zeros for a plane and a mesh
-    mesh : list of Mesh or None - the :class:`Mesh` of each mesh shape, None for the others
-    pos : (ng, 3) float64 - shape origin in body (or world) coordinates [m]
-    R : (ng, 3, 3) float64 - shape axes in body (or world) coordinates
-    mu, e : (ng,) float64 - friction coefficient, restitution
-    group, mask : (ng,) int64 - collision filter bits
+    body : (ng,) int64
+        Carrying body, -1 for a static obstacle. These flat arrays over the ``ng`` shapes
+        are rebuilt by :meth:`arrays`.
+    kind : (ng,) int64
+        ``SHAPE_*`` code.
+    size : (ng, 3) float64
+        Sphere ``(r, 0, 0)``, capsule and cylinder ``(r, L/2, 0)``, box half extents [m];
+        zeros for a plane and a mesh.
+    mesh : list of Mesh or None
+        The :class:`Mesh` of each mesh shape, None for the others.
+    pos : (ng, 3) float64
+        Shape origin in body (or world) coordinates [m].
+    R : (ng, 3, 3) float64
+        Shape axes in body (or world) coordinates.
+    mu, e : (ng,) float64
+        Friction coefficient, restitution.
+    group, mask : (ng,) int64
+        Collision filter bits.
     name : list of str
+        Shape names.
 
-    Example
-    -------
+    References
+    ----------
+    Gayle, Lin & Manocha 2006, sec. IV (shapes on the links of a hybrid body).
+
+    Examples
+    --------
     >>> geom = CollisionModel(model)
     >>> geom.add("link3", Capsule(radius=0.01, length=0.1), pos=(0, 0, -0.05), mu=0.5, e=0.1)
     >>> geom.add_static(Plane(normal=(0, 0, 1)))
-
-    Source: Gayle, Lin & Manocha 2006, sec. IV (shapes on the links of a hybrid body).
     """
 
     def __init__(self, model: Model):

@@ -796,8 +796,8 @@ class Model:
         Raises
         ------
         ValueError
-            Naming the joint, on a wrong shape or a quaternion whose norm is not 1
-            within :func:`quaternion_tol`.
+            Naming the joint, on a wrong shape or a quaternion whose norm is not 1 within
+            :func:`quaternion_tol`.
         TypeError
             On a non-numeric array.
         """
@@ -834,8 +834,8 @@ class Model:
         Raises
         ------
         ValueError
-            Naming the joint, for a joint that is not revolute or prismatic, or
-            ``lower > upper``.
+            Naming the joint, for a joint that is not revolute or prismatic, or ``lower >
+            upper``.
         """
         import copy
 
@@ -899,8 +899,8 @@ class Model:
         Raises
         ------
         ValueError
-            Naming the joint or body of the first non-finite entry; returns ``None``
-            when every entry is finite.
+            Naming the joint or body of the first non-finite entry; returns ``None`` when
+            every entry is finite.
         """
         for name, x in vectors.items():
             if x is None:

@@ -31,9 +31,13 @@ def atom_positions(model: Model, q) -> np.ndarray:
 
     Parameters
     ----------
-    model : Model - made by :func:`articulated.load_structure`
-    q : (nq,) float64 - configuration
+    model : Model
+        Made by :func:`articulated.load_structure`.
+    q : (nq,) float64
+        Configuration.
 
+    Notes
+    -----
     Returns (natom, 3) float64 world positions [nm], atoms in the order of
     ``model.structure_atoms.structure`` (gemmi's chain, residue, atom order).
     Raises ValueError for a model without atoms or a bad ``q`` (forward kinematics).
@@ -48,12 +52,17 @@ def write_pdb(model: Model, q, path) -> Path:
 
     Parameters
     ----------
-    model : Model - made by :func:`articulated.load_structure` (carries ``structure_atoms``)
-    q : (nq,) float64 - one configuration: a single-model PDB; or (K, nq) float64, or an
-        object with such a ``q`` attribute (a :class:`articulated.Trajectory`): a
-        multi-model PDB, ``MODEL 1 .. K`` (a trajectory for molecular viewers)
-    path : str or Path - the file to write
+    model : Model
+        Made by :func:`articulated.load_structure` (carries ``structure_atoms``).
+    q : (nq,) float64
+        One configuration: a single-model PDB; or (K, nq) float64, or an object with such a
+        ``q`` attribute (a :class:`articulated.Trajectory`): a multi-model PDB, ``MODEL 1 ..
+        K`` (a trajectory for molecular viewers).
+    path : str or Path
+        The file to write.
 
+    Notes
+    -----
     Returns the path. The atoms keep the file's names, residues, chains, occupancies and B
     factors; coordinates in Angstrom. Raises ValueError for a model without atoms or a ``q``
     of the wrong shape or with non-finite entries.

@@ -760,9 +760,12 @@ def rigid_inertia_6x6(mass, com, I_com):
 
     Parameters
     ----------
-    mass : float - body mass [kg]
-    com : (3,) float64 - centre of mass in the body frame [m]
-    I_com : (3, 3) float64 - rotational inertia about the COM, body axes [kg m^2]
+    mass : float
+        Body mass [kg].
+    com : (3,) float64
+        Centre of mass in the body frame [m].
+    I_com : (3, 3) float64
+        Rotational inertia about the COM, body axes [kg m^2].
     """
     c = np.asarray(com, dtype=np.float64)
     cx = skew(c)

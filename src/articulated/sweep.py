@@ -221,25 +221,33 @@ def sweep(make_sim, grid, *, steps: int, record_every: int = 1, client=None, sto
 
     Parameters
     ----------
-    make_sim : callable ``(**point) -> Simulator`` - builds the simulator of one run from
-        its parameters, on the worker (so it must be picklable by cloudpickle: a module-level
-        function or class instance; build models inside it from picklable arguments)
+    make_sim : callable ``(**point) -> Simulator``
+        Builds the simulator of one run from its parameters, on the worker (so it must be
+        picklable by cloudpickle: a module-level function or class instance; build models
+        inside it from picklable arguments).
     grid : dict ``name -> values`` (Cartesian product) or list of dicts (the points)
-    steps : int >= 1 - steps of every run (``Simulator.run(steps, record_every)``)
-    record_every : int >= 1 - recording interval
-    client : distributed.Client, str or None - a client, a scheduler address
-        (``"tcp://host:8786"``), or None for a ``LocalCluster`` with one single-threaded
-        worker process per core (closed at the end)
-    store : str or Path - the result folder (created): ``index.csv`` and one ``.npz`` per
-        run; a store that already holds complete runs of the grid resumes (those are skipped)
-    warm : bool - build and step the first point once in this process first, so that every
-        kernel it needs is compiled into numba's on-disk cache before the workers start
-    progress : bool - show a progress bar (rich) while runs complete
+    steps : int >= 1
+        Steps of every run (``Simulator.run(steps, record_every)``).
+    record_every : int >= 1
+        Recording interval.
+    client : distributed.Client, str or None
+        A client, a scheduler address (``"tcp://host:8786"``), or None for a
+        ``LocalCluster`` with one single-threaded worker process per core (closed at the
+        end).
+    store : str or Path
+        The result folder (created): ``index.csv`` and one ``.npz`` per run; a store that
+        already holds complete runs of the grid resumes (those are skipped).
+    warm : bool
+        Build and step the first point once in this process first, so that every kernel it
+        needs is compiled into numba's on-disk cache before the workers start.
+    progress : bool
+        Show a progress bar (rich) while runs complete.
 
     Returns
     -------
-    SweepResult - ``rows`` (one per point, grid order: ``run``, ``status``, ``wall_s``
-        [s], ``steps``, ``t_end`` [s], ``error``, ``params``), ``ran``, ``trajectory(k)``.
+    SweepResult
+        ``rows`` (one per point, grid order: ``run``, ``status``, ``wall_s`` [s], ``steps``,
+        ``t_end`` [s], ``error``, ``params``), ``ran``, ``trajectory(k)``.
 
     Raises
     ------
@@ -329,25 +337,31 @@ def map_cells(fn, cells, *, client=None, common=(), warm=None) -> list:
 
     Parameters
     ----------
-    fn : callable - a module-level function (cloudpickle ships it); its result must pickle
-    cells : sequence of tuples - the varying arguments of each cell
-    client : distributed.Client, str or None - where to run; None: here, serially
-    common : tuple - arguments shared by every cell (e.g. the model), sent to every worker
-        once (``Client.scatter(broadcast=True)``)
-    warm : callable or None - run once on every worker (once here when serial) before any
-        cell, e.g. to load every numba kernel from the on-disk cache so no timed cell pays
-        for it
+    fn : callable
+        A module-level function (cloudpickle ships it); its result must pickle.
+    cells : sequence of tuples
+        The varying arguments of each cell.
+    client : distributed.Client, str or None
+        Where to run; None: here, serially.
+    common : tuple
+        Arguments shared by every cell (e.g. the model), sent to every worker once
+        (``Client.scatter(broadcast=True)``).
+    warm : callable or None
+        Run once on every worker (once here when serial) before any cell, e.g. to load every
+        numba kernel from the on-disk cache so no timed cell pays for it.
 
     Returns
     -------
-    list - the cells' results, in the order of ``cells``.
+    list
+        The cells' results, in the order of ``cells``.
 
     Raises
     ------
-    ValueError - before any cell runs, when a worker has more than one thread: two timed
-        cells on one worker would share its process and compete for the cores, so start
-        workers with ``dask worker ADDRESS --nthreads 1`` (and no more workers per machine
-        than it has cores). Whatever a cell raises (re-raised here).
+    ValueError
+        Before any cell runs, when a worker has more than one thread: two timed cells on one
+        worker would share its process and compete for the cores, so start workers with
+        ``dask worker ADDRESS --nthreads 1`` (and no more workers per machine than it has
+        cores). Whatever a cell raises (re-raised here).
     """
     cells = [tuple(c) for c in cells]
     if client is None:

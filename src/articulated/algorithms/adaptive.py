@@ -69,14 +69,17 @@ class AdaptiveDynamics(DCAEngine):
     ----------
     model : Model
     assembly : "balanced" | "serial" | sequence of joints | AssemblyTree
-    weights : (nb, 6, 6) or callable, optional - SPD acceleration-metric weights ``A_i``
-        (identity); a callable ``weights(q) -> (nb, 6, 6)`` gives configuration-dependent
-        weights (RGL Sec. 5.2: ``A_i`` may depend on ``q_i``), evaluated at every
-        :meth:`region_update` (a rigidified joint's weight must depend on its own ``q_i``
-        only: its passive node's tensors keep the weight it had when it was rigidified)
-    velocity_weights : (nb, 6, 6) or callable, optional - SPD velocity-metric weights
-        ``V_i`` (identity), likewise
+    weights : (nb, 6, 6) or callable, optional
+        SPD acceleration-metric weights ``A_i`` (identity); a callable ``weights(q) -> (nb,
+        6, 6)`` gives configuration-dependent weights (RGL Sec. 5.2: ``A_i`` may depend on
+        ``q_i``), evaluated at every :meth:`region_update` (a rigidified joint's weight must
+        depend on its own ``q_i`` only: its passive node's tensors keep the weight it had
+        when it was rigidified).
+    velocity_weights : (nb, 6, 6) or callable, optional
+        SPD velocity-metric weights ``V_i`` (identity), likewise.
 
+    Notes
+    -----
     Attributes (after :meth:`set_state`): ``q``, ``qd``, ``tau``, ``f_ext`` (the state),
     ``active`` (nb,) bool (the active region; all True = fully articulated), and everything
     of :class:`~articulated.algorithms.engine.DCAEngine` (coefficients with

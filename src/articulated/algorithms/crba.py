@@ -178,16 +178,20 @@ def crba(model: Model, q, *, dtype=np.float64, data=None, out=None) -> np.ndarra
 
     Parameters
     ----------
-    q : (nq,) float64 - configuration
+    q : (nq,) float64
+        Configuration.
     dtype, data : as :func:`articulated.aba`
-    out : (nv, nv) array of ``dtype``, optional - written and returned instead of a new
-        array (C-contiguous, writable)
+    out : (nv, nv) array of ``dtype``, optional
+        Written and returned instead of a new array (C-contiguous, writable).
 
     Returns
     -------
-    M : (nv, nv) ndarray of ``dtype`` - symmetric positive definite joint-space inertia
-        [kg m^2 | kg | kg m]; ``T = 1/2 qd^T M qd``.
+    M : (nv, nv) ndarray of ``dtype``
+        Symmetric positive definite joint-space inertia [kg m^2 | kg | kg m]; ``T = 1/2 qd^T
+        M qd``.
 
+    Notes
+    -----
     Memory O(nv^2) (dense result); time O(nv * depth). Raises as :func:`articulated.aba`.
     Source: Featherstone, RBDA 2008, Table 6.2; Ascher, Pai & Cloutier 1997, sec. 2 (the
     CRB method as one elimination of their eq. 4).

@@ -34,6 +34,8 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method: str = "aba
     -------
     qdd : (nv,) ndarray of ``dtype`` [rad/s^2 | m/s^2]
 
+    Notes
+    -----
     Raises ValueError for an unknown method, and as :func:`articulated.aba`.
     """
     if method == "aba":

@@ -108,20 +108,28 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
 
     Parameters
     ----------
-    q : (nq,) float64 - configuration
-    qd : (nv,) float64 - joint velocities [rad/s | m/s]
-    qdd : (nv,) float64 - joint accelerations [rad/s^2 | m/s^2]
-    f_ext : (nb, 6) float64, optional - external spatial forces, body coordinates
-        (``[n; f]`` about each body origin) [N m; N]
-    gravity : bool - include the model's gravity (as a base acceleration ``-g``)
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities [rad/s | m/s].
+    qdd : (nv,) float64
+        Joint accelerations [rad/s^2 | m/s^2].
+    f_ext : (nb, 6) float64, optional
+        External spatial forces, body coordinates (``[n; f]`` about each body origin) [N m;
+        N].
+    gravity : bool
+        Include the model's gravity (as a base acceleration ``-g``).
     dtype, data : as :func:`articulated.aba`
-    out : (nv,) array of ``dtype``, optional - written and returned instead of a new array
+    out : (nv,) array of ``dtype``, optional
+        Written and returned instead of a new array.
 
     Returns
     -------
     tau : (nv,) ndarray of ``dtype`` - joint forces [N m | N]. After the call
     ``model.data().f`` (nb, 6) holds the spatial force each joint transmits to its body.
 
+    Notes
+    -----
     Raises ValueError/TypeError as :func:`articulated.aba`. O(nb).
     Source: Featherstone, RBDA 2008, Table 5.1.
     """

@@ -272,10 +272,13 @@ def bench_dca(quick=False, *, repeats=7, log=print) -> dict:
 
     Parameters
     ----------
-    quick : bool - small scenes only (seconds; the smoke test); otherwise pendulum-300,
-        pendulum-3000, millipede (13,000 bodies), molecule-50k and crowd(200)
-    repeats : int - timing samples per function (median reported)
-    log : callable - progress and report output (``print``)
+    quick : bool
+        Small scenes only (seconds; the smoke test); otherwise pendulum-300, pendulum-3000,
+        millipede (13,000 bodies), molecule-50k and crowd(200).
+    repeats : int
+        Timing samples per function (median reported).
+    log : callable
+        Progress and report output (``print``).
 
     Returns
     -------

@@ -88,24 +88,34 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
 
     Parameters
     ----------
-    n : int >= 1 - links (nv = n + 5)
-    link_length, radius, mass : float > 0 - per link [m, m, kg]
-    mu : float >= 0 - friction of every shape
-    height : float - base height above the plane [m] (upright: of the chain's lowest
-        point, the end of its last capsule)
-    upright : bool - stand the chain on its last capsule, the free base (body 0) on top
-        (body 0's x along world -z): the light end that strikes first is a leaf, not the
-        root (rooted there, the first impact spins the root link against its neighbour's
-        joint and one step's position update turns 2.6 J of kinetic energy into 2,500 J)
-    bend : float >= 0 - joint angles drawn uniformly in ``[-bend, bend]`` [rad]
-    seed : int - of the angles' generator (``numpy.random.default_rng``)
+    n : int >= 1
+        Links (nv = n + 5).
+    link_length, radius, mass : float > 0
+        Per link [m, m, kg].
+    mu : float >= 0
+        Friction of every shape.
+    height : float
+        Base height above the plane [m] (upright: of the chain's lowest point, the end of
+        its last capsule).
+    upright : bool
+        Stand the chain on its last capsule, the free base (body 0) on top (body 0's x along
+        world -z): the light end that strikes first is a leaf, not the root (rooted there,
+        the first impact spins the root link against its neighbour's joint and one step's
+        position update turns 2.6 J of kinetic energy into 2,500 J).
+    bend : float >= 0
+        Joint angles drawn uniformly in ``[-bend, bend]`` [rad].
+    seed : int
+        Of the angles' generator (``numpy.random.default_rng``).
     gravity : (3,) float [m/s^2]
-    return_configuration : bool - also return ``q0`` (nq,)
+    return_configuration : bool
+        Also return ``q0`` (nq,).
 
     Returns
     -------
     Model (``model.collision``: one capsule per link and the plane), or ``(model, q0)``.
 
+    Notes
+    -----
     Raises ValueError for n < 1 or a non-positive size.
     """
     n = _count(n, "n", 1)
@@ -146,22 +156,32 @@ def thread(n: int = 295, *, walls: int = 5, link_length: float = 0.02, radius: f
 
     Parameters
     ----------
-    n : int >= 2 - links
+    n : int >= 2
+        Links.
     walls : int >= 1
-    link_length, radius, mass : float > 0 - per link [m, m, kg]
-    hole : float > 2 radius - side of the square holes [m]
-    offset : float - distance of the holes' centres from the x axis [m]
-    gap : float > wall_thickness - distance between walls [m]
+    link_length, radius, mass : float > 0
+        Per link [m, m, kg].
+    hole : float > 2 radius
+        Side of the square holes [m].
+    offset : float
+        Distance of the holes' centres from the x axis [m].
+    gap : float > wall_thickness
+        Distance between walls [m].
     wall_thickness : float > 0 [m]
-    mu : float >= 0 - friction of thread and walls
-    speed : float - initial velocity of the thread along +x [m/s]
-    return_configuration : bool - also return ``q0`` (nq,) and ``qd0`` (nv,)
+    mu : float >= 0
+        Friction of thread and walls.
+    speed : float
+        Initial velocity of the thread along +x [m/s].
+    return_configuration : bool
+        Also return ``q0`` (nq,) and ``qd0`` (nv,).
 
     Returns
     -------
     Model (``model.collision``: the capsules and ``4 walls`` boxes), or
     ``(model, q0, qd0)``.
 
+    Notes
+    -----
     Raises ValueError for a bad count or size, a hole not larger than the thread, or walls
     that overlap.
     """
@@ -280,21 +300,32 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
 
     Parameters
     ----------
-    n : int >= 3 - links
-    link_length, radius, mass : float > 0 - per link [m, m, kg]
-    beam : float > 0 - half the side of the beam's section [m]
-    corner : float in (0, 1] - rounding radius of the beam's edges / ``beam``
-    height : float - height of the beam's axis [m]
-    mu : float >= 0 - friction of snake and beam
-    amplitude, wavenumber : float - the gait's helix [rad, rad/link]
-    amplitude0 : float - the start's looser helix [rad]
+    n : int >= 3
+        Links.
+    link_length, radius, mass : float > 0
+        Per link [m, m, kg].
+    beam : float > 0
+        Half the side of the beam's section [m].
+    corner : float in (0, 1]
+        Rounding radius of the beam's edges / ``beam``.
+    height : float
+        Height of the beam's axis [m].
+    mu : float >= 0
+        Friction of snake and beam.
+    amplitude, wavenumber : float
+        The gait's helix [rad, rad/link].
+    amplitude0 : float
+        The start's looser helix [rad].
     gravity : (3,) float [m/s^2]
-    return_configuration : bool - also return ``q0`` (nq,)
+    return_configuration : bool
+        Also return ``q0`` (nq,).
 
     Returns
     -------
     Model (``model.collision``: the capsules, 2 boxes and 4 cylinders), or ``(model, q0)``.
 
+    Notes
+    -----
     Raises ValueError for a bad count or size, or a start that touches the beam (make
     ``amplitude0`` smaller: a wider helix).
     """

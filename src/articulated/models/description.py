@@ -82,19 +82,22 @@ def build_model(description: dict):
 
     Parameters
     ----------
-    description : dict - ``{"scene": name, "kwargs": {...}}`` (a generator of
-        :data:`SCENES`), or ``{"urdf" | "mjcf" | "structure": path, "sha256": hex,
-        "kwargs": {...}}`` (the loader ``articulated.io.<kind>.load_<kind>``)
+    description : dict
+        ``{"scene": name, "kwargs": {...}}`` (a generator of :data:`SCENES`), or ``{"urdf" |
+        "mjcf" | "structure": path, "sha256": hex, "kwargs": {...}}`` (the loader
+        ``articulated.io.<kind>.load_<kind>``).
 
     Returns
     -------
-    Model - with the same description.
+    Model
+        With the same description.
 
     Raises
     ------
-    ValueError - not a description, an unknown scene, a loader that this installation does
-        not have, a file that is missing or whose SHA-256 differs from the recorded one (the
-        file changed since the model was built).
+    ValueError
+        Not a description, an unknown scene, a loader that this installation does not have,
+        a file that is missing or whose SHA-256 differs from the recorded one (the file
+        changed since the model was built).
     """
     if not isinstance(description, dict):
         raise ValueError(f"a model description is a dict, got {description!r}")

@@ -240,8 +240,8 @@ def strandbeest_points(theta: float = 0.0, scale: float = 0.01):
     Returns a dict: ``O`` crank axle (origin), ``Z`` fixed pivot ``(-a, -l)``, ``B`` crank
     pin, ``C`` (j meets b), ``D`` (third vertex of triangle b-d-e), ``E`` (k meets c), ``F``
     (f meets g), ``G`` the foot (third vertex of triangle g-h-i); lengths of
-    :data:`JANSEN` times ``scale`` (|Z-C| = b, |Z-D| = d, |C-D| = e; |E-F| = g, |F-G| = h,
-    |E-G| = i). ValueError if it cannot be assembled.
+    :data:`JANSEN` times ``scale`` (``|Z-C| = b``, ``|Z-D| = d``, ``|C-D| = e``;
+    ``|E-F| = g``, ``|F-G| = h``, ``|E-G| = i``). ValueError if it cannot be assembled.
     """
     L = {k: v * scale for k, v in JANSEN.items()}
     O = _xz(0.0, 0.0)

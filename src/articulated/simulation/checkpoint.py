@@ -155,11 +155,14 @@ class Checkpointer:
     Parameters
     ----------
     sim : DynamicsSimulator or AdaptiveSimulator
-    path : str or os.PathLike - the checkpoint file (``.npz`` appended when missing)
-    every : int >= 1 or None - steps between checkpoints (None: only at the start, the
-        end and on Ctrl-C)
+    path : str or os.PathLike
+        The checkpoint file (``.npz`` appended when missing).
+    every : int >= 1 or None
+        Steps between checkpoints (None: only at the start, the end and on Ctrl-C).
     steps, record_every : the run's
 
+    Notes
+    -----
     Raises ValueError when ``sim``'s settings cannot be checkpointed (see the module
     docstring) or ``every`` is not a positive integer.
     """

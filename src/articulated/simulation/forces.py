@@ -39,12 +39,14 @@ from ..spatial import get_mat3, get_vec6
 class StateKinematics:
     """World poses and body velocities of one state, computed on first use.
 
-    Attributes (lazy)
-    -----------------
-    R : (nb, 3, 3) float64 - body -> world rotations (columns are body axes in world)
-    p : (nb, 3) float64 - body origins in world coordinates [m]
-    v : (nb, 6) float64 - body spatial velocities ``[w; v_O]`` in body coordinates
-        (requires ``qd``)
+    Attributes
+    ----------
+    R : (nb, 3, 3) float64
+        Body -> world rotations (columns are body axes in world coordinates); lazy.
+    p : (nb, 3) float64
+        Body origins in world coordinates [m]; lazy.
+    v : (nb, 6) float64
+        Body spatial velocities ``[w; v_O]`` in body coordinates (requires ``qd``); lazy.
     """
 
     __slots__ = ("model", "q", "qd", "_R", "_p", "_v")
@@ -191,12 +193,17 @@ class PointForce(Force):
 
     Parameters
     ----------
-    body : str or int - body name or index
-    force : (3,) float - force [N], in world coordinates (``frame="world"``) or in body
-        coordinates (``frame="body"``: a follower force that turns with the body)
-    point : (3,) float - point of application in body coordinates [m]
+    body : str or int
+        Body name or index.
+    force : (3,) float
+        Force [N], in world coordinates (``frame="world"``) or in body coordinates
+        (``frame="body"``: a follower force that turns with the body).
+    point : (3,) float
+        Point of application in body coordinates [m].
     frame : {"world", "body"}
 
+    Notes
+    -----
     A constant world force is conservative with potential ``V = -F . x_P`` (``x_P`` the
     point's world position); a body-frame force is not (``potential`` returns 0).
     Raises ValueError for a non-finite or mis-shaped vector, an unknown frame, or (at
@@ -253,15 +260,22 @@ class Spring(Force):
 
     Parameters
     ----------
-    body : str or int - body name or index
-    point : (3,) float - attachment point in body coordinates [m]
-    anchor : (3,) float - anchor in world coordinates [m]
-    stiffness : float - k >= 0 [N/m]
-    rest_length : float - L0 >= 0 [m]
-    damping : float - c >= 0 [N s/m], acting along the spring line
-    anchor_velocity : (3,) float - the anchor moves at this constant world velocity
-        [m/s]: ``anchor(t) = anchor + t anchor_velocity`` (a spring pulled along, e.g.
-        the thread of ``articulated bench contact``); default zero (a fixed anchor)
+    body : str or int
+        Body name or index.
+    point : (3,) float
+        Attachment point in body coordinates [m].
+    anchor : (3,) float
+        Anchor in world coordinates [m].
+    stiffness : float
+        K >= 0 [N/m].
+    rest_length : float
+        L0 >= 0 [m].
+    damping : float
+        C >= 0 [N s/m], acting along the spring line.
+    anchor_velocity : (3,) float
+        The anchor moves at this constant world velocity [m/s]: ``anchor(t) = anchor + t
+        anchor_velocity`` (a spring pulled along, e.g. the thread of ``articulated bench
+        contact``); default zero (a fixed anchor).
 
     With ``d = x_P - anchor(t)``, ``L = |d|``, ``u = d / L``, the world force on the body
     is ``F = -(k (L - L0) + c u . d(d)/dt) u`` (for ``L0 = 0`` the elastic part is ``-k
@@ -395,10 +409,14 @@ class PiecewiseLinear:
 
     Parameters
     ----------
-    times : (k,) float - sample times [s], finite and strictly increasing, k >= 1
-    values : (k,) or (k, n) float - the reference at each sample (one column per
-        controlled joint; one column is used for every joint)
+    times : (k,) float
+        Sample times [s], finite and strictly increasing, k >= 1.
+    values : (k,) or (k, n) float
+        The reference at each sample (one column per controlled joint; one column is used
+        for every joint).
 
+    Notes
+    -----
     Raises ValueError for times that are not finite and increasing, values that are not
     finite, or a number of rows other than ``len(times)``.
     """
@@ -439,14 +457,18 @@ class PDController(Force):
 
     Parameters
     ----------
-    kp, kd : float or (n,) float - gains [N m/rad, N m s/rad | N/m, N s/m], >= 0
+    kp, kd : float or (n,) float
+        Gains [N m/rad, N m s/rad | N/m, N s/m], >= 0.
     q_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)`` -
         reference positions [rad | m]
     qd_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)``,
         optional - reference rates (default 0)
-    joints : sequence of str or int, optional - controlled joints (names or indices);
-        default: every revolute and prismatic joint, in joint order
+    joints : sequence of str or int, optional
+        Controlled joints (names or indices); default: every revolute and prismatic joint,
+        in joint order.
 
+    Notes
+    -----
     The proportional part is a joint spring: with a constant ``q_ref`` the potential
     ``V = 1/2 sum kp_j (q_j - q_ref_j)^2`` is reported (0 for a reference that depends on
     time). Constant and :class:`PiecewiseLinear` references have a compiled form (the
@@ -553,8 +575,9 @@ class JointDamping(Force):
 
     Parameters
     ----------
-    b : float or (nv,) float - damping coefficients >= 0 [N m s/rad | N s/m]; for quaternion
-        joints it acts on the body-frame angular velocity components.
+    b : float or (nv,) float
+        Damping coefficients >= 0 [N m s/rad | N s/m]; for quaternion joints it acts on the
+        body-frame angular velocity components.
     """
 
     def __init__(self, b):

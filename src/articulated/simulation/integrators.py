@@ -112,8 +112,10 @@ def euler_step(model: Model, accel, t: float, q, qd, dt: float):
     Parameters
     ----------
     model : Model
-    accel : callable ``(t, q, qd) -> qdd (nv,)`` - forward dynamics incl. applied forces
-    t : float - time [s]; q : (nq,) float64; qd : (nv,) float64; dt : float [s]
+    accel : callable ``(t, q, qd) -> qdd (nv,)``
+        Forward dynamics incl. applied forces.
+    t : float
+        Time [s]; q : (nq,) float64; qd : (nv,) float64; dt : float [s].
 
     Returns
     -------

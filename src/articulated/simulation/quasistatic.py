@@ -61,17 +61,24 @@ class QuasiStaticSimulator:
     Parameters
     ----------
     model : Model
-    dt : float > 0 - step h [s]
+    dt : float > 0
+        Step h [s].
     method : {"quasistatic-adaptive", "quasistatic"}
-    eps_max : float >= 0 - error bound of the adaptive method (RL Definition 2)
+    eps_max : float >= 0
+        Error bound of the adaptive method (RL Definition 2).
     error : one of :data:`articulated.algorithms.metric.ERROR_MEASURES`
-    max_joints : int, optional - joint budget per step instead of (or on top of) eps_max
-    weights : (nb, 6, 6), optional - SPD joint weights of the acceleration metric
-    q0 : (nq,) float64, optional - initial configuration (neutral by default)
-    forces : iterable of :class:`articulated.Force`, optional - applied forces
-        (:meth:`add_force` each)
+    max_joints : int, optional
+        Joint budget per step instead of (or on top of) eps_max.
+    weights : (nb, 6, 6), optional
+        SPD joint weights of the acceleration metric.
+    q0 : (nq,) float64, optional
+        Initial configuration (neutral by default).
+    forces : iterable of :class:`articulated.Force`, optional
+        Applied forces (:meth:`add_force` each).
     assembly : assembly-tree kind or tree (balanced by default)
 
+    Notes
+    -----
     Attributes: ``t`` [s], ``q`` (current configuration, read-only view), ``last`` (dict
     of the last step's statistics: joints, bound, nodes, wall).
 

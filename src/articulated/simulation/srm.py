@@ -288,24 +288,33 @@ class SRMSolver:
 
     Parameters
     ----------
-    model : Model - spanning tree plus loop joints (``model.nloops`` may be 0)
-    dt : float - step size h [s] (> 0)
-    integrator : {"rk2", "rk4", "euler"} - explicit Runge-Kutta scheme (:data:`SRM_INTEGRATORS`)
-    iterations : int >= 1 - SRM iterations S per step (default :data:`DEFAULT_ITERATIONS`)
-    eps : float, optional - regularization parameter [s]; default
-        ``DEFAULT_EPS_FACTOR * h`` (``eps`` is tied to the step size, as in the paper)
-    alpha : float, optional - stabilization rate [1/s] of ``z = G_L qd + alpha g_L``;
-        default :data:`DEFAULT_ALPHA`
-    form : {"scaled", "unscaled"} - the SRM update's ``W`` (module docstring; "scaled" is
-        our Alg I, "unscaled" Alg II)
-    rtol, atol : float > 0, optional - tolerances of the step-size control (the meaning of
+    model : Model
+        Spanning tree plus loop joints (``model.nloops`` may be 0).
+    dt : float
+        Step size h [s] (> 0).
+    integrator : {"rk2", "rk4", "euler"}
+        Explicit Runge-Kutta scheme (:data:`SRM_INTEGRATORS`).
+    iterations : int >= 1
+        SRM iterations S per step (default :data:`DEFAULT_ITERATIONS`).
+    eps : float, optional
+        Regularization parameter [s]; default ``DEFAULT_EPS_FACTOR * h`` (``eps`` is tied to
+        the step size, as in the paper).
+    alpha : float, optional
+        Stabilization rate [1/s] of ``z = G_L qd + alpha g_L``; default
+        :data:`DEFAULT_ALPHA`.
+    form : {"scaled", "unscaled"}
+        The SRM update's ``W`` (module docstring; "scaled" is our Alg I, "unscaled" Alg II).
+    rtol, atol : float > 0, optional
+        Tolerances of the step-size control (the meaning of
         :mod:`articulated.simulation.stepsize`, as for ``integrator="rk45"``); giving either
         makes :meth:`advance` and :meth:`run` adaptive (the missing one takes its default,
         :data:`~articulated.simulation.stepsize.RTOL`,
         :data:`~articulated.simulation.stepsize.ATOL`): each step's error is estimated by
-        step doubling, and ``dt`` is then the first step tried and the largest one.
-        ``eps`` scales with the step (``eps / h`` stays what it is at ``h = dt``).
+        step doubling, and ``dt`` is then the first step tried and the largest one. ``eps``
+        scales with the step (``eps / h`` stays what it is at ``h = dt``).
 
+    Notes
+    -----
     Why step doubling and not an embedded Runge-Kutta pair: the SRM step is not one
     Runge-Kutta step of a fixed vector field. Its multipliers are held over the step and
     corrected by S iterations, so the error that matters (second order in h with every
@@ -320,18 +329,23 @@ class SRMSolver:
 
     Attributes
     ----------
-    lam : (nc,) float64 - multipliers of the last step (``-G_L^T lam`` is the loop force
-        [N | N m] held over the step)
-    dlam : (nc,) float64 - slope of the multipliers within a step: the stage at RK node c
-        uses ``lam + (c - 1/2) dlam`` (zero: constant multipliers; a slope extrapolated from
-        the previous step raised RK4 to order 3 on the four-bar at convergence, but made the
-        iteration unstable on the square chain and net, so it is not used)
-    z_hist, g_hist : (S,) float64 - max |z| [m/s] and max |g_L| [m | 1] after each iteration
-        of the last step
-    eps, alpha, h, iterations, integrator, form, rtol, atol (None: fixed step)
-    adaptive : bool - whether ``rtol`` or ``atol`` was given
-    control : StepSizeController or None - the step-size control (``control.h`` the next
-        step to try, ``control.accepted``, ``control.rejected``)
+    lam : (nc,) float64
+        Multipliers of the last step (``-G_L^T lam`` is the loop force [N | N m] held over
+        the step).
+    dlam : (nc,) float64
+        Slope of the multipliers within a step: the stage at RK node c uses ``lam + (c -
+        1/2) dlam`` (zero: constant multipliers; a slope extrapolated from the previous step
+        raised RK4 to order 3 on the four-bar at convergence, but made the iteration
+        unstable on the square chain and net, so it is not used).
+    z_hist, g_hist : (S,) float64
+        Max ``|z|`` [m/s] and max ``|g_L|`` [m | 1] after each iteration of the last step.
+    eps, alpha, h, iterations, integrator, form, rtol, atol
+        The settings (``rtol``, ``atol`` None: fixed step).
+    adaptive : bool
+        Whether ``rtol`` or ``atol`` was given.
+    control : StepSizeController or None
+        The step-size control (``control.h`` the next step to try, ``control.accepted``,
+        ``control.rejected``).
     steps_made : int - SRM steps computed (a doubled step counts 3: whole and two halves)
 
     Raises ValueError for a bad parameter. Source: module docstring; Ascher & Lin 1999, sec. 3.
@@ -406,15 +420,21 @@ class SRMSolver:
 
         Parameters
         ----------
-        q : (nq,) float64; qd : (nv,) float64 - state at t (consistent or not)
-        tau : (nv,) float64, optional - applied joint forces, held over the step
-        f_ext : (nb, 6) float64, optional - applied body forces (``f_ext`` convention of
-            :func:`articulated.aba`), held over the step
+        q : (nq,) float64; qd : (nv,) float64
+            State at t (consistent or not).
+        tau : (nv,) float64, optional
+            Applied joint forces, held over the step.
+        f_ext : (nb, 6) float64, optional
+            Applied body forces (``f_ext`` convention of :func:`articulated.aba`), held over
+            the step.
 
         Returns
         -------
-        (q1, qd1) : (nq,), (nv,) float64 - state at t + h (new arrays)
+        (q1, qd1) : (nq,), (nv,) float64
+            State at t + h (new arrays).
 
+        Notes
+        -----
         Raises SRMDiverged if the state became non-finite.
         """
         q, qd, tau, f_app = self._inputs(q, qd, tau, f_ext)
@@ -462,15 +482,20 @@ class SRMSolver:
 
         Parameters
         ----------
-        q : (nq,) float64; qd : (nv,) float64 - state at ``t``
-        t, t_end : float - start and end time [s], ``t_end >= t``
+        q : (nq,) float64; qd : (nv,) float64
+            State at ``t``.
+        t, t_end : float
+            Start and end time [s], ``t_end >= t``.
         forces : callable ``(t, q, qd) -> (tau (nv,), f_ext (nb, 6) or None)``, optional -
             applied forces, sampled at the start of every (half) step and held over it
 
         Returns
         -------
-        (q1, qd1) : (nq,), (nv,) float64 - state at ``t_end`` (new arrays)
+        (q1, qd1) : (nq,), (nv,) float64
+            State at ``t_end`` (new arrays).
 
+        Notes
+        -----
         Raises ValueError without a step-size control; SRMDiverged when the step size
         collapses (below ``1e-10 dt``: the state is not finite even for tiny steps).
         """
@@ -532,11 +557,24 @@ class SRMSolver:
 
         Returns
         -------
-        t : (k,) float64 [s]; Q : (k, nq); QD : (k, nv); drift : (steps + 1,) float64 - max
-        |g_L| of every state [m | 1] (the loop drift); the records include the start and
-        the end. With a step-size control each of the ``steps`` intervals of ``dt`` is
-        covered by :meth:`advance` (records and drift at the multiples of ``dt``). Raises
-        SRMDiverged (the records so far are in its ``.partial``).
+        t : (k,) float64
+            Record times [s]; the records include the start and the end.
+        Q : (k, nq) float64
+            Configurations.
+        QD : (k, nv) float64
+            Velocities.
+        drift : (steps + 1,) float64
+            Max ``|g_L|`` of every state [m | 1] (the loop drift).
+
+        Raises
+        ------
+        SRMDiverged
+            The records so far are in its ``.partial``.
+
+        Notes
+        -----
+        With a step-size control each of the ``steps`` intervals of ``dt`` is covered by
+        :meth:`advance` (records and drift at the multiples of ``dt``).
         """
         q = np.array(q, dtype=np.float64)
         qd = np.array(qd, dtype=np.float64)
@@ -573,9 +611,11 @@ class KKTSolver:
     Parameters
     ----------
     model : Model
-    beta : float >= 0 - Baumgarte rate [1/s] (critically damped drift)
-    rcond : float - relative cut-off of the least-squares solve for ``lambda`` (singular
-        values of ``G H^-1 G^T`` below ``rcond`` times the largest are dropped)
+    beta : float >= 0
+        Baumgarte rate [1/s] (critically damped drift).
+    rcond : float
+        Relative cut-off of the least-squares solve for ``lambda`` (singular values of ``G
+        H^-1 G^T`` below ``rcond`` times the largest are dropped).
     """
 
     def __init__(self, model: Model, beta: float = 20.0, rcond: float = 1e-8):
@@ -625,7 +665,7 @@ class KKTSolver:
 
 
 def loop_drift(model: Model, Q) -> np.ndarray:
-    """Max |g_L| [m | 1] of each configuration of Q (k, nq)."""
+    """Return the max ``|g_L|`` [m | 1] of each configuration of ``Q`` (k, nq)."""
     return np.array([np.abs(loop_residual(model, q)).max(initial=0.0) for q in Q])
 
 

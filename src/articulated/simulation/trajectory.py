@@ -41,13 +41,17 @@ class SimulationDiverged(RuntimeError):
 
     Attributes
     ----------
-    trajectory : Trajectory - everything recorded before the failure (at least the state
-        the failing ``run`` started from)
-    t : float - time [s] of the last finite state
-    step : int - index (1-based, within the run) of the step that failed
-    joint : str or None - the joint whose coordinate (or acceleration) first became
-        non-finite, if known
-    q, qd : (nq,), (nv,) float64 or None - the last finite state (at time ``t``), if known
+    trajectory : Trajectory
+        Everything recorded before the failure (at least the state the failing ``run``
+        started from).
+    t : float
+        Time [s] of the last finite state.
+    step : int
+        Index (1-based, within the run) of the step that failed.
+    joint : str or None
+        The joint whose coordinate (or acceleration) first became non-finite, if known.
+    q, qd : (nq,), (nv,) float64 or None
+        The last finite state (at time ``t``), if known.
     """
 
     def __init__(self, message, *, trajectory=None, t=None, step=None, joint=None, q=None,
@@ -68,39 +72,52 @@ class Trajectory:
 
     Attributes
     ----------
-    t : (k,) float64 - times of the records [s]
-    q : (k, nq) float64 - configurations
-    qd : (k, nv) float64 or None - joint velocities (body-frame rates for quaternion
-        joints); None for quasi-statics (velocities are zero at every instant)
-    kinetic : (k,) float64 or None - kinetic energy ``T = 1/2 qd^T M qd`` [J] (dynamics and
-        adaptive dynamics)
-    potential : (k,) float64 or None - gravity potential plus the potentials of the
-        conservative applied forces (springs, world point forces, PD springs) [J] (tree
-        dynamics only)
-    nfev : int - forward-dynamics evaluations of the run (for ``rk45``, scipy's ``nfev``;
-        SRM: steps)
-    wall_time : float - wall-clock duration of the run [s]
-    integrator, method : str - as given to the simulator (adaptive dynamics:
-        ``"semi_implicit_euler"``, quasi-statics: ``"quasistatic"`` stepping from rest)
-    dt : float - the simulator's time step [s]
-    contacts : (steps,) structured array or None - with ``contacts=``: the contact
-        statistics of every step of the run, fields
-        :data:`~articulated.simulation.contact.CONTACT_STATS`
-    wall : (steps,) float64 or None - wall time of every step [s] (adaptive dynamics and
-        quasi-statics)
-    active, update_region, rigidified : (k,) int64 or None - adaptive dynamics, per record:
-        active joints, joints of the last acceleration update region, joints rigidified at
-        the last active-region update
-    joints, bound, nodes : (steps,) or None - quasi-statics, per step: joint accelerations
-        computed (N_E; nb for the DCA), certified acceleration error (0 for the DCA; unit of
-        the error measure), assembly-tree nodes recomputed
-    settings : dict - the simulator's other settings (JSON values: ``max_active``,
-        ``eps_max``, ``error``, ...)
-    body_name, joint_name : list of str - the model's names (nb each)
-    description : dict or None - the model's :attr:`~articulated.Model.description` (how to
-        rebuild it, :meth:`build_model`)
-    units : dict - field -> unit (:data:`UNITS`)
-    interrupted : bool - the run ended early on Ctrl-C (these are the records so far)
+    t : (k,) float64
+        Times of the records [s].
+    q : (k, nq) float64
+        Configurations.
+    qd : (k, nv) float64 or None
+        Joint velocities (body-frame rates for quaternion joints); None for quasi-statics
+        (velocities are zero at every instant).
+    kinetic : (k,) float64 or None
+        Kinetic energy ``T = 1/2 qd^T M qd`` [J] (dynamics and adaptive dynamics).
+    potential : (k,) float64 or None
+        Gravity potential plus the potentials of the conservative applied forces (springs,
+        world point forces, PD springs) [J] (tree dynamics only).
+    nfev : int
+        Forward-dynamics evaluations of the run (for ``rk45``, scipy's ``nfev``; SRM:
+        steps).
+    wall_time : float
+        Wall-clock duration of the run [s].
+    integrator, method : str
+        As given to the simulator (adaptive dynamics: ``"semi_implicit_euler"``,
+        quasi-statics: ``"quasistatic"`` stepping from rest).
+    dt : float
+        The simulator's time step [s].
+    contacts : (steps,) structured array or None
+        With ``contacts=``: the contact statistics of every step of the run, fields
+        :data:`~articulated.simulation.contact.CONTACT_STATS`.
+    wall : (steps,) float64 or None
+        Wall time of every step [s] (adaptive dynamics and quasi-statics).
+    active, update_region, rigidified : (k,) int64 or None
+        Adaptive dynamics, per record: active joints, joints of the last acceleration update
+        region, joints rigidified at the last active-region update.
+    joints, bound, nodes : (steps,) or None
+        Quasi-statics, per step: joint accelerations computed (N_E; nb for the DCA),
+        certified acceleration error (0 for the DCA; unit of the error measure),
+        assembly-tree nodes recomputed.
+    settings : dict
+        The simulator's other settings (JSON values: ``max_active``, ``eps_max``, ``error``,
+        ...).
+    body_name, joint_name : list of str
+        The model's names (nb each).
+    description : dict or None
+        The model's :attr:`~articulated.Model.description` (how to rebuild it,
+        :meth:`build_model`).
+    units : dict
+        Field -> unit (:data:`UNITS`).
+    interrupted : bool
+        The run ended early on Ctrl-C (these are the records so far).
     """
 
     t: np.ndarray

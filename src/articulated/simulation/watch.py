@@ -48,15 +48,20 @@ class EnergyWatch:
 
     Parameters
     ----------
-    tol : float or None - relative drift threshold (None: off)
-    dt : float - the simulator's step [s]; integrator : str - for the order (:data:`ORDERS`)
-    tolerances : (rtol, atol) or None - those of a step-size control (``rk45``, SRM with
-        ``rtol``/``atol``): the warning then suggests tighter tolerances instead of a step
+    tol : float or None
+        Relative drift threshold (None: off).
+    dt : float
+        The simulator's step [s]; integrator : str - for the order (:data:`ORDERS`).
+    tolerances : (rtol, atol) or None
+        Those of a step-size control (``rk45``, SRM with ``rtol``/``atol``): the warning
+        then suggests tighter tolerances instead of a step.
 
     Attributes
     ----------
-    warned : bool - the warning was given (it is given once per watch)
-    drift : float - the largest relative drift seen [1]
+    warned : bool
+        The warning was given (it is given once per watch).
+    drift : float
+        The largest relative drift seen [1].
     """
 
     def __init__(self, tol, dt, integrator, tolerances=None):

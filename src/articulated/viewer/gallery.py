@@ -21,7 +21,7 @@ from .animation import to_gif
 
 
 def pendulum_gif(out: Path, n: int = 300, steps: int = 4000) -> Path:
-    """The demo's pendulum run, coloured by joint speed |qd| [rad/s]."""
+    """Return the demo's pendulum run, coloured by joint speed ``|qd|`` [rad/s]."""
     from .. import Simulator, models
     from ..bench.adaptive_runs import initial_state
 

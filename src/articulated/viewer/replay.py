@@ -31,7 +31,8 @@ def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = 
     ----------
     model : Model
     traj : trajectory with ``t`` (k,) [s] and ``q`` (k, nq), or None with ``q``
-    path : str or Path - the ``.html`` file written
+    path : str or Path
+        The ``.html`` file written.
     q : (k, nq) float64, optional - configurations instead of ``traj`` (1 s apart)
     color, color_label - a value per body and frame (see :func:`articulated.viewer.view`)
     speed : float > 0 - playback speed (simulated seconds per second of replay)
@@ -43,6 +44,8 @@ def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = 
     Path - the file written. Size: about 0.8 MB of viewer plus 28 bytes per body and
     frame before compression (``docs/viewer.md`` gives measured sizes).
 
+    Notes
+    -----
     Raises ImportError without viser, ValueError for bad frames, colours or speed.
     """
     viser = _viser()

@@ -56,12 +56,15 @@ def frames(model: Model, traj=None, q=None) -> Frames:
     Parameters
     ----------
     model : Model
-    traj : object with ``t`` (k,) [s] and ``q`` (k, nq), optional - any trajectory of
-        :mod:`articulated.simulation` (``Trajectory``, ``AdaptiveTrajectory``,
-        ``QuasiStaticTrajectory``)
-    q : (nq,) or (k, nq) float64, optional - configuration(s) shown one per frame, 1 s
-        apart, when no ``traj`` is given; default: ``model.neutral()``
+    traj : object with ``t`` (k,) [s] and ``q`` (k, nq), optional
+        Any trajectory of :mod:`articulated.simulation` (``Trajectory``,
+        ``AdaptiveTrajectory``, ``QuasiStaticTrajectory``).
+    q : (nq,) or (k, nq) float64, optional
+        Configuration(s) shown one per frame, 1 s apart, when no ``traj`` is given; default:
+        ``model.neutral()``.
 
+    Notes
+    -----
     Raises ValueError if both are given, for a wrong shape, non-finite entries or
     ``traj.t`` not of length k.
     """
@@ -91,12 +94,15 @@ def body_poses(model: Model, Q) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    Q : (k, nq) float64 - configurations
+    Q : (k, nq) float64
+        Configurations.
 
     Returns
     -------
-    p : (k, nb, 3) float64 - body origins in world coordinates [m]
-    R : (k, nb, 3, 3) float64 - body axes (columns) in world coordinates
+    p : (k, nb, 3) float64
+        Body origins in world coordinates [m].
+    R : (k, nb, 3, 3) float64
+        Body axes (columns) in world coordinates.
     """
     d = model.data()
     k = len(Q)
@@ -146,13 +152,18 @@ def body_colors(model: Model, k: int, color=None, *, label: str = "", cmap: str 
 
     Parameters
     ----------
-    k : int - number of frames
-    color : None, (nb,) or (k, nb) array, optional - the value of each body (at each frame):
-        boolean (e.g. the active joints of an adaptive run, bodies in contact): True orange,
-        False grey (:data:`BOOL_RGB`); numbers: mapped by ``cmap`` over ``[vmin, vmax]``
-        (default: the values' range). None: every body :data:`BODY_RGB`.
-    label : str - what the value is (the legend's title)
+    k : int
+        Number of frames.
+    color : None, (nb,) or (k, nb) array, optional
+        The value of each body (at each frame): boolean (e.g. the active joints of an
+        adaptive run, bodies in contact): True orange, False grey (:data:`BOOL_RGB`);
+        numbers: mapped by ``cmap`` over ``[vmin, vmax]`` (default: the values' range).
+        None: every body :data:`BODY_RGB`.
+    label : str
+        What the value is (the legend's title).
 
+    Notes
+    -----
     Raises ValueError for a wrong shape or non-finite numbers.
     """
     nb = model.nb
@@ -196,8 +207,9 @@ def stick_segments(model: Model) -> list[np.ndarray]:
 
     Returns
     -------
-    list of nb arrays (s, 2, 3) float64 - segment end points in body coordinates [m];
-        empty (0, 2, 3) for a body whose segments all have zero length (a point)
+    list of nb arrays (s, 2, 3) float64
+        Segment end points in body coordinates [m]; empty (0, 2, 3) for a body whose
+        segments all have zero length (a point).
     """
     out = []
     for i, kids in enumerate(_children(model)):
@@ -286,14 +298,17 @@ def body_meshes(model: Model, *, sections: int = 8, min_radius: float = 0.0) -> 
 
     Parameters
     ----------
-    sections : int >= 3 - segments around a capsule or cylinder (detail of the meshes)
-    min_radius : float >= 0 - smallest capsule radius [m] (keeps light links visible in a
-        large scene; collision shapes are drawn at their own size)
+    sections : int >= 3
+        Segments around a capsule or cylinder (detail of the meshes).
+    min_radius : float >= 0
+        Smallest capsule radius [m] (keeps light links visible in a large scene; collision
+        shapes are drawn at their own size).
 
     Returns
     -------
-    list of nb ``trimesh.Trimesh`` or None - None for a body without shapes when the
-        model has collision shapes on other bodies (nothing to draw)
+    list of nb ``trimesh.Trimesh`` or None
+        None for a body without shapes when the model has collision shapes on other bodies
+        (nothing to draw).
     """
     import trimesh
 
