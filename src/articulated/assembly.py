@@ -65,8 +65,11 @@ ASSEMBLY_KINDS = ("balanced", "serial")
 
 
 def block_index(nh: int, k: int, l: int) -> int:
-    """Position of block ``(k, l)``, ``k <= l``, among the ``nh (nh + 1) / 2`` upper-triangle
-    blocks of a node with ``nh`` handles (row-major over the upper triangle)."""
+    """Return the position of block ``(k, l)``, ``k <= l``, among a node's upper-triangle blocks.
+
+    A node with ``nh`` handles has ``nh (nh + 1) / 2`` upper-triangle blocks, stored
+    row-major.
+    """
     return k * nh - (k * (k - 1)) // 2 + (l - k)
 
 
@@ -168,8 +171,11 @@ class AssemblyTree:
         return [(int(self.handle_joint[s]), int(self.handle_side[s])) for s in range(o, o + n)]
 
     def stats(self) -> dict:
-        """Summary: kind, bodies, nodes, roots, height, max handles (all / internal nodes),
-        mean handles per internal node, ``Phi`` blocks, and ``log2_nb``."""
+        """Return summary statistics of the tree.
+
+        Kind, bodies, nodes, roots, height, max handles (all / internal nodes), mean handles
+        per internal node, ``Phi`` blocks, and ``log2_nb``.
+        """
         internal = self.node_joint >= 0
         return dict(kind=self.kind, nb=self.nb, nodes=self.n_nodes, roots=int(self.roots.size),
                     height=self.height, max_handles=self.max_handles,
@@ -178,8 +184,10 @@ class AssemblyTree:
                     phi_blocks=self.n_blocks, log2_nb=float(np.log2(max(self.nb, 1))))
 
     def check(self) -> None:
-        """Verify the structural invariants (post-order, handle bookkeeping); AssertionError
-        on a violation. O(n_nodes + n_slots); used by the tests."""
+        """Verify the structural invariants (post-order, handle bookkeeping).
+
+        Raises AssertionError on a violation. O(n_nodes + n_slots); used by the tests.
+        """
         n = self.n_nodes
         seen_body = np.zeros(self.nb, dtype=bool)
         seen_joint = np.zeros(self.nb, dtype=bool)

@@ -101,9 +101,11 @@ def _rotate_add(q, a, x0, x1, x2, out, o):
 
 @inline
 def integrate_joint(i, jtype, qadr, vadr, q, v, dt, q_out):
-    """Joint i's part of :func:`integrate`: ``q_out = q (+) v dt`` on that joint's
-    coordinates only (revolute/prismatic ``q + v dt``, quaternion exponential map, SE(3)
-    exponential for the free-joint position)."""
+    """Integrate joint i's coordinates only: ``q_out = q (+) v dt`` (part of :func:`integrate`).
+
+    Revolute/prismatic ``q + v dt``, quaternion exponential map, SE(3) exponential for the
+    free-joint position.
+    """
     t = jtype[i]
     a = qadr[i]
     b = vadr[i]

@@ -18,8 +18,9 @@ DATA_ARRAY_NAMES = ("Xup_E", "Xup_r", "v", "c", "a", "f", "oE", "op", "stack", "
 """Names of the arrays :func:`data_arrays` returns, in its order."""
 
 DataViews = namedtuple("DataViews", DATA_ARRAY_NAMES)
-DataViews.__doc__ = """The named views :func:`data_arrays` returns (a numba named tuple;
-kernels read its fields by name)."""
+DataViews.__doc__ = """The named views :func:`data_arrays` returns (a numba named tuple).
+
+Kernels read its fields by name."""
 
 _DATA_BODY = 48
 """Entries of a body's record in the packed workspace (six 64-byte cache lines)."""
@@ -139,11 +140,11 @@ class Data:
 
     @property
     def M(self) -> np.ndarray:
-        """(nv, nv) joint-space inertia workspace, allocated on first use."""
+        """Joint-space inertia workspace (nv, nv), allocated on first use."""
         if self._M is None:
             self._M = np.zeros((self.nv, self.nv), dtype=self.dtype)
         return self._M
 
     def nbytes(self) -> int:
-        """Bytes held by the workspace (the buffer, and M once allocated)."""
+        """Return the bytes held by the workspace (the buffer, and M once allocated)."""
         return self.buf.nbytes + (self._M.nbytes if self._M is not None else 0)

@@ -116,8 +116,9 @@ MODEL_ARRAY_NAMES = ("parent", "jtype", "qadr", "vadr", "jnv", "subtree_end", "X
 """Names of the arrays :func:`model_arrays` returns, in its order."""
 
 ModelViews = namedtuple("ModelViews", MODEL_ARRAY_NAMES)
-ModelViews.__doc__ = """The named views :func:`model_arrays` returns (a numba named tuple;
-kernels read its fields by name)."""
+ModelViews.__doc__ = """The named views :func:`model_arrays` returns (a numba named tuple).
+
+Kernels read its fields by name."""
 
 _MODEL_INT_ROWS = 7
 _MODEL_BODY = 32

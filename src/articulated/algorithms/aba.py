@@ -322,8 +322,10 @@ def aba_batch_kernel(
 
 def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=np.float64,
         data=None, out=None, threads=None) -> np.ndarray:
-    """Forward dynamics by the articulated-body algorithm: ``qdd = M(q)^-1 (tau - C(q, qd))``,
-    for one state or a batch of ``B`` states (a leading batch dimension).
+    """Compute forward dynamics by the articulated-body algorithm (ABA).
+
+    ``qdd = M(q)^-1 (tau - C(q, qd))`` for one state or a batch of ``B`` states (a leading
+    batch dimension).
 
     Parameters
     ----------
@@ -552,8 +554,9 @@ PIVOT_METHODS = ("aba", "aba_modified", "crba")
 
 def articulated_pivots(model: Model, q, *, method: str = "aba", dtype=np.float64,
                        data=None) -> list:
-    """The pivots ``D_k = H_k M^_k H_k^*`` of each joint, as a forward-dynamics method forms
-    them (Ascher, Pai & Cloutier 1997, sec. 2-4; "articulated pivots" for short).
+    """Return the articulated pivots of each joint, as a forward-dynamics method forms them.
+
+    The pivots are ``D_k = H_k M^_k H_k^*`` (Ascher, Pai & Cloutier 1997, sec. 2-4).
 
     Both CRBA and ABA are block Gaussian eliminations of the same sparse system (their
     eq. 4) and have the same pivots in exact arithmetic: the joint-space articulated

@@ -211,8 +211,11 @@ def crba(model: Model, q, *, dtype=np.float64, data=None, out=None) -> np.ndarra
 
 
 def crba_forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, dtype=np.float64, data=None):
-    """``qdd = M^-1 (tau - C)`` with M from CRBA, C from RNEA and the sparse ``L^T D L``
-    factorization (RBDA sec. 6.5). Same arguments and errors as :func:`articulated.aba`."""
+    """Compute forward dynamics through the joint-space inertia matrix (CRBA).
+
+    ``qdd = M^-1 (tau - C)`` with M from CRBA, C from RNEA and the sparse ``L^T D L``
+    factorization (RBDA sec. 6.5). Same arguments and errors as :func:`articulated.aba`.
+    """
     dt = check_dtype(dtype)
     d = data if data is not None else model.data(dt)
     q, qd = as_state(model, q, qd, dt)

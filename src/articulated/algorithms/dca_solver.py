@@ -307,8 +307,7 @@ class DCA:
 
     @property
     def f_al(self) -> np.ndarray:
-        """(nb, 6) joint constraint forces of the last call in the aligned frame of
-        ``(J, 1)``."""
+        """Joint constraint forces (nb, 6) of the last call, aligned frame of ``(J, 1)``."""
         return self._by_joint(REC_FAL, 6)
 
     @property
@@ -323,8 +322,7 @@ class DCA:
 
     @property
     def Kj(self) -> np.ndarray:
-        """(nv, 6) the joint rows of each joint's K (``K[perm[J, nfree + r], :]`` for dof
-        r)."""
+        """Joint rows (nv, 6) of each joint's K: ``K[perm[J, nfree + r], :]`` for dof r."""
         out = np.zeros((self.model.nv, 6), dtype=self.dtype)
         for j in range(self.model.nb):
             va, d, r = self.model.jnt_vadr[j], self.model.jnt_nv[j], self.joint_rank[j]
@@ -388,16 +386,21 @@ class DCA:
         return self._run(q, None, tau, f_ext, True)
 
     def body_accelerations(self) -> np.ndarray:
-        """(nb, 6) spatial accelerations of the bodies from the last call, body coordinates,
-        including the fictitious base acceleration ``-g`` (equal to ABA's ``Data.a``)."""
+        """Return the spatial accelerations (nb, 6) of the bodies from the last call.
+
+        Body coordinates, including the fictitious base acceleration ``-g`` (equal to ABA's
+        ``Data.a``).
+        """
         dca_body_acc(self.kernel_model, self.kernel_data, self.a)
         return self.a.copy()
 
     def handle_frame(self, joint, side: int = 1) -> np.ndarray:
-        """(6, 6) motion transform from body coordinates to the frame of handle
-        ``(joint, side)``: from body-J coordinates for side 1, from the parent body's
+        """Return the (6, 6) motion transform from body coordinates to a handle's frame.
+
+        Handle ``(joint, side)``: from body-J coordinates for side 1, from the parent body's
         coordinates for side 0 (the placement ``X_tree[J]`` followed by the alignment
-        rotation ``R_J``). Forces transform with its inverse transpose."""
+        rotation ``R_J``). Forces transform with its inverse transpose.
+        """
         j = self.model.joint_id(joint)
         if side not in (0, 1):
             raise ValueError(f"side must be 0 or 1, got {side!r}")
@@ -405,11 +408,13 @@ class DCA:
         return xform_dense(np.asarray(E, dtype=np.float64), np.asarray(r, dtype=np.float64))
 
     def node_VW(self, joint) -> tuple[np.ndarray, np.ndarray]:
-        """``(V, W)`` (6, 6) of a joint's node from the last call (RGL eq. 2), in the
-        aligned frame of handle ``(J, 1)`` (:meth:`handle_frame`; ``T V T^T`` in the
-        frame of ``T``): ``V = (X_J Phi_2^A X_J^T + Phi_1^B)^-1``,
-        ``W = V - V S (S^T V S)^-1 S^T V``. Formed from the stored ``K = V^-1`` (plain
-        NumPy; for inspection and tests, not for hot loops)."""
+        """Return ``(V, W)`` (6, 6) of a joint's node from the last call (RGL eq. 2).
+
+        In the aligned frame of handle ``(J, 1)`` (:meth:`handle_frame`; ``T V T^T`` in the
+        frame of ``T``): ``V = (X_J Phi_2^A X_J^T + Phi_1^B)^-1``, ``W = V - V S (S^T V
+        S)^-1 S^T V``. Formed from the stored ``K = V^-1`` (plain NumPy; for inspection and
+        tests, not for hot loops).
+        """
         j = self.model.joint_id(joint)
         K = self.node_K(j)
         V = np.linalg.inv(K)
@@ -421,9 +426,11 @@ class DCA:
         return V, W
 
     def node_K(self, joint) -> np.ndarray:
-        """``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B`` (6, 6) of a joint's node from the
-        last call, aligned frame of ``(J, 1)``, rebuilt from the stored factor ``L`` of
-        ``K_FF`` and the joint rows ``Kj`` (plain NumPy)."""
+        """Return ``K = V^-1`` (6, 6) of a joint's node from the last call.
+
+        ``K = X_J Phi_2^A X_J^T + Phi_1^B`` in the aligned frame of ``(J, 1)``, rebuilt from
+        the stored factor ``L`` of ``K_FF`` and the joint rows ``Kj`` (plain NumPy).
+        """
         j = self.model.joint_id(joint)
         nf = int(self.nfree[j])
         d = int(self.model.jnt_nv[j])
@@ -445,8 +452,11 @@ class DCA:
         return K
 
     def joint_forces(self) -> np.ndarray:
-        """(nb, 6) joint constraint forces of the last call: the spatial force ``[n; f]``
-        transmitted across joint i to body i, body-i coordinates [N m; N] (RGL eq. 5)."""
+        """Return the joint constraint forces (nb, 6) of the last call (RGL eq. 5).
+
+        The spatial force ``[n; f]`` transmitted across joint i to body i, body-i
+        coordinates [N m; N].
+        """
         return self.f.copy()
 
 
@@ -493,8 +503,10 @@ def dca(model: Model, q, qd, tau, f_ext=None, *, assembly="balanced", dtype=np.f
 
 
 def quasi_statics(model: Model, q, tau, f_ext=None, *, assembly="balanced", dtype=np.float64):
-    """Forward quasi-statics by the DCA: joint accelerations with all velocities zero
-    (RL Sec. 3.1, eqs. 1-7). Parameters and result as :func:`dca` without ``qd``."""
+    """Compute forward quasi-statics by the DCA: joint accelerations with all velocities zero.
+
+    RL Sec. 3.1, eqs. 1-7. Parameters and result as :func:`dca` without ``qd``.
+    """
     s = (dca_solver(model, assembly, dtype) if isinstance(assembly, str) else DCA(model, assembly,
                                                                                   dtype=dtype))
     return s.quasi_statics(q, tau, f_ext)

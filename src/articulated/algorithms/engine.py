@@ -409,9 +409,23 @@ class DCAEngine:
 
 
 class QuasiStaticResult:
-    """Result of :meth:`AdaptiveQuasiStatics.solve`: ``qdd`` (nv,), ``joints`` (computed,
-    in order), ``bound`` (certified error), ``total`` (``A`` of the system), ``error``,
-    ``eps_max``."""
+    """Result of :meth:`AdaptiveQuasiStatics.solve`.
+
+    Attributes
+    ----------
+    qdd : (nv,) float64
+        Joint accelerations [rad/s^2 | m/s^2]: exact on ``joints``, zero elsewhere.
+    joints : (N_E,) int64
+        The joints computed, in computation order.
+    bound : float
+        The certified error in the measure ``error`` (RL Def. 2).
+    total : float
+        The total acceleration metric ``A`` of the system (RL Lemma 1, eq. 8).
+    error : str
+        The error measure.
+    eps_max : float
+        The requested error bound.
+    """
 
     __slots__ = ("qdd", "joints", "bound", "total", "error", "eps_max")
 

@@ -581,8 +581,10 @@ def jacobian(model: Model, q, body, point=_ORIGIN, *, data=None, out=None):
 
 
 def point_position(model: Model, q, body, point=_ORIGIN, *, data=None):
-    """World position (3,) [m] of a point given in body coordinates (ValueError as
-    :func:`jacobian`)."""
+    """Return the world position [m] of a point given in body coordinates.
+
+    Returns a (3,) float64 array; raises ValueError as :func:`jacobian`.
+    """
     d = data if data is not None else model._data.get(np.float64)
     b = body if type(body) is int else model.body_id(body)
     pt = _ORIGIN_ARRAY if point is _ORIGIN else point

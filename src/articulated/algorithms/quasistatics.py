@@ -21,8 +21,9 @@ from .engine import DCAEngine
 
 
 class AdaptiveQuasiStatics(DCAEngine):
-    """Error-bounded adaptive forward quasi-statics (Redon & Lin 2005) on a balanced
-    assembly tree, with every node's coefficients kept between calls.
+    """Error-bounded adaptive forward quasi-statics (Redon & Lin 2005).
+
+    Runs on a balanced assembly tree, with every node's coefficients kept between calls.
 
     Usage::
 

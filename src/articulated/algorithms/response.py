@@ -194,8 +194,9 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     return nr
 
 def collision_matrix(model, q, body, point, normal, other=None):
-    """The collision matrix of one contact (Mirtich 1996; GLM IV.A step 4), by three test
-    impulses on the articulated factorization at ``q`` (all joints active).
+    """Compute the collision matrix K of one contact (Mirtich 1996; GLM IV.A step 4).
+
+    By three test impulses on the articulated factorization at ``q`` (all joints active).
 
     Parameters
     ----------

@@ -103,8 +103,9 @@ def rnea_into(d, q, qd, qdd, f, gravity=True):
 
 def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np.float64,
          data=None, out=None) -> np.ndarray:
-    """Inverse dynamics: ``tau = M(q) qdd + C(q, qd) - J^T f_ext`` by the recursive
-    Newton-Euler algorithm.
+    """Compute inverse dynamics by the recursive Newton-Euler algorithm (RNEA).
+
+    ``tau = M(q) qdd + C(q, qd) - J^T f_ext``.
 
     Parameters
     ----------
@@ -150,12 +151,16 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
 
 
 def bias_forces(model: Model, q, qd, f_ext=None, *, dtype=np.float64, data=None):
-    """``C(q, qd) - J^T f_ext``: Coriolis, centrifugal, gravity and external terms (nv,)
-    [N m | N], i.e. ``rnea(q, qd, 0)``."""
+    """Compute the bias forces ``C(q, qd) - J^T f_ext``, i.e. ``rnea(q, qd, 0)``.
+
+    Coriolis, centrifugal, gravity and external terms (nv,) [N m | N].
+    """
     return rnea(model, q, qd, np.zeros(model.nv), f_ext, dtype=dtype, data=data)
 
 
 def gravity_torques(model: Model, q, *, dtype=np.float64, data=None):
-    """Generalized gravity forces ``g(q) = rnea(q, 0, 0)`` (nv,) [N m | N] = dV/dq for
-    1-DOF joints."""
+    """Compute the generalized gravity forces ``g(q) = rnea(q, 0, 0)``.
+
+    (nv,) [N m | N]; ``g = dV/dq`` for 1-DOF joints.
+    """
     return rnea(model, q, np.zeros(model.nv), np.zeros(model.nv), dtype=dtype, data=data)
