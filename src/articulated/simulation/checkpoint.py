@@ -69,9 +69,12 @@ FORMAT = 1
 
 
 class CheckpointError(OSError):
-    """A checkpoint could not be written. ``path``: the checkpoint; ``trajectory``: the
+    """A checkpoint could not be written.
+
+    ``path``: the checkpoint; ``trajectory``: the
     :class:`~articulated.simulation.trajectory.Trajectory` recorded so far (the simulator
-    holds the state the run stopped at)."""
+    holds the state the run stopped at).
+    """
 
     def __init__(self, message, *, path=None, trajectory=None):
         super().__init__(message)

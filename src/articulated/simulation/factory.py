@@ -127,8 +127,10 @@ def restore(path, *, model=None, forces=None):
 
 
 def resume(path, *, model=None, forces=None, progress=None):
-    """Finish the run of a checkpoint (see the module docstring); the result equals, bit
-    for bit, the trajectory of the run had it not stopped (wall times aside).
+    """Finish the run of a checkpoint (see the module docstring).
+
+    The result equals, bit for bit, the trajectory of the run had it not stopped (wall times
+    aside).
 
     Parameters
     ----------

@@ -96,11 +96,14 @@ class _PoseRows:
 
 
 class FramesKinematics:
-    """The ``kin`` argument of :meth:`Force.apply` for the adaptive simulators: ``R[b]`` and
+    """The ``kin`` argument of :meth:`Force.apply` for the adaptive simulators.
+
+    The ``kin`` argument of :meth:`Force.apply` for the adaptive simulators: ``R[b]`` and
     ``p[b]`` (as :class:`StateKinematics`) computed on demand from a solver's hierarchical
-    frames (``solver.body_pose``, O(log n) per body, Redon & Lin 2005 Sec. 5.1) instead of
-    a full forward-kinematics pass; ``v`` from ``velocities()`` on first use (None: zero
-    body velocities, the quasi-static case)."""
+    frames (``solver.body_pose``, O(log n) per body, Redon & Lin 2005 Sec. 5.1) instead of a
+    full forward-kinematics pass; ``v`` from ``velocities()`` on first use (None: zero body
+    velocities, the quasi-static case).
+    """
 
     def __init__(self, solver, nb, velocities=None):
         self.R = _PoseRows(solver, 0)
@@ -145,8 +148,11 @@ class Force(ABC):
     """True when :meth:`potential` returns the force's potential energy."""
 
     def bind(self, model: Model) -> "Force":
-        """Check the force against ``model`` (body and joint names, sizes); ValueError if it
-        does not fit. Called by the simulators' ``add_force``. Returns self."""
+        """Check the force against ``model`` and return self.
+
+        Checks body and joint names and sizes; ValueError if it does not fit. Called by the
+        simulators' ``add_force``.
+        """
         return self
 
     @abstractmethod
@@ -158,33 +164,43 @@ class Force(ABC):
         return 0.0
 
     def support(self, model: Model):
-        """``(bodies, joints)`` whose ``f_ext`` rows and ``tau`` entries :meth:`apply` may
-        write, as int sequences; ``None`` for "any". The quasi-static adaptive simulator
-        updates only the assembly-tree paths of these (Redon & Lin 2005, Sec. 5.2); the
-        default (``None, None``) is always correct and costs a full update."""
+        """Return ``(bodies, joints)`` that :meth:`apply` may write forces to.
+
+        The ``f_ext`` rows and ``tau`` entries it may write, as int sequences, or ``None`` for "any". The quasi-static adaptive simulator updates
+        only the assembly-tree paths of these (Redon & Lin 2005, Sec. 5.2); the default
+        (``None, None``) is always correct and costs a full update.
+        """
         return None, None
 
     @property
     def conserves_energy(self) -> bool:
-        """True when the force neither adds nor removes energy: it is conservative and has
-        no damping (the simulators watch the total energy only then, see
-        :class:`~articulated.simulation.watch.EnergyWatch`)."""
+        """Return True when the force neither adds nor removes energy.
+
+        It is conservative and has no damping (the simulators watch the total energy only
+        then, see :class:`~articulated.simulation.watch.EnergyWatch`).
+        """
         return bool(self.conservative)
 
     def spec(self):
-        """The force as ``{"type": class name, **constructor arguments}`` (JSON values), so
+        """Return the force as ``{"type": class name, **constructor arguments}`` (JSON values).
+
+        The force as ``{"type": class name, **constructor arguments}`` (JSON values), so
         that a checkpoint can rebuild it (:func:`force_from_spec`); None when it cannot be
         written (a callable argument, a user's own force: pass it again to
-        :func:`articulated.simulation.checkpoint.resume`)."""
+        :func:`articulated.simulation.checkpoint.resume`).
+        """
         return None
 
     def compiled(self, model: Model):
-        """The force's part of the compiled step loops (:func:`compile_forces`), a dict with
+        """Return the force's part of the compiled step loops (:func:`compile_forces`), or None.
+
+        The force's part of the compiled step loops (:func:`compile_forces`), a dict with
         any of ``"body": (kind, body, params)`` (a body force, :data:`FORCE_WORLD`, ...),
         ``"tau": (nv,)`` constant joint forces, ``"damping": (nv,)`` viscous joint
-        coefficients, ``"pd": (qadr, vadr, gains (n, 4))`` joint springs-dampers (columns kp,
-        kd, q_ref, qd_ref); or None when the force has no compiled form (the default: the
-        simulator then calls :meth:`apply` every step, in Python)."""
+        coefficients, ``"pd": (qadr, vadr, gains (n, 4))`` joint springs-dampers (columns
+        kp, kd, q_ref, qd_ref); or None when the force has no compiled form (the default:
+        the simulator then calls :meth:`apply` every step, in Python).
+        """
         return None
 
 
@@ -401,11 +417,13 @@ class JointTorque(Force):
 
 
 class PiecewiseLinear:
-    """A reference that is linear between samples: ``r(t)`` interpolates ``values`` at the
-    sample ``times`` and holds the first and last sample outside them (MuJoCo's and
-    Drake's "first-order hold"). A :class:`PDController` reference of this kind has a
-    compiled form, so the simulators' compiled loops track it (a Python callable is called
-    from inside them, :mod:`articulated.simulation.hooks`).
+    """A reference that is linear between samples (a first-order hold).
+
+    A reference that is linear between samples: ``r(t)`` interpolates ``values`` at the
+    sample ``times`` and holds the first and last sample outside them (MuJoCo's and Drake's
+    "first-order hold"). A :class:`PDController` reference of this kind has a compiled form,
+    so the simulators' compiled loops track it (a Python callable is called from inside
+    them, :mod:`articulated.simulation.hooks`).
 
     Parameters
     ----------

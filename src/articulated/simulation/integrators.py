@@ -128,8 +128,9 @@ def euler_step(model: Model, accel, t: float, q, qd, dt: float):
 
 
 def semi_implicit_euler_step(model: Model, accel, t: float, q, qd, dt: float):
-    """One semi-implicit (symplectic) Euler step: ``qd1 = qd + dt qdd(t, q, qd)``,
-    ``q1 = integrate(q, qd1, dt)`` (the *new* velocity).
+    """Take one semi-implicit (symplectic) Euler step.
+
+    ``qd1 = qd + dt qdd(t, q, qd)``, ``q1 = integrate(q, qd1, dt)`` (the *new* velocity).
 
     Arguments and returns as :func:`euler_step`. Global error O(dt). Symplectic, so the
     energy error stays bounded, only for a constant mass matrix (Hairer, Lubich & Wanner

@@ -137,10 +137,12 @@ class QuasiStaticSimulator:
         return v
 
     def add_force(self, force):
-        """Add an applied force (:class:`articulated.Force`; joint forces and body forces;
-        velocities are zero in quasi-statics). Its ``support(model)`` tells which bodies
-        and joints it writes; a force without one is treated as touching every body
-        (a full O(n) update per step). Returns the force."""
+        """Add an applied force and return it.
+
+        An :class:`articulated.Force` (joint forces and body forces; velocities are zero in
+        quasi-statics). Its ``support(model)`` tells which bodies and joints it writes; a
+        force without one is treated as touching every body (a full O(n) update per step).
+        """
         if not hasattr(force, "apply"):
             raise TypeError(f"a force needs an apply(model, t, q, qd, tau, f_ext) method, "
                             f"got {force!r}")
@@ -177,9 +179,11 @@ class QuasiStaticSimulator:
             raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
 
     def step(self) -> dict:
-        """One quasi-static step; returns (and keeps in :attr:`last`) its statistics:
-        ``joints`` (accelerations computed), ``bound`` (certified error), ``nodes``
-        (tree nodes recomputed), ``wall`` [s]."""
+        """Take one quasi-static step and return its statistics.
+
+        The statistics are also kept in :attr:`last`: ``joints`` (accelerations computed),
+        ``bound`` (certified error), ``nodes`` (tree nodes recomputed), ``wall`` [s].
+        """
         m = self.model
         t0 = time.perf_counter()
         self._evaluate_forces()
@@ -209,13 +213,15 @@ class QuasiStaticSimulator:
         return stats
 
     def run(self, steps: int, record_every: int | None = None) -> Trajectory:
-        """Run ``steps`` steps, recording the configuration every ``record_every`` steps
-        (default: first and last only; each record copies q, O(n)) and the per-step
-        statistics (:class:`Trajectory` fields ``joints``, ``bound``, ``nodes``, ``wall``;
-        ``qd``, the energies None: velocities are zero in quasi-statics). Raises
-        ValueError for steps < 1 or record_every < 1, and
-        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far)
-        when a step fails on non-finite values."""
+        """Run ``steps`` steps and return the :class:`Trajectory`.
+
+        Records the configuration every ``record_every`` steps (default: first and last
+        only; each record copies q, O(n)) and the per-step statistics (:class:`Trajectory`
+        fields ``joints``, ``bound``, ``nodes``, ``wall``; ``qd``, the energies None:
+        velocities are zero in quasi-statics). Raises ValueError for steps < 1 or
+        record_every < 1, and :class:`articulated.SimulationDiverged` (carrying the
+        trajectory recorded so far) when a step fails on non-finite values.
+        """
         steps = int(steps)
         if steps < 1:
             raise ValueError(f"steps must be >= 1, got {steps}")

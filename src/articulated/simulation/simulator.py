@@ -140,8 +140,9 @@ _NO_PIECES = np.zeros((0, 2), np.int64)
 
 
 class DynamicsSimulator:
-    """Time integration of an articulated body under gravity and applied forces, by a
-    forward-dynamics algorithm and a time integrator. Usually built by the factory
+    """Time integration of an articulated body under gravity and applied forces.
+
+    By a forward-dynamics algorithm and a time integrator. Usually built by the factory
     :func:`articulated.Simulator` (same arguments), which builds the adaptive and
     quasi-static simulators for the other ``method`` values.
 
@@ -350,9 +351,11 @@ class DynamicsSimulator:
 
     # ------------------------------------------------------------------ dynamics
     def generalized_forces(self, t, q, qd):
-        """The applied forces at a state: ``(tau (nv,), f_ext (nb, 6))`` (internal buffers,
-        overwritten by the next call). Joint forces [N m | N]; body forces ``[n; f]`` about
-        each body origin in body coordinates."""
+        """Return the applied forces ``(tau (nv,), f_ext (nb, 6))`` at a state.
+
+        Internal buffers, overwritten by the next call. Joint forces [N m | N]; body forces
+        ``[n; f]`` about each body origin in body coordinates.
+        """
         tau = self._tau
         f_ext = self._f_ext
         tau[:] = 0.0
@@ -415,15 +418,20 @@ class DynamicsSimulator:
         return V
 
     def energy(self):
-        """``(T, V)`` [J] of the current state: kinetic, and potential (gravity plus the
-        conservative applied forces)."""
+        """Return ``(T, V)`` [J] of the current state.
+
+        Kinetic energy, and potential energy (gravity plus the conservative applied forces).
+        """
         return self._energy(self._q, self._qd)
 
     # ------------------------------------------------------------------ stepping
     def contact_list(self):
-        """The contacts of the last step (see :meth:`ContactStepper.contact_list
-        <articulated.simulation.contact.ContactStepper.contact_list>`); ValueError without
-        ``contacts``."""
+        """Return the contacts of the last step.
+
+        See :meth:`ContactStepper.contact_list
+        <articulated.simulation.contact.ContactStepper.contact_list>`; ValueError without
+        ``contacts``.
+        """
         if self._contact is None:
             raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
         return self._contact.contact_list()
@@ -453,8 +461,10 @@ class DynamicsSimulator:
 
     @property
     def srm_solver(self):
-        """The :class:`~articulated.simulation.srm.SRMSolver` of ``method="srm"`` (its
-        ``control`` counts accepted and rejected steps), else None."""
+        """The :class:`~articulated.simulation.srm.SRMSolver` of ``method="srm"``, else None.
+
+        Its ``control`` counts accepted and rejected steps.
+        """
         return self._srm
 
     def step(self) -> None:
@@ -543,9 +553,12 @@ class DynamicsSimulator:
         return self.continue_run(steps, record_every, progress, ck, None)
 
     def continue_run(self, steps, every, progress, ck, start):
-        """:meth:`run` from step ``start.done`` of a run of ``steps`` steps with the records
-        ``start.trajectory`` (:class:`~articulated.simulation.checkpoint.Resume`; None: a
-        new run), checkpoints by ``ck`` (or None)."""
+        """Continue a run from step ``start.done`` (what :meth:`run` and resume call).
+
+        A run of ``steps`` steps with the records ``start.trajectory``
+        (:class:`~articulated.simulation.checkpoint.Resume`; None: a new run), checkpoints
+        by ``ck`` (or None).
+        """
         if self.integrator != "rk45" and self._compiled() is not None:
             return self._run_compiled(steps, every, progress, ck, start)
         return self._run_python(steps, every, progress, ck, start)
@@ -682,9 +695,11 @@ class DynamicsSimulator:
 
     # ------------------------------------------------------------------ checkpoints
     def checkpoint_settings(self) -> dict:
-        """The settings a checkpoint rebuilds this simulator with (JSON values; keywords of
-        :func:`articulated.Simulator`). ValueError for what cannot be checkpointed
-        (``rk45``, contacts and limits)."""
+        """Return the settings a checkpoint rebuilds this simulator with.
+
+        JSON values; keywords of :func:`articulated.Simulator`. ValueError for what cannot
+        be checkpointed (``rk45``, contacts and limits).
+        """
         if self.integrator == "rk45":
             raise ValueError("a run with integrator='rk45' cannot be checkpointed (the "
                              "adaptive solver's step-size history is not kept): use a "
@@ -706,8 +721,10 @@ class DynamicsSimulator:
         return out
 
     def checkpoint_state(self):
-        """``(JSON dict, arrays)``: the state the next step depends on (``q, qd, t``;
-        SRM's multipliers) and the evaluation count."""
+        """Return ``(JSON dict, arrays)``: the state the next step depends on.
+
+        ``q, qd, t``, SRM's multipliers, and the evaluation count.
+        """
         arrays = dict(q=self._q, qd=self._qd, t=np.array([self.t]))
         if self._srm is not None:
             arrays.update(srm_lam=self._srm.lam, srm_dlam=self._srm.dlam)
@@ -717,8 +734,10 @@ class DynamicsSimulator:
         return dict(nfev=self.nfev), arrays
 
     def restore_state(self, meta, arrays) -> None:
-        """Set what :meth:`checkpoint_state` wrote (``q``, ``qd`` were given to the
-        constructor)."""
+        """Set what :meth:`checkpoint_state` wrote.
+
+        ``q`` and ``qd`` were given to the constructor.
+        """
         self.t = float(arrays["t"][0])
         self.nfev = int(meta["nfev"])
         if self._srm is not None:

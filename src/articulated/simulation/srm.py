@@ -474,10 +474,12 @@ class SRMSolver:
                                 (q_out, qd_out, self.z_hist, self.g_hist))
 
     def advance(self, q, qd, t: float, t_end: float, forces=None):
-        """Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control
+        """Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control.
+
+        Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control
         (``rtol``/``atol`` given): steps of at most ``dt``, the last one ending exactly at
-        ``t_end``, each checked by step doubling (class docstring) and repeated smaller
-        when its error norm exceeds 1 (:class:`~articulated.simulation.stepsize.
+        ``t_end``, each checked by step doubling (class docstring) and repeated smaller when
+        its error norm exceeds 1 (:class:`~articulated.simulation.stepsize.
         StepSizeController`). The controller's next step carries over to the next call.
 
         Parameters
@@ -601,8 +603,9 @@ class SRMSolver:
 # ------------------------------------------------------------------ reference solver
 
 class KKTSolver:
-    """Direct reference for small systems: dense KKT solve of tree + loop constraints with
-    Baumgarte stabilization (module docstring).
+    """Dense KKT solve of tree and loop constraints with Baumgarte stabilization.
+
+    A direct reference for small systems (see the module docstring).
 
     ``qdd, lambda`` solve ``H qdd + G^T lambda = tau - C + J^T f_ext`` and
     ``G qdd = -G-dot qd - 2 beta G qd - beta^2 g`` (least squares in ``lambda``, so a
@@ -643,8 +646,10 @@ class KKTSolver:
 
     def run(self, q, qd, dt: float, steps: int, *, integrator: str = "rk4",
             record_every: int = 1):
-        """Integrate with the library's fixed-step integrators; returns ``(t, Q, QD, drift)``
-        as :meth:`SRMSolver.run`."""
+        """Integrate with the library's fixed-step integrators.
+
+        Returns ``(t, Q, QD, drift)`` as :meth:`SRMSolver.run`.
+        """
         from .integrators import STEPPERS
 
         step = STEPPERS[integrator]

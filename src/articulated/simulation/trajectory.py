@@ -67,8 +67,9 @@ class SimulationDiverged(RuntimeError):
 
 @dataclass
 class Trajectory:
-    """What a simulator's ``run`` records, one type for every method: the fields of the
-    method that made it, ``None`` for the others.
+    """What a simulator's ``run`` records, one type for every method.
+
+    The fields of the method that made it are set, ``None`` for the others.
 
     Attributes
     ----------
@@ -153,9 +154,11 @@ class Trajectory:
 
     @property
     def total(self) -> np.ndarray:
-        """(k,) float64 - total mechanical energy ``kinetic + potential`` [J]. ValueError
-        when the run did not record both (adaptive dynamics records the kinetic energy
-        only, quasi-statics none)."""
+        """Total mechanical energy ``kinetic + potential`` (k,) float64 [J].
+
+        ValueError when the run did not record both (adaptive dynamics records the kinetic
+        energy only, quasi-statics none).
+        """
         if self.kinetic is None or self.potential is None:
             raise ValueError(f"this trajectory ({self.method or 'unknown method'}) has no "
                              f"{'kinetic' if self.kinetic is None else 'potential'} energy")
@@ -184,24 +187,32 @@ class Trajectory:
                              interrupted=bool(self.interrupted)))
 
     def arrays(self) -> dict:
-        """``name -> array`` of the array fields that are set (what :meth:`save` writes
-        beside the ``meta`` entry)."""
+        """Return ``name -> array`` of the array fields that are set.
+
+        What :meth:`save` writes beside the ``meta`` entry.
+        """
         return {k: getattr(self, k) for k in ARRAYS if getattr(self, k) is not None}
 
     def save(self, path) -> None:
-        """Write the trajectory to the NumPy ``.npz`` archive ``path``: every array field
-        that is set, and a ``meta`` entry (a JSON string) with the scalars, settings, body
-        and joint names, the model's description and the units. Read it back with
-        :meth:`load` (no pickle). Raises OSError when the file cannot be written (the
-        trajectory in memory is unchanged)."""
+        """Write the trajectory to the NumPy ``.npz`` archive ``path``.
+
+        Write the trajectory to the NumPy ``.npz`` archive ``path``: every array field that
+        is set, and a ``meta`` entry (a JSON string) with the scalars, settings, body and
+        joint names, the model's description and the units. Read it back with :meth:`load`
+        (no pickle). Raises OSError when the file cannot be written (the trajectory in
+        memory is unchanged).
+        """
         np.savez(path, meta=np.str_(json.dumps(self._meta())), **self.arrays())
 
     @classmethod
     def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by :meth:`save` (or a checkpoint of
+        """Read a trajectory written by :meth:`save`.
+
+        Read a trajectory written by :meth:`save` (or a checkpoint of
         :meth:`articulated.simulation.simulator.DynamicsSimulator.run`, which holds the
         trajectory so far), also the files of earlier versions (no ``meta``: names and
-        description empty). Raises ValueError for a file that is not a trajectory."""
+        description empty). Raises ValueError for a file that is not a trajectory.
+        """
         with np.load(path, allow_pickle=False) as z:
             keys = set(z.files)
             if "t" not in keys or "q" not in keys:
@@ -222,14 +233,16 @@ class Trajectory:
         return cls(**arrays, **kw)
 
     def build_model(self):
-        """The model this trajectory was recorded on, rebuilt from its
-        :attr:`description` (:func:`articulated.models.build_model`), checked against the
-        recorded body names.
+        """Return the model this trajectory was recorded on, rebuilt from its description.
+
+        Built from :attr:`description` by :func:`articulated.models.build_model`, checked
+        against the recorded body names.
 
         Raises ValueError when the trajectory has no description (a model built by hand:
         pass the model yourself), when the description cannot be rebuilt (an unknown scene,
         a missing or changed file), or when the rebuilt model's bodies differ from the
-        recorded ones."""
+        recorded ones.
+        """
         from ..models import build_model
 
         if self.description is None:

@@ -25,8 +25,11 @@ ORDERS = {"euler": 1, "semi_implicit_euler": 1, "rk2": 2, "rk4": 4, "rk45": 5}
 
 
 class EnergyDriftWarning(RuntimeWarning):
-    """The total energy of a conservative simulation drifted more than the simulator's
-    ``energy_drift`` threshold: the step is likely too large (or the model stiff)."""
+    """The total energy of a conservative simulation drifted more than allowed.
+
+    More than the simulator's ``energy_drift`` threshold: the step is likely too large (or
+    the model stiff).
+    """
 
 
 def check_threshold(energy_drift):
