@@ -75,8 +75,10 @@ def _size(x, name, shape, allow_zero=False):
 
 @dataclass(frozen=True)
 class Shape:
-    """Base of the shapes: a placement ``pos`` (3,) [m] and rotation ``R`` (3, 3) in the
-    frame of the body (or world) that carries it."""
+    """Base class of the shapes: a placement in the frame of the body (or world) that carries it.
+
+    The placement is ``pos`` (3,) [m] and rotation ``R`` (3, 3).
+    """
 
     pos: tuple = field(default=None, kw_only=True)
     R: tuple = field(default=None, kw_only=True)
@@ -108,8 +110,11 @@ class Sphere(Shape):
 
 @dataclass(frozen=True)
 class Capsule(Shape):
-    """Segment of ``length`` [m] along the local z axis, centred, swept by a ball of
-    ``radius`` [m]."""
+    """A capsule: a segment along the local z axis swept by a ball.
+
+    The segment of ``length`` [m] is centred on the shape origin; the ball has ``radius``
+    [m].
+    """
 
     radius: float = 0.0
     length: float = 0.0
@@ -158,8 +163,10 @@ class Cylinder(Shape):
 
 @dataclass(frozen=True)
 class Plane(Shape):
-    """Half space below the plane through ``pos`` with unit outward ``normal`` (static
-    obstacles only)."""
+    """A half space below the plane through ``pos`` with unit outward ``normal``.
+
+    For static obstacles only.
+    """
 
     normal: tuple = (0.0, 0.0, 1.0)
     kind = SHAPE_PLANE
@@ -240,9 +247,11 @@ class Mesh(Shape):
         return cls(vertices=V, faces=F, scale=scale, source=path, pos=pos, R=R)
 
     def scaled_vertices(self):
-        """(nv, 3) float64 vertices times ``scale`` [m], validated (ValueError naming the
-        mesh: non-finite values, fewer than 4 vertices, all in one plane, scale <= 0, a
-        face index out of range)."""
+        """Return the vertices times ``scale`` (nv, 3) float64 [m], validated.
+
+        ValueError naming the mesh for non-finite values, fewer than 4 vertices, all in one
+        plane, scale <= 0, or a face index out of range.
+        """
         cache = self.__dict__.get("_scaled")
         if cache is not None:
             return cache
@@ -349,8 +358,10 @@ class CollisionModel:
 
     def add(self, body, shape: Shape, *, pos=None, R=None, mu: float = 0.5, e: float = 0.0,
             group: int = 1, mask: int = 0xFFFF, name: str | None = None) -> int:
-        """Attach ``shape`` to ``body`` (name or index) at ``pos``/``R`` in body coordinates
-        (default: the shape's own ``pos``/``R``). Returns the shape's index.
+        """Attach ``shape`` to ``body`` and return the shape's index.
+
+        ``body`` is a name or index; the shape sits at ``pos``/``R`` in body coordinates
+        (default: the shape's own ``pos``/``R``).
 
         Raises ValueError for an unknown body, a plane on a body, bad sizes, ``mu < 0``,
         ``e`` outside [0, 1], or a ``pos``/``R`` that is not a placement.
@@ -362,8 +373,11 @@ class CollisionModel:
 
     def add_static(self, *shapes: Shape, mu: float = 0.5, e: float = 0.0, group: int = 1,
                    mask: int = 0xFFFF, names=None) -> list:
-        """Add static obstacles (placed in world coordinates by their own ``pos``/``R``),
-        named by ``names`` (one str per shape, optional). Returns their indices."""
+        """Add static obstacles and return their indices.
+
+        They are placed in world coordinates by their own ``pos``/``R`` and named by
+        ``names`` (one str per shape, optional).
+        """
         if names is None:
             names = [None] * len(shapes)
         elif isinstance(names, str) or len(names) != len(shapes):
@@ -372,18 +386,24 @@ class CollisionModel:
         return [self._add(-1, s, None, None, mu, e, group, mask, n) for s, n in zip(shapes, names)]
 
     def exclude(self, body_a, body_b) -> None:
-        """Never test the shapes of ``body_a`` against those of ``body_b`` (names or
-        indices), like MuJoCo's ``<contact><exclude>``. ValueError for an unknown body."""
+        """Never test the shapes of ``body_a`` against those of ``body_b``.
+
+        Bodies by names or indices, like MuJoCo's ``<contact><exclude>``. ValueError for an
+        unknown body.
+        """
         a, b = self.model.body_id(body_a), self.model.body_id(body_b)
         self._exclude.add((min(a, b), max(a, b)))
         self._arrays = None
 
     def set_filter(self, shapes=None, *, group=None, mask=None) -> None:
-        """Set the collision filter bits of ``shapes`` (indices or names; default every shape
+        """Set the collision filter bits of ``shapes``.
+
+        Set the collision filter bits of ``shapes`` (indices or names; default every shape
         on a body, not the static ones): two shapes are tested iff ``group_a & mask_b`` and
         ``group_b & mask_a`` are both non-zero. E.g. a robot that collides only with the
         floor: ``geom.set_filter(group=1, mask=2)`` and ``add_static(Plane(), group=2,
-        mask=1)``. ValueError for an unknown shape or a negative value."""
+        mask=1)``. ValueError for an unknown shape or a negative value.
+        """
         names = [r["name"] for r in self._rows]
         if shapes is None:
             idx = [i for i, r in enumerate(self._rows) if r["body"] >= 0]
@@ -426,11 +446,13 @@ class CollisionModel:
         return len(self._rows) - 1
 
     def arrays(self):
-        """The flat arrays (see the class doc) and the candidate pairs, built once per
-        change: a dict with ``body, kind, size, pos, R, mu, e, rb, group, mask, pairs, mesh,
-        name``
+        """Return the flat arrays and the candidate pairs, built once per change.
+
+        The flat arrays (see the class doc) and the candidate pairs, built once per change:
+        a dict with ``body, kind, size, pos, R, mu, e, rb, group, mask, pairs, mesh, name``
         where ``pairs`` (np, 2) int64 lists every pair allowed by the filters, ordered for
-        the narrow phase (sphere < capsule < box < cylinder < mesh < plane)."""
+        the narrow phase (sphere < capsule < box < cylinder < mesh < plane).
+        """
         if self._arrays is None:
             rows = self._rows
             ng = len(rows)

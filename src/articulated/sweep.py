@@ -50,10 +50,13 @@ _FIXED = ("run", "status", "wall_s", "steps", "t_end", "error")
 
 
 def grid_points(grid) -> list[dict]:
-    """The runs of ``grid``: a mapping ``name -> sequence of values`` (their Cartesian
-    product, in order, the last name varying fastest) or a sequence of mappings (the
-    points themselves). ValueError for an empty grid, an empty value list, or a point that
-    is not a mapping with string keys."""
+    """Return the runs (points) of ``grid``.
+
+    The runs of ``grid``: a mapping ``name -> sequence of values`` (their Cartesian product,
+    in order, the last name varying fastest) or a sequence of mappings (the points
+    themselves). ValueError for an empty grid, an empty value list, or a point that is not a
+    mapping with string keys.
+    """
     if isinstance(grid, dict):
         if not grid:
             raise ValueError("the grid is empty: give at least one parameter with values")
@@ -81,16 +84,21 @@ def grid_points(grid) -> list[dict]:
 
 
 def run_id(point: dict) -> str:
-    """The store name of the run of ``point``: 12 hex digits of the SHA-1 of its parameters
-    as sorted JSON (``repr`` for values JSON cannot write)."""
+    """Return the store name of the run of ``point``.
+
+    12 hex digits of the SHA-1 of its parameters as sorted JSON (``repr`` for values JSON
+    cannot write).
+    """
     text = json.dumps(point, sort_keys=True, default=repr)
     return "run-" + hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
 def check_factory(make_sim, points) -> None:
-    """ValueError before any work is scheduled: ``make_sim`` not callable or not picklable
-    (cloudpickle, as Dask ships it), or a point whose parameters ``make_sim`` does not take
-    (named)."""
+    """Check ``make_sim`` and the points before any work is scheduled.
+
+    Raises ValueError when ``make_sim`` is not callable or not picklable (cloudpickle, as
+    Dask ships it), or for a point whose parameters ``make_sim`` does not take (named).
+    """
     if not callable(make_sim):
         raise ValueError(f"make_sim must be callable (parameters -> Simulator), got "
                          f"{make_sim!r}")
@@ -117,9 +125,12 @@ def check_factory(make_sim, points) -> None:
 
 
 def run_one(make_sim, point, steps, record_every, store):
-    """One task: ``make_sim(**point).run(steps, record_every)``, its trajectory saved to
-    ``store/<run_id>.npz``; returns the run's index row (dict). A run that diverges keeps
-    the trajectory it recorded; a run that raises is recorded with its error."""
+    """Run one task and return the run's index row (dict).
+
+    The task is ``make_sim(**point).run(steps, record_every)``, its trajectory saved to
+    ``store/<run_id>.npz``. A run that diverges keeps the trajectory it recorded; a run that
+    raises is recorded with its error.
+    """
     from .simulation import SimulationDiverged
 
     name = run_id(point)
@@ -153,17 +164,22 @@ def _save_atomic(traj, path: Path) -> None:
 
 @dataclass
 class SweepResult:
-    """What :func:`sweep` returns: ``store`` (Path), ``rows`` (list of dict, one per grid
-    point, in grid order: the index rows with ``params``), ``ran`` (run ids executed by
-    this call; the others were complete in the store)."""
+    """What :func:`sweep` returns.
+
+    ``store`` (Path), ``rows`` (list of dict, one per grid point, in grid order: the index
+    rows with ``params``), ``ran`` (run ids executed by this call; the others were complete
+    in the store).
+    """
 
     store: Path
     rows: list = field(default_factory=list)
     ran: list = field(default_factory=list)
 
     def trajectory(self, k: int):
-        """The trajectory of run ``k`` (grid order), loaded from the store; ValueError for a
-        run that left none (an error)."""
+        """Return the trajectory of run ``k`` (grid order), loaded from the store.
+
+        ValueError for a run that left none (an error).
+        """
         from .simulation import Trajectory
 
         row = self.rows[k]
@@ -179,8 +195,10 @@ class SweepResult:
 
 
 def read_index(store) -> dict:
-    """``run id -> row`` of ``store/index.csv`` (empty when there is none); parameter
-    values decoded from JSON into ``row["params"]``."""
+    """Return ``run id -> row`` of ``store/index.csv`` (empty when there is none).
+
+    Parameter values are decoded from JSON into ``row["params"]``.
+    """
     path = Path(store) / INDEX
     if not path.exists():
         return {}
@@ -199,8 +217,10 @@ def read_index(store) -> dict:
 
 
 def write_index(store, rows) -> Path:
-    """Write ``rows`` (dicts with the fixed columns and ``params``) to ``store/index.csv``,
-    atomically; returns the path."""
+    """Write ``rows`` to ``store/index.csv`` atomically and return the path.
+
+    Rows are dicts with the fixed columns and ``params``.
+    """
     path = Path(store) / INDEX
     names = sorted({n for r in rows for n in r["params"]})
     tmp = path.with_name(INDEX + ".tmp")
@@ -307,11 +327,14 @@ def sweep(make_sim, grid, *, steps: int, record_every: int = 1, client=None, sto
 
 @contextlib.contextmanager
 def dask_client(client=None, *, workers=None):
-    """The Dask client of a sweep, as a context manager: ``client`` itself (a
+    """Return the Dask client of a sweep, as a context manager.
+
+    The Dask client of a sweep, as a context manager: ``client`` itself (a
     ``distributed.Client``, left open), a new client of the scheduler at ``client`` (a str
     such as ``"tcp://host:8786"``), or, for None, a new ``LocalCluster`` of ``workers``
     (default: one per core) single-threaded worker processes and its client. What it opened
-    is closed on exit (the client, then its cluster)."""
+    is closed on exit (the client, then its cluster).
+    """
     from distributed import Client, LocalCluster
 
     own = []
@@ -331,7 +354,9 @@ def dask_client(client=None, *, workers=None):
 
 
 def map_cells(fn, cells, *, client=None, common=(), warm=None) -> list:
-    """``[fn(*common, *cell) for cell in cells]``: the cells of a benchmark table, in this
+    """Return ``[fn(*common, *cell) for cell in cells]``, here or on Dask workers.
+
+    ``[fn(*common, *cell) for cell in cells]``: the cells of a benchmark table, in this
     process one after another (``client`` None) or on the workers of a Dask client /
     scheduler address (``client``, as :func:`dask_client`), one cell per worker at a time.
 

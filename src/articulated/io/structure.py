@@ -132,8 +132,10 @@ REQUIRED_ATOMS = {res: BACKBONE + tuple(side.split()) for res, side in _SIDE.ite
 
 @dataclass
 class StructureAtoms:
-    """The atoms of a model made by :func:`load_structure`, set as ``model.structure_atoms``:
-    what the writers need to put the atoms back in the world.
+    """The atoms of a model made by :func:`load_structure`.
+
+    Set as ``model.structure_atoms``: what the writers need to put the atoms back in the
+    world.
 
     Attributes
     ----------

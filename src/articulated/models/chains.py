@@ -139,9 +139,10 @@ def bicycle_chain(n: int = 30, *, pitch: float = BICYCLE_PITCH, gravity=GRAVITY)
 @scene
 def two_link_arm(l1: float = 2.0, m1: float = 10.0, l2: float = 0.02, m2: float = 0.1,
                  width: float = 0.02, *, gravity=GRAVITY) -> Model:
-    """The ill-conditioned two-link arm of Ascher, Pai & Cloutier (1997), "Forward dynamics,
-    elimination methods, and formulation stiffness in robot simulation", Example 1
-    (Fig. 1, Table 1; eq. 9 for its joint-space inertia).
+    """Build the ill-conditioned two-link arm of Ascher, Pai & Cloutier (1997), Example 1.
+
+    From "Forward dynamics, elimination methods, and formulation stiffness in robot
+    simulation" (Fig. 1, Table 1; eq. 9 for its joint-space inertia).
 
     The paper numbers links from the tip (Jain 1991): link 1 is the distal link (length
     ``l1``, mass ``m1``), link 2 the proximal one (``l2``, ``m2``), jointed to the world.
@@ -195,8 +196,9 @@ def two_link_arm(l1: float = 2.0, m1: float = 10.0, l2: float = 0.02, m2: float 
 def prismatic_pair(m1: float = 1e9, m2: float = 1.0, axis=(0.0, 0.0, 1.0), *,
                    length_per_mass: float = 1.0, width: float = 0.1,
                    gravity=(0.0, 0.0, 0.0)) -> Model:
-    """Two collinear prismatic joints: Examples 2 and 3 of Ascher, Pai & Cloutier (1997),
-    "Forward dynamics, elimination methods, and formulation stiffness in robot
+    """Build two collinear prismatic joints (Ascher, Pai & Cloutier 1997, Examples 2 and 3).
+
+    From "Forward dynamics, elimination methods, and formulation stiffness in robot
     simulation" (sec. 3-4, Table 2).
 
     Links are numbered from the tip as in the paper: link 1 is the heavy distal link

@@ -130,9 +130,10 @@ def square_chain(n: int = 16, *, link_length: float = 1.0, link_mass: float = 1.
 @scene
 def square_net(rows: int = 4, cols: int = 4, *, breeze: float = 2.0, link_length: float = 1.0,
                link_mass: float = 1.0, loop_kind: str = "point", gravity=GRAVITY) -> Model:
-    """The square net ("veil") of Ascher & Lin (1999), Example 4.2 (Fig. 4.3): a planar net of
-    ``rows x cols`` unit squares hanging in the x-z plane from its top joints, which are
-    pinned to the world, moved by a breeze.
+    """Build the square net ("veil") of Ascher & Lin (1999), Example 4.2 (Fig. 4.3).
+
+    A planar net of ``rows x cols`` unit squares hanging in the x-z plane from its top
+    joints, which are pinned to the world, moved by a breeze.
 
     Joints ``P(r, c) = (c L, 0, -r L)``, r = 0..rows, c = 0..cols; the top row (r = 0) is
     pinned. Links (thin uniform rods, length L, mass m): ``v{r}_{c}`` = P(r, c) -> P(r+1, c)

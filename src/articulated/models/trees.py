@@ -32,8 +32,10 @@ def _random_inertia(rng, mass):
 @scene
 def random_tree(n: int, seed=0, *, joint_types=("revolute", "prismatic", "spherical", "free", "fixed"),
                 floating_base: bool = False, branching: float = 0.5) -> Model:
-    """A random kinematic tree for cross-checks (RBD.jl ``randmech``, Pinocchio
-    ``humanoidRandom`` habit): random parents, joint types, placements, axes and inertias.
+    """Build a random kinematic tree for cross-checks.
+
+    Random parents, joint types, placements, axes and inertias (the habit of RBD.jl's
+    ``randmech`` and Pinocchio's ``humanoidRandom``).
 
     Parameters
     ----------

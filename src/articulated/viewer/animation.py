@@ -216,6 +216,9 @@ def to_gif(model: Model, traj, path, **kwargs) -> Path:
 
 
 def to_mp4(model: Model, traj, path, **kwargs) -> Path:
-    """Write an MP4 video of a trajectory (ffmpeg writer; ValueError when ffmpeg is not
-    installed). Parameters as :func:`to_gif`."""
+    """Write an MP4 video of a trajectory.
+
+    Uses matplotlib's ffmpeg writer (ValueError when ffmpeg is not installed). Parameters as
+    :func:`to_gif`.
+    """
     return animate(model, traj, path, writer="ffmpeg", **kwargs)

@@ -24,8 +24,9 @@ from .scene import body_colors, frames
 
 def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = "",
             speed: float = 1.0, sections: int = 6, dark_mode: bool = False) -> Path:
-    """Write a trajectory as one self-contained HTML file that replays it (no server, no
-    network: open it from disk).
+    """Write a trajectory as one self-contained HTML file that replays it.
+
+    No server, no network: open it from disk.
 
     Parameters
     ----------
