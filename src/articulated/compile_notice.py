@@ -24,8 +24,8 @@ from numba.core import event
 
 SECONDS_PER_KERNEL = 5.0
 """Mean wall time [s] numba takes per cached kernel of this package on a first run, its
-helpers included (docs/benchmarks.md, "Compile time"); the notice's estimate is this times
-the kernels the command will compile."""
+helpers included; the notice's estimate is this times the kernels the command will
+compile."""
 
 
 def _is_package_kernel(dispatcher) -> bool:

@@ -411,8 +411,8 @@ class MujocoConverters:
 
 
 MUJOCO_MAX_DEPTH = 1023
-"""The deepest body nesting MuJoCo compiles (measured with MuJoCo 4.0: a 1,023-link
-pendulum compiles, 1,024 fails with "depth limit exceeded in signature computation")."""
+"""The deepest body nesting MuJoCo 4.0 compiles (a deeper tree fails with "depth limit
+exceeded in signature computation")."""
 
 
 def to_mujoco(model: Model, geom=None):
@@ -434,8 +434,8 @@ def to_mujoco(model: Model, geom=None):
         p = model.body_parent[i]
         depth[i] = 1 if p < 0 else depth[p] + 1
     if model.nb and depth.max() > MUJOCO_MAX_DEPTH:
-        # checked before building: MjSpec takes minutes to fail on such trees (71 s for a
-        # 3,000-link pendulum) where the check costs microseconds
+        # checked before building: MjSpec takes very long to fail on such trees, where the
+        # check is cheap
         raise ValueError(f"body tree DEPTH {depth.max()} beyond MuJoCo's limit "
                          f"({MUJOCO_MAX_DEPTH} nested bodies: 'depth limit exceeded')")
     try:

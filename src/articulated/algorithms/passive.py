@@ -124,7 +124,7 @@ def _gram_add(G, src, M, o, out, tmp):
     """out += M[o]^T G[src] M[o] (K x K); tmp (K, K) scratch. The second product skips the
     zero rows of M's columns (:data:`LO`; exact zeros, so the same sums), in one loop per
     class with constant bounds, which LLVM unrolls and vectorizes over c (bounds that vary
-    with the column measured 2-4x slower)."""
+    with the column are slower)."""
     for r in range(K):
         for c in range(K):
             x = 0.0

@@ -375,8 +375,7 @@ def load_structure(path, *, hydrogens: bool = False, omega: bool = False,
 
     Notes
     -----
-    Complexity: O(natom log natom) (the bond search); a 3,000-residue protein loads in
-    about a second (docs/molecules.md).
+    Complexity: O(natom log natom) (the bond search).
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components, depth_first_order

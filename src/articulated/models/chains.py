@@ -52,8 +52,8 @@ def pendulum(n: int = 300, link_length: float = 0.1, mass: float = 0.1, seed=Non
 
     Notes
     -----
-    Vectorized (no per-body Python validation): 10^6 links build in about 5-10 s, almost all
-    of it in the Model constructor.
+    Vectorized (no per-body Python validation): building a long chain spends almost all of
+    its time in the Model constructor.
     """
     n = _count(n, "n", 1)
     L0 = _positive(link_length, "link_length")
