@@ -1,4 +1,4 @@
-"""Contact scenes (Gayle, Lin & Manocha 2006, "GLM", sec. VI; issue 19): free-base capsule
+"""Contact scenes (Gayle, Lin & Manocha 2006, "GLM", sec. VI): free-base capsule
 chains with their collision shapes (``model.collision``, a
 :class:`~articulated.geometry.CollisionModel`) and static obstacles.
 
@@ -135,7 +135,7 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
         return model, q0
     # upright: the free base (body 0) at the top, body x pointing down (+90 deg about y),
     # the chain hanging from it, its last capsule's end the lowest point: a free chain is
-    # rooted at the end that does not strike first (see docs/contact.md, "The pile")
+    # rooted at the end that does not strike first
     q0[3:7] = (np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0)
     q0[2] = height - float(np.min(chain_points(model, q0)[:, 2]))
     return model, q0

@@ -42,8 +42,8 @@ def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = 
 
     Returns
     -------
-    Path - the file written. Size: about 0.8 MB of viewer plus 28 bytes per body and
-    frame before compression (``docs/viewer.md`` gives measured sizes).
+    Path
+        The file written: the viewer plus 28 bytes per body and frame before compression.
 
     Notes
     -----
