@@ -1,4 +1,4 @@
-"""Formulation stiffness study (issue 6): Ascher, Pai & Cloutier (1997), "Forward dynamics,
+"""Formulation stiffness study: Ascher, Pai & Cloutier (1997), "Forward dynamics,
 elimination methods, and formulation stiffness in robot simulation", reproduced with our
 solvers: the computations of ``articulated bench stiffness``
 (:mod:`articulated.bench.stiffness`).
