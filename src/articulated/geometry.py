@@ -90,7 +90,7 @@ class Shape:
     # ball about its origin that contains it (inf: plane)
 
     def placement(self):
-        """``(pos (3,), R (3, 3))`` validated (ValueError otherwise)."""
+        """Return ``(pos (3,), R (3, 3))``, validated (ValueError otherwise)."""
         return _placement(self.pos, self.R, repr(self))
 
 
@@ -102,9 +102,11 @@ class Sphere(Shape):
     kind = SHAPE_SPHERE
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
         return np.array([_size(self.radius, "radius", "Sphere"), 0.0, 0.0])
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape (inf: plane)."""
         return float(self.radius)
 
 
@@ -121,10 +123,12 @@ class Capsule(Shape):
     kind = SHAPE_CAPSULE
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
         return np.array([_size(self.radius, "radius", "Capsule"),
                          0.5 * _size(self.length, "length", "Capsule", allow_zero=True), 0.0])
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return float(self.radius + 0.5 * self.length)
 
 
@@ -136,12 +140,14 @@ class Box(Shape):
     kind = SHAPE_BOX
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
         s = np.asarray(self.size, dtype=np.float64)
         if s.shape != (3,):
             raise ValueError(f"Box: size must be 3 edge lengths, got {self.size!r}")
         return np.array([0.5 * _size(x, "size", "Box") for x in s])
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return float(0.5 * np.linalg.norm(np.asarray(self.size, dtype=np.float64)))
 
 
@@ -154,10 +160,12 @@ class Cylinder(Shape):
     kind = SHAPE_CYLINDER
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
         return np.array([_size(self.radius, "radius", "Cylinder"),
                          0.5 * _size(self.length, "length", "Cylinder"), 0.0])
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return float(math.hypot(self.radius, 0.5 * self.length))
 
 
@@ -172,9 +180,11 @@ class Plane(Shape):
     kind = SHAPE_PLANE
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
         return np.zeros(3)
 
     def placement(self):
+        """Return ``(pos (3,), R (3, 3))`` with local z the unit normal; ValueError if invalid."""
         p, _ = _placement(self.pos, None, repr(self))
         n = np.asarray(self.normal, dtype=np.float64)
         if n.shape != (3,) or not np.isfinite(n).all() or np.linalg.norm(n) < 1e-12:
@@ -186,6 +196,7 @@ class Plane(Shape):
         return p, np.column_stack([x, np.cross(z, x), z])  # local z = the normal
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return math.inf
 
 
@@ -282,10 +293,12 @@ class Mesh(Shape):
         return V
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
         self.scaled_vertices()
         return np.zeros(3)
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return float(np.linalg.norm(self.scaled_vertices(), axis=1).max())
 
 

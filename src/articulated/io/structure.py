@@ -155,6 +155,7 @@ class StructureAtoms:
 
     @property
     def natom(self) -> int:
+        """Number of atoms."""
         return int(self.body.shape[0])
 
 

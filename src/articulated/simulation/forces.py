@@ -64,18 +64,21 @@ class StateKinematics:
 
     @property
     def R(self):
+        """Body -> world rotations (nb, 3, 3) float64, computed on first use."""
         if self._R is None:
             self._poses()
         return self._R
 
     @property
     def p(self):
+        """Body origins (nb, 3) float64 in world coordinates [m], computed on first use."""
         if self._p is None:
             self._poses()
         return self._p
 
     @property
     def v(self):
+        """Body spatial velocities (nb, 6) float64 ``[w; v_O]``, body coordinates; needs ``qd``."""
         if self._v is None:
             if self.qd is None:
                 raise ValueError("body velocities need qd")
@@ -114,6 +117,7 @@ class FramesKinematics:
 
     @property
     def v(self):
+        """Body spatial velocities (nb, 6) float64, body coordinates (zero without velocities)."""
         if self._v is None:
             self._v = (np.zeros((self._nb, 6)) if self._velocities is None
                        else self._velocities())

@@ -132,6 +132,7 @@ class QuasiStaticSimulator:
 
     @property
     def q(self) -> np.ndarray:
+        """Current configuration (nq,) float64, a read-only view."""
         v = self._q.view()
         v.flags.writeable = False
         return v

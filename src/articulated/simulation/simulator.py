@@ -300,6 +300,7 @@ class DynamicsSimulator:
     # ------------------------------------------------------------------ state
     @property
     def q(self) -> np.ndarray:
+        """Current configuration (nq,) float64 (a copy; assign to set it, checked)."""
         return self._q.copy()
 
     @q.setter
@@ -314,6 +315,7 @@ class DynamicsSimulator:
 
     @property
     def qd(self) -> np.ndarray:
+        """Current joint velocities (nv,) float64 (a copy; assign to set them, checked)."""
         return self._qd.copy()
 
     @qd.setter

@@ -167,6 +167,7 @@ class Viewer:
 
     @property
     def url(self) -> str:
+        """The address of the viewer's web page."""
         host = self.server.get_host()
         return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{self.server.get_port()}"
 
