@@ -65,7 +65,7 @@ ASSEMBLY_KINDS = ("balanced", "serial")
 
 
 def block_index(nh: int, k: int, l: int) -> int:
-    """Return the position of block ``(k, l)``, ``k <= l``, among a node's upper-triangle blocks.
+    """Return the index of block ``(k, l)``, ``k <= l``, among a node's upper blocks.
 
     A node with ``nh`` handles has ``nh (nh + 1) / 2`` upper-triangle blocks, stored
     row-major.

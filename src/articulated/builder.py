@@ -1,4 +1,6 @@
-"""The :class:`ModelBuilder`: a validated :class:`~articulated.model.Model` built body by
+"""Build a validated :class:`~articulated.model.Model` body by body.
+
+The :class:`ModelBuilder`: a validated :class:`~articulated.model.Model` built body by
 body, and the inertia check it applies to every body."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The command line's first-run notice: one line and a progress bar while numba compiles
+"""The command line's first-run notice while numba compiles.
+
+The command line's first-run notice: one line and a progress bar while numba compiles
 the package's kernels.
 
 A first run (after an install, an upgrade or an edit of a module that kernels are built

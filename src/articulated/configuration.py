@@ -1,4 +1,6 @@
-"""The configuration space of a :class:`~articulated.model.Model`: integrate on the manifold,
+"""Configuration space: integrate on the manifold, normalize quaternions, ``qdot``.
+
+The configuration space of a :class:`~articulated.model.Model`: integrate on the manifold,
 normalize quaternions, ``qdot``.
 
 ``q`` (nq,) is not a vector space when the model has quaternion joints, and ``qd`` (nv,)

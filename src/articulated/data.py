@@ -1,4 +1,6 @@
-"""The state-dependent workspace of a :class:`~articulated.model.Model` (:class:`Data`) and
+"""The state-dependent workspace :class:`Data` of a model and its packed layout.
+
+The state-dependent workspace of a :class:`~articulated.model.Model` (:class:`Data`) and
 the layout of its packed buffer (:func:`data_arrays`, the only definition of it)."""
 
 from __future__ import annotations

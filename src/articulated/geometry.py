@@ -1,4 +1,6 @@
-"""Collision geometry: shapes on bodies, static obstacles and their materials
+"""Collision geometry: shapes on bodies, static obstacles and their materials.
+
+Collision geometry: shapes on bodies, static obstacles and their materials
 (:class:`CollisionModel`), the model-layer input of contact handling (Gayle, Lin & Manocha
 2006, "GLM"; detection in :mod:`articulated.algorithms.collision`, response in
 :mod:`articulated.algorithms.contact`).
@@ -75,7 +77,7 @@ def _size(x, name, shape, allow_zero=False):
 
 @dataclass(frozen=True)
 class Shape:
-    """Base class of the shapes: a placement in the frame of the body (or world) that carries it.
+    """Base class of the shapes: a placement in the frame of the body that carries it.
 
     The placement is ``pos`` (3,) [m] and rotation ``R`` (3, 3).
     """
@@ -102,11 +104,11 @@ class Sphere(Shape):
     kind = SHAPE_SPHERE
 
     def params(self):
-        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         return np.array([_size(self.radius, "radius", "Sphere"), 0.0, 0.0])
 
     def bounding_radius(self):
-        """Return the radius [m] of a ball about the shape origin that contains the shape (inf: plane)."""
+        """Return the radius [m] of a ball about the origin containing the shape."""
         return float(self.radius)
 
 
@@ -123,7 +125,7 @@ class Capsule(Shape):
     kind = SHAPE_CAPSULE
 
     def params(self):
-        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         return np.array([_size(self.radius, "radius", "Capsule"),
                          0.5 * _size(self.length, "length", "Capsule", allow_zero=True), 0.0])
 
@@ -140,7 +142,7 @@ class Box(Shape):
     kind = SHAPE_BOX
 
     def params(self):
-        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         s = np.asarray(self.size, dtype=np.float64)
         if s.shape != (3,):
             raise ValueError(f"Box: size must be 3 edge lengths, got {self.size!r}")
@@ -160,7 +162,7 @@ class Cylinder(Shape):
     kind = SHAPE_CYLINDER
 
     def params(self):
-        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         return np.array([_size(self.radius, "radius", "Cylinder"),
                          0.5 * _size(self.length, "length", "Cylinder"), 0.0])
 
@@ -180,11 +182,11 @@ class Plane(Shape):
     kind = SHAPE_PLANE
 
     def params(self):
-        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         return np.zeros(3)
 
     def placement(self):
-        """Return ``(pos (3,), R (3, 3))`` with local z the unit normal; ValueError if invalid."""
+        """Return ``(pos (3,), R (3, 3))``, local z the unit normal (ValueError if invalid)."""
         p, _ = _placement(self.pos, None, repr(self))
         n = np.asarray(self.normal, dtype=np.float64)
         if n.shape != (3,) or not np.isfinite(n).all() or np.linalg.norm(n) < 1e-12:
@@ -293,7 +295,7 @@ class Mesh(Shape):
         return V
 
     def params(self):
-        """Return the (3,) float64 sizes the kernels read; ValueError naming the shape if invalid."""
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         self.scaled_vertices()
         return np.zeros(3)
 
@@ -313,7 +315,7 @@ def _material(mu, e, what):
 
 
 class CollisionModel:
-    """Collision shapes on the bodies of a model and static obstacles, with materials and filters.
+    """Collision shapes on a model's bodies and static obstacles, with materials and filters.
 
     Parameters
     ----------

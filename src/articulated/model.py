@@ -1,4 +1,6 @@
-"""Static description of an articulated body (:class:`Model`) and the packed arrays its
+"""Static description of an articulated body: :class:`Model` and its packed arrays.
+
+Static description of an articulated body (:class:`Model`) and the packed arrays its
 kernels read (:class:`ModelArrays`, :func:`model_arrays`). Its workspace is
 :class:`articulated.data.Data`; :class:`articulated.builder.ModelBuilder` makes a validated
 Model body by body.
@@ -154,11 +156,11 @@ def unit_quaternion(q, a, tol):
 def model_arrays(model_i, model_f):
     """Return named views into the two packed buffers of a :class:`ModelArrays`.
 
-    The one place that defines the buffers' layout: kernels start with
-    ``m = model_arrays(model_i, model_f)`` and read ``m.parent``, ``m.S``, ... by name.
-    Returns a :class:`ModelViews` of the arrays named by :data:`MODEL_ARRAY_NAMES`;
-    ``Xtree_E`` and ``Ibar`` are (nb, 9), row-major 3x3 matrices (:func:`articulated.spatial.get_mat3` reads both this and (nb, 3, 3)). No
-    copies, no allocation.
+    The one place that defines the buffers' layout: kernels start with ``m =
+    model_arrays(model_i, model_f)`` and read ``m.parent``, ``m.S``, ... by name. Returns a
+    :class:`ModelViews` of the arrays named by :data:`MODEL_ARRAY_NAMES`; ``Xtree_E`` and
+    ``Ibar`` are (nb, 9), row-major 3x3 matrices (:func:`articulated.spatial.get_mat3` reads
+    both this and (nb, 3, 3)). No copies, no allocation.
     """
     nb = model_i.shape[1]
     parent = model_i[0]
@@ -235,7 +237,7 @@ class ModelArrays:
         self.dof_parent = model.dof_parent
 
     def kin(self):
-        """Return ``(parent, jtype, qadr, axis, Xtree_E, Xtree_r)``, what kinematics kernels take."""
+        """Return ``(parent, jtype, qadr, axis, Xtree_E, Xtree_r)`` for kinematics kernels."""
         return (self.parent, self.jtype, self.qadr, self.axis, self.Xtree_E, self.Xtree_r)
 
 

@@ -1,4 +1,6 @@
-"""Simulated configurations of a molecule back to PDB files (gemmi): one configuration,
+"""Write simulated configurations of a molecule to PDB files.
+
+Simulated configurations of a molecule back to PDB files (gemmi): one configuration,
 or a sequence of them as a multi-model PDB that molecular viewers play as a trajectory.
 
 The model must come from :func:`articulated.load_structure`, which keeps its atoms

@@ -1,4 +1,6 @@
-"""Ensembles and parameter sweeps on Dask distributed: one simulation per grid point, on a
+"""Ensembles and parameter sweeps on Dask distributed.
+
+Ensembles and parameter sweeps on Dask distributed: one simulation per grid point, on a
 local cluster or on a cluster's scheduler, results in one store a user can reopen.
 
 Why Dask (and not Ray): Dask distributed runs the same code on a ``LocalCluster`` of worker

@@ -1,4 +1,6 @@
-"""Adaptive dynamics of articulated bodies (Redon, Galoppo & Lin 2005, RGL): hybrid bodies,
+"""Adaptive dynamics of articulated bodies (Redon, Galoppo & Lin 2005).
+
+Adaptive dynamics of articulated bodies (Redon, Galoppo & Lin 2005, RGL): hybrid bodies,
 motion metrics, the active-region update with joint-acceleration re-computation and
 rigidification impulses.
 
@@ -276,8 +278,8 @@ class AdaptiveDynamics(DCAEngine):
                       max_active=None, bodies=None, impulse_columns=2):
         """Run the active-region update of RGL Sec. 5.1 from the current hybrid state.
 
-        The update touches only the active region, its rigid front, the force-update region and the nodes the
-        acceleration queue visits (RGL Sec. 6; passive nodes through their
+        The update touches only the active region, its rigid front, the force-update region
+        and the nodes the acceleration queue visits (RGL Sec. 6; passive nodes through their
         linear-coefficient tensors, :mod:`articulated.algorithms.passive`), in one compiled
         kernel (:func:`articulated.algorithms.region.region_update_kernel`):
 
@@ -486,11 +488,12 @@ class AdaptiveDynamics(DCAEngine):
     def prepare_region(self) -> None:
         """Prepare the bookkeeping of the current active region (RGL Sec. 4.1).
 
-        What :meth:`hybrid_accelerations` needs: the active nodes, the rigid front (rigid nodes whose parent is active, leaves
-        included), the body carrying each front node's handle 0, the nearest active joint on
-        every body's path, the front node holding every leaf, and the rigid-front inertias.
-        O(n) integer pass; run after the active region changes (the coefficients must be
-        those of the current hybrid body, e.g. after :meth:`set_state`).
+        What :meth:`hybrid_accelerations` needs: the active nodes, the rigid front (rigid
+        nodes whose parent is active, leaves included), the body carrying each front node's
+        handle 0, the nearest active joint on every body's path, the front node holding
+        every leaf, and the rigid-front inertias. O(n) integer pass; run after the active
+        region changes (the coefficients must be those of the current hybrid body, e.g.
+        after :meth:`set_state`).
         """
         self._bk.epoch[:] += 1            # coefficients may have changed: caches are stale
         prepare_region(self.active, self._region_args(2).prep, self._bk)
@@ -498,7 +501,8 @@ class AdaptiveDynamics(DCAEngine):
     def hybrid_args(self):
         """Return the bundle of arguments of the hybrid-step kernels (built once).
 
-        A :class:`~articulated.algorithms.bundles.HybridArgs` (built once; full buffers, the region's lists and counts are in ``self._bk``): the
+        A :class:`~articulated.algorithms.bundles.HybridArgs` (built once; full buffers, the
+        region's lists and counts are in ``self._bk``): the
         :class:`~articulated.algorithms.bundles.PoseCache`, the node update and
         back-substitution bundles of the hybrid coefficient set and the
         :class:`~articulated.algorithms.bundles.HybridState`; the kernels take them by
@@ -560,9 +564,10 @@ class AdaptiveDynamics(DCAEngine):
                              method: str = "reduced") -> np.ndarray:
         """Compute forward dynamics of the hybrid body (RGL Sec. 4.3) near the last update.
 
-        The state differs from the one of the last update only on active joints. First the frames and principal
-        transforms of the active nodes and the world velocities of the active joints' bodies
-        (the hierarchical frames that poses and forces are read from); then
+        The state differs from the one of the last update only on active joints. First the
+        frames and principal transforms of the active nodes and the world velocities of the
+        active joints' bodies (the hierarchical frames that poses and forces are read from);
+        then
 
         * ``method="reduced"`` (default, what the simulator's steps use): ABA on the
           reduced tree of the hybrid body, one rigid body per rigid-front node
@@ -606,9 +611,10 @@ class AdaptiveDynamics(DCAEngine):
     def impulse_response(self, joints, impulses) -> np.ndarray:
         """Return the velocity change ``M_T^-1 G^T Q`` of the hybrid body for joint impulses.
 
-        ``Q`` [N m s | N s] are impulses on ``joints`` (the hybrid body's own inverse inertia; used for the
-        rigidification impulses). Linear in Q: computed as the difference of two exact
-        hybrid solves with the joint forces changed along the joints' paths only.
+        ``Q`` [N m s | N s] are impulses on ``joints`` (the hybrid body's own inverse
+        inertia; used for the rigidification impulses). Linear in Q: computed as the
+        difference of two exact hybrid solves with the joint forces changed along the
+        joints' paths only.
         """
         m = self.model
         base = self._solve_exact().copy()
@@ -625,12 +631,12 @@ class AdaptiveDynamics(DCAEngine):
     def momentum_projection(self, keep) -> np.ndarray:
         """Return the velocity change of the rigidification impulses, in O(n).
 
-        One solve instead of O(d_R) solves: impulses act on the rigidified joints only, so the generalized
-        momentum ``p = M qd`` of the kept joints is unchanged and the new velocities are
-        ``qd'_K = M_KK^-1 p_K`` (the same M-orthogonal projection as RGL Sec. 5.4.2). ``p``
-        from the body momenta (:func:`generalized_momentum`), ``M_KK^-1 p_K`` by one hybrid
-        solve (active = ``keep``) at rest without gravity or external forces. Returns
-        ``dqd`` (nv,) for the solver's current ``q``, ``qd``; leaves the solver's
+        One solve instead of O(d_R) solves: impulses act on the rigidified joints only, so
+        the generalized momentum ``p = M qd`` of the kept joints is unchanged and the new
+        velocities are ``qd'_K = M_KK^-1 p_K`` (the same M-orthogonal projection as RGL Sec.
+        5.4.2). ``p`` from the body momenta (:func:`generalized_momentum`), ``M_KK^-1 p_K``
+        by one hybrid solve (active = ``keep``) at rest without gravity or external forces.
+        Returns ``dqd`` (nv,) for the solver's current ``q``, ``qd``; leaves the solver's
         coefficients in that auxiliary state (call :meth:`set_state` next).
         """
         p = self._momentum()

@@ -1,4 +1,6 @@
-"""Narrow phase of the pairs with a :class:`~articulated.geometry.Mesh`, which
+"""Narrow phase of the pairs with a mesh.
+
+Narrow phase of the pairs with a :class:`~articulated.geometry.Mesh`, which
 :class:`~articulated.algorithms.collision.Detector` runs after its compiled kernel, writing
 contacts with the same fields (normal from b to a, point midway between the surfaces,
 distance < 0 when they overlap, keys increasing): mesh against plane in one compiled call
@@ -123,8 +125,9 @@ class MeshNarrowPhase:
     Each mesh collides as the convex hull of its vertices (MuJoCo does the same), one
     ``coal.Convex`` per mesh: coal's GJK gives the distance of separated shapes and EPA the
     depth and normal of overlapping ones (a ``BVHModelOBBRSS`` of the triangles gives no
-    penetration depth, and costs much more per query). Contacts, in the fields of :class:`Contacts` (normal
-    from b to a, point midway between the surfaces, ``dist < 0`` when they overlap):
+    penetration depth, and costs much more per query). Contacts, in the fields of
+    :class:`Contacts` (normal from b to a, point midway between the surfaces, ``dist < 0``
+    when they overlap):
 
     * mesh against a plane: the hull vertices below the plane plus the reach, as a box's
       corners: the deepest one, then repeatedly the one farthest from those chosen, while

@@ -1,4 +1,6 @@
-"""Composite-rigid-body algorithm (joint-space inertia matrix) and the sparse
+"""Composite-rigid-body algorithm and CRBA forward dynamics.
+
+Composite-rigid-body algorithm (joint-space inertia matrix) and the sparse
 ``L^T D L`` factorization that solves ``M qdd = tau - C`` with it (RBDA sec. 6.2, 6.5).
 
 The factorization exploits branch-induced sparsity (``dof_parent`` is Featherstone's

@@ -1,4 +1,6 @@
-"""Featherstone's divide-and-conquer algorithm (DCA) in handle form: forward dynamics and
+"""Featherstone's divide-and-conquer algorithm (DCA) in handle form.
+
+Featherstone's divide-and-conquer algorithm (DCA) in handle form: forward dynamics and
 quasi-statics over an assembly tree (:mod:`articulated.assembly`).
 
 Sources: Redon, Galoppo & Lin (2005), "Adaptive dynamics of articulated bodies" (RGL),

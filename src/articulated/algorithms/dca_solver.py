@@ -1,4 +1,6 @@
-"""The full DCA as a solver object and as functions: :class:`DCA` (model arrays, assembly
+"""The full DCA as a solver object and as functions.
+
+The full DCA as a solver object and as functions: :class:`DCA` (model arrays, assembly
 tree, handle frames and buffers built once; forward dynamics and quasi-statics per call),
 :func:`dca` and :func:`quasi_statics`. The kernels and the equations they implement (RGL
 eqs. 1-5, RL eqs. 1-7) are in :mod:`articulated.algorithms.dca`.

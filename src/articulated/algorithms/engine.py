@@ -1,4 +1,6 @@
-"""The DCA engine: a divide-and-conquer articulated body whose node coefficients are kept
+"""The DCA engine: a divide-and-conquer articulated body with kept coefficients.
+
+The DCA engine: a divide-and-conquer articulated body whose node coefficients are kept
 between calls, updated lazily and solved partially.
 
 :class:`DCAEngine` owns the DCA of a model (:class:`articulated.algorithms.dca_solver.DCA`),

@@ -1,4 +1,6 @@
-"""Test impulses on an articulated body: the joint-velocity change of a spatial impulse
+"""Test impulses on an articulated body.
+
+Test impulses on an articulated body: the joint-velocity change of a spatial impulse
 from the articulated factorization of the step's forward dynamics (Gayle, Lin & Manocha
 2006, "GLM", sec. IV.A steps 1-3 and 6-7, after Mirtich 1996, ch. 4), one contact at a
 time or for every body at once from ``nv`` joint test impulses.

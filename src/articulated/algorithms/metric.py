@@ -1,4 +1,6 @@
-"""Total-acceleration equations of the DCA engine: the acceleration metric of Redon & Lin
+"""Total-acceleration equations of the DCA engine (RL Lemma 1, eqs. 8-9).
+
+Total-acceleration equations of the DCA engine: the acceleration metric of Redon & Lin
 (2005) (RL), Definitions 2-3, Lemma 1, eqs. 8-9, with the SPD joint weights ``A_i`` of
 Redon, Galoppo & Lin (2005) (RGL), Sec. 5.2, eqs. 7-8 (identity weights reproduce RL).
 

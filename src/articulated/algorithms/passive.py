@@ -1,4 +1,6 @@
-"""Linear-coefficient tensors of passive nodes (Redon, Galoppo & Lin 2005, RGL Sec. 6.2,
+"""Linear-coefficient tensors of passive nodes (RGL Sec. 6.2).
+
+Linear-coefficient tensors of passive nodes (Redon, Galoppo & Lin 2005, RGL Sec. 6.2,
 Theorems 3-4, eq. 9): the fully articulated coefficients of a rigidified subassembly as
 functions of its rigid velocity, so that converting a hybrid body to the fully articulated
 state costs O(1) per passive node instead of O(size of its subtree).

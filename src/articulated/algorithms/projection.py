@@ -1,4 +1,6 @@
-"""Position projection of the contact response (GLM ref. [4]) and the runaway check of a
+"""Position projection of the contact response.
+
+Position projection of the contact response (GLM ref. [4]) and the runaway check of a
 step's displacement.
 
 **Drift** (Cline & Pai 2003, post-stabilization, GLM ref. [4]): after the position update,

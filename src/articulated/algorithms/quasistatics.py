@@ -1,4 +1,6 @@
-"""Error-bounded adaptive quasi-statics (Redon & Lin 2005): the DCA engine with every node's
+"""Error-bounded adaptive quasi-statics (Redon & Lin 2005).
+
+Error-bounded adaptive quasi-statics (Redon & Lin 2005): the DCA engine with every node's
 coefficients kept, total-acceleration equations, partial back-substitution under an error
 bound or a joint budget, and lazy O(N_U log(N / N_U)) coefficient updates.
 

@@ -1,4 +1,6 @@
-"""The contact response of one step (GLM IV.A, IV.B): :func:`respond_kernel` composes the
+"""The contact response of one step (GLM IV.A, IV.B).
+
+The contact response of one step (GLM IV.A, IV.B): :func:`respond_kernel` composes the
 stages, rows (:mod:`~articulated.algorithms.contact_rows`), warm start and sweeps
 (:mod:`~articulated.algorithms.sweeps`), position projection
 (:mod:`~articulated.algorithms.projection`), over buffers that grow with the contacts

@@ -1,4 +1,6 @@
-"""Sequential impulses (GLM IV.A step 5, Fig. 3, VI): visits of the contact and limit rows
+"""Sequential impulses over the contact and limit rows (GLM IV.A step 5).
+
+Sequential impulses (GLM IV.A step 5, Fig. 3, VI): visits of the contact and limit rows
 with Coulomb friction and restitution until the contact velocities settle, warm-started
 from the last step's impulses.
 

@@ -1,4 +1,6 @@
-"""Load a :class:`~articulated.model.Model` from a URDF file (parsed with a hardened lxml
+"""Load a :class:`~articulated.model.Model` from a URDF file.
+
+Load a :class:`~articulated.model.Model` from a URDF file (parsed with a hardened lxml
 parser, then yourdfpy).
 
 The kinematic tree, the inertial data and the joint limits are read, and on request the

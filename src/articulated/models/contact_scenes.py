@@ -1,4 +1,6 @@
-"""Contact scenes (Gayle, Lin & Manocha 2006, "GLM", sec. VI): free-base capsule
+"""Contact scenes of Gayle, Lin & Manocha 2006: capsule chains and obstacles.
+
+Contact scenes (Gayle, Lin & Manocha 2006, "GLM", sec. VI): free-base capsule
 chains with their collision shapes (``model.collision``, a
 :class:`~articulated.geometry.CollisionModel`) and static obstacles.
 

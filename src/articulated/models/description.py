@@ -1,4 +1,6 @@
-"""How a model is rebuilt from its :attr:`~articulated.Model.description`: the decorator
+"""Rebuild a model from its :attr:`~articulated.Model.description`.
+
+How a model is rebuilt from its :attr:`~articulated.Model.description`: the decorator
 :func:`scene` that every public scene generator of :mod:`articulated.models` wears (it sets
 ``{"scene": name, "kwargs": {...}}`` on the model it returns, every argument with its
 default filled in), and :func:`build_model`, which turns a description back into a model

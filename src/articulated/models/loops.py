@@ -1,4 +1,6 @@
-"""Closed loops: planar linkages with loop joints (square chain, square net, four-bar,
+"""Closed loops: planar linkages with loop joints.
+
+Closed loops: planar linkages with loop joints (square chain, square net, four-bar,
 Jansen's strandbeest leg)."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Branched trees: seeded random trees with every joint type, the millipede and the
+"""Branched trees: random trees, the millipede and the molecule.
+
+Branched trees: seeded random trees with every joint type, the millipede and the
 molecule."""
 
 from __future__ import annotations

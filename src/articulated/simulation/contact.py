@@ -1,4 +1,6 @@
-"""One time step with contacts (Gayle, Lin & Manocha 2006, "GLM", sec. IV): forward
+"""One time step with contacts and joint limits (Gayle, Lin & Manocha 2006).
+
+One time step with contacts (Gayle, Lin & Manocha 2006, "GLM", sec. IV): forward
 dynamics, unconstrained velocity, detection, impulses, position update, drift projection.
 :class:`ContactStepper` holds the options and buffers of a simulator given a
 :class:`~articulated.geometry.CollisionModel` (``contacts=``) or ``limits``; the step runs

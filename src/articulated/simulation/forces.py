@@ -78,7 +78,7 @@ class StateKinematics:
 
     @property
     def v(self):
-        """Body spatial velocities (nb, 6) float64 ``[w; v_O]``, body coordinates; needs ``qd``."""
+        """Body spatial velocities ``[w; v_O]`` (nb, 6), body coordinates; needs ``qd``."""
         if self._v is None:
             if self.qd is None:
                 raise ValueError("body velocities need qd")
@@ -117,7 +117,7 @@ class FramesKinematics:
 
     @property
     def v(self):
-        """Body spatial velocities (nb, 6) float64, body coordinates (zero without velocities)."""
+        """Body spatial velocities (nb, 6), body coordinates (zero without velocities)."""
         if self._v is None:
             self._v = (np.zeros((self._nb, 6)) if self._velocities is None
                        else self._velocities())
@@ -170,9 +170,10 @@ class Force(ABC):
     def support(self, model: Model):
         """Return ``(bodies, joints)`` that :meth:`apply` may write forces to.
 
-        The ``f_ext`` rows and ``tau`` entries it may write, as int sequences, or ``None`` for "any". The quasi-static adaptive simulator updates
-        only the assembly-tree paths of these (Redon & Lin 2005, Sec. 5.2); the default
-        (``None, None``) is always correct and costs a full update.
+        The ``f_ext`` rows and ``tau`` entries it may write, as int sequences, or ``None``
+        for "any". The quasi-static adaptive simulator updates only the assembly-tree paths
+        of these (Redon & Lin 2005, Sec. 5.2); the default (``None, None``) is always
+        correct and costs a full update.
         """
         return None, None
 

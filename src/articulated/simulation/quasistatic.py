@@ -1,4 +1,6 @@
-"""Quasi-static simulation: :class:`QuasiStaticSimulator`, what the factory
+"""Quasi-static simulation: :class:`QuasiStaticSimulator`.
+
+Quasi-static simulation: :class:`QuasiStaticSimulator`, what the factory
 ``articulated.Simulator(model, dt, method="quasistatic-adaptive" | "quasistatic")`` builds.
 
 Forward quasi-statics (Redon & Lin 2005, RL, Sec. 3): the bodies' velocities are zero at

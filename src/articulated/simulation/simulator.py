@@ -1,4 +1,6 @@
-"""The stepping loop of tree dynamics: :class:`DynamicsSimulator` (state, applied forces,
+"""The stepping loop of tree dynamics: :class:`DynamicsSimulator`.
+
+The stepping loop of tree dynamics: :class:`DynamicsSimulator` (state, applied forces,
 integrator, recording, energy), what the factory :func:`articulated.Simulator` builds for
 the forward-dynamics methods; it records a
 :class:`~articulated.simulation.trajectory.Trajectory`."""

@@ -1,4 +1,6 @@
-"""What a simulation records: :class:`Trajectory`, one type for every simulator (tree
+"""What a simulation records: :class:`Trajectory`, one type for every simulator.
+
+What a simulation records: :class:`Trajectory`, one type for every simulator (tree
 dynamics, :class:`~articulated.simulation.simulator.DynamicsSimulator`; adaptive dynamics,
 :class:`~articulated.simulation.adaptive.AdaptiveSimulator`; quasi-statics,
 :class:`~articulated.simulation.quasistatic.QuasiStaticSimulator`), with the fields of

@@ -1,13 +1,15 @@
-"""Instability caught early: :class:`EnergyWatch` follows the total energy of a
+"""Instability caught early: the energy-drift watch.
+
+Instability caught early: :class:`EnergyWatch` follows the total energy of a
 conservative simulation and warns once (:class:`EnergyDriftWarning`) when its relative
 drift passes a threshold, long before the state becomes non-finite.
 
-A step size too large for the model shows first as energy that a conservative system
-cannot gain, well before any value is non-finite (e.g. a long pendulum from a crumpled
-start with semi-implicit Euler at too large a step). The watch reads the energies the simulator records anyway (no work
-per step): at every record, ``drift = |E - E0| / max(|E0|, T_max)`` with ``E0`` the total
-energy of the run's first record and ``T_max`` the largest kinetic energy recorded so far
-(so the drift stays meaningful when ``E0`` is near zero).
+A step size too large for the model shows first as energy that a conservative system cannot
+gain, well before any value is non-finite (e.g. a long pendulum from a crumpled start with
+semi-implicit Euler at too large a step). The watch reads the energies the simulator records
+anyway (no work per step): at every record, ``drift = |E - E0| / max(|E0|, T_max)`` with
+``E0`` the total energy of the run's first record and ``T_max`` the largest kinetic energy
+recorded so far (so the drift stays meaningful when ``E0`` is near zero).
 
 The suggested step size assumes the energy error of an order-p integrator scales as
 ``dt^p``: ``dt (tol / (2 drift))^(1/p)``, at most ``dt / 2`` and at least ``dt / 100``.

@@ -1,4 +1,6 @@
-"""Animations for documents: :func:`to_gif` (Pillow) and :func:`to_mp4` (ffmpeg) draw a
+"""Animations for documents: GIF and MP4.
+
+Animations for documents: :func:`to_gif` (Pillow) and :func:`to_mp4` (ffmpeg) draw a
 trajectory with matplotlib's 3D projection and its animation writers.
 
 Each body is drawn as its stick figure (:func:`~articulated.viewer.scene.stick_segments`:

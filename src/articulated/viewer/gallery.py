@@ -1,4 +1,6 @@
-"""The animations of the documentation (``docs/viewer-pendulum.gif``,
+"""The animations of the documentation.
+
+The animations of the documentation (``docs/viewer-pendulum.gif``,
 ``docs/viewer-crowd.gif``): ``python -m articulated.viewer.gallery [OUT_DIR]`` (default
 ``docs``; a few minutes on a first run, most of it numba compiling the adaptive kernels).
 

@@ -1,4 +1,6 @@
-"""The live 3D viewer on viser (a web viewer: ``pip install articulated[viewer]``):
+"""The live 3D viewer on viser.
+
+The live 3D viewer on viser (a web viewer: ``pip install articulated[viewer]``):
 :func:`view` serves the model's bodies at ``http://HOST:PORT`` with a time slider and a play
 button for a trajectory; :class:`ViserScene` puts the bodies into any viser server and moves
 them to a frame (the HTML replay of :mod:`articulated.viewer.replay` records the same scene).

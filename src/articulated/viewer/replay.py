@@ -1,4 +1,6 @@
-"""Self-contained HTML replay of a trajectory: :func:`to_html` writes one ``.html`` file that
+"""Self-contained HTML replay of a trajectory.
+
+Self-contained HTML replay of a trajectory: :func:`to_html` writes one ``.html`` file that
 replays the run in any browser, with no server and no network.
 
 It is viser's own scene recording (``ViserServer.get_scene_serializer``, ``as_html``): the

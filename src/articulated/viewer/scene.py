@@ -1,4 +1,6 @@
-"""What the viewer draws, independent of where it is drawn (viser, the HTML replay, a GIF):
+"""What the viewer draws, independent of where it is drawn.
+
+What the viewer draws, independent of where it is drawn (viser, the HTML replay, a GIF):
 one triangle mesh per body in body coordinates (:func:`body_meshes`), the static obstacles
 (:func:`static_meshes`), the stick figure of joint origins (:func:`stick_segments`), the
 recorded frames of a run (:func:`frames`), the bodies' world poses along them
