@@ -57,7 +57,7 @@ Ratios measured in the same run are what to compare across machines.
 Run ``articulated bench adaptive [--quick] [--out DIR] [--table1] [--scheduler ADDRESS]``;
 ``--quick`` uses small models (seconds; the smoke test ``tests/test_bench_adaptive.py``);
 ``--table1`` runs Table 1 alone; ``--scheduler`` runs its cells on Dask workers
-(:func:`articulated.sweep.map_cells`, docs/scale-out.md).
+(:func:`articulated.sweep.map_cells`).
 """
 
 

@@ -88,7 +88,7 @@ def thread_pull(model, q0, speed=art.models.THREAD_SPEED, stiffness=200.0, dampi
     [N/m], ``damping`` [N s/m]) from the thread's head (the origin of body 0) to an anchor
     that starts there (``q0``) and moves along +x at ``speed`` [m/s], and viscous joint
     friction ``joint_damping`` [N m s/rad] on every hinge (it damps the bending waves of
-    the free chain; without it semi-implicit Euler at 1 ms diverged on the whipping tail).
+    the free chain, which semi-implicit Euler does not survive on the whipping tail).
     Returns ``[Spring, JointDamping]``."""
     b = np.full(model.nv, float(joint_damping))
     b[:6] = 0.0

@@ -33,23 +33,33 @@ def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = 
     Parameters
     ----------
     model : Model
-    traj : trajectory with ``t`` (k,) [s] and ``q`` (k, nq), or None with ``q``
+        The model drawn.
+    traj : Trajectory or None
+        A trajectory with ``t`` (k,) [s] and ``q`` (k, nq), or None with ``q``.
     path : str or Path
         The ``.html`` file written.
-    q : (k, nq) float64, optional - configurations instead of ``traj`` (1 s apart)
-    color, color_label - a value per body and frame (see :func:`articulated.viewer.view`)
-    speed : float > 0 - playback speed (simulated seconds per second of replay)
-    sections : int - mesh detail (segments around a capsule)
+    q : (k, nq) float64, optional
+        Configurations instead of ``traj`` (1 s apart).
+    color, color_label : optional
+        A value per body and frame and its label (see :func:`articulated.viewer.view`).
+    speed : float > 0
+        Playback speed (simulated seconds per second of replay).
+    sections : int
+        Mesh detail (segments around a capsule).
     dark_mode : bool
+        Dark background.
 
     Returns
     -------
     Path
         The file written: the viewer plus 28 bytes per body and frame before compression.
 
-    Notes
-    -----
-    Raises ImportError without viser, ValueError for bad frames, colours or speed.
+    Raises
+    ------
+    ImportError
+        Without viser.
+    ValueError
+        For bad frames, colours or speed.
     """
     viser = _viser()
     fr = frames(model, traj, q)
