@@ -291,8 +291,22 @@ def qdot(model: Model, q, qd) -> np.ndarray:
 def normalize(model: Model, q) -> np.ndarray:
     """Return a copy of ``q`` (nq,) with every quaternion scaled to unit norm.
 
-    Raises ValueError naming the joint if a quaternion has zero or non-finite norm, or for
-    a wrong shape.
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+
+    Returns
+    -------
+    q : (nq,) float64
+        A normalized copy.
+
+    Raises
+    ------
+    ValueError
+        Naming the joint if a quaternion has zero or non-finite norm, or for a wrong shape.
     """
     q = model.check_vector(q, "q", model.nq).copy()
     bad = _normalize_kernel(model.quat_qadr, q)

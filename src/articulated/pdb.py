@@ -38,11 +38,16 @@ def atom_positions(model: Model, q) -> np.ndarray:
     q : (nq,) float64
         Configuration.
 
-    Notes
-    -----
-    Returns (natom, 3) float64 world positions [nm], atoms in the order of
-    ``model.structure_atoms.structure`` (gemmi's chain, residue, atom order).
-    Raises ValueError for a model without atoms or a bad ``q`` (forward kinematics).
+    Returns
+    -------
+    (natom, 3) float64
+        World positions [nm], atoms in the order of ``model.structure_atoms.structure``
+        (gemmi's chain, residue, atom order).
+
+    Raises
+    ------
+    ValueError
+        For a model without atoms or a bad ``q`` (forward kinematics).
     """
     sa = _structure_atoms(model)
     R, p = forward_kinematics(model, q)
@@ -63,11 +68,17 @@ def write_pdb(model: Model, q, path) -> Path:
     path : str or Path
         The file to write.
 
-    Notes
-    -----
-    Returns the path. The atoms keep the file's names, residues, chains, occupancies and B
-    factors; coordinates in Angstrom. Raises ValueError for a model without atoms or a ``q``
-    of the wrong shape or with non-finite entries.
+    Returns
+    -------
+    Path
+        The path written. The atoms keep the file's names, residues, chains, occupancies
+        and B factors; coordinates in Angstrom.
+
+    Raises
+    ------
+    ValueError
+        For a model without atoms or a ``q`` of the wrong shape or with non-finite
+        entries.
     """
     import gemmi
 

@@ -475,7 +475,19 @@ def batch_workspace(model, dtype, k):
 
 def aba_modified(model: Model, q, qd, tau, f_ext=None, *, dtype=np.float64, data=None,
                  out=None, threads=None):
-    """The modified ABA (Ascher, Pai & Cloutier 1997, eq. 11); see :func:`aba`."""
+    """Compute forward dynamics by the modified ABA (Ascher, Pai & Cloutier 1997, eq. 11).
+
+    Same as ``aba(..., modified=True)``: parameters, result and errors as :func:`aba`.
+
+    Returns
+    -------
+    qdd : (nv,) or (B, nv) ndarray of ``dtype``
+        Joint accelerations [rad/s^2 | m/s^2].
+
+    References
+    ----------
+    Ascher, Pai & Cloutier 1997, eq. 11.
+    """
     return aba(model, q, qd, tau, f_ext, modified=True, dtype=dtype, data=data, out=out,
                threads=threads)
 

@@ -217,6 +217,11 @@ def crba_forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, dtype=np.floa
 
     ``qdd = M^-1 (tau - C)`` with M from CRBA, C from RNEA and the sparse ``L^T D L``
     factorization (RBDA sec. 6.5). Same arguments and errors as :func:`articulated.aba`.
+
+    Returns
+    -------
+    qdd : (nv,) ndarray of ``dtype``
+        Joint accelerations [rad/s^2 | m/s^2].
     """
     dt = check_dtype(dtype)
     d = data if data is not None else model.data(dt)

@@ -507,7 +507,35 @@ def dca(model: Model, q, qd, tau, f_ext=None, *, assembly="balanced", dtype=np.f
 def quasi_statics(model: Model, q, tau, f_ext=None, *, assembly="balanced", dtype=np.float64):
     """Compute forward quasi-statics by the DCA: joint accelerations with all velocities zero.
 
-    RL Sec. 3.1, eqs. 1-7. Parameters and result as :func:`dca` without ``qd``.
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+    tau : (nv,) float64
+        Joint forces [N m | N].
+    f_ext : (nb, 6) float64, optional
+        External spatial forces ``[n; f]`` about each body origin, body coordinates
+        [N m; N].
+    assembly : {"balanced", "serial"} or AssemblyTree or sequence of joints
+        As :func:`dca`.
+    dtype : float64 or float32
+        Arithmetic precision.
+
+    Returns
+    -------
+    qdd : (nv,) ndarray of ``dtype``
+        Joint accelerations [rad/s^2 | m/s^2]; gravity is included.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :meth:`DCA.forward_dynamics`.
+
+    References
+    ----------
+    Redon & Lin 2005 (RL), Sec. 3.1, eqs. 1-7.
     """
     s = (dca_solver(model, assembly, dtype) if isinstance(assembly, str) else DCA(model, assembly,
                                                                                   dtype=dtype))

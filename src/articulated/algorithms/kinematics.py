@@ -498,7 +498,18 @@ def _poses(model, d, q):
 
 
 def body_velocities(model: Model, q, qd, *, data=None):
-    """Spatial velocities of every body in its own coordinates.
+    """Return the spatial velocities of every body in its own coordinates.
+
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities [rad/s | m/s].
+    data : Data, optional
+        Workspace (default: the model's cached one).
 
     Returns
     -------
@@ -517,12 +528,24 @@ def body_velocities(model: Model, q, qd, *, data=None):
 
 
 def energy(model: Model, q, qd, *, data=None):
-    """Kinetic and potential energy.
+    """Return the kinetic and the gravitational potential energy.
+
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities [rad/s | m/s].
+    data : Data, optional
+        Workspace (default: the model's cached one).
 
     Returns
     -------
-    (T, V) : floats [J]. ``T = 1/2 qd^T M qd = 1/2 sum_i v_i . I_i v_i``;
-    ``V = -sum_i m_i g . c_i`` with ``c_i`` the world COM (zero at the world origin).
+    T, V : float
+        Energies [J]: ``T = 1/2 qd^T M qd = 1/2 sum_i v_i . I_i v_i``;
+        ``V = -sum_i m_i g . c_i`` with ``c_i`` the world COM (zero at the world origin).
     """
     d = data if data is not None else model._data.get(np.float64)
     ep = hot_entry(_ENERGY_ENTRY, d, q, qd)
@@ -583,7 +606,28 @@ def jacobian(model: Model, q, body, point=_ORIGIN, *, data=None, out=None):
 def point_position(model: Model, q, body, point=_ORIGIN, *, data=None):
     """Return the world position [m] of a point given in body coordinates.
 
-    Returns a (3,) float64 array; raises ValueError as :func:`jacobian`.
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+    body : str or int
+        Body name or index.
+    point : (3,) float64
+        The point in body coordinates [m] (default: the body origin).
+    data : Data, optional
+        Workspace (default: the model's cached one).
+
+    Returns
+    -------
+    p : (3,) float64
+        World position [m].
+
+    Raises
+    ------
+    ValueError
+        As :func:`jacobian`.
     """
     d = data if data is not None else model._data.get(np.float64)
     b = body if type(body) is int else model.body_id(body)

@@ -126,13 +126,18 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
 
     Returns
     -------
-    tau : (nv,) ndarray of ``dtype`` - joint forces [N m | N]. After the call
-    ``model.data().f`` (nb, 6) holds the spatial force each joint transmits to its body.
+    tau : (nv,) ndarray of ``dtype``
+        Joint forces [N m | N]. After the call ``model.data().f`` (nb, 6) holds the
+        spatial force each joint transmits to its body.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`articulated.aba`.
 
     Notes
     -----
-    Raises ValueError/TypeError as :func:`articulated.aba`. O(nb).
-    Source: Featherstone, RBDA 2008, Table 5.1.
+    O(nb). Source: Featherstone, RBDA 2008, Table 5.1.
     """
     d = data if data is not None else model._data.get(dtype)
     ep = hot_entry(_RNEA_ENTRY, d, q, qd, qdd, f_ext, out)
@@ -153,7 +158,13 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
 def bias_forces(model: Model, q, qd, f_ext=None, *, dtype=np.float64, data=None):
     """Compute the bias forces ``C(q, qd) - J^T f_ext``, i.e. ``rnea(q, qd, 0)``.
 
-    Coriolis, centrifugal, gravity and external terms (nv,) [N m | N].
+    Coriolis, centrifugal, gravity and external terms. Parameters and errors as
+    :func:`rnea`.
+
+    Returns
+    -------
+    C : (nv,) ndarray of ``dtype``
+        Bias forces [N m | N].
     """
     return rnea(model, q, qd, np.zeros(model.nv), f_ext, dtype=dtype, data=data)
 
@@ -161,6 +172,11 @@ def bias_forces(model: Model, q, qd, f_ext=None, *, dtype=np.float64, data=None)
 def gravity_torques(model: Model, q, *, dtype=np.float64, data=None):
     """Compute the generalized gravity forces ``g(q) = rnea(q, 0, 0)``.
 
-    (nv,) [N m | N]; ``g = dV/dq`` for 1-DOF joints.
+    Parameters and errors as :func:`rnea`.
+
+    Returns
+    -------
+    g : (nv,) ndarray of ``dtype``
+        Gravity forces [N m | N]; ``g = dV/dq`` for 1-DOF joints.
     """
     return rnea(model, q, np.zeros(model.nv), np.zeros(model.nv), dtype=dtype, data=data)

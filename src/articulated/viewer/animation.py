@@ -210,9 +210,10 @@ def to_gif(model: Model, traj, path, **kwargs) -> Path:
     Path
         The file written.
 
-    Notes
-    -----
-    Raises ValueError for bad frames, colours or settings, or a missing writer.
+    Raises
+    ------
+    ValueError
+        For bad frames, colours or settings, or a missing writer.
     """
     return animate(model, traj, path, writer="pillow", **kwargs)
 
@@ -220,7 +221,16 @@ def to_gif(model: Model, traj, path, **kwargs) -> Path:
 def to_mp4(model: Model, traj, path, **kwargs) -> Path:
     """Write an MP4 video of a trajectory.
 
-    Uses matplotlib's ffmpeg writer (ValueError when ffmpeg is not installed). Parameters as
-    :func:`to_gif`.
+    Uses matplotlib's ffmpeg writer. Parameters as :func:`to_gif`.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    ValueError
+        When ffmpeg is not installed, and as :func:`to_gif`.
     """
     return animate(model, traj, path, writer="ffmpeg", **kwargs)
