@@ -98,7 +98,17 @@ class Shape:
 
 @dataclass(frozen=True)
 class Sphere(Shape):
-    """Ball of ``radius`` [m] about the shape's origin."""
+    """Ball of ``radius`` [m] about the shape's origin.
+
+    Parameters
+    ----------
+    radius : float
+        Radius [m], > 0.
+    pos : (3,) float, optional
+        Origin in the coordinates of the carrying body (or the world) [m]; default zero.
+    R : (3, 3) float, optional
+        Axes (columns) in those coordinates; default identity.
+    """
 
     radius: float = 0.0
     kind = SHAPE_SPHERE
@@ -118,6 +128,17 @@ class Capsule(Shape):
 
     The segment of ``length`` [m] is centred on the shape origin; the ball has ``radius``
     [m].
+
+    Parameters
+    ----------
+    radius : float
+        Radius [m], > 0.
+    length : float
+        Segment length [m], >= 0.
+    pos : (3,) float, optional
+        Origin in the coordinates of the carrying body (or the world) [m]; default zero.
+    R : (3, 3) float, optional
+        Axes (columns) in those coordinates; default identity.
     """
 
     radius: float = 0.0
@@ -136,7 +157,17 @@ class Capsule(Shape):
 
 @dataclass(frozen=True)
 class Box(Shape):
-    """Box with full edge lengths ``size = (sx, sy, sz)`` [m], centred."""
+    """Box with full edge lengths ``size = (sx, sy, sz)`` [m], centred.
+
+    Parameters
+    ----------
+    size : (3,) float
+        Full edge lengths [m], each > 0.
+    pos : (3,) float, optional
+        Origin in the coordinates of the carrying body (or the world) [m]; default zero.
+    R : (3, 3) float, optional
+        Axes (columns) in those coordinates; default identity.
+    """
 
     size: tuple = (0.0, 0.0, 0.0)
     kind = SHAPE_BOX
@@ -155,7 +186,17 @@ class Box(Shape):
 
 @dataclass(frozen=True)
 class Cylinder(Shape):
-    """Solid cylinder of ``radius`` [m] and ``length`` [m] along the local z axis, centred."""
+    """Solid cylinder of ``radius`` [m] and ``length`` [m] along the local z axis, centred.
+
+    Parameters
+    ----------
+    radius, length : float
+        Radius and length [m], > 0.
+    pos : (3,) float, optional
+        Origin in the coordinates of the carrying body (or the world) [m]; default zero.
+    R : (3, 3) float, optional
+        Axes (columns) in those coordinates; default identity.
+    """
 
     radius: float = 0.0
     length: float = 0.0
@@ -176,6 +217,13 @@ class Plane(Shape):
     """A half space below the plane through ``pos`` with unit outward ``normal``.
 
     For static obstacles only.
+
+    Parameters
+    ----------
+    normal : (3,) float
+        Outward normal in world coordinates (normalized); default ``(0, 0, 1)``.
+    pos : (3,) float, optional
+        A point of the plane in world coordinates [m]; default zero.
     """
 
     normal: tuple = (0.0, 0.0, 1.0)

@@ -379,11 +379,19 @@ class Spring(Force):
 
 
 class JointTorque(Force):
-    """Joint forces ``tau`` (nv,) [N m | N]: a constant array or ``callable(t, q, qd) -> (nv,)``.
+    """Applied joint forces ``tau`` (nv,) [N m | N], constant or a function of the state.
 
-    Raises ValueError (at :meth:`bind` for a constant, at :meth:`apply` for a callable's
-    result) when the shape is not (nv,). Non-finite values are not rejected here: the
-    simulator reports them as a divergence naming this force.
+    Parameters
+    ----------
+    tau : (nv,) float or callable
+        A constant array or ``callable(t, q, qd) -> (nv,)``.
+
+    Raises
+    ------
+    ValueError
+        At :meth:`bind` for a constant, at :meth:`apply` for a callable's result, when the
+        shape is not (nv,). Non-finite values are not rejected here: the simulator reports
+        them as a divergence naming this force.
     """
 
     def __init__(self, tau):
@@ -482,10 +490,10 @@ class PDController(Force):
     ----------
     kp, kd : float or (n,) float
         Gains [N m/rad, N m s/rad | N/m, N s/m], >= 0.
-    q_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)`` -
-        reference positions [rad | m]
-    qd_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)``,
-        optional - reference rates (default 0)
+    q_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)``
+        Reference positions [rad | m].
+    qd_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)``, optional
+        Reference rates [rad/s | m/s] (default 0).
     joints : sequence of str or int, optional
         Controlled joints (names or indices); default: every revolute and prismatic joint,
         in joint order.
@@ -497,8 +505,12 @@ class PDController(Force):
     time). Constant and :class:`PiecewiseLinear` references have a compiled form (the
     simulators' compiled loops); another callable is called from inside them
     (:mod:`articulated.simulation.hooks`).
-    Raises ValueError (at :meth:`bind`) for a joint that is not 1-DOF, an unknown joint,
-    or gains/references whose size does not match the number of joints.
+
+    Raises
+    ------
+    ValueError
+        At :meth:`bind`, for a joint that is not 1-DOF, an unknown joint, or
+        gains/references whose size does not match the number of joints.
     """
 
     def __init__(self, kp, kd, q_ref, qd_ref=None, joints=None):
