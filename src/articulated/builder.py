@@ -61,6 +61,11 @@ class ModelBuilder:
     the world); :meth:`build` resolves the names, rejects unknown parents and cycles, and
     numbers the bodies in depth-first order so that ``parent[i] < i``.
 
+    Parameters
+    ----------
+    gravity : (3,) float
+        Gravitational acceleration in world coordinates [m/s^2]; default ``(0, 0, -9.81)``.
+
     Examples
     --------
     >>> b = ModelBuilder()

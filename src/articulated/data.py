@@ -93,7 +93,19 @@ class Data:
     views), a stack of 28 entries per body (and one more), a record of 32 entries per dof,
     then ``F``, ``qdd``, ``tau`` and the scratch arrays. Fields are grouped by the stage
     that writes them (MuJoCo's ``mjData`` habit). Frames: a body quantity of body i is in
-    body-i coordinates unless prefixed ``o`` (world).
+    body-i coordinates unless prefixed ``o`` (world). Get the cached one of a model with
+    :meth:`Model.data`.
+
+    Parameters
+    ----------
+    model : Model
+        The model whose workspace this is.
+    dtype : {numpy.float64, numpy.float32}
+        Arithmetic precision.
+
+    Notes
+    -----
+    The workspace fields, by stage:
 
     Position stage
         Xup_E (nb, 3, 3), Xup_r (nb, 3): compact transform parent -> body (``iX_lambda(i)``)

@@ -456,7 +456,17 @@ class SceneSimulation:
     ``perturb * N(0, 1)`` (``articulated.integrate``) with the generator of seed
     ``start_seed`` (default 0).
 
-    ValueError for an unknown scene, on construction.
+    Parameters
+    ----------
+    scene : str
+        Name of a scene of :data:`articulated.models.SCENES`.
+    **fixed
+        Keywords for the scene and the simulator, fixed for every point.
+
+    Raises
+    ------
+    ValueError
+        For an unknown scene, on construction.
     """
 
     def __init__(self, scene: str, **fixed):
