@@ -59,13 +59,13 @@ def Simulator(model, dt, integrator=None, method: str = "aba", **kwargs):
 
     Returns
     -------
-    DynamicsSimulator, AdaptiveSimulator or QuasiStaticSimulator - each has ``step()``,
-    ``run(steps, record_every)`` and ``add_force(force)``.
+    DynamicsSimulator, AdaptiveSimulator or QuasiStaticSimulator
+        Each has ``step()``, ``run(steps, record_every)`` and ``add_force(force)``.
 
     Raises
     ------
-    ValueError
-        , TypeError - as the chosen simulator's constructor (unknown method or integrator,
+    ValueError, TypeError
+        As the chosen simulator's constructor (unknown method or integrator,
         bad ``dt``, state or settings, keywords the simulator does not take).
 
     Notes
@@ -140,8 +140,9 @@ def resume(path, *, model=None, forces=None, progress=None):
 
     Returns
     -------
-    Trajectory - the whole run, from its first step; the checkpoint is updated as the run
-    goes on (same ``checkpoint_every``).
+    Trajectory
+        The whole run, from its first step; the checkpoint is updated as the run goes on
+        (same ``checkpoint_every``).
 
     Notes
     -----

@@ -513,8 +513,9 @@ class DynamicsSimulator:
 
         Returns
         -------
-        Trajectory - times, states, energies, ``nfev`` and wall time of this run;
-        ``interrupted`` is True when Ctrl-C ended it early (the records so far).
+        Trajectory
+            Times, states, energies, ``nfev`` and wall time of this run; ``interrupted`` is
+            True when Ctrl-C ended it early (the records so far).
 
         Notes
         -----
