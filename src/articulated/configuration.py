@@ -272,10 +272,11 @@ def qdot(model: Model, q, qd) -> np.ndarray:
 
     Returns
     -------
-    (nq,) float64 - ``qd`` for 1-DOF joints; ``1/2 quat (x) (0, omega)`` [1/s] for
-    quaternions; ``R(quat) v_O`` [m/s] (parent/joint coordinates) for the free-joint position.
-    The quaternion part is linear in ``quat`` (a non-unit quaternion is used as is);
-    rotations use the normalized quaternion.
+    (nq,) float64
+        ``qd`` for 1-DOF joints; ``1/2 quat (x) (0, omega)`` [1/s] for quaternions;
+        ``R(quat) v_O`` [m/s] (parent/joint coordinates) for the free-joint position. The
+        quaternion part is linear in ``quat`` (a non-unit quaternion is used as is);
+        rotations use the normalized quaternion.
 
     Notes
     -----

@@ -273,8 +273,12 @@ def sweep(make_sim, grid, *, steps: int, record_every: int = 1, client=None, sto
 
     Raises
     ------
-    ValueError - before any work is scheduled: an empty or malformed grid, a parameter the
-        factory does not take, a factory that cannot be pickled, steps or record_every < 1.
+    ValueError
+        Before any work is scheduled: an empty or malformed grid, a parameter the factory
+        does not take, a factory that cannot be pickled, steps or record_every < 1.
+
+    Notes
+    -----
     A run that diverges or raises does not stop the sweep: its row says so. Tasks of a
     worker that dies are run again on the others (Dask reschedules them; the scheduler's
     ``allowed-failures`` bounds how often).

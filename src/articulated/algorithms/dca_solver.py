@@ -365,8 +365,9 @@ class DCA:
 
         Returns
         -------
-        qdd : (nv,) ndarray of ``dtype`` [rad/s^2 | m/s^2]. After the call :attr:`f` holds
-        the joint constraint forces and the coefficients are up to date.
+        qdd : (nv,) ndarray of ``dtype``
+            Joint accelerations [rad/s^2 | m/s^2]. After the call :attr:`f` holds the joint
+            constraint forces and the coefficients are up to date.
 
         Notes
         -----

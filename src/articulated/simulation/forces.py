@@ -298,6 +298,8 @@ class Spring(Force):
         anchor_velocity`` (a spring pulled along, e.g. the thread of ``articulated bench
         contact``); default zero (a fixed anchor).
 
+    Notes
+    -----
     With ``d = x_P - anchor(t)``, ``L = |d|``, ``u = d / L``, the world force on the body
     is ``F = -(k (L - L0) + c u . d(d)/dt) u`` (for ``L0 = 0`` the elastic part is ``-k
     d``, defined also at ``L = 0``). Potential ``V = 1/2 k (L - L0)^2`` (the damper adds

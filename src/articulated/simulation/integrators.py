@@ -118,8 +118,12 @@ def euler_step(model: Model, accel, t: float, q, qd, dt: float):
 
     Returns
     -------
-    (q1, qd1) : (nq,), (nv,) float64 - state at ``t + dt``. One ``accel`` evaluation.
-    Global error O(dt). Source: Redon, Galoppo & Lin 2005, sec. 7.
+    q1, qd1 : (nq,), (nv,) float64
+        State at ``t + dt``.
+
+    Notes
+    -----
+    One ``accel`` evaluation. Global error O(dt). Source: Redon, Galoppo & Lin 2005, sec. 7.
     """
     L = _layout(model)
     qdd = accel(t, q, qd)
