@@ -111,10 +111,17 @@ def euler_step(model: Model, accel, t: float, q, qd, dt: float):
     Parameters
     ----------
     model : Model
+        The articulated body.
     accel : callable ``(t, q, qd) -> qdd (nv,)``
         Forward dynamics incl. applied forces.
     t : float
-        Time [s]; q : (nq,) float64; qd : (nv,) float64; dt : float [s].
+        Time [s].
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities.
+    dt : float
+        Step [s].
 
     Returns
     -------
