@@ -263,8 +263,8 @@ def molecule(n: int = 50_000, seed=0, *, bond_length: float = 0.15, atom_mass: f
 
     Notes
     -----
-    Raises ValueError on a bad count, size, ``axes`` or ``branching``. Builds 50,000 atoms in
-    well under a second (one Python loop for the random topology, the rest vectorized).
+    Raises ValueError on a bad count, size, ``axes`` or ``branching``. One Python loop
+    builds the random topology, the rest is vectorized.
     """
     n = _count(n, "n", 1)
     L = _positive(bond_length, "bond_length")
