@@ -244,10 +244,15 @@ def integrate(model: Model, q, v, dt=1.0) -> np.ndarray:
         R(quat) V(omega dt) v_O dt`` (exact for a constant body twist; see the module
         docstring).
 
+    Raises
+    ------
+    ValueError, TypeError
+        ValueError for wrong shapes or a non-finite ``dt``; TypeError for non-numeric
+        arrays.
+
     Notes
     -----
-    Raises ValueError for wrong shapes or a non-finite ``dt``; TypeError for non-numeric
-    arrays. Complexity O(nb), one small numba kernel.
+    Complexity O(nb), one small numba kernel.
 
     References: RBDA sec. 4.4; Sola, "Quaternion kinematics for the error-state Kalman
     filter", 2017, eq. 214 (right-multiplied body-frame increment).
@@ -278,9 +283,14 @@ def qdot(model: Model, q, qd) -> np.ndarray:
         quaternion part is linear in ``quat`` (a non-unit quaternion is used as is);
         rotations use the normalized quaternion.
 
+    Raises
+    ------
+    ValueError
+        For wrong shapes.
+
     Notes
     -----
-    Raises ValueError for wrong shapes. Source: RBDA sec. 4.4 (eq. 4.13, quaternion rate).
+    Source: RBDA sec. 4.4 (eq. 4.13, quaternion rate).
     """
     q = model.check_vector(q, "q", model.nq)
     qd = model.check_vector(qd, "qd", model.nv)

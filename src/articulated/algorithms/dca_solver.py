@@ -369,12 +369,17 @@ class DCA:
             Joint accelerations [rad/s^2 | m/s^2]. After the call :attr:`f` holds the joint
             constraint forces and the coefficients are up to date.
 
+        Raises
+        ------
+        ValueError, TypeError
+            ValueError (wrong shapes, non-finite input naming the joint or body, non-unit
+            quaternions, a singular handle inertia naming the joint), TypeError
+            (non-numeric).
+
         Notes
         -----
-        Raises ValueError (wrong shapes, non-finite input naming the joint or body, non-unit
-        quaternions, a singular handle inertia naming the joint), TypeError (non-numeric).
-        Complexity O(n) with a bounded handle count; allocation-free kernels.
-        Source: RGL Sec. 3.1-3.2, eqs. 1-5.
+        Complexity O(n) with a bounded handle count; allocation-free kernels. Source: RGL
+        Sec. 3.1-3.2, eqs. 1-5.
         """
         return self._run(q, qd, tau, f_ext, False)
 

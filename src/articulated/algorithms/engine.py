@@ -54,10 +54,15 @@ class DCAEngine:
         SPD joint weights ``A_i`` of the acceleration metric (RGL Sec. 5.2), the ``d_i x
         d_i`` upper-left block used; identity if None.
 
+    Raises
+    ------
+    ValueError
+        For invalid weights (shape, non-finite, not symmetric positive definite,
+        naming the joint).
+
     Notes
     -----
-    Raises ValueError for invalid weights (shape, non-finite, not symmetric positive
-    definite, naming the joint). Memory O(n) with a bounded handle count.
+    Memory O(n) with a bounded handle count.
     """
 
     def __init__(self, model: Model, assembly="balanced", *, weights=None):
@@ -334,10 +339,11 @@ class DCAEngine:
         [rad/s^2 | m/s^2], ``joints`` (N_E,) int64 in computation order, ``bound`` (the
         certified error in the chosen measure), ``total`` (``A`` of the system).
 
-        Notes
-        -----
-        Raises ValueError for a negative or non-finite eps_max, an unknown measure or a
-        negative budget.
+        Raises
+        ------
+        ValueError
+            For a negative or non-finite eps_max, an unknown measure or a
+            negative budget.
         """
         if not (isinstance(eps_max, (int, float,
                                      np.floating)) and math.isfinite(eps_max) and eps_max >= 0):

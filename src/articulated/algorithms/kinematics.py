@@ -477,9 +477,13 @@ def forward_kinematics(model: Model, q, *, data=None):
     p : (nb, 3) float64
         Body-frame origins in world coordinates [m].
 
+    Raises
+    ------
+    ValueError
+        For a wrong shape, non-finite entries or non-unit quaternions.
+
     Notes
     -----
-    Raises ValueError for a wrong shape, non-finite entries or non-unit quaternions.
     Complexity O(nb). Source: RBDA sec. 4.1 (composition of ``X_J X_tree``).
     """
     d = data if data is not None else model._data.get(np.float64)
@@ -578,10 +582,11 @@ def jacobian(model: Model, q, body, point=_ORIGIN, *, data=None, out=None):
         joints that are not ancestors of ``body`` are zero. Written into ``out`` (a writable
         C-contiguous (6, nv) float64 array) and returned if given.
 
-    Notes
-    -----
-    Raises ValueError for a wrong shape (of ``out`` too), a non-finite entry or non-unit
-    quaternion of ``q``, a non-finite ``point``, an unknown body.
+    Raises
+    ------
+    ValueError
+        For a wrong shape (of ``out`` too), a non-finite entry or non-unit
+        quaternion of ``q``, a non-finite ``point``, an unknown body.
     """
     d = data if data is not None else model._data.get(np.float64)
     b = body if type(body) is int else model.body_id(body)

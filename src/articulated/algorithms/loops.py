@@ -420,10 +420,14 @@ def loop_residual(model: Model, q) -> np.ndarray:
         (``model.loop_cadr``): positions [m] in loop-frame-A coordinates, orientations [1]
         (sines of angles).
 
+    Raises
+    ------
+    ValueError
+        For a wrong shape or non-unit quaternions.
+
     Notes
     -----
-    Raises ValueError for a wrong shape or non-unit quaternions. O(nb + nc).
-    Source: Ascher & Lin 1999, eq. 3.1 (loop-closing constraints).
+    O(nb + nc). Source: Ascher & Lin 1999, eq. 3.1 (loop-closing constraints).
     """
     return _eval(model, q, None, False).g.copy()
 

@@ -225,10 +225,11 @@ def collision_matrix(model, q, body, point, normal, other=None):
     F : (3, 3) float64
         Rows ``n, t1, t2`` of the contact frame (world).
 
-    Notes
-    -----
-    Raises ValueError for an unknown body, ``other == body``, or a non-finite or zero
-    point/normal.
+    Raises
+    ------
+    ValueError
+        For an unknown body, ``other == body``, or a non-finite or zero
+        point/normal.
     """
     from ..algorithms.kinematics import _world_poses_kernel
     from .aba import aba_kernel

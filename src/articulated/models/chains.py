@@ -116,9 +116,10 @@ def bicycle_chain(n: int = 30, *, pitch: float = BICYCLE_PITCH, gravity=GRAVITY)
     -------
     Model with nb = nq = nv = n, bodies ``link0 ..`` (``body_parent[i] = i - 1``).
 
-    Notes
-    -----
-    Raises ValueError for n < 1 or pitch <= 0.
+    Raises
+    ------
+    ValueError
+        For n < 1 or pitch <= 0.
     """
     n = _count(n, "n", 1)
     p = _positive(pitch, "pitch")
@@ -172,9 +173,10 @@ def two_link_arm(l1: float = 2.0, m1: float = 10.0, l2: float = 0.02, m2: float 
     -------
     Model with nb = nq = nv = 2; joints ``joint2`` (base) and ``joint1`` (tip).
 
-    Notes
-    -----
-    Raises ValueError for a non-positive length, mass or width.
+    Raises
+    ------
+    ValueError
+        For a non-positive length, mass or width.
     """
     l1, m1 = _positive(l1, "l1"), _positive(m1, "m1")
     l2, m2 = _positive(l2, "l2"), _positive(m2, "m2")
@@ -240,9 +242,10 @@ def prismatic_pair(m1: float = 1e9, m2: float = 1.0, axis=(0.0, 0.0, 1.0), *,
     -------
     Model with nb = nq = nv = 2; joints ``joint2`` (base) and ``joint1`` (tip).
 
-    Notes
-    -----
-    Raises ValueError for a non-positive mass, length scale or width, or a zero axis.
+    Raises
+    ------
+    ValueError
+        For a non-positive mass, length scale or width, or a zero axis.
     """
     m1, m2 = _positive(m1, "m1"), _positive(m2, "m2")
     c, w = _positive(length_per_mass, "length_per_mass"), _positive(width, "width")

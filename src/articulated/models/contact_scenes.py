@@ -120,9 +120,10 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
     -------
     Model (``model.collision``: one capsule per link and the plane), or ``(model, q0)``.
 
-    Notes
-    -----
-    Raises ValueError for n < 1 or a non-positive size.
+    Raises
+    ------
+    ValueError
+        For n < 1 or a non-positive size.
     """
     n = _count(n, "n", 1)
     model, geom = _chain(n, _positive(link_length, "link_length"), _positive(radius, "radius"),
@@ -188,10 +189,11 @@ def thread(n: int = 295, *, walls: int = 5, link_length: float = 0.02, radius: f
     Model (``model.collision``: the capsules and ``4 walls`` boxes), or
     ``(model, q0, qd0)``.
 
-    Notes
-    -----
-    Raises ValueError for a bad count or size, a hole not larger than the thread, or walls
-    that overlap.
+    Raises
+    ------
+    ValueError
+        For a bad count or size, a hole not larger than the thread, or walls that
+        overlap.
     """
     n = _count(n, "n", 2)
     walls = _count(walls, "walls", 1)
@@ -342,10 +344,11 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
     -------
     Model (``model.collision``: the capsules, 2 boxes and 4 cylinders), or ``(model, q0)``.
 
-    Notes
-    -----
-    Raises ValueError for a bad count or size, or a start that touches the beam (make
-    ``amplitude0`` smaller: a wider helix).
+    Raises
+    ------
+    ValueError
+        For a bad count or size, or a start that touches the beam (make
+        ``amplitude0`` smaller: a wider helix).
     """
     n = _count(n, "n", 3)
     L, r = _positive(link_length, "link_length"), _positive(radius, "radius")

@@ -159,9 +159,10 @@ def humanoid(name_prefix: str = "", floating_base: bool = True, *, total_mass: f
     depth-first order (pelvis, spine, chest, neck, head, left arm, right arm, left leg,
     right leg).
 
-    Notes
-    -----
-    Raises ValueError for total_mass <= 0 or a non-string prefix.
+    Raises
+    ------
+    ValueError
+        For total_mass <= 0 or a non-string prefix.
     """
     if not isinstance(name_prefix, str):
         raise ValueError(f"name_prefix must be a string, got {name_prefix!r}")
@@ -202,9 +203,10 @@ def crowd(k: int = 200, spacing: float = 1.0, *, return_configuration: bool = Fa
     q0 : (97 k,) float64, only if ``return_configuration``
         See :func:`crowd_configuration`.
 
-    Notes
-    -----
-    Raises ValueError for k < 1, spacing <= 0 or total_mass <= 0.
+    Raises
+    ------
+    ValueError
+        For k < 1, spacing <= 0 or total_mass <= 0.
     """
     k = _count(k, "k", 1)
     spacing = _positive(spacing, "spacing")
@@ -250,9 +252,10 @@ def crowd_configuration(model_or_k, spacing: float = 1.0, *,
     -------
     q : (nq,) float64
 
-    Notes
-    -----
-    Raises ValueError if the model has no free-floating root, or for a bad k or spacing.
+    Raises
+    ------
+    ValueError
+        If the model has no free-floating root, or for a bad k or spacing.
 
     Source: the crowd of Redon, Galoppo & Lin (2005), Fig. 1.
     """

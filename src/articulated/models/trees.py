@@ -261,10 +261,14 @@ def molecule(n: int = 50_000, seed=0, *, bond_length: float = 0.15, atom_mass: f
     Model with nb = nq = nv = n, bodies ``atom0 ..`` in depth-first order, every joint
     revolute, at most 3 children per body.
 
+    Raises
+    ------
+    ValueError
+        On a bad count, size, ``axes`` or ``branching``.
+
     Notes
     -----
-    Raises ValueError on a bad count, size, ``axes`` or ``branching``. One Python loop
-    builds the random topology, the rest is vectorized.
+    One Python loop builds the random topology, the rest is vectorized.
     """
     n = _count(n, "n", 1)
     L = _positive(bond_length, "bond_length")

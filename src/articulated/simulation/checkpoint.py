@@ -164,10 +164,11 @@ class Checkpointer:
         Steps between checkpoints (None: only at the start, the end and on Ctrl-C).
     steps, record_every : the run's
 
-    Notes
-    -----
-    Raises ValueError when ``sim``'s settings cannot be checkpointed (see the module
-    docstring) or ``every`` is not a positive integer.
+    Raises
+    ------
+    ValueError
+        When ``sim``'s settings cannot be checkpointed (see the module docstring)
+        or ``every`` is not a positive integer.
     """
 
     def __init__(self, sim, path, every, steps, record_every):

@@ -97,10 +97,11 @@ def restore(path, *, model=None, forces=None):
         The applied forces (default: rebuilt from the file; needed when one of them was a
         user's own force).
 
-    Notes
-    -----
-    Raises ValueError when the model cannot be rebuilt or does not match (body names), or
-    when a force cannot be rebuilt and ``forces`` is not given.
+    Raises
+    ------
+    ValueError
+        When the model cannot be rebuilt or does not match (body names), or when
+        a force cannot be rebuilt and ``forces`` is not given.
     """
     info, traj, state = read(path)
     if model is None:
@@ -144,9 +145,10 @@ def resume(path, *, model=None, forces=None, progress=None):
         The whole run, from its first step; the checkpoint is updated as the run goes on
         (same ``checkpoint_every``).
 
-    Notes
-    -----
-    Raises ValueError as :func:`restore`; what the simulator's ``run`` raises.
+    Raises
+    ------
+    ValueError
+        As :func:`restore`; what the simulator's ``run`` raises.
     """
     sim, info, traj = restore(path, model=model, forces=forces)
     run = info["run"]

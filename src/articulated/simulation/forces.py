@@ -448,10 +448,11 @@ class PiecewiseLinear:
         The reference at each sample (one column per controlled joint; one column is used
         for every joint).
 
-    Notes
-    -----
-    Raises ValueError for times that are not finite and increasing, values that are not
-    finite, or a number of rows other than ``len(times)``.
+    Raises
+    ------
+    ValueError
+        For times that are not finite and increasing, values that are not finite,
+        or a number of rows other than ``len(times)``.
     """
 
     def __init__(self, times, values):

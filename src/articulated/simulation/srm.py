@@ -433,9 +433,10 @@ class SRMSolver:
         (q1, qd1) : (nq,), (nv,) float64
             State at t + h (new arrays).
 
-        Notes
-        -----
-        Raises SRMDiverged if the state became non-finite.
+        Raises
+        ------
+        SRMDiverged
+            If the state became non-finite.
         """
         q, qd, tau, f_app = self._inputs(q, qd, tau, f_ext)
         q1 = np.empty(self.model.nq)
@@ -496,10 +497,11 @@ class SRMSolver:
         (q1, qd1) : (nq,), (nv,) float64
             State at ``t_end`` (new arrays).
 
-        Notes
-        -----
-        Raises ValueError without a step-size control; SRMDiverged when the step size
-        collapses (below ``1e-10 dt``: the state is not finite even for tiny steps).
+        Raises
+        ------
+        ValueError, SRMDiverged
+            ValueError without a step-size control; SRMDiverged when the step size collapses
+            (below ``1e-10 dt``: the state is not finite even for tiny steps).
         """
         if not self.adaptive:
             raise ValueError("SRMSolver.advance needs a step-size control (rtol or atol)")

@@ -237,9 +237,10 @@ def view(model: Model, traj=None, q=None, *, color=None, color_label: str = "",
     Viewer
         ``viewer.url``, ``viewer.scene.show(k)``, ``viewer.close()``.
 
-    Notes
-    -----
-    Raises ImportError without viser, ValueError for bad frames or colours.
+    Raises
+    ------
+    ImportError, ValueError
+        ImportError without viser, ValueError for bad frames or colours.
     """
     v = Viewer(model, traj, q, color=color, color_label=color_label, host=host, port=port,
                **kwargs)

@@ -65,10 +65,11 @@ def frames(model: Model, traj=None, q=None) -> Frames:
         Configuration(s) shown one per frame, 1 s apart, when no ``traj`` is given; default:
         ``model.neutral()``.
 
-    Notes
-    -----
-    Raises ValueError if both are given, for a wrong shape, non-finite entries or
-    ``traj.t`` not of length k.
+    Raises
+    ------
+    ValueError
+        If both are given, for a wrong shape, non-finite entries or ``traj.t``
+        not of length k.
     """
     if traj is not None and q is not None:
         raise ValueError("give either traj or q, not both")
@@ -164,9 +165,10 @@ def body_colors(model: Model, k: int, color=None, *, label: str = "", cmap: str 
     label : str
         What the value is (the legend's title).
 
-    Notes
-    -----
-    Raises ValueError for a wrong shape or non-finite numbers.
+    Raises
+    ------
+    ValueError
+        For a wrong shape or non-finite numbers.
     """
     nb = model.nb
     if color is None:
