@@ -461,11 +461,11 @@ class CollisionModel:
     def set_filter(self, shapes=None, *, group=None, mask=None) -> None:
         """Set the collision filter bits of ``shapes``.
 
-        Set the collision filter bits of ``shapes`` (indices or names; default every shape
-        on a body, not the static ones): two shapes are tested iff ``group_a & mask_b`` and
-        ``group_b & mask_a`` are both non-zero. E.g. a robot that collides only with the
-        floor: ``geom.set_filter(group=1, mask=2)`` and ``add_static(Plane(), group=2,
-        mask=1)``. ValueError for an unknown shape or a negative value.
+        ``shapes`` are indices or names (default every shape on a body, not the static
+        ones): two shapes are tested iff ``group_a & mask_b`` and ``group_b & mask_a`` are
+        both non-zero. E.g. a robot that collides only with the floor:
+        ``geom.set_filter(group=1, mask=2)`` and ``add_static(Plane(), group=2, mask=1)``.
+        ValueError for an unknown shape or a negative value.
         """
         names = [r["name"] for r in self._rows]
         if shapes is None:

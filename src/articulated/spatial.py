@@ -284,9 +284,9 @@ def mat3T_vec(E, x):
 def axis_rotation(a, c, s):
     """Return the coordinate rotation E (a 9-tuple; parent -> child) about a unit axis.
 
-    Coordinate rotation E (a 9-tuple; parent -> child) for a rotation by angle t about the
-    unit axis a (3-vector); ``c = cos t``, ``s = sin t``. E is the transpose of Rodrigues'
-    rotation matrix (RBDA eq. 2.17 convention: ``E = rot(t)^T``).
+    For a rotation by angle t about the unit axis a (3-vector); ``c = cos t``, ``s = sin
+    t``. E is the transpose of Rodrigues' rotation matrix (RBDA eq. 2.17 convention: ``E =
+    rot(t)^T``).
     """
     x, y, z = a[0], a[1], a[2]
     t = 1 - c
@@ -302,10 +302,10 @@ def axis_rotation(a, c, s):
 def quat_rotation(qw, qx, qy, qz):
     """Return the rotation matrix R (a 9-tuple) of a unit quaternion (w, x, y, z).
 
-    Rotation matrix R (a 9-tuple) of the unit quaternion (w, x, y, z) (Hamilton, scalar
-    first). ``R`` maps child-frame coordinates to parent-frame coordinates (columns are the
-    child axes in the parent frame); the coordinate transform parent -> child is ``E =
-    R^T``, the rotation of the conjugate quaternion ``(w, -x, -y, -z)``.
+    The quaternion is Hamilton, scalar first. ``R`` maps child-frame coordinates to
+    parent-frame coordinates (columns are the child axes in the parent frame); the
+    coordinate transform parent -> child is ``E = R^T``, the rotation of the conjugate
+    quaternion ``(w, -x, -y, -z)``.
     """
     return (1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy),
             2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx),
@@ -821,8 +821,7 @@ def rigid_inertia_6x6(mass, com, I_com):
 def xform_dense(E, r):
     """Return the dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of ``(E, r)``.
 
-    Dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of the compact (E, r) (RBDA eq.
-    2.24; plain NumPy).
+    Of the compact (E, r) (RBDA eq. 2.24; plain NumPy).
     """
     X = np.zeros((6, 6))
     X[:3, :3] = X[3:, 3:] = E

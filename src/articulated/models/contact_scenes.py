@@ -60,9 +60,8 @@ def _chain(n, L, r, m, mu, group, mask, gravity):
 def chain_points(model: Model, q) -> np.ndarray:
     """Return the world positions of the joint origins of a chain of this module at ``q``.
 
-    World positions of the joint origins of a chain of this module at ``q`` (nq,): ``(n + 1,
-    3)`` [m], the last row the far end of the last link (numpy, for placing the scenes; the
-    simulators use the compiled kinematics).
+    Positions at ``q`` (nq,): ``(n + 1, 3)`` [m], the last row the far end of the last link
+    (numpy, for placing the scenes; the simulators use the compiled kinematics).
     """
     L = float(model.jnt_Xtree_r[1, 0]) if model.nb > 1 else 0.1
     R = Rotation.from_quat([q[4], q[5], q[6], q[3]]).as_matrix()
@@ -233,12 +232,12 @@ def thread(n: int = 295, *, walls: int = 5, link_length: float = 0.02, radius: f
 def helical_gait(n: int, amplitude: float, wavenumber: float, phase: float) -> np.ndarray:
     """Return the joint angles of the helical rolling gait of a chain of this module.
 
-    Joint angles of the helical rolling gait of a chain of this module (its hinges alternate
-    between z and y): ``theta_i = A sin(d i + phase + (pi/2 if i odd))``, i = 1 .. n-1
-    (Rollinson & Choset's rolling helix: the bending direction turns by ``d`` per link, so
-    the chain is a helix; advancing ``phase`` rolls the body about its own centre line
-    inside the same helix). ``amplitude`` A [rad] sets the helix radius, ``wavenumber`` d
-    [rad/link] its pitch (:func:`helix_shape`). Returns (n - 1,) float64 [rad].
+    The chain's hinges alternate between z and y: ``theta_i = A sin(d i + phase + (pi/2 if i
+    odd))``, i = 1 .. n-1 (Rollinson & Choset's rolling helix: the bending direction turns
+    by ``d`` per link, so the chain is a helix; advancing ``phase`` rolls the body about its
+    own centre line inside the same helix). ``amplitude`` A [rad] sets the helix radius,
+    ``wavenumber`` d [rad/link] its pitch (:func:`helix_shape`). Returns (n - 1,) float64
+    [rad].
     """
     i = np.arange(1, n)
     return amplitude * np.sin(wavenumber * i + phase + np.where(i % 2, 0.5 * np.pi, 0.0))

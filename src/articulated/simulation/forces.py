@@ -101,11 +101,10 @@ class _PoseRows:
 class FramesKinematics:
     """The ``kin`` argument of :meth:`Force.apply` for the adaptive simulators.
 
-    The ``kin`` argument of :meth:`Force.apply` for the adaptive simulators: ``R[b]`` and
-    ``p[b]`` (as :class:`StateKinematics`) computed on demand from a solver's hierarchical
-    frames (``solver.body_pose``, O(log n) per body, Redon & Lin 2005 Sec. 5.1) instead of a
-    full forward-kinematics pass; ``v`` from ``velocities()`` on first use (None: zero body
-    velocities, the quasi-static case).
+    ``R[b]`` and ``p[b]`` (as :class:`StateKinematics`) computed on demand from a solver's
+    hierarchical frames (``solver.body_pose``, O(log n) per body, Redon & Lin 2005 Sec. 5.1)
+    instead of a full forward-kinematics pass; ``v`` from ``velocities()`` on first use
+    (None: zero body velocities, the quasi-static case).
     """
 
     def __init__(self, solver, nb, velocities=None):
@@ -434,11 +433,10 @@ class JointTorque(Force):
 class PiecewiseLinear:
     """A reference that is linear between samples (a first-order hold).
 
-    A reference that is linear between samples: ``r(t)`` interpolates ``values`` at the
-    sample ``times`` and holds the first and last sample outside them (MuJoCo's and Drake's
-    "first-order hold"). A :class:`PDController` reference of this kind has a compiled form,
-    so the simulators' compiled loops track it (a Python callable is called from inside
-    them, :mod:`articulated.simulation.hooks`).
+    ``r(t)`` interpolates ``values`` at the sample ``times`` and holds the first and last
+    sample outside them (MuJoCo's and Drake's "first-order hold"). A :class:`PDController`
+    reference of this kind has a compiled form, so the simulators' compiled loops track it
+    (a Python callable is called from inside them, :mod:`articulated.simulation.hooks`).
 
     Parameters
     ----------

@@ -477,11 +477,11 @@ class SRMSolver:
     def advance(self, q, qd, t: float, t_end: float, forces=None):
         """Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control.
 
-        Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control
-        (``rtol``/``atol`` given): steps of at most ``dt``, the last one ending exactly at
-        ``t_end``, each checked by step doubling (class docstring) and repeated smaller when
-        its error norm exceeds 1 (:class:`~articulated.simulation.stepsize.
-        StepSizeController`). The controller's next step carries over to the next call.
+        With the step-size control (``rtol``/``atol`` given): steps of at most ``dt``, the
+        last one ending exactly at ``t_end``, each checked by step doubling (class
+        docstring) and repeated smaller when its error norm exceeds 1
+        (:class:`~articulated.simulation.stepsize.StepSizeController`). The controller's
+        next step carries over to the next call.
 
         Parameters
         ----------

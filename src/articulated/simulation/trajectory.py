@@ -198,11 +198,10 @@ class Trajectory:
     def save(self, path) -> None:
         """Write the trajectory to the NumPy ``.npz`` archive ``path``.
 
-        Write the trajectory to the NumPy ``.npz`` archive ``path``: every array field that
-        is set, and a ``meta`` entry (a JSON string) with the scalars, settings, body and
-        joint names, the model's description and the units. Read it back with :meth:`load`
-        (no pickle). Raises OSError when the file cannot be written (the trajectory in
-        memory is unchanged).
+        The archive holds every array field that is set, and a ``meta`` entry (a JSON
+        string) with the scalars, settings, body and joint names, the model's description
+        and the units. Read it back with :meth:`load` (no pickle). Raises OSError when the
+        file cannot be written (the trajectory in memory is unchanged).
         """
         np.savez(path, meta=np.str_(json.dumps(self._meta())), **self.arrays())
 
@@ -210,9 +209,9 @@ class Trajectory:
     def load(cls, path) -> "Trajectory":
         """Read a trajectory written by :meth:`save`.
 
-        Read a trajectory written by :meth:`save` (or a checkpoint of
+        Also reads a checkpoint of
         :meth:`articulated.simulation.simulator.DynamicsSimulator.run`, which holds the
-        trajectory so far), also the files of earlier versions (no ``meta``: names and
+        trajectory so far, and the files of earlier versions (no ``meta``: names and
         description empty). Raises ValueError for a file that is not a trajectory.
         """
         with np.load(path, allow_pickle=False) as z:
