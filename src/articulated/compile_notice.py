@@ -24,7 +24,7 @@ from numba.core import event
 
 SECONDS_PER_KERNEL = 5.0
 """Mean wall time [s] numba takes per cached kernel of this package on a first run, its
-helpers included (docs/benchmarks.md, "Compile time"); the notice's estimate is this times
+helpers included (docs/results/compile.md); the notice's estimate is this times
 the kernels the command will compile."""
 
 

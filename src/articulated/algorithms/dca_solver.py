@@ -143,7 +143,7 @@ class DCA:
         by the node's rank among the internal nodes in post-order (``rank_joint[r]`` its
         joint, ``joint_rank[J]`` the inverse; columns ``REC_*``): ``beta``, ``gamma``, the
         joint force ``f_al``, the factor ``Ld, L`` of ``K_FF`` and the joint rows ``Kj``.
-        The passes stream it (docs/dca.md, "Packed node records"); the by-joint arrays
+        The passes stream it (docs/results/dca.md, "Profile"); the by-joint arrays
         below are properties that copy out of it.
     L, Ld : (nb, 15), (nb, 6) - factor of the free block ``K_FF`` of
         ``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B`` of each joint's node: for five free

@@ -124,7 +124,7 @@ def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
     be after closing its gap and rebounding, so its row may also pull, but by no more than
     it would on its own (``lambda >= -(d + h v_n - gap*) / K_nn``). Without that bound two
     nearly parallel rows of one pair can ask for opposite things: in scene (a) of the
-    contact bench (docs/contact.md) a capsule struck a cylinder at 6 m/s with two rows of
+    contact bench (docs/results/contact.md) a capsule struck a cylinder at 6 m/s with two rows of
     condition 600 in ``K_nn``; the exact row 2.2 mm away pulled, the resting one 0.3 mm
     away pushed, and 20 sweeps left it 1.54 mm deep (1,000 converged, with multipliers
     80x larger that turned the piece). With the bound the projection stops in 4 sweeps,

@@ -195,7 +195,7 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
         inverts body inertias) in inverse proportion. On dm_control's humanoid_CMU at
         random states (errors relative to the largest acceleration): the default 1e-9 gives
         4e-8 against ``mj_forward`` and 4e-7 between DCA and ABA; 1e-12 gives 4e-11 and
-        3e-4; 1e-6 gives 4e-5 and 1e-9 (docs/loading.md). ABA and CRBA agree to 1e-14 for
+        3e-4; 1e-6 gives 4e-5 and 1e-9 (docs/guide/models.md). ABA and CRBA agree to 1e-14 for
         any fraction. The names are in ``model.mjcf_intermediate``.
     collision : bool
         True (default): ``model.collision`` is a :class:`~articulated.geometry.CollisionModel`

@@ -361,7 +361,7 @@ def load_structure(path, *, hydrogens: bool = False, omega: bool = False,
         coordinates, duplicate atom names, missing atoms, a cycle across a rotatable bond.
 
     Complexity: O(natom log natom) (the bond search); a 3,000-residue protein loads in
-    about a second (docs/molecules.md).
+    about a second (docs/results/quasistatics-proteins.md).
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components, depth_first_order

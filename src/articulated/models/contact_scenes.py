@@ -121,7 +121,7 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
         return model, q0
     # upright: the free base (body 0) at the top, body x pointing down (+90 deg about y),
     # the chain hanging from it, its last capsule's end the lowest point: a free chain is
-    # rooted at the end that does not strike first (see docs/contact.md, "The pile")
+    # rooted at the end that does not strike first (see docs/results/contact-checks.md)
     q0[3:7] = (np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0)
     q0[2] = height - float(np.min(chain_points(model, q0)[:, 2]))
     return model, q0

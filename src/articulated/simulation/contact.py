@@ -182,7 +182,7 @@ class ContactStepper:
         of the pipeline with the applied forces held. The speculative rows and the
         projection predict a contact's gap linearly over the step; a shape of radius r
         turning by ``theta`` leaves that prediction by about ``r theta^2 / 2`` (0.26 mm
-        for r = 21 cm at 0.05 rad). None: never split (docs/contact.md, "Substeps").
+        for r = 21 cm at 0.05 rad). None: never split (docs/guide/contact.md).
     max_arc_error : float or None - most distance [m] by which a shape in contact may
         stray in one step, along the contact's normal, from the straight line along which
         the rows and the projection predict it (default 1e-4): the position update turns
@@ -191,7 +191,7 @@ class ContactStepper:
         :func:`~articulated.algorithms.kinematics.arc_bound`, bounded over each shape's
         bounding ball). Where joints whip against each other the bodies barely turn and
         ``max_rotation`` does not split, while the points stray by millimetres (the pile
-        of docs/contact.md, "Arc error"). Over the contacts of the last (sub)step (a shape
+        of docs/results/contact-checks.md). Over the contacts of the last (sub)step (a shape
         in the air may stray: the next detection sees it where it is), the largest such
         acceleration ``acc``, summed over a contact's two shapes, asks for ``k =
         ceil(sqrt(h^2 acc / (2 max_arc_error)))`` equal substeps (or more for
@@ -206,8 +206,8 @@ class ContactStepper:
         level in the mass-matrix metric: Hairer, Lubich & Wanner, Geometric Numerical
         Integration, IV.4), and recorded as ``energy_removed``. A stabilizer, off by
         default: the excess is taken from every velocity alike, also from motion that did
-        not cause it (the pile of issue 19 runs with it, but falls damped; docs/contact.md,
-        "Energy bound"). Adaptive dynamics applies it to the hybrid body in O(N_A)
+        not cause it (the pile runs with it, but falls damped;
+        docs/results/contact-checks.md). Adaptive dynamics applies it to the hybrid body in O(N_A)
         (:func:`~articulated.simulation.adaptive_contact.hybrid_energy_bound`).
 
     Raises

@@ -47,7 +47,7 @@ at 8 x 8: a block-diagonal W cannot see the two-dimensional coupling). The fixed
 the iteration is independent of ``eps`` and ``W``: the step whose end state satisfies
 ``G_L qd + alpha g_L = 0``, so the loop drift obeys ``d g / dt = -alpha g`` at step ends and
 stays bounded. With the warm start the initial residual is small (the multipliers change
-by O(h) per step), so S = 3 suffices (measured in ``docs/closed-loops.md``).
+by O(h) per step), so S = 3 suffices (measured in ``docs/results/closed-loops.md``).
 
 Where this differs from the paper (whose equations were lost; see srm-notes.md): in the
 paper's SRM (its eqs. 3.6, 3.10, 3.12) ``lambda_s`` is driven by the *current* iterate's
@@ -118,7 +118,7 @@ DEFAULT_EPS_FACTOR = 0.75
 """``eps = eps_factor * h``. The residual contracts by ``1 - (h / eps) mu`` per iteration,
 ``mu`` in (0, 1] the eigenvalues of ``K W`` (scaled form), so ``eps >= h / 2`` is stable
 and a mild over-relaxation (``eps < h``) speeds up the slow modes; 0.75 was best on the
-square chain and net (0.6 diverged there with S = 2; docs/closed-loops.md)."""
+square chain and net (0.6 diverged there with S = 2; docs/results/closed-loops.md)."""
 DEFAULT_ALPHA = 5.0
 """Stabilization rate ``alpha`` [1/s] of ``z = G_L qd + alpha g_L``: at the fixed point the
 drift obeys ``dg/dt = -alpha g``. A rate fixed in time units (not ``c / h``) keeps the

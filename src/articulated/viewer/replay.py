@@ -41,7 +41,7 @@ def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = 
     Returns
     -------
     Path - the file written. Size: about 0.8 MB of viewer plus 28 bytes per body and
-    frame before compression (``docs/viewer.md`` gives measured sizes).
+    frame before compression (``docs/guide/viewer.md``).
 
     Raises ImportError without viser, ValueError for bad frames, colours or speed.
     """
