@@ -408,7 +408,7 @@ def test_capsule_ends_keep_their_keys_when_the_lower_end_changes():
     rad, the lower end changes, and each end keeps its key (feature 1 + e, whichever is
     the deepest point), so the warm start finds its impulse. When the lower end took the
     core's key instead, the capsule chain-300 at rest needed 9-12 sweeps a step, 1 since
-    (docs/contact.md, session 15)."""
+    (docs/results/contact-checks.md)."""
     m = _free_body(0.1, np.eye(3) * 1e-4)
     geom = art.CollisionModel(m)
     geom.add("body", art.Capsule(radius=0.01, length=0.1))

@@ -229,7 +229,7 @@ def test_tip_error_shrinks_with_the_active_budget_before_the_first_contact():
     # error against the full model over the first 0.3 s, adaptive N_A = 20 .. 200 (region
     # update every 10 steps). Measured: 4.8e-3 m, 5.7e-7 m, then round-off (6.4e-14,
     # 3.6e-14, 1.9e-14 m) from N_A = 80 on. Once the chain strikes the cylinders the impact order differs and
-    # the error no longer shrinks with N_A (docs/contact.md, "What is left").
+    # the error no longer shrinks with N_A (docs/results/contact.md).
     from articulated.bench.contact import pendulum_cylinders
 
     m, geom, q0 = pendulum_cylinders(200, 20)
@@ -298,7 +298,7 @@ def test_energy_bound_on_the_hybrid_body():
     rigidification's projection and the bound took out what they added), the depth stays
     below 1 mm (measured 0.10 mm) and the pile lies on the floor (12 contacts at 1.5 s).
     Not asserted: coming to rest (kinetic energy 8e-4 J at 1.5 s: the pile creeps with its
-    sweeps at their cap, docs/contact.md, "Substeps"); this chaotic pile's trajectory
+    sweeps at their cap, docs/guide/contact.md); this chaotic pile's trajectory
     changes with the rounding of any kernel."""
     m, q0 = art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
                                      upright=True, bend=0.05, height=0.05,

@@ -174,7 +174,7 @@ def test_chain_at_rest_converges_from_the_warm_start(method):
     step starts from the impulses of the step before (each contact found by its key), so
     at rest the first sweep meets ``tol``. While the lower end of a capsule lying flat
     took the key of the capsule's deepest point (it changes from step to step), the warm
-    start missed and chain-300 needed 9-12 sweeps a step (docs/contact.md, session 15)."""
+    start missed and chain-300 needed 9-12 sweeps a step (docs/results/contact-checks.md)."""
     m, q0 = art.models.capsule_chain(30, height=0.03, return_configuration=True)
     kw = dict(method="adaptive", max_active=10, update_every=10) if method == "adaptive" else {}
     tr = art.Simulator(m, H, contacts=m.collision, q0=q0, **kw).run(1500)
@@ -229,7 +229,7 @@ def test_pile_runs_under_the_energy_bound():
     # impact rows in the projection); since session 14's rounding its trajectory runs 4 s
     # without rising above its start, so that half is no longer asserted: the chaotic pile
     # diverges or not by rounding. The 300-link pile of `bench contact --only pile` still
-    # diverges without the bound in both pipelines (docs/contact-results-pile.md).
+    # diverges without the bound in both pipelines (docs/results/contact-checks.md).
     m, q0 = art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
                                      upright=True, bend=0.05, height=0.05,
                                      return_configuration=True)

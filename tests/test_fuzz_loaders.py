@@ -10,7 +10,7 @@ run raises the process's peak memory by less than 500 MB.
 Profiles: the default run tries FUZZ_EXAMPLES inputs per loader (a few seconds); set
 ``ARTICULATED_FUZZ=long`` for the long profile (``ARTICULATED_FUZZ_EXAMPLES`` inputs per
 loader, default 5000) and ``ARTICULATED_FUZZ_REPORT=FILE.md`` to write the table of
-mutations and outcomes recorded in docs/reliability.md::
+mutations and outcomes recorded in docs/results/reliability.md::
 
     ARTICULATED_FUZZ=long ARTICULATED_FUZZ_REPORT=fuzz.md python -m pytest -q tests/test_fuzz_loaders.py
 """

@@ -288,7 +288,7 @@ def test_four_bar_matches_one_dof_lagrangian():
     t, Q, _, _ = k.run(m.neutral(), np.zeros(m.nv), 0.005, int(T / 0.005), record_every=50)
     np.testing.assert_allclose(theta0 - Q[1:, 0], ref, atol=2e-6)
     # SRM (constant multipliers over a step: second order at convergence, measured
-    # docs/closed-loops.md), default S = 3 iterations: small error shrinking with h
+    # docs/results/closed-loops.md), default S = 3 iterations: small error shrinking with h
     for integ in ("rk2", "rk4"):
         errs = []
         for h in (0.01, 0.005, 0.0025):

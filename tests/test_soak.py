@@ -1,5 +1,5 @@
 """``articulated bench soak`` (issue 22, item 5): the energy and memory checks on short runs
-(the long runs are the explicit command; numbers in docs/reliability.md)."""
+(the long runs are the explicit command; numbers in docs/results/reliability.md)."""
 
 import numpy as np
 

@@ -65,7 +65,7 @@ def test_error_follows_the_tolerance_on_the_square_chain():
 
 def test_adaptive_srm_runs_the_long_chain_where_h_0005_diverges():
     """64 squares: the fixed step h = 0.005 s (RK2, S = 3) diverges in the first whip
-    (t = 3.6 s, docs/closed-loops.md); with rtol = atol = 1e-4 and records every 0.01 s
+    (t = 3.6 s, docs/results/closed-loops.md); with rtol = atol = 1e-4 and records every 0.01 s
     the controller runs past it to 4 s, rejecting and shrinking steps, with the loops
     closed within 3 cm (1 m links) and the total energy within 2 % of the largest kinetic
     energy (60 kJ; the fixed step h = 0.0025 s loses 0.9 %). At rtol = atol = 1e-3 it gains

@@ -642,7 +642,7 @@ def test_solo12_stands_on_its_meshes_like_mujoco(robots):
     the feet creep: its base sinks about 6 mm from 1 s to 5 s, measured); feet at most 1 mm
     deep over the whole run, the landing included (measured: 0.001 mm; 1.2 mm at the
     landing before an exact impact row's pull in the position projection was bounded,
-    docs/contact.md "Time of impact"; MuJoCo: 7.7 mm); the standing robot does not creep (base within 0.5 mm
+    docs/guide/contact.md; MuJoCo: 7.7 mm); the standing robot does not creep (base within 0.5 mm
     from 1 s to 5 s) and its sweeps converge (a rounded foot is one contact,
     ``MESH_PLANE_SPREAD``: before, a dozen hull vertices per foot kept every step at the
     50-sweep cap and the base rose 2.5 mm)."""

@@ -342,7 +342,7 @@ def test_html_replay_in_chromium(browser, tmp_path):
 
 
 def test_docs_screenshot_of_the_pendulum_replay(browser, tmp_path):
-    """The screenshot in docs/viewer.md: a 300-link pendulum replay at t = 1 s (slider at
+    """The screenshot in docs/guide/viewer.md: a 300-link pendulum replay at t = 1 s (slider at
     its middle), copied to docs/viewer-replay.png when ``ARTICULATED_UPDATE_DOCS=1``."""
     m = art.models.pendulum(300)
     t = np.linspace(0.0, 2.0, 41)

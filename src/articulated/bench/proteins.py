@@ -363,7 +363,7 @@ def add_arguments(parser):
     [--structure PATH] [--copies K]``."""
     parser.description = ("Redon & Lin (2005) Table 1 on a torsion-angle model of a real "
                           "protein (load_structure), ten one-force placements and the load "
-                          "time (see docs/quasistatics.md).")
+                          "time (see docs/results/quasistatics-proteins.md).")
     p = parser
     p.add_argument("--quick", action="store_true", help="fewer settings and steps (seconds)")
     p.add_argument("--steps", type=at_least(1), default=None, metavar="N",

@@ -704,7 +704,7 @@ def add_arguments(parser):
     [--bicycle-steps N] [--out DIR]`` on ``parser``."""
     parser.description = ("Redon & Lin (2005) Sec. 6 benchmarks with our adaptive "
                           "quasi-statics next to our full DCA: molecule Table 1, millipede "
-                          "Fig. 5, bicycle chain Fig. 1 (see docs/quasistatics.md).")
+                          "Fig. 5, bicycle chain Fig. 1 (see docs/results/quasistatics.md).")
     p = parser
     p.add_argument("--quick", action="store_true", help="small models, a few steps (seconds)")
     p.add_argument("--steps", type=at_least(1), default=None, metavar="N",
@@ -716,7 +716,7 @@ def add_arguments(parser):
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run the Table 1 and millipede cells on the Dask workers of this "
                         "scheduler (tcp://host:8786), one cell per single-threaded worker "
-                        "at a time; default: here, one after another (docs/scale-out.md)")
+                        "at a time; default: here, one after another (docs/guide/sweeps.md)")
 
 
 def run(args) -> int:

@@ -194,7 +194,7 @@ class AdaptiveSimulator:
     active region is everything that moves and the result is the full dynamics.
     Raises ValueError for bad settings.
 
-    Cost (pendulum-300, one tip force; docs/benchmarks.md): a step between region updates
+    Cost (pendulum-300, one tip force; docs/results/adaptive.md): a step between region updates
     is O(N_A) plus O(log n) per force; a region update (every ``update_every`` steps) is
     O((N_A + N_U) log n); a recorded step adds the copy of ``q, qd`` and the kinetic
     energy, O(N_A) from the reduced tree (O(n) only when the step ended on a region
