@@ -910,7 +910,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "OUT skips the complete runs. Parameters the scene takes "
                                    "(n, seed, ...) build the model, the others (dt, method, "
                                    "integrator, max_active, perturb, start_seed, ...) the "
-                                   "Simulator. See docs/scale-out.md.")
+                                   "Simulator. See docs/guide/sweeps.md.")
     p.add_argument("scene", choices=SCENES, help="built-in scene")
     p.add_argument("--param", action="append", metavar="NAME=V1,V2,...",
                    help="a swept parameter and its values (repeatable)")
@@ -949,7 +949,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="benchmarks that print tables of ratios against the peers",
                        description="Run a benchmark; results go to stdout (record them in "
-                                   "docs/benchmarks.md). 'articulated bench NAME --help' lists "
+                                   "docs/results/). 'articulated bench NAME --help' lists "
                                    "the options of each.")
     benches = p.add_subparsers(dest="name", metavar="NAME", required=True)
     for name, module in _bench_modules().items():

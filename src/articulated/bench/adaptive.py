@@ -459,7 +459,7 @@ def add_arguments(parser):
     ``parser``."""
     parser.description = ("Redon, Galoppo & Lin (2005) Sec. 7 benchmarks with our adaptive "
                           "dynamics next to our full DCA and ABA: pendulum Table 1, Fig. 5, "
-                          "spring Fig. 6, crowd Fig. 1 (see docs/adaptive.md).")
+                          "spring Fig. 6, crowd Fig. 1 (see docs/results/adaptive.md).")
     parser.add_argument("--quick", action="store_true", help="small models, few steps (seconds)")
     parser.add_argument("--out", default="docs", metavar="DIR",
                         help="folder for the PNG figures (default docs)")
@@ -468,7 +468,7 @@ def add_arguments(parser):
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="run Table 1's cells on the Dask workers of this scheduler "
                              "(tcp://host:8786), one cell per single-threaded worker at a "
-                             "time; default: here, one after another (docs/scale-out.md)")
+                             "time; default: here, one after another (docs/guide/sweeps.md)")
 
 
 def run(args) -> int:
