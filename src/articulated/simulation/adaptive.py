@@ -194,16 +194,14 @@ class AdaptiveSimulator:
     active region is everything that moves and the result is the full dynamics.
     Raises ValueError for bad settings.
 
-    Cost (pendulum-300, one tip force; docs/results/adaptive.md): a step between region updates
-    is O(N_A) plus O(log n) per force; a region update (every ``update_every`` steps) is
+    Cost: a step between region updates is O(N_A) plus O(log n) per force; a region update (every ``update_every`` steps) is
     O((N_A + N_U) log n); a recorded step adds the copy of ``q, qd`` and the kinetic
     energy, O(N_A) from the reduced tree (O(n) only when the step ended on a region
     change), written by the compiled loop into arrays preallocated for the run, so
     :meth:`run` with the default ``record_every = 1`` keeps the speed-up. The first step
     of a fresh simulator is a region update from the fully articulated state: it builds
-    the linear-coefficient tensors of every node that becomes passive, O(n) once (about
-    20-30 us per node: 6-10 ms on pendulum-300, which a 400-step run pays as 15-25 us
-    per step).
+    the linear-coefficient tensors of every node that becomes passive, O(n) once
+    (measured in docs/results/adaptive.md).
     """
 
     def __init__(self, model: Model, dt: float, *, max_active=None,
@@ -251,8 +249,7 @@ class AdaptiveSimulator:
         self.impulse_columns = 2
         """Rigidification of at most this many joints assembles RGL's K^R from unit test
         impulses (two hybrid solves per column); more use the equivalent momentum projection
-        (one hybrid solve and an O(n) momentum pass, cheaper beyond two joints: measured on
-        pendulum-300)."""
+        (one hybrid solve and an O(n) momentum pass, cheaper beyond two joints)."""
         self.solver = AdaptiveDynamics(model, assembly, weights=weights,
                                        velocity_weights=velocity_weights)
         self._given = dict(weights=weights, velocity_weights=velocity_weights,
@@ -344,8 +341,9 @@ class AdaptiveSimulator:
         return bool(np.isfinite(rows).all() and np.isfinite(taus).all())
 
     def step(self) -> None:
-        """One step (an active-region update every ``update_every`` steps) in the compiled
-        loop, as :meth:`run` takes it.
+        """Take one step in the compiled loop, as :meth:`run` takes it.
+
+        An active-region update every ``update_every`` steps.
 
         Raises ValueError (state left at the last finite values, except after a failed
         region update) when an acceleration, force or the state becomes non-finite.
@@ -355,9 +353,12 @@ class AdaptiveSimulator:
             raise error
 
     def contact_list(self):
-        """The contacts of the last step (:meth:`ContactStepper.contact_list
-        <articulated.simulation.contact.ContactStepper.contact_list>`; bodies of the
-        model); ValueError without contacts."""
+        """Return the contacts of the last step.
+
+        As :meth:`ContactStepper.contact_list
+        <articulated.simulation.contact.ContactStepper.contact_list>` (bodies of the
+        model); ValueError without contacts.
+        """
         if self._contact is None:
             raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
         return self._contact.contact_list()
@@ -481,7 +482,9 @@ class AdaptiveSimulator:
 
     def run(self, steps: int, record_every: int = 1, *, checkpoint=None,
             checkpoint_every: int | None = None) -> Trajectory:
-        """Run ``steps`` steps, recording at the start and after every ``record_every``-th
+        """Run ``steps`` steps and return their :class:`Trajectory`.
+
+        Records at the start and after every ``record_every``-th
         step (``1 + steps // record_every`` records) the state, its kinetic energy and the
         active-region sizes (:class:`Trajectory` fields ``kinetic``, ``active``,
         ``update_region``, ``rigidified``, ``wall`` per step).
@@ -518,9 +521,12 @@ class AdaptiveSimulator:
         return self.continue_run(steps, every, None, ck, None)
 
     def continue_run(self, steps, every, progress, ck, start):
-        """:meth:`run` from step ``start.done`` with the records ``start.trajectory``
+        """Continue a run (:meth:`run`) from a checkpoint.
+
+        From step ``start.done`` with the records ``start.trajectory``
         (:class:`~articulated.simulation.checkpoint.Resume`; None: a new run),
-        checkpoints by ``ck`` (or None). ``progress`` is not used (no progress bar)."""
+        checkpoints by ``ck`` (or None). ``progress`` is not used (no progress bar).
+        """
         wall = np.zeros(steps)
         rec = _Records(self.model, 1 + steps // every)
         if start is None:
@@ -590,8 +596,10 @@ class AdaptiveSimulator:
 
     # ------------------------------------------------------------------ checkpoints
     def settings(self) -> dict:
-        """The simulator's settings (JSON values; metric weights as ``"array"`` or
-        ``"callable"``), as recorded in its trajectories."""
+        """Return the simulator's settings, as recorded in its trajectories.
+
+        JSON values; metric weights as ``"array"`` or ``"callable"``.
+        """
         ma = self.max_active
         weights = {k: (None if v is None else "callable" if callable(v) else "array")
                    for k, v in self._given.items() if k != "assembly"}
@@ -602,9 +610,11 @@ class AdaptiveSimulator:
                     assembly=a if isinstance(a, str) else "custom", **weights)
 
     def checkpoint_settings(self) -> dict:
-        """Keywords of :func:`articulated.Simulator` that rebuild this simulator (JSON),
-        ``dt`` and ``method`` included. ValueError for what cannot be checkpointed
-        (contacts and limits, callable metric weights, a custom assembly tree)."""
+        """Return the keywords of :func:`articulated.Simulator` that rebuild this simulator.
+
+        JSON, ``dt`` and ``method`` included. ValueError for what cannot be checkpointed
+        (contacts and limits, callable metric weights, a custom assembly tree).
+        """
         out = dict(self.settings(), dt=self.dt, method="adaptive")
         if self._contact is not None:
             raise ValueError("a run with contacts or joint limits cannot be checkpointed "
@@ -628,7 +638,9 @@ class AdaptiveSimulator:
         s._region_args(self.impulse_columns)
 
     def checkpoint_state(self):
-        """``(JSON dict, arrays)``: the state (``q, qd, t``) and every array and scalar of
+        """Return ``(JSON dict, arrays)``, the state to checkpoint.
+
+        The state (``q, qd, t``) and every array and scalar of
         the simulator and its solver (:func:`~articulated.simulation.checkpoint.
         object_state`), so that the continuation repeats the same operations; metric
         weight arrays under ``weights``, ``velocity_weights``."""
@@ -642,8 +654,10 @@ class AdaptiveSimulator:
         return dict(scalars=scalars), out
 
     def restore_state(self, meta, arrays) -> None:
-        """Set what :meth:`checkpoint_state` wrote, on a simulator built with the same
-        settings. ValueError when they do not fit."""
+        """Set what :meth:`checkpoint_state` wrote.
+
+        On a simulator built with the same settings; ValueError when they do not fit.
+        """
         self._build_lazy()
         mine = {k[len("sim"):]: v for k, v in arrays.items() if k.startswith("sim.")}
         set_object_state(self, meta["scalars"], mine, self._STATE_SKIP)
