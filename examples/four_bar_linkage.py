@@ -18,8 +18,7 @@ import numpy as np
 import articulated as art
 
 
-def loop_gap(model, q):
-    """Distance [m] between the loop joint's two frames (zero when the loop is closed)."""
+def loop_gap(model, q):               # distance [m] between the loop joint's two frames
     a = art.point_position(model, q, int(model.loop_body_a[0]), model.loop_ra[0])
     b = art.point_position(model, q, int(model.loop_body_b[0]), model.loop_rb[0])
     return float(np.linalg.norm(a - b))
@@ -42,10 +41,10 @@ def main(small=False, out=None):
         label = f"SRM, {passes} pass" + ("es" if passes > 1 else " (no correction)")
         ax[0].semilogy(traj.t[1:], gaps[passes][1:], label=label)
         if passes == 3:
-            ax[1].plot(traj.t, np.degrees(0.5 - traj.q[:, 0]), label="crank angle")
+            ax[1].plot(traj.t, np.degrees(0.5 - traj.q[:, 0]))
     ax[0].set(xlabel="time [s]", ylabel="loop gap [m]", title="loop closure")
-    ax[1].set(xlabel="time [s]", ylabel="angle [deg]", title="four-bar under gravity")
-    ax[0].legend(), ax[1].legend()
+    ax[1].set(xlabel="time [s]", ylabel="crank angle [deg]", title="four-bar under gravity")
+    ax[0].legend()
     fig.savefig(out / "four_bar_linkage.png", dpi=110)
     return dict(gap=gaps, energy_drift=energy, png=out / "four_bar_linkage.png")
 

@@ -1,10 +1,9 @@
-"""Pull one atom of a protein with error-bounded adaptive quasi-statics; write the result as PDB.
+"""Pull one atom of a protein with error-bounded adaptive quasi-statics; write it as PDB.
 
-HIV-1 protease (PDB 4E43, 1,600 heavy atoms) as a torsion-angle model (phi, psi, chi
-joints; units nm, u, ps). A 10 kJ/mol/nm force pulls the first movable atom of chain A away
-from the centre. Quasi-statics (Redon & Lin 2005, eq. 8-9) computes only the joints whose
-acceleration exceeds ``eps_max`` (Sec. 4.3, Def. 2), next to the full DCA. Plots the RMSD
-from the start and the joints computed per step; writes ``protein-final.pdb``.
+HIV-1 protease (PDB 4E43, 1,600 heavy atoms) as a torsion-angle model (phi, psi, chi; nm,
+u, ps); 10 kJ/mol/nm pull the first movable atom of chain A away from the centre. Adaptive
+quasi-statics (Redon & Lin 2005, eq. 8-9, Sec. 4.3) computes only the joints whose error
+would exceed ``eps_max``, next to the full DCA. Plots RMSD and joints per step.
 """
 import argparse
 import tempfile
@@ -23,12 +22,12 @@ DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "4E43.pdb.gz"
 def main(small=False, out=None, path=DATA, eps_max=2.0 ** -19):
     out = Path(out or tempfile.mkdtemp(prefix="protein_pull-"))
     out.mkdir(parents=True, exist_ok=True)
-    model = art.load_structure(path, missing_atoms="allow")
+    model = art.load_structure(path, missing_atoms="allow")   # heavy atoms only (default)
     atoms, q0 = model.structure_atoms, model.neutral()
     x0 = art.atom_positions(model, q0)                         # (natom, 3) [nm]
     k = int(np.flatnonzero(model.jnt_type[atoms.body] != 0)[0])   # first atom that can move
-    d = (x0[k] - x0.mean(axis=0)) / np.linalg.norm(x0[k] - x0.mean(axis=0))
-    force = art.PointForce(int(atoms.body[k]), 10.0 * d, point=atoms.local[k])
+    d = (x0[k] - x0.mean(axis=0)) / np.linalg.norm(x0[k] - x0.mean(axis=0))   # outwards
+    force = art.PointForce(int(atoms.body[k]), 10.0 * d, point=atoms.local[k])  # kJ/mol/nm
     probe = art.Simulator(model, 1.0, method="quasistatic", q0=q0, forces=[force])
     probe.step()                                               # a step moves q by dt^2 qdd
     dt = float(np.sqrt(0.01 / np.abs(probe.q - q0).max()))     # first step: 0.01 rad at most
@@ -39,17 +38,16 @@ def main(small=False, out=None, path=DATA, eps_max=2.0 ** -19):
         x = np.array([art.atom_positions(model, q) for q in traj.q])
         rmsd[method] = np.sqrt(((x - x0) ** 2).sum(axis=2).mean(axis=1))
         joints[method] = traj.joints
-    pdb = art.write_pdb(model, sim.q, out / "protein-final.pdb")
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.3), layout="constrained")
     for method, label in (("quasistatic", "full DCA"), ("quasistatic-adaptive", "adaptive")):
         ax[0].plot(rmsd[method] * 10, label=label)             # nm -> Angstrom
         ax[1].plot(joints[method], label=label)
     ax[0].set(xlabel="step", ylabel="RMSD from start [A]", title="4E43 pulled by one atom")
-    ax[1].set(xlabel="step", ylabel="joints computed", yscale="log",
-              title=f"eps_max = 2^{np.log2(eps_max):.0f} of {model.nv} joints")
-    ax[0].legend(), ax[1].legend()
+    ax[1].set(xlabel="step", ylabel="joints computed", yscale="log", title=f"of {model.nv}")
+    ax[0].legend()
     fig.savefig(out / "protein_pull.png", dpi=110)
-    return dict(rmsd=rmsd, joints=joints, pdb=pdb, nv=model.nv, png=out / "protein_pull.png")
+    return dict(rmsd=rmsd, joints=joints, nv=model.nv, png=out / "protein_pull.png",
+                pdb=art.write_pdb(model, sim.q, out / "protein-final.pdb"))   # the adaptive run
 
 
 if __name__ == "__main__":
@@ -59,5 +57,4 @@ if __name__ == "__main__":
     p.add_argument("--out", help="output folder (default: a new temporary folder)")
     a = p.parse_args()
     r = main(a.small, a.out, a.pdb)
-    print(f"RMSD {r['rmsd']['quasistatic-adaptive'][-1] * 10:.3f} A (full DCA "
-          f"{r['rmsd']['quasistatic'][-1] * 10:.3f} A); wrote {r['pdb']}")
+    print(f"RMSD {r['rmsd']['quasistatic-adaptive'][-1] * 10:.3f} A from the start, {r['pdb']}")
