@@ -42,7 +42,7 @@ def main(small=False, out=None, path=DATA, atom="A:99:O", eps_max=2.0 ** -19):
         ax[0].plot(rmsd[method] * 10, label=label)             # nm -> Angstrom
         ax[1].plot(joints[method], label=label)
     ax[0].set(xlabel="step", ylabel="RMSD from start [A]", title="4E43 pulled by one atom")
-    ax[1].set(xlabel="step", ylabel="joints computed", yscale="log", title=f"of {model.nv} torsions")
+    ax[1].set(xlabel="step", ylabel="joints computed", yscale="log", title=f"of {model.nv}")
     ax[0].legend()
     fig.savefig(out / "protein_pull.png", dpi=110)
     return dict(rmsd=rmsd, joints=joints, nv=model.nv, png=out / "protein_pull.png",
