@@ -66,9 +66,9 @@ def test_rope_over_cylinder(tmp_path):
 def test_adaptive_pendulum(tmp_path):
     r = load("adaptive_pendulum").main(small=True, out=tmp_path)
     n, err = r["n"], r["tip_error"]
-    assert err[n] == 0.0                              # the full run is the reference
-    assert 0.0 < err[n // 5] < 0.05                   # [m] over 0.3 s
-    assert err[n // 5] <= err[n // 25]                # fewer active joints, larger error
+    assert 0.0 < err[n // 5] < 0.1                    # [m] over 0.3 s (measured: 36 mm)
+    assert err[n // 5] < err[n // 25] < 0.2           # fewer active joints, larger error (65 mm)
+    assert r["ms_per_step"][n // 25] < r["ms_per_step"][n]   # and cheaper steps
     _png(r["png"])
 
 
@@ -78,6 +78,7 @@ def test_crowd_camera_budget(tmp_path):
     assert np.all(most <= b)                          # every character within its budget
     assert b[np.argmin(d)] > b[np.argmax(d)]          # nearer characters get more joints
     assert np.all(most[r["pushed"]] > 1)              # the pushed ones move their joints
+    assert b.sum() < 0.2 * 89 * len(b)                # a fraction of the crowd's joints
     _png(r["png"])
 
 
