@@ -3,7 +3,7 @@
 The quadruped is loaded with its own ``<collision>`` meshes (convex hulls) and a free base,
 dropped 6 cm onto a plane (Coulomb friction mu = 0.8) and held in its standing pose by a PD
 controller on its 12 joints. Contact: impulses with friction (Mirtich; Gayle, Lin & Manocha
-2006, Sec. 4). Plots base height and contacts. Needs ``pip install example-robot-data``.
+2006, Sec. IV). Plots base height and contacts. Needs the ``robots`` and ``mesh`` extras.
 """
 import argparse
 import importlib.metadata

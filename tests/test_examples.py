@@ -39,7 +39,7 @@ def _png(path):
 
 
 def test_robot_on_floor(tmp_path):
-    pytest.importorskip("coal", reason="mesh contact needs coal (the robots extra)")
+    pytest.importorskip("coal", reason="mesh contact needs coal (the mesh extra)")
     try:
         r = load("robot_on_floor").main(small=True, out=tmp_path)
     except importlib.metadata.PackageNotFoundError:
@@ -103,7 +103,7 @@ def test_four_bar_linkage(tmp_path):
 
 
 def test_dask_sweep(tmp_path):
-    pytest.importorskip("distributed", reason="Dask distributed (the dask extra)")
+    pytest.importorskip("distributed", reason="Dask distributed (the sweep extra)")
     r = load("dask_sweep").main(small=True, out=tmp_path)
     assert r["status"] == ["ok"] * 6
     d = r["drift"]
