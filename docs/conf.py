@@ -52,6 +52,7 @@ autosummary_generate = True
 autosummary_imported_members = True
 autosummary_ignore_module_all = False
 autodoc_typehints = "none"          # the numpydoc Parameters section carries the types
+autodoc_preserve_defaults = True  # defaults as written in the source (np.float64)
 autodoc_member_order = "bysource"
 add_module_names = False
 
