@@ -1,12 +1,14 @@
 """Sphinx configuration of the articulated documentation site.
 
 Build: ``python -m sphinx -W --keep-going -b html docs docs/_build/html`` (the ``docs``
-extra installs what it needs). Sphinx with pydata-sphinx-theme, MyST Markdown pages and
-numpydoc docstrings: the stack of NumPy, SciPy and Pinocchio's users' other libraries.
+extra installs what it needs). Why Sphinx: with pydata-sphinx-theme and numpydoc it is
+what NumPy, SciPy and pandas use, so the site reads like the references our users know;
+MyST keeps the pages in Markdown.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -47,7 +49,9 @@ exclude_patterns = ["_build", "_templates", "scripts", "Thumbs.db", ".DS_Store"]
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 myst_heading_anchors = 3
 
-# API reference: autosummary writes a page per object into api/generated/ at build time.
+# API reference: autosummary writes a page per object into api/generated/ at build time,
+# afresh on every build (a stub left from a renamed function would be an orphan page).
+shutil.rmtree(HERE / "api" / "generated", ignore_errors=True)
 autosummary_generate = True
 autosummary_imported_members = True
 autosummary_ignore_module_all = False
