@@ -4,9 +4,8 @@ Numba's calling convention flattens every argument into scalars: an array become
 meminfo, parent, size, itemsize, data pointer, shape and strides (7 + 2 ndim words), and a
 tuple of arrays all of its arrays' words. The kernels of the adaptive solver take tuples of
 20-60 arrays (``hybrid_args``, ``_region_args``), so a call to a kernel that does little
-work, such as the update of the one active node of a hybrid step, spends about 2 ns per array
-pushing and reading the words (measured: 100 ns for a call with 60 two-dimensional arrays,
-3 ns for the same call with one pointer).
+work, such as the update of the one active node of a hybrid step, spends most of its time
+pushing and reading the words; one pointer replaces them.
 
 :func:`byref` stores a tuple once in a stack slot of the calling kernel and returns a pointer
 to it, :func:`deref` loads it back in the callee; a kernel that takes ``args`` as a pointer

@@ -6,10 +6,9 @@ types where it can: ``_update_nodes(nodes, 1, args)`` compiles a version of
 ``Literal[int](0)`` next to the ``int64`` version that Python callers get. Type inference
 also calls the dispatcher while a loop counter initialized to ``0`` is still typed
 ``Literal[int](0)``, before it settles on ``int64``, and compiles that version too. Each
-version is a full compile of the kernel and of everything it inlines. In a cold test run
-(numba 0.68) such versions of ``_update_nodes``, ``_update_biases``,
-``_partial_back_substitution``, ``aba_kernel`` and seven smaller kernels took about a quarter
-of the compile time, ``_update_nodes`` alone 200 s.
+version is a full compile of the kernel and of everything it inlines, so such versions of
+large kernels (``_update_nodes``, ``_update_biases``, ``_partial_back_substitution``,
+``aba_kernel``) are a large share of a cold compile.
 
 No kernel or helper of this package specializes on a constant argument (the tuples they
 index are indexed with constants in their own bodies). :func:`install` therefore makes

@@ -65,8 +65,11 @@ ASSEMBLY_KINDS = ("balanced", "serial")
 
 
 def block_index(nh: int, k: int, l: int) -> int:
-    """Position of block ``(k, l)``, ``k <= l``, among the ``nh (nh + 1) / 2`` upper-triangle
-    blocks of a node with ``nh`` handles (row-major over the upper triangle)."""
+    """Return the index of block ``(k, l)``, ``k <= l``, among a node's upper blocks.
+
+    A node with ``nh`` handles has ``nh (nh + 1) / 2`` upper-triangle blocks, stored
+    row-major.
+    """
     return k * nh - (k * (k - 1)) // 2 + (l - k)
 
 
@@ -81,29 +84,46 @@ class AssemblyTree:
 
     Attributes
     ----------
-    kind : str - ``"balanced"``, ``"serial"`` or ``"user"``
-    nb : int - bodies (= joints) of the model
-    n_nodes : int - ``2 nb``: one leaf per body and one node per joint
-    node_A, node_B : (n_nodes,) int64 - children: A on the parent side of the principal
-        joint, B on the child side; ``-1`` for leaves; ``node_A == -1`` with ``node_B >= 0``
-        marks a root node (A is the world)
-    node_parent : (n_nodes,) int64 - parent node, ``-1`` for root nodes
-    node_joint : (n_nodes,) int64 - principal joint of an internal node, ``-1`` for leaves
-    node_body : (n_nodes,) int64 - body of a leaf, ``-1`` for internal nodes
-    node_height : (n_nodes,) int64 - 0 for leaves, ``1 + max(children)`` otherwise
-    node_size : (n_nodes,) int64 - number of bodies in the subassembly
-    node_nh : (n_nodes,) int64 - number of handles
-    node_hoff : (n_nodes,) int64 - offset of the node's first handle slot
-    node_poff : (n_nodes,) int64 - offset of the node's first ``Phi`` block in a storage of
-        all ``nh (nh + 1) / 2`` blocks per node
-    node_ca, node_cb : (n_nodes,) int64 - slot (local index) of the connecting handle
-        ``(J, 0)`` in A and ``(J, 1)`` in B; ``-1`` where absent (leaves; ``node_ca`` of
-        root nodes)
-    handle_joint, handle_side : (n_slots,) int64 - the handle at each slot
-    leaf_of_body : (nb,) int64 - leaf node of each body
-    node_of_joint : (nb,) int64 - internal node of each joint
-    roots : (n_roots,) int64 - root nodes, one per connected component
-    n_slots : int - total handle slots; n_blocks : int - total ``Phi`` blocks
+    kind : str
+        ``"balanced"``, ``"serial"`` or ``"user"``.
+    nb : int
+        Bodies (= joints) of the model.
+    n_nodes : int
+        ``2 nb``: one leaf per body and one node per joint.
+    node_A, node_B : (n_nodes,) int64
+        Children: A on the parent side of the principal joint, B on the child side; ``-1``
+        for leaves; ``node_A == -1`` with ``node_B >= 0`` marks a root node (A is the
+        world).
+    node_parent : (n_nodes,) int64
+        Parent node, ``-1`` for root nodes.
+    node_joint : (n_nodes,) int64
+        Principal joint of an internal node, ``-1`` for leaves.
+    node_body : (n_nodes,) int64
+        Body of a leaf, ``-1`` for internal nodes.
+    node_height : (n_nodes,) int64
+        0 for leaves, ``1 + max(children)`` otherwise.
+    node_size : (n_nodes,) int64
+        Number of bodies in the subassembly.
+    node_nh : (n_nodes,) int64
+        Number of handles.
+    node_hoff : (n_nodes,) int64
+        Offset of the node's first handle slot.
+    node_poff : (n_nodes,) int64
+        Offset of the node's first ``Phi`` block in a storage of all ``nh (nh + 1) / 2``
+        blocks per node.
+    node_ca, node_cb : (n_nodes,) int64
+        Slot (local index) of the connecting handle ``(J, 0)`` in A and ``(J, 1)`` in B;
+        ``-1`` where absent (leaves; ``node_ca`` of root nodes).
+    handle_joint, handle_side : (n_slots,) int64
+        The handle at each slot.
+    leaf_of_body : (nb,) int64
+        Leaf node of each body.
+    node_of_joint : (nb,) int64
+        Internal node of each joint.
+    roots : (n_roots,) int64
+        Root nodes, one per connected component.
+    n_slots : int
+        Total handle slots; n_blocks : int - total ``Phi`` blocks.
     """
 
     kind: str
@@ -151,8 +171,11 @@ class AssemblyTree:
         return [(int(self.handle_joint[s]), int(self.handle_side[s])) for s in range(o, o + n)]
 
     def stats(self) -> dict:
-        """Summary: kind, bodies, nodes, roots, height, max handles (all / internal nodes),
-        mean handles per internal node, ``Phi`` blocks, and ``log2_nb``."""
+        """Return summary statistics of the tree.
+
+        Kind, bodies, nodes, roots, height, max handles (all / internal nodes), mean handles
+        per internal node, ``Phi`` blocks, and ``log2_nb``.
+        """
         internal = self.node_joint >= 0
         return dict(kind=self.kind, nb=self.nb, nodes=self.n_nodes, roots=int(self.roots.size),
                     height=self.height, max_handles=self.max_handles,
@@ -161,8 +184,10 @@ class AssemblyTree:
                     phi_blocks=self.n_blocks, log2_nb=float(np.log2(max(self.nb, 1))))
 
     def check(self) -> None:
-        """Verify the structural invariants (post-order, handle bookkeeping); AssertionError
-        on a violation. O(n_nodes + n_slots); used by the tests."""
+        """Verify the structural invariants (post-order, handle bookkeeping).
+
+        Raises AssertionError on a violation. O(n_nodes + n_slots); used by the tests.
+        """
         n = self.n_nodes
         seen_body = np.zeros(self.nb, dtype=bool)
         seen_joint = np.zeros(self.nb, dtype=bool)
@@ -397,9 +422,9 @@ def build_assembly(model: Model, order="balanced", *,
         bounded-degree trees. ``"serial"``: the ABA's elimination order (joints by
         decreasing index), height ``n`` on an n-body chain; for comparison. A sequence:
         the joints (indices or names) in the order they are assembled.
-    max_handles : int, optional - handle cap of the balanced construction; default
-        ``max(3, largest body degree)`` (a leaf's handle count is its body's degree, so
-        smaller caps are raised to that)
+    max_handles : int, optional
+        Handle cap of the balanced construction; default ``max(3, largest body degree)`` (a
+        leaf's handle count is its body's degree, so smaller caps are raised to that).
 
     Returns
     -------
@@ -407,10 +432,14 @@ def build_assembly(model: Model, order="balanced", *,
 
     Raises
     ------
-    ValueError - an unknown kind, a user order that is not a permutation of the non-root
-        joints (names the joint), or that assembles a root joint too early.
-    TypeError - ``order`` of the wrong type.
+    ValueError
+        An unknown kind, a user order that is not a permutation of the non-root joints
+        (names the joint), or that assembles a root joint too early.
+    TypeError
+        ``order`` of the wrong type.
 
+    Notes
+    -----
     Complexity O(n log n) (balanced), O(n) otherwise; plain Python, run once per model.
     Source: Featherstone's assembly trees as used by Redon, Galoppo & Lin (2005), Sec. 3,
     and Redon & Lin (2005), Sec. 3.1.

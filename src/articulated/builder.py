@@ -1,4 +1,6 @@
-"""The :class:`ModelBuilder`: a validated :class:`~articulated.model.Model` built body by
+"""Build a validated :class:`~articulated.model.Model` body by body.
+
+The :class:`ModelBuilder`: a validated :class:`~articulated.model.Model` built body by
 body, and the inertia check it applies to every body."""
 
 from __future__ import annotations
@@ -59,8 +61,13 @@ class ModelBuilder:
     the world); :meth:`build` resolves the names, rejects unknown parents and cycles, and
     numbers the bodies in depth-first order so that ``parent[i] < i``.
 
-    Example
-    -------
+    Parameters
+    ----------
+    gravity : (3,) float
+        Gravitational acceleration in world coordinates [m/s^2]; default ``(0, 0, -9.81)``.
+
+    Examples
+    --------
     >>> b = ModelBuilder()
     >>> b.add_body("upper", parent=None, joint="revolute", axis=(0, 1, 0),
     ...            mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
@@ -87,21 +94,33 @@ class ModelBuilder:
 
         Parameters
         ----------
-        name : str - unique body name
-        parent : str or None - parent body name; ``None`` attaches to the world
+        name : str
+            Unique body name.
+        parent : str or None
+            Parent body name; ``None`` attaches to the world.
         joint : {"revolute", "prismatic", "spherical", "free", "fixed"}
-        axis : (3,) float - joint axis in joint coordinates (revolute, prismatic); normalized
-        origin_xyz : (3,) float - joint frame origin in parent body coordinates [m]
-        origin_R : (3, 3) float, optional - joint frame axes in parent coordinates (default 1)
-        mass : float - body mass [kg], > 0
-        com : (3,) float - centre of mass in body coordinates [m]
-        inertia : (3, 3) float, optional - rotational inertia about the COM in body axes
-            [kg m^2]; default ``0.4 m (0.05 m)^2 1_3`` (a 5 cm solid sphere)
-        joint_name : str, optional - defaults to ``name + "_joint"``
-        limits : (lower, upper), optional - joint limits [rad or m] of a revolute or prismatic
-            joint (``-inf``/``inf`` or None for a free side); enforced by the simulator with
-            ``limits=True`` (Kokkevis 2004 via GLM IV.B)
+        axis : (3,) float
+            Joint axis in joint coordinates (revolute, prismatic); normalized.
+        origin_xyz : (3,) float
+            Joint frame origin in parent body coordinates [m].
+        origin_R : (3, 3) float, optional
+            Joint frame axes in parent coordinates (default 1).
+        mass : float
+            Body mass [kg], > 0.
+        com : (3,) float
+            Centre of mass in body coordinates [m].
+        inertia : (3, 3) float, optional
+            Rotational inertia about the COM in body axes [kg m^2]; default ``0.4 m (0.05
+            m)^2 1_3`` (a 5 cm solid sphere).
+        joint_name : str, optional
+            Defaults to ``name + "_joint"``.
+        limits : (lower, upper), optional
+            Joint limits [rad or m] of a revolute or prismatic joint (``-inf``/``inf`` or
+            None for a free side); enforced by the simulator with ``limits=True`` (Kokkevis
+            2004 via GLM IV.B).
 
+        Notes
+        -----
         Returns the body name. Raises ValueError (naming the body) on bad values.
         """
         if not isinstance(name, str) or not name:
@@ -165,22 +184,30 @@ class ModelBuilder:
 
         Parameters
         ----------
-        body_a, body_b : str or None - body names; ``None`` is the world (not both)
-        frame_a, frame_b : (3,) float, or a pair ``(xyz (3,), R (3, 3))`` - the loop-joint
-            frame on each body: origin ``xyz`` in body coordinates [m] and axes ``R``
-            (columns, body coordinates; default identity). World coordinates for the world.
-        kind : {"revolute", "spherical", "weld", "point"} - see :data:`LOOP_KINDS`
-        axis : (3,) float - for ``revolute`` (hinge axis) and ``point`` (normal of the plane
-            of motion): a direction in loop-frame coordinates, the same in A and B;
-            normalized. Required for these two kinds, rejected for the others.
-        name : str, optional - unique loop-joint name (default ``"loop<k>"``)
+        body_a, body_b : str or None
+            Body names; ``None`` is the world (not both).
+        frame_a, frame_b : (3,) float, or a pair ``(xyz (3,), R (3, 3))``
+            The loop-joint frame on each body: origin ``xyz`` in body coordinates [m] and
+            axes ``R`` (columns, body coordinates; default identity). World coordinates for
+            the world.
+        kind : {"revolute", "spherical", "weld", "point"}
+            See :data:`LOOP_KINDS`.
+        axis : (3,) float
+            For ``revolute`` (hinge axis) and ``point`` (normal of the plane of motion): a
+            direction in loop-frame coordinates, the same in A and B; normalized. Required
+            for these two kinds, rejected for the others.
+        name : str, optional
+            Unique loop-joint name (default ``"loop<k>"``).
 
+        Notes
+        -----
         Returns the name.
 
         Raises
         ------
-        ValueError - here: ``body_a == body_b``, both world, bad frames or axis, unknown
-            kind, duplicate name; in :meth:`build`: an unknown body, or a loop joint that
+        ValueError
+            Here: ``body_a == body_b``, both world, bad frames or axis, unknown kind,
+            duplicate name; in :meth:`build`: an unknown body, or a loop joint that
             duplicates the tree joint between a body and its parent (it holds for every
             value of that joint's coordinates, so it adds no constraint and makes ``G_L``
             rank-deficient everywhere) or can never close.

@@ -912,7 +912,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 FIRST_RUN_KERNELS = {"simulate": 51, "demo": 207}
-"""Kernels a command compiles on a cold numba cache (measured, defaults; see
+"""Kernels a command compiles on a cold numba cache (counted with default options; see
 :mod:`articulated.compile_notice`): the length of the first run's progress bar and its
 time estimate."""
 

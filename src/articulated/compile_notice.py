@@ -1,4 +1,6 @@
-"""The command line's first-run notice: one line and a progress bar while numba compiles
+"""The command line's first-run notice while numba compiles.
+
+The command line's first-run notice: one line and a progress bar while numba compiles
 the package's kernels.
 
 A first run (after an install, an upgrade or an edit of a module that kernels are built
@@ -24,8 +26,8 @@ from numba.core import event
 
 SECONDS_PER_KERNEL = 5.0
 """Mean wall time [s] numba takes per cached kernel of this package on a first run, its
-helpers included (docs/benchmarks.md, "Compile time"); the notice's estimate is this times
-the kernels the command will compile."""
+helpers included; the notice's estimate is this times the kernels the command will
+compile."""
 
 
 def _is_package_kernel(dispatcher) -> bool:

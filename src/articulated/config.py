@@ -30,7 +30,7 @@ attribute). No CPython or C wrapper is built and nothing is cached on their own 
 kernel's cache entry holds the machine code of the helpers it calls); :func:`inline`
 applies them. Numba's ``inline="always"`` (:data:`VIEWS`) would instead copy a helper's IR
 into every call site and type it again there, recursively, which costs compile time at
-every caller (docs/benchmarks.md, "Compile time")."""
+every caller."""
 
 
 def inline(fn):

@@ -1,4 +1,6 @@
-"""The configuration space of a :class:`~articulated.model.Model`: integrate on the manifold,
+"""Configuration space: integrate on the manifold, normalize quaternions, ``qdot``.
+
+The configuration space of a :class:`~articulated.model.Model`: integrate on the manifold,
 normalize quaternions, ``qdot``.
 
 ``q`` (nq,) is not a vector space when the model has quaternion joints, and ``qd`` (nv,)
@@ -101,9 +103,11 @@ def _rotate_add(q, a, x0, x1, x2, out, o):
 
 @inline
 def integrate_joint(i, jtype, qadr, vadr, q, v, dt, q_out):
-    """Joint i's part of :func:`integrate`: ``q_out = q (+) v dt`` on that joint's
-    coordinates only (revolute/prismatic ``q + v dt``, quaternion exponential map, SE(3)
-    exponential for the free-joint position)."""
+    """Integrate joint i's coordinates only: ``q_out = q (+) v dt`` (part of :func:`integrate`).
+
+    Revolute/prismatic ``q + v dt``, quaternion exponential map, SE(3) exponential for the
+    free-joint position.
+    """
     t = jtype[i]
     a = qadr[i]
     b = vadr[i]
@@ -223,21 +227,32 @@ def integrate(model: Model, q, v, dt=1.0) -> np.ndarray:
     Parameters
     ----------
     model : Model
-    q : (nq,) float64 - configuration (unit quaternions for spherical/free joints)
-    v : (nv,) float64 - constant joint velocity, same layout and frames as ``qd``
-        [rad/s | m/s]: body-frame angular velocity for quaternion joints, body-frame origin
-        velocity for the free-joint translation
-    dt : float - duration [s] (any sign; ``v`` and ``dt`` only enter as ``v dt``)
+    q : (nq,) float64
+        Configuration (unit quaternions for spherical/free joints).
+    v : (nv,) float64
+        Constant joint velocity, same layout and frames as ``qd`` [rad/s | m/s]: body-frame
+        angular velocity for quaternion joints, body-frame origin velocity for the
+        free-joint translation.
+    dt : float
+        Duration [s] (any sign; ``v`` and ``dt`` only enter as ``v dt``).
 
     Returns
     -------
-    q_new : (nq,) float64 - revolute/prismatic ``q + v dt``; quaternions
-        ``quat (x) exp(omega dt / 2)`` (right multiplication, normalized); free-joint
-        position by the SE(3) exponential ``p + R(quat) V(omega dt) v_O dt`` (exact for a
-        constant body twist; see the module docstring).
+    q_new : (nq,) float64
+        Revolute/prismatic ``q + v dt``; quaternions ``quat (x) exp(omega dt / 2)`` (right
+        multiplication, normalized); free-joint position by the SE(3) exponential ``p +
+        R(quat) V(omega dt) v_O dt`` (exact for a constant body twist; see the module
+        docstring).
 
-    Raises ValueError for wrong shapes or a non-finite ``dt``; TypeError for non-numeric
-    arrays. Complexity O(nb), one small numba kernel.
+    Raises
+    ------
+    ValueError, TypeError
+        ValueError for wrong shapes or a non-finite ``dt``; TypeError for non-numeric
+        arrays.
+
+    Notes
+    -----
+    Complexity O(nb), one small numba kernel.
 
     References: RBDA sec. 4.4; Sola, "Quaternion kinematics for the error-state Kalman
     filter", 2017, eq. 214 (right-multiplied body-frame increment).
@@ -255,17 +270,27 @@ def qdot(model: Model, q, qd) -> np.ndarray:
 
     Parameters
     ----------
-    q : (nq,) float64 - configuration
-    qd : (nv,) float64 - joint velocities (body-frame rates for quaternion joints)
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities (body-frame rates for quaternion joints).
 
     Returns
     -------
-    (nq,) float64 - ``qd`` for 1-DOF joints; ``1/2 quat (x) (0, omega)`` [1/s] for
-    quaternions; ``R(quat) v_O`` [m/s] (parent/joint coordinates) for the free-joint position.
-    The quaternion part is linear in ``quat`` (a non-unit quaternion is used as is);
-    rotations use the normalized quaternion.
+    (nq,) float64
+        ``qd`` for 1-DOF joints; ``1/2 quat (x) (0, omega)`` [1/s] for quaternions;
+        ``R(quat) v_O`` [m/s] (parent/joint coordinates) for the free-joint position. The
+        quaternion part is linear in ``quat`` (a non-unit quaternion is used as is);
+        rotations use the normalized quaternion.
 
-    Raises ValueError for wrong shapes. Source: RBDA sec. 4.4 (eq. 4.13, quaternion rate).
+    Raises
+    ------
+    ValueError
+        For wrong shapes.
+
+    Notes
+    -----
+    Source: RBDA sec. 4.4 (eq. 4.13, quaternion rate).
     """
     q = model.check_vector(q, "q", model.nq)
     qd = model.check_vector(qd, "qd", model.nv)
@@ -277,8 +302,22 @@ def qdot(model: Model, q, qd) -> np.ndarray:
 def normalize(model: Model, q) -> np.ndarray:
     """Return a copy of ``q`` (nq,) with every quaternion scaled to unit norm.
 
-    Raises ValueError naming the joint if a quaternion has zero or non-finite norm, or for
-    a wrong shape.
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+
+    Returns
+    -------
+    q : (nq,) float64
+        A normalized copy.
+
+    Raises
+    ------
+    ValueError
+        Naming the joint if a quaternion has zero or non-finite norm, or for a wrong shape.
     """
     q = model.check_vector(q, "q", model.nq).copy()
     bad = _normalize_kernel(model.quat_qadr, q)

@@ -1,4 +1,6 @@
-"""The state-dependent workspace of a :class:`~articulated.model.Model` (:class:`Data`) and
+"""The state-dependent workspace :class:`Data` of a model and its packed layout.
+
+The state-dependent workspace of a :class:`~articulated.model.Model` (:class:`Data`) and
 the layout of its packed buffer (:func:`data_arrays`, the only definition of it)."""
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ DATA_ARRAY_NAMES = ("Xup_E", "Xup_r", "v", "c", "a", "f", "oE", "op", "stack", "
 """Names of the arrays :func:`data_arrays` returns, in its order."""
 
 DataViews = namedtuple("DataViews", DATA_ARRAY_NAMES)
-DataViews.__doc__ = """The named views :func:`data_arrays` returns (a numba named tuple;
-kernels read its fields by name)."""
+DataViews.__doc__ = """The named views :func:`data_arrays` returns (a numba named tuple).
+
+Kernels read its fields by name."""
 
 _DATA_BODY = 48
 """Entries of a body's record in the packed workspace (six 64-byte cache lines)."""
@@ -90,7 +93,19 @@ class Data:
     views), a stack of 28 entries per body (and one more), a record of 32 entries per dof,
     then ``F``, ``qdd``, ``tau`` and the scratch arrays. Fields are grouped by the stage
     that writes them (MuJoCo's ``mjData`` habit). Frames: a body quantity of body i is in
-    body-i coordinates unless prefixed ``o`` (world).
+    body-i coordinates unless prefixed ``o`` (world). Get the cached one of a model with
+    :meth:`Model.data`.
+
+    Parameters
+    ----------
+    model : Model
+        The model whose workspace this is.
+    dtype : {numpy.float64, numpy.float32}
+        Arithmetic precision.
+
+    Notes
+    -----
+    The workspace fields, by stage:
 
     Position stage
         Xup_E (nb, 3, 3), Xup_r (nb, 3): compact transform parent -> body (``iX_lambda(i)``)
@@ -139,11 +154,11 @@ class Data:
 
     @property
     def M(self) -> np.ndarray:
-        """(nv, nv) joint-space inertia workspace, allocated on first use."""
+        """Joint-space inertia workspace (nv, nv), allocated on first use."""
         if self._M is None:
             self._M = np.zeros((self.nv, self.nv), dtype=self.dtype)
         return self._M
 
     def nbytes(self) -> int:
-        """Bytes held by the workspace (the buffer, and M once allocated)."""
+        """Return the bytes held by the workspace (the buffer, and M once allocated)."""
         return self.buf.nbytes + (self._M.nbytes if self._M is not None else 0)

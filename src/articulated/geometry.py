@@ -1,4 +1,6 @@
-"""Collision geometry: shapes on bodies, static obstacles and their materials
+"""Collision geometry: shapes on bodies, static obstacles and their materials.
+
+Collision geometry: shapes on bodies, static obstacles and their materials
 (:class:`CollisionModel`), the model-layer input of contact handling (Gayle, Lin & Manocha
 2006, "GLM"; detection in :mod:`articulated.algorithms.collision`, response in
 :mod:`articulated.algorithms.contact`).
@@ -75,8 +77,10 @@ def _size(x, name, shape, allow_zero=False):
 
 @dataclass(frozen=True)
 class Shape:
-    """Base of the shapes: a placement ``pos`` (3,) [m] and rotation ``R`` (3, 3) in the
-    frame of the body (or world) that carries it."""
+    """Base class of the shapes: a placement in the frame of the body that carries it.
+
+    The placement is ``pos`` (3,) [m] and rotation ``R`` (3, 3).
+    """
 
     pos: tuple = field(default=None, kw_only=True)
     R: tuple = field(default=None, kw_only=True)
@@ -88,86 +92,149 @@ class Shape:
     # ball about its origin that contains it (inf: plane)
 
     def placement(self):
-        """``(pos (3,), R (3, 3))`` validated (ValueError otherwise)."""
+        """Return ``(pos (3,), R (3, 3))``, validated (ValueError otherwise)."""
         return _placement(self.pos, self.R, repr(self))
 
 
 @dataclass(frozen=True)
 class Sphere(Shape):
-    """Ball of ``radius`` [m] about the shape's origin."""
+    """Ball of ``radius`` [m] about the shape's origin.
+
+    Parameters
+    ----------
+    radius : float
+        Radius [m], > 0.
+    pos : (3,) float, optional
+        Origin in the coordinates of the carrying body (or the world) [m]; default zero.
+    R : (3, 3) float, optional
+        Axes (columns) in those coordinates; default identity.
+    """
 
     radius: float = 0.0
     kind = SHAPE_SPHERE
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         return np.array([_size(self.radius, "radius", "Sphere"), 0.0, 0.0])
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the origin containing the shape."""
         return float(self.radius)
 
 
 @dataclass(frozen=True)
 class Capsule(Shape):
-    """Segment of ``length`` [m] along the local z axis, centred, swept by a ball of
-    ``radius`` [m]."""
+    """A capsule: a segment along the local z axis swept by a ball.
+
+    The segment of ``length`` [m] is centred on the shape origin; the ball has ``radius``
+    [m].
+
+    Parameters
+    ----------
+    radius : float
+        Radius [m], > 0.
+    length : float
+        Segment length [m], >= 0.
+    pos : (3,) float, optional
+        Origin in the coordinates of the carrying body (or the world) [m]; default zero.
+    R : (3, 3) float, optional
+        Axes (columns) in those coordinates; default identity.
+    """
 
     radius: float = 0.0
     length: float = 0.0
     kind = SHAPE_CAPSULE
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         return np.array([_size(self.radius, "radius", "Capsule"),
                          0.5 * _size(self.length, "length", "Capsule", allow_zero=True), 0.0])
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return float(self.radius + 0.5 * self.length)
 
 
 @dataclass(frozen=True)
 class Box(Shape):
-    """Box with full edge lengths ``size = (sx, sy, sz)`` [m], centred."""
+    """Box with full edge lengths ``size = (sx, sy, sz)`` [m], centred.
+
+    Parameters
+    ----------
+    size : (3,) float
+        Full edge lengths [m], each > 0.
+    pos : (3,) float, optional
+        Origin in the coordinates of the carrying body (or the world) [m]; default zero.
+    R : (3, 3) float, optional
+        Axes (columns) in those coordinates; default identity.
+    """
 
     size: tuple = (0.0, 0.0, 0.0)
     kind = SHAPE_BOX
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         s = np.asarray(self.size, dtype=np.float64)
         if s.shape != (3,):
             raise ValueError(f"Box: size must be 3 edge lengths, got {self.size!r}")
         return np.array([0.5 * _size(x, "size", "Box") for x in s])
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return float(0.5 * np.linalg.norm(np.asarray(self.size, dtype=np.float64)))
 
 
 @dataclass(frozen=True)
 class Cylinder(Shape):
-    """Solid cylinder of ``radius`` [m] and ``length`` [m] along the local z axis, centred."""
+    """Solid cylinder of ``radius`` [m] and ``length`` [m] along the local z axis, centred.
+
+    Parameters
+    ----------
+    radius, length : float
+        Radius and length [m], > 0.
+    pos : (3,) float, optional
+        Origin in the coordinates of the carrying body (or the world) [m]; default zero.
+    R : (3, 3) float, optional
+        Axes (columns) in those coordinates; default identity.
+    """
 
     radius: float = 0.0
     length: float = 0.0
     kind = SHAPE_CYLINDER
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         return np.array([_size(self.radius, "radius", "Cylinder"),
                          0.5 * _size(self.length, "length", "Cylinder"), 0.0])
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return float(math.hypot(self.radius, 0.5 * self.length))
 
 
 @dataclass(frozen=True)
 class Plane(Shape):
-    """Half space below the plane through ``pos`` with unit outward ``normal`` (static
-    obstacles only)."""
+    """A half space below the plane through ``pos`` with unit outward ``normal``.
+
+    For static obstacles only.
+
+    Parameters
+    ----------
+    normal : (3,) float
+        Outward normal in world coordinates (normalized); default ``(0, 0, 1)``.
+    pos : (3,) float, optional
+        A point of the plane in world coordinates [m]; default zero.
+    """
 
     normal: tuple = (0.0, 0.0, 1.0)
     kind = SHAPE_PLANE
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         return np.zeros(3)
 
     def placement(self):
+        """Return ``(pos (3,), R (3, 3))``, local z the unit normal (ValueError if invalid)."""
         p, _ = _placement(self.pos, None, repr(self))
         n = np.asarray(self.normal, dtype=np.float64)
         if n.shape != (3,) or not np.isfinite(n).all() or np.linalg.norm(n) < 1e-12:
@@ -179,6 +246,7 @@ class Plane(Shape):
         return p, np.column_stack([x, np.cross(z, x), z])  # local z = the normal
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return math.inf
 
 
@@ -188,14 +256,19 @@ class Mesh(Shape):
 
     Parameters
     ----------
-    vertices : (nv, 3) float - vertex positions in the mesh's own frame, before ``scale``
-        [m after scaling]; at least 4, not all in one plane, finite
-    faces : (nf, 3) int, optional - triangles (vertex indices); kept for export and
-        display, the narrow phase does not read them
-    scale : (3,) float - per-axis scale applied to the vertices (URDF ``<mesh scale>``),
-        each > 0
-    source : str, optional - the file the mesh came from (in messages)
+    vertices : (nv, 3) float
+        Vertex positions in the mesh's own frame, before ``scale`` [m after scaling]; at
+        least 4, not all in one plane, finite.
+    faces : (nf, 3) int, optional
+        Triangles (vertex indices); kept for export and display, the narrow phase does not
+        read them.
+    scale : (3,) float
+        Per-axis scale applied to the vertices (URDF ``<mesh scale>``), each > 0.
+    source : str, optional
+        The file the mesh came from (in messages).
 
+    Notes
+    -----
     Build one from a file with :meth:`from_file` (trimesh reads STL, OBJ, DAE, PLY...).
     The narrow phase (mesh against every shape, in :mod:`articulated.algorithms.collision`)
     builds one ``coal.Convex`` per mesh and needs coal: ``pip install articulated[mesh]``.
@@ -235,9 +308,11 @@ class Mesh(Shape):
         return cls(vertices=V, faces=F, scale=scale, source=path, pos=pos, R=R)
 
     def scaled_vertices(self):
-        """(nv, 3) float64 vertices times ``scale`` [m], validated (ValueError naming the
-        mesh: non-finite values, fewer than 4 vertices, all in one plane, scale <= 0, a
-        face index out of range)."""
+        """Return the vertices times ``scale`` (nv, 3) float64 [m], validated.
+
+        ValueError naming the mesh for non-finite values, fewer than 4 vertices, all in one
+        plane, scale <= 0, or a face index out of range.
+        """
         cache = self.__dict__.get("_scaled")
         if cache is not None:
             return cache
@@ -268,10 +343,12 @@ class Mesh(Shape):
         return V
 
     def params(self):
+        """Return the (3,) float64 sizes the kernels read (ValueError if invalid)."""
         self.scaled_vertices()
         return np.zeros(3)
 
     def bounding_radius(self):
+        """Return the radius [m] of a ball about the shape origin that contains the shape."""
         return float(np.linalg.norm(self.scaled_vertices(), axis=1).max())
 
 
@@ -286,33 +363,45 @@ def _material(mu, e, what):
 
 
 class CollisionModel:
-    """The shapes attached to the bodies of a :class:`~articulated.model.Model` and the
-    static obstacles of the world, with their materials and collision filters.
+    """Collision shapes on a model's bodies and static obstacles, with materials and filters.
 
     Parameters
     ----------
-    model : Model - the articulated body the shapes ride on
+    model : Model
+        The articulated body the shapes ride on.
 
-    Attributes (flat arrays, rebuilt by :meth:`arrays`; ``ng`` shapes)
+    Attributes
     ----------
-    body : (ng,) int64 - carrying body, -1 for a static obstacle
-    kind : (ng,) int64 - ``SHAPE_*`` code
-    size : (ng, 3) float64 - sphere ``(r, 0, 0)``, capsule and cylinder ``(r, L/2, 0)``,
-        box half extents [m]; zeros for a plane and a mesh
-    mesh : list of Mesh or None - the :class:`Mesh` of each mesh shape, None for the others
-    pos : (ng, 3) float64 - shape origin in body (or world) coordinates [m]
-    R : (ng, 3, 3) float64 - shape axes in body (or world) coordinates
-    mu, e : (ng,) float64 - friction coefficient, restitution
-    group, mask : (ng,) int64 - collision filter bits
+    body : (ng,) int64
+        Carrying body, -1 for a static obstacle. These flat arrays over the ``ng`` shapes
+        are rebuilt by :meth:`arrays`.
+    kind : (ng,) int64
+        ``SHAPE_*`` code.
+    size : (ng, 3) float64
+        Sphere ``(r, 0, 0)``, capsule and cylinder ``(r, L/2, 0)``, box half extents [m];
+        zeros for a plane and a mesh.
+    mesh : list of Mesh or None
+        The :class:`Mesh` of each mesh shape, None for the others.
+    pos : (ng, 3) float64
+        Shape origin in body (or world) coordinates [m].
+    R : (ng, 3, 3) float64
+        Shape axes in body (or world) coordinates.
+    mu, e : (ng,) float64
+        Friction coefficient, restitution.
+    group, mask : (ng,) int64
+        Collision filter bits.
     name : list of str
+        Shape names.
 
-    Example
-    -------
+    References
+    ----------
+    Gayle, Lin & Manocha 2006, sec. IV (shapes on the links of a hybrid body).
+
+    Examples
+    --------
     >>> geom = CollisionModel(model)
     >>> geom.add("link3", Capsule(radius=0.01, length=0.1), pos=(0, 0, -0.05), mu=0.5, e=0.1)
     >>> geom.add_static(Plane(normal=(0, 0, 1)))
-
-    Source: Gayle, Lin & Manocha 2006, sec. IV (shapes on the links of a hybrid body).
     """
 
     def __init__(self, model: Model):
@@ -332,8 +421,10 @@ class CollisionModel:
 
     def add(self, body, shape: Shape, *, pos=None, R=None, mu: float = 0.5, e: float = 0.0,
             group: int = 1, mask: int = 0xFFFF, name: str | None = None) -> int:
-        """Attach ``shape`` to ``body`` (name or index) at ``pos``/``R`` in body coordinates
-        (default: the shape's own ``pos``/``R``). Returns the shape's index.
+        """Attach ``shape`` to ``body`` and return the shape's index.
+
+        ``body`` is a name or index; the shape sits at ``pos``/``R`` in body coordinates
+        (default: the shape's own ``pos``/``R``).
 
         Raises ValueError for an unknown body, a plane on a body, bad sizes, ``mu < 0``,
         ``e`` outside [0, 1], or a ``pos``/``R`` that is not a placement.
@@ -345,8 +436,11 @@ class CollisionModel:
 
     def add_static(self, *shapes: Shape, mu: float = 0.5, e: float = 0.0, group: int = 1,
                    mask: int = 0xFFFF, names=None) -> list:
-        """Add static obstacles (placed in world coordinates by their own ``pos``/``R``),
-        named by ``names`` (one str per shape, optional). Returns their indices."""
+        """Add static obstacles and return their indices.
+
+        They are placed in world coordinates by their own ``pos``/``R`` and named by
+        ``names`` (one str per shape, optional).
+        """
         if names is None:
             names = [None] * len(shapes)
         elif isinstance(names, str) or len(names) != len(shapes):
@@ -355,18 +449,24 @@ class CollisionModel:
         return [self._add(-1, s, None, None, mu, e, group, mask, n) for s, n in zip(shapes, names)]
 
     def exclude(self, body_a, body_b) -> None:
-        """Never test the shapes of ``body_a`` against those of ``body_b`` (names or
-        indices), like MuJoCo's ``<contact><exclude>``. ValueError for an unknown body."""
+        """Never test the shapes of ``body_a`` against those of ``body_b``.
+
+        Bodies by names or indices, like MuJoCo's ``<contact><exclude>``. ValueError for an
+        unknown body.
+        """
         a, b = self.model.body_id(body_a), self.model.body_id(body_b)
         self._exclude.add((min(a, b), max(a, b)))
         self._arrays = None
 
     def set_filter(self, shapes=None, *, group=None, mask=None) -> None:
-        """Set the collision filter bits of ``shapes`` (indices or names; default every shape
-        on a body, not the static ones): two shapes are tested iff ``group_a & mask_b`` and
-        ``group_b & mask_a`` are both non-zero. E.g. a robot that collides only with the
-        floor: ``geom.set_filter(group=1, mask=2)`` and ``add_static(Plane(), group=2,
-        mask=1)``. ValueError for an unknown shape or a negative value."""
+        """Set the collision filter bits of ``shapes``.
+
+        ``shapes`` are indices or names (default every shape on a body, not the static
+        ones): two shapes are tested iff ``group_a & mask_b`` and ``group_b & mask_a`` are
+        both non-zero. E.g. a robot that collides only with the floor:
+        ``geom.set_filter(group=1, mask=2)`` and ``add_static(Plane(), group=2, mask=1)``.
+        ValueError for an unknown shape or a negative value.
+        """
         names = [r["name"] for r in self._rows]
         if shapes is None:
             idx = [i for i, r in enumerate(self._rows) if r["body"] >= 0]
@@ -409,11 +509,13 @@ class CollisionModel:
         return len(self._rows) - 1
 
     def arrays(self):
-        """The flat arrays (see the class doc) and the candidate pairs, built once per
-        change: a dict with ``body, kind, size, pos, R, mu, e, rb, group, mask, pairs, mesh,
-        name``
+        """Return the flat arrays and the candidate pairs, built once per change.
+
+        The flat arrays (see the class doc) and the candidate pairs, built once per change:
+        a dict with ``body, kind, size, pos, R, mu, e, rb, group, mask, pairs, mesh, name``
         where ``pairs`` (np, 2) int64 lists every pair allowed by the filters, ordered for
-        the narrow phase (sphere < capsule < box < cylinder < mesh < plane)."""
+        the narrow phase (sphere < capsule < box < cylinder < mesh < plane).
+        """
         if self._arrays is None:
             rows = self._rows
             ng = len(rows)

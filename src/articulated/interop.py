@@ -174,7 +174,9 @@ def _quat_mul(a, b):
 
 
 def mujoco_spec(model: Model, *, name: str = "articulated", geom=None):
-    """A ``mujoco.MjSpec`` of ``model``: one nested body per body (in body order, so MuJoCo's
+    """Return a ``mujoco.MjSpec`` of ``model``.
+
+    A ``mujoco.MjSpec`` of ``model``: one nested body per body (in body order, so MuJoCo's
     body ``i + 1`` is our body ``i``), placed by its joint placement, with an explicit
     inertial (principal axes computed here at full precision), one joint (hinge / slide /
     ball / free; none for a fixed joint), no geoms, contacts and constraints disabled, no
@@ -268,8 +270,9 @@ def _mujoco_geoms(spec, bodies, geom):
 
 
 class MujocoConverters:
-    """State and force conversions between an articulated :class:`Model` and its MuJoCo
-    model (made by :func:`to_mujoco`).
+    """State and force conversions between a :class:`Model` and its MuJoCo model.
+
+    The MuJoCo model is made by :func:`to_mujoco`.
 
     Conventions (MuJoCo docs, "Joint" and "Floating objects"; checked against our ABA in
     ``tests/test_bench.py``): hinge / slide coordinates are identical; a ball joint's qpos is
@@ -329,9 +332,11 @@ class MujocoConverters:
         return self._tangent_to_mj(q, qd)
 
     def qfrc(self, q, tau) -> np.ndarray:
-        """MuJoCo generalized force (nv,) (e.g. ``qfrc_applied``) of our tau. A free joint's
-        force is the dual of its velocity (world-frame linear part, body-frame angular part),
-        so it maps exactly as :meth:`qvel` does."""
+        """Return the MuJoCo generalized force (nv,) (e.g. ``qfrc_applied``) of our tau.
+
+        A free joint's force is the dual of its velocity (world-frame linear part,
+        body-frame angular part), so it maps exactly as :meth:`qvel` does.
+        """
         return self._tangent_to_mj(q, tau)
 
     def _tangent_to_mj(self, q, x) -> np.ndarray:
@@ -406,8 +411,8 @@ class MujocoConverters:
 
 
 MUJOCO_MAX_DEPTH = 1023
-"""The deepest body nesting MuJoCo compiles (measured with MuJoCo 4.0: a 1,023-link
-pendulum compiles, 1,024 fails with "depth limit exceeded in signature computation")."""
+"""The deepest body nesting MuJoCo 4.0 compiles (a deeper tree fails with "depth limit
+exceeded in signature computation")."""
 
 
 def to_mujoco(model: Model, geom=None):
@@ -429,8 +434,8 @@ def to_mujoco(model: Model, geom=None):
         p = model.body_parent[i]
         depth[i] = 1 if p < 0 else depth[p] + 1
     if model.nb and depth.max() > MUJOCO_MAX_DEPTH:
-        # checked before building: MjSpec takes minutes to fail on such trees (71 s for a
-        # 3,000-link pendulum) where the check costs microseconds
+        # checked before building: MjSpec takes very long to fail on such trees, where the
+        # check is cheap
         raise ValueError(f"body tree DEPTH {depth.max()} beyond MuJoCo's limit "
                          f"({MUJOCO_MAX_DEPTH} nested bodies: 'depth limit exceeded')")
     try:

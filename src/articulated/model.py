@@ -1,4 +1,6 @@
-"""Static description of an articulated body (:class:`Model`) and the packed arrays its
+"""Static description of an articulated body: :class:`Model` and its packed arrays.
+
+Static description of an articulated body (:class:`Model`) and the packed arrays its
 kernels read (:class:`ModelArrays`, :func:`model_arrays`). Its workspace is
 :class:`articulated.data.Data`; :class:`articulated.builder.ModelBuilder` makes a validated
 Model body by body.
@@ -94,15 +96,17 @@ LOOP_KIND_NAMES = {v: k for k, v in LOOP_KINDS.items()}
 LOOP_NC = {LOOP_POINT: 2, LOOP_SPHERICAL: 3, LOOP_REVOLUTE: 5, LOOP_WELD: 6}
 
 QUAT_TOL = 1e-6
-"""Largest accepted | |quat| - 1 | of a quaternion in a float64 state."""
+"""Largest accepted ``abs(norm(quat) - 1)`` of a quaternion in a float64 state."""
 
 QUAT_TOL_F32 = 1e-4
-"""Largest accepted | |quat| - 1 | of a quaternion in a float32 state."""
+"""Largest accepted ``abs(norm(quat) - 1)`` of a quaternion in a float32 state."""
 
 
 def quaternion_tol(dtype) -> float:
-    """The accepted | |quat| - 1 | of a configuration of ``dtype``: :data:`QUAT_TOL` in
-    float64, :data:`QUAT_TOL_F32` in float32."""
+    """Return the accepted ``abs(norm(quat) - 1)`` of a configuration of ``dtype``.
+
+    :data:`QUAT_TOL` in float64, :data:`QUAT_TOL_F32` in float32.
+    """
     return QUAT_TOL if dtype is _F64 or dtype == np.float64 else QUAT_TOL_F32
 
 
@@ -114,8 +118,9 @@ MODEL_ARRAY_NAMES = ("parent", "jtype", "qadr", "vadr", "jnv", "subtree_end", "X
 """Names of the arrays :func:`model_arrays` returns, in its order."""
 
 ModelViews = namedtuple("ModelViews", MODEL_ARRAY_NAMES)
-ModelViews.__doc__ = """The named views :func:`model_arrays` returns (a numba named tuple;
-kernels read its fields by name)."""
+ModelViews.__doc__ = """The named views :func:`model_arrays` returns (a numba named tuple).
+
+Kernels read its fields by name."""
 
 _MODEL_INT_ROWS = 7
 _MODEL_BODY = 32
@@ -124,10 +129,12 @@ _MODEL_BODY = 32
 
 @njit(**KERNEL)
 def first_bad_quaternion(q, quat_qadr, tol):
-    """Index k of the first quaternion ``q[quat_qadr[k] : quat_qadr[k] + 4]`` whose norm is
-    not within ``tol`` of 1 (a non-finite one included), or -1: the O(1)-per-joint check
-    of :meth:`Model.check_configuration`, compiled so that the public functions' check
-    costs no more than a call."""
+    """Return the index of the first quaternion of ``q`` whose norm is not 1, or -1.
+
+    Quaternion ``k`` is ``q[quat_qadr[k] : quat_qadr[k] + 4]``; a non-finite one counts
+    as bad when its norm is not within ``tol`` of 1. The compiled O(1)-per-joint check of
+    :meth:`Model.check_configuration`.
+    """
     for k in range(quat_qadr.shape[0]):
         if not unit_quaternion(q, quat_qadr[k], tol):
             return k
@@ -136,8 +143,10 @@ def first_bad_quaternion(q, quat_qadr, tol):
 
 @inline
 def unit_quaternion(q, a, tol):
-    """True if the quaternion ``q[a : a + 4]`` has norm within ``tol`` of 1 (False for a
-    non-finite one)."""
+    """Return True if the quaternion ``q[a : a + 4]`` has norm within ``tol`` of 1.
+
+    False for a non-finite quaternion.
+    """
     n = math.sqrt(float(q[a]) ** 2 + float(q[a + 1]) ** 2 + float(q[a + 2]) ** 2
                   + float(q[a + 3]) ** 2)
     return abs(n - 1.0) <= tol
@@ -145,13 +154,13 @@ def unit_quaternion(q, a, tol):
 
 @njit(**VIEWS)
 def model_arrays(model_i, model_f):
-    """Named views into the two packed buffers of a :class:`ModelArrays` (see there).
+    """Return named views into the two packed buffers of a :class:`ModelArrays`.
 
-    The one place that defines the buffers' layout: kernels start with
-    ``m = model_arrays(model_i, model_f)`` and read ``m.parent``, ``m.S``, ... by name.
-    Returns a :class:`ModelViews` of the arrays named by :data:`MODEL_ARRAY_NAMES`; ``Xtree_E`` and ``Ibar`` are (nb, 9), row-major 3x3
-    matrices (:func:`articulated.spatial.get_mat3` reads both this and (nb, 3, 3)). No
-    copies, no allocation.
+    The one place that defines the buffers' layout: kernels start with ``m =
+    model_arrays(model_i, model_f)`` and read ``m.parent``, ``m.S``, ... by name. Returns a
+    :class:`ModelViews` of the arrays named by :data:`MODEL_ARRAY_NAMES`; ``Xtree_E`` and
+    ``Ibar`` are (nb, 9), row-major 3x3 matrices (:func:`articulated.spatial.get_mat3` reads
+    both this and (nb, 3, 3)). No copies, no allocation.
     """
     nb = model_i.shape[1]
     parent = model_i[0]
@@ -183,10 +192,10 @@ def model_arrays(model_i, model_f):
 class ModelArrays:
     """The arrays of a :class:`Model` that kernels read, in one float dtype, in two buffers.
 
-    A numba call costs some 50 ns per array argument, and a kernel addresses a handful of
-    record arrays more cheaply than dozens of separate ones (fewer base pointers and strides
-    to keep in registers), so the model is packed into two buffers that kernels unpack into
-    named views with :func:`model_arrays`, the only definition of the layout:
+    A numba call pays per array argument, and a kernel addresses a handful of record arrays
+    more cheaply than dozens of separate ones (fewer base pointers and strides to keep in
+    registers), so the model is packed into two buffers that kernels unpack into named
+    views with :func:`model_arrays`, the only definition of the layout:
 
     ints (7, nb) int64
         rows ``parent``, ``jtype``, ``qadr``, ``vadr``, ``jnv`` (as the Model's
@@ -228,63 +237,96 @@ class ModelArrays:
         self.dof_parent = model.dof_parent
 
     def kin(self):
-        """(parent, jtype, qadr, axis, Xtree_E, Xtree_r): what kinematics kernels take."""
+        """Return ``(parent, jtype, qadr, axis, Xtree_E, Xtree_r)`` for kinematics kernels."""
         return (self.parent, self.jtype, self.qadr, self.axis, self.Xtree_E, self.Xtree_r)
 
 
 class Model:
-    """Static description of an articulated body. Never changes during a simulation.
+    """Static description of an articulated body; it never changes during a simulation.
 
     Make one with :class:`ModelBuilder`, :func:`articulated.load_urdf` or a scene generator
     of :mod:`articulated.models`. Field names carry an entity prefix (``body_``, ``jnt_``,
-    ``dof_``), as in MuJoCo's ``mjModel``.
+    ``dof_``, ``loop_``), as in MuJoCo's ``mjModel``. Joint ``i`` connects body ``i`` to its
+    parent; see the module documentation for joint types, coordinates and frames.
 
     Attributes
     ----------
-    nb : int - number of bodies (= number of joints; the world is not a body)
-    nq, nv : int - lengths of ``q`` and ``qd``
-    body_name, joint_name : list[str] (nb) - unique names
-    body_parent : (nb,) int64 - parent body, ``-1`` for the world; ``body_parent[i] < i``
-    body_subtree_end : (nb,) int64 - descendants of i are ``i+1 .. body_subtree_end[i]-1``
-    body_mass : (nb,) float64 - mass [kg]
-    body_com : (nb, 3) float64 - centre of mass in body coordinates [m]
-    body_I_com : (nb, 3, 3) float64 - rotational inertia about the COM, body axes [kg m^2]
-    body_h : (nb, 3) float64 - first mass moment ``m c`` [kg m]
-    body_Ibar : (nb, 3, 3) float64 - rotational inertia about the body origin [kg m^2]
-    body_I : (nb, 6, 6) float64 - spatial inertia about the body origin (RBDA eq. 2.63)
-    jnt_type : (nb,) int64 - ``JOINT_FIXED .. JOINT_FREE``
-    jnt_axis : (nb, 3) float64 - unit axis in joint coordinates (revolute, prismatic)
-    jnt_Xtree_E : (nb, 3, 3) float64 - rotation parent body coords -> joint coords
-    jnt_Xtree_r : (nb, 3) float64 - joint frame origin in parent body coords [m]
-    jnt_qadr, jnt_nq, jnt_vadr, jnt_nv : (nb,) int64 - offsets and sizes in q and qd
-    jnt_range : (nb, 2) float64 - lower and upper joint limit [rad or m] (revolute and
-        prismatic joints only; ``-inf``/``inf``: no limit on that side)
-    jnt_limited : (nb,) bool - the joint has a finite limit on at least one side
-    dof_body : (nv,) int64 - body whose joint owns each velocity coordinate
-    dof_S : (nv, 6) float64 - motion-subspace column of each dof, body coordinates
-    dof_parent : (nv,) int64 - previous dof on the path to the root, -1 at the root
-        (Featherstone's ``lambda`` of the branch-induced sparsity, RBDA sec. 6.5)
-    gravity : (3,) float64 - gravitational acceleration in world coordinates [m/s^2]
-    description : dict or None - how to rebuild this model, JSON-serialisable: a scene
-        generator's ``{"scene": name, "kwargs": {...}}``, or a loader's ``{"urdf" | "mjcf" |
-        "structure": path, "sha256": hex, "kwargs": {...}}``; ``None`` for a model built by
-        hand (saved trajectories then carry the names only)
-
-    Loop-closing joints (beside the spanning tree; see :meth:`ModelBuilder.add_loop_joint`
-    and :mod:`articulated.algorithms.loops`; every other algorithm ignores them):
-
-    nloops : int - number of loop joints; nc : int - number of loop-constraint rows
-    loop_name : list[str] (nloops)
-    loop_body_a, loop_body_b : (nloops,) int64 - the two bodies (-1: the world)
-    loop_kind : (nloops,) int64 - ``LOOP_POINT .. LOOP_WELD`` (:data:`LOOP_KINDS`)
-    loop_nc, loop_cadr : (nloops,) int64 - rows of each loop and their offset in g_L
-    loop_Ea, loop_Eb : (nloops, 3, 3) float64 - loop-joint frame axes (columns) in the
-        coordinates of body a / body b (world coordinates for the world)
-    loop_ra, loop_rb : (nloops, 3) float64 - loop-joint frame origins in body a / b coords [m]
-    loop_axis : (nloops, 3) float64 - unit axis ``n`` in loop-frame coordinates (revolute:
-        the hinge axis; point: the normal of the plane of motion; zero for the other kinds)
-    loop_T : (nloops, 2, 3) float64 - unit vectors ``t1, t2`` completing ``n`` to a
-        right-handed frame ``(t1, t2, n)`` (loop-frame coordinates)
+    nb : int
+        Number of bodies (= number of joints; the world is not a body).
+    nq, nv : int
+        Lengths of ``q`` and ``qd``.
+    body_name, joint_name : list of str, length nb
+        Unique names.
+    body_parent : (nb,) int64
+        Parent body, ``-1`` for the world; ``body_parent[i] < i``.
+    body_subtree_end : (nb,) int64
+        The descendants of ``i`` are ``i+1 .. body_subtree_end[i]-1``.
+    body_mass : (nb,) float64
+        Mass [kg].
+    body_com : (nb, 3) float64
+        Centre of mass in body coordinates [m].
+    body_I_com : (nb, 3, 3) float64
+        Rotational inertia about the COM, body axes [kg m^2].
+    body_h : (nb, 3) float64
+        First mass moment ``m c`` [kg m].
+    body_Ibar : (nb, 3, 3) float64
+        Rotational inertia about the body origin [kg m^2].
+    body_I : (nb, 6, 6) float64
+        Spatial inertia about the body origin (RBDA eq. 2.63).
+    jnt_type : (nb,) int64
+        ``JOINT_FIXED .. JOINT_FREE``.
+    jnt_axis : (nb, 3) float64
+        Unit axis in joint coordinates (revolute, prismatic).
+    jnt_Xtree_E : (nb, 3, 3) float64
+        Rotation from parent body coordinates to joint coordinates.
+    jnt_Xtree_r : (nb, 3) float64
+        Joint frame origin in parent body coordinates [m].
+    jnt_qadr, jnt_nq, jnt_vadr, jnt_nv : (nb,) int64
+        Offsets and sizes of each joint in ``q`` and ``qd``.
+    jnt_range : (nb, 2) float64
+        Lower and upper joint limit [rad or m] (revolute and prismatic joints only;
+        ``-inf``/``inf``: no limit on that side).
+    jnt_limited : (nb,) bool
+        The joint has a finite limit on at least one side.
+    dof_body : (nv,) int64
+        Body whose joint owns each velocity coordinate.
+    dof_S : (nv, 6) float64
+        Motion-subspace column of each dof, body coordinates.
+    dof_parent : (nv,) int64
+        Previous dof on the path to the root, -1 at the root (Featherstone's ``lambda``
+        of the branch-induced sparsity, RBDA sec. 6.5).
+    gravity : (3,) float64
+        Gravitational acceleration in world coordinates [m/s^2].
+    description : dict or None
+        How to rebuild this model, JSON-serialisable: a scene generator's
+        ``{"scene": name, "kwargs": {...}}``, or a loader's ``{"urdf" | "mjcf" |
+        "structure": path, "sha256": hex, "kwargs": {...}}``; ``None`` for a model built
+        by hand (saved trajectories then carry the names only).
+    nloops : int
+        Number of loop-closing joints (beside the spanning tree; see
+        :meth:`ModelBuilder.add_loop_joint` and :mod:`articulated.algorithms.loops`;
+        every other algorithm ignores them).
+    nc : int
+        Number of loop-constraint rows.
+    loop_name : list of str, length nloops
+        Loop-joint names.
+    loop_body_a, loop_body_b : (nloops,) int64
+        The two bodies of each loop joint (-1: the world).
+    loop_kind : (nloops,) int64
+        ``LOOP_POINT .. LOOP_WELD`` (:data:`LOOP_KINDS`).
+    loop_nc, loop_cadr : (nloops,) int64
+        Rows of each loop and their offset in ``g_L``.
+    loop_Ea, loop_Eb : (nloops, 3, 3) float64
+        Loop-joint frame axes (columns) in the coordinates of body a / body b (world
+        coordinates for the world).
+    loop_ra, loop_rb : (nloops, 3) float64
+        Loop-joint frame origins in body a / body b coordinates [m].
+    loop_axis : (nloops, 3) float64
+        Unit axis ``n`` in loop-frame coordinates (revolute: the hinge axis; point: the
+        normal of the plane of motion; zero for the other kinds).
+    loop_T : (nloops, 2, 3) float64
+        Unit vectors ``t1, t2`` completing ``n`` to a right-handed frame ``(t1, t2, n)``
+        (loop-frame coordinates).
     """
 
     def __init__(self, *, body_name, joint_name, body_parent, jnt_type, jnt_axis,
@@ -542,7 +584,13 @@ class Model:
                 f"joint {self.joint_name[child]!r}")
 
     def loop_id(self, loop) -> int:
-        """Index of a loop joint given by name or index; ValueError if there is none."""
+        """Return the index of a loop joint given by name or index.
+
+        Raises
+        ------
+        ValueError
+            If there is no such loop joint.
+        """
         if isinstance(loop, (int, np.integer)):
             if not 0 <= int(loop) < self.nloops:
                 raise ValueError(f"loop-joint index {loop} out of range 0..{self.nloops - 1}")
@@ -570,7 +618,13 @@ class Model:
         return float(self.body_mass.sum())
 
     def body_id(self, body) -> int:
-        """Index of a body given by name or index; ValueError if there is no such body."""
+        """Return the index of a body given by name or index.
+
+        Raises
+        ------
+        ValueError
+            If there is no such body.
+        """
         if isinstance(body, (int, np.integer)):
             if not 0 <= int(body) < self.nb:
                 raise ValueError(f"body index {body} out of range 0..{self.nb - 1}")
@@ -581,7 +635,13 @@ class Model:
             raise ValueError(f"no body named {body!r} in the model") from None
 
     def joint_id(self, joint) -> int:
-        """Index of a joint given by name or index; ValueError if there is no such joint."""
+        """Return the index of a joint given by name or index.
+
+        Raises
+        ------
+        ValueError
+            If there is no such joint.
+        """
         if isinstance(joint, (int, np.integer)):
             if not 0 <= int(joint) < self.nb:
                 raise ValueError(f"joint index {joint} out of range 0..{self.nb - 1}")
@@ -597,14 +657,32 @@ class Model:
 
     # ------------------------------------------------------------- states
     def neutral(self) -> np.ndarray:
-        """Neutral configuration q (nq,) float64: zero angles/offsets, identity quaternions."""
+        """Return the neutral configuration: zero angles and offsets, identity quaternions.
+
+        Returns
+        -------
+        q : (nq,) float64
+        """
         q = np.zeros(self.nq)
         q[self.quat_qadr] = 1.0
         return q
 
     def random_configuration(self, rng=None, scale: float = np.pi) -> np.ndarray:
-        """A random configuration q (nq,) float64 (angles uniform in [-scale, scale],
-        prismatic/free positions in [-0.5, 0.5] m, uniformly random unit quaternions)."""
+        """Return a random configuration.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator, int or None
+            Random generator or seed.
+        scale : float, default pi
+            Revolute angles are uniform in ``[-scale, scale]`` [rad].
+
+        Returns
+        -------
+        q : (nq,) float64
+            Prismatic and free-joint positions uniform in [-0.5, 0.5] m, unit quaternions
+            uniformly random.
+        """
         rng = np.random.default_rng(rng)
         q = np.zeros(self.nq)
         for i in range(self.nb):
@@ -623,7 +701,21 @@ class Model:
         return q
 
     def arrays(self, dtype=np.float64) -> ModelArrays:
-        """Model arrays cast to ``dtype`` (float64 or float32), cached."""
+        """Return the model arrays cast to ``dtype`` (cached).
+
+        Parameters
+        ----------
+        dtype : {numpy.float64, numpy.float32}
+
+        Returns
+        -------
+        ModelArrays
+
+        Raises
+        ------
+        TypeError
+            If ``dtype`` is not float64 or float32.
+        """
         key = np.dtype(dtype)
         if key not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise TypeError(f"dtype must be float64 or float32, got {key}")
@@ -632,7 +724,16 @@ class Model:
         return self._arrays[key]
 
     def data(self, dtype=np.float64) -> "Data":
-        """The workspace the public functions use for this model and dtype (cached)."""
+        """Return the workspace the public functions use for this model and dtype (cached).
+
+        Parameters
+        ----------
+        dtype : {numpy.float64, numpy.float32}
+
+        Returns
+        -------
+        articulated.Data
+        """
         key = np.dtype(dtype)
         d = self._data.get(key)
         if d is None:
@@ -641,18 +742,39 @@ class Model:
         return d
 
     def __getstate__(self):
-        """Pickle (and deepcopy) the model without its cached workspaces: their fields are
-        views into shared buffers that pickling would copy apart, so a model sent to a Dask
-        worker once used here computed with a workspace unlike a new one (the DCA's
-        quasi-statics of molecule-300 differed by 3e-6 rad after 4 steps). They are
-        rebuilt on first use."""
+        """Pickle (and deepcopy) the model without its cached workspaces.
+
+        Their fields are views into shared buffers that pickling would copy apart; they
+        are rebuilt on first use.
+        """
         state = dict(self.__dict__)
         state["_arrays"], state["_data"] = {}, {}
         return state
 
     def check_vector(self, x, name: str, size: int, dtype=np.float64) -> np.ndarray:
-        """Return x as a contiguous (size,) array of ``dtype``; ValueError on a wrong shape,
-        TypeError on a non-numeric array."""
+        """Return ``x`` as a contiguous ``(size,)`` array of ``dtype``.
+
+        Parameters
+        ----------
+        x : array_like
+            The vector to check.
+        name : str
+            Its name in error messages.
+        size : int
+            Required length.
+        dtype : numpy dtype, default float64
+
+        Returns
+        -------
+        (size,) ndarray of ``dtype``
+
+        Raises
+        ------
+        ValueError
+            On a wrong shape.
+        TypeError
+            On a non-numeric array.
+        """
         a = np.asarray(x)
         if a.dtype.kind not in "fiu":
             raise TypeError(f"{name} must be a real numeric array, got dtype {a.dtype}")
@@ -661,8 +783,27 @@ class Model:
         return np.ascontiguousarray(a, dtype=dtype)
 
     def check_configuration(self, q, dtype=np.float64) -> np.ndarray:
-        """Validate a configuration: shape (nq,), finite, unit quaternions (ValueError naming
-        the joint otherwise). Returns it as a contiguous array of ``dtype``."""
+        """Validate a configuration: shape (nq,), finite entries, unit quaternions.
+
+        Parameters
+        ----------
+        q : array_like, (nq,)
+            Joint coordinates.
+        dtype : {numpy.float64, numpy.float32}
+
+        Returns
+        -------
+        (nq,) ndarray of ``dtype``
+            ``q`` as a contiguous array.
+
+        Raises
+        ------
+        ValueError
+            Naming the joint, on a wrong shape or a quaternion whose norm is not 1 within
+            :func:`quaternion_tol`.
+        TypeError
+            On a non-numeric array.
+        """
         q = self.check_vector(q, "q", self.nq, dtype)
         if self.quat_qadr.size:
             k = first_bad_quaternion(q, self.quat_qadr, quaternion_tol(q.dtype))
@@ -676,11 +817,29 @@ class Model:
         return q
 
     def with_limits(self, lower, upper, joints=None) -> "Model":
-        """A copy of this model with joint limits ``[lower, upper]`` [rad or m] on ``joints``
-        (names or indices; default every revolute and prismatic joint), the others kept.
-        ``lower``/``upper`` are scalars or one value per joint; ``-inf``/``inf`` removes a
-        side. A ``collision`` model (``load_urdf(collision=True)``) is carried over onto the
-        copy. ValueError naming the joint for a joint of another type or lower > upper."""
+        """Return a copy of this model with joint limits on some joints.
+
+        Parameters
+        ----------
+        lower, upper : float or array_like
+            Limits [rad or m], a scalar or one value per joint; ``-inf``/``inf`` removes
+            a side.
+        joints : sequence of str or int, optional
+            Joint names or indices; default every revolute and prismatic joint. The
+            limits of the other joints are kept.
+
+        Returns
+        -------
+        Model
+            The copy; a ``collision`` model (``load_urdf(collision=True)``) is carried
+            over onto it.
+
+        Raises
+        ------
+        ValueError
+            Naming the joint, for a joint that is not revolute or prismatic, or ``lower >
+            upper``.
+        """
         import copy
 
         if joints is None:
@@ -705,8 +864,20 @@ class Model:
         return m
 
     def check_limits(self, q, tol: float = 0.0) -> None:
-        """ValueError naming the first joint whose coordinate in ``q`` (nq,) lies outside
-        ``jnt_range`` by more than ``tol`` [rad or m]."""
+        """Check that every limited joint coordinate of ``q`` lies within ``jnt_range``.
+
+        Parameters
+        ----------
+        q : (nq,) float64
+            Joint coordinates.
+        tol : float, default 0.0
+            Accepted excess over a limit [rad or m].
+
+        Raises
+        ------
+        ValueError
+            Naming the first joint outside its limits by more than ``tol``.
+        """
         for j in np.flatnonzero(self.jnt_limited):
             x = float(q[self.jnt_qadr[j]])
             lo, hi = self.jnt_range[j]
@@ -719,10 +890,20 @@ class Model:
         return js[k]
 
     def diagnose_nonfinite(self, **vectors):
-        """Raise ValueError naming the joint (or body) whose input entry is NaN/inf.
+        """Raise ValueError naming the joint (or body) whose input entry is NaN or inf.
 
-        ``vectors`` maps a name (``q``, ``qd``, ``tau``, ``qdd``, ``f_ext``) to its array.
         Called by the public wrappers after a kernel produced a non-finite result.
+
+        Parameters
+        ----------
+        **vectors : array_like or None
+            Maps a name (``q``, ``qd``, ``tau``, ``qdd``, ``f_ext``) to its array.
+
+        Raises
+        ------
+        ValueError
+            Naming the joint or body of the first non-finite entry; returns ``None`` when
+            every entry is finite.
         """
         for name, x in vectors.items():
             if x is None:
@@ -767,11 +948,23 @@ def _joint_pose_np(t, axis, Xtree_E, Xtree_r, s, rng):
 
 
 def loop_residual_np(kind, Ra, pa, Rb, pb, Ea, ra, Eb, rb, n, T):
-    """Residual g of one loop joint (NumPy reference; see :data:`LOOP_KINDS`).
+    """Return the residual g of one loop joint (NumPy reference; see :data:`LOOP_KINDS`).
 
-    Ra, Rb (3, 3): body axes in world coordinates (body -> world); pa, pb (3,): body origins
-    in world coordinates [m]; Ea, Eb, ra, rb, n, T: the loop joint's frames and axes
-    (:class:`Model` ``loop_*``). Returns (nc_k,) float64 [m | 1].
+    Parameters
+    ----------
+    kind : int
+        ``LOOP_POINT .. LOOP_WELD``.
+    Ra, Rb : (3, 3) float64
+        Body axes in world coordinates (body -> world).
+    pa, pb : (3,) float64
+        Body origins in world coordinates [m].
+    Ea, ra, Eb, rb, n, T
+        The loop joint's frames and axes (:class:`Model` ``loop_*``).
+
+    Returns
+    -------
+    (nc_k,) float64
+        Residual [m | 1].
     """
     RA = Ra @ Ea
     RB = Rb @ Eb

@@ -1,4 +1,6 @@
-"""Simulated configurations of a molecule back to PDB files (gemmi): one configuration,
+"""Write simulated configurations of a molecule to PDB files.
+
+Simulated configurations of a molecule back to PDB files (gemmi): one configuration,
 or a sequence of them as a multi-model PDB that molecular viewers play as a trajectory.
 
 The model must come from :func:`articulated.load_structure`, which keeps its atoms
@@ -31,12 +33,21 @@ def atom_positions(model: Model, q) -> np.ndarray:
 
     Parameters
     ----------
-    model : Model - made by :func:`articulated.load_structure`
-    q : (nq,) float64 - configuration
+    model : Model
+        Made by :func:`articulated.load_structure`.
+    q : (nq,) float64
+        Configuration.
 
-    Returns (natom, 3) float64 world positions [nm], atoms in the order of
-    ``model.structure_atoms.structure`` (gemmi's chain, residue, atom order).
-    Raises ValueError for a model without atoms or a bad ``q`` (forward kinematics).
+    Returns
+    -------
+    (natom, 3) float64
+        World positions [nm], atoms in the order of ``model.structure_atoms.structure``
+        (gemmi's chain, residue, atom order).
+
+    Raises
+    ------
+    ValueError
+        For a model without atoms or a bad ``q`` (forward kinematics).
     """
     sa = _structure_atoms(model)
     R, p = forward_kinematics(model, q)
@@ -48,15 +59,26 @@ def write_pdb(model: Model, q, path) -> Path:
 
     Parameters
     ----------
-    model : Model - made by :func:`articulated.load_structure` (carries ``structure_atoms``)
-    q : (nq,) float64 - one configuration: a single-model PDB; or (K, nq) float64, or an
-        object with such a ``q`` attribute (a :class:`articulated.Trajectory`): a
-        multi-model PDB, ``MODEL 1 .. K`` (a trajectory for molecular viewers)
-    path : str or Path - the file to write
+    model : Model
+        Made by :func:`articulated.load_structure` (carries ``structure_atoms``).
+    q : (nq,) float64
+        One configuration: a single-model PDB; or (K, nq) float64, or an object with such a
+        ``q`` attribute (a :class:`articulated.Trajectory`): a multi-model PDB, ``MODEL 1 ..
+        K`` (a trajectory for molecular viewers).
+    path : str or Path
+        The file to write.
 
-    Returns the path. The atoms keep the file's names, residues, chains, occupancies and B
-    factors; coordinates in Angstrom. Raises ValueError for a model without atoms or a ``q``
-    of the wrong shape or with non-finite entries.
+    Returns
+    -------
+    Path
+        The path written. The atoms keep the file's names, residues, chains, occupancies
+        and B factors; coordinates in Angstrom.
+
+    Raises
+    ------
+    ValueError
+        For a model without atoms or a ``q`` of the wrong shape or with non-finite
+        entries.
     """
     import gemmi
 

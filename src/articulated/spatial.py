@@ -85,8 +85,7 @@ def add_vec6(A, i, x):
 
 
 def get_mat3(A, i):
-    """Entry i of an (n, 3, 3) array, or row i of an (n, 9) array of row-major 3x3
-    matrices, as a row-major 9-tuple."""
+    """Return entry i of an (n, 3, 3) or row i of an (n, 9) array as a row-major 9-tuple."""
     return tuple(np.asarray(A[i]).ravel())
 
 
@@ -240,8 +239,10 @@ def xform_motion(E, r, v):
 
 @inline
 def xform_force_T(E, r, f):
-    """``bXa^T f`` (a 6-tuple): the force f given in B coordinates, in A coordinates,
-    ``[E^T n + r x E^T f; E^T f]`` (RBDA eq. 2.25); E a 9-tuple, r a 3-tuple."""
+    """Return ``bXa^T f`` (a 6-tuple): a force given in B coordinates, in A coordinates.
+
+    ``[E^T n + r x E^T f; E^T f]`` (RBDA eq. 2.25); E a 9-tuple, r a 3-tuple.
+    """
     e00, e01, e02, e10, e11, e12, e20, e21, e22 = E
     r0, r1, r2 = r
     f0, f1, f2, f3, f4, f5 = f[0], f[1], f[2], f[3], f[4], f[5]
@@ -281,9 +282,12 @@ def mat3T_vec(E, x):
 
 @inline
 def axis_rotation(a, c, s):
-    """Coordinate rotation E (a 9-tuple; parent -> child) for a rotation by angle t about
-    the unit axis a (3-vector); ``c = cos t``, ``s = sin t``. E is the transpose of
-    Rodrigues' rotation matrix (RBDA eq. 2.17 convention: ``E = rot(t)^T``)."""
+    """Return the coordinate rotation E (a 9-tuple; parent -> child) about a unit axis.
+
+    For a rotation by angle t about the unit axis a (3-vector); ``c = cos t``, ``s = sin
+    t``. E is the transpose of Rodrigues' rotation matrix (RBDA eq. 2.17 convention: ``E =
+    rot(t)^T``).
+    """
     x, y, z = a[0], a[1], a[2]
     t = 1 - c
     txy = t * x * y
@@ -296,10 +300,13 @@ def axis_rotation(a, c, s):
 
 @inline
 def quat_rotation(qw, qx, qy, qz):
-    """Rotation matrix R (a 9-tuple) of the unit quaternion (w, x, y, z) (Hamilton, scalar
-    first). ``R`` maps child-frame coordinates to parent-frame coordinates (columns are the
-    child axes in the parent frame); the coordinate transform parent -> child is
-    ``E = R^T``, the rotation of the conjugate quaternion ``(w, -x, -y, -z)``."""
+    """Return the rotation matrix R (a 9-tuple) of a unit quaternion (w, x, y, z).
+
+    The quaternion is Hamilton, scalar first. ``R`` maps child-frame coordinates to
+    parent-frame coordinates (columns are the child axes in the parent frame); the
+    coordinate transform parent -> child is ``E = R^T``, the rotation of the conjugate
+    quaternion ``(w, -x, -y, -z)``.
+    """
     return (1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy),
             2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx),
             2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy))
@@ -309,8 +316,11 @@ def quat_rotation(qw, qx, qy, qz):
 
 @inline
 def inertia_times(m, h, Ibar, v):
-    """``I v`` (a 6-tuple) for the compact rigid-body inertia ``(m, h, Ibar)`` (RBDA
-    eq. 2.63; h a 3-vector, Ibar a row-major 9-tuple) and a 6-vector."""
+    """Return ``I v`` (a 6-tuple) for a compact rigid-body inertia ``(m, h, Ibar)``.
+
+    ``I v`` (a 6-tuple) for the compact rigid-body inertia ``(m, h, Ibar)`` (RBDA eq. 2.63;
+    h a 3-vector, Ibar a row-major 9-tuple) and a 6-vector.
+    """
     w0, w1, w2, v3, v4, v5 = v[0], v[1], v[2], v[3], v[4], v[5]
     h0, h1, h2 = h[0], h[1], h[2]
     i00, i01, i02, i10, i11, i12, i20, i21, i22 = Ibar
@@ -324,8 +334,11 @@ def inertia_times(m, h, Ibar, v):
 
 @inline
 def rigid_inertia(m, h, Ibar):
-    """The packed 21-tuple of the rigid-body inertia ``(m, h, Ibar)`` (RBDA eq. 2.63):
-    ``[[Ibar, h^], [h^T, m 1]]`` (h a 3-vector, Ibar a row-major 9-tuple)."""
+    """Return the packed 21-tuple of the rigid-body inertia ``(m, h, Ibar)`` (RBDA eq. 2.63).
+
+    The packed 21-tuple of the rigid-body inertia ``(m, h, Ibar)`` (RBDA eq. 2.63):
+    ``[[Ibar, h^], [h^T, m 1]]`` (h a 3-vector, Ibar a row-major 9-tuple).
+    """
     z = m - m
     return (Ibar[0], Ibar[1], Ibar[2], Ibar[4], Ibar[5], Ibar[8],
             z, -h[2], h[1], h[2], z, -h[0], -h[1], h[0], z,
@@ -387,10 +400,13 @@ def sym6_apply(M, x):
 
 @inline
 def sym6_apply_half(M, x, angular):
-    """``M [x; 0]`` if ``angular`` else ``M [0; x]`` (a 6-tuple) for a packed symmetric
+    """Return ``M [x; 0]`` or ``M [0; x]`` (a 6-tuple) for a packed symmetric M.
+
+    ``M [x; 0]`` if ``angular`` else ``M [0; x]`` (a 6-tuple) for a packed symmetric
     21-tuple M and a 3-vector x: the product with a 6-vector that has only an angular or
-    only a linear part, such as the motion subspace ``[a; 0]`` of a revolute joint or
-    ``[0; a]`` of a prismatic one (half the work of :func:`sym6_apply`)."""
+    only a linear part, such as the motion subspace ``[a; 0]`` of a revolute joint or ``[0;
+    a]`` of a prismatic one (half the work of :func:`sym6_apply`).
+    """
     a00, a01, a02, a11, a12, a22, b00, b01, b02, b10, b11, b12, b20, b21, b22, \
         c00, c01, c02, c11, c12, c22 = M
     x0, x1, x2 = x[0], x[1], x[2]
@@ -411,8 +427,11 @@ def sym6_apply_half(M, x, angular):
 
 @inline
 def sym6_rank1_sub(M, U, w):
-    """``M - U w^T`` for a packed symmetric 21-tuple M and 6-vectors with ``w`` parallel to
-    ``U`` (e.g. ``w = U / D``), so that the result is symmetric; only ``k <= l`` is formed."""
+    """Return ``M - U w^T`` for a packed symmetric M and ``w`` parallel to ``U``.
+
+    ``M - U w^T`` for a packed symmetric 21-tuple M and 6-vectors with ``w`` parallel to
+    ``U`` (e.g. ``w = U / D``), so that the result is symmetric; only ``k <= l`` is formed.
+    """
     u0, u1, u2, u3, u4, u5 = U[0], U[1], U[2], U[3], U[4], U[5]
     w0, w1, w2, w3, w4, w5 = w[0], w[1], w[2], w[3], w[4], w[5]
     return (M[0] - u0 * w0, M[1] - u0 * w1, M[2] - u0 * w2,
@@ -446,8 +465,10 @@ def _sym_rot(e00, e01, e02, e10, e11, e12, e20, e21, e22, s00, s01, s02, s11, s1
 
 @inline
 def congruence(E, r, M):
-    """``bXa^T M bXa`` (a packed 21-tuple) for a packed symmetric 21-tuple M in B
-    coordinates; E a 9-tuple, r a 3-tuple.
+    """Return ``bXa^T M bXa`` (a packed 21-tuple) for a packed symmetric M in B coordinates.
+
+    ``bXa^T M bXa`` (a packed 21-tuple) for a packed symmetric 21-tuple M in B coordinates;
+    E a 9-tuple, r a 3-tuple.
 
     This carries an articulated inertia (or composite inertia) from a child frame B to
     its parent frame A (RBDA eqs. 7.38, 6.13). With ``bXa = diag(E, E) [[1, 0], [-r^, 1]]``
@@ -530,9 +551,12 @@ _C6 = -1.13596475577881948265e-11
 
 
 def sincos(x):
-    """``(sin x, cos x)`` [x in rad]. In kernels: for float64 one shared argument
-    reduction and the fdlibm polynomial kernels, within 1 ulp of libm; for float32 libm's
-    ``sinf``/``cosf``."""
+    """Return ``(sin x, cos x)`` [x in rad].
+
+    ``(sin x, cos x)`` [x in rad]. In kernels: for float64 one shared argument reduction and
+    the fdlibm polynomial kernels, within 1 ulp of libm; for float32 libm's
+    ``sinf``/``cosf``.
+    """
     return math.sin(x), math.cos(x)
 
 
@@ -619,8 +643,11 @@ def xform_set(E, r, i, t):
 
 @inline
 def xform_mul(a, b):
-    """``a o b`` (apply b first) for 12-tuple transforms: ``E = E_a E_b``,
-    ``r = r_b + E_b^T r_a`` (RBDA Table 2.5)."""
+    """Return the composition ``a o b`` (apply b first) of 12-tuple transforms.
+
+    ``a o b`` (apply b first) for 12-tuple transforms: ``E = E_a E_b``, ``r = r_b + E_b^T
+    r_a`` (RBDA Table 2.5).
+    """
     return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
             a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
             a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
@@ -664,23 +691,32 @@ def xform_copy_at(E, r, i, Eo, ro, io):
 
 @inline
 def xform_motion_at(E, r, i, v):
-    """``X v`` (a 6-tuple) for ``X = (E[i], r[i])`` and a motion 6-vector v (a tuple or an
-    array; :func:`xform_motion`, RBDA eq. 2.24)."""
+    """Return ``X v`` (a 6-tuple) for ``X = (E[i], r[i])`` and a motion 6-vector v.
+
+    ``X v`` (a 6-tuple) for ``X = (E[i], r[i])`` and a motion 6-vector v (a tuple or an
+    array; :func:`xform_motion`, RBDA eq. 2.24).
+    """
     return xform_motion(get_mat3(E, i), get_vec3(r, i), v)
 
 
 @inline
 def xform_force_T_at(E, r, i, f):
-    """``X^T f`` (a 6-tuple) for ``X = (E[i], r[i])`` and a force 6-vector f: f given in
-    the frame X maps to, expressed in the frame it maps from (:func:`xform_force_T`, RBDA
-    eq. 2.25)."""
+    """Return ``X^T f`` (a 6-tuple) for ``X = (E[i], r[i])`` and a force 6-vector f.
+
+    ``X^T f`` (a 6-tuple) for ``X = (E[i], r[i])`` and a force 6-vector f: f given in the
+    frame X maps to, expressed in the frame it maps from (:func:`xform_force_T`, RBDA eq.
+    2.25).
+    """
     return xform_force_T(get_mat3(E, i), get_vec3(r, i), f)
 
 
 @inline
 def xform_rows_at(E, r, i, M, m, out, o):
-    """out[o] = X M[m] for ``X = (E[i], r[i])`` and (6, 6) blocks: X applied to each
-    column (:func:`xform_motion`); out[o] must not alias M[m]."""
+    """Write ``out[o] = X M[m]`` for ``X = (E[i], r[i])`` and (6, 6) blocks.
+
+    out[o] = X M[m] for ``X = (E[i], r[i])`` and (6, 6) blocks: X applied to each column
+    (:func:`xform_motion`); out[o] must not alias M[m].
+    """
     Ei = get_mat3(E, i)
     ri = get_vec3(r, i)
     for n in range(6):
@@ -692,8 +728,11 @@ def xform_rows_at(E, r, i, M, m, out, o):
 
 @inline
 def xform_dense_at(E, r, i, T, t):
-    """T[t] = the dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of (E[i], r[i])
-    (RBDA eq. 2.24)."""
+    """Write the dense (6, 6) motion transform of ``(E[i], r[i])`` to ``T[t]``.
+
+    T[t] = the dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of (E[i], r[i]) (RBDA
+    eq. 2.24).
+    """
     for a in range(6):
         for b in range(6):
             T[t, a, b] = 0.0
@@ -711,8 +750,10 @@ def xform_dense_at(E, r, i, T, t):
 
 @inline
 def spd_inverse(A, n, out, W):
-    """out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (6 x 6 blocks and
-    smaller in the kernels; any n).
+    """Write the inverse of the SPD block ``A[:n, :n]`` to ``out[:n, :n]`` by Cholesky.
+
+    out[:n, :n] = inverse of the SPD block A[:n, :n] by Cholesky (6 x 6 blocks and smaller
+    in the kernels; any n).
 
     ``W`` is a scratch array of at least (n, n): it receives the Cholesky factor ``L``
     below the diagonal, ``1 / L_jj`` on it and ``L^-1`` transposed above it, and
@@ -760,9 +801,12 @@ def rigid_inertia_6x6(mass, com, I_com):
 
     Parameters
     ----------
-    mass : float - body mass [kg]
-    com : (3,) float64 - centre of mass in the body frame [m]
-    I_com : (3, 3) float64 - rotational inertia about the COM, body axes [kg m^2]
+    mass : float
+        Body mass [kg].
+    com : (3,) float64
+        Centre of mass in the body frame [m].
+    I_com : (3, 3) float64
+        Rotational inertia about the COM, body axes [kg m^2].
     """
     c = np.asarray(com, dtype=np.float64)
     cx = skew(c)
@@ -775,8 +819,10 @@ def rigid_inertia_6x6(mass, com, I_com):
 
 
 def xform_dense(E, r):
-    """Dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of the compact (E, r)
-    (RBDA eq. 2.24; plain NumPy)."""
+    """Return the dense (6, 6) motion transform ``[[E, 0], [-E r^, E]]`` of ``(E, r)``.
+
+    Of the compact (E, r) (RBDA eq. 2.24; plain NumPy).
+    """
     X = np.zeros((6, 6))
     X[:3, :3] = X[3:, 3:] = E
     X[3:, :3] = -np.asarray(E) @ skew(r)

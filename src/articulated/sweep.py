@@ -1,4 +1,6 @@
-"""Ensembles and parameter sweeps on Dask distributed: one simulation per grid point, on a
+"""Ensembles and parameter sweeps on Dask distributed.
+
+Ensembles and parameter sweeps on Dask distributed: one simulation per grid point, on a
 local cluster or on a cluster's scheduler, results in one store a user can reopen.
 
 Why Dask (and not Ray): Dask distributed runs the same code on a ``LocalCluster`` of worker
@@ -50,10 +52,13 @@ _FIXED = ("run", "status", "wall_s", "steps", "t_end", "error")
 
 
 def grid_points(grid) -> list[dict]:
-    """The runs of ``grid``: a mapping ``name -> sequence of values`` (their Cartesian
-    product, in order, the last name varying fastest) or a sequence of mappings (the
-    points themselves). ValueError for an empty grid, an empty value list, or a point that
-    is not a mapping with string keys."""
+    """Return the runs (points) of ``grid``.
+
+    The runs of ``grid``: a mapping ``name -> sequence of values`` (their Cartesian product,
+    in order, the last name varying fastest) or a sequence of mappings (the points
+    themselves). ValueError for an empty grid, an empty value list, or a point that is not a
+    mapping with string keys.
+    """
     if isinstance(grid, dict):
         if not grid:
             raise ValueError("the grid is empty: give at least one parameter with values")
@@ -81,16 +86,21 @@ def grid_points(grid) -> list[dict]:
 
 
 def run_id(point: dict) -> str:
-    """The store name of the run of ``point``: 12 hex digits of the SHA-1 of its parameters
-    as sorted JSON (``repr`` for values JSON cannot write)."""
+    """Return the store name of the run of ``point``.
+
+    12 hex digits of the SHA-1 of its parameters as sorted JSON (``repr`` for values JSON
+    cannot write).
+    """
     text = json.dumps(point, sort_keys=True, default=repr)
     return "run-" + hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
 def check_factory(make_sim, points) -> None:
-    """ValueError before any work is scheduled: ``make_sim`` not callable or not picklable
-    (cloudpickle, as Dask ships it), or a point whose parameters ``make_sim`` does not take
-    (named)."""
+    """Check ``make_sim`` and the points before any work is scheduled.
+
+    Raises ValueError when ``make_sim`` is not callable or not picklable (cloudpickle, as
+    Dask ships it), or for a point whose parameters ``make_sim`` does not take (named).
+    """
     if not callable(make_sim):
         raise ValueError(f"make_sim must be callable (parameters -> Simulator), got "
                          f"{make_sim!r}")
@@ -117,9 +127,12 @@ def check_factory(make_sim, points) -> None:
 
 
 def run_one(make_sim, point, steps, record_every, store):
-    """One task: ``make_sim(**point).run(steps, record_every)``, its trajectory saved to
-    ``store/<run_id>.npz``; returns the run's index row (dict). A run that diverges keeps
-    the trajectory it recorded; a run that raises is recorded with its error."""
+    """Run one task and return the run's index row (dict).
+
+    The task is ``make_sim(**point).run(steps, record_every)``, its trajectory saved to
+    ``store/<run_id>.npz``. A run that diverges keeps the trajectory it recorded; a run that
+    raises is recorded with its error.
+    """
     from .simulation import SimulationDiverged
 
     name = run_id(point)
@@ -153,17 +166,22 @@ def _save_atomic(traj, path: Path) -> None:
 
 @dataclass
 class SweepResult:
-    """What :func:`sweep` returns: ``store`` (Path), ``rows`` (list of dict, one per grid
-    point, in grid order: the index rows with ``params``), ``ran`` (run ids executed by
-    this call; the others were complete in the store)."""
+    """What :func:`sweep` returns.
+
+    ``store`` (Path), ``rows`` (list of dict, one per grid point, in grid order: the index
+    rows with ``params``), ``ran`` (run ids executed by this call; the others were complete
+    in the store).
+    """
 
     store: Path
     rows: list = field(default_factory=list)
     ran: list = field(default_factory=list)
 
     def trajectory(self, k: int):
-        """The trajectory of run ``k`` (grid order), loaded from the store; ValueError for a
-        run that left none (an error)."""
+        """Return the trajectory of run ``k`` (grid order), loaded from the store.
+
+        ValueError for a run that left none (an error).
+        """
         from .simulation import Trajectory
 
         row = self.rows[k]
@@ -179,8 +197,10 @@ class SweepResult:
 
 
 def read_index(store) -> dict:
-    """``run id -> row`` of ``store/index.csv`` (empty when there is none); parameter
-    values decoded from JSON into ``row["params"]``."""
+    """Return ``run id -> row`` of ``store/index.csv`` (empty when there is none).
+
+    Parameter values are decoded from JSON into ``row["params"]``.
+    """
     path = Path(store) / INDEX
     if not path.exists():
         return {}
@@ -199,8 +219,10 @@ def read_index(store) -> dict:
 
 
 def write_index(store, rows) -> Path:
-    """Write ``rows`` (dicts with the fixed columns and ``params``) to ``store/index.csv``,
-    atomically; returns the path."""
+    """Write ``rows`` to ``store/index.csv`` atomically and return the path.
+
+    Rows are dicts with the fixed columns and ``params``.
+    """
     path = Path(store) / INDEX
     names = sorted({n for r in rows for n in r["params"]})
     tmp = path.with_name(INDEX + ".tmp")
@@ -221,30 +243,42 @@ def sweep(make_sim, grid, *, steps: int, record_every: int = 1, client=None, sto
 
     Parameters
     ----------
-    make_sim : callable ``(**point) -> Simulator`` - builds the simulator of one run from
-        its parameters, on the worker (so it must be picklable by cloudpickle: a module-level
-        function or class instance; build models inside it from picklable arguments)
+    make_sim : callable ``(**point) -> Simulator``
+        Builds the simulator of one run from its parameters, on the worker (so it must be
+        picklable by cloudpickle: a module-level function or class instance; build models
+        inside it from picklable arguments).
     grid : dict ``name -> values`` (Cartesian product) or list of dicts (the points)
-    steps : int >= 1 - steps of every run (``Simulator.run(steps, record_every)``)
-    record_every : int >= 1 - recording interval
-    client : distributed.Client, str or None - a client, a scheduler address
-        (``"tcp://host:8786"``), or None for a ``LocalCluster`` with one single-threaded
-        worker process per core (closed at the end)
-    store : str or Path - the result folder (created): ``index.csv`` and one ``.npz`` per
-        run; a store that already holds complete runs of the grid resumes (those are skipped)
-    warm : bool - build and step the first point once in this process first, so that every
-        kernel it needs is compiled into numba's on-disk cache before the workers start
-    progress : bool - show a progress bar (rich) while runs complete
+    steps : int >= 1
+        Steps of every run (``Simulator.run(steps, record_every)``).
+    record_every : int >= 1
+        Recording interval.
+    client : distributed.Client, str or None
+        A client, a scheduler address (``"tcp://host:8786"``), or None for a
+        ``LocalCluster`` with one single-threaded worker process per core (closed at the
+        end).
+    store : str or Path
+        The result folder (created): ``index.csv`` and one ``.npz`` per run; a store that
+        already holds complete runs of the grid resumes (those are skipped).
+    warm : bool
+        Build and step the first point once in this process first, so that every kernel it
+        needs is compiled into numba's on-disk cache before the workers start.
+    progress : bool
+        Show a progress bar (rich) while runs complete.
 
     Returns
     -------
-    SweepResult - ``rows`` (one per point, grid order: ``run``, ``status``, ``wall_s``
-        [s], ``steps``, ``t_end`` [s], ``error``, ``params``), ``ran``, ``trajectory(k)``.
+    SweepResult
+        ``rows`` (one per point, grid order: ``run``, ``status``, ``wall_s`` [s], ``steps``,
+        ``t_end`` [s], ``error``, ``params``), ``ran``, ``trajectory(k)``.
 
     Raises
     ------
-    ValueError - before any work is scheduled: an empty or malformed grid, a parameter the
-        factory does not take, a factory that cannot be pickled, steps or record_every < 1.
+    ValueError
+        Before any work is scheduled: an empty or malformed grid, a parameter the factory
+        does not take, a factory that cannot be pickled, steps or record_every < 1.
+
+    Notes
+    -----
     A run that diverges or raises does not stop the sweep: its row says so. Tasks of a
     worker that dies are run again on the others (Dask reschedules them; the scheduler's
     ``allowed-failures`` bounds how often).
@@ -299,11 +333,14 @@ def sweep(make_sim, grid, *, steps: int, record_every: int = 1, client=None, sto
 
 @contextlib.contextmanager
 def dask_client(client=None, *, workers=None):
-    """The Dask client of a sweep, as a context manager: ``client`` itself (a
+    """Return the Dask client of a sweep, as a context manager.
+
+    The Dask client of a sweep, as a context manager: ``client`` itself (a
     ``distributed.Client``, left open), a new client of the scheduler at ``client`` (a str
     such as ``"tcp://host:8786"``), or, for None, a new ``LocalCluster`` of ``workers``
     (default: one per core) single-threaded worker processes and its client. What it opened
-    is closed on exit (the client, then its cluster)."""
+    is closed on exit (the client, then its cluster).
+    """
     from distributed import Client, LocalCluster
 
     own = []
@@ -323,31 +360,39 @@ def dask_client(client=None, *, workers=None):
 
 
 def map_cells(fn, cells, *, client=None, common=(), warm=None) -> list:
-    """``[fn(*common, *cell) for cell in cells]``: the cells of a benchmark table, in this
+    """Return ``[fn(*common, *cell) for cell in cells]``, here or on Dask workers.
+
+    ``[fn(*common, *cell) for cell in cells]``: the cells of a benchmark table, in this
     process one after another (``client`` None) or on the workers of a Dask client /
     scheduler address (``client``, as :func:`dask_client`), one cell per worker at a time.
 
     Parameters
     ----------
-    fn : callable - a module-level function (cloudpickle ships it); its result must pickle
-    cells : sequence of tuples - the varying arguments of each cell
-    client : distributed.Client, str or None - where to run; None: here, serially
-    common : tuple - arguments shared by every cell (e.g. the model), sent to every worker
-        once (``Client.scatter(broadcast=True)``)
-    warm : callable or None - run once on every worker (once here when serial) before any
-        cell, e.g. to load every numba kernel from the on-disk cache so no timed cell pays
-        for it
+    fn : callable
+        A module-level function (cloudpickle ships it); its result must pickle.
+    cells : sequence of tuples
+        The varying arguments of each cell.
+    client : distributed.Client, str or None
+        Where to run; None: here, serially.
+    common : tuple
+        Arguments shared by every cell (e.g. the model), sent to every worker once
+        (``Client.scatter(broadcast=True)``).
+    warm : callable or None
+        Run once on every worker (once here when serial) before any cell, e.g. to load every
+        numba kernel from the on-disk cache so no timed cell pays for it.
 
     Returns
     -------
-    list - the cells' results, in the order of ``cells``.
+    list
+        The cells' results, in the order of ``cells``.
 
     Raises
     ------
-    ValueError - before any cell runs, when a worker has more than one thread: two timed
-        cells on one worker would share its process and compete for the cores, so start
-        workers with ``dask worker ADDRESS --nthreads 1`` (and no more workers per machine
-        than it has cores). Whatever a cell raises (re-raised here).
+    ValueError
+        Before any cell runs, when a worker has more than one thread: two timed cells on one
+        worker would share its process and compete for the cores, so start workers with
+        ``dask worker ADDRESS --nthreads 1`` (and no more workers per machine than it has
+        cores). Whatever a cell raises (re-raised here).
     """
     cells = [tuple(c) for c in cells]
     if client is None:
@@ -415,7 +460,17 @@ class SceneSimulation:
     ``perturb * N(0, 1)`` (``articulated.integrate``) with the generator of seed
     ``start_seed`` (default 0).
 
-    ValueError for an unknown scene, on construction.
+    Parameters
+    ----------
+    scene : str
+        Name of a scene of :data:`articulated.models.SCENES`.
+    **fixed
+        Keywords for the scene and the simulator, fixed for every point.
+
+    Raises
+    ------
+    ValueError
+        For an unknown scene, on construction.
     """
 
     def __init__(self, scene: str, **fixed):

@@ -44,16 +44,15 @@ _ND = np.ndarray
 
 
 class EntryPoints(dict):
-    """The compiled entry point of one checked kernel, per dtype (``{dtype: entry point}``):
-    the public functions' hot path calls it directly, without numba's dispatcher
-    (:func:`hot_entry`).
+    """The compiled entry point of one checked kernel, per dtype (``{dtype: entry point}``).
 
-    A call through the dispatcher types every argument to pick the compiled version (about
-    20 ns an argument, 0.2 us for a checked kernel's 8-10); the entry point of that version
-    only unboxes them (about 15 ns an array without NRT). The hot path may skip the typing
-    because it has checked in Python what decides the version (:func:`hot_entry`: ndarray,
-    dtype, ndim) and the kernel checks the rest (shapes, C-contiguity: :func:`vector_ok`),
-    so that every call it makes is one the dispatcher would send to this same version.
+    The public functions' hot path calls it directly, without numba's dispatcher
+    (:func:`hot_entry`). A call through the dispatcher types every argument to pick the
+    compiled version; the entry point of that version only unboxes them. The hot path may
+    skip the typing because it has checked in Python what decides the version
+    (:func:`hot_entry`: ndarray, dtype, ndim) and the kernel checks the rest (shapes,
+    C-contiguity: :func:`vector_ok`), so that every call it makes is one the dispatcher
+    would send to this same version.
 
     ``sample(d)`` gives the kernel's arguments for the workspace ``d`` with every input a
     contiguous array of ``d``'s dtype: their numba types are the hot path's signature."""

@@ -322,43 +322,55 @@ def aba_batch_kernel(
 
 def aba(model: Model, q, qd, tau, f_ext=None, *, modified: bool = False, dtype=np.float64,
         data=None, out=None, threads=None) -> np.ndarray:
-    """Forward dynamics by the articulated-body algorithm: ``qdd = M(q)^-1 (tau - C(q, qd))``,
-    for one state or a batch of ``B`` states (a leading batch dimension).
+    """Compute forward dynamics by the articulated-body algorithm (ABA).
+
+    ``qdd = M(q)^-1 (tau - C(q, qd))`` for one state or a batch of ``B`` states (a leading
+    batch dimension).
 
     Parameters
     ----------
     model : Model
-    q : (nq,) or (B, nq) float64 - configuration (unit quaternions for spherical/free
-        joints); a 2-D ``q`` makes a batch of B states, one per row
-    qd : (nv,) or (B, nv) float64 - joint velocities [rad/s | m/s] (body-frame rates for
-        quaternion joints; not dq/dt)
-    tau : (nv,) or (B, nv) float64 - joint forces [N m | N]
-    f_ext : (nb, 6) float64, optional - external spatial force on each body, ``[n; f]``
-        about the body origin in body coordinates [N m; N]
-        (see :func:`articulated.body_force`); for a batch (B, nb, 6), or (nb, 6) shared
-        by every state
-    modified : bool - use the modified ABA of Ascher, Pai & Cloutier (1997), eq. 11
-    dtype : float64 or float32 - arithmetic precision of the whole computation
-    data : Data, optional - the workspace (default: the model's cached one of ``dtype``)
-    out : (nv,) or (B, nv) array of ``dtype``, optional - written and returned instead of a
-        new array (C-contiguous, writable)
-    threads : int, optional - batch only: worker threads, each on its own workspace and
-        its own contiguous share of the states (the kernel releases the GIL; the calling
-        thread takes the first share, a pool kept between calls the others); default: one
-        per 256 states, at most one per core this process may use. The result does not
-        depend on it, bit for bit.
+    q : (nq,) or (B, nq) float64
+        Configuration (unit quaternions for spherical/free joints); a 2-D ``q`` makes a
+        batch of B states, one per row.
+    qd : (nv,) or (B, nv) float64
+        Joint velocities [rad/s | m/s] (body-frame rates for quaternion joints; not dq/dt).
+    tau : (nv,) or (B, nv) float64
+        Joint forces [N m | N].
+    f_ext : (nb, 6) float64, optional
+        External spatial force on each body, ``[n; f]`` about the body origin in body
+        coordinates [N m; N] (see :func:`articulated.body_force`); for a batch (B, nb, 6),
+        or (nb, 6) shared by every state.
+    modified : bool
+        Use the modified ABA of Ascher, Pai & Cloutier (1997), eq. 11.
+    dtype : float64 or float32
+        Arithmetic precision of the whole computation.
+    data : Data, optional
+        The workspace (default: the model's cached one of ``dtype``).
+    out : (nv,) or (B, nv) array of ``dtype``, optional
+        Written and returned instead of a new array (C-contiguous, writable).
+    threads : int, optional
+        Batch only: worker threads, each on its own workspace and its own contiguous share
+        of the states (the kernel releases the GIL; the calling thread takes the first
+        share, a pool kept between calls the others); default: one per 256 states, at most
+        one per core this process may use. The result does not depend on it, bit for bit.
 
     Returns
     -------
-    qdd : (nv,) or (B, nv) ndarray of ``dtype`` - joint accelerations [rad/s^2 | m/s^2]
+    qdd : (nv,) or (B, nv) ndarray of ``dtype``
+        Joint accelerations [rad/s^2 | m/s^2].
 
     Raises
     ------
-    ValueError - wrong shapes (of ``out`` too), a non-finite input (names the joint or body,
-        and the state of a batch), a non-unit quaternion, or a singular articulated inertia
-        (names the joint).
-    TypeError - non-numeric arrays or an unsupported dtype.
+    ValueError
+        Wrong shapes (of ``out`` too), a non-finite input (names the joint or body, and the
+        state of a batch), a non-unit quaternion, or a singular articulated inertia (names
+        the joint).
+    TypeError
+        Non-numeric arrays or an unsupported dtype.
 
+    Notes
+    -----
     Complexity O(nb) time per state; no allocation beyond the result (none with ``out``).
     The per-call checks are O(1) array attribute reads plus one compiled quaternion check.
     Source: Featherstone, RBDA 2008, Table 7.1; modified form: Ascher, Pai & Cloutier 1997,
@@ -463,7 +475,19 @@ def batch_workspace(model, dtype, k):
 
 def aba_modified(model: Model, q, qd, tau, f_ext=None, *, dtype=np.float64, data=None,
                  out=None, threads=None):
-    """The modified ABA (Ascher, Pai & Cloutier 1997, eq. 11); see :func:`aba`."""
+    """Compute forward dynamics by the modified ABA (Ascher, Pai & Cloutier 1997, eq. 11).
+
+    Same as ``aba(..., modified=True)``: parameters, result and errors as :func:`aba`.
+
+    Returns
+    -------
+    qdd : (nv,) or (B, nv) ndarray of ``dtype``
+        Joint accelerations [rad/s^2 | m/s^2].
+
+    References
+    ----------
+    Ascher, Pai & Cloutier 1997, eq. 11.
+    """
     return aba(model, q, qd, tau, f_ext, modified=True, dtype=dtype, data=data, out=out,
                threads=threads)
 
@@ -542,8 +566,9 @@ PIVOT_METHODS = ("aba", "aba_modified", "crba")
 
 def articulated_pivots(model: Model, q, *, method: str = "aba", dtype=np.float64,
                        data=None) -> list:
-    """The pivots ``D_k = H_k M^_k H_k^*`` of each joint, as a forward-dynamics method forms
-    them (Ascher, Pai & Cloutier 1997, sec. 2-4; "articulated pivots" for short).
+    """Return the articulated pivots of each joint, as a forward-dynamics method forms them.
+
+    The pivots are ``D_k = H_k M^_k H_k^*`` (Ascher, Pai & Cloutier 1997, sec. 2-4).
 
     Both CRBA and ABA are block Gaussian eliminations of the same sparse system (their
     eq. 4) and have the same pivots in exact arithmetic: the joint-space articulated
@@ -558,7 +583,8 @@ def articulated_pivots(model: Model, q, *, method: str = "aba", dtype=np.float64
     Parameters
     ----------
     model : Model
-    q : (nq,) float64 - configuration (the pivots do not depend on velocities or forces)
+    q : (nq,) float64
+        Configuration (the pivots do not depend on velocities or forces).
     method : {"aba", "aba_modified", "crba"}
         ``"aba"``, ``"aba_modified"``: the pivots :func:`aba` (``modified=False/True``)
         divides by, computed by the same operations (bit-identical). ``"crba"``: the
@@ -566,8 +592,10 @@ def articulated_pivots(model: Model, q, *, method: str = "aba", dtype=np.float64
         (RBDA Table 6.3, as in :func:`articulated.crba_forward_dynamics`), gathered per
         joint as ``L_kk^T diag(D_kk) L_kk`` over the joint's own dofs (for a 1-dof joint
         simply the diagonal entry of ``D``).
-    dtype : float64 or float32 - arithmetic precision of the whole computation
-    data : Data, optional - workspace of this dtype (its D, U, ... are overwritten)
+    dtype : float64 or float32
+        Arithmetic precision of the whole computation.
+    data : Data, optional
+        Workspace of this dtype (its D, U, ... are overwritten).
 
     Returns
     -------
@@ -578,9 +606,13 @@ def articulated_pivots(model: Model, q, *, method: str = "aba", dtype=np.float64
 
     Raises
     ------
-    ValueError - unknown method, wrong shape of ``q``, non-unit quaternion.
-    TypeError - unsupported dtype.
+    ValueError
+        Unknown method, wrong shape of ``q``, non-unit quaternion.
+    TypeError
+        Unsupported dtype.
 
+    Notes
+    -----
     A singular pivot is returned as is (0, negative or non-finite), not raised.
     Source: Ascher, Pai & Cloutier 1997, eqs. 7, 9, 11 and Table 2; Featherstone, RBDA 2008,
     Tables 6.3 and 7.1.

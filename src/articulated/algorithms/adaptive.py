@@ -1,4 +1,6 @@
-"""Adaptive dynamics of articulated bodies (Redon, Galoppo & Lin 2005, RGL): hybrid bodies,
+"""Adaptive dynamics of articulated bodies (Redon, Galoppo & Lin 2005).
+
+Adaptive dynamics of articulated bodies (Redon, Galoppo & Lin 2005, RGL): hybrid bodies,
 motion metrics, the active-region update with joint-acceleration re-computation and
 rigidification impulses.
 
@@ -69,22 +71,24 @@ class AdaptiveDynamics(DCAEngine):
     ----------
     model : Model
     assembly : "balanced" | "serial" | sequence of joints | AssemblyTree
-    weights : (nb, 6, 6) or callable, optional - SPD acceleration-metric weights ``A_i``
-        (identity); a callable ``weights(q) -> (nb, 6, 6)`` gives configuration-dependent
-        weights (RGL Sec. 5.2: ``A_i`` may depend on ``q_i``), evaluated at every
-        :meth:`region_update` (a rigidified joint's weight must depend on its own ``q_i``
-        only: its passive node's tensors keep the weight it had when it was rigidified)
-    velocity_weights : (nb, 6, 6) or callable, optional - SPD velocity-metric weights
-        ``V_i`` (identity), likewise
+    weights : (nb, 6, 6) or callable, optional
+        SPD acceleration-metric weights ``A_i`` (identity); a callable ``weights(q) -> (nb,
+        6, 6)`` gives configuration-dependent weights (RGL Sec. 5.2: ``A_i`` may depend on
+        ``q_i``), evaluated at every :meth:`region_update` (a rigidified joint's weight must
+        depend on its own ``q_i`` only: its passive node's tensors keep the weight it had
+        when it was rigidified).
+    velocity_weights : (nb, 6, 6) or callable, optional
+        SPD velocity-metric weights ``V_i`` (identity), likewise.
 
+    Notes
+    -----
     Attributes (after :meth:`set_state`): ``q``, ``qd``, ``tau``, ``f_ext`` (the state),
     ``active`` (nb,) bool (the active region; all True = fully articulated), and everything
     of :class:`~articulated.algorithms.engine.DCAEngine` (coefficients with
     the velocity terms of RGL eqs. 2-3).
 
-    Memory: O(n), about 25 kB per body (the hybrid and the fully articulated coefficient
-    sets and the linear-coefficient tensors of :mod:`articulated.algorithms.passive`;
-    crowd(200), 17,800 bodies: about 0.45 GB).
+    Memory: O(n) (the hybrid and the fully articulated coefficient sets and the
+    linear-coefficient tensors of :mod:`articulated.algorithms.passive`).
     """
 
     def __init__(self, model, assembly="balanced", *, weights=None, velocity_weights=None):
@@ -169,8 +173,9 @@ class AdaptiveDynamics(DCAEngine):
         return a.copy()
 
     def set_state(self, q, qd=None, tau=None, f_ext=None, active=None) -> None:
-        """Set the state and the active region and recompute every node's coefficients
-        (with the velocity terms; O(n)).
+        """Set the state and the active region and recompute every node's coefficients.
+
+        With the velocity terms; O(n).
 
         q : (nq,), qd : (nv,) float64 (zero on rigidified joints), tau : (nv,) or None,
         f_ext : (nb, 6) or None (body coordinates, as :func:`articulated.aba`), active :
@@ -203,23 +208,28 @@ class AdaptiveDynamics(DCAEngine):
         self._update(self._all, self.tree.n_nodes, metric)
 
     def forward_dynamics(self, q, qd, tau=None, f_ext=None, active=None) -> np.ndarray:
-        """Joint accelerations of the hybrid body (RGL Sec. 4.3): exact for the body whose
-        rigidified joints are welded, zero on rigidified joints.
+        """Return the joint accelerations of the hybrid body (RGL Sec. 4.3).
+
+        Exact for the body whose rigidified joints are welded, zero on rigidified joints.
 
         Returns qdd (nv,) float64 [rad/s^2 | m/s^2]. Raises as :meth:`set_state`.
-        With ``active=None`` this is the full forward dynamics (equal to ABA's)."""
+        With ``active=None`` this is the full forward dynamics (equal to ABA's).
+        """
         self.set_state(q, qd, tau, f_ext, active)
         return self.solve(0.0, "absolute_linkage").qdd
 
     # --------------------------------------------------------------- RGL Sec. 5
     def acceleration_update_region(self, eps_acc: float = 0.0, max_nodes: int | None = None):
-        """RGL Sec. 5.3.1: convert to the fully articulated state and run the partial
-        back-substitution by priority of the acceleration metric; stop when the remaining
-        metric ``sum A(C)`` over the queue is at most ``eps_acc`` (the paper's threshold on
-        the acceleration metric value, not its square root) or after ``max_nodes`` joints.
+        """Select the acceleration-update region by the acceleration metric (RGL Sec. 5.3.1).
+
+        Convert to the fully articulated state and run the partial back-substitution by
+        priority of the acceleration metric; stop when the remaining metric ``sum A(C)``
+        over the queue is at most ``eps_acc`` (the paper's threshold on the acceleration
+        metric value, not its square root) or after ``max_nodes`` joints.
 
         Returns the joints of the acceleration update region (int64 array, the order of
-        processing). Leaves the solver in the fully articulated state."""
+        processing). Leaves the solver in the fully articulated state.
+        """
         self.active[:] = True
         self._refresh()
         eps = math.sqrt(max(float(eps_acc), 0.0))
@@ -227,8 +237,10 @@ class AdaptiveDynamics(DCAEngine):
         return res.joints.copy()
 
     def velocity_metric(self) -> np.ndarray:
-        """(n_nodes,) velocity metric ``V(C) = sum_{i in C} qd_i^T V_i qd_i`` of every node
-        (RGL Sec. 5.2, computed bottom-up as in Sec. 5.4.1)."""
+        """Return the velocity metric (n_nodes,) of every node (RGL Sec. 5.2).
+
+        ``V(C) = sum_{i in C} qd_i^T V_i qd_i``, computed bottom-up as in RGL Sec. 5.4.1.
+        """
         t, ma = self.tree, self.ma
         V = np.zeros(t.n_nodes)
         velocity_metric(self._all, t.n_nodes, t.node_A, t.node_B, t.node_joint, ma.vadr, ma.jnv,
@@ -236,16 +248,19 @@ class AdaptiveDynamics(DCAEngine):
         return V
 
     def new_active_region(self, eps_vel: float = 0.0, max_active=None):
-        """RGL Sec. 5.4.1: the joints visited by a top-down traversal by priority of the
-        velocity metric, stopped when the metric left in the queue is at most ``eps_vel``
-        (> 0) or after ``max_active`` joints; a (nb,) bool mask (a subtree containing the
-        root). With neither criterion the current active region is kept.
+        """Select the new active region by the velocity metric (RGL Sec. 5.4.1).
+
+        The joints visited by a top-down traversal by priority of the velocity metric,
+        stopped when the metric left in the queue is at most ``eps_vel`` (> 0) or after
+        ``max_active`` joints; a (nb,) bool mask (a subtree containing the root). With
+        neither criterion the current active region is kept.
 
         ``max_active`` is one budget N_A for the whole model (int) or one budget per tree of
         the model (sequence of ints, the trees in the order of their root bodies, i.e. of
         ``np.flatnonzero(model.body_parent < 0)``): RGL Fig. 1 gives each character of a
         crowd its own joint budget. With per-tree budgets ``eps_vel`` applies to each tree's
-        queue separately. Raises ValueError for a budget sequence of the wrong length."""
+        queue separately. Raises ValueError for a budget sequence of the wrong length.
+        """
         t = self.tree
         keep, budgets, per_tree = self._velocity_budgets(eps_vel, max_active)
         if keep:
@@ -261,11 +276,12 @@ class AdaptiveDynamics(DCAEngine):
     # --------------------------------------------------------------- RGL Sec. 5.1 + 6
     def region_update(self, q, qd, tau, f_ext, h, *, eps_acc=0.0, max_update=None, eps_vel=0.0,
                       max_active=None, bodies=None, impulse_columns=2):
-        """The active-region update of RGL Sec. 5.1 from the current hybrid state, touching
-        only the active region, its rigid front, the force-update region and the nodes the
-        acceleration queue visits (RGL Sec. 6; passive nodes through their linear-coefficient
-        tensors, :mod:`articulated.algorithms.passive`), in one compiled kernel
-        (:func:`articulated.algorithms.region.region_update_kernel`):
+        """Run the active-region update of RGL Sec. 5.1 from the current hybrid state.
+
+        The update touches only the active region, its rigid front, the force-update region
+        and the nodes the acceleration queue visits (RGL Sec. 6; passive nodes through their
+        linear-coefficient tensors, :mod:`articulated.algorithms.passive`), in one compiled
+        kernel (:func:`articulated.algorithms.region.region_update_kernel`):
 
         1. conversion to the fully articulated state: the front nodes' coefficients from
            their tensors at their rigid twists, the force-update region (passive nodes with
@@ -282,14 +298,37 @@ class AdaptiveDynamics(DCAEngine):
         5. conversion to the new hybrid state: rigid coefficients and tensors of the nodes
            that became passive, the new region's bookkeeping.
 
-        q (nq,), qd (nv,) (zero on rigidified joints), tau (nv,), f_ext (nb, 6) body
-        coordinates: the state (q differs from the last update's only on active joints);
-        h: time step [s]; bodies: the bodies with external forces (None: scanned from
-        ``f_ext``). Returns ``(qd_new (nv,), U (joints), rigidified (joints))``; the solver
-        is left in the new hybrid state (``self.active``). Raises ValueError for a
-        non-finite acceleration (naming the joint) or a budget sequence of the wrong
-        length. Requires :meth:`prepare_region` after the last change of the active region
-        made outside this method."""
+        Requires :meth:`prepare_region` after the last change of the active region made
+        outside this method.
+
+        Parameters
+        ----------
+        q, qd, tau : (nq,), (nv,), (nv,) float64
+            The state; ``q`` differs from the last update's only on active joints, ``qd``
+            is zero on rigidified joints.
+        f_ext : (nb, 6) float64
+            External forces, body coordinates [N m; N].
+        h : float
+            Time step [s].
+        bodies : sequence of int, optional
+            The bodies with external forces (None: scanned from ``f_ext``).
+
+        Returns
+        -------
+        qd_new : (nv,) float64
+            New joint velocities.
+        U : ndarray of int
+            Joints of the acceleration update region.
+        rigidified : ndarray of int
+            Joints rigidified by this update. The solver is left in the new hybrid state
+            (``self.active``).
+
+        Raises
+        ------
+        ValueError
+            For a non-finite acceleration (naming the joint) or a budget sequence of the
+            wrong length.
+        """
         self.q[:] = q
         self.qd[:] = qd
         self.tau[:] = tau
@@ -447,26 +486,31 @@ class AdaptiveDynamics(DCAEngine):
     _f0 = property(lambda self: self._bk.f0[:self._bk.counts[N_FRONT]])
 
     def prepare_region(self) -> None:
-        """Bookkeeping of the current active region for :meth:`hybrid_accelerations`
-        (RGL Sec. 4.1): the active nodes, the rigid front (rigid nodes whose parent is
-        active, leaves included), the body carrying each front node's handle 0, the nearest
-        active joint on every body's path, the front node holding every leaf, and the
-        rigid-front inertias. O(n) integer pass; run after the active region changes (the
-        coefficients must be those of the current hybrid body, e.g. after
-        :meth:`set_state`)."""
+        """Prepare the bookkeeping of the current active region (RGL Sec. 4.1).
+
+        What :meth:`hybrid_accelerations` needs: the active nodes, the rigid front (rigid
+        nodes whose parent is active, leaves included), the body carrying each front node's
+        handle 0, the nearest active joint on every body's path, the front node holding
+        every leaf, and the rigid-front inertias. O(n) integer pass; run after the active
+        region changes (the coefficients must be those of the current hybrid body, e.g.
+        after :meth:`set_state`).
+        """
         self._bk.epoch[:] += 1            # coefficients may have changed: caches are stale
         prepare_region(self.active, self._region_args(2).prep, self._bk)
 
     def hybrid_args(self):
-        """The :class:`~articulated.algorithms.bundles.HybridArgs` of the hybrid-step kernels
-        (built once; full buffers, the region's lists and counts are in ``self._bk``): the
+        """Return the bundle of arguments of the hybrid-step kernels (built once).
+
+        A :class:`~articulated.algorithms.bundles.HybridArgs` (built once; full buffers, the
+        region's lists and counts are in ``self._bk``): the
         :class:`~articulated.algorithms.bundles.PoseCache`, the node update and
         back-substitution bundles of the hybrid coefficient set and the
         :class:`~articulated.algorithms.bundles.HybridState`; the kernels take them by
         reference (:func:`articulated._byref.byref_each`). Shared by
-        :meth:`hybrid_accelerations`, :func:`articulated.algorithms.region.region_update_kernel`
-        and the compiled step loop of
-        :class:`articulated.simulation.adaptive.AdaptiveSimulator`."""
+        :meth:`hybrid_accelerations`,
+        :func:`articulated.algorithms.region.region_update_kernel` and the compiled step
+        loop of :class:`articulated.simulation.adaptive.AdaptiveSimulator`.
+        """
         if self._hargs is None:
             ma, t, d = self.ma, self.tree, self.dca
             Xr, xq = self._Xr, self._xq
@@ -507,19 +551,23 @@ class AdaptiveDynamics(DCAEngine):
         return self._redargs
 
     def sync_frames(self, q) -> None:
-        """Set the configuration, which differs from the current one only on active joints,
-        and bring the principal joint transforms and hierarchical frames of the active nodes
-        up to date (O(N_A)), so that :meth:`body_pose` is exact at ``q`` (forces in world
-        coordinates are evaluated between steps). Requires :meth:`prepare_region`."""
+        """Set a configuration that differs from the current one only on active joints.
+
+        Brings the principal joint transforms and hierarchical frames of the active nodes up
+        to date (O(N_A)), so that :meth:`body_pose` is exact at ``q`` (forces in world
+        coordinates are evaluated between steps). Requires :meth:`prepare_region`.
+        """
         self.q[:] = q
         hybrid_frames(self._bk, self.hybrid_args())
 
     def hybrid_accelerations(self, q, qd, tau, f_ext=None, bodies=None, *,
                              method: str = "reduced") -> np.ndarray:
-        """Forward dynamics of the hybrid body (RGL Sec. 4.3) at a state that differs from
-        the one of the last update only on active joints. First the frames and principal
-        transforms of the active nodes and the world velocities of the active joints'
-        bodies (the hierarchical frames that poses and forces are read from); then
+        """Compute forward dynamics of the hybrid body (RGL Sec. 4.3) near the last update.
+
+        The state differs from the one of the last update only on active joints. First the
+        frames and principal transforms of the active nodes and the world velocities of the
+        active joints' bodies (the hierarchical frames that poses and forces are read from);
+        then
 
         * ``method="reduced"`` (default, what the simulator's steps use): ABA on the
           reduced tree of the hybrid body, one rigid body per rigid-front node
@@ -534,7 +582,8 @@ class AdaptiveDynamics(DCAEngine):
         Returns the solver's qdd buffer (nv,) (zero on rigidified joints; valid until the
         next call). Raises ValueError for an unknown method or naming the joint of a
         non-finite acceleration. Requires :meth:`prepare_region` after the last
-        active-region change."""
+        active-region change.
+        """
         if method not in ("reduced", "dca"):
             raise ValueError(f"unknown method {method!r}; expected 'reduced' or 'dca'")
         args = self.hybrid_args()
@@ -560,10 +609,13 @@ class AdaptiveDynamics(DCAEngine):
         return self._qdd
 
     def impulse_response(self, joints, impulses) -> np.ndarray:
-        """Velocity change ``M_T^-1 G^T Q`` of the current hybrid body for joint impulses
-        ``Q`` [N m s | N s] on ``joints`` (the hybrid body's own inverse inertia; used for
-        the rigidification impulses). Linear in Q: computed as the difference of two exact
-        hybrid solves with the joint forces changed along the joints' paths only."""
+        """Return the velocity change ``M_T^-1 G^T Q`` of the hybrid body for joint impulses.
+
+        ``Q`` [N m s | N s] are impulses on ``joints`` (the hybrid body's own inverse
+        inertia; used for the rigidification impulses). Linear in Q: computed as the
+        difference of two exact hybrid solves with the joint forces changed along the
+        joints' paths only.
+        """
         m = self.model
         base = self._solve_exact().copy()
         dofs = np.concatenate([np.arange(m.jnt_vadr[j], m.jnt_vadr[j] + m.jnt_nv[j])
@@ -577,14 +629,16 @@ class AdaptiveDynamics(DCAEngine):
         return out
 
     def momentum_projection(self, keep) -> np.ndarray:
-        """The velocity change of the rigidification impulses computed in O(n) instead of
-        O(d_R) solves: impulses act on the rigidified joints only, so the generalized
-        momentum ``p = M qd`` of the kept joints is unchanged and the new velocities are
-        ``qd'_K = M_KK^-1 p_K`` (the same M-orthogonal projection as RGL Sec. 5.4.2). ``p``
-        from the body momenta (:func:`generalized_momentum`), ``M_KK^-1 p_K`` by one
-        hybrid solve (active = ``keep``) at rest without gravity or external forces.
+        """Return the velocity change of the rigidification impulses, in O(n).
+
+        One solve instead of O(d_R) solves: impulses act on the rigidified joints only, so
+        the generalized momentum ``p = M qd`` of the kept joints is unchanged and the new
+        velocities are ``qd'_K = M_KK^-1 p_K`` (the same M-orthogonal projection as RGL Sec.
+        5.4.2). ``p`` from the body momenta (:func:`generalized_momentum`), ``M_KK^-1 p_K``
+        by one hybrid solve (active = ``keep``) at rest without gravity or external forces.
         Returns ``dqd`` (nv,) for the solver's current ``q``, ``qd``; leaves the solver's
-        coefficients in that auxiliary state (call :meth:`set_state` next)."""
+        coefficients in that auxiliary state (call :meth:`set_state` next).
+        """
         p = self._momentum()
         qd_old = self.qd.copy()
         g = self._gravity.copy()
@@ -601,11 +655,14 @@ class AdaptiveDynamics(DCAEngine):
         return new - qd_old
 
     def rigidification_impulses(self, rigidify) -> np.ndarray:
-        """RGL Sec. 5.4.2: joint impulses on the joints ``rigidify`` (their dofs ``R``) that
-        cancel their velocities on the current (transient) hybrid body: ``K^R Q^R =
-        -qd^R``, ``K^R`` from unit test impulses. Returns the velocity change ``dqd`` (nv,)
-        (zero outside the active region; ``qd + dqd`` is zero on ``R``). Kinetic energy does
-        not increase: ``dqd`` is the M-orthogonal projection removing the R-components."""
+        """Compute the rigidification impulses of RGL Sec. 5.4.2.
+
+        Joint impulses on the joints ``rigidify`` (their dofs ``R``) that
+        cancel their velocities on the current (transient) hybrid body: ``K^R Q^R = -qd^R``,
+        ``K^R`` from unit test impulses. Returns the velocity change ``dqd`` (nv,) (zero
+        outside the active region; ``qd + dqd`` is zero on ``R``). Kinetic energy does not
+        increase: ``dqd`` is the M-orthogonal projection removing the R-components.
+        """
         m = self.model
         rigidify = [int(j) for j in rigidify if m.jnt_nv[j] > 0]
         if not rigidify:

@@ -1,4 +1,6 @@
-"""Partial back-substitution of the DCA engine (RL Sec. 4.3): joint accelerations (RL eq.
+"""Partial back-substitution of the DCA engine (RL Sec. 4.3).
+
+Partial back-substitution of the DCA engine (RL Sec. 4.3): joint accelerations (RL eq.
 4) and constraint forces (eq. 5) from the root down, in the order of a priority queue by
 total acceleration (RL eq. 8), until the certified error of an RL Def. 2 measure is within
 a bound or a joint budget is spent; with every active node and no metric, the exact

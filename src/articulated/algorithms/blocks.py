@@ -1,4 +1,6 @@
-"""Block storage and block linear algebra of the DCA engine: the handle blocks of ``Phi``
+"""Block storage and block linear algebra of the DCA engine.
+
+Block storage and block linear algebra of the DCA engine: the handle blocks of ``Phi``
 and ``Psi``, the factor of ``K_FF`` and the products that RL eq. 2 and eq. 9 need.
 
 Storage (every solver of the DCA family): node C's handles occupy the slots

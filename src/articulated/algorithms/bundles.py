@@ -1,4 +1,6 @@
-"""Named argument bundles of the DCA engine's kernels (the node update and the
+"""Named argument bundles of the DCA engine's kernels.
+
+Named argument bundles of the DCA engine's kernels (the node update and the
 back-substitution shared by quasi-statics, adaptive dynamics and the region update).
 
 The kernels take their arrays grouped the way mujoco_warp groups kernel arguments: the

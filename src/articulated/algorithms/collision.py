@@ -1,4 +1,6 @@
-"""Collision detection: the contacts between the shapes of a
+"""Collision detection: the contacts between the shapes of a model.
+
+Collision detection: the contacts between the shapes of a
 :class:`~articulated.geometry.CollisionModel` at a configuration (Gayle, Lin & Manocha 2006,
 "GLM", sec. IV and VI: detection feeds the impulse response of
 :mod:`articulated.algorithms.contact`).

@@ -1,4 +1,6 @@
-"""Narrow phase of the pairs with a :class:`~articulated.geometry.Mesh`, which
+"""Narrow phase of the pairs with a mesh.
+
+Narrow phase of the pairs with a :class:`~articulated.geometry.Mesh`, which
 :class:`~articulated.algorithms.collision.Detector` runs after its compiled kernel, writing
 contacts with the same fields (normal from b to a, point midway between the surfaces,
 distance < 0 when they overlap, keys increasing): mesh against plane in one compiled call
@@ -29,8 +31,8 @@ vertex and at most 3 of its hull neighbours that far from it; the farthest-point
 selection of up to :data:`MESH_FEATURES` is ours). A rounded foot's hull puts a dozen
 vertices within a millimetre of the floor; as contacts they are rows that differ by a
 lever of a millimetre, which Gauss-Seidel separates at a rate of about ``m d^2 / I`` per
-sweep (solo12 standing: every step at the 50-sweep cap, and the base rose 2.5 mm in 5 s
-while the load drifted from vertex to vertex)."""
+sweep, so a standing robot would spend every step at the sweep cap while the load drifts
+from vertex to vertex."""
 
 
 @inline
@@ -123,9 +125,9 @@ class MeshNarrowPhase:
     Each mesh collides as the convex hull of its vertices (MuJoCo does the same), one
     ``coal.Convex`` per mesh: coal's GJK gives the distance of separated shapes and EPA the
     depth and normal of overlapping ones (a ``BVHModelOBBRSS`` of the triangles gives no
-    penetration depth, and costs 15-130x more per query: 46-940 us against 3-8 us for the
-    solo12 meshes on this machine). Contacts, in the fields of :class:`Contacts` (normal
-    from b to a, point midway between the surfaces, ``dist < 0`` when they overlap):
+    penetration depth, and costs much more per query). Contacts, in the fields of
+    :class:`Contacts` (normal from b to a, point midway between the surfaces, ``dist < 0``
+    when they overlap):
 
     * mesh against a plane: the hull vertices below the plane plus the reach, as a box's
       corners: the deepest one, then repeatedly the one farthest from those chosen, while

@@ -1,4 +1,6 @@
-"""Contact response by impulses on an articulated body: the collision matrix ``K`` from test
+"""Contact response by impulses on an articulated body.
+
+Contact response by impulses on an articulated body: the collision matrix ``K`` from test
 impulses, Coulomb friction with sticking and sliding, restitution, sequential impulses over
 many contacts, and position projection (Gayle, Lin & Manocha 2006, "GLM", sec. IV.A, after
 Mirtich 1996, ch. 4).

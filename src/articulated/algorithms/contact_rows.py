@@ -1,4 +1,6 @@
-"""The rows of the contact response (GLM IV.A step 4, IV.B): each contact's frame, ``J^T``,
+"""The rows of the contact response (GLM IV.A step 4, IV.B).
+
+The rows of the contact response (GLM IV.A step 4, IV.B): each contact's frame, ``J^T``,
 ``W = M^-1 J^T`` and collision matrix ``K`` from test impulses
 (:mod:`~articulated.algorithms.impulse`), the groups of contacts on one body pair solved
 on 6 x 6 blocks, and the rows of the joint limits.

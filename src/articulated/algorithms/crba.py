@@ -1,4 +1,6 @@
-"""Composite-rigid-body algorithm (joint-space inertia matrix) and the sparse
+"""Composite-rigid-body algorithm and CRBA forward dynamics.
+
+Composite-rigid-body algorithm (joint-space inertia matrix) and the sparse
 ``L^T D L`` factorization that solves ``M qdd = tau - C`` with it (RBDA sec. 6.2, 6.5).
 
 The factorization exploits branch-induced sparsity (``dof_parent`` is Featherstone's
@@ -178,16 +180,20 @@ def crba(model: Model, q, *, dtype=np.float64, data=None, out=None) -> np.ndarra
 
     Parameters
     ----------
-    q : (nq,) float64 - configuration
+    q : (nq,) float64
+        Configuration.
     dtype, data : as :func:`articulated.aba`
-    out : (nv, nv) array of ``dtype``, optional - written and returned instead of a new
-        array (C-contiguous, writable)
+    out : (nv, nv) array of ``dtype``, optional
+        Written and returned instead of a new array (C-contiguous, writable).
 
     Returns
     -------
-    M : (nv, nv) ndarray of ``dtype`` - symmetric positive definite joint-space inertia
-        [kg m^2 | kg | kg m]; ``T = 1/2 qd^T M qd``.
+    M : (nv, nv) ndarray of ``dtype``
+        Symmetric positive definite joint-space inertia [kg m^2 | kg | kg m]; ``T = 1/2 qd^T
+        M qd``.
 
+    Notes
+    -----
     Memory O(nv^2) (dense result); time O(nv * depth). Raises as :func:`articulated.aba`.
     Source: Featherstone, RBDA 2008, Table 6.2; Ascher, Pai & Cloutier 1997, sec. 2 (the
     CRB method as one elimination of their eq. 4).
@@ -207,8 +213,16 @@ def crba(model: Model, q, *, dtype=np.float64, data=None, out=None) -> np.ndarra
 
 
 def crba_forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, dtype=np.float64, data=None):
-    """``qdd = M^-1 (tau - C)`` with M from CRBA, C from RNEA and the sparse ``L^T D L``
-    factorization (RBDA sec. 6.5). Same arguments and errors as :func:`articulated.aba`."""
+    """Compute forward dynamics through the joint-space inertia matrix (CRBA).
+
+    ``qdd = M^-1 (tau - C)`` with M from CRBA, C from RNEA and the sparse ``L^T D L``
+    factorization (RBDA sec. 6.5). Same arguments and errors as :func:`articulated.aba`.
+
+    Returns
+    -------
+    qdd : (nv,) ndarray of ``dtype``
+        Joint accelerations [rad/s^2 | m/s^2].
+    """
     dt = check_dtype(dtype)
     d = data if data is not None else model.data(dt)
     q, qd = as_state(model, q, qd, dt)

@@ -1,4 +1,6 @@
-"""Featherstone's divide-and-conquer algorithm (DCA) in handle form: forward dynamics and
+"""Featherstone's divide-and-conquer algorithm (DCA) in handle form.
+
+Featherstone's divide-and-conquer algorithm (DCA) in handle form: forward dynamics and
 quasi-statics over an assembly tree (:mod:`articulated.assembly`).
 
 Sources: Redon, Galoppo & Lin (2005), "Adaptive dynamics of articulated bodies" (RGL),
@@ -92,7 +94,7 @@ from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
 from .handles import _body_bias, _dca_kinematics
 
 
-# ---- packed node records (docs/dca.md, "Packed node records")
+# ---- packed node records
 # columns of the int record ``node_rec`` (nn, N_NR) of every node, in post-order
 NR_PERM = 0
 """Columns 0..5: ``perm[J]``, the aligned coordinates of the node's joint, free ones first."""
@@ -215,7 +217,6 @@ def _dca_main_pass(m, inp, sc, d):
     node. Scratch: Z (hmax + 2, 6, 6) (0: K, 1: C_k, 2..: Z_k), Ds (6, 6). A block
     ``C_k = Phi^B_{1k}`` stored untransposed is read in place, and the principal joint
     transform is applied in its revolute / prismatic closed form (:func:`_xj_motion`).
-    Profile and operation counts: docs/dca.md, "Profile".
     """
     nr, LR, n_leaf_diag, hmax = m.node_rec, m.leaf_rec, m.n_leaf_diag, m.hmax
     XJ_E, XJ_r, v, c_al, b_world = d.kin.XJ_E, d.kin.XJ_r, d.kin.v, d.kin.c_al, d.kin.b_world
@@ -572,12 +573,14 @@ def dca_kernel(m, inp, sc, d):
 
 @njit(**KERNEL)
 def dca_call(m, inp, sc, d):
-    """:func:`dca_kernel` for callers in Python: the same bundles as plain tuples (their
-    fields in order, ``d[0]`` the :class:`~articulated.algorithms.bundles.Kinematics`),
-    rebuilt as named tuples inside. Numba types a plain tuple of arrays at a call from
-    Python about 5 times faster than a named tuple (its fields are typed one by one in
-    Python), which was about 10 us of every call (docs/dca.md, "Profile"). Returns whether
-    every joint acceleration is finite (the caller reports a non-finite one)."""
+    """Run :func:`dca_kernel` for callers in Python; return whether every qdd is finite.
+
+    The same bundles as plain tuples (their fields in order, ``d[0]`` the
+    :class:`~articulated.algorithms.bundles.Kinematics`), rebuilt as named tuples inside:
+    numba types a plain tuple of arrays at a call from Python faster than a named tuple
+    (whose fields are typed one by one in Python). The caller reports a non-finite
+    acceleration.
+    """
     dca_kernel(DCAModel(*m), DCAInputs(*inp), DCAScratch(*sc),
                DCAData(Kinematics(*d[0]), *d[1:]))
     qdd = d[-1]

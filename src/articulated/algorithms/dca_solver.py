@@ -1,4 +1,6 @@
-"""The full DCA as a solver object and as functions: :class:`DCA` (model arrays, assembly
+"""The full DCA as a solver object and as functions.
+
+The full DCA as a solver object and as functions: :class:`DCA` (model arrays, assembly
 tree, handle frames and buffers built once; forward dynamics and quasi-statics per call),
 :func:`dca` and :func:`quasi_statics`. The kernels and the equations they implement (RGL
 eqs. 1-5, RL eqs. 1-7) are in :mod:`articulated.algorithms.dca`.
@@ -112,63 +114,91 @@ def _stack_depth(tree: AssemblyTree) -> int:
 
 
 class DCA:
-    """Featherstone's divide-and-conquer algorithm on a fixed assembly tree, with its
-    coefficients kept between calls (for the adaptive algorithms built on it).
+    """Featherstone's divide-and-conquer algorithm on a fixed assembly tree.
+
+    Its coefficients are kept between calls, for the adaptive algorithms built on it.
 
     Parameters
     ----------
     model : Model
+        The articulated body (float64).
     assembly : {"balanced", "serial"}, sequence of joints, or AssemblyTree
-        the assembly tree or how to build it (:func:`articulated.assembly.build_assembly`)
-    dtype : float64 or float32 - arithmetic precision
-    max_handles : int, optional - handle cap of the balanced construction
+        The assembly tree or how to build it (:func:`articulated.assembly.build_assembly`).
+    dtype : float64 or float32
+        Arithmetic precision.
+    max_handles : int, optional
+        Handle cap of the balanced construction.
 
-    Attributes (arrays of ``dtype`` unless noted; coefficients valid after a call)
+    Attributes
     ----------
-    model : Model; tree : AssemblyTree
-    H_E, H_r : (2 nb, 3, 3), (2 nb, 3) - the handle frames (:func:`handle_frames`):
-        transform of handle ``(J, s)`` at index ``2 J + s``; perm (nb, 6), nfree (nb,) int64
-        - free / joint coordinates of each joint in its aligned frame
-    Iinv : (nb, 21) - inverse spatial inertia ``I^-1`` of each body, body coordinates, the
-        upper triangle row by row
-    Po : (n_off, 6, 6) - off-diagonal ``Phi_kl`` (k < l) of every node, node ``i`` from
-        ``node_ooff[i]`` (row-major over the strict upper block triangle); rows in handle
-        k's frame, columns in handle l's. Leaf blocks are constant, internal ones rewritten
-        by each call. (Diagonal blocks and biases of internal nodes are only needed by the
-        parent and live on a small stack, ``Pd[n_leaf_diag:]`` and ``Bst``; the leaves'
-        constant diagonal blocks are ``Pd[node_doff[i] + k]``.)
-    node_rec : (nn, N_NR) int64 - every node's indices, its children's and its joint's in
-        one record (columns ``NR_*`` of :mod:`articulated.algorithms.dca`)
-    rec : (nb, N_REC + 6 dmax) - the coefficients of every internal node in one record,
-        by the node's rank among the internal nodes in post-order (``rank_joint[r]`` its
-        joint, ``joint_rank[J]`` the inverse; columns ``REC_*``): ``beta``, ``gamma``, the
-        joint force ``f_al``, the factor ``Ld, L`` of ``K_FF`` and the joint rows ``Kj``.
-        The passes stream it (docs/dca.md, "Packed node records"); the by-joint arrays
-        below are properties that copy out of it.
-    L, Ld : (nb, 15), (nb, 6) - factor of the free block ``K_FF`` of
-        ``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B`` of each joint's node: for five free
-        coordinates (revolute, prismatic) ``L D L^T`` with unit ``L`` and ``1 / D`` in Ld;
-        otherwise Cholesky ``L L^T`` with the inverse diagonal in Ld; L holds the strictly
-        lower triangle row by row (entry (i, j) at ``i (i - 1) / 2 + j``)
-    Kj : (nv, 6) - the joint rows of K (``K[perm[J, nfree + r], :]`` for dof r)
-    beta, gamma : (nb, 6) - ``beta``, ``gamma`` of each joint's node (RGL eq. 2), aligned
-        frame of ``(J, 1)``; :meth:`node_K`, :meth:`node_VW` give K, V, W
-    XJ_E, XJ_r : (nb, 3, 3), (nb, 3) - principal joint transforms ``R X_J(q_J) R^T``
-        (compact, aligned frames)
-    Xup_E, Xup_r, v, c, z - parent-to-body transforms, body velocities, ``v x S qd``,
-        leaf biases ``I^-1 (f_ext - v x* I v)`` (body coordinates)
-    fh : (n_slots, 6) - forces on every handle from the back-substitution, handle frames
-    f : (nb, 6) - joint constraint forces: the spatial force transmitted across joint i to
-        body i, body-i coordinates [N m; N] (what RNEA leaves in ``Data.f``); ``f_al``:
-        the same in the aligned frame of ``(J, 1)``
-    qdd : (nv,) - joint accelerations of the last call
+    model : Model
+        The model.
+    tree : AssemblyTree
+        The assembly tree.
+    H_E, H_r : (2 nb, 3, 3), (2 nb, 3)
+        The handle frames (:func:`handle_frames`): transform of handle ``(J, s)`` at index
+        ``2 J + s``. Arrays are of ``dtype`` unless noted; coefficients are valid after a
+        call.
+    perm, nfree : (nb, 6), (nb,) int64
+        Free / joint coordinates of each joint in its aligned frame.
+    Iinv : (nb, 21)
+        Inverse spatial inertia ``I^-1`` of each body, body coordinates, the upper
+        triangle row by row.
+    Po : (n_off, 6, 6)
+        Off-diagonal ``Phi_kl`` (k < l) of every node, node ``i`` from ``node_ooff[i]``
+        (row-major over the strict upper block triangle); rows in handle k's frame,
+        columns in handle l's. Leaf blocks are constant, internal ones rewritten by each
+        call. Diagonal blocks and biases of internal nodes are only needed by the parent
+        and live on a small stack, ``Pd[n_leaf_diag:]`` and ``Bst``; the leaves' constant
+        diagonal blocks are ``Pd[node_doff[i] + k]``.
+    node_rec : (nn, N_NR) int64
+        Every node's indices, its children's and its joint's in one record (columns
+        ``NR_*`` of :mod:`articulated.algorithms.dca`).
+    rec : (nb, N_REC + 6 dmax)
+        The coefficients of every internal node in one record, by the node's rank among
+        the internal nodes in post-order (``rank_joint[r]`` its joint, ``joint_rank[J]``
+        the inverse; columns ``REC_*``): ``beta``, ``gamma``, the joint force ``f_al``,
+        the factor ``Ld, L`` of ``K_FF`` and the joint rows ``Kj``. The passes stream it;
+        the by-joint arrays below are properties that copy out of it.
+    L, Ld : (nb, 15), (nb, 6)
+        Factor of the free block ``K_FF`` of ``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B``
+        of each joint's node: for five free coordinates (revolute, prismatic) ``L D L^T``
+        with unit ``L`` and ``1 / D`` in Ld; otherwise Cholesky ``L L^T`` with the inverse
+        diagonal in Ld; L holds the strictly lower triangle row by row (entry (i, j) at
+        ``i (i - 1) / 2 + j``).
+    Kj : (nv, 6)
+        The joint rows of K (``K[perm[J, nfree + r], :]`` for dof r).
+    beta, gamma : (nb, 6)
+        ``beta``, ``gamma`` of each joint's node (RGL eq. 2), aligned frame of ``(J, 1)``;
+        :meth:`node_K`, :meth:`node_VW` give K, V, W.
+    XJ_E, XJ_r : (nb, 3, 3), (nb, 3)
+        Principal joint transforms ``R X_J(q_J) R^T`` (compact, aligned frames).
+    Xup_E, Xup_r, v, c, z : arrays
+        Parent-to-body transforms, body velocities, ``v x S qd``, leaf biases
+        ``I^-1 (f_ext - v x* I v)`` (body coordinates).
+    fh : (n_slots, 6)
+        Forces on every handle from the back-substitution, handle frames.
+    f : (nb, 6)
+        Joint constraint forces: the spatial force transmitted across joint i to body i,
+        body-i coordinates [N m; N] (what RNEA leaves in ``Data.f``); ``f_al`` is the same
+        in the aligned frame of ``(J, 1)``.
+    qdd : (nv,)
+        Joint accelerations of the last call.
 
     Raises
     ------
-    TypeError - not a Model, unsupported dtype. ValueError - a bad assembly order.
+    TypeError
+        Not a Model, or an unsupported dtype.
+    ValueError
+        A bad assembly order.
 
-    Memory O(n) for a bounded handle count (:meth:`nbytes`). Source: Redon, Galoppo & Lin
-    (2005), Sec. 3; Redon & Lin (2005), Sec. 3.1, 5.1.
+    Notes
+    -----
+    Memory O(n) for a bounded handle count (:meth:`nbytes`).
+
+    References
+    ----------
+    Redon, Galoppo & Lin (2005), Sec. 3; Redon & Lin (2005), Sec. 3.1, 5.1.
     """
 
     def __init__(self, model: Model, assembly="balanced", *, dtype=np.float64,
@@ -279,8 +309,7 @@ class DCA:
 
     @property
     def f_al(self) -> np.ndarray:
-        """(nb, 6) joint constraint forces of the last call in the aligned frame of
-        ``(J, 1)``."""
+        """Joint constraint forces (nb, 6) of the last call, aligned frame of ``(J, 1)``."""
         return self._by_joint(REC_FAL, 6)
 
     @property
@@ -295,8 +324,7 @@ class DCA:
 
     @property
     def Kj(self) -> np.ndarray:
-        """(nv, 6) the joint rows of each joint's K (``K[perm[J, nfree + r], :]`` for dof
-        r)."""
+        """Joint rows (nv, 6) of each joint's K: ``K[perm[J, nfree + r], :]`` for dof r."""
         out = np.zeros((self.model.nv, 6), dtype=self.dtype)
         for j in range(self.model.nb):
             va, d, r = self.model.jnt_vadr[j], self.model.jnt_nv[j], self.joint_rank[j]
@@ -324,22 +352,34 @@ class DCA:
 
         Parameters
         ----------
-        q : (nq,) float64 - configuration (unit quaternions for spherical/free joints)
-        qd : (nv,) float64 - joint velocities [rad/s | m/s] (body-frame rates for quaternion
-            joints, not dq/dt)
-        tau : (nv,) float64 - applied joint forces ``Q`` [N m | N]
-        f_ext : (nb, 6) float64, optional - external spatial force on each body, ``[n; f]``
-            about the body origin in body coordinates [N m; N] (as :func:`articulated.aba`)
+        q : (nq,) float64
+            Configuration (unit quaternions for spherical/free joints).
+        qd : (nv,) float64
+            Joint velocities [rad/s | m/s] (body-frame rates for quaternion joints, not
+            dq/dt).
+        tau : (nv,) float64
+            Applied joint forces ``Q`` [N m | N].
+        f_ext : (nb, 6) float64, optional
+            External spatial force on each body, ``[n; f]`` about the body origin in body
+            coordinates [N m; N] (as :func:`articulated.aba`).
 
         Returns
         -------
-        qdd : (nv,) ndarray of ``dtype`` [rad/s^2 | m/s^2]. After the call :attr:`f` holds
-        the joint constraint forces and the coefficients are up to date.
+        qdd : (nv,) ndarray of ``dtype``
+            Joint accelerations [rad/s^2 | m/s^2]. After the call :attr:`f` holds the joint
+            constraint forces and the coefficients are up to date.
 
-        Raises ValueError (wrong shapes, non-finite input naming the joint or body, non-unit
-        quaternions, a singular handle inertia naming the joint), TypeError (non-numeric).
-        Complexity O(n) with a bounded handle count; allocation-free kernels.
-        Source: RGL Sec. 3.1-3.2, eqs. 1-5.
+        Raises
+        ------
+        ValueError, TypeError
+            ValueError (wrong shapes, non-finite input naming the joint or body, non-unit
+            quaternions, a singular handle inertia naming the joint), TypeError
+            (non-numeric).
+
+        Notes
+        -----
+        Complexity O(n) with a bounded handle count; allocation-free kernels. Source: RGL
+        Sec. 3.1-3.2, eqs. 1-5.
         """
         return self._run(q, qd, tau, f_ext, False)
 
@@ -354,16 +394,21 @@ class DCA:
         return self._run(q, None, tau, f_ext, True)
 
     def body_accelerations(self) -> np.ndarray:
-        """(nb, 6) spatial accelerations of the bodies from the last call, body coordinates,
-        including the fictitious base acceleration ``-g`` (equal to ABA's ``Data.a``)."""
+        """Return the spatial accelerations (nb, 6) of the bodies from the last call.
+
+        Body coordinates, including the fictitious base acceleration ``-g`` (equal to ABA's
+        ``Data.a``).
+        """
         dca_body_acc(self.kernel_model, self.kernel_data, self.a)
         return self.a.copy()
 
     def handle_frame(self, joint, side: int = 1) -> np.ndarray:
-        """(6, 6) motion transform from body coordinates to the frame of handle
-        ``(joint, side)``: from body-J coordinates for side 1, from the parent body's
+        """Return the (6, 6) motion transform from body coordinates to a handle's frame.
+
+        Handle ``(joint, side)``: from body-J coordinates for side 1, from the parent body's
         coordinates for side 0 (the placement ``X_tree[J]`` followed by the alignment
-        rotation ``R_J``). Forces transform with its inverse transpose."""
+        rotation ``R_J``). Forces transform with its inverse transpose.
+        """
         j = self.model.joint_id(joint)
         if side not in (0, 1):
             raise ValueError(f"side must be 0 or 1, got {side!r}")
@@ -371,11 +416,13 @@ class DCA:
         return xform_dense(np.asarray(E, dtype=np.float64), np.asarray(r, dtype=np.float64))
 
     def node_VW(self, joint) -> tuple[np.ndarray, np.ndarray]:
-        """``(V, W)`` (6, 6) of a joint's node from the last call (RGL eq. 2), in the
-        aligned frame of handle ``(J, 1)`` (:meth:`handle_frame`; ``T V T^T`` in the
-        frame of ``T``): ``V = (X_J Phi_2^A X_J^T + Phi_1^B)^-1``,
-        ``W = V - V S (S^T V S)^-1 S^T V``. Formed from the stored ``K = V^-1`` (plain
-        NumPy; for inspection and tests, not for hot loops)."""
+        """Return ``(V, W)`` (6, 6) of a joint's node from the last call (RGL eq. 2).
+
+        In the aligned frame of handle ``(J, 1)`` (:meth:`handle_frame`; ``T V T^T`` in the
+        frame of ``T``): ``V = (X_J Phi_2^A X_J^T + Phi_1^B)^-1``, ``W = V - V S (S^T V
+        S)^-1 S^T V``. Formed from the stored ``K = V^-1`` (plain NumPy; for inspection and
+        tests, not for hot loops).
+        """
         j = self.model.joint_id(joint)
         K = self.node_K(j)
         V = np.linalg.inv(K)
@@ -387,9 +434,11 @@ class DCA:
         return V, W
 
     def node_K(self, joint) -> np.ndarray:
-        """``K = V^-1 = X_J Phi_2^A X_J^T + Phi_1^B`` (6, 6) of a joint's node from the
-        last call, aligned frame of ``(J, 1)``, rebuilt from the stored factor ``L`` of
-        ``K_FF`` and the joint rows ``Kj`` (plain NumPy)."""
+        """Return ``K = V^-1`` (6, 6) of a joint's node from the last call.
+
+        ``K = X_J Phi_2^A X_J^T + Phi_1^B`` in the aligned frame of ``(J, 1)``, rebuilt from
+        the stored factor ``L`` of ``K_FF`` and the joint rows ``Kj`` (plain NumPy).
+        """
         j = self.model.joint_id(joint)
         nf = int(self.nfree[j])
         d = int(self.model.jnt_nv[j])
@@ -411,8 +460,11 @@ class DCA:
         return K
 
     def joint_forces(self) -> np.ndarray:
-        """(nb, 6) joint constraint forces of the last call: the spatial force ``[n; f]``
-        transmitted across joint i to body i, body-i coordinates [N m; N] (RGL eq. 5)."""
+        """Return the joint constraint forces (nb, 6) of the last call (RGL eq. 5).
+
+        The spatial force ``[n; f]`` transmitted across joint i to body i, body-i
+        coordinates [N m; N].
+        """
         return self.f.copy()
 
 
@@ -440,15 +492,17 @@ def dca(model: Model, q, qd, tau, f_ext=None, *, assembly="balanced", dtype=np.f
     ----------
     model : Model
     q, qd, tau, f_ext : as :meth:`DCA.forward_dynamics` (and :func:`articulated.aba`)
-    assembly : {"balanced", "serial"} or AssemblyTree or sequence of joints - a named kind
-        uses a cached :class:`DCA` per model (:func:`dca_solver`); anything else builds a
-        new one (keep a :class:`DCA` object instead)
+    assembly : {"balanced", "serial"} or AssemblyTree or sequence of joints
+        A named kind uses a cached :class:`DCA` per model (:func:`dca_solver`); anything
+        else builds a new one (keep a :class:`DCA` object instead).
     dtype : float64 or float32
 
     Returns
     -------
     qdd : (nv,) ndarray of ``dtype`` [rad/s^2 | m/s^2]
 
+    Notes
+    -----
     Raises as :meth:`DCA.forward_dynamics`. Source: RGL Sec. 3.1-3.2, eqs. 1-5.
     """
     s = (dca_solver(model, assembly, dtype) if isinstance(assembly, str) else DCA(model, assembly,
@@ -457,8 +511,38 @@ def dca(model: Model, q, qd, tau, f_ext=None, *, assembly="balanced", dtype=np.f
 
 
 def quasi_statics(model: Model, q, tau, f_ext=None, *, assembly="balanced", dtype=np.float64):
-    """Forward quasi-statics by the DCA: joint accelerations with all velocities zero
-    (RL Sec. 3.1, eqs. 1-7). Parameters and result as :func:`dca` without ``qd``."""
+    """Compute forward quasi-statics by the DCA: joint accelerations with all velocities zero.
+
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+    tau : (nv,) float64
+        Joint forces [N m | N].
+    f_ext : (nb, 6) float64, optional
+        External spatial forces ``[n; f]`` about each body origin, body coordinates
+        [N m; N].
+    assembly : {"balanced", "serial"} or AssemblyTree or sequence of joints
+        As :func:`dca`.
+    dtype : float64 or float32
+        Arithmetic precision.
+
+    Returns
+    -------
+    qdd : (nv,) ndarray of ``dtype``
+        Joint accelerations [rad/s^2 | m/s^2]; gravity is included.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :meth:`DCA.forward_dynamics`.
+
+    References
+    ----------
+    Redon & Lin 2005 (RL), Sec. 3.1, eqs. 1-7.
+    """
     s = (dca_solver(model, assembly, dtype) if isinstance(assembly, str) else DCA(model, assembly,
                                                                                   dtype=dtype))
     return s.quasi_statics(q, tau, f_ext)

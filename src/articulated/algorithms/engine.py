@@ -1,4 +1,6 @@
-"""The DCA engine: a divide-and-conquer articulated body whose node coefficients are kept
+"""The DCA engine: a divide-and-conquer articulated body with kept coefficients.
+
+The DCA engine: a divide-and-conquer articulated body whose node coefficients are kept
 between calls, updated lazily and solved partially.
 
 :class:`DCAEngine` owns the DCA of a model (:class:`articulated.algorithms.dca_solver.DCA`),
@@ -48,11 +50,19 @@ class DCAEngine:
     ----------
     model : Model (float64)
     assembly : "balanced" | "serial" | sequence of joints | AssemblyTree
-    weights : (nb, 6, 6) or None - SPD joint weights ``A_i`` of the acceleration metric
-        (RGL Sec. 5.2), the ``d_i x d_i`` upper-left block used; identity if None
+    weights : (nb, 6, 6) or None
+        SPD joint weights ``A_i`` of the acceleration metric (RGL Sec. 5.2), the ``d_i x
+        d_i`` upper-left block used; identity if None.
 
-    Raises ValueError for invalid weights (shape, non-finite, not symmetric positive
-    definite, naming the joint). Memory O(n) with a bounded handle count.
+    Raises
+    ------
+    ValueError
+        For invalid weights (shape, non-finite, not symmetric positive definite,
+        naming the joint).
+
+    Notes
+    -----
+    Memory O(n) with a bounded handle count.
     """
 
     def __init__(self, model: Model, assembly="balanced", *, weights=None):
@@ -254,19 +264,31 @@ class DCAEngine:
 
     def update(self, q=None, *, joints=(), bodies=(), f_ext=None, tau=None, tau_joints=(),
                metric: bool = True) -> int:
-        """Lazy coefficient update (RL Sec. 5.2): only the nodes of the ``joints`` whose
-        position changed, the leaves of the ``bodies`` whose external force changed, the
-        nodes of the ``tau_joints`` whose active force changed, and their ancestors are
-        recomputed, level by level (each node once): O(N_U log(N / N_U)).
+        """Update the coefficients lazily: only what changed and its ancestors (RL Sec. 5.2).
 
-        q : (nq,) float64, optional - the new configuration (differs from the current one
-            only at ``joints``; not checked, which would cost O(n))
-        joints, bodies, tau_joints : sequences of int - what changed
-        f_ext : (nb, 6) float64, optional - new external forces (only rows ``bodies`` read)
-        tau : (nv,) float64, optional - new joint forces (only ``tau_joints`` read)
-        metric : bool - also update the total-acceleration coefficients (default)
+        Only the nodes of the ``joints`` whose position changed, the leaves of the
+        ``bodies`` whose external force changed, the nodes of the ``tau_joints`` whose
+        active force changed, and their ancestors are recomputed, level by level (each
+        node once): O(N_U log(N / N_U)).
 
-        Returns the number of nodes recomputed.
+        Parameters
+        ----------
+        q : (nq,) float64, optional
+            The new configuration (differs from the current one only at ``joints``; not
+            checked, which would cost O(n)).
+        joints, bodies, tau_joints : sequences of int
+            What changed.
+        f_ext : (nb, 6) float64, optional
+            New external forces (only rows ``bodies`` read).
+        tau : (nv,) float64, optional
+            New joint forces (only ``tau_joints`` read).
+        metric : bool
+            Also update the total-acceleration coefficients (default).
+
+        Returns
+        -------
+        int
+            The number of nodes recomputed.
         """
         t = self.tree
         if q is not None:
@@ -298,14 +320,18 @@ class DCAEngine:
 
         Parameters
         ----------
-        eps_max : float >= 0 - error bound in the chosen measure (0: exact, every joint
-            whose subassembly has a nonzero total acceleration is computed)
-        error : one of :data:`ERROR_MEASURES` - RL Definition 2 (norms in the metric of the
-            weights: ``||qdd_i|| = sqrt(qdd_i^T A_i qdd_i)``)
-        max_joints : int, optional - stop after this many joints (joint budget); the
-            returned bound then says how good the result is
-        copy : bool - False returns views of the solver's buffers (valid until the next
-            call) and keeps the call O(N_E); True (default) copies ``qdd``, O(n)
+        eps_max : float >= 0
+            Error bound in the chosen measure (0: exact, every joint whose subassembly has a
+            nonzero total acceleration is computed).
+        error : one of :data:`ERROR_MEASURES`
+            RL Definition 2 (norms in the metric of the weights: ``||qdd_i|| = sqrt(qdd_i^T
+            A_i qdd_i)``).
+        max_joints : int, optional
+            Stop after this many joints (joint budget); the returned bound then says how
+            good the result is.
+        copy : bool
+            False returns views of the solver's buffers (valid until the next call) and
+            keeps the call O(N_E); True (default) copies ``qdd``, O(n).
 
         Returns
         -------
@@ -313,8 +339,11 @@ class DCAEngine:
         [rad/s^2 | m/s^2], ``joints`` (N_E,) int64 in computation order, ``bound`` (the
         certified error in the chosen measure), ``total`` (``A`` of the system).
 
-        Raises ValueError for a negative or non-finite eps_max, an unknown measure or a
-        negative budget.
+        Raises
+        ------
+        ValueError
+            For a negative or non-finite eps_max, an unknown measure or a
+            negative budget.
         """
         if not (isinstance(eps_max, (int, float,
                                      np.floating)) and math.isfinite(eps_max) and eps_max >= 0):
@@ -388,9 +417,23 @@ class DCAEngine:
 
 
 class QuasiStaticResult:
-    """Result of :meth:`AdaptiveQuasiStatics.solve`: ``qdd`` (nv,), ``joints`` (computed,
-    in order), ``bound`` (certified error), ``total`` (``A`` of the system), ``error``,
-    ``eps_max``."""
+    """Result of :meth:`AdaptiveQuasiStatics.solve`.
+
+    Attributes
+    ----------
+    qdd : (nv,) float64
+        Joint accelerations [rad/s^2 | m/s^2]: exact on ``joints``, zero elsewhere.
+    joints : (N_E,) int64
+        The joints computed, in computation order.
+    bound : float
+        The certified error in the measure ``error`` (RL Def. 2).
+    total : float
+        The total acceleration metric ``A`` of the system (RL Lemma 1, eq. 8).
+    error : str
+        The error measure.
+    eps_max : float
+        The requested error bound.
+    """
 
     __slots__ = ("qdd", "joints", "bound", "total", "error", "eps_max")
 

@@ -34,7 +34,10 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method: str = "aba
     -------
     qdd : (nv,) ndarray of ``dtype`` [rad/s^2 | m/s^2]
 
-    Raises ValueError for an unknown method, and as :func:`articulated.aba`.
+    Raises
+    ------
+    ValueError
+        For an unknown method, and as :func:`articulated.aba`.
     """
     if method == "aba":
         return aba(model, q, qd, tau, f_ext, dtype=dtype, data=data)

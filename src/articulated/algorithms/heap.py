@@ -1,4 +1,6 @@
-"""The priority queue of the partial back-substitution (RL Sec. 4.3) and an in-place
+"""The priority queue of the partial back-substitution (RL Sec. 4.3).
+
+The priority queue of the partial back-substitution (RL Sec. 4.3) and an in-place
 heapsort (post-order lists of the lazy updates, RL Sec. 5.2): binary max-heaps over
 preallocated arrays, no allocation.
 """

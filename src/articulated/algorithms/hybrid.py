@@ -1,4 +1,6 @@
-"""Compiled kernels of the hybrid body (Redon, Galoppo & Lin 2005, RGL Sec. 4.3, 5.4 and
+"""Compiled kernels of the hybrid body (Redon, Galoppo & Lin 2005).
+
+Compiled kernels of the hybrid body (Redon, Galoppo & Lin 2005, RGL Sec. 4.3, 5.4 and
 6): the multilevel forward dynamics of the active region (frames, world velocities,
 rigid-front biases and external forces on the rigid front), the region bookkeeping, the
 velocity metric and its traversal, the generalized momentum, and the conversion of passive

@@ -1,4 +1,6 @@
-"""Collision detection on the hybrid body of adaptive dynamics (Gayle, Lin & Manocha 2006,
+"""Collision detection on the hybrid body of adaptive dynamics.
+
+Collision detection on the hybrid body of adaptive dynamics (Gayle, Lin & Manocha 2006,
 "GLM", sec. IV intro and VI): the contacts of :mod:`articulated.algorithms.collision`, found
 in O(N_A + shapes of the pieces near something) per step, instead of placing every shape
 from every body's world pose.

@@ -1,4 +1,6 @@
-"""Test impulses on an articulated body: the joint-velocity change of a spatial impulse
+"""Test impulses on an articulated body.
+
+Test impulses on an articulated body: the joint-velocity change of a spatial impulse
 from the articulated factorization of the step's forward dynamics (Gayle, Lin & Manocha
 2006, "GLM", sec. IV.A steps 1-3 and 6-7, after Mirtich 1996, ch. 4), one contact at a
 time or for every body at once from ``nv`` joint test impulses.
@@ -91,13 +93,9 @@ DOF_RATIO = 2.0
 
 """The rows of a step are computed by dofs (:func:`_tables`, ``nv`` joint test impulses)
 when their test impulses (three per contact, six per block) number more than ``DOF_RATIO
-nv`` and the tables fit the scratch (:data:`TABLE_BYTES`). Measured on capsule chain-300
-at rest (600 contacts): 1,800 rows on its 305 dofs took 7.3 ms by test impulses (4.1 us
-each) and 3.7 ms by dofs (tables 2.2 ms, then about 0.4 us per row), even at 595 rows =
-1.95 nv; on its reduced tree at N_A = 60, 360 block
-rows on 65 dofs took 0.36 and 0.26 ms (tables 0.09 ms, test impulses about 0.5 us each),
-even at about 2.9 nv. The joint test impulses cost more than a contact's (their paths run
-from every body to the root, and the tables' motion pass and copies come on top)."""
+nv`` and the tables fit the scratch (:data:`TABLE_BYTES`). The joint test impulses cost
+more than a contact's (their paths run from every body to the root, and the tables' motion
+pass and copies come on top), hence the ratio above 1."""
 
 def impulse_scratch(nb, nv, columns=None):
     """A zeroed :class:`ImpulseScratch` (``slot`` and ``dof`` -1) for ``nb`` bodies, ``nv``

@@ -466,15 +466,24 @@ def forward_kinematics(model: Model, q, *, data=None):
     Parameters
     ----------
     model : Model
-    q : (nq,) float64 - configuration
+    q : (nq,) float64
+        Configuration.
 
     Returns
     -------
-    R : (nb, 3, 3) float64 - body orientations: columns are the body axes in world
-        coordinates (``R = oE^T``; maps body to world coordinates)
-    p : (nb, 3) float64 - body-frame origins in world coordinates [m]
+    R : (nb, 3, 3) float64
+        Body orientations: columns are the body axes in world coordinates (``R = oE^T``;
+        maps body to world coordinates).
+    p : (nb, 3) float64
+        Body-frame origins in world coordinates [m].
 
-    Raises ValueError for a wrong shape, non-finite entries or non-unit quaternions.
+    Raises
+    ------
+    ValueError
+        For a wrong shape, non-finite entries or non-unit quaternions.
+
+    Notes
+    -----
     Complexity O(nb). Source: RBDA sec. 4.1 (composition of ``X_J X_tree``).
     """
     d = data if data is not None else model._data.get(np.float64)
@@ -493,12 +502,24 @@ def _poses(model, d, q):
 
 
 def body_velocities(model: Model, q, qd, *, data=None):
-    """Spatial velocities of every body in its own coordinates.
+    """Return the spatial velocities of every body in its own coordinates.
+
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities [rad/s | m/s].
+    data : Data, optional
+        Workspace (default: the model's cached one).
 
     Returns
     -------
-    v : (nb, 6) float64 - ``[w; v_O]``: angular velocity [rad/s] and velocity of the body
-        origin [m/s], body coordinates (RBDA eq. 5.7: ``v_i = Xup_i v_parent + S_i qd_i``).
+    v : (nb, 6) float64
+        ``[w; v_O]``: angular velocity [rad/s] and velocity of the body origin [m/s], body
+        coordinates (RBDA eq. 5.7: ``v_i = Xup_i v_parent + S_i qd_i``).
     """
     d = data if data is not None else model._data.get(np.float64)
     ep = hot_entry(_VELOCITIES_ENTRY, d, q, qd)
@@ -511,12 +532,24 @@ def body_velocities(model: Model, q, qd, *, data=None):
 
 
 def energy(model: Model, q, qd, *, data=None):
-    """Kinetic and potential energy.
+    """Return the kinetic and the gravitational potential energy.
+
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities [rad/s | m/s].
+    data : Data, optional
+        Workspace (default: the model's cached one).
 
     Returns
     -------
-    (T, V) : floats [J]. ``T = 1/2 qd^T M qd = 1/2 sum_i v_i . I_i v_i``;
-    ``V = -sum_i m_i g . c_i`` with ``c_i`` the world COM (zero at the world origin).
+    T, V : float
+        Energies [J]: ``T = 1/2 qd^T M qd = 1/2 sum_i v_i . I_i v_i``;
+        ``V = -sum_i m_i g . c_i`` with ``c_i`` the world COM (zero at the world origin).
     """
     d = data if data is not None else model._data.get(np.float64)
     ep = hot_entry(_ENERGY_ENTRY, d, q, qd)
@@ -536,18 +569,24 @@ def jacobian(model: Model, q, body, point=_ORIGIN, *, data=None, out=None):
 
     Parameters
     ----------
-    body : str or int - body name or index
-    point : (3,) float - the point in body coordinates [m]
+    body : str or int
+        Body name or index.
+    point : (3,) float
+        The point in body coordinates [m].
 
     Returns
     -------
-    J : (6, nv) float64 - rows 0-2 map ``qd`` to the body's angular velocity, rows 3-5 to
-        the point's linear velocity, both in world coordinates. ``J[3:]`` is the point
-        Jacobian. Columns of joints that are not ancestors of ``body`` are zero. Written
-        into ``out`` (a writable C-contiguous (6, nv) float64 array) and returned if given.
+    J : (6, nv) float64
+        Rows 0-2 map ``qd`` to the body's angular velocity, rows 3-5 to the point's linear
+        velocity, both in world coordinates. ``J[3:]`` is the point Jacobian. Columns of
+        joints that are not ancestors of ``body`` are zero. Written into ``out`` (a writable
+        C-contiguous (6, nv) float64 array) and returned if given.
 
-    Raises ValueError for a wrong shape (of ``out`` too), a non-finite entry or non-unit
-    quaternion of ``q``, a non-finite ``point``, an unknown body.
+    Raises
+    ------
+    ValueError
+        For a wrong shape (of ``out`` too), a non-finite entry or non-unit
+        quaternion of ``q``, a non-finite ``point``, an unknown body.
     """
     d = data if data is not None else model._data.get(np.float64)
     b = body if type(body) is int else model.body_id(body)
@@ -570,8 +609,31 @@ def jacobian(model: Model, q, body, point=_ORIGIN, *, data=None, out=None):
 
 
 def point_position(model: Model, q, body, point=_ORIGIN, *, data=None):
-    """World position (3,) [m] of a point given in body coordinates (ValueError as
-    :func:`jacobian`)."""
+    """Return the world position [m] of a point given in body coordinates.
+
+    Parameters
+    ----------
+    model : Model
+        The articulated body.
+    q : (nq,) float64
+        Configuration.
+    body : str or int
+        Body name or index.
+    point : (3,) float64
+        The point in body coordinates [m] (default: the body origin).
+    data : Data, optional
+        Workspace (default: the model's cached one).
+
+    Returns
+    -------
+    p : (3,) float64
+        World position [m].
+
+    Raises
+    ------
+    ValueError
+        As :func:`jacobian`.
+    """
     d = data if data is not None else model._data.get(np.float64)
     b = body if type(body) is int else model.body_id(body)
     pt = _ORIGIN_ARRAY if point is _ORIGIN else point
@@ -599,15 +661,21 @@ def body_force(model: Model, q, body, force, point=(0.0, 0.0, 0.0), *, frame="wo
     Parameters
     ----------
     body : str or int
-    force : (3,) float - force [N], in world or body coordinates (``frame``)
-    point : (3,) float - point of application, in body coordinates [m]
-    frame : {"world", "body"} - coordinates of ``force`` and ``torque``
-    torque : (3,) float - an additional pure moment [N m]
-    f_ext : (nb, 6) float64, optional - if given, the force is added into it in place
+    force : (3,) float
+        Force [N], in world or body coordinates (``frame``).
+    point : (3,) float
+        Point of application, in body coordinates [m].
+    frame : {"world", "body"}
+        Coordinates of ``force`` and ``torque``.
+    torque : (3,) float
+        An additional pure moment [N m].
+    f_ext : (nb, 6) float64, optional
+        If given, the force is added into it in place.
 
     Returns
     -------
-    (6,) float64 - ``[n_O; f]`` about the body origin, body coordinates; or ``f_ext``.
+    (6,) float64
+        ``[n_O; f]`` about the body origin, body coordinates; or ``f_ext``.
     """
     b = model.body_id(body)
     F = np.asarray(force, dtype=np.float64)

@@ -7,7 +7,7 @@ adding rows ``g_L(q) = 0`` between a frame A on body a and a frame B on body b
 structured system plus a set of loop-closing constraints").
 
 How the rows are computed (O(n + loops), no dense ``nc x nv`` matrix)
------------------------------------------------------------------
+---------------------------------------------------------------------
 One forward pass gives the world pose ``(oE_i, op_i)`` and spatial velocity ``v_i``
 (body coordinates) of every body. Each loop row is then a function of the two bodies only:
 ``g_L`` from their poses, and ``G_L qd = J_a v_a + J_b v_b`` with per-loop blocks
@@ -18,7 +18,7 @@ Jacobian of the tree) is never formed: ``G_L qd`` uses the tree's velocity pass,
 ``-J_b^T lambda`` on body b (``[n_O; f]`` about each body origin, body coordinates: the
 ``f_ext`` convention of :func:`articulated.aba`), which the O(n) ABA carries to the joints.
 With ``R_A = R_a E_a`` (frame A axes in world coordinates), ``g_p = R_A^T (p_B - p_A)``,
-``Q = R_A^T R_b``, ``R_rel = R_A^T R_B``, ``Omega = R_A^T (w_B - w_A)``:
+``Q = R_A^T R_b``, ``R_rel = R_A^T R_B``, ``Omega = R_A^T (w_B - w_A)``::
 
     d g_p / dt = Q (v_Ob + w_b x r_b) - E_a^T (v_Oa + w_a x r_a) + g_p x (E_a^T w_a)
     J_b^p = [-Q r_b^, Q],  J_a^p = [E_a^T r_a^ + g_p^ E_a^T, -E_a^T]
@@ -52,11 +52,16 @@ n (3), t1 (3), t2 (3)."""
 class LoopArrays:
     """The loop joints of a :class:`Model` packed for kernels (cached by :func:`loop_arrays`).
 
-    ints (4, nloops) int64 - rows body_a, body_b (-1: world), kind, cadr (first row in g_L)
-    floats (nloops, 33) float64 - Ea (9, row-major), ra (3), Eb (9), rb (3), n, t1, t2
-    Iinv_a, Iinv_b (nloops, 6, 6) float64 - inverse spatial inertia of body a / b about its
-        origin in body coordinates (zero for the world): the block-diagonal mass the
-        scaling ``W`` of the SRM update uses (:func:`loop_scaling`)
+    Attributes
+    ----------
+    ints : (4, nloops) int64
+        Rows body_a, body_b (-1: world), kind, cadr (first row in g_L).
+    floats : (nloops, 33) float64
+        Ea (9, row-major), ra (3), Eb (9), rb (3), n, t1, t2.
+    Iinv_a, Iinv_b : (nloops, 6, 6) float64
+        Inverse spatial inertia of body a / b about its origin in body coordinates (zero
+        for the world): the block-diagonal mass the scaling ``W`` of the SRM update uses
+        (:func:`loop_scaling`).
     """
 
     def __init__(self, model: Model):
@@ -403,17 +408,26 @@ def loop_residual(model: Model, q) -> np.ndarray:
 
     Parameters
     ----------
-    model : Model - with loop joints (``model.nc`` rows; an empty array without)
-    q : (nq,) float64 - configuration
+    model : Model
+        With loop joints (``model.nc`` rows; an empty array without).
+    q : (nq,) float64
+        Configuration.
 
     Returns
     -------
-    g : (nc,) float64 - the rows of :data:`articulated.model.LOOP_KINDS`, loop by loop
-        (``model.loop_cadr``): positions [m] in loop-frame-A coordinates, orientations
-        [1] (sines of angles).
+    g : (nc,) float64
+        The rows of :data:`articulated.model.LOOP_KINDS`, loop by loop
+        (``model.loop_cadr``): positions [m] in loop-frame-A coordinates, orientations [1]
+        (sines of angles).
 
-    Raises ValueError for a wrong shape or non-unit quaternions. O(nb + nc).
-    Source: Ascher & Lin 1999, eq. 3.1 (loop-closing constraints).
+    Raises
+    ------
+    ValueError
+        For a wrong shape or non-unit quaternions.
+
+    Notes
+    -----
+    O(nb + nc). Source: Ascher & Lin 1999, eq. 3.1 (loop-closing constraints).
     """
     return _eval(model, q, None, False).g.copy()
 
@@ -432,10 +446,11 @@ def loop_blocks(model: Model, q):
 
     Returns
     -------
-    Ja, Jb : (nc, 6) float64 - row r maps ``v_a`` / ``v_b`` (``[w; v_O]`` in body
-        coordinates, as :func:`articulated.body_velocities`) to ``d g_L[r] / dt``; the loop
-        force of multiplier ``lambda`` is ``-Ja[r]^T lambda_r`` on body a and
-        ``-Jb[r]^T lambda_r`` on body b (``f_ext`` convention). Zero rows for the world.
+    Ja, Jb : (nc, 6) float64
+        Row r maps ``v_a`` / ``v_b`` (``[w; v_O]`` in body coordinates, as
+        :func:`articulated.body_velocities`) to ``d g_L[r] / dt``; the loop force of
+        multiplier ``lambda`` is ``-Ja[r]^T lambda_r`` on body a and ``-Jb[r]^T lambda_r``
+        on body b (``f_ext`` convention). Zero rows for the world.
     """
     w = _eval(model, q, None, False)
     return w.Ja.copy(), w.Jb.copy()

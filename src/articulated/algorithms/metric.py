@@ -1,4 +1,6 @@
-"""Total-acceleration equations of the DCA engine: the acceleration metric of Redon & Lin
+"""Total-acceleration equations of the DCA engine (RL Lemma 1, eqs. 8-9).
+
+Total-acceleration equations of the DCA engine: the acceleration metric of Redon & Lin
 (2005) (RL), Definitions 2-3, Lemma 1, eqs. 8-9, with the SPD joint weights ``A_i`` of
 Redon, Galoppo & Lin (2005) (RGL), Sec. 5.2, eqs. 7-8 (identity weights reproduce RL).
 
@@ -9,7 +11,7 @@ A, ``C_k = -Phi^B_{1k}`` for one of B). Total-acceleration equation (RL Lemma 1,
 affine maps ``f_2^A = -X^T f`` and ``f_1^B = f`` of the proof of Lemma 1 gives (RL eq. 9
 in handle form; ``Q_k = -Psi^A_{k2} X^T`` for a handle of A (:func:`_handle_QT`),
 ``Q_k = Psi^B_{k1}`` for one of B, ``Y' = X Psi^A_2 X^T + Psi^B_1`` (:func:`_y_prime`),
-``Y = W Y' W + P A_J P^T``, ``R = D Q - P^T beta``):
+``Y = W Y' W + P A_J P^T``, ``R = D Q - P^T beta``)::
 
     Psi^C_kl = [same child] Psi_kl + Q_k W C_l + (Q_l W C_k)^T + C_k^T Y C_l
     p^C_k    = [own child] p_k + 2 Q_k gamma + C_k^T z,                  (_handle_p)

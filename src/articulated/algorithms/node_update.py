@@ -1,4 +1,6 @@
-"""The node update of the DCA engine: every node's coefficients from its children's (RL
+"""The node update of the DCA engine.
+
+The node update of the DCA engine: every node's coefficients from its children's (RL
 eq. 2, RGL eq. 2, RGL eq. 6 for rigid joints) together with the total-acceleration
 coefficients (RL eq. 9, :mod:`articulated.algorithms.metric`) and the hierarchical frames
 (RL Sec. 5.1), for any list of nodes in post-order; the lazy update lists (RL Sec. 5.2).

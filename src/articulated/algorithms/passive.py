@@ -1,4 +1,6 @@
-"""Linear-coefficient tensors of passive nodes (Redon, Galoppo & Lin 2005, RGL Sec. 6.2,
+"""Linear-coefficient tensors of passive nodes (RGL Sec. 6.2).
+
+Linear-coefficient tensors of passive nodes (Redon, Galoppo & Lin 2005, RGL Sec. 6.2,
 Theorems 3-4, eq. 9): the fully articulated coefficients of a rigidified subassembly as
 functions of its rigid velocity, so that converting a hybrid body to the fully articulated
 state costs O(1) per passive node instead of O(size of its subtree).
@@ -124,7 +126,7 @@ def _gram_add(G, src, M, o, out, tmp):
     """out += M[o]^T G[src] M[o] (K x K); tmp (K, K) scratch. The second product skips the
     zero rows of M's columns (:data:`LO`; exact zeros, so the same sums), in one loop per
     class with constant bounds, which LLVM unrolls and vectorizes over c (bounds that vary
-    with the column measured 2-4x slower)."""
+    with the column are slower)."""
     for r in range(K):
         for c in range(K):
             x = 0.0

@@ -1,4 +1,6 @@
-"""Position projection of the contact response (GLM ref. [4]) and the runaway check of a
+"""Position projection of the contact response.
+
+Position projection of the contact response (GLM ref. [4]) and the runaway check of a
 step's displacement.
 
 **Drift** (Cline & Pai 2003, post-stabilization, GLM ref. [4]): after the position update,
@@ -85,9 +87,8 @@ def _release_unstruck(rows, nr):
 @inline
 def _clamp_limits(lim, q, v):
     """The step's displacement ``v`` (nv,) cut back to the joint limits ``lim`` where the
-    sweeps or the projection, stopped at their caps, left a limit row short of its bound
-    (measured: 3.6e-4 rad past a limit in a step of pendulum-200 with 5 limit rows); the
-    velocities are left alone (the next step's limit row takes the approach)."""
+    sweeps or the projection, stopped at their caps, left a limit row short of its bound;
+    the velocities are left alone (the next step's limit row takes the approach)."""
     for l in range(lim.dof.shape[0]):
         k = lim.dof[l]
         x = q[lim.qadr[l]]
@@ -123,13 +124,9 @@ def project_positions(rows, nc, qd, h, sweeps, lam, dq, blk, tol):
     An impact inside the step (``impact == 2``) aims at ``=``: it is placed where it would
     be after closing its gap and rebounding, so its row may also pull, but by no more than
     it would on its own (``lambda >= -(d + h v_n - gap*) / K_nn``). Without that bound two
-    nearly parallel rows of one pair can ask for opposite things: in scene (a) of the
-    contact bench (docs/contact.md) a capsule struck a cylinder at 6 m/s with two rows of
-    condition 600 in ``K_nn``; the exact row 2.2 mm away pulled, the resting one 0.3 mm
-    away pushed, and 20 sweeps left it 1.54 mm deep (1,000 converged, with multipliers
-    80x larger that turned the piece). With the bound the projection stops in 4 sweeps,
-    the resting row at its surface and the exact one 1.9 mm short of its own. Returns the
-    largest predicted depth before the projection [m]."""
+    nearly parallel rows of one pair can ask for opposite things (one pulls, the other
+    pushes, and the sweeps end with the piece deep inside or with large multipliers that
+    turn it). Returns the largest predicted depth before the projection [m]."""
     nv = qd.shape[0]
     for k in range(nv):
         dq[k] = 0.0

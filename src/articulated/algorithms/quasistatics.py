@@ -1,4 +1,6 @@
-"""Error-bounded adaptive quasi-statics (Redon & Lin 2005): the DCA engine with every node's
+"""Error-bounded adaptive quasi-statics (Redon & Lin 2005).
+
+Error-bounded adaptive quasi-statics (Redon & Lin 2005): the DCA engine with every node's
 coefficients kept, total-acceleration equations, partial back-substitution under an error
 bound or a joint budget, and lazy O(N_U log(N / N_U)) coefficient updates.
 
@@ -21,8 +23,9 @@ from .engine import DCAEngine
 
 
 class AdaptiveQuasiStatics(DCAEngine):
-    """Error-bounded adaptive forward quasi-statics (Redon & Lin 2005) on a balanced
-    assembly tree, with every node's coefficients kept between calls.
+    """Error-bounded adaptive forward quasi-statics (Redon & Lin 2005).
+
+    Runs on a balanced assembly tree, with every node's coefficients kept between calls.
 
     Usage::
 

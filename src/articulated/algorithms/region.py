@@ -1,4 +1,6 @@
-"""The active-region update of adaptive dynamics (Redon, Galoppo & Lin 2005, RGL Sec. 5.1
+"""The active-region update of adaptive dynamics (RGL Sec. 5.1).
+
+The active-region update of adaptive dynamics (Redon, Galoppo & Lin 2005, RGL Sec. 5.1
 and 6) as one compiled kernel, :func:`region_update_kernel`, behind
 :meth:`articulated.algorithms.adaptive.AdaptiveDynamics.region_update` and the compiled run
 loop of :class:`articulated.simulation.adaptive.AdaptiveSimulator`.

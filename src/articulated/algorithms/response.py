@@ -1,4 +1,6 @@
-"""The contact response of one step (GLM IV.A, IV.B): :func:`respond_kernel` composes the
+"""The contact response of one step (GLM IV.A, IV.B).
+
+The contact response of one step (GLM IV.A, IV.B): :func:`respond_kernel` composes the
 stages, rows (:mod:`~articulated.algorithms.contact_rows`), warm start and sweeps
 (:mod:`~articulated.algorithms.sweeps`), position projection
 (:mod:`~articulated.algorithms.projection`), over buffers that grow with the contacts
@@ -194,28 +196,40 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     return nr
 
 def collision_matrix(model, q, body, point, normal, other=None):
-    """The collision matrix of one contact (Mirtich 1996; GLM IV.A step 4), by three test
-    impulses on the articulated factorization at ``q`` (all joints active).
+    """Compute the collision matrix K of one contact (Mirtich 1996; GLM IV.A step 4).
+
+    By three test impulses on the articulated factorization at ``q`` (all joints active).
 
     Parameters
     ----------
     model : Model
-    q : (nq,) float64 - configuration
-    body : str or int - body a (the normal points from b to a)
-    point : (3,) float - contact point, world coordinates [m]
-    normal : (3,) float - contact normal, world coordinates (normalized here)
-    other : str, int or None - body b (None: a static obstacle)
+    q : (nq,) float64
+        Configuration.
+    body : str or int
+        Body a (the normal points from b to a).
+    point : (3,) float
+        Contact point, world coordinates [m].
+    normal : (3,) float
+        Contact normal, world coordinates (normalized here).
+    other : str, int or None
+        Body b (None: a static obstacle).
 
     Returns
     -------
-    K : (3, 3) float64 - change of the relative contact velocity (of a's point minus b's)
-        per unit impulse [m/s per N s], in the contact frame ``(n, t1, t2)``:
-        ``K = F (J_a - J_b) M^-1 (J_a - J_b)^T F^T``
-    J : (3, nv) float64 - ``F (J_a - J_b)``: rows of the contact Jacobian in that frame
-    F : (3, 3) float64 - rows ``n, t1, t2`` of the contact frame (world)
+    K : (3, 3) float64
+        Change of the relative contact velocity (of a's point minus b's) per unit impulse
+        [m/s per N s], in the contact frame ``(n, t1, t2)``: ``K = F (J_a - J_b) M^-1 (J_a -
+        J_b)^T F^T``.
+    J : (3, nv) float64
+        ``F (J_a - J_b)``: rows of the contact Jacobian in that frame.
+    F : (3, 3) float64
+        Rows ``n, t1, t2`` of the contact frame (world).
 
-    Raises ValueError for an unknown body, ``other == body``, or a non-finite or zero
-    point/normal.
+    Raises
+    ------
+    ValueError
+        For an unknown body, ``other == body``, or a non-finite or zero
+        point/normal.
     """
     from ..algorithms.kinematics import _world_poses_kernel
     from .aba import aba_kernel

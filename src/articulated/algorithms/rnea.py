@@ -103,27 +103,41 @@ def rnea_into(d, q, qd, qdd, f, gravity=True):
 
 def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np.float64,
          data=None, out=None) -> np.ndarray:
-    """Inverse dynamics: ``tau = M(q) qdd + C(q, qd) - J^T f_ext`` by the recursive
-    Newton-Euler algorithm.
+    """Compute inverse dynamics by the recursive Newton-Euler algorithm (RNEA).
+
+    ``tau = M(q) qdd + C(q, qd) - J^T f_ext``.
 
     Parameters
     ----------
-    q : (nq,) float64 - configuration
-    qd : (nv,) float64 - joint velocities [rad/s | m/s]
-    qdd : (nv,) float64 - joint accelerations [rad/s^2 | m/s^2]
-    f_ext : (nb, 6) float64, optional - external spatial forces, body coordinates
-        (``[n; f]`` about each body origin) [N m; N]
-    gravity : bool - include the model's gravity (as a base acceleration ``-g``)
+    q : (nq,) float64
+        Configuration.
+    qd : (nv,) float64
+        Joint velocities [rad/s | m/s].
+    qdd : (nv,) float64
+        Joint accelerations [rad/s^2 | m/s^2].
+    f_ext : (nb, 6) float64, optional
+        External spatial forces, body coordinates (``[n; f]`` about each body origin) [N m;
+        N].
+    gravity : bool
+        Include the model's gravity (as a base acceleration ``-g``).
     dtype, data : as :func:`articulated.aba`
-    out : (nv,) array of ``dtype``, optional - written and returned instead of a new array
+    out : (nv,) array of ``dtype``, optional
+        Written and returned instead of a new array.
 
     Returns
     -------
-    tau : (nv,) ndarray of ``dtype`` - joint forces [N m | N]. After the call
-    ``model.data().f`` (nb, 6) holds the spatial force each joint transmits to its body.
+    tau : (nv,) ndarray of ``dtype``
+        Joint forces [N m | N]. After the call ``model.data().f`` (nb, 6) holds the
+        spatial force each joint transmits to its body.
 
-    Raises ValueError/TypeError as :func:`articulated.aba`. O(nb).
-    Source: Featherstone, RBDA 2008, Table 5.1.
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`articulated.aba`.
+
+    Notes
+    -----
+    O(nb). Source: Featherstone, RBDA 2008, Table 5.1.
     """
     d = data if data is not None else model._data.get(dtype)
     ep = hot_entry(_RNEA_ENTRY, d, q, qd, qdd, f_ext, out)
@@ -142,12 +156,27 @@ def rnea(model: Model, q, qd, qdd, f_ext=None, *, gravity: bool = True, dtype=np
 
 
 def bias_forces(model: Model, q, qd, f_ext=None, *, dtype=np.float64, data=None):
-    """``C(q, qd) - J^T f_ext``: Coriolis, centrifugal, gravity and external terms (nv,)
-    [N m | N], i.e. ``rnea(q, qd, 0)``."""
+    """Compute the bias forces ``C(q, qd) - J^T f_ext``, i.e. ``rnea(q, qd, 0)``.
+
+    Coriolis, centrifugal, gravity and external terms. Parameters and errors as
+    :func:`rnea`.
+
+    Returns
+    -------
+    C : (nv,) ndarray of ``dtype``
+        Bias forces [N m | N].
+    """
     return rnea(model, q, qd, np.zeros(model.nv), f_ext, dtype=dtype, data=data)
 
 
 def gravity_torques(model: Model, q, *, dtype=np.float64, data=None):
-    """Generalized gravity forces ``g(q) = rnea(q, 0, 0)`` (nv,) [N m | N] = dV/dq for
-    1-DOF joints."""
+    """Compute the generalized gravity forces ``g(q) = rnea(q, 0, 0)``.
+
+    Parameters and errors as :func:`rnea`.
+
+    Returns
+    -------
+    g : (nv,) ndarray of ``dtype``
+        Gravity forces [N m | N]; ``g = dV/dq`` for 1-DOF joints.
+    """
     return rnea(model, q, np.zeros(model.nv), np.zeros(model.nv), dtype=dtype, data=data)

@@ -1,4 +1,6 @@
-"""Sequential impulses (GLM IV.A step 5, Fig. 3, VI): visits of the contact and limit rows
+"""Sequential impulses over the contact and limit rows (GLM IV.A step 5).
+
+Sequential impulses (GLM IV.A step 5, Fig. 3, VI): visits of the contact and limit rows
 with Coulomb friction and restitution until the contact velocities settle, warm-started
 from the last step's impulses.
 
@@ -18,7 +20,7 @@ to zero normal speed, then receive ``e`` times their compression impulse, then t
 run again to stop what that made approach; for a single frictionless or sticking impact
 this is Stronge's energetic restitution (``W_r = -e^2 W_c``) and the normal speed becomes
 ``-e v_n^-``. Known limit: where friction couples strongly into the normal (``K_nt``) the
-slip turns during an impact and these sweeps can add kinetic energy (docs/contact.md).
+slip turns during an impact and these sweeps can add kinetic energy.
 Resting contacts are micro-collisions with ``e = 0``. Speculative contacts at gap
 ``d > 0`` may approach at ``d / h``.
 

@@ -1,4 +1,4 @@
-"""The adaptive-dynamics benchmark (issue 5, item 7), behind ``articulated bench adaptive``:
+"""The adaptive-dynamics benchmark, behind ``articulated bench adaptive``:
 the experiments of Redon, Galoppo & Lin (2005), "Adaptive dynamics of articulated bodies"
 (RGL), Sec. 7, measured with our :class:`articulated.AdaptiveSimulator` next to our own full
 DCA and ABA, in one run.
@@ -57,7 +57,7 @@ Ratios measured in the same run are what to compare across machines.
 Run ``articulated bench adaptive [--quick] [--out DIR] [--table1] [--scheduler ADDRESS]``;
 ``--quick`` uses small models (seconds; the smoke test ``tests/test_bench_adaptive.py``);
 ``--table1`` runs Table 1 alone; ``--scheduler`` runs its cells on Dask workers
-(:func:`articulated.sweep.map_cells`, docs/scale-out.md).
+(:func:`articulated.sweep.map_cells`).
 """
 
 
@@ -91,7 +91,7 @@ PAPER_TABLE1 = {  # RGL Table 1 [ms], rows N_F, columns N_A = 1 .. 250 and the D
 }
 
 TARGETS = dict(na1=100.0, na50=8.0, crowd=10.0, fig6=1.0 / 3.0)
-"""Issue 5 targets: speed-ups over the full DCA (pendulum-300, N_F = 1: N_A = 1 and 50;
+"""Targets: speed-ups over the full DCA (pendulum-300, N_F = 1: N_A = 1 and 50;
 crowd at 10%) and the largest adaptive / breadth-first equilibrium-error ratio (Fig. 6)."""
 
 

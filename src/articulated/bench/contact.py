@@ -25,7 +25,7 @@
 
 Both are measured in one process, each run after a warm-up (compilation excluded); the
 machine is shared, so the ratios matter more than the times. GLM gives no sizes, times or
-hardware: the scenes are ours (issue 19).
+hardware: the scenes are ours.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def thread_pull(model, q0, speed=art.models.THREAD_SPEED, stiffness=200.0, dampi
     [N/m], ``damping`` [N s/m]) from the thread's head (the origin of body 0) to an anchor
     that starts there (``q0``) and moves along +x at ``speed`` [m/s], and viscous joint
     friction ``joint_damping`` [N m s/rad] on every hinge (it damps the bending waves of
-    the free chain; without it semi-implicit Euler at 1 ms diverged on the whipping tail).
+    the free chain, which semi-implicit Euler does not survive on the whipping tail).
     Returns ``[Spring, JointDamping]``."""
     b = np.full(model.nv, float(joint_damping))
     b[:6] = 0.0
@@ -267,13 +267,11 @@ def _scenes_bc(emit, out, quick):
 
 
 SNAKE_N = 501
-"""Links of the measured scene (c): a free base and 500 hinges, GLM's snake (from session 5
-to 17 the bench ran 301 links, since the full model diverged at 501 then; since the
-substeps of sessions 11 and 16 both pipelines run its 2.5 s)."""
+"""Links of the measured scene (c): a free base and 500 hinges, GLM's snake."""
 
 
 def _pile(emit, out, quick):
-    """The pile of issue 19: :func:`articulated.models.capsule_chain` of 300 links of 2 cm
+    """Run the pile: :func:`articulated.models.capsule_chain` of 300 links of 2 cm
     (radius 2 mm, 20 g) standing on its tip 5 cm above the plane, joints bent at random by
     up to 0.05 rad, 3 s: the full model with the energy bound and without it (the default),
     adaptive ``N_A = 60`` without and with it, and MuJoCo's ``mj_step``: whether it ran or diverged, time per

@@ -1,4 +1,4 @@
-"""The DCA benchmark (issue 3, item 6): :func:`bench_dca`, behind ``articulated bench dca``.
+"""The DCA benchmark: :func:`bench_dca`, behind ``articulated bench dca``.
 
 Times Featherstone's divide-and-conquer algorithm (:class:`articulated.algorithms.dca_solver.DCA`,
 balanced and serial assembly) against our ABA (:func:`articulated.aba`) on pendulum-300,
@@ -14,7 +14,7 @@ call first (JIT compilation or cache load, reported separately), then the median
 checked against ABA's before it is timed (column ``err``: max |qdd_DCA - qdd_ABA| over
 max(1, max |qdd_ABA|)).
 
-Targets (issue 3): DCA (balanced) at most 3x ABA on pendulum-300 and molecule-50k; ns/DOF
+Targets: DCA (balanced) at most 3x ABA on pendulum-300 and molecule-50k; ns/DOF
 flat in n (linear time); bytes/DOF flat (O(n) memory with a bounded handle count).
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 from .common import bench_main, machine_info, markdown_table, peak_rss_bytes, time_call
 
 TARGET_RATIO = 3.0
-"""Largest accepted DCA / ABA time ratio on pendulum-300 and molecule-50k (issue 3)."""
+"""Largest accepted DCA / ABA time ratio on pendulum-300 and molecule-50k."""
 
 
 def _scenes(quick):
@@ -272,10 +272,13 @@ def bench_dca(quick=False, *, repeats=7, log=print) -> dict:
 
     Parameters
     ----------
-    quick : bool - small scenes only (seconds; the smoke test); otherwise pendulum-300,
-        pendulum-3000, millipede (13,000 bodies), molecule-50k and crowd(200)
-    repeats : int - timing samples per function (median reported)
-    log : callable - progress and report output (``print``)
+    quick : bool
+        Small scenes only (seconds; the smoke test); otherwise pendulum-300, pendulum-3000,
+        millipede (13,000 bodies), molecule-50k and crowd(200).
+    repeats : int
+        Timing samples per function (median reported).
+    log : callable
+        Progress and report output (``print``).
 
     Returns
     -------

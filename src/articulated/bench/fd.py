@@ -439,19 +439,27 @@ def bench_fd(sizes=None, quick=False, out=None, *, scaling=None, repeats=None, s
 
     Parameters
     ----------
-    sizes : sequence of int, optional - pendulum lengths of the main table
-        (default 30, 300, 3000; quick: 8, 32); millipede and molecule rows follow
-        (the 13,000-body millipede, molecules of 5,000 and 50,000 atoms)
-    quick : bool - tiny sizes only (smoke test, seconds once the kernels are compiled)
-    out : str or Path, optional - also write the report: Markdown, or JSON for ``.json``
-    scaling : sequence of int, optional - pendulum lengths of the scaling sweep
-        (default 10^3 .. 10^6; quick: 100, 1000)
-    repeats : int, optional - timing samples per measurement (default 7; quick: 3)
-    seeds : bool - also build and step every seed scene
-    all_peers : bool - also try the peers above :data:`PEER_MAX_BODIES` bodies (adds
-        several minutes: the 50,000-atom molecule)
-    show : bool - print the report (``rich`` tables when available)
-    log : callable(str), optional - progress messages (default: to stderr when ``show``)
+    sizes : sequence of int, optional
+        Pendulum lengths of the main table (default 30, 300, 3000; quick: 8, 32); millipede
+        and molecule rows follow (the 13,000-body millipede, molecules of 5,000 and 50,000
+        atoms).
+    quick : bool
+        Tiny sizes only (smoke test, seconds once the kernels are compiled).
+    out : str or Path, optional
+        Also write the report: Markdown, or JSON for ``.json``.
+    scaling : sequence of int, optional
+        Pendulum lengths of the scaling sweep (default 10^3 .. 10^6; quick: 100, 1000).
+    repeats : int, optional
+        Timing samples per measurement (default 7; quick: 3).
+    seeds : bool
+        Also build and step every seed scene.
+    all_peers : bool
+        Also try the peers above :data:`PEER_MAX_BODIES` bodies (adds several minutes: the
+        50,000-atom molecule).
+    show : bool
+        Print the report (``rich`` tables when available).
+    log : callable(str), optional
+        Progress messages (default: to stderr when ``show``).
 
     Returns
     -------

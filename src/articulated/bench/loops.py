@@ -127,10 +127,12 @@ def cost_per_step(sizes, steps=40, repeats=7):
 
 
 def cost_reference(sizes, steps=3):
-    """Wall time per RK4 step [s] of the dense KKT reference solver (square chain), measured
-    in a subprocess with single-threaded BLAS (``OPENBLAS_NUM_THREADS=1``, read only when
-    NumPy loads): multithreaded OpenBLAS spins on a shared machine (a 193 x 193 solve took
-    0.15 s instead of 0.3 ms here), and the SRM solver is single-threaded too."""
+    """Return the wall time per RK4 step [s] of the dense KKT reference solver (square chain).
+
+    Measured in a subprocess with single-threaded BLAS (``OPENBLAS_NUM_THREADS=1``, read
+    only when NumPy loads): multithreaded OpenBLAS spins on a shared machine, and the SRM
+    solver is single-threaded too.
+    """
     import json
     import os
     import subprocess

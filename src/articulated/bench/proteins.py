@@ -1,4 +1,4 @@
-"""Adaptive quasi-statics on real proteins (issue 23), behind ``articulated bench proteins``:
+"""Adaptive quasi-statics on real proteins, behind ``articulated bench proteins``:
 Redon & Lin (2005) Table 1 (RL, Sec. 6.3) on torsion-angle models of real structures
 (:func:`articulated.load_structure`) instead of the random molecule, next to our full DCA.
 
@@ -49,7 +49,7 @@ EPS_PLACEMENTS = 2.0 ** -19
 TARGET_SPEEDUP = 100.0
 TARGET_LOAD_S = 2.0
 TARGET_RESIDUES = 3000
-"""Issue 23's targets: >= 100x on the median placement at one force and 2^-19 (if the
+"""Targets: >= 100x on the median placement at one force and 2^-19 (if the
 molecule is local); a 3,000-residue structure loads in under 2 s."""
 
 

@@ -1,4 +1,4 @@
-"""The adaptive quasi-statics benchmark (issue 4, item 6), behind
+"""The adaptive quasi-statics benchmark, behind
 ``articulated bench quasistatics``: the benchmarks of Redon & Lin (2005), "An efficient,
 error-bounded approximation algorithm for simulating quasi-statics of complex linkages"
 (RL), Sec. 6, measured with our implementation next to our own full DCA, in one run.
@@ -89,7 +89,7 @@ TARGET_SPEEDUP_1 = 100.0
 TARGET_SPEEDUP_1000 = 10.0
 TARGET_DISP = 1e-6
 TARGET_SIZE_RATIO = 2.0
-"""Issue 4's targets: >= 100x vs the full DCA at 1 force and 2^-19 with e <= 1e-6, >= 10x
+"""Targets: >= 100x vs the full DCA at 1 force and 2^-19 with e <= 1e-6, >= 10x
 at 1000 forces, molecule-50k / molecule-5k time ratio < 2."""
 
 

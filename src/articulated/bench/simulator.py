@@ -40,7 +40,7 @@ import numpy as np
 
 from .common import MarkdownReport, at_least, bench_main, markdown_table
 
-HELP = "simulators through the public API against the bare dynamics call (issue 20)"
+HELP = "simulators through the public API against the bare dynamics call"
 
 
 def _tip_force(model):

@@ -1,5 +1,4 @@
-"""``articulated bench soak``: long adaptive-dynamics runs that check energy and memory
-(issue 22, item 5).
+"""``articulated bench soak``: long adaptive-dynamics runs that check energy and memory.
 
 Two runs of the adaptive simulator (Redon, Galoppo & Lin 2005), each ``--steps`` steps
 (default 10^6), checked every ``--check-every`` steps (default 10^4).
@@ -43,9 +42,9 @@ from .adaptive_runs import DT, UPDATE_EVERY, adaptive_simulator, initial_state, 
 from .common import MarkdownReport, at_least, bench_main, markdown_table, rss_bytes
 
 STEPS = 10**6
-"""Steps of a full soak run (issue 22: 10^6)."""
+"""Steps of a full soak run."""
 CHECK_EVERY = 10**4
-"""Steps between two checks of energy and memory (issue 22: 10^4)."""
+"""Steps between two checks of energy and memory."""
 RSS_GROWTH_MIB = 64.0
 """Allowed RSS growth [MiB] over a run, from its first check."""
 
@@ -186,7 +185,7 @@ def crowd_case(k=20, fraction=0.1, n_push=10, dt=DT):
 def add_arguments(parser):
     """Declare the options of ``articulated bench soak`` on ``parser``."""
     parser.description = ("long adaptive runs checking energy against the full model's "
-                          "bound and memory (issue 22, item 5)")
+                          "bound and memory")
     parser.add_argument("--steps", type=at_least(1), default=STEPS,
                         help=f"steps per run (default {STEPS:,})")
     parser.add_argument("--check-every", type=at_least(1), default=CHECK_EVERY,

@@ -24,11 +24,15 @@ def run_study(quick: bool = False, *, out_dir="docs", max_nfev: int = DEFAULT_MA
 
     Parameters
     ----------
-    quick : bool - a smoke run: 73 sweep angles and Table 1 at r = 0.1 and 0.0015 only
-        (otherwise 721 angles and the paper's 11 ratios plus :data:`R_BEYOND`)
-    out_dir : path - output folder (created)
-    max_nfev : int - Table 1 evaluation limit per run
-    log : callable - progress output
+    quick : bool
+        A smoke run: 73 sweep angles and Table 1 at r = 0.1 and 0.0015 only (otherwise 721
+        angles and the paper's 11 ratios plus :data:`R_BEYOND`).
+    out_dir : path
+        Output folder (created).
+    max_nfev : int
+        Table 1 evaluation limit per run.
+    log : callable
+        Progress output.
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Formulation stiffness study (issue 6): Ascher, Pai & Cloutier (1997), "Forward dynamics,
+"""Formulation stiffness study: Ascher, Pai & Cloutier (1997), "Forward dynamics,
 elimination methods, and formulation stiffness in robot simulation", reproduced with our
 solvers: the computations of ``articulated bench stiffness``
 (:mod:`articulated.bench.stiffness`).
@@ -103,8 +103,10 @@ def example1_sweep(n: int = 721, *, l1: float = 2.0, m1: float = 10.0, l2: float
 
     Parameters
     ----------
-    n : int >= 2 - number of tip angles, evenly spaced over [0, 2 pi]
-    l1, m1, l2, m2, width : float > 0 - the arm [m, kg] (defaults: the paper's)
+    n : int >= 2
+        Number of tip angles, evenly spaced over [0, 2 pi].
+    l1, m1, l2, m2, width : float > 0
+        The arm [m, kg] (defaults: the paper's).
 
     Returns
     -------
@@ -114,6 +116,8 @@ def example1_sweep(n: int = 721, *, l1: float = 2.0, m1: float = 10.0, l2: float
     (n,) float64, ``|qdd2 - ref|`` [rad/s^2]; ``kappa`` (n,) float64, the 2-norm condition
     number of the joint-space inertia matrix (float64).
 
+    Notes
+    -----
     Raises ValueError for n < 2 or a bad arm parameter.
     """
     from .. import crba, forward_dynamics, models
@@ -172,12 +176,18 @@ def simulate_rk45(model, method: str, dtype=np.float32, *, t_end: float = 10.0,
     Parameters
     ----------
     model : Model without quaternion joints
-    method : {"crba", "aba", "aba_modified", "dca"} - forward-dynamics method
-    dtype : float32 or float64 - precision of the forward dynamics
-    t_end : float > 0 - simulated time [s]
-    tol : float > 0 - relative and absolute tolerance of the step-size control
-    max_nfev : int - evaluations after which the run is stopped as a failure
-    keep_states : bool - return the accepted states (for condition numbers and errors)
+    method : {"crba", "aba", "aba_modified", "dca"}
+        Forward-dynamics method.
+    dtype : float32 or float64
+        Precision of the forward dynamics.
+    t_end : float > 0
+        Simulated time [s].
+    tol : float > 0
+        Relative and absolute tolerance of the step-size control.
+    max_nfev : int
+        Evaluations after which the run is stopped as a failure.
+    keep_states : bool
+        Return the accepted states (for condition numbers and errors).
 
     Returns
     -------
@@ -188,6 +198,8 @@ def simulate_rk45(model, method: str, dtype=np.float32, *, t_end: float = 10.0,
     reached [s]), ``wall_s``, and with ``keep_states`` ``t_steps`` (k,) and ``y_steps``
     (k, 2 nv) float64, the initial and accepted states.
 
+    Notes
+    -----
     Failures are reported in the result, never raised.
     """
     # scipy's RK45 stepped by hand rather than solve_ivp: Table 1 counts the rejected step
@@ -273,9 +285,12 @@ def float32_error(model, ys, method: str, *, delta: float = ROUGHNESS_DELTA) -> 
     Parameters
     ----------
     model : Model without quaternion joints
-    ys : (k, nq + nv) float64 - states (q, qd)
-    method : str - forward-dynamics method
-    delta : float - the state shift of the roughness
+    ys : (k, nq + nv) float64
+        States (q, qd).
+    method : str
+        Forward-dynamics method.
+    delta : float
+        The state shift of the roughness.
 
     Returns
     -------

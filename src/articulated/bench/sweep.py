@@ -1,6 +1,6 @@
 """Sweep throughput (``articulated bench sweep``): the same grid of independent runs on a
 ``LocalCluster`` of 1 and of W worker processes (one thread each), runs per second and
-their ratio, measured in one process in turns (issue 24: >= 1.8x for 2 workers on a 2-core
+their ratio, measured in one process in turns (target: >= 1.8x for 2 workers on a 2-core
 machine). Each cluster is started and warmed (every worker loads the kernels) before its
 timed sweep; the stores are temporary folders. The grid: ``--runs`` pendulum-``--n``
 simulations of ``--steps`` steps (RK4, ABA, dt = 1 ms), one random start each (about
@@ -14,7 +14,7 @@ import time
 
 from .common import MarkdownReport, at_least, bench_main, markdown_table
 
-HELP = "sweep throughput on a LocalCluster of 1 and W workers (issue 24)"
+HELP = "sweep throughput on a LocalCluster of 1 and W workers"
 
 
 def timed_sweep(workers, runs, n, steps, repeats):

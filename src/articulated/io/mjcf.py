@@ -1,4 +1,6 @@
-"""Load a :class:`~articulated.model.Model` from an MJCF file (MuJoCo's XML), parsed and
+"""Load a :class:`~articulated.model.Model` from an MJCF file (MuJoCo's XML).
+
+Load a :class:`~articulated.model.Model` from an MJCF file (MuJoCo's XML), parsed and
 compiled by MuJoCo itself (``mujoco.MjSpec``): defaults, ``<include>``, angle units,
 inertias computed from geoms and mesh processing are MuJoCo's, and the compiled
 ``mjModel`` is translated into our bodies and joints.
@@ -186,17 +188,15 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
         ``<option gravity>`` (zero where the file disables gravity).
     intermediate_mass : float
         MuJoCo lets one body carry several joints; here every joint moves a body of its own,
-        so a body with ``k`` joints becomes a chain of ``k`` bodies, of which the first
-        ``k - 1`` (named ``"<body>/<joint>"``) are *intermediate*: massless in MuJoCo, but
+        so a body with ``k`` joints becomes a chain of ``k`` bodies, of which the first ``k
+        - 1`` (named ``"<body>/<joint>"``) are *intermediate*: massless in MuJoCo, but
         :class:`Model` needs mass > 0 on every body. Each intermediate body gets this
         fraction (> 0) of its MuJoCo body's mass at its origin, with the same fraction of
         the mean principal moment as a spherical inertia. The joint accelerations differ
         from MuJoCo's in proportion to this fraction, and the DCA's rounding error (it
-        inverts body inertias) in inverse proportion. On dm_control's humanoid_CMU at
-        random states (errors relative to the largest acceleration): the default 1e-9 gives
-        4e-8 against ``mj_forward`` and 4e-7 between DCA and ABA; 1e-12 gives 4e-11 and
-        3e-4; 1e-6 gives 4e-5 and 1e-9 (docs/loading.md). ABA and CRBA agree to 1e-14 for
-        any fraction. The names are in ``model.mjcf_intermediate``.
+        inverts body inertias) in inverse proportion; the default 1e-9 balances the two (the
+        results pages give the errors). ABA and CRBA agree to rounding for any fraction. The
+        names are in ``model.mjcf_intermediate``.
     collision : bool
         True (default): ``model.collision`` is a :class:`~articulated.geometry.CollisionModel`
         of the geoms that collide in MuJoCo (``contype`` or ``conaffinity`` non-zero; see

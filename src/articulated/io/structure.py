@@ -132,16 +132,21 @@ REQUIRED_ATOMS = {res: BACKBONE + tuple(side.split()) for res, side in _SIDE.ite
 
 @dataclass
 class StructureAtoms:
-    """The atoms of a model made by :func:`load_structure`, set as ``model.structure_atoms``:
-    what the writers need to put the atoms back in the world.
+    """The atoms of a model made by :func:`load_structure`.
+
+    Set as ``model.structure_atoms``: what the writers need to put the atoms back in the
+    world.
 
     Attributes
     ----------
-    structure : gemmi.Structure - the structure as modelled (one model; alternate
-        locations, and hydrogens, waters or ligands as requested, removed); its atoms in
-        gemmi's order (chain, residue, atom) are atoms ``0 .. natom-1``
-    body : (natom,) int64 - the body that carries each atom
-    local : (natom, 3) float64 - each atom's position in its body's frame [nm]
+    structure : gemmi.Structure
+        The structure as modelled (one model; alternate locations, and hydrogens, waters or
+        ligands as requested, removed); its atoms in gemmi's order (chain, residue, atom)
+        are atoms ``0 .. natom-1``.
+    body : (natom,) int64
+        The body that carries each atom.
+    local : (natom, 3) float64
+        Each atom's position in its body's frame [nm].
     """
 
     structure: object
@@ -150,6 +155,7 @@ class StructureAtoms:
 
     @property
     def natom(self) -> int:
+        """Number of atoms."""
         return int(self.body.shape[0])
 
 
@@ -338,30 +344,39 @@ def load_structure(path, *, hydrogens: bool = False, omega: bool = False,
 
     Parameters
     ----------
-    path : str or Path - a file gemmi reads (``.pdb``, ``.cif``, ``.ent``, ``.gz`` of these)
-    hydrogens : bool - keep hydrogen (and deuterium) atoms; they ride on their heavy atom's
-        group (no hydrogen rotors)
-    omega : bool - the peptide bond C(i)-N(i+1) is a joint too (``A:ALA:5:omega``)
-    floating : bool - every tree's root is attached to the world by a ``"free"`` joint
-        (default ``"fixed"``: only torsions move)
-    waters : bool - keep waters (each a rigid body); ligands : bool - keep ligands and ions
-    missing_atoms : {"error", "allow"} - a standard amino acid missing a heavy atom of
-        :data:`REQUIRED_ATOMS`: ValueError, or build what is there
+    path : str or Path
+        A file gemmi reads (``.pdb``, ``.cif``, ``.ent``, ``.gz`` of these).
+    hydrogens : bool
+        Keep hydrogen (and deuterium) atoms; they ride on their heavy atom's group (no
+        hydrogen rotors).
+    omega : bool
+        The peptide bond C(i)-N(i+1) is a joint too (``A:ALA:5:omega``).
+    floating : bool
+        Every tree's root is attached to the world by a ``"free"`` joint (default
+        ``"fixed"``: only torsions move).
+    waters : bool
+        Keep waters (each a rigid body); ligands : bool - keep ligands and ions.
+    missing_atoms : {"error", "allow"}
+        A standard amino acid missing a heavy atom of :data:`REQUIRED_ATOMS`: ValueError, or
+        build what is there.
 
     Returns
     -------
-    Model - units nm, u, ps (module docstring), gravity zero, ``q = neutral()`` reproduces
-        the file. ``model.structure_atoms`` is a :class:`StructureAtoms` (atom -> body and
-        local position; the writers use it); ``model.description`` is ``{"structure": path,
+    Model
+        Units nm, u, ps (module docstring), gravity zero, ``q = neutral()`` reproduces the
+        file. ``model.structure_atoms`` is a :class:`StructureAtoms` (atom -> body and local
+        position; the writers use it); ``model.description`` is ``{"structure": path,
         "sha256": hex of the file, "kwargs": {...}}``.
 
     Raises
     ------
-    ValueError - naming the file and the residue: unreadable file, no atoms, non-finite
-        coordinates, duplicate atom names, missing atoms, a cycle across a rotatable bond.
+    ValueError
+        Naming the file and the residue: unreadable file, no atoms, non-finite coordinates,
+        duplicate atom names, missing atoms, a cycle across a rotatable bond.
 
-    Complexity: O(natom log natom) (the bond search); a 3,000-residue protein loads in
-    about a second (docs/molecules.md).
+    Notes
+    -----
+    Complexity: O(natom log natom) (the bond search).
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components, depth_first_order

@@ -24,16 +24,21 @@ def pendulum(n: int = 300, link_length: float = 0.1, mass: float = 0.1, seed=Non
 
     Parameters
     ----------
-    n : int >= 1 - number of links (= bodies = revolute joints = DOF)
-    link_length : float > 0 - nominal link length L [m]; joint i+1 sits at (0, 0, -L_i) in
-        link i's frame, the COM at (0, 0, -L_i/2)
-    mass : float > 0 - nominal link mass [kg]
-    seed : None or int - ``None``: all links identical. An int draws every link length and
-        mass independently, uniform in [0.5, 1.5] times the nominal values (a deterministic
-        non-uniform pendulum for tests)
-    width : float > 0, optional - square cross-section edge of the box links [m];
-        default ``link_length / 10``
-    gravity : (3,) float - [m/s^2]
+    n : int >= 1
+        Number of links (= bodies = revolute joints = DOF).
+    link_length : float > 0
+        Nominal link length L [m]; joint i+1 sits at (0, 0, -L_i) in link i's frame, the COM
+        at (0, 0, -L_i/2).
+    mass : float > 0
+        Nominal link mass [kg].
+    seed : None or int
+        ``None``: all links identical. An int draws every link length and mass
+        independently, uniform in [0.5, 1.5] times the nominal values (a deterministic
+        non-uniform pendulum for tests).
+    width : float > 0, optional
+        Square cross-section edge of the box links [m]; default ``link_length / 10``.
+    gravity : (3,) float
+        [m/s^2].
 
     Returns
     -------
@@ -42,10 +47,13 @@ def pendulum(n: int = 300, link_length: float = 0.1, mass: float = 0.1, seed=Non
 
     Raises
     ------
-    ValueError - n < 1 or a non-positive length, mass or width.
+    ValueError
+        N < 1 or a non-positive length, mass or width.
 
-    Vectorized (no per-body Python validation): 10^6 links build in about 5-10 s, almost all
-    of it in the Model constructor.
+    Notes
+    -----
+    Vectorized (no per-body Python validation): building a long chain spends almost all of
+    its time in the Model constructor.
     """
     n = _count(n, "n", 1)
     L0 = _positive(link_length, "link_length")
@@ -97,15 +105,21 @@ def bicycle_chain(n: int = 30, *, pitch: float = BICYCLE_PITCH, gravity=GRAVITY)
 
     Parameters
     ----------
-    n : int >= 1 - number of links (= DOF)
-    pitch : float > 0 - pin-to-pin distance [m]
-    gravity : (3,) float - [m/s^2]
+    n : int >= 1
+        Number of links (= DOF).
+    pitch : float > 0
+        Pin-to-pin distance [m].
+    gravity : (3,) float
+        [m/s^2].
 
     Returns
     -------
     Model with nb = nq = nv = n, bodies ``link0 ..`` (``body_parent[i] = i - 1``).
 
-    Raises ValueError for n < 1 or pitch <= 0.
+    Raises
+    ------
+    ValueError
+        For n < 1 or pitch <= 0.
     """
     n = _count(n, "n", 1)
     p = _positive(pitch, "pitch")
@@ -126,9 +140,10 @@ def bicycle_chain(n: int = 30, *, pitch: float = BICYCLE_PITCH, gravity=GRAVITY)
 @scene
 def two_link_arm(l1: float = 2.0, m1: float = 10.0, l2: float = 0.02, m2: float = 0.1,
                  width: float = 0.02, *, gravity=GRAVITY) -> Model:
-    """The ill-conditioned two-link arm of Ascher, Pai & Cloutier (1997), "Forward dynamics,
-    elimination methods, and formulation stiffness in robot simulation", Example 1
-    (Fig. 1, Table 1; eq. 9 for its joint-space inertia).
+    """Build the ill-conditioned two-link arm of Ascher, Pai & Cloutier (1997), Example 1.
+
+    From "Forward dynamics, elimination methods, and formulation stiffness in robot
+    simulation" (Fig. 1, Table 1; eq. 9 for its joint-space inertia).
 
     The paper numbers links from the tip (Jain 1991): link 1 is the distal link (length
     ``l1``, mass ``m1``), link 2 the proximal one (``l2``, ``m2``), jointed to the world.
@@ -145,16 +160,23 @@ def two_link_arm(l1: float = 2.0, m1: float = 10.0, l2: float = 0.02, m2: float 
 
     Parameters
     ----------
-    l1, m1 : float > 0 - distal link length [m] and mass [kg]
-    l2, m2 : float > 0 - proximal link length [m] and mass [kg]
-    width : float > 0 - cross-section edge of both links [m]
-    gravity : (3,) float - [m/s^2]
+    l1, m1 : float > 0
+        Distal link length [m] and mass [kg].
+    l2, m2 : float > 0
+        Proximal link length [m] and mass [kg].
+    width : float > 0
+        Cross-section edge of both links [m].
+    gravity : (3,) float
+        [m/s^2].
 
     Returns
     -------
     Model with nb = nq = nv = 2; joints ``joint2`` (base) and ``joint1`` (tip).
 
-    Raises ValueError for a non-positive length, mass or width.
+    Raises
+    ------
+    ValueError
+        For a non-positive length, mass or width.
     """
     l1, m1 = _positive(l1, "l1"), _positive(m1, "m1")
     l2, m2 = _positive(l2, "l2"), _positive(m2, "m2")
@@ -176,8 +198,9 @@ def two_link_arm(l1: float = 2.0, m1: float = 10.0, l2: float = 0.02, m2: float 
 def prismatic_pair(m1: float = 1e9, m2: float = 1.0, axis=(0.0, 0.0, 1.0), *,
                    length_per_mass: float = 1.0, width: float = 0.1,
                    gravity=(0.0, 0.0, 0.0)) -> Model:
-    """Two collinear prismatic joints: Examples 2 and 3 of Ascher, Pai & Cloutier (1997),
-    "Forward dynamics, elimination methods, and formulation stiffness in robot
+    """Build two collinear prismatic joints (Ascher, Pai & Cloutier 1997, Examples 2 and 3).
+
+    From "Forward dynamics, elimination methods, and formulation stiffness in robot
     simulation" (sec. 3-4, Table 2).
 
     Links are numbered from the tip as in the paper: link 1 is the heavy distal link
@@ -203,18 +226,26 @@ def prismatic_pair(m1: float = 1e9, m2: float = 1.0, axis=(0.0, 0.0, 1.0), *,
 
     Parameters
     ----------
-    m1, m2 : float > 0 - tip and base link masses [kg] (the paper: m1 in 1e6 .. 1e9, m2 = 1)
-    axis : (3,) float - joint direction, normalized here (need not be unit) [-]
-    length_per_mass : float > 0 - link length per unit mass [m/kg] (the paper gives none;
-        lengths do not enter the joint-space pivots of linear joints)
-    width : float > 0 - cross-section edge of both links [m]
-    gravity : (3,) float - [m/s^2]
+    m1, m2 : float > 0
+        Tip and base link masses [kg] (the paper: m1 in 1e6 .. 1e9, m2 = 1).
+    axis : (3,) float
+        Joint direction, normalized here (need not be unit) [-].
+    length_per_mass : float > 0
+        Link length per unit mass [m/kg] (the paper gives none; lengths do not enter the
+        joint-space pivots of linear joints).
+    width : float > 0
+        Cross-section edge of both links [m].
+    gravity : (3,) float
+        [m/s^2].
 
     Returns
     -------
     Model with nb = nq = nv = 2; joints ``joint2`` (base) and ``joint1`` (tip).
 
-    Raises ValueError for a non-positive mass, length scale or width, or a zero axis.
+    Raises
+    ------
+    ValueError
+        For a non-positive mass, length scale or width, or a zero axis.
     """
     m1, m2 = _positive(m1, "m1"), _positive(m2, "m2")
     c, w = _positive(length_per_mass, "length_per_mass"), _positive(width, "width")

@@ -1,4 +1,6 @@
-"""Contact scenes (Gayle, Lin & Manocha 2006, "GLM", sec. VI; issue 19): free-base capsule
+"""Contact scenes of Gayle, Lin & Manocha 2006: capsule chains and obstacles.
+
+Contact scenes (Gayle, Lin & Manocha 2006, "GLM", sec. VI): free-base capsule
 chains with their collision shapes (``model.collision``, a
 :class:`~articulated.geometry.CollisionModel`) and static obstacles.
 
@@ -56,9 +58,11 @@ def _chain(n, L, r, m, mu, group, mask, gravity):
 
 
 def chain_points(model: Model, q) -> np.ndarray:
-    """World positions of the joint origins of a chain of this module at ``q`` (nq,):
-    ``(n + 1, 3)`` [m], the last row the far end of the last link (numpy, for placing
-    the scenes; the simulators use the compiled kinematics)."""
+    """Return the world positions of the joint origins of a chain of this module at ``q``.
+
+    Positions at ``q`` (nq,): ``(n + 1, 3)`` [m], the last row the far end of the last link
+    (numpy, for placing the scenes; the simulators use the compiled kinematics).
+    """
     L = float(model.jnt_Xtree_r[1, 0]) if model.nb > 1 else 0.1
     R = Rotation.from_quat([q[4], q[5], q[6], q[3]]).as_matrix()
     p = np.array(q[:3], dtype=np.float64)
@@ -79,34 +83,46 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
                   mass: float = 0.1, mu: float = 0.5, height: float = 0.3, upright: bool = False,
                   bend: float = 0.0, seed: int = 0, gravity=GRAVITY,
                   return_configuration: bool = False):
-    """A free-base chain of ``n`` capsules above a plane (z = 0), self-collision on: lying
-    flat along +x ``height`` above it, the MuJoCo comparison of ``articulated bench
-    contact`` (issue 19: 0.1 m links, radius 1 cm, 0.1 kg, mu 0.5, dropped from 0.3 m); or
-    (``upright``) standing on its tip ``height`` above it with its joints bent at random
-    by up to ``bend`` [rad], the pile of issue 19 (300 links of 2 cm, radius 2 mm, 20 g,
-    +-0.05 rad, dropped from 5 cm).
+    """Build a free-base chain of ``n`` capsules above a plane (z = 0), self-collision on.
+
+    Lying flat along +x ``height`` above it (the MuJoCo comparison of ``articulated bench
+    contact``: 0.1 m links, radius 1 cm, 0.1 kg, mu 0.5, dropped from 0.3 m); or
+    (``upright``) standing on its tip ``height`` above it with its joints bent at random by
+    up to ``bend`` [rad] (the pile scene: 300 links of 2 cm, radius 2 mm, 20 g, +-0.05 rad,
+    dropped from 5 cm).
 
     Parameters
     ----------
-    n : int >= 1 - links (nv = n + 5)
-    link_length, radius, mass : float > 0 - per link [m, m, kg]
-    mu : float >= 0 - friction of every shape
-    height : float - base height above the plane [m] (upright: of the chain's lowest
-        point, the end of its last capsule)
-    upright : bool - stand the chain on its last capsule, the free base (body 0) on top
-        (body 0's x along world -z): the light end that strikes first is a leaf, not the
-        root (rooted there, the first impact spins the root link against its neighbour's
-        joint and one step's position update turns 2.6 J of kinetic energy into 2,500 J)
-    bend : float >= 0 - joint angles drawn uniformly in ``[-bend, bend]`` [rad]
-    seed : int - of the angles' generator (``numpy.random.default_rng``)
+    n : int >= 1
+        Links (nv = n + 5).
+    link_length, radius, mass : float > 0
+        Per link [m, m, kg].
+    mu : float >= 0
+        Friction of every shape.
+    height : float
+        Base height above the plane [m] (upright: of the chain's lowest point, the end of
+        its last capsule).
+    upright : bool
+        Stand the chain on its last capsule, the free base (body 0) on top (body 0's x along
+        world -z): the light end that strikes first is a leaf, not the root (rooted there,
+        the first impact spins the root link against its neighbour's joint and one step's
+        position update turns 2.6 J of kinetic energy into 2,500 J).
+    bend : float >= 0
+        Joint angles drawn uniformly in ``[-bend, bend]`` [rad].
+    seed : int
+        Of the angles' generator (``numpy.random.default_rng``).
     gravity : (3,) float [m/s^2]
-    return_configuration : bool - also return ``q0`` (nq,)
+    return_configuration : bool
+        Also return ``q0`` (nq,).
 
     Returns
     -------
     Model (``model.collision``: one capsule per link and the plane), or ``(model, q0)``.
 
-    Raises ValueError for n < 1 or a non-positive size.
+    Raises
+    ------
+    ValueError
+        For n < 1 or a non-positive size.
     """
     n = _count(n, "n", 1)
     model, geom = _chain(n, _positive(link_length, "link_length"), _positive(radius, "radius"),
@@ -121,7 +137,7 @@ def capsule_chain(n: int = 300, *, link_length: float = 0.1, radius: float = 0.0
         return model, q0
     # upright: the free base (body 0) at the top, body x pointing down (+90 deg about y),
     # the chain hanging from it, its last capsule's end the lowest point: a free chain is
-    # rooted at the end that does not strike first (see docs/contact.md, "The pile")
+    # rooted at the end that does not strike first
     q0[3:7] = (np.sqrt(0.5), 0.0, np.sqrt(0.5), 0.0)
     q0[2] = height - float(np.min(chain_points(model, q0)[:, 2]))
     return model, q0
@@ -132,8 +148,10 @@ def thread(n: int = 295, *, walls: int = 5, link_length: float = 0.02, radius: f
            mass: float = 0.01, hole: float = 0.03, offset: float = 0.012, gap: float = 0.25,
            wall_thickness: float = 0.03, mu: float = 0.3, speed: float = THREAD_SPEED,
            return_configuration: bool = False):
-    """Scene (b), GLM Fig. 5: a thread (a free-base capsule chain of ``n`` links, nv =
-    n + 5: 300 for the default) in front of ``walls`` box walls, no gravity.
+    """Build scene (b) of GLM Fig. 5: a thread in front of box walls, no gravity.
+
+    A free-base capsule chain of ``n`` links, nv = n + 5 (300 for the default), in front of
+    ``walls`` box walls.
 
     Wall ``k`` (k = 0 ..) stands across the x axis at ``x = gap (k + 1)``, 0.24 m square,
     ``wall_thickness`` thick, built from four static boxes around a square hole of side
@@ -146,24 +164,35 @@ def thread(n: int = 295, *, walls: int = 5, link_length: float = 0.02, radius: f
 
     Parameters
     ----------
-    n : int >= 2 - links
+    n : int >= 2
+        Links.
     walls : int >= 1
-    link_length, radius, mass : float > 0 - per link [m, m, kg]
-    hole : float > 2 radius - side of the square holes [m]
-    offset : float - distance of the holes' centres from the x axis [m]
-    gap : float > wall_thickness - distance between walls [m]
+    link_length, radius, mass : float > 0
+        Per link [m, m, kg].
+    hole : float > 2 radius
+        Side of the square holes [m].
+    offset : float
+        Distance of the holes' centres from the x axis [m].
+    gap : float > wall_thickness
+        Distance between walls [m].
     wall_thickness : float > 0 [m]
-    mu : float >= 0 - friction of thread and walls
-    speed : float - initial velocity of the thread along +x [m/s]
-    return_configuration : bool - also return ``q0`` (nq,) and ``qd0`` (nv,)
+    mu : float >= 0
+        Friction of thread and walls.
+    speed : float
+        Initial velocity of the thread along +x [m/s].
+    return_configuration : bool
+        Also return ``q0`` (nq,) and ``qd0`` (nv,).
 
     Returns
     -------
     Model (``model.collision``: the capsules and ``4 walls`` boxes), or
     ``(model, q0, qd0)``.
 
-    Raises ValueError for a bad count or size, a hole not larger than the thread, or walls
-    that overlap.
+    Raises
+    ------
+    ValueError
+        For a bad count or size, a hole not larger than the thread, or walls that
+        overlap.
     """
     n = _count(n, "n", 2)
     walls = _count(walls, "walls", 1)
@@ -201,22 +230,28 @@ def thread(n: int = 295, *, walls: int = 5, link_length: float = 0.02, radius: f
 
 
 def helical_gait(n: int, amplitude: float, wavenumber: float, phase: float) -> np.ndarray:
-    """Joint angles of the helical rolling gait of a chain of this module (its hinges
-    alternate between z and y): ``theta_i = A sin(d i + phase + (pi/2 if i odd))``, i = 1 ..
-    n-1 (Rollinson & Choset's rolling helix: the bending direction turns by ``d`` per link,
-    so the chain is a helix; advancing ``phase`` rolls the body about its own centre line
-    inside the same helix). ``amplitude`` A [rad] sets the helix radius, ``wavenumber`` d
-    [rad/link] its pitch (:func:`helix_shape`). Returns (n - 1,) float64 [rad]."""
+    """Return the joint angles of the helical rolling gait of a chain of this module.
+
+    The chain's hinges alternate between z and y: ``theta_i = A sin(d i + phase + (pi/2 if i
+    odd))``, i = 1 .. n-1 (Rollinson & Choset's rolling helix: the bending direction turns
+    by ``d`` per link, so the chain is a helix; advancing ``phase`` rolls the body about its
+    own centre line inside the same helix). ``amplitude`` A [rad] sets the helix radius,
+    ``wavenumber`` d [rad/link] its pitch (:func:`helix_shape`). Returns (n - 1,) float64
+    [rad].
+    """
     i = np.arange(1, n)
     return amplitude * np.sin(wavenumber * i + phase + np.where(i % 2, 0.5 * np.pi, 0.0))
 
 
 def helix_shape(link_length: float, amplitude: float, wavenumber: float, links: int = 121):
-    """Radius [m], pitch [m] and links per turn of the helix that :func:`helical_gait`
-    bends a chain of ``links`` links of ``link_length`` into (fitted to its joint origins:
-    axis by principal components, the middle links' mean distance from it). Returns
-    ``(radius, pitch, links_per_turn, axis (3,), centre (3,), points (links + 1, 3))`` in
-    the frame of a base at the origin with identity orientation."""
+    """Return the radius, pitch and links per turn of the helix of :func:`helical_gait`.
+
+    Radius [m], pitch [m] and links per turn of the helix that :func:`helical_gait` bends a
+    chain of ``links`` links of ``link_length`` into (fitted to its joint origins: axis by
+    principal components, the middle links' mean distance from it). Returns ``(radius,
+    pitch, links_per_turn, axis (3,), centre (3,), points (links + 1, 3))`` in the frame of
+    a base at the origin with identity orientation.
+    """
     b = ModelBuilder()
     for i in range(links):
         b.add_body(f"c{i}", None if i == 0 else f"c{i - 1}", "free" if i == 0 else "revolute",
@@ -243,9 +278,12 @@ def helix_shape(link_length: float, amplitude: float, wavenumber: float, links: 
 
 def matched_wavenumber(link_length: float, amplitude0: float, amplitude: float,
                        wavenumber: float) -> float:
-    """The wavenumber ``d0`` [rad/link] that gives the helix of ``amplitude0`` the pitch of
-    the helix of ``(amplitude, wavenumber)`` (:func:`helix_shape`; secant steps), so that a
-    gait going from one to the other tightens the coil without shortening it."""
+    """Return the wavenumber ``d0`` [rad/link] that keeps the helix pitch at a new amplitude.
+
+    The wavenumber ``d0`` [rad/link] that gives the helix of ``amplitude0`` the pitch of the
+    helix of ``(amplitude, wavenumber)`` (:func:`helix_shape`; secant steps), so that a gait
+    going from one to the other tightens the coil without shortening it.
+    """
     target = helix_shape(link_length, amplitude, wavenumber)[1]
     d = [wavenumber, 0.5 * wavenumber]
     f = [helix_shape(link_length, amplitude0, x)[1] - target for x in d]
@@ -263,9 +301,10 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
                  height: float = 0.5, mu: float = 0.7, amplitude: float = 2.0,
                  wavenumber: float = 0.12, amplitude0: float = 1.6, gravity=GRAVITY,
                  return_configuration: bool = False):
-    """Scene (c), GLM Fig. 6: a snake (a free-base capsule chain of ``n`` links: nv = n +
-    5, a free base and ``n - 1`` hinges) wound in a helix around a horizontal box beam
-    (the bridge) with rounded edges.
+    """Build scene (c) of GLM Fig. 6: a snake wound in a helix around a bridge.
+
+    A free-base capsule chain of ``n`` links (nv = n + 5, a free base and ``n - 1`` hinges)
+    wound in a helix around a horizontal box beam (the bridge) with rounded edges.
 
     The beam runs along x at height ``height``: square section of side ``2 beam``, its
     four edges rounded with radius ``corner * beam`` (two static boxes and four static
@@ -280,23 +319,35 @@ def snake_bridge(n: int = 501, *, link_length: float = 0.05, radius: float = 0.0
 
     Parameters
     ----------
-    n : int >= 3 - links
-    link_length, radius, mass : float > 0 - per link [m, m, kg]
-    beam : float > 0 - half the side of the beam's section [m]
-    corner : float in (0, 1] - rounding radius of the beam's edges / ``beam``
-    height : float - height of the beam's axis [m]
-    mu : float >= 0 - friction of snake and beam
-    amplitude, wavenumber : float - the gait's helix [rad, rad/link]
-    amplitude0 : float - the start's looser helix [rad]
+    n : int >= 3
+        Links.
+    link_length, radius, mass : float > 0
+        Per link [m, m, kg].
+    beam : float > 0
+        Half the side of the beam's section [m].
+    corner : float in (0, 1]
+        Rounding radius of the beam's edges / ``beam``.
+    height : float
+        Height of the beam's axis [m].
+    mu : float >= 0
+        Friction of snake and beam.
+    amplitude, wavenumber : float
+        The gait's helix [rad, rad/link].
+    amplitude0 : float
+        The start's looser helix [rad].
     gravity : (3,) float [m/s^2]
-    return_configuration : bool - also return ``q0`` (nq,)
+    return_configuration : bool
+        Also return ``q0`` (nq,).
 
     Returns
     -------
     Model (``model.collision``: the capsules, 2 boxes and 4 cylinders), or ``(model, q0)``.
 
-    Raises ValueError for a bad count or size, or a start that touches the beam (make
-    ``amplitude0`` smaller: a wider helix).
+    Raises
+    ------
+    ValueError
+        For a bad count or size, or a start that touches the beam (make
+        ``amplitude0`` smaller: a wider helix).
     """
     n = _count(n, "n", 3)
     L, r = _positive(link_length, "link_length"), _positive(radius, "radius")

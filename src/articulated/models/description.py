@@ -1,4 +1,6 @@
-"""How a model is rebuilt from its :attr:`~articulated.Model.description`: the decorator
+"""Rebuild a model from its :attr:`~articulated.Model.description`.
+
+How a model is rebuilt from its :attr:`~articulated.Model.description`: the decorator
 :func:`scene` that every public scene generator of :mod:`articulated.models` wears (it sets
 ``{"scene": name, "kwargs": {...}}`` on the model it returns, every argument with its
 default filled in), and :func:`build_model`, which turns a description back into a model
@@ -82,19 +84,22 @@ def build_model(description: dict):
 
     Parameters
     ----------
-    description : dict - ``{"scene": name, "kwargs": {...}}`` (a generator of
-        :data:`SCENES`), or ``{"urdf" | "mjcf" | "structure": path, "sha256": hex,
-        "kwargs": {...}}`` (the loader ``articulated.io.<kind>.load_<kind>``)
+    description : dict
+        ``{"scene": name, "kwargs": {...}}`` (a generator of :data:`SCENES`), or ``{"urdf" |
+        "mjcf" | "structure": path, "sha256": hex, "kwargs": {...}}`` (the loader
+        ``articulated.io.<kind>.load_<kind>``).
 
     Returns
     -------
-    Model - with the same description.
+    Model
+        With the same description.
 
     Raises
     ------
-    ValueError - not a description, an unknown scene, a loader that this installation does
-        not have, a file that is missing or whose SHA-256 differs from the recorded one (the
-        file changed since the model was built).
+    ValueError
+        Not a description, an unknown scene, a loader that this installation does not have,
+        a file that is missing or whose SHA-256 differs from the recorded one (the file
+        changed since the model was built).
     """
     if not isinstance(description, dict):
         raise ValueError(f"a model description is a dict, got {description!r}")

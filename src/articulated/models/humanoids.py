@@ -144,10 +144,14 @@ def humanoid(name_prefix: str = "", floating_base: bool = True, *, total_mass: f
 
     Parameters
     ----------
-    name_prefix : str - prepended to every body and joint name (e.g. ``"c7_"`` in a crowd)
-    floating_base : bool - free joint (True, nq = 97, nv = 95) or fixed pelvis (nq = 90, nv = 89)
-    total_mass : float > 0 - [kg]
-    gravity : (3,) float - [m/s^2]
+    name_prefix : str
+        Prepended to every body and joint name (e.g. ``"c7_"`` in a crowd).
+    floating_base : bool
+        Free joint (True, nq = 97, nv = 95) or fixed pelvis (nq = 90, nv = 89).
+    total_mass : float > 0
+        [kg].
+    gravity : (3,) float
+        [m/s^2].
 
     Returns
     -------
@@ -155,7 +159,10 @@ def humanoid(name_prefix: str = "", floating_base: bool = True, *, total_mass: f
     depth-first order (pelvis, spine, chest, neck, head, left arm, right arm, left leg,
     right leg).
 
-    Raises ValueError for total_mass <= 0 or a non-string prefix.
+    Raises
+    ------
+    ValueError
+        For total_mass <= 0 or a non-string prefix.
     """
     if not isinstance(name_prefix, str):
         raise ValueError(f"name_prefix must be a string, got {name_prefix!r}")
@@ -179,18 +186,27 @@ def crowd(k: int = 200, spacing: float = 1.0, *, return_configuration: bool = Fa
 
     Parameters
     ----------
-    k : int >= 1 - number of characters
-    spacing : float > 0 - grid spacing in x and y [m]; used for the returned configuration
-    return_configuration : bool - also return the standing grid configuration
-    total_mass : float > 0 - mass of each character [kg]
-    gravity : (3,) float - [m/s^2]
+    k : int >= 1
+        Number of characters.
+    spacing : float > 0
+        Grid spacing in x and y [m]; used for the returned configuration.
+    return_configuration : bool
+        Also return the standing grid configuration.
+    total_mass : float > 0
+        Mass of each character [kg].
+    gravity : (3,) float
+        [m/s^2].
 
     Returns
     -------
     model : Model with nb = 89 k, nv = 95 k, nq = 97 k
-    q0 : (97 k,) float64, only if ``return_configuration`` - see :func:`crowd_configuration`
+    q0 : (97 k,) float64, only if ``return_configuration``
+        See :func:`crowd_configuration`.
 
-    Raises ValueError for k < 1, spacing <= 0 or total_mass <= 0.
+    Raises
+    ------
+    ValueError
+        For k < 1, spacing <= 0 or total_mass <= 0.
     """
     k = _count(k, "k", 1)
     spacing = _positive(spacing, "spacing")
@@ -224,16 +240,22 @@ def crowd_configuration(model_or_k, spacing: float = 1.0, *,
 
     Parameters
     ----------
-    model_or_k : Model or int - a model (e.g. :func:`crowd` or :func:`humanoid`) or the
-        number k of characters of ``crowd(k)``
-    spacing : float > 0 - grid spacing [m]
-    height : float - z of each root origin [m]
+    model_or_k : Model or int
+        A model (e.g. :func:`crowd` or :func:`humanoid`) or the number k of characters of
+        ``crowd(k)``.
+    spacing : float > 0
+        Grid spacing [m].
+    height : float
+        Z of each root origin [m].
 
     Returns
     -------
     q : (nq,) float64
 
-    Raises ValueError if the model has no free-floating root, or for a bad k or spacing.
+    Raises
+    ------
+    ValueError
+        If the model has no free-floating root, or for a bad k or spacing.
 
     Source: the crowd of Redon, Galoppo & Lin (2005), Fig. 1.
     """

@@ -1,4 +1,6 @@
-"""Closed loops: planar linkages with loop joints (square chain, square net, four-bar,
+"""Closed loops: planar linkages with loop joints.
+
+Closed loops: planar linkages with loop joints (square chain, square net, four-bar,
 Jansen's strandbeest leg)."""
 
 from __future__ import annotations
@@ -130,9 +132,10 @@ def square_chain(n: int = 16, *, link_length: float = 1.0, link_mass: float = 1.
 @scene
 def square_net(rows: int = 4, cols: int = 4, *, breeze: float = 2.0, link_length: float = 1.0,
                link_mass: float = 1.0, loop_kind: str = "point", gravity=GRAVITY) -> Model:
-    """The square net ("veil") of Ascher & Lin (1999), Example 4.2 (Fig. 4.3): a planar net of
-    ``rows x cols`` unit squares hanging in the x-z plane from its top joints, which are
-    pinned to the world, moved by a breeze.
+    """Build the square net ("veil") of Ascher & Lin (1999), Example 4.2 (Fig. 4.3).
+
+    A planar net of ``rows x cols`` unit squares hanging in the x-z plane from its top
+    joints, which are pinned to the world, moved by a breeze.
 
     Joints ``P(r, c) = (c L, 0, -r L)``, r = 0..rows, c = 0..cols; the top row (r = 0) is
     pinned. Links (thin uniform rods, length L, mass m): ``v{r}_{c}`` = P(r, c) -> P(r+1, c)
@@ -240,8 +243,8 @@ def strandbeest_points(theta: float = 0.0, scale: float = 0.01):
     Returns a dict: ``O`` crank axle (origin), ``Z`` fixed pivot ``(-a, -l)``, ``B`` crank
     pin, ``C`` (j meets b), ``D`` (third vertex of triangle b-d-e), ``E`` (k meets c), ``F``
     (f meets g), ``G`` the foot (third vertex of triangle g-h-i); lengths of
-    :data:`JANSEN` times ``scale`` (|Z-C| = b, |Z-D| = d, |C-D| = e; |E-F| = g, |F-G| = h,
-    |E-G| = i). ValueError if it cannot be assembled.
+    :data:`JANSEN` times ``scale`` (``|Z-C| = b``, ``|Z-D| = d``, ``|C-D| = e``;
+    ``|E-F| = g``, ``|F-G| = h``, ``|E-G| = i``). ValueError if it cannot be assembled.
     """
     L = {k: v * scale for k, v in JANSEN.items()}
     O = _xz(0.0, 0.0)

@@ -1,4 +1,6 @@
-"""Branched trees: seeded random trees with every joint type, the millipede and the
+"""Branched trees: random trees, the millipede and the molecule.
+
+Branched trees: seeded random trees with every joint type, the millipede and the
 molecule."""
 
 from __future__ import annotations
@@ -32,16 +34,23 @@ def _random_inertia(rng, mass):
 @scene
 def random_tree(n: int, seed=0, *, joint_types=("revolute", "prismatic", "spherical", "free", "fixed"),
                 floating_base: bool = False, branching: float = 0.5) -> Model:
-    """A random kinematic tree for cross-checks (RBD.jl ``randmech``, Pinocchio
-    ``humanoidRandom`` habit): random parents, joint types, placements, axes and inertias.
+    """Build a random kinematic tree for cross-checks.
+
+    Random parents, joint types, placements, axes and inertias (the habit of RBD.jl's
+    ``randmech`` and Pinocchio's ``humanoidRandom``).
 
     Parameters
     ----------
-    n : int - number of bodies (>= 1)
-    seed : int - RNG seed; the model is a deterministic function of (n, seed, options)
-    joint_types : sequence of str - joint types drawn uniformly for the non-root bodies
-    floating_base : bool - the root body gets a free joint (otherwise a revolute one)
-    branching : float in [0, 1] - 0 gives a serial chain, 1 a uniformly random tree
+    n : int
+        Number of bodies (>= 1).
+    seed : int
+        RNG seed; the model is a deterministic function of (n, seed, options).
+    joint_types : sequence of str
+        Joint types drawn uniformly for the non-root bodies.
+    floating_base : bool
+        The root body gets a free joint (otherwise a revolute one).
+    branching : float in [0, 1]
+        0 gives a serial chain, 1 a uniformly random tree.
     """
     if n < 1:
         raise ValueError(f"random_tree needs n >= 1 bodies, got {n}")
@@ -108,21 +117,29 @@ def millipede(legs: int = 1000, leg_links: int = 10, spine: int = 3000, *,
 
     Parameters
     ----------
-    legs : int >= 0 - number of legs, at most ``spine``
-    leg_links : int >= 1 - links per leg
-    spine : int >= 1 - spine links
-    segment_length, segment_mass : float > 0 - spine link length [m] and mass [kg]
-    leg_link_length, leg_link_mass : float > 0 - leg link length [m] and mass [kg]
-    gravity : (3,) float - [m/s^2]
+    legs : int >= 0
+        Number of legs, at most ``spine``.
+    leg_links : int >= 1
+        Links per leg.
+    spine : int >= 1
+        Spine links.
+    segment_length, segment_mass : float > 0
+        Spine link length [m] and mass [kg].
+    leg_link_length, leg_link_mass : float > 0
+        Leg link length [m] and mass [kg].
+    gravity : (3,) float
+        [m/s^2].
 
     Returns
     -------
     Model with nb = legs * leg_links + spine bodies, one fixed joint (body 0) and
-    nb - 1 revolute joints (nq = nv = nb - 1): 13,000 bodies and 12,999 DOF at the defaults.
+    nb
+        1 revolute joints (nq = nv = nb - 1): 13,000 bodies and 12,999 DOF at the defaults.
 
     Raises
     ------
-    ValueError - a non-integer or too small count, ``legs > spine``, or a non-positive size.
+    ValueError
+        A non-integer or too small count, ``legs > spine``, or a non-positive size.
     """
     legs = _count(legs, "legs", 0)
     leg_links = _count(leg_links, "leg_links", 1)
@@ -221,24 +238,37 @@ def molecule(n: int = 50_000, seed=0, *, bond_length: float = 0.15, atom_mass: f
 
     Parameters
     ----------
-    n : int >= 1 - number of atoms (= bodies = revolute joints = DOF)
-    seed : int - RNG seed; the model is a deterministic function of all arguments
-    bond_length : float > 0 - [m] (the C-C bond is 1.5 angstrom; the scene uses SI-sized
-        numbers, 0.15 m by default)
-    atom_mass : float > 0 - [kg]; atom_radius : float > 0 - [m] (inertia 0.4 m r^2)
-    axes : {"bond", "random"} - ``"bond"``: each joint is a torsion about its bond (the joint
-        frame sits on the atom, x along the bond; the atom itself stays put and its
-        subtree turns); ``"random"``: a random unit axis through the atom
-    branching : float in [0, 1] - probability of starting a side branch
-    gravity : (3,) float - [m/s^2]
+    n : int >= 1
+        Number of atoms (= bodies = revolute joints = DOF).
+    seed : int
+        RNG seed; the model is a deterministic function of all arguments.
+    bond_length : float > 0
+        [m] (the C-C bond is 1.5 angstrom; the scene uses SI-sized numbers, 0.15 m by
+        default).
+    atom_mass : float > 0
+        [kg]; atom_radius : float > 0 - [m] (inertia 0.4 m r^2).
+    axes : {"bond", "random"}
+        ``"bond"``: each joint is a torsion about its bond (the joint frame sits on the
+        atom, x along the bond; the atom itself stays put and its subtree turns);
+        ``"random"``: a random unit axis through the atom.
+    branching : float in [0, 1]
+        Probability of starting a side branch.
+    gravity : (3,) float
+        [m/s^2].
 
     Returns
     -------
     Model with nb = nq = nv = n, bodies ``atom0 ..`` in depth-first order, every joint
     revolute, at most 3 children per body.
 
-    Raises ValueError on a bad count, size, ``axes`` or ``branching``. Builds 50,000 atoms in
-    well under a second (one Python loop for the random topology, the rest vectorized).
+    Raises
+    ------
+    ValueError
+        On a bad count, size, ``axes`` or ``branching``.
+
+    Notes
+    -----
+    One Python loop builds the random topology, the rest is vectorized.
     """
     n = _count(n, "n", 1)
     L = _positive(bond_length, "bond_length")

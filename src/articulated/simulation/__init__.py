@@ -1,4 +1,6 @@
-"""Simulation layer: integrators, applied forces, the simulators, the factory that picks one
+"""Simulation layer: integrators, applied forces, simulators and what they record.
+
+Simulation layer: integrators, applied forces, the simulators, the factory that picks one
 (:func:`Simulator`), and what they record.
 
 Re-exports only (see the modules for the implementations).

@@ -69,9 +69,12 @@ FORMAT = 1
 
 
 class CheckpointError(OSError):
-    """A checkpoint could not be written. ``path``: the checkpoint; ``trajectory``: the
+    """A checkpoint could not be written.
+
+    ``path``: the checkpoint; ``trajectory``: the
     :class:`~articulated.simulation.trajectory.Trajectory` recorded so far (the simulator
-    holds the state the run stopped at)."""
+    holds the state the run stopped at).
+    """
 
     def __init__(self, message, *, path=None, trajectory=None):
         super().__init__(message)
@@ -155,13 +158,17 @@ class Checkpointer:
     Parameters
     ----------
     sim : DynamicsSimulator or AdaptiveSimulator
-    path : str or os.PathLike - the checkpoint file (``.npz`` appended when missing)
-    every : int >= 1 or None - steps between checkpoints (None: only at the start, the
-        end and on Ctrl-C)
+    path : str or os.PathLike
+        The checkpoint file (``.npz`` appended when missing).
+    every : int >= 1 or None
+        Steps between checkpoints (None: only at the start, the end and on Ctrl-C).
     steps, record_every : the run's
 
-    Raises ValueError when ``sim``'s settings cannot be checkpointed (see the module
-    docstring) or ``every`` is not a positive integer.
+    Raises
+    ------
+    ValueError
+        When ``sim``'s settings cannot be checkpointed (see the module docstring)
+        or ``every`` is not a positive integer.
     """
 
     def __init__(self, sim, path, every, steps, record_every):

@@ -1,4 +1,6 @@
-"""One time step with contacts (Gayle, Lin & Manocha 2006, "GLM", sec. IV): forward
+"""One time step with contacts and joint limits (Gayle, Lin & Manocha 2006).
+
+One time step with contacts (Gayle, Lin & Manocha 2006, "GLM", sec. IV): forward
 dynamics, unconstrained velocity, detection, impulses, position update, drift projection.
 :class:`ContactStepper` holds the options and buffers of a simulator given a
 :class:`~articulated.geometry.CollisionModel` (``contacts=``) or ``limits``; the step runs
@@ -156,64 +158,78 @@ class ContactStepper:
     Parameters
     ----------
     model : Model
-    geom : CollisionModel or None - of this model (None: joint limits only)
-    dt : float - the step [s]
-    limits : bool - enforce the model's joint limits (``jnt_range``; default False)
-    tol : float - the sweeps stop when no visit changes its contact's velocity by more
-        than this [m/s] (default 1e-6)
-    sweeps : int - most sequential-impulse sweeps per step (default 50)
-    rest_speed : float - approach speed [m/s] below which a contact is resting (``e = 0``);
-        default ``2 |g| dt`` (what gravity adds in two steps)
-    project : bool - post-stabilize positions (Cline & Pai 2003; default True)
-    project_sweeps : int - most sweeps of the position projection (default 20); it
-        stops when no sweep moves a contact by more than ``tol dt`` [m]
-    allow_initial_penetration : bool - accept a start with shapes overlapping deeper than
-        ``depth_tol`` [m] (default False: ValueError)
-    capacity : int - initial room for contacts (grows as needed)
-    warm_start : bool - start each contact from its impulse of the last step (default True)
-    slip_speed : float - slip [m/s] above which a contact outside its friction cone slides
-        against its slip velocity (below it: along its sticking impulse); default
-        ``rest_speed``
-    limit_e : float - restitution of the joint limits, in [0, 1] (default 0)
-    max_rotation : float or None - most rotation [rad] of any body in one step (default
-        0.05): a step whose fastest body turns faster than ``max_rotation / dt`` (its world
-        angular velocity after the dynamics) runs as ``k = ceil(dt |omega| /
-        max_rotation)`` equal substeps (at most :data:`MAX_SUBSTEPS`), each a whole step
-        of the pipeline with the applied forces held. The speculative rows and the
-        projection predict a contact's gap linearly over the step; a shape of radius r
-        turning by ``theta`` leaves that prediction by about ``r theta^2 / 2`` (0.26 mm
-        for r = 21 cm at 0.05 rad). None: never split (docs/contact.md, "Substeps").
-    max_arc_error : float or None - most distance [m] by which a shape in contact may
-        stray in one step, along the contact's normal, from the straight line along which
-        the rows and the projection predict it (default 1e-4): the position update turns
-        every joint at a constant rate, so a point moves on a curve, ``h^2 / 2`` times its
-        acceleration at ``qdd = 0`` off the line (to second order;
-        :func:`~articulated.algorithms.kinematics.arc_bound`, bounded over each shape's
-        bounding ball). Where joints whip against each other the bodies barely turn and
-        ``max_rotation`` does not split, while the points stray by millimetres (the pile
-        of docs/contact.md, "Arc error"). Over the contacts of the last (sub)step (a shape
-        in the air may stray: the next detection sees it where it is), the largest such
-        acceleration ``acc``, summed over a contact's two shapes, asks for ``k =
-        ceil(sqrt(h^2 acc / (2 max_arc_error)))`` equal substeps (or more for
+    geom : CollisionModel or None
+        Of this model (None: joint limits only).
+    dt : float
+        The step [s].
+    limits : bool
+        Enforce the model's joint limits (``jnt_range``; default False).
+    tol : float
+        The sweeps stop when no visit changes its contact's velocity by more than this [m/s]
+        (default 1e-6).
+    sweeps : int
+        Most sequential-impulse sweeps per step (default 50).
+    rest_speed : float
+        Approach speed [m/s] below which a contact is resting (``e = 0``); default ``2 |g|
+        dt`` (what gravity adds in two steps).
+    project : bool
+        Post-stabilize positions (Cline & Pai 2003; default True).
+    project_sweeps : int
+        Most sweeps of the position projection (default 20); it stops when no sweep moves a
+        contact by more than ``tol dt`` [m].
+    allow_initial_penetration : bool
+        Accept a start with shapes overlapping deeper than ``depth_tol`` [m] (default False:
+        ValueError).
+    capacity : int
+        Initial room for contacts (grows as needed).
+    warm_start : bool
+        Start each contact from its impulse of the last step (default True).
+    slip_speed : float
+        Slip [m/s] above which a contact outside its friction cone slides against its slip
+        velocity (below it: along its sticking impulse); default ``rest_speed``.
+    limit_e : float
+        Restitution of the joint limits, in [0, 1] (default 0).
+    max_rotation : float or None
+        Most rotation [rad] of any body in one step (default 0.05): a step whose fastest
+        body turns faster than ``max_rotation / dt`` (its world angular velocity after the
+        dynamics) runs as ``k = ceil(dt |omega| / max_rotation)`` equal substeps (at most
+        :data:`MAX_SUBSTEPS`), each a whole step of the pipeline with the applied forces
+        held. The speculative rows and the projection predict a contact's gap linearly over
+        the step; a shape of radius r turning by ``theta`` leaves that prediction by about
+        ``r theta^2 / 2`` (0.26 mm for r = 21 cm at 0.05 rad). None: never split.
+    max_arc_error : float or None
+        Most distance [m] by which a shape in contact may stray in one step, along the
+        contact's normal, from the straight line along which the rows and the projection
+        predict it (default 1e-4): the position update turns every joint at a constant rate,
+        so a point moves on a curve, ``h^2 / 2`` times its acceleration at ``qdd = 0`` off
+        the line (to second order; :func:`~articulated.algorithms.kinematics.arc_bound`,
+        bounded over each shape's bounding ball). Where joints whip against each other the
+        bodies barely turn and ``max_rotation`` does not split, while the points stray by
+        millimetres (e.g. a pile of thin chains). Over the contacts of the
+        last (sub)step (a shape in the air may stray: the next detection sees it where it
+        is), the largest such acceleration ``acc``, summed over a contact's two shapes, asks
+        for ``k = ceil(sqrt(h^2 acc / (2 max_arc_error)))`` equal substeps (or more for
         ``max_rotation``, at most :data:`MAX_SUBSTEPS`). None: not used (cheaper where
         whipping chains touch something, deeper there).
-    energy_bound : bool - (default False) a step (each substep) may not end with more total
-        energy ``E = T + V`` (kinetic and gravity potential) than it began with plus the
-        work of the applied forces over it (trapezoidal rule, ``W = h Q . (qd + qd+) / 2``,
-        ``Q = tau + J^T f_ext``); an excess, from the integrator (semi-implicit Euler gains
-        energy where fast links whip: first order in h) or the position projection, is
-        taken out of the kinetic energy by scaling ``qd+`` (its projection onto the energy
-        level in the mass-matrix metric: Hairer, Lubich & Wanner, Geometric Numerical
-        Integration, IV.4), and recorded as ``energy_removed``. A stabilizer, off by
-        default: the excess is taken from every velocity alike, also from motion that did
-        not cause it (the pile of issue 19 runs with it, but falls damped; docs/contact.md,
-        "Energy bound"). Adaptive dynamics applies it to the hybrid body in O(N_A)
+    energy_bound : bool
+        (default False) a step (each substep) may not end with more total energy ``E = T +
+        V`` (kinetic and gravity potential) than it began with plus the work of the applied
+        forces over it (trapezoidal rule, ``W = h Q . (qd + qd+) / 2``, ``Q = tau + J^T
+        f_ext``); an excess, from the integrator (semi-implicit Euler gains energy where
+        fast links whip: first order in h) or the position projection, is taken out of the
+        kinetic energy by scaling ``qd+`` (its projection onto the energy level in the
+        mass-matrix metric: Hairer, Lubich & Wanner, Geometric Numerical Integration, IV.4),
+        and recorded as ``energy_removed``. A stabilizer, off by default: the excess is
+        taken from every velocity alike, also from motion that did not cause it (a pile of
+        chains runs with it, but falls damped). Adaptive
+        dynamics applies it to the hybrid body in O(N_A)
         (:func:`~articulated.simulation.adaptive_contact.hybrid_energy_bound`).
 
     Raises
     ------
-    ValueError - a geometry of another model, unknown options, non-positive ``tol``,
-        ``sweeps``, ``rest_speed``, a pair without a narrow phase.
+    ValueError
+        A geometry of another model, unknown options, non-positive ``tol``, ``sweeps``,
+        ``rest_speed``, a pair without a narrow phase.
     """
 
     def __init__(self, model, geom, dt, limits=False, **options):

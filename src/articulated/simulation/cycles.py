@@ -1,4 +1,6 @@
-"""The CPU's cycle counter, for per-step wall times inside compiled step loops (numba has
+"""The CPU's cycle counter, for per-step wall times inside compiled loops.
+
+The CPU's cycle counter, for per-step wall times inside compiled step loops (numba has
 no clock): :func:`_cycles` (in compiled code) and :func:`_cycle_rate` (its rate, measured
 once)."""
 

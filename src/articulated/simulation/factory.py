@@ -34,10 +34,13 @@ def Simulator(model, dt, integrator=None, method: str = "aba", **kwargs):
     Parameters
     ----------
     model : Model
-    dt : float > 0 - time step [s]
-    integrator : str, optional - the time integrator of a
+    dt : float > 0
+        Time step [s].
+    integrator : str, optional
+        The time integrator of a
         :class:`~articulated.simulation.simulator.DynamicsSimulator` (its default when
-        None); the adaptive and quasi-static simulators have their own schemes and reject it
+        None); the adaptive and quasi-static simulators have their own schemes and reject
+        it.
     method : str
         ``"aba"`` (default), ``"aba_modified"``, ``"crba"``, ``"dca"``, ``"srm"``: tree
         dynamics by that forward-dynamics algorithm and a time integrator,
@@ -56,14 +59,17 @@ def Simulator(model, dt, integrator=None, method: str = "aba", **kwargs):
 
     Returns
     -------
-    DynamicsSimulator, AdaptiveSimulator or QuasiStaticSimulator - each has ``step()``,
-    ``run(steps, record_every)`` and ``add_force(force)``.
+    DynamicsSimulator, AdaptiveSimulator or QuasiStaticSimulator
+        Each has ``step()``, ``run(steps, record_every)`` and ``add_force(force)``.
 
     Raises
     ------
-    ValueError, TypeError - as the chosen simulator's constructor (unknown method or
-        integrator, bad ``dt``, state or settings, keywords the simulator does not take).
+    ValueError, TypeError
+        As the chosen simulator's constructor (unknown method or integrator,
+        bad ``dt``, state or settings, keywords the simulator does not take).
 
+    Notes
+    -----
     Example
     -------
     >>> sim = Simulator(model, 1e-3, integrator="rk4")             # DynamicsSimulator
@@ -85,12 +91,17 @@ def restore(path, *, model=None, forces=None):
     Parameters
     ----------
     path : the checkpoint (``.npz``)
-    model : Model, optional - the model (default: rebuilt from the description in the file)
-    forces : list, optional - the applied forces (default: rebuilt from the file; needed
-        when one of them was a user's own force)
+    model : Model, optional
+        The model (default: rebuilt from the description in the file).
+    forces : list, optional
+        The applied forces (default: rebuilt from the file; needed when one of them was a
+        user's own force).
 
-    Raises ValueError when the model cannot be rebuilt or does not match (body names), or
-    when a force cannot be rebuilt and ``forces`` is not given.
+    Raises
+    ------
+    ValueError
+        When the model cannot be rebuilt or does not match (body names), or when
+        a force cannot be rebuilt and ``forces`` is not given.
     """
     info, traj, state = read(path)
     if model is None:
@@ -117,8 +128,10 @@ def restore(path, *, model=None, forces=None):
 
 
 def resume(path, *, model=None, forces=None, progress=None):
-    """Finish the run of a checkpoint (see the module docstring); the result equals, bit
-    for bit, the trajectory of the run had it not stopped (wall times aside).
+    """Finish the run of a checkpoint (see the module docstring).
+
+    The result equals, bit for bit, the trajectory of the run had it not stopped (wall times
+    aside).
 
     Parameters
     ----------
@@ -128,10 +141,14 @@ def resume(path, *, model=None, forces=None, progress=None):
 
     Returns
     -------
-    Trajectory - the whole run, from its first step; the checkpoint is updated as the run
-    goes on (same ``checkpoint_every``).
+    Trajectory
+        The whole run, from its first step; the checkpoint is updated as the run goes on
+        (same ``checkpoint_every``).
 
-    Raises ValueError as :func:`restore`; what the simulator's ``run`` raises.
+    Raises
+    ------
+    ValueError
+        As :func:`restore`; what the simulator's ``run`` raises.
     """
     sim, info, traj = restore(path, model=model, forces=forces)
     run = info["run"]

@@ -39,12 +39,14 @@ from ..spatial import get_mat3, get_vec6
 class StateKinematics:
     """World poses and body velocities of one state, computed on first use.
 
-    Attributes (lazy)
-    -----------------
-    R : (nb, 3, 3) float64 - body -> world rotations (columns are body axes in world)
-    p : (nb, 3) float64 - body origins in world coordinates [m]
-    v : (nb, 6) float64 - body spatial velocities ``[w; v_O]`` in body coordinates
-        (requires ``qd``)
+    Attributes
+    ----------
+    R : (nb, 3, 3) float64
+        Body -> world rotations (columns are body axes in world coordinates); lazy.
+    p : (nb, 3) float64
+        Body origins in world coordinates [m]; lazy.
+    v : (nb, 6) float64
+        Body spatial velocities ``[w; v_O]`` in body coordinates (requires ``qd``); lazy.
     """
 
     __slots__ = ("model", "q", "qd", "_R", "_p", "_v")
@@ -62,18 +64,21 @@ class StateKinematics:
 
     @property
     def R(self):
+        """Body -> world rotations (nb, 3, 3) float64, computed on first use."""
         if self._R is None:
             self._poses()
         return self._R
 
     @property
     def p(self):
+        """Body origins (nb, 3) float64 in world coordinates [m], computed on first use."""
         if self._p is None:
             self._poses()
         return self._p
 
     @property
     def v(self):
+        """Body spatial velocities ``[w; v_O]`` (nb, 6), body coordinates; needs ``qd``."""
         if self._v is None:
             if self.qd is None:
                 raise ValueError("body velocities need qd")
@@ -94,11 +99,13 @@ class _PoseRows:
 
 
 class FramesKinematics:
-    """The ``kin`` argument of :meth:`Force.apply` for the adaptive simulators: ``R[b]`` and
-    ``p[b]`` (as :class:`StateKinematics`) computed on demand from a solver's hierarchical
-    frames (``solver.body_pose``, O(log n) per body, Redon & Lin 2005 Sec. 5.1) instead of
-    a full forward-kinematics pass; ``v`` from ``velocities()`` on first use (None: zero
-    body velocities, the quasi-static case)."""
+    """The ``kin`` argument of :meth:`Force.apply` for the adaptive simulators.
+
+    ``R[b]`` and ``p[b]`` (as :class:`StateKinematics`) computed on demand from a solver's
+    hierarchical frames (``solver.body_pose``, O(log n) per body, Redon & Lin 2005 Sec. 5.1)
+    instead of a full forward-kinematics pass; ``v`` from ``velocities()`` on first use
+    (None: zero body velocities, the quasi-static case).
+    """
 
     def __init__(self, solver, nb, velocities=None):
         self.R = _PoseRows(solver, 0)
@@ -109,6 +116,7 @@ class FramesKinematics:
 
     @property
     def v(self):
+        """Body spatial velocities (nb, 6), body coordinates (zero without velocities)."""
         if self._v is None:
             self._v = (np.zeros((self._nb, 6)) if self._velocities is None
                        else self._velocities())
@@ -143,8 +151,11 @@ class Force(ABC):
     """True when :meth:`potential` returns the force's potential energy."""
 
     def bind(self, model: Model) -> "Force":
-        """Check the force against ``model`` (body and joint names, sizes); ValueError if it
-        does not fit. Called by the simulators' ``add_force``. Returns self."""
+        """Check the force against ``model`` and return self.
+
+        Checks body and joint names and sizes; ValueError if it does not fit. Called by the
+        simulators' ``add_force``.
+        """
         return self
 
     @abstractmethod
@@ -156,33 +167,44 @@ class Force(ABC):
         return 0.0
 
     def support(self, model: Model):
-        """``(bodies, joints)`` whose ``f_ext`` rows and ``tau`` entries :meth:`apply` may
-        write, as int sequences; ``None`` for "any". The quasi-static adaptive simulator
-        updates only the assembly-tree paths of these (Redon & Lin 2005, Sec. 5.2); the
-        default (``None, None``) is always correct and costs a full update."""
+        """Return ``(bodies, joints)`` that :meth:`apply` may write forces to.
+
+        The ``f_ext`` rows and ``tau`` entries it may write, as int sequences, or ``None``
+        for "any". The quasi-static adaptive simulator updates only the assembly-tree paths
+        of these (Redon & Lin 2005, Sec. 5.2); the default (``None, None``) is always
+        correct and costs a full update.
+        """
         return None, None
 
     @property
     def conserves_energy(self) -> bool:
-        """True when the force neither adds nor removes energy: it is conservative and has
-        no damping (the simulators watch the total energy only then, see
-        :class:`~articulated.simulation.watch.EnergyWatch`)."""
+        """Return True when the force neither adds nor removes energy.
+
+        It is conservative and has no damping (the simulators watch the total energy only
+        then, see :class:`~articulated.simulation.watch.EnergyWatch`).
+        """
         return bool(self.conservative)
 
     def spec(self):
-        """The force as ``{"type": class name, **constructor arguments}`` (JSON values), so
+        """Return the force as ``{"type": class name, **constructor arguments}`` (JSON values).
+
+        The force as ``{"type": class name, **constructor arguments}`` (JSON values), so
         that a checkpoint can rebuild it (:func:`force_from_spec`); None when it cannot be
         written (a callable argument, a user's own force: pass it again to
-        :func:`articulated.simulation.checkpoint.resume`)."""
+        :func:`articulated.simulation.checkpoint.resume`).
+        """
         return None
 
     def compiled(self, model: Model):
-        """The force's part of the compiled step loops (:func:`compile_forces`), a dict with
+        """Return the force's part of the compiled step loops (:func:`compile_forces`), or None.
+
+        The force's part of the compiled step loops (:func:`compile_forces`), a dict with
         any of ``"body": (kind, body, params)`` (a body force, :data:`FORCE_WORLD`, ...),
         ``"tau": (nv,)`` constant joint forces, ``"damping": (nv,)`` viscous joint
-        coefficients, ``"pd": (qadr, vadr, gains (n, 4))`` joint springs-dampers (columns kp,
-        kd, q_ref, qd_ref); or None when the force has no compiled form (the default: the
-        simulator then calls :meth:`apply` every step, in Python)."""
+        coefficients, ``"pd": (qadr, vadr, gains (n, 4))`` joint springs-dampers (columns
+        kp, kd, q_ref, qd_ref); or None when the force has no compiled form (the default:
+        the simulator then calls :meth:`apply` every step, in Python).
+        """
         return None
 
 
@@ -191,12 +213,17 @@ class PointForce(Force):
 
     Parameters
     ----------
-    body : str or int - body name or index
-    force : (3,) float - force [N], in world coordinates (``frame="world"``) or in body
-        coordinates (``frame="body"``: a follower force that turns with the body)
-    point : (3,) float - point of application in body coordinates [m]
+    body : str or int
+        Body name or index.
+    force : (3,) float
+        Force [N], in world coordinates (``frame="world"``) or in body coordinates
+        (``frame="body"``: a follower force that turns with the body).
+    point : (3,) float
+        Point of application in body coordinates [m].
     frame : {"world", "body"}
 
+    Notes
+    -----
     A constant world force is conservative with potential ``V = -F . x_P`` (``x_P`` the
     point's world position); a body-frame force is not (``potential`` returns 0).
     Raises ValueError for a non-finite or mis-shaped vector, an unknown frame, or (at
@@ -253,16 +280,25 @@ class Spring(Force):
 
     Parameters
     ----------
-    body : str or int - body name or index
-    point : (3,) float - attachment point in body coordinates [m]
-    anchor : (3,) float - anchor in world coordinates [m]
-    stiffness : float - k >= 0 [N/m]
-    rest_length : float - L0 >= 0 [m]
-    damping : float - c >= 0 [N s/m], acting along the spring line
-    anchor_velocity : (3,) float - the anchor moves at this constant world velocity
-        [m/s]: ``anchor(t) = anchor + t anchor_velocity`` (a spring pulled along, e.g.
-        the thread of ``articulated bench contact``); default zero (a fixed anchor)
+    body : str or int
+        Body name or index.
+    point : (3,) float
+        Attachment point in body coordinates [m].
+    anchor : (3,) float
+        Anchor in world coordinates [m].
+    stiffness : float
+        K >= 0 [N/m].
+    rest_length : float
+        L0 >= 0 [m].
+    damping : float
+        C >= 0 [N s/m], acting along the spring line.
+    anchor_velocity : (3,) float
+        The anchor moves at this constant world velocity [m/s]: ``anchor(t) = anchor + t
+        anchor_velocity`` (a spring pulled along, e.g. the thread of ``articulated bench
+        contact``); default zero (a fixed anchor).
 
+    Notes
+    -----
     With ``d = x_P - anchor(t)``, ``L = |d|``, ``u = d / L``, the world force on the body
     is ``F = -(k (L - L0) + c u . d(d)/dt) u`` (for ``L0 = 0`` the elastic part is ``-k
     d``, defined also at ``L = 0``). Potential ``V = 1/2 k (L - L0)^2`` (the damper adds
@@ -344,11 +380,19 @@ class Spring(Force):
 
 
 class JointTorque(Force):
-    """Joint forces ``tau`` (nv,) [N m | N]: a constant array or ``callable(t, q, qd) -> (nv,)``.
+    """Applied joint forces ``tau`` (nv,) [N m | N], constant or a function of the state.
 
-    Raises ValueError (at :meth:`bind` for a constant, at :meth:`apply` for a callable's
-    result) when the shape is not (nv,). Non-finite values are not rejected here: the
-    simulator reports them as a divergence naming this force.
+    Parameters
+    ----------
+    tau : (nv,) float or callable
+        A constant array or ``callable(t, q, qd) -> (nv,)``.
+
+    Raises
+    ------
+    ValueError
+        At :meth:`bind` for a constant, at :meth:`apply` for a callable's result, when the
+        shape is not (nv,). Non-finite values are not rejected here: the simulator reports
+        them as a divergence naming this force.
     """
 
     def __init__(self, tau):
@@ -387,20 +431,26 @@ class JointTorque(Force):
 
 
 class PiecewiseLinear:
-    """A reference that is linear between samples: ``r(t)`` interpolates ``values`` at the
-    sample ``times`` and holds the first and last sample outside them (MuJoCo's and
-    Drake's "first-order hold"). A :class:`PDController` reference of this kind has a
-    compiled form, so the simulators' compiled loops track it (a Python callable is called
-    from inside them, :mod:`articulated.simulation.hooks`).
+    """A reference that is linear between samples (a first-order hold).
+
+    ``r(t)`` interpolates ``values`` at the sample ``times`` and holds the first and last
+    sample outside them (MuJoCo's and Drake's "first-order hold"). A :class:`PDController`
+    reference of this kind has a compiled form, so the simulators' compiled loops track it
+    (a Python callable is called from inside them, :mod:`articulated.simulation.hooks`).
 
     Parameters
     ----------
-    times : (k,) float - sample times [s], finite and strictly increasing, k >= 1
-    values : (k,) or (k, n) float - the reference at each sample (one column per
-        controlled joint; one column is used for every joint)
+    times : (k,) float
+        Sample times [s], finite and strictly increasing, k >= 1.
+    values : (k,) or (k, n) float
+        The reference at each sample (one column per controlled joint; one column is used
+        for every joint).
 
-    Raises ValueError for times that are not finite and increasing, values that are not
-    finite, or a number of rows other than ``len(times)``.
+    Raises
+    ------
+    ValueError
+        For times that are not finite and increasing, values that are not finite,
+        or a number of rows other than ``len(times)``.
     """
 
     def __init__(self, times, values):
@@ -439,21 +489,29 @@ class PDController(Force):
 
     Parameters
     ----------
-    kp, kd : float or (n,) float - gains [N m/rad, N m s/rad | N/m, N s/m], >= 0
-    q_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)`` -
-        reference positions [rad | m]
-    qd_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)``,
-        optional - reference rates (default 0)
-    joints : sequence of str or int, optional - controlled joints (names or indices);
-        default: every revolute and prismatic joint, in joint order
+    kp, kd : float or (n,) float
+        Gains [N m/rad, N m s/rad | N/m, N s/m], >= 0.
+    q_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)``
+        Reference positions [rad | m].
+    qd_ref : float or (n,) float, :class:`PiecewiseLinear`, or callable ``t -> (n,)``, optional
+        Reference rates [rad/s | m/s] (default 0).
+    joints : sequence of str or int, optional
+        Controlled joints (names or indices); default: every revolute and prismatic joint,
+        in joint order.
 
+    Notes
+    -----
     The proportional part is a joint spring: with a constant ``q_ref`` the potential
     ``V = 1/2 sum kp_j (q_j - q_ref_j)^2`` is reported (0 for a reference that depends on
     time). Constant and :class:`PiecewiseLinear` references have a compiled form (the
     simulators' compiled loops); another callable is called from inside them
     (:mod:`articulated.simulation.hooks`).
-    Raises ValueError (at :meth:`bind`) for a joint that is not 1-DOF, an unknown joint,
-    or gains/references whose size does not match the number of joints.
+
+    Raises
+    ------
+    ValueError
+        At :meth:`bind`, for a joint that is not 1-DOF, an unknown joint, or
+        gains/references whose size does not match the number of joints.
     """
 
     def __init__(self, kp, kd, q_ref, qd_ref=None, joints=None):
@@ -553,8 +611,9 @@ class JointDamping(Force):
 
     Parameters
     ----------
-    b : float or (nv,) float - damping coefficients >= 0 [N m s/rad | N s/m]; for quaternion
-        joints it acts on the body-frame angular velocity components.
+    b : float or (nv,) float
+        Damping coefficients >= 0 [N m s/rad | N s/m]; for quaternion joints it acts on the
+        body-frame angular velocity components.
     """
 
     def __init__(self, b):

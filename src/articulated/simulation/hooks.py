@@ -1,4 +1,6 @@
-"""What only Python computes, called from inside the compiled step: a user's own applied
+"""What only Python computes, called from inside the compiled step.
+
+What only Python computes, called from inside the compiled step: a user's own applied
 forces (a :class:`~articulated.simulation.forces.Force` without a compiled form) and the
 mesh pairs that go through coal.
 

@@ -1,4 +1,6 @@
-"""Quasi-static simulation: :class:`QuasiStaticSimulator`, what the factory
+"""Quasi-static simulation: :class:`QuasiStaticSimulator`.
+
+Quasi-static simulation: :class:`QuasiStaticSimulator`, what the factory
 ``articulated.Simulator(model, dt, method="quasistatic-adaptive" | "quasistatic")`` builds.
 
 Forward quasi-statics (Redon & Lin 2005, RL, Sec. 3): the bodies' velocities are zero at
@@ -61,17 +63,24 @@ class QuasiStaticSimulator:
     Parameters
     ----------
     model : Model
-    dt : float > 0 - step h [s]
+    dt : float > 0
+        Step h [s].
     method : {"quasistatic-adaptive", "quasistatic"}
-    eps_max : float >= 0 - error bound of the adaptive method (RL Definition 2)
+    eps_max : float >= 0
+        Error bound of the adaptive method (RL Definition 2).
     error : one of :data:`articulated.algorithms.metric.ERROR_MEASURES`
-    max_joints : int, optional - joint budget per step instead of (or on top of) eps_max
-    weights : (nb, 6, 6), optional - SPD joint weights of the acceleration metric
-    q0 : (nq,) float64, optional - initial configuration (neutral by default)
-    forces : iterable of :class:`articulated.Force`, optional - applied forces
-        (:meth:`add_force` each)
+    max_joints : int, optional
+        Joint budget per step instead of (or on top of) eps_max.
+    weights : (nb, 6, 6), optional
+        SPD joint weights of the acceleration metric.
+    q0 : (nq,) float64, optional
+        Initial configuration (neutral by default).
+    forces : iterable of :class:`articulated.Force`, optional
+        Applied forces (:meth:`add_force` each).
     assembly : assembly-tree kind or tree (balanced by default)
 
+    Notes
+    -----
     Attributes: ``t`` [s], ``q`` (current configuration, read-only view), ``last`` (dict
     of the last step's statistics: joints, bound, nodes, wall).
 
@@ -125,15 +134,18 @@ class QuasiStaticSimulator:
 
     @property
     def q(self) -> np.ndarray:
+        """Current configuration (nq,) float64, a read-only view."""
         v = self._q.view()
         v.flags.writeable = False
         return v
 
     def add_force(self, force):
-        """Add an applied force (:class:`articulated.Force`; joint forces and body forces;
-        velocities are zero in quasi-statics). Its ``support(model)`` tells which bodies
-        and joints it writes; a force without one is treated as touching every body
-        (a full O(n) update per step). Returns the force."""
+        """Add an applied force and return it.
+
+        An :class:`articulated.Force` (joint forces and body forces; velocities are zero in
+        quasi-statics). Its ``support(model)`` tells which bodies and joints it writes; a
+        force without one is treated as touching every body (a full O(n) update per step).
+        """
         if not hasattr(force, "apply"):
             raise TypeError(f"a force needs an apply(model, t, q, qd, tau, f_ext) method, "
                             f"got {force!r}")
@@ -170,9 +182,11 @@ class QuasiStaticSimulator:
             raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
 
     def step(self) -> dict:
-        """One quasi-static step; returns (and keeps in :attr:`last`) its statistics:
-        ``joints`` (accelerations computed), ``bound`` (certified error), ``nodes``
-        (tree nodes recomputed), ``wall`` [s]."""
+        """Take one quasi-static step and return its statistics.
+
+        The statistics are also kept in :attr:`last`: ``joints`` (accelerations computed),
+        ``bound`` (certified error), ``nodes`` (tree nodes recomputed), ``wall`` [s].
+        """
         m = self.model
         t0 = time.perf_counter()
         self._evaluate_forces()
@@ -202,13 +216,15 @@ class QuasiStaticSimulator:
         return stats
 
     def run(self, steps: int, record_every: int | None = None) -> Trajectory:
-        """Run ``steps`` steps, recording the configuration every ``record_every`` steps
-        (default: first and last only; each record copies q, O(n)) and the per-step
-        statistics (:class:`Trajectory` fields ``joints``, ``bound``, ``nodes``, ``wall``;
-        ``qd``, the energies None: velocities are zero in quasi-statics). Raises
-        ValueError for steps < 1 or record_every < 1, and
-        :class:`articulated.SimulationDiverged` (carrying the trajectory recorded so far)
-        when a step fails on non-finite values."""
+        """Run ``steps`` steps and return the :class:`Trajectory`.
+
+        Records the configuration every ``record_every`` steps (default: first and last
+        only; each record copies q, O(n)) and the per-step statistics (:class:`Trajectory`
+        fields ``joints``, ``bound``, ``nodes``, ``wall``; ``qd``, the energies None:
+        velocities are zero in quasi-statics). Raises ValueError for steps < 1 or
+        record_every < 1, and :class:`articulated.SimulationDiverged` (carrying the
+        trajectory recorded so far) when a step fails on non-finite values.
+        """
         steps = int(steps)
         if steps < 1:
             raise ValueError(f"steps must be >= 1, got {steps}")

@@ -1,4 +1,6 @@
-"""The stepping loop of tree dynamics: :class:`DynamicsSimulator` (state, applied forces,
+"""The stepping loop of tree dynamics: :class:`DynamicsSimulator`.
+
+The stepping loop of tree dynamics: :class:`DynamicsSimulator` (state, applied forces,
 integrator, recording, energy), what the factory :func:`articulated.Simulator` builds for
 the forward-dynamics methods; it records a
 :class:`~articulated.simulation.trajectory.Trajectory`."""
@@ -140,78 +142,96 @@ _NO_PIECES = np.zeros((0, 2), np.int64)
 
 
 class DynamicsSimulator:
-    """Time integration of an articulated body under gravity and applied forces, by a
-    forward-dynamics algorithm and a time integrator. Usually built by the factory
+    """Time integration of an articulated body under gravity and applied forces.
+
+    By a forward-dynamics algorithm and a time integrator. Usually built by the factory
     :func:`articulated.Simulator` (same arguments), which builds the adaptive and
     quasi-static simulators for the other ``method`` values.
 
     Parameters
     ----------
     model : Model
-    dt : float - time step [s], > 0 (for ``rk45`` the recording interval unit; the solver
-        chooses its own steps)
-    integrator : {"rk4", "euler", "semi_implicit_euler", "rk45"}, optional - default
-        ``"rk4"`` (``"semi_implicit_euler"`` with ``contacts``)
-        ``"euler"``: explicit Euler, order 1 (the papers' choice: Redon, Galoppo & Lin 2005,
-        sec. 7); ``"semi_implicit_euler"``: order 1, bounded energy error for a constant mass
-        matrix (fast-spinning light links gain energy: :mod:`~articulated.simulation.integrators`);
+    dt : float
+        Time step [s], > 0 (for ``rk45`` the recording interval unit; the solver chooses its
+        own steps).
+    integrator : {"rk4", "euler", "semi_implicit_euler", "rk45"}, optional
+        Default ``"rk4"`` (``"semi_implicit_euler"`` with ``contacts``) ``"euler"``:
+        explicit Euler, order 1 (the papers' choice: Redon, Galoppo & Lin 2005, sec. 7);
+        ``"semi_implicit_euler"``: order 1, bounded energy error for a constant mass matrix
+        (fast-spinning light links gain energy: :mod:`~articulated.simulation.integrators`);
         ``"rk4"``: classical Runge-Kutta, order 4; ``"rk45"``: adaptive Dormand-Prince 5(4)
-        (scipy ``RK45``, the solver of ``solve_ivp(method="RK45")``) with ``rtol``, ``atol``.
-        Quaternion joints are integrated on the manifold and stay unit (see
+        (scipy ``RK45``, the solver of ``solve_ivp(method="RK45")``) with ``rtol``,
+        ``atol``. Quaternion joints are integrated on the manifold and stay unit (see
         :mod:`articulated.simulation.integrators`).
-    method : {"aba", "aba_modified", "crba", "dca", "srm"} - forward-dynamics algorithm
-        (:func:`articulated.forward_dynamics`); ``"srm"``: a model with loop joints by the
-        sequential regularization method (:class:`articulated.simulation.srm.SRMSolver`;
-        ``integrator`` then is "rk2", "rk4" or "euler"; applied forces are evaluated once
-        per step and held over it; ``nfev`` counts steps)
-    srm : dict, optional - options of :class:`~articulated.simulation.srm.SRMSolver`
-        (``iterations``, ``eps``, ``alpha``, ``form``) for ``method="srm"``; its step-size
-        control is asked for by ``rtol`` / ``atol``
+    method : {"aba", "aba_modified", "crba", "dca", "srm"}
+        Forward-dynamics algorithm (:func:`articulated.forward_dynamics`); ``"srm"``: a
+        model with loop joints by the sequential regularization method
+        (:class:`articulated.simulation.srm.SRMSolver`; ``integrator`` then is "rk2", "rk4"
+        or "euler"; applied forces are evaluated once per step and held over it; ``nfev``
+        counts steps).
+    srm : dict, optional
+        Options of :class:`~articulated.simulation.srm.SRMSolver` (``iterations``, ``eps``,
+        ``alpha``, ``form``) for ``method="srm"``; its step-size control is asked for by
+        ``rtol`` / ``atol``.
     forces : iterable of force objects (:mod:`articulated.simulation.forces`)
-    q0 : (nq,) float64, optional - initial configuration (default ``model.neutral()``)
-    qd0 : (nv,) float64, optional - initial joint velocities (default zero)
-    rtol, atol : float > 0, optional - tolerances of ``rk45`` (default
-        :data:`~articulated.simulation.stepsize.RTOL` = 1e-6,
-        :data:`~articulated.simulation.stepsize.ATOL` = 1e-8) and, for ``method="srm"``,
-        of its step-size control: with either given, SRM steps by step doubling with steps
-        of at most ``dt`` chosen to meet them, and ``dt`` is the recording unit (the
-        records still lie at ``t + k record_every dt``); without, SRM steps at ``dt``
-        (:meth:`articulated.simulation.srm.SRMSolver.advance`; ``nfev`` then counts SRM
-        steps: three per tried step, whole and two halves)
-    dtype : float64 or float32 - arithmetic of the forward dynamics (the state is integrated
-        in float64; float32 reproduces the single-precision study of Ascher, Pai & Cloutier
-        1997)
-    contacts : CollisionModel, optional - shapes of this model and static obstacles: the
-        step becomes forward dynamics, detection and impulses with friction and restitution
-        (Gayle, Lin & Manocha 2006; :mod:`articulated.simulation.contact`); needs
-        ``method="aba"`` and ``integrator="semi_implicit_euler"`` (the default then)
-    contact_options : dict, optional - options of
-        :class:`~articulated.simulation.contact.ContactStepper` (``tol``, ``sweeps``,
-        ``rest_speed``, ``slip_speed``, ``warm_start``, ``project``, ``depth_tol``,
-        ``allow_initial_penetration``, ``limit_e``, ...)
-    limits : bool - enforce the joint limits ``model.jnt_range`` by impulses (GLM IV.B,
-        Kokkevis 2004), with or without contacts (default False); same stepping as contacts
-    energy_drift : float > 0 or None - threshold of the energy watch (default 0.01): when
-        every applied force conserves energy (no contacts, limits, damping or driving
-        forces), :meth:`run` warns once (:class:`~articulated.simulation.watch.
-        EnergyDriftWarning`, with the step, the drift and a suggested step size) when the
-        relative drift of the recorded total energy passes it; None: off
+    q0 : (nq,) float64, optional
+        Initial configuration (default ``model.neutral()``).
+    qd0 : (nv,) float64, optional
+        Initial joint velocities (default zero).
+    rtol, atol : float > 0, optional
+        Tolerances of ``rk45`` (default :data:`~articulated.simulation.stepsize.RTOL` =
+        1e-6, :data:`~articulated.simulation.stepsize.ATOL` = 1e-8) and, for
+        ``method="srm"``, of its step-size control: with either given, SRM steps by step
+        doubling with steps of at most ``dt`` chosen to meet them, and ``dt`` is the
+        recording unit (the records still lie at ``t + k record_every dt``); without, SRM
+        steps at ``dt`` (:meth:`articulated.simulation.srm.SRMSolver.advance`; ``nfev`` then
+        counts SRM steps: three per tried step, whole and two halves).
+    dtype : float64 or float32
+        Arithmetic of the forward dynamics (the state is integrated in float64; float32
+        reproduces the single-precision study of Ascher, Pai & Cloutier 1997).
+    contacts : CollisionModel, optional
+        Shapes of this model and static obstacles: the step becomes forward dynamics,
+        detection and impulses with friction and restitution (Gayle, Lin & Manocha 2006;
+        :mod:`articulated.simulation.contact`); needs ``method="aba"`` and
+        ``integrator="semi_implicit_euler"`` (the default then).
+    contact_options : dict, optional
+        Options of :class:`~articulated.simulation.contact.ContactStepper` (``tol``,
+        ``sweeps``, ``rest_speed``, ``slip_speed``, ``warm_start``, ``project``,
+        ``depth_tol``, ``allow_initial_penetration``, ``limit_e``, ...).
+    limits : bool
+        Enforce the joint limits ``model.jnt_range`` by impulses (GLM IV.B, Kokkevis 2004),
+        with or without contacts (default False); same stepping as contacts.
+    energy_drift : float > 0 or None
+        Threshold of the energy watch (default 0.01): when every applied force conserves
+        energy (no contacts, limits, damping or driving forces), :meth:`run` warns once
+        (:class:`~articulated.simulation.watch. EnergyDriftWarning`, with the step, the
+        drift and a suggested step size) when the relative drift of the recorded total
+        energy passes it; None: off.
 
     Attributes
     ----------
-    t : float - time [s]
-    q : (nq,) float64 - configuration (a copy; assign to set it, validated)
-    qd : (nv,) float64 - joint velocities (a copy; assign to set it, validated)
-    forces : list - the applied forces
-    nfev : int - forward-dynamics evaluations since construction
+    t : float
+        Time [s].
+    q : (nq,) float64
+        Configuration (a copy; assign to set it, validated).
+    qd : (nv,) float64
+        Joint velocities (a copy; assign to set it, validated).
+    forces : list
+        The applied forces.
+    nfev : int
+        Forward-dynamics evaluations since construction.
 
     Raises
     ------
-    ValueError - ``dt <= 0`` or non-finite, unknown integrator or method, ``q0``/``qd0`` of
-        the wrong shape, non-finite, or with non-unit quaternions, non-positive tolerances,
-        a force that does not fit the model.
-    TypeError - ``model`` is not a Model, unsupported dtype.
+    ValueError
+        ``dt <= 0`` or non-finite, unknown integrator or method, ``q0``/``qd0`` of the wrong
+        shape, non-finite, or with non-unit quaternions, non-positive tolerances, a force
+        that does not fit the model.
+    TypeError
+        ``model`` is not a Model, unsupported dtype.
 
+    Notes
+    -----
     Example
     -------
     >>> sim = DynamicsSimulator(model, dt=1e-3, integrator="rk4", forces=[Spring(
@@ -282,6 +302,7 @@ class DynamicsSimulator:
     # ------------------------------------------------------------------ state
     @property
     def q(self) -> np.ndarray:
+        """Current configuration (nq,) float64 (a copy; assign to set it, checked)."""
         return self._q.copy()
 
     @q.setter
@@ -296,6 +317,7 @@ class DynamicsSimulator:
 
     @property
     def qd(self) -> np.ndarray:
+        """Current joint velocities (nv,) float64 (a copy; assign to set them, checked)."""
         return self._qd.copy()
 
     @qd.setter
@@ -333,9 +355,11 @@ class DynamicsSimulator:
 
     # ------------------------------------------------------------------ dynamics
     def generalized_forces(self, t, q, qd):
-        """The applied forces at a state: ``(tau (nv,), f_ext (nb, 6))`` (internal buffers,
-        overwritten by the next call). Joint forces [N m | N]; body forces ``[n; f]`` about
-        each body origin in body coordinates."""
+        """Return the applied forces ``(tau (nv,), f_ext (nb, 6))`` at a state.
+
+        Internal buffers, overwritten by the next call. Joint forces [N m | N]; body forces
+        ``[n; f]`` about each body origin in body coordinates.
+        """
         tau = self._tau
         f_ext = self._f_ext
         tau[:] = 0.0
@@ -398,15 +422,20 @@ class DynamicsSimulator:
         return V
 
     def energy(self):
-        """``(T, V)`` [J] of the current state: kinetic, and potential (gravity plus the
-        conservative applied forces)."""
+        """Return ``(T, V)`` [J] of the current state.
+
+        Kinetic energy, and potential energy (gravity plus the conservative applied forces).
+        """
         return self._energy(self._q, self._qd)
 
     # ------------------------------------------------------------------ stepping
     def contact_list(self):
-        """The contacts of the last step (see :meth:`ContactStepper.contact_list
-        <articulated.simulation.contact.ContactStepper.contact_list>`); ValueError without
-        ``contacts``."""
+        """Return the contacts of the last step.
+
+        See :meth:`ContactStepper.contact_list
+        <articulated.simulation.contact.ContactStepper.contact_list>`; ValueError without
+        ``contacts``.
+        """
         if self._contact is None:
             raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
         return self._contact.contact_list()
@@ -436,8 +465,10 @@ class DynamicsSimulator:
 
     @property
     def srm_solver(self):
-        """The :class:`~articulated.simulation.srm.SRMSolver` of ``method="srm"`` (its
-        ``control`` counts accepted and rejected steps), else None."""
+        """The :class:`~articulated.simulation.srm.SRMSolver` of ``method="srm"``, else None.
+
+        Its ``control`` counts accepted and rejected steps.
+        """
         return self._srm
 
     def step(self) -> None:
@@ -463,25 +494,31 @@ class DynamicsSimulator:
 
         Parameters
         ----------
-        steps : int >= 0 - number of steps of ``dt`` (the run covers ``[t, t + steps dt]``)
-        record_every : int >= 1 - record every this many steps; the initial state and the
-            final state are always recorded (the records lie at ``t + k record_every dt``
-            plus the end)
-        progress : bool or None - show a rich progress bar; None: only when stdout is a
-            terminal and the run is long (> 1000 steps or > 2 s expected)
-        checkpoint : str or os.PathLike, optional - write a checkpoint ``.npz`` there
-            before the first step, every ``checkpoint_every`` steps, at the end and on
-            Ctrl-C; :func:`articulated.Simulator.resume
-            <articulated.simulation.checkpoint.resume>` finishes the run from it, bit for
-            bit (:mod:`articulated.simulation.checkpoint`)
-        checkpoint_every : int >= 1, optional - steps between checkpoints (None: start, end
-            and Ctrl-C only)
+        steps : int >= 0
+            Number of steps of ``dt`` (the run covers ``[t, t + steps dt]``).
+        record_every : int >= 1
+            Record every this many steps; the initial state and the final state are always
+            recorded (the records lie at ``t + k record_every dt`` plus the end).
+        progress : bool or None
+            Show a rich progress bar; None: only when stdout is a terminal and the run is
+            long (> 1000 steps or > 2 s expected).
+        checkpoint : str or os.PathLike, optional
+            Write a checkpoint ``.npz`` there before the first step, every
+            ``checkpoint_every`` steps, at the end and on Ctrl-C;
+            :func:`articulated.Simulator.resume <articulated.simulation.checkpoint.resume>`
+            finishes the run from it, bit for bit
+            (:mod:`articulated.simulation.checkpoint`).
+        checkpoint_every : int >= 1, optional
+            Steps between checkpoints (None: start, end and Ctrl-C only).
 
         Returns
         -------
-        Trajectory - times, states, energies, ``nfev`` and wall time of this run;
-        ``interrupted`` is True when Ctrl-C ended it early (the records so far).
+        Trajectory
+            Times, states, energies, ``nfev`` and wall time of this run; ``interrupted`` is
+            True when Ctrl-C ended it early (the records so far).
 
+        Notes
+        -----
         For ``rk45`` the adaptive solver covers the whole interval (its own step sizes) and
         the records are its dense-output values at the record times (``t_eval`` of
         ``solve_ivp``), quaternions normalized.
@@ -499,14 +536,17 @@ class DynamicsSimulator:
 
         Raises
         ------
-        SimulationDiverged - the state or an applied force became non-finite, forward
-            dynamics failed on it, or the adaptive step size collapsed; ``.trajectory``
-            holds the records so far, ``.joint`` the joint that went first, ``.q, .qd`` and
-            the simulator the last finite state.
-        CheckpointError - a checkpoint could not be written (``.trajectory``: the records
-            so far; the simulator holds the state reached).
-        ValueError - ``steps < 0``, ``record_every < 1``, ``checkpoint_every < 1``, or a
-            checkpoint with settings that cannot be checkpointed (``rk45``, contacts).
+        SimulationDiverged
+            The state or an applied force became non-finite, forward dynamics failed on it,
+            or the adaptive step size collapsed; ``.trajectory`` holds the records so far,
+            ``.joint`` the joint that went first, ``.q, .qd`` and the simulator the last
+            finite state.
+        CheckpointError
+            A checkpoint could not be written (``.trajectory``: the records so far; the
+            simulator holds the state reached).
+        ValueError
+            ``steps < 0``, ``record_every < 1``, ``checkpoint_every < 1``, or a checkpoint
+            with settings that cannot be checkpointed (``rk45``, contacts).
         """
         steps = _count(steps, "steps", 0)
         record_every = _count(record_every, "record_every", 1)
@@ -518,9 +558,12 @@ class DynamicsSimulator:
         return self.continue_run(steps, record_every, progress, ck, None)
 
     def continue_run(self, steps, every, progress, ck, start):
-        """:meth:`run` from step ``start.done`` of a run of ``steps`` steps with the records
-        ``start.trajectory`` (:class:`~articulated.simulation.checkpoint.Resume`; None: a
-        new run), checkpoints by ``ck`` (or None)."""
+        """Continue a run from step ``start.done`` (what :meth:`run` and resume call).
+
+        A run of ``steps`` steps with the records ``start.trajectory``
+        (:class:`~articulated.simulation.checkpoint.Resume`; None: a new run), checkpoints
+        by ``ck`` (or None).
+        """
         if self.integrator != "rk45" and self._compiled() is not None:
             return self._run_compiled(steps, every, progress, ck, start)
         return self._run_python(steps, every, progress, ck, start)
@@ -657,9 +700,11 @@ class DynamicsSimulator:
 
     # ------------------------------------------------------------------ checkpoints
     def checkpoint_settings(self) -> dict:
-        """The settings a checkpoint rebuilds this simulator with (JSON values; keywords of
-        :func:`articulated.Simulator`). ValueError for what cannot be checkpointed
-        (``rk45``, contacts and limits)."""
+        """Return the settings a checkpoint rebuilds this simulator with.
+
+        JSON values; keywords of :func:`articulated.Simulator`. ValueError for what cannot
+        be checkpointed (``rk45``, contacts and limits).
+        """
         if self.integrator == "rk45":
             raise ValueError("a run with integrator='rk45' cannot be checkpointed (the "
                              "adaptive solver's step-size history is not kept): use a "
@@ -681,8 +726,10 @@ class DynamicsSimulator:
         return out
 
     def checkpoint_state(self):
-        """``(JSON dict, arrays)``: the state the next step depends on (``q, qd, t``;
-        SRM's multipliers) and the evaluation count."""
+        """Return ``(JSON dict, arrays)``: the state the next step depends on.
+
+        ``q, qd, t``, SRM's multipliers, and the evaluation count.
+        """
         arrays = dict(q=self._q, qd=self._qd, t=np.array([self.t]))
         if self._srm is not None:
             arrays.update(srm_lam=self._srm.lam, srm_dlam=self._srm.dlam)
@@ -692,8 +739,10 @@ class DynamicsSimulator:
         return dict(nfev=self.nfev), arrays
 
     def restore_state(self, meta, arrays) -> None:
-        """Set what :meth:`checkpoint_state` wrote (``q``, ``qd`` were given to the
-        constructor)."""
+        """Set what :meth:`checkpoint_state` wrote.
+
+        ``q`` and ``qd`` were given to the constructor.
+        """
         self.t = float(arrays["t"][0])
         self.nfev = int(meta["nfev"])
         if self._srm is not None:

@@ -47,7 +47,7 @@ at 8 x 8: a block-diagonal W cannot see the two-dimensional coupling). The fixed
 the iteration is independent of ``eps`` and ``W``: the step whose end state satisfies
 ``G_L qd + alpha g_L = 0``, so the loop drift obeys ``d g / dt = -alpha g`` at step ends and
 stays bounded. With the warm start the initial residual is small (the multipliers change
-by O(h) per step), so S = 3 suffices (measured in ``docs/closed-loops.md``).
+by O(h) per step), so S = 3 suffices (the closed-loops results page shows the runs).
 
 Where this differs from the paper (whose equations were lost; see srm-notes.md): in the
 paper's SRM (its eqs. 3.6, 3.10, 3.12) ``lambda_s`` is driven by the *current* iterate's
@@ -118,12 +118,12 @@ DEFAULT_EPS_FACTOR = 0.75
 """``eps = eps_factor * h``. The residual contracts by ``1 - (h / eps) mu`` per iteration,
 ``mu`` in (0, 1] the eigenvalues of ``K W`` (scaled form), so ``eps >= h / 2`` is stable
 and a mild over-relaxation (``eps < h``) speeds up the slow modes; 0.75 was best on the
-square chain and net (0.6 diverged there with S = 2; docs/closed-loops.md)."""
+square chain and net (0.6 diverged there with S = 2)."""
 DEFAULT_ALPHA = 5.0
 """Stabilization rate ``alpha`` [1/s] of ``z = G_L qd + alpha g_L``: at the fixed point the
 drift obeys ``dg/dt = -alpha g``. A rate fixed in time units (not ``c / h``) keeps the
-iteration stable as h shrinks (measured on the square net: ``alpha = 0.2 / h`` with S = 2
-diverges at h <= 0.005 s, ``alpha = 5`` does not)."""
+iteration stable as h shrinks (on the square net ``alpha = 0.2 / h`` with S = 2 diverges
+at small h, ``alpha = 5`` does not)."""
 
 
 SRMModel = namedtuple("SRMModel", (
@@ -288,24 +288,33 @@ class SRMSolver:
 
     Parameters
     ----------
-    model : Model - spanning tree plus loop joints (``model.nloops`` may be 0)
-    dt : float - step size h [s] (> 0)
-    integrator : {"rk2", "rk4", "euler"} - explicit Runge-Kutta scheme (:data:`SRM_INTEGRATORS`)
-    iterations : int >= 1 - SRM iterations S per step (default :data:`DEFAULT_ITERATIONS`)
-    eps : float, optional - regularization parameter [s]; default
-        ``DEFAULT_EPS_FACTOR * h`` (``eps`` is tied to the step size, as in the paper)
-    alpha : float, optional - stabilization rate [1/s] of ``z = G_L qd + alpha g_L``;
-        default :data:`DEFAULT_ALPHA`
-    form : {"scaled", "unscaled"} - the SRM update's ``W`` (module docstring; "scaled" is
-        our Alg I, "unscaled" Alg II)
-    rtol, atol : float > 0, optional - tolerances of the step-size control (the meaning of
+    model : Model
+        Spanning tree plus loop joints (``model.nloops`` may be 0).
+    dt : float
+        Step size h [s] (> 0).
+    integrator : {"rk2", "rk4", "euler"}
+        Explicit Runge-Kutta scheme (:data:`SRM_INTEGRATORS`).
+    iterations : int >= 1
+        SRM iterations S per step (default :data:`DEFAULT_ITERATIONS`).
+    eps : float, optional
+        Regularization parameter [s]; default ``DEFAULT_EPS_FACTOR * h`` (``eps`` is tied to
+        the step size, as in the paper).
+    alpha : float, optional
+        Stabilization rate [1/s] of ``z = G_L qd + alpha g_L``; default
+        :data:`DEFAULT_ALPHA`.
+    form : {"scaled", "unscaled"}
+        The SRM update's ``W`` (module docstring; "scaled" is our Alg I, "unscaled" Alg II).
+    rtol, atol : float > 0, optional
+        Tolerances of the step-size control (the meaning of
         :mod:`articulated.simulation.stepsize`, as for ``integrator="rk45"``); giving either
         makes :meth:`advance` and :meth:`run` adaptive (the missing one takes its default,
         :data:`~articulated.simulation.stepsize.RTOL`,
         :data:`~articulated.simulation.stepsize.ATOL`): each step's error is estimated by
-        step doubling, and ``dt`` is then the first step tried and the largest one.
-        ``eps`` scales with the step (``eps / h`` stays what it is at ``h = dt``).
+        step doubling, and ``dt`` is then the first step tried and the largest one. ``eps``
+        scales with the step (``eps / h`` stays what it is at ``h = dt``).
 
+    Notes
+    -----
     Why step doubling and not an embedded Runge-Kutta pair: the SRM step is not one
     Runge-Kutta step of a fixed vector field. Its multipliers are held over the step and
     corrected by S iterations, so the error that matters (second order in h with every
@@ -320,18 +329,23 @@ class SRMSolver:
 
     Attributes
     ----------
-    lam : (nc,) float64 - multipliers of the last step (``-G_L^T lam`` is the loop force
-        [N | N m] held over the step)
-    dlam : (nc,) float64 - slope of the multipliers within a step: the stage at RK node c
-        uses ``lam + (c - 1/2) dlam`` (zero: constant multipliers; a slope extrapolated from
-        the previous step raised RK4 to order 3 on the four-bar at convergence, but made the
-        iteration unstable on the square chain and net, so it is not used)
-    z_hist, g_hist : (S,) float64 - max |z| [m/s] and max |g_L| [m | 1] after each iteration
-        of the last step
-    eps, alpha, h, iterations, integrator, form, rtol, atol (None: fixed step)
-    adaptive : bool - whether ``rtol`` or ``atol`` was given
-    control : StepSizeController or None - the step-size control (``control.h`` the next
-        step to try, ``control.accepted``, ``control.rejected``)
+    lam : (nc,) float64
+        Multipliers of the last step (``-G_L^T lam`` is the loop force [N | N m] held over
+        the step).
+    dlam : (nc,) float64
+        Slope of the multipliers within a step: the stage at RK node c uses ``lam + (c -
+        1/2) dlam`` (zero: constant multipliers; a slope extrapolated from the previous step
+        raised RK4 to order 3 on the four-bar at convergence, but made the iteration
+        unstable on the square chain and net, so it is not used).
+    z_hist, g_hist : (S,) float64
+        Max ``|z|`` [m/s] and max ``|g_L|`` [m | 1] after each iteration of the last step.
+    eps, alpha, h, iterations, integrator, form, rtol, atol
+        The settings (``rtol``, ``atol`` None: fixed step).
+    adaptive : bool
+        Whether ``rtol`` or ``atol`` was given.
+    control : StepSizeController or None
+        The step-size control (``control.h`` the next step to try, ``control.accepted``,
+        ``control.rejected``).
     steps_made : int - SRM steps computed (a doubled step counts 3: whole and two halves)
 
     Raises ValueError for a bad parameter. Source: module docstring; Ascher & Lin 1999, sec. 3.
@@ -406,16 +420,23 @@ class SRMSolver:
 
         Parameters
         ----------
-        q : (nq,) float64; qd : (nv,) float64 - state at t (consistent or not)
-        tau : (nv,) float64, optional - applied joint forces, held over the step
-        f_ext : (nb, 6) float64, optional - applied body forces (``f_ext`` convention of
-            :func:`articulated.aba`), held over the step
+        q : (nq,) float64; qd : (nv,) float64
+            State at t (consistent or not).
+        tau : (nv,) float64, optional
+            Applied joint forces, held over the step.
+        f_ext : (nb, 6) float64, optional
+            Applied body forces (``f_ext`` convention of :func:`articulated.aba`), held over
+            the step.
 
         Returns
         -------
-        (q1, qd1) : (nq,), (nv,) float64 - state at t + h (new arrays)
+        (q1, qd1) : (nq,), (nv,) float64
+            State at t + h (new arrays).
 
-        Raises SRMDiverged if the state became non-finite.
+        Raises
+        ------
+        SRMDiverged
+            If the state became non-finite.
         """
         q, qd, tau, f_app = self._inputs(q, qd, tau, f_ext)
         q1 = np.empty(self.model.nq)
@@ -454,25 +475,33 @@ class SRMSolver:
                                 (q_out, qd_out, self.z_hist, self.g_hist))
 
     def advance(self, q, qd, t: float, t_end: float, forces=None):
-        """Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control
-        (``rtol``/``atol`` given): steps of at most ``dt``, the last one ending exactly at
-        ``t_end``, each checked by step doubling (class docstring) and repeated smaller
-        when its error norm exceeds 1 (:class:`~articulated.simulation.stepsize.
-        StepSizeController`). The controller's next step carries over to the next call.
+        """Integrate from ``(q, qd)`` at ``t`` to ``t_end`` [s] with the step-size control.
+
+        With the step-size control (``rtol``/``atol`` given): steps of at most ``dt``, the
+        last one ending exactly at ``t_end``, each checked by step doubling (class
+        docstring) and repeated smaller when its error norm exceeds 1
+        (:class:`~articulated.simulation.stepsize.StepSizeController`). The controller's
+        next step carries over to the next call.
 
         Parameters
         ----------
-        q : (nq,) float64; qd : (nv,) float64 - state at ``t``
-        t, t_end : float - start and end time [s], ``t_end >= t``
+        q : (nq,) float64; qd : (nv,) float64
+            State at ``t``.
+        t, t_end : float
+            Start and end time [s], ``t_end >= t``.
         forces : callable ``(t, q, qd) -> (tau (nv,), f_ext (nb, 6) or None)``, optional -
             applied forces, sampled at the start of every (half) step and held over it
 
         Returns
         -------
-        (q1, qd1) : (nq,), (nv,) float64 - state at ``t_end`` (new arrays)
+        (q1, qd1) : (nq,), (nv,) float64
+            State at ``t_end`` (new arrays).
 
-        Raises ValueError without a step-size control; SRMDiverged when the step size
-        collapses (below ``1e-10 dt``: the state is not finite even for tiny steps).
+        Raises
+        ------
+        ValueError, SRMDiverged
+            ValueError without a step-size control; SRMDiverged when the step size collapses
+            (below ``1e-10 dt``: the state is not finite even for tiny steps).
         """
         if not self.adaptive:
             raise ValueError("SRMSolver.advance needs a step-size control (rtol or atol)")
@@ -532,11 +561,24 @@ class SRMSolver:
 
         Returns
         -------
-        t : (k,) float64 [s]; Q : (k, nq); QD : (k, nv); drift : (steps + 1,) float64 - max
-        |g_L| of every state [m | 1] (the loop drift); the records include the start and
-        the end. With a step-size control each of the ``steps`` intervals of ``dt`` is
-        covered by :meth:`advance` (records and drift at the multiples of ``dt``). Raises
-        SRMDiverged (the records so far are in its ``.partial``).
+        t : (k,) float64
+            Record times [s]; the records include the start and the end.
+        Q : (k, nq) float64
+            Configurations.
+        QD : (k, nv) float64
+            Velocities.
+        drift : (steps + 1,) float64
+            Max ``|g_L|`` of every state [m | 1] (the loop drift).
+
+        Raises
+        ------
+        SRMDiverged
+            The records so far are in its ``.partial``.
+
+        Notes
+        -----
+        With a step-size control each of the ``steps`` intervals of ``dt`` is covered by
+        :meth:`advance` (records and drift at the multiples of ``dt``).
         """
         q = np.array(q, dtype=np.float64)
         qd = np.array(qd, dtype=np.float64)
@@ -563,8 +605,9 @@ class SRMSolver:
 # ------------------------------------------------------------------ reference solver
 
 class KKTSolver:
-    """Direct reference for small systems: dense KKT solve of tree + loop constraints with
-    Baumgarte stabilization (module docstring).
+    """Dense KKT solve of tree and loop constraints with Baumgarte stabilization.
+
+    A direct reference for small systems (see the module docstring).
 
     ``qdd, lambda`` solve ``H qdd + G^T lambda = tau - C + J^T f_ext`` and
     ``G qdd = -G-dot qd - 2 beta G qd - beta^2 g`` (least squares in ``lambda``, so a
@@ -573,9 +616,11 @@ class KKTSolver:
     Parameters
     ----------
     model : Model
-    beta : float >= 0 - Baumgarte rate [1/s] (critically damped drift)
-    rcond : float - relative cut-off of the least-squares solve for ``lambda`` (singular
-        values of ``G H^-1 G^T`` below ``rcond`` times the largest are dropped)
+    beta : float >= 0
+        Baumgarte rate [1/s] (critically damped drift).
+    rcond : float
+        Relative cut-off of the least-squares solve for ``lambda`` (singular values of ``G
+        H^-1 G^T`` below ``rcond`` times the largest are dropped).
     """
 
     def __init__(self, model: Model, beta: float = 20.0, rcond: float = 1e-8):
@@ -603,8 +648,10 @@ class KKTSolver:
 
     def run(self, q, qd, dt: float, steps: int, *, integrator: str = "rk4",
             record_every: int = 1):
-        """Integrate with the library's fixed-step integrators; returns ``(t, Q, QD, drift)``
-        as :meth:`SRMSolver.run`."""
+        """Integrate with the library's fixed-step integrators.
+
+        Returns ``(t, Q, QD, drift)`` as :meth:`SRMSolver.run`.
+        """
         from .integrators import STEPPERS
 
         step = STEPPERS[integrator]
@@ -625,7 +672,7 @@ class KKTSolver:
 
 
 def loop_drift(model: Model, Q) -> np.ndarray:
-    """Max |g_L| [m | 1] of each configuration of Q (k, nq)."""
+    """Return the max ``|g_L|`` [m | 1] of each configuration of ``Q`` (k, nq)."""
     return np.array([np.abs(loop_residual(model, q)).max(initial=0.0) for q in Q])
 
 

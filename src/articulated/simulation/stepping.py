@@ -1,4 +1,6 @@
-"""The compiled stepping loop of tree dynamics: :func:`tree_steps` runs a whole stretch of
+"""The compiled stepping loop of tree dynamics.
+
+The compiled stepping loop of tree dynamics: :func:`tree_steps` runs a whole stretch of
 fixed steps of :class:`~articulated.simulation.simulator.DynamicsSimulator` (forward
 dynamics by ABA, modified ABA, CRBA or DCA; explicit Euler, semi-implicit Euler or RK4;
 the compiled applied forces of :func:`~articulated.simulation.forces.compile_forces`;

@@ -57,13 +57,17 @@ class StepSizeController:
 
     Parameters
     ----------
-    order : int >= 1 - order p of the controlled method
-    h : float > 0 - first step to try [s]
+    order : int >= 1
+        Order p of the controlled method.
+    h : float > 0
+        First step to try [s].
 
     Attributes
     ----------
-    h : float - the next step size to try [s]
-    accepted, rejected : int - steps accepted and rejected so far
+    h : float
+        The next step size to try [s].
+    accepted, rejected : int
+        Steps accepted and rejected so far.
     """
 
     def __init__(self, order: int, h: float):

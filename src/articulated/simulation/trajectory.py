@@ -1,4 +1,6 @@
-"""What a simulation records: :class:`Trajectory`, one type for every simulator (tree
+"""What a simulation records: :class:`Trajectory`, one type for every simulator.
+
+What a simulation records: :class:`Trajectory`, one type for every simulator (tree
 dynamics, :class:`~articulated.simulation.simulator.DynamicsSimulator`; adaptive dynamics,
 :class:`~articulated.simulation.adaptive.AdaptiveSimulator`; quasi-statics,
 :class:`~articulated.simulation.quasistatic.QuasiStaticSimulator`), with the fields of
@@ -41,13 +43,17 @@ class SimulationDiverged(RuntimeError):
 
     Attributes
     ----------
-    trajectory : Trajectory - everything recorded before the failure (at least the state
-        the failing ``run`` started from)
-    t : float - time [s] of the last finite state
-    step : int - index (1-based, within the run) of the step that failed
-    joint : str or None - the joint whose coordinate (or acceleration) first became
-        non-finite, if known
-    q, qd : (nq,), (nv,) float64 or None - the last finite state (at time ``t``), if known
+    trajectory : Trajectory
+        Everything recorded before the failure (at least the state the failing ``run``
+        started from).
+    t : float
+        Time [s] of the last finite state.
+    step : int
+        Index (1-based, within the run) of the step that failed.
+    joint : str or None
+        The joint whose coordinate (or acceleration) first became non-finite, if known.
+    q, qd : (nq,), (nv,) float64 or None
+        The last finite state (at time ``t``), if known.
     """
 
     def __init__(self, message, *, trajectory=None, t=None, step=None, joint=None, q=None,
@@ -63,44 +69,58 @@ class SimulationDiverged(RuntimeError):
 
 @dataclass
 class Trajectory:
-    """What a simulator's ``run`` records, one type for every method: the fields of the
-    method that made it, ``None`` for the others.
+    """What a simulator's ``run`` records, one type for every method.
+
+    The fields of the method that made it are set, ``None`` for the others.
 
     Attributes
     ----------
-    t : (k,) float64 - times of the records [s]
-    q : (k, nq) float64 - configurations
-    qd : (k, nv) float64 or None - joint velocities (body-frame rates for quaternion
-        joints); None for quasi-statics (velocities are zero at every instant)
-    kinetic : (k,) float64 or None - kinetic energy ``T = 1/2 qd^T M qd`` [J] (dynamics and
-        adaptive dynamics)
-    potential : (k,) float64 or None - gravity potential plus the potentials of the
-        conservative applied forces (springs, world point forces, PD springs) [J] (tree
-        dynamics only)
-    nfev : int - forward-dynamics evaluations of the run (for ``rk45``, scipy's ``nfev``;
-        SRM: steps)
-    wall_time : float - wall-clock duration of the run [s]
-    integrator, method : str - as given to the simulator (adaptive dynamics:
-        ``"semi_implicit_euler"``, quasi-statics: ``"quasistatic"`` stepping from rest)
-    dt : float - the simulator's time step [s]
-    contacts : (steps,) structured array or None - with ``contacts=``: the contact
-        statistics of every step of the run, fields
-        :data:`~articulated.simulation.contact.CONTACT_STATS`
-    wall : (steps,) float64 or None - wall time of every step [s] (adaptive dynamics and
-        quasi-statics)
-    active, update_region, rigidified : (k,) int64 or None - adaptive dynamics, per record:
-        active joints, joints of the last acceleration update region, joints rigidified at
-        the last active-region update
-    joints, bound, nodes : (steps,) or None - quasi-statics, per step: joint accelerations
-        computed (N_E; nb for the DCA), certified acceleration error (0 for the DCA; unit of
-        the error measure), assembly-tree nodes recomputed
-    settings : dict - the simulator's other settings (JSON values: ``max_active``,
-        ``eps_max``, ``error``, ...)
-    body_name, joint_name : list of str - the model's names (nb each)
-    description : dict or None - the model's :attr:`~articulated.Model.description` (how to
-        rebuild it, :meth:`build_model`)
-    units : dict - field -> unit (:data:`UNITS`)
-    interrupted : bool - the run ended early on Ctrl-C (these are the records so far)
+    t : (k,) float64
+        Times of the records [s].
+    q : (k, nq) float64
+        Configurations.
+    qd : (k, nv) float64 or None
+        Joint velocities (body-frame rates for quaternion joints); None for quasi-statics
+        (velocities are zero at every instant).
+    kinetic : (k,) float64 or None
+        Kinetic energy ``T = 1/2 qd^T M qd`` [J] (dynamics and adaptive dynamics).
+    potential : (k,) float64 or None
+        Gravity potential plus the potentials of the conservative applied forces (springs,
+        world point forces, PD springs) [J] (tree dynamics only).
+    nfev : int
+        Forward-dynamics evaluations of the run (for ``rk45``, scipy's ``nfev``; SRM:
+        steps).
+    wall_time : float
+        Wall-clock duration of the run [s].
+    integrator, method : str
+        As given to the simulator (adaptive dynamics: ``"semi_implicit_euler"``,
+        quasi-statics: ``"quasistatic"`` stepping from rest).
+    dt : float
+        The simulator's time step [s].
+    contacts : (steps,) structured array or None
+        With ``contacts=``: the contact statistics of every step of the run, fields
+        :data:`~articulated.simulation.contact.CONTACT_STATS`.
+    wall : (steps,) float64 or None
+        Wall time of every step [s] (adaptive dynamics and quasi-statics).
+    active, update_region, rigidified : (k,) int64 or None
+        Adaptive dynamics, per record: active joints, joints of the last acceleration update
+        region, joints rigidified at the last active-region update.
+    joints, bound, nodes : (steps,) or None
+        Quasi-statics, per step: joint accelerations computed (N_E; nb for the DCA),
+        certified acceleration error (0 for the DCA; unit of the error measure),
+        assembly-tree nodes recomputed.
+    settings : dict
+        The simulator's other settings (JSON values: ``max_active``, ``eps_max``, ``error``,
+        ...).
+    body_name, joint_name : list of str
+        The model's names (nb each).
+    description : dict or None
+        The model's :attr:`~articulated.Model.description` (how to rebuild it,
+        :meth:`build_model`).
+    units : dict
+        Field -> unit (:data:`UNITS`).
+    interrupted : bool
+        The run ended early on Ctrl-C (these are the records so far).
     """
 
     t: np.ndarray
@@ -136,9 +156,11 @@ class Trajectory:
 
     @property
     def total(self) -> np.ndarray:
-        """(k,) float64 - total mechanical energy ``kinetic + potential`` [J]. ValueError
-        when the run did not record both (adaptive dynamics records the kinetic energy
-        only, quasi-statics none)."""
+        """Total mechanical energy ``kinetic + potential`` (k,) float64 [J].
+
+        ValueError when the run did not record both (adaptive dynamics records the kinetic
+        energy only, quasi-statics none).
+        """
         if self.kinetic is None or self.potential is None:
             raise ValueError(f"this trajectory ({self.method or 'unknown method'}) has no "
                              f"{'kinetic' if self.kinetic is None else 'potential'} energy")
@@ -167,24 +189,31 @@ class Trajectory:
                              interrupted=bool(self.interrupted)))
 
     def arrays(self) -> dict:
-        """``name -> array`` of the array fields that are set (what :meth:`save` writes
-        beside the ``meta`` entry)."""
+        """Return ``name -> array`` of the array fields that are set.
+
+        What :meth:`save` writes beside the ``meta`` entry.
+        """
         return {k: getattr(self, k) for k in ARRAYS if getattr(self, k) is not None}
 
     def save(self, path) -> None:
-        """Write the trajectory to the NumPy ``.npz`` archive ``path``: every array field
-        that is set, and a ``meta`` entry (a JSON string) with the scalars, settings, body
-        and joint names, the model's description and the units. Read it back with
-        :meth:`load` (no pickle). Raises OSError when the file cannot be written (the
-        trajectory in memory is unchanged)."""
+        """Write the trajectory to the NumPy ``.npz`` archive ``path``.
+
+        The archive holds every array field that is set, and a ``meta`` entry (a JSON
+        string) with the scalars, settings, body and joint names, the model's description
+        and the units. Read it back with :meth:`load` (no pickle). Raises OSError when the
+        file cannot be written (the trajectory in memory is unchanged).
+        """
         np.savez(path, meta=np.str_(json.dumps(self._meta())), **self.arrays())
 
     @classmethod
     def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by :meth:`save` (or a checkpoint of
+        """Read a trajectory written by :meth:`save`.
+
+        Also reads a checkpoint of
         :meth:`articulated.simulation.simulator.DynamicsSimulator.run`, which holds the
-        trajectory so far), also the files of earlier versions (no ``meta``: names and
-        description empty). Raises ValueError for a file that is not a trajectory."""
+        trajectory so far, and the files of earlier versions (no ``meta``: names and
+        description empty). Raises ValueError for a file that is not a trajectory.
+        """
         with np.load(path, allow_pickle=False) as z:
             keys = set(z.files)
             if "t" not in keys or "q" not in keys:
@@ -205,14 +234,16 @@ class Trajectory:
         return cls(**arrays, **kw)
 
     def build_model(self):
-        """The model this trajectory was recorded on, rebuilt from its
-        :attr:`description` (:func:`articulated.models.build_model`), checked against the
-        recorded body names.
+        """Return the model this trajectory was recorded on, rebuilt from its description.
+
+        Built from :attr:`description` by :func:`articulated.models.build_model`, checked
+        against the recorded body names.
 
         Raises ValueError when the trajectory has no description (a model built by hand:
         pass the model yourself), when the description cannot be rebuilt (an unknown scene,
         a missing or changed file), or when the rebuilt model's bodies differ from the
-        recorded ones."""
+        recorded ones.
+        """
         from ..models import build_model
 
         if self.description is None:

@@ -1,14 +1,15 @@
-"""Instability caught early: :class:`EnergyWatch` follows the total energy of a
+"""Instability caught early: the energy-drift watch.
+
+Instability caught early: :class:`EnergyWatch` follows the total energy of a
 conservative simulation and warns once (:class:`EnergyDriftWarning`) when its relative
 drift passes a threshold, long before the state becomes non-finite.
 
-A step size too large for the model shows first as energy that a conservative system
-cannot gain: the 300-link pendulum from a crumpled start (joints uniform in +-0.3 rad) with
-semi-implicit Euler at 1 ms goes from -2,991 J to -352 J within 0.6 s before any value is
-non-finite (issue 22). The watch reads the energies the simulator records anyway (no work
-per step): at every record, ``drift = |E - E0| / max(|E0|, T_max)`` with ``E0`` the total
-energy of the run's first record and ``T_max`` the largest kinetic energy recorded so far
-(so the drift stays meaningful when ``E0`` is near zero).
+A step size too large for the model shows first as energy that a conservative system cannot
+gain, well before any value is non-finite (e.g. a long pendulum from a crumpled start with
+semi-implicit Euler at too large a step). The watch reads the energies the simulator records
+anyway (no work per step): at every record, ``drift = |E - E0| / max(|E0|, T_max)`` with
+``E0`` the total energy of the run's first record and ``T_max`` the largest kinetic energy
+recorded so far (so the drift stays meaningful when ``E0`` is near zero).
 
 The suggested step size assumes the energy error of an order-p integrator scales as
 ``dt^p``: ``dt (tol / (2 drift))^(1/p)``, at most ``dt / 2`` and at least ``dt / 100``.
@@ -25,8 +26,11 @@ ORDERS = {"euler": 1, "semi_implicit_euler": 1, "rk2": 2, "rk4": 4, "rk45": 5}
 
 
 class EnergyDriftWarning(RuntimeWarning):
-    """The total energy of a conservative simulation drifted more than the simulator's
-    ``energy_drift`` threshold: the step is likely too large (or the model stiff)."""
+    """The total energy of a conservative simulation drifted more than allowed.
+
+    More than the simulator's ``energy_drift`` threshold: the step is likely too large (or
+    the model stiff).
+    """
 
 
 def check_threshold(energy_drift):
@@ -48,15 +52,20 @@ class EnergyWatch:
 
     Parameters
     ----------
-    tol : float or None - relative drift threshold (None: off)
-    dt : float - the simulator's step [s]; integrator : str - for the order (:data:`ORDERS`)
-    tolerances : (rtol, atol) or None - those of a step-size control (``rk45``, SRM with
-        ``rtol``/``atol``): the warning then suggests tighter tolerances instead of a step
+    tol : float or None
+        Relative drift threshold (None: off).
+    dt : float
+        The simulator's step [s]; integrator : str - for the order (:data:`ORDERS`).
+    tolerances : (rtol, atol) or None
+        Those of a step-size control (``rk45``, SRM with ``rtol``/``atol``): the warning
+        then suggests tighter tolerances instead of a step.
 
     Attributes
     ----------
-    warned : bool - the warning was given (it is given once per watch)
-    drift : float - the largest relative drift seen [1]
+    warned : bool
+        The warning was given (it is given once per watch).
+    drift : float
+        The largest relative drift seen [1].
     """
 
     def __init__(self, tol, dt, integrator, tolerances=None):

@@ -1,4 +1,6 @@
-"""See it move: the live 3D viewer (viser), the self-contained HTML replay and animations
+"""Live 3D viewer, HTML replay and GIF/MP4 animations of a model and its trajectories.
+
+See it move: the live 3D viewer (viser), the self-contained HTML replay and animations
 (GIF, MP4) of a model and its trajectories. An interface-layer package.
 
 :func:`view` - live viewer (:mod:`~articulated.viewer.live`); :func:`to_html` - one-file

@@ -1,4 +1,6 @@
-"""Animations for documents: :func:`to_gif` (Pillow) and :func:`to_mp4` (ffmpeg) draw a
+"""Animations for documents: GIF and MP4.
+
+Animations for documents: :func:`to_gif` (Pillow) and :func:`to_mp4` (ffmpeg) draw a
 trajectory with matplotlib's 3D projection and its animation writers.
 
 Each body is drawn as its stick figure (:func:`~articulated.viewer.scene.stick_segments`:
@@ -175,33 +177,60 @@ def to_gif(model: Model, traj, path, **kwargs) -> Path:
     ----------
     model : Model
     traj : trajectory with ``t`` (k,) [s] and ``q`` (k, nq), or None with ``q``
-    path : str or Path - the file written
-    q : (k, nq) float64, optional - configurations instead of ``traj`` (1 s apart)
-    color : (nb,) or (k, nb) bool or float array, optional - a value per body (and
-        recorded frame): booleans orange/grey with a legend (``bool_labels``: the False
-        and True entries), numbers by colormap ``cmap`` over ``[vmin, vmax]`` (default the
-        values' range; larger values clipped) with a colour bar labelled ``color_label``
-    fps : float - frames per second of the animation
-    speed : float - simulated seconds per second of animation (1: real time)
-    max_frames : int - at most this many frames (thinned evenly)
-    size : (w, h) inches; dpi : int; elev, azim : float - view angles [deg]
-    title : str - first title line (default: the number of bodies); the time is the second
-    linewidth : float - width of the stick segments [pt]
-    obstacles : CollisionModel, optional - its static boxes and cylinders are drawn
-        (translucent grey, :func:`obstacle_faces`) and kept in view
-    bounds : ((3,), (3,)) float, optional - the world box shown [m] (lower, upper corners;
-        what lies outside is clipped); default: everything, with a square floor
+    path : str or Path
+        The file written.
+    q : (k, nq) float64, optional
+        Configurations instead of ``traj`` (1 s apart).
+    color : (nb,) or (k, nb) bool or float array, optional
+        A value per body (and recorded frame): booleans orange/grey with a legend
+        (``bool_labels``: the False and True entries), numbers by colormap ``cmap`` over
+        ``[vmin, vmax]`` (default the values' range; larger values clipped) with a colour
+        bar labelled ``color_label``.
+    fps : float
+        Frames per second of the animation.
+    speed : float
+        Simulated seconds per second of animation (1: real time).
+    max_frames : int
+        At most this many frames (thinned evenly).
+    size : (w, h) inches; dpi : int; elev, azim : float
+        View angles [deg].
+    title : str
+        First title line (default: the number of bodies); the time is the second.
+    linewidth : float
+        Width of the stick segments [pt].
+    obstacles : CollisionModel, optional
+        Its static boxes and cylinders are drawn (translucent grey, :func:`obstacle_faces`)
+        and kept in view.
+    bounds : ((3,), (3,)) float, optional
+        The world box shown [m] (lower, upper corners; what lies outside is clipped);
+        default: everything, with a square floor.
 
     Returns
     -------
-    Path - the file written
+    Path
+        The file written.
 
-    Raises ValueError for bad frames, colours or settings, or a missing writer.
+    Raises
+    ------
+    ValueError
+        For bad frames, colours or settings, or a missing writer.
     """
     return animate(model, traj, path, writer="pillow", **kwargs)
 
 
 def to_mp4(model: Model, traj, path, **kwargs) -> Path:
-    """Write an MP4 video of a trajectory (ffmpeg writer; ValueError when ffmpeg is not
-    installed). Parameters as :func:`to_gif`."""
+    """Write an MP4 video of a trajectory.
+
+    Uses matplotlib's ffmpeg writer. Parameters as :func:`to_gif`.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    ValueError
+        When ffmpeg is not installed, and as :func:`to_gif`.
+    """
     return animate(model, traj, path, writer="ffmpeg", **kwargs)

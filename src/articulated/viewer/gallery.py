@@ -1,4 +1,6 @@
-"""The animations of the documentation (``docs/viewer-pendulum.gif``,
+"""The animations of the documentation.
+
+The animations of the documentation (``docs/viewer-pendulum.gif``,
 ``docs/viewer-crowd.gif``): ``python -m articulated.viewer.gallery [OUT_DIR]`` (default
 ``docs``; a few minutes on a first run, most of it numba compiling the adaptive kernels).
 
@@ -21,7 +23,7 @@ from .animation import to_gif
 
 
 def pendulum_gif(out: Path, n: int = 300, steps: int = 4000) -> Path:
-    """The demo's pendulum run, coloured by joint speed |qd| [rad/s]."""
+    """Return the demo's pendulum run, coloured by joint speed ``|qd|`` [rad/s]."""
     from .. import Simulator, models
     from ..bench.adaptive_runs import initial_state
 

@@ -1,4 +1,6 @@
-"""The live 3D viewer on viser (a web viewer: ``pip install articulated[viewer]``):
+"""The live 3D viewer on viser.
+
+The live 3D viewer on viser (a web viewer: ``pip install articulated[viewer]``):
 :func:`view` serves the model's bodies at ``http://HOST:PORT`` with a time slider and a play
 button for a trajectory; :class:`ViserScene` puts the bodies into any viser server and moves
 them to a frame (the HTML replay of :mod:`articulated.viewer.replay` records the same scene).
@@ -68,16 +70,21 @@ class ViserScene:
     ----------
     server : viser.ViserServer
     model : Model
-    fr : Frames - the frames (:func:`~articulated.viewer.scene.frames`)
-    colors : Colors - per-body colour of each frame
-        (:func:`~articulated.viewer.scene.body_colors`)
-    sections : int - mesh detail (:func:`~articulated.viewer.scene.body_meshes`)
+    fr : Frames
+        The frames (:func:`~articulated.viewer.scene.frames`).
+    colors : Colors
+        Per-body colour of each frame (:func:`~articulated.viewer.scene.body_colors`).
+    sections : int
+        Mesh detail (:func:`~articulated.viewer.scene.body_meshes`).
 
     Attributes
     ----------
-    p : (k, nb, 3) float32 - body origins [m]; wxyz : (k, nb, 4) float32 - body orientations
-    groups : list of (handle, bodies) - one batched mesh per group of bodies
-    frame : int - the frame shown
+    p : (k, nb, 3) float32
+        Body origins [m]; wxyz : (k, nb, 4) float32 - body orientations.
+    groups : list of (handle, bodies)
+        One batched mesh per group of bodies.
+    frame : int
+        The frame shown.
     """
 
     def __init__(self, server, model: Model, fr: Frames, colors: Colors, *, sections: int = 8):
@@ -131,9 +138,11 @@ class Viewer:
     Attributes
     ----------
     server : viser.ViserServer; scene : ViserScene; frames : Frames
-    url : str - address of the page
-    slider, play, speed : viser GUI handles (None for a single frame) - the frame index, the
-        play toggle and the playback speed (simulated seconds per second)
+    url : str
+        Address of the page.
+    slider, play, speed : viser GUI handles (None for a single frame)
+        The frame index, the play toggle and the playback speed (simulated seconds per
+        second).
     """
 
     def __init__(self, model: Model, traj=None, q=None, *, color=None, color_label: str = "",
@@ -160,6 +169,7 @@ class Viewer:
 
     @property
     def url(self) -> str:
+        """The address of the viewer's web page."""
         host = self.server.get_host()
         return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{self.server.get_port()}"
 
@@ -209,21 +219,28 @@ def view(model: Model, traj=None, q=None, *, color=None, color_label: str = "",
     ----------
     model : Model
     traj : trajectory with ``t`` (k,) [s] and ``q`` (k, nq), optional
-    q : (nq,) or (k, nq) float64, optional - configuration(s) instead of ``traj`` (default
-        the neutral configuration)
-    color : (nb,) or (k, nb) bool or float array, optional - a value per body (and frame):
-        booleans orange/grey (e.g. active joints of an adaptive run), numbers by colormap
-        (:func:`~articulated.viewer.scene.body_colors`)
-    color_label : str - what ``color`` is
+    q : (nq,) or (k, nq) float64, optional
+        Configuration(s) instead of ``traj`` (default the neutral configuration).
+    color : (nb,) or (k, nb) bool or float array, optional
+        A value per body (and frame): booleans orange/grey (e.g. active joints of an
+        adaptive run), numbers by colormap (:func:`~articulated.viewer.scene.body_colors`).
+    color_label : str
+        What ``color`` is.
     host, port : where to serve (port 0: any free port)
-    block : bool - serve until Ctrl-C, then return the closed viewer
-    sections : int - mesh detail; speed : float - playback speed (default 1: real time)
+    block : bool
+        Serve until Ctrl-C, then return the closed viewer.
+    sections : int
+        Mesh detail; speed : float - playback speed (default 1: real time).
 
     Returns
     -------
-    Viewer - ``viewer.url``, ``viewer.scene.show(k)``, ``viewer.close()``
+    Viewer
+        ``viewer.url``, ``viewer.scene.show(k)``, ``viewer.close()``.
 
-    Raises ImportError without viser, ValueError for bad frames or colours.
+    Raises
+    ------
+    ImportError, ValueError
+        ImportError without viser, ValueError for bad frames or colours.
     """
     v = Viewer(model, traj, q, color=color, color_label=color_label, host=host, port=port,
                **kwargs)

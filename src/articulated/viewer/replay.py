@@ -1,4 +1,6 @@
-"""Self-contained HTML replay of a trajectory: :func:`to_html` writes one ``.html`` file that
+"""Self-contained HTML replay of a trajectory.
+
+Self-contained HTML replay of a trajectory: :func:`to_html` writes one ``.html`` file that
 replays the run in any browser, with no server and no network.
 
 It is viser's own scene recording (``ViserServer.get_scene_serializer``, ``as_html``): the
@@ -24,26 +26,40 @@ from .scene import body_colors, frames
 
 def to_html(model: Model, traj, path, *, q=None, color=None, color_label: str = "",
             speed: float = 1.0, sections: int = 6, dark_mode: bool = False) -> Path:
-    """Write a trajectory as one self-contained HTML file that replays it (no server, no
-    network: open it from disk).
+    """Write a trajectory as one self-contained HTML file that replays it.
+
+    No server, no network: open it from disk.
 
     Parameters
     ----------
     model : Model
-    traj : trajectory with ``t`` (k,) [s] and ``q`` (k, nq), or None with ``q``
-    path : str or Path - the ``.html`` file written
-    q : (k, nq) float64, optional - configurations instead of ``traj`` (1 s apart)
-    color, color_label - a value per body and frame (see :func:`articulated.viewer.view`)
-    speed : float > 0 - playback speed (simulated seconds per second of replay)
-    sections : int - mesh detail (segments around a capsule)
+        The model drawn.
+    traj : Trajectory or None
+        A trajectory with ``t`` (k,) [s] and ``q`` (k, nq), or None with ``q``.
+    path : str or Path
+        The ``.html`` file written.
+    q : (k, nq) float64, optional
+        Configurations instead of ``traj`` (1 s apart).
+    color, color_label : optional
+        A value per body and frame and its label (see :func:`articulated.viewer.view`).
+    speed : float > 0
+        Playback speed (simulated seconds per second of replay).
+    sections : int
+        Mesh detail (segments around a capsule).
     dark_mode : bool
+        Dark background.
 
     Returns
     -------
-    Path - the file written. Size: about 0.8 MB of viewer plus 28 bytes per body and
-    frame before compression (``docs/viewer.md`` gives measured sizes).
+    Path
+        The file written: the viewer plus 28 bytes per body and frame before compression.
 
-    Raises ImportError without viser, ValueError for bad frames, colours or speed.
+    Raises
+    ------
+    ImportError
+        Without viser.
+    ValueError
+        For bad frames, colours or speed.
     """
     viser = _viser()
     fr = frames(model, traj, q)

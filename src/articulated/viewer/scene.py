@@ -1,4 +1,6 @@
-"""What the viewer draws, independent of where it is drawn (viser, the HTML replay, a GIF):
+"""What the viewer draws, independent of where it is drawn.
+
+What the viewer draws, independent of where it is drawn (viser, the HTML replay, a GIF):
 one triangle mesh per body in body coordinates (:func:`body_meshes`), the static obstacles
 (:func:`static_meshes`), the stick figure of joint origins (:func:`stick_segments`), the
 recorded frames of a run (:func:`frames`), the bodies' world poses along them
@@ -56,14 +58,18 @@ def frames(model: Model, traj=None, q=None) -> Frames:
     Parameters
     ----------
     model : Model
-    traj : object with ``t`` (k,) [s] and ``q`` (k, nq), optional - any trajectory of
-        :mod:`articulated.simulation` (``Trajectory``, ``AdaptiveTrajectory``,
-        ``QuasiStaticTrajectory``)
-    q : (nq,) or (k, nq) float64, optional - configuration(s) shown one per frame, 1 s
-        apart, when no ``traj`` is given; default: ``model.neutral()``
+    traj : object with ``t`` (k,) [s] and ``q`` (k, nq), optional
+        Any trajectory of :mod:`articulated.simulation` (``Trajectory``,
+        ``AdaptiveTrajectory``, ``QuasiStaticTrajectory``).
+    q : (nq,) or (k, nq) float64, optional
+        Configuration(s) shown one per frame, 1 s apart, when no ``traj`` is given; default:
+        ``model.neutral()``.
 
-    Raises ValueError if both are given, for a wrong shape, non-finite entries or
-    ``traj.t`` not of length k.
+    Raises
+    ------
+    ValueError
+        If both are given, for a wrong shape, non-finite entries or ``traj.t``
+        not of length k.
     """
     if traj is not None and q is not None:
         raise ValueError("give either traj or q, not both")
@@ -91,12 +97,15 @@ def body_poses(model: Model, Q) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    Q : (k, nq) float64 - configurations
+    Q : (k, nq) float64
+        Configurations.
 
     Returns
     -------
-    p : (k, nb, 3) float64 - body origins in world coordinates [m]
-    R : (k, nb, 3, 3) float64 - body axes (columns) in world coordinates
+    p : (k, nb, 3) float64
+        Body origins in world coordinates [m].
+    R : (k, nb, 3, 3) float64
+        Body axes (columns) in world coordinates.
     """
     d = model.data()
     k = len(Q)
@@ -146,14 +155,20 @@ def body_colors(model: Model, k: int, color=None, *, label: str = "", cmap: str 
 
     Parameters
     ----------
-    k : int - number of frames
-    color : None, (nb,) or (k, nb) array, optional - the value of each body (at each frame):
-        boolean (e.g. the active joints of an adaptive run, bodies in contact): True orange,
-        False grey (:data:`BOOL_RGB`); numbers: mapped by ``cmap`` over ``[vmin, vmax]``
-        (default: the values' range). None: every body :data:`BODY_RGB`.
-    label : str - what the value is (the legend's title)
+    k : int
+        Number of frames.
+    color : None, (nb,) or (k, nb) array, optional
+        The value of each body (at each frame): boolean (e.g. the active joints of an
+        adaptive run, bodies in contact): True orange, False grey (:data:`BOOL_RGB`);
+        numbers: mapped by ``cmap`` over ``[vmin, vmax]`` (default: the values' range).
+        None: every body :data:`BODY_RGB`.
+    label : str
+        What the value is (the legend's title).
 
-    Raises ValueError for a wrong shape or non-finite numbers.
+    Raises
+    ------
+    ValueError
+        For a wrong shape or non-finite numbers.
     """
     nb = model.nb
     if color is None:
@@ -196,8 +211,9 @@ def stick_segments(model: Model) -> list[np.ndarray]:
 
     Returns
     -------
-    list of nb arrays (s, 2, 3) float64 - segment end points in body coordinates [m];
-        empty (0, 2, 3) for a body whose segments all have zero length (a point)
+    list of nb arrays (s, 2, 3) float64
+        Segment end points in body coordinates [m]; empty (0, 2, 3) for a body whose
+        segments all have zero length (a point).
     """
     out = []
     for i, kids in enumerate(_children(model)):
@@ -286,14 +302,17 @@ def body_meshes(model: Model, *, sections: int = 8, min_radius: float = 0.0) -> 
 
     Parameters
     ----------
-    sections : int >= 3 - segments around a capsule or cylinder (detail of the meshes)
-    min_radius : float >= 0 - smallest capsule radius [m] (keeps light links visible in a
-        large scene; collision shapes are drawn at their own size)
+    sections : int >= 3
+        Segments around a capsule or cylinder (detail of the meshes).
+    min_radius : float >= 0
+        Smallest capsule radius [m] (keeps light links visible in a large scene; collision
+        shapes are drawn at their own size).
 
     Returns
     -------
-    list of nb ``trimesh.Trimesh`` or None - None for a body without shapes when the
-        model has collision shapes on other bodies (nothing to draw)
+    list of nb ``trimesh.Trimesh`` or None
+        None for a body without shapes when the model has collision shapes on other bodies
+        (nothing to draw).
     """
     import trimesh
 
