@@ -80,3 +80,28 @@ html_theme_options = {
 }
 html_sidebars = {"index": [], "getting-started": []}
 html_show_sourcelink = False
+
+
+def _constant_docstring(app, what, name, obj, options, lines):
+    """A constant re-exported by a package (``articulated.models.GRAVITY``) gets the
+    attribute docstring written under its definition instead of its type's docstring."""
+    first = ((type(obj).__doc__ or "").strip().splitlines() or [""])[0].strip()
+    if what not in ("data", "attribute") or not first or not any(first in ln for ln in lines):
+        return
+    from sphinx.pycode import ModuleAnalyzer
+
+    short = name.rsplit(".", 1)[-1]
+    for modname, mod in sorted(sys.modules.items()):
+        if not modname.startswith("articulated.") or getattr(mod, short, None) is not obj:
+            continue
+        try:
+            docs = ModuleAnalyzer.for_module(modname).find_attr_docs()
+        except Exception:  # noqa: BLE001 - a module without source: try the next
+            continue
+        if ("", short) in docs:
+            lines[:] = list(docs[("", short)])
+            return
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _constant_docstring)
