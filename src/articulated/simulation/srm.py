@@ -110,6 +110,7 @@ SRM_INTEGRATORS = {
 second-order method (the paper's "explicit second-order Runge-Kutta"), classical RK4."""
 
 SRM_FORMS = ("scaled", "unscaled")
+"""Values of ``form=``: the multiplier update scaled by ``W`` (default) or not."""
 
 DEFAULT_ITERATIONS = 3
 """SRM iterations per step (Ascher & Lin 1999, Tables 4.1, 4.3: 2-3 suffice). Iteration 1
