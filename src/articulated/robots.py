@@ -24,8 +24,9 @@ __all__ = ["data_dir", "names", "path", "srdf_path", "load", "floor_contacts",
            "named_pose", "hold_pose", "FLOOR_GROUP", "ROBOT_GROUP"]
 
 ROBOT_GROUP = 1
-"""Collision filter group of a robot's shapes under :func:`floor_contacts` without
-self-collision (their mask is :data:`FLOOR_GROUP`: they touch only the floor)."""
+"""Collision filter group of a robot's shapes under :func:`floor_contacts`.
+
+Without self-collision their mask is :data:`FLOOR_GROUP`: they touch only the floor."""
 FLOOR_GROUP = 2
 """Collision filter group of the floor of :func:`floor_contacts` (mask :data:`ROBOT_GROUP`)."""
 
@@ -70,10 +71,12 @@ _TABLE = {
 
 
 def data_dir() -> Path | None:
-    """The ``robots`` folder of example-robot-data (the ``robots`` extra), or None when it is
-    not installed. The Python module where the installed version ships one, else the
-    installed distribution's files (the cmeel wheels of example-robot-data >= 5 ship the
-    URDFs without a module)."""
+    """Return the ``robots`` folder of example-robot-data, or None when it is not installed.
+
+    The Python module's path where the installed version ships one, else the installed
+    distribution's files (the cmeel wheels of example-robot-data >= 5 ship the URDFs
+    without a module). Install it with ``pip install articulated[robots]``.
+    """
     probe = "ur_description/urdf/ur5_robot.urdf"
     try:
         import example_robot_data as erd
@@ -117,14 +120,20 @@ def _files(root: Path) -> dict:
 
 
 def names() -> list[str]:
-    """The loader names :func:`path` knows, sorted (ValueError when example-robot-data is not
-    installed)."""
+    """Return the robot names :func:`path` knows, sorted.
+
+    Raises ValueError when example-robot-data is not installed.
+    """
     return sorted(_files(_root()))
 
 
 def path(name: str) -> Path:
-    """The URDF file of example-robot-data's robot ``name`` (``"solo12"``, ``"anymal_c"``,
-    ``"talos"``, ...: :func:`names`).
+    """Return the URDF file of example-robot-data's robot ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A loader name: ``"solo12"``, ``"anymal_c"``, ``"talos"``, ... (:func:`names`).
 
     Raises
     ------
@@ -140,16 +149,20 @@ def path(name: str) -> Path:
 
 
 def srdf_path(name: str) -> Path | None:
-    """The SRDF file of example-robot-data's robot ``name``, or None when it has none
-    (ValueError as :func:`path`)."""
+    """Return the SRDF file of example-robot-data's robot ``name``, or None without one.
+
+    Raises ValueError as :func:`path`.
+    """
     path(name)
     srdf = _files(_root())[name][1]
     return None if srdf is None else _root() / srdf
 
 
 def load(name: str, **kwargs):
-    """:func:`~articulated.io.urdf.load_urdf` of example-robot-data's robot ``name``
-    (:func:`path`); ``kwargs`` go to ``load_urdf`` (``floating_base``, ``collision``, ...)."""
+    """Load example-robot-data's robot ``name`` with :func:`~articulated.load_urdf`.
+
+    The file is :func:`path`; ``kwargs`` go to ``load_urdf`` (``floating_base``, ``collision``, ``mu``, ...).
+    """
     from .io.urdf import load_urdf
 
     return load_urdf(path(name), **kwargs)
@@ -173,11 +186,11 @@ def _link_body(model, link, srdf):
 
 def floor_contacts(model, q0, *, self_collision: bool = False, srdf=None, mu: float = 0.5,
                    e: float = 0.0, height: float | None = None):
-    """The robot's collision shapes (``model.collision``: :func:`~articulated.io.urdf.
-    load_urdf` with ``collision=True``) and a static ground plane (normal +z, friction
-    ``mu``, restitution ``e``) for a simulation started at ``q0`` (nq,).
+    """Return the robot's collision shapes with a ground plane under them.
 
-    The plane lies at ``height`` [m] (world z), by default at the lowest point of the
+    The shapes are ``model.collision`` (:func:`~articulated.load_urdf` with
+    ``collision=True``); the plane is static, with normal +z, friction ``mu`` and
+    restitution ``e``, for a simulation started at ``q0`` (nq,). The plane lies at ``height`` [m] (world z), by default at the lowest point of the
     shapes' bounding spheres at ``q0``: the robot starts resting on it or just above.
     ``self_collision=False`` (default): the robot's shapes touch only the floor (filter
     groups :data:`ROBOT_GROUP` / :data:`FLOOR_GROUP`; as PyBullet's default). True: they
@@ -234,9 +247,11 @@ def floor_contacts(model, q0, *, self_collision: bool = False, srdf=None, mu: fl
 
 
 def named_pose(model, srdf, name: str, q=None):
-    """The configuration (nq,) of the SRDF's ``<group_state name=name>``: ``q`` (default
-    ``model.neutral()``) with the state's joint values set (revolute and prismatic joints;
-    joints the model does not have are skipped, as those of a reduced model).
+    """Return the configuration (nq,) of the SRDF's ``<group_state name=name>``.
+
+    ``q`` (default ``model.neutral()``) with the state's joint values set (revolute and
+    prismatic joints; joints the model does not have are skipped, as those of a reduced
+    model). ``srdf`` is the SRDF's path.
 
     Raises
     ------
@@ -264,8 +279,10 @@ def named_pose(model, srdf, name: str, q=None):
 
 
 def hold_pose(model, q_ref, kp: float | None = None, kd: float | None = None):
-    """A :class:`~articulated.simulation.forces.PDController` holding every revolute and
-    prismatic joint at its value in ``q_ref`` (nq,). Default gains scale with the robot:
+    """Return a :class:`~articulated.PDController` holding the joints at ``q_ref``.
+
+    Every revolute and prismatic joint is held at its value in ``q_ref`` (nq,). Default
+    gains scale with the robot:
     ``kp = 20 m g l`` [N m/rad] with ``m`` the total mass [kg], ``g = 9.81`` m/s^2 and ``l``
     the mean distance [m] of the bodies from the root at ``q_ref`` (at least 0.05 m), so a
     leg carrying the robot's weight bends by about 1/20 rad; ``kd = 2 sqrt(kp m l^2) / 10``
