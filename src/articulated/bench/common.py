@@ -204,30 +204,13 @@ def save_figure(fig, path, dpi=100) -> Path:
 # ============================================================================ command line
 
 def robots_dir():
-    """Folder of example-robot-data's ``robots`` (the ``robots`` extra), or None. Uses the
-    Python module where the installed version ships one (``getModelPath``), else the
-    installed distribution's files (the cmeel wheels of example-robot-data >= 5 ship the
-    URDFs without a module)."""
-    import importlib.metadata
+    """Return the folder of example-robot-data's ``robots``, or None.
 
-    probe = "ur_description/urdf/ur5_robot.urdf"
-    try:
-        import example_robot_data as erd
-    except ImportError:
-        erd = None
-    if erd is not None:
-        get = getattr(erd, "getModelPath", None)
-        if get is None:
-            from example_robot_data.robots_loader import getModelPath as get
-        return Path(get(probe))
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for f in dist.files or ():
-        if str(f).replace(os.sep, "/").endswith("robots/" + probe):
-            return Path(f.locate()).parents[2]
-    return None
+    :func:`articulated.robots.data_dir`.
+    """
+    from ..robots import data_dir
+
+    return data_dir()
 
 
 def at_least(least, kind=int):
