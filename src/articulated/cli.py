@@ -180,7 +180,7 @@ def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip
     from .simulation import Simulator
 
     sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0,
-                    contacts=contacts, forces=forces,
+                    contacts=contacts, forces=forces or (),
                     # contact dissipates energy: no energy-drift watch
                     **({} if contacts is None else {"energy_drift": None}))
     record_every = args.record_every or max(1, args.steps // 400)
