@@ -76,11 +76,16 @@ def test_named_pose_reads_the_srdf(erd):
     q = art.robots.named_pose(m, srdf, "standing")
     state = next(g for g in ET.parse(srdf).getroot().iter("group_state")
                  if g.get("name") == "standing")
+    n = 0
     for j in state.iter("joint"):
-        if j.get("name") in m.joint_name:
+        v = [float(x) for x in j.get("value").split()]
+        if j.get("name") in m.joint_name and len(v) == 1:
             jid = m.joint_name.index(j.get("name"))
-            assert q[m.jnt_qadr[jid]] == float(j.get("value"))
-    assert q[:7].tolist() == [0, 0, 0, 1, 0, 0, 0]
+            assert q[m.jnt_qadr[jid]] == v[0]
+            n += 1
+        elif len(v) == 7:                           # the free root: x y z qx qy qz qw
+            assert q[:7].tolist() == v[:3] + [v[6]] + v[3:6]
+    assert n == 12 and q[:7].tolist() == [0, 0, 0.235, 1, 0, 0, 0]
     with pytest.raises(ValueError, match="no group_state 'sitting'; it has standing, "
                                          "straight_standing"):
         art.robots.named_pose(m, srdf, "sitting")

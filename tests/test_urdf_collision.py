@@ -609,8 +609,8 @@ def test_bad_mesh_and_material_input(tmp_path):
         art.Mesh(vertices=[[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]]).bounding_radius()
     with pytest.raises(ValueError, match="not finite"):
         art.Mesh(vertices=[[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, np.nan]]).params()
-    with pytest.raises(ValueError, match="scale must be finite and > 0"):
-        _cube_mesh().__class__(vertices=np.eye(3).tolist() + [[0, 0, 0]], scale=(1, -1, 1)).params()
+    with pytest.raises(ValueError, match="scale must be finite and non-zero"):
+        _cube_mesh().__class__(vertices=np.eye(3).tolist() + [[0, 0, 0]], scale=(1, 0, 1)).params()
     (tmp_path / "junk.stl").write_text("this is not a mesh")
     with pytest.raises(ValueError, match="junk.stl"):
         art.Mesh.from_file(tmp_path / "junk.stl")

@@ -249,9 +249,10 @@ def floor_contacts(model, q0, *, self_collision: bool = False, srdf=None, mu: fl
 def named_pose(model, srdf, name: str, q=None):
     """Return the configuration (nq,) of the SRDF's ``<group_state name=name>``.
 
-    ``q`` (default ``model.neutral()``) with the state's joint values set (revolute and
-    prismatic joints; joints the model does not have are skipped, as those of a reduced
-    model). ``srdf`` is the SRDF's path.
+    ``q`` (default ``model.neutral()``) with the state's joint values set: revolute and
+    prismatic joints, and a free or spherical joint from the SRDF's ``x y z qx qy qz qw``
+    (Pinocchio's order); joints the model does not have are skipped, as those of a
+    reduced model. ``srdf`` is the SRDF's path.
 
     Raises
     ------
@@ -269,12 +270,25 @@ def named_pose(model, srdf, name: str, q=None):
         if jn not in model.joint_name:
             continue
         jid = model.joint_name.index(jn)
-        if model.jnt_nq[jid] == 1:
-            try:
-                q[model.jnt_qadr[jid]] = float(j.get("value").split()[0])
-            except (AttributeError, ValueError, IndexError):
-                raise ValueError(f"SRDF {srdf}: group_state {name!r}: joint {jn!r} has no "
-                                 f"numeric value") from None
+        nq, a = int(model.jnt_nq[jid]), int(model.jnt_qadr[jid])
+        try:
+            v = [float(x) for x in j.get("value").split()]
+        except (AttributeError, ValueError):
+            raise ValueError(f"SRDF {srdf}: group_state {name!r}: joint {jn!r} has no "
+                             f"numeric value") from None
+        if nq == 1 and len(v) >= 1:
+            q[a] = v[0]
+        elif nq in (4, 7) and len(v) == nq:
+            # SRDF (Pinocchio's order): [x y z] then the quaternion (x, y, z, w); ours is
+            # (w, x, y, z), normalized
+            if nq == 7:
+                q[a:a + 3] = v[:3]
+            x, y, z, w = v[-4:]
+            quat = np.array([w, x, y, z])
+            q[a + nq - 4:a + nq] = quat / np.linalg.norm(quat)
+        else:
+            raise ValueError(f"SRDF {srdf}: group_state {name!r}: joint {jn!r} has "
+                             f"{len(v)} values, its joint {nq} coordinates")
     return q
 
 
