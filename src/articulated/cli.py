@@ -176,11 +176,11 @@ def _save_animations(model, traj, out: Path, title: str, console):
 
 
 def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip=None,
-              forces=None):
+              forces=()):
     from .simulation import Simulator
 
     sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0,
-                    contacts=contacts, forces=forces or (),
+                    contacts=contacts, forces=forces,
                     # contact dissipates energy: no energy-drift watch
                     **({} if contacts is None else {"energy_drift": None}))
     record_every = args.record_every or max(1, args.steps // 400)
@@ -462,7 +462,7 @@ def _demo_protein(console, structure, steps, out, eps_max=2.0 ** -19):
 def cmd_simulate(args) -> int:
     console = _console()
     geom = None
-    forces = None
+    forces = ()
     urdf, srdf = args.urdf, args.srdf
     if args.robot:
         from .robots import path, srdf_path
