@@ -89,6 +89,21 @@ def test_box_slides_to_rest_after_v0_squared_over_2_mu_g():
             assert pt <= mu * pn * (1 + 1e-12)
 
 
+def test_one_compiled_contact_loop_for_one_body_and_for_many():
+    """The compiled contact loop has one version whatever the model's size: NumPy flags a
+    view of a one-body workspace C-contiguous and that of a many-body one strided, so views
+    made in Python would type (and compile) the loop once for each; the loop takes them
+    from the workspace buffer instead."""
+    from articulated.simulation.contact_loop import contact_steps
+
+    m, geom, q0 = _box_on((0, 0, 1), 0.5)
+    art.Simulator(m, 1e-3, contacts=geom, q0=q0).run(3)
+    sim, _ = _thrown_tree(0)
+    sim.run(3)
+    assert m.nb == 1 and sim.model.nb > 1
+    assert len(contact_steps.signatures) == 1, contact_steps.signatures
+
+
 @pytest.mark.parametrize("dtheta, sticks", [(-0.01, True), (0.01, False)])
 def test_box_on_incline_sticks_iff_tan_theta_below_mu(dtheta, sticks):
     """A box on a slope 0.01 rad below atan(mu) stays (< 0.1 mm in 0.5 s); 0.01 rad above,
@@ -810,6 +825,7 @@ def test_a_contact_inside_one_body_takes_no_impulse_nor_projection():
     # projection.
     from articulated.algorithms.aba import aba_kernel
     from articulated.algorithms.collision import Contacts
+    from articulated.algorithms.impulse import Factor
     from articulated.algorithms.response import grow_response, respond_kernel
     from articulated.simulation.contact import ContactStepper
     m, h = art.models.pendulum(6), 1e-3
@@ -837,7 +853,8 @@ def test_a_contact_inside_one_body_takes_no_impulse_nor_projection():
         qs = qd + h * d.qdd
         rb = grow_response(cs.rb, 4, m.nb)
         qd1, v = np.empty(m.nv), np.empty(m.nv)
-        respond_kernel(cs.im, cs.fac, cs.sc, contacts(rows), len(rows), q, qs, cs.limits,
+        fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
+        respond_kernel(cs.im, fac, cs.sc, contacts(rows), len(rows), q, qs, cs.limits,
                        cs.opt, rb, (qd1, v, np.zeros(14)))
         out.append((qd1, v, rb.rows.K[:len(rows)].copy(), rb.rows.P[:len(rows)].copy()))
     (qa, va, Ka, Pa), (qb, vb, Kb, Pb) = out

@@ -290,3 +290,30 @@ def test_bench_dca_quick_smoke(capsys):
     for r in res["timings"]:
         assert r["balanced_err"] < 1e-9 and r["serial_err"] < 1e-9
         assert r["balanced_ns"] > 0 and math.isfinite(r["balanced_ratio"])
+
+
+def test_one_compiled_dca_per_dtype_for_a_model_built_from_read_only_arrays():
+    """``models.pendulum(1)`` is built from ``np.broadcast_to`` (read-only, and C-contiguous
+    for one body): the Model copies its inputs, so the DCA kernel sees writable arrays and
+    is compiled once per dtype, and editing the caller's array leaves the model alone."""
+    from articulated.algorithms.dca import dca_kernel
+
+    E = np.broadcast_to(np.eye(3), (1, 3, 3))
+    b = art.ModelBuilder()
+    b.add_body("link", parent=None, joint="revolute", axis=(0, 0, 1), mass=1.0,
+               inertia=np.eye(3), com=(0.5, 0, 0))
+    one = b.build()
+    assert models.pendulum(1).jnt_Xtree_E.flags.writeable
+    r = np.zeros((1, 3))
+    m = art.Model(body_name=["a"], joint_name=["j"], body_parent=[-1], jnt_type=one.jnt_type,
+                  jnt_axis=one.jnt_axis, jnt_Xtree_E=E, jnt_Xtree_r=r, body_mass=[1.0],
+                  body_com=[[0.5, 0.0, 0.0]], body_I_com=E, gravity=(0, 0, -9.81))
+    r[0, 0] = 1.0
+    assert m.jnt_Xtree_E.flags.writeable and m.jnt_Xtree_r[0, 0] == 0.0
+    for model in (m, models.pendulum(1), models.pendulum(4)):
+        q = model.neutral() + 0.1
+        a = art.forward_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv), method="dca")
+        assert np.allclose(a, art.aba(model, q, np.zeros(model.nv), np.zeros(model.nv)),
+                           rtol=1e-9, atol=1e-9)
+    f64 = [s for s in dca_kernel.signatures if "float32" not in str(s)]
+    assert len(f64) == 1, f64

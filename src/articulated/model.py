@@ -334,19 +334,22 @@ class Model:
                  loop_joints=(), jnt_range=None):
         self.body_name = list(body_name)
         self.joint_name = list(joint_name)
-        self.body_parent = np.ascontiguousarray(body_parent, dtype=np.int64)
-        self.jnt_type = np.ascontiguousarray(jnt_type, dtype=np.int64)
-        self.jnt_axis = np.ascontiguousarray(jnt_axis, dtype=np.float64)
-        self.jnt_Xtree_E = np.ascontiguousarray(jnt_Xtree_E, dtype=np.float64)
-        self.jnt_Xtree_r = np.ascontiguousarray(jnt_Xtree_r, dtype=np.float64)
-        self.body_mass = np.ascontiguousarray(body_mass, dtype=np.float64)
-        self.body_com = np.ascontiguousarray(body_com, dtype=np.float64)
-        self.body_I_com = np.ascontiguousarray(body_I_com, dtype=np.float64)
-        self.gravity = np.ascontiguousarray(gravity, dtype=np.float64)
+        # own, writable copies: a caller's array edited later never changes the model, and
+        # a read-only input (np.broadcast_to) never gives kernels a second, read-only type
+        own = lambda a, dt: np.array(a, dtype=dt, order="C", copy=True)
+        self.body_parent = own(body_parent, np.int64)
+        self.jnt_type = own(jnt_type, np.int64)
+        self.jnt_axis = own(jnt_axis, np.float64)
+        self.jnt_Xtree_E = own(jnt_Xtree_E, np.float64)
+        self.jnt_Xtree_r = own(jnt_Xtree_r, np.float64)
+        self.body_mass = own(body_mass, np.float64)
+        self.body_com = own(body_com, np.float64)
+        self.body_I_com = own(body_I_com, np.float64)
+        self.gravity = own(gravity, np.float64)
         nb = self.nb = len(self.body_parent)
         if jnt_range is None:
             jnt_range = np.tile([-np.inf, np.inf], (nb, 1))
-        self.jnt_range = np.ascontiguousarray(jnt_range, dtype=np.float64).reshape(-1, 2) \
+        self.jnt_range = own(jnt_range, np.float64).reshape(-1, 2) \
             if nb else np.zeros((0, 2))
         self.jnt_limited = np.isfinite(self.jnt_range).any(axis=1) if nb else np.zeros(0, bool)
 

@@ -39,7 +39,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import inline, KERNEL
+from .._views import mat3_rows
+from ..config import inline, KERNEL, VIEWS
+from ..data import data_arrays
 
 ImpulseModel = namedtuple("ImpulseModel", ("parent", "vadr", "jnv", "S"))
 
@@ -51,7 +53,20 @@ Factor = namedtuple("Factor", ("Xup_E", "Xup_r", "UDinv", "Dinv", "oE", "op"))
 Factor.__doc__ = """The step's articulated factorization (from ABA at the current ``q``):
 ``Xup_E`` (nb, 3, 3), ``Xup_r`` (nb, 3) body-to-parent transforms, ``UDinv`` (nv, 6) rows of
 ``U D^-1``, ``Dinv`` (nv, 6) blocks of ``D^-1``; world poses ``oE`` (nb, 3, 3) (world to
-body rotation), ``op`` (nb, 3) [m]."""
+body rotation), ``op`` (nb, 3) [m]. Compiled code takes it from
+:func:`workspace_factor`."""
+
+
+@njit(**VIEWS)
+def workspace_factor(data_f, nb, nv):
+    """The :data:`Factor` of the packed workspace ``data_f`` of a model with ``nb`` bodies
+    and ``nv`` dofs (:func:`articulated.data.data_arrays`), as views, inside compiled code.
+
+    Views typed in compiled code have one layout whatever the model's size, where views
+    made in Python are C-contiguous for one body or one dof and strided otherwise (numba
+    would compile the contact response once for each)."""
+    d = data_arrays(data_f, nb, nv)
+    return Factor(mat3_rows(d.Xup_E), d.Xup_r, d.UDinv, d.Dinv, mat3_rows(d.oE), d.op)
 
 IMPULSE_COLUMNS = 32
 

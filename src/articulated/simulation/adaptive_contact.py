@@ -58,7 +58,7 @@ from .._views import mat3_rows, rows
 from ..algorithms.bundles import N_AJOINTS, REGION_STAMP, STAT_BAD
 from ..algorithms.collision import Contacts
 from ..algorithms.contact_rows import Limits
-from ..algorithms.impulse import Factor, ImpulseModel
+from ..algorithms.impulse import ImpulseModel, workspace_factor
 from ..algorithms.projection import runaway_dof
 from ..algorithms.response import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_KE_AFTER,
                                    STAT_KE_BEFORE, STAT_N, STAT_RESPONSE, energy_scale,
@@ -570,9 +570,8 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk):
     na = ad.bk.counts[N_AJOINTS]
     mi = rows(red.red_i, 7, na)
     mv = model_arrays(mi, red.red_f)
-    dr = data_arrays(red.red_d, na, nvr)
     im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
-    fac = Factor(mat3_rows(dr.Xup_E), dr.Xup_r, dr.UDinv, dr.Dinv, mat3_rows(dr.oE), dr.op)
+    fac = workspace_factor(red.red_d, na, nvr)
     out = cb.out
     con = Contacts(out.geom, cb.cbody, out.point, out.normal, out.dist, out.mu, out.e,
                    out.key)

@@ -33,7 +33,7 @@ from numba import njit
 
 from ..algorithms.collision import Detector
 from ..algorithms.contact_rows import model_limits
-from ..algorithms.impulse import Factor, ImpulseModel, impulse_scratch
+from ..algorithms.impulse import ImpulseModel, impulse_scratch
 from ..algorithms.response import (ResponseOptions, STAT_DETECT, STAT_RESPONSE, response_buffers)
 from ..algorithms.kinematics import (
     _world_poses_kernel,
@@ -277,7 +277,6 @@ class ContactStepper:
         d = self.data = model.data()
         ma = self.ma = model.arrays()
         self.im = ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S)
-        self.fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
         nb, nv = model.nb, model.nv
         self.sc = impulse_scratch(nb, nv)
         self.opt = ResponseOptions(self.dt, float(o["tol"]), int(o["sweeps"]),

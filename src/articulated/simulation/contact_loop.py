@@ -28,6 +28,7 @@ from numba import njit
 from ..algorithms.aba import aba_passes
 from ..algorithms.collision import contact_buffer, detect_kernel, detect_primitives
 from ..algorithms.collision_mesh import mesh_broad_phase, mesh_pairs_empty, mesh_plane_kernel
+from ..algorithms.impulse import workspace_factor
 from ..algorithms.projection import runaway_dof
 from ..algorithms.response import (STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_ENERGY,
                                    STAT_FALLBACK, STAT_IMPACTS, STAT_KE_AFTER,
@@ -61,12 +62,11 @@ pairs (:func:`~articulated.simulation.hooks.python_contacts`; -1: none). Built b
 :func:`detect_bundle`."""
 
 ContactStepBundle = namedtuple("ContactStepBundle", (
-    "det", "im", "fac", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
+    "det", "im", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
     "qd1", "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub", "ab", "ncon", "timed"))
 ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
 the detection stage's :data:`DetectBundle` ``det`` (on the tree loop's workspace);
-the stepper's ``ImpulseModel`` ``im``, ``Factor`` ``fac`` (views of the workspace
-``StepData.data``), ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
+the stepper's ``ImpulseModel`` ``im``, ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
 ``opt``; ``theta`` and ``arc`` the options ``max_rotation`` [rad] and ``max_arc_error``
 [m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar`` (nv,), ``q1, qc`` (nq,), the
 statistics of a substep ``st`` and of the step ``tot`` (14,), ``bad`` (1,) int64 the
@@ -165,7 +165,8 @@ def _finish(sm, sd, cl, q, qs, h, ready, cb):
     if n + 2 * nlim > rb.rows.P.shape[0]:
         rb = grow_response(rb, 2 * (n + 2 * nlim), nb)
     cb = ContactBuffers(broad, out, rb, cb.cbody)
-    nr = respond_kernel(cl.im, cl.fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h),
+    fac = workspace_factor(sd.data, nb, cl.qdd.shape[0])
+    nr = respond_kernel(cl.im, fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h),
                         rb, (cl.qd1, cl.v, st))
     if nr:
         st[STAT_KE_BEFORE] = _energy_kernel(sm.model_i, sm.model_f, q, qs, sd.data)[0]
@@ -338,7 +339,7 @@ def contact_loop_bundles(stepper, det, sd, timed, hook):
     theta, arc = stepper.options["max_rotation"], stepper.options["max_arc_error"]
     return ContactStepBundle(
         det=detect_bundle(det, m.nb, d.model_i, d.model_f, sd.data, hook), im=stepper.im,
-        fac=stepper.fac, sc=stepper.sc, lim=stepper.limits, opt=stepper.opt,
+        sc=stepper.sc, lim=stepper.limits, opt=stepper.opt,
         theta=-1.0 if theta is None else float(theta), arc=-1.0 if arc is None else float(arc),
         qdd=np.zeros(nv), qs=np.zeros(nv), q1=np.zeros(nq), qd1=np.zeros(nv), v=np.zeros(nv),
         qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), st=np.zeros(14),
