@@ -37,11 +37,11 @@ def quat2mat(q):
 
 
 def mj_plain(m):
-    """Make mj_forward compute what our ABA computes: no constraints (contacts, limits,
-    equalities), no passive forces (springs, dampers, fluid), no actuation, no armature."""
+    """Make mj_forward compute what our ABA computes with no applied force: no constraints
+    (contacts, limits, equalities), no passive forces (springs, dampers, fluid), no
+    actuation (the armature stays: ours has it too)."""
     m.opt.disableflags |= (B.mjDSBL_CONSTRAINT | B.mjDSBL_SPRING | B.mjDSBL_DAMPER
                            | B.mjDSBL_ACTUATION)
-    m.dof_armature[:] = 0.0
     m.opt.density = m.opt.viscosity = 0.0
     return m
 
@@ -88,11 +88,15 @@ class MjMap:
         return out
 
 
-def mj_errors(name, intermediate_mass, n_states=3, seed=0):
-    """Max error of our ABA against mj_forward's qacc, relative to max(1, |qacc|)."""
+def mj_errors(name, intermediate_mass, n_states=3, seed=0, armature=True):
+    """Max error of our ABA against mj_forward's qacc, relative to max(1, |qacc|) (both
+    without armature for ``armature=False``)."""
     path = DATA / f"{name}.xml"
     model = load(path, intermediate_mass=intermediate_mass)
     m = mj_plain(mujoco.MjModel.from_xml_path(str(path)))
+    if not armature:
+        model = model.with_armature(0.0)
+        m.dof_armature[:] = 0.0
     d = mujoco.MjData(m)
     mp = MjMap(model, m)
     rng = np.random.default_rng(seed)
@@ -118,9 +122,10 @@ def test_aba_matches_mj_forward(name):
 
 def test_intermediate_mass_is_the_only_difference():
     """humanoid (bodies with 2 and 3 joints): the difference to MuJoCo is proportional to
-    intermediate_mass (so it is the regularization, not a mapping error), and models with
-    one joint per body (walker's legs aside) are exact whatever it is."""
-    e9, e12 = mj_errors("humanoid", 1e-9, n_states=1), mj_errors("humanoid", 1e-12, n_states=1)
+    intermediate_mass (so it is the regularization, not a mapping error; without armature,
+    which would hide it), and models with one joint per body are exact whatever it is."""
+    e9 = mj_errors("humanoid", 1e-9, n_states=1, armature=False)
+    e12 = mj_errors("humanoid", 1e-12, n_states=1, armature=False)
     assert 1e-9 < e9 < 1e-5
     assert 500 < e9 / e12 < 2000
     assert mj_errors("acrobot", 1e-3) < 1e-12
@@ -313,8 +318,104 @@ def test_unsupported_elements_are_named():
         load(DATA / "manipulator.xml")
     with pytest.warns(UserWarning, match=r"ignores tendons \['fins_flap', 'fins_sym'\]"):
         load_mjcf(DATA / "fish.xml")
-    with pytest.warns(UserWarning, match=r"joint damping on \['shoulder', 'elbow'\]"):
-        load_mjcf(DATA / "acrobot.xml")
+    with pytest.warns(UserWarning, match=r"joint friction loss \(dry friction\) on joints "
+                                         r"\['hinge'\]"):
+        load_mjcf(DATA / "finger.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # damping, armature and motors are all kept
+        load_mjcf(DATA / "acrobot.xml", collision=False)
+
+
+# ------------------------------------------------------- passive forces and actuation
+
+MJ_DEFAULTS = ["humanoid", "humanoid_CMU", "cheetah", "walker", "hopper", "acrobot",
+               "cartpole"]
+
+
+def mj_defaults(m):
+    """mj_forward with MuJoCo's passive forces, armature and actuation as the file has them,
+    constraints (contacts, limits) off: what our forward dynamics with ``model.forces``
+    computes."""
+    m.opt.disableflags |= B.mjDSBL_CONSTRAINT
+    return m
+
+
+@pytest.mark.parametrize("name", MJ_DEFAULTS)
+def test_passive_forces_armature_and_actuators_match_mj_forward(name):
+    """qacc with the file's damping, stiffness, armature and actuators (zero and random
+    ctrl, including values outside ctrlrange, which both clip) equals mj_forward's, through
+    the public state converters and the simulator's ctrl; 1e-9 relative (intermediate
+    bodies at 1e-12 of their body's mass)."""
+    from articulated import Simulator
+    from articulated.interop import from_mujoco_state, to_mujoco_state
+
+    path = DATA / f"{name}.xml"
+    model = load(path, intermediate_mass=1e-12)
+    m = mj_defaults(mujoco.MjModel.from_xml_path(str(path)))
+    d = mujoco.MjData(m)
+    assert model.has_armature or name in ("acrobot", "cartpole")
+    sim = Simulator(model, 1e-3)
+    assert sim.ctrl.shape == (m.nu,) and m.nu > 0
+    rng = np.random.default_rng(3)
+    for k in range(3):
+        q = model.random_configuration(rng)
+        qd = rng.normal(size=model.nv)
+        u = np.zeros(m.nu) if k == 0 else rng.uniform(-1.5, 1.5, size=m.nu)
+        sim.ctrl = u
+        d.qpos[:], d.qvel[:] = to_mujoco_state(model, m, q, qd)
+        d.ctrl[:] = u
+        mujoco.mj_forward(m, d)
+        tau, f_ext = sim.generalized_forces(0.0, q, qd)
+        qdd = aba(model, q, qd, tau, f_ext)
+        _, _, qacc = to_mujoco_state(model, m, q, qd, qdd)
+        scale = max(1.0, float(np.abs(d.qacc).max()))
+        assert np.abs(qacc - d.qacc).max() <= 1e-9 * scale, name
+        q2, qd2, qdd2 = from_mujoco_state(model, m, d.qpos, d.qvel, d.qacc)
+        assert np.abs(q2 - q).max() <= 1e-12 and np.abs(qd2 - qd).max() <= 1e-12
+        assert np.abs(qdd2 - qdd).max() <= 1e-9 * scale
+    assert np.array_equal(sim.ctrl, u)
+
+
+def test_compiled_step_applies_the_files_forces_and_the_new_ctrl():
+    """cheetah (springs, dampers, armature, motors): one compiled semi-implicit Euler step
+    equals the step by hand from our ABA with the forces applied in Python, before and after
+    ``sim.ctrl`` changes (the compiled loop reads the new controls)."""
+    from articulated import Simulator, integrate
+
+    model = load(DATA / "cheetah.xml", collision=False)
+    h = 1e-3
+    rng = np.random.default_rng(4)
+    q0 = model.random_configuration(rng)
+    qd0 = rng.normal(size=model.nv)
+    sim = Simulator(model, h, integrator="semi_implicit_euler", q0=q0, qd0=qd0)
+    for u in (np.zeros(6), rng.uniform(-1, 1, size=6)):
+        sim.ctrl = u
+        q, qd = sim.q.copy(), sim.qd.copy()
+        tau, f_ext = sim.generalized_forces(sim.t, q, qd)
+        qd1 = qd + h * aba(model, q, qd, tau, f_ext)
+        q1 = integrate(model, q, h * qd1)
+        sim.run(1)
+        assert np.abs(sim.qd - qd1).max() <= 1e-12 * max(1.0, np.abs(qd1).max())
+        assert np.abs(sim.q - q1).max() <= 1e-12
+
+
+def test_model_forces_are_optional_and_written_to_checkpoints(tmp_path):
+    """``model_forces=False`` leaves them out; a checkpoint rebuilds the run with the
+    controls it had, once (not twice)."""
+    from articulated import Simulator
+    from articulated.simulation import Actuators, JointDamping, PDController
+    from articulated.simulation.factory import restore
+
+    model = load(DATA / "cheetah.xml", collision=False)
+    kinds = [type(f) for f in model.forces]
+    assert kinds == [JointDamping, PDController, Actuators]
+    assert Simulator(model, 1e-3, model_forces=False).forces == []
+    sim = Simulator(model, 1e-3)
+    sim.ctrl = np.full(6, 0.5)
+    sim.run(5, checkpoint=tmp_path / "run.npz", checkpoint_every=5)
+    again, _, _ = restore(tmp_path / "run.npz", model=model)
+    assert [type(f) for f in again.forces] == kinds
+    assert np.array_equal(again.ctrl, np.full(6, 0.5))
 
 
 @pytest.mark.parametrize("xml, match", [

@@ -20,8 +20,8 @@ from .builder import ModelBuilder
 from .data import Data
 from .geometry import Box, Capsule, CollisionModel, Cylinder, Mesh, Plane, Sphere
 from .model import Model
-from .simulation import (AdaptiveSimulator, DynamicsSimulator, Force, JointDamping, JointTorque,
-                         PDController, PiecewiseLinear, PointForce, QuasiStaticSimulator,
+from .simulation import (Actuators, AdaptiveSimulator, DynamicsSimulator, Force, JointDamping,
+                         JointTorque, PDController, PiecewiseLinear, PointForce, QuasiStaticSimulator,
                          SimulationDiverged, Simulator, Spring, Trajectory)
 from .simulation.srm import KKTSolver, SRMSolver
 from .simulation import CheckpointError, EnergyDriftWarning, RunInterrupted
@@ -42,7 +42,8 @@ __all__ = [
     "AssemblyTree", "DCA", "build_assembly", "dca", "quasi_statics",
     "AdaptiveQuasiStatics", "QuasiStaticResult", "QuasiStaticSimulator",
     "AdaptiveDynamics", "AdaptiveSimulator", "DynamicsSimulator", "KKTSolver", "SRMSolver",
-    "Force", "JointDamping", "JointTorque", "PDController", "PiecewiseLinear", "PointForce",
+    "Actuators", "Force", "JointDamping", "JointTorque", "PDController", "PiecewiseLinear",
+    "PointForce",
     "SimulationDiverged",
     "Simulator", "Spring", "Trajectory", "integrate", "normalize", "qdot",
     "aba", "aba_modified", "articulated_pivots", "bias_forces", "body_force", "body_velocities", "crba",

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model import (JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_TYPES, LOOP_KINDS, Model, _as_vec3,
-                    _check_rotation)
+from .model import (JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_TYPES, LOOP_KINDS, Model, _JOINT_NV,
+                    _as_vec3, _check_rotation)
 
 
 @dataclass
@@ -27,6 +27,7 @@ class _BodySpec:
     com: np.ndarray
     inertia: np.ndarray
     limits: tuple
+    armature: float = 0.0
     children: list = field(default_factory=list)
 
 
@@ -89,7 +90,7 @@ class ModelBuilder:
     def add_body(self, name: str, parent=None, joint: str = "revolute", *, axis=(0.0, 0.0, 1.0),
                  origin_xyz=(0.0, 0.0, 0.0), origin_R=None, mass: float = 1.0,
                  com=(0.0, 0.0, 0.0), inertia=None, joint_name: str | None = None,
-                 limits=None) -> str:
+                 limits=None, armature: float = 0.0) -> str:
         """Add a body and the joint that connects it to ``parent``.
 
         Parameters
@@ -118,6 +119,10 @@ class ModelBuilder:
             Joint limits [rad or m] of a revolute or prismatic joint (``-inf``/``inf`` or
             None for a free side); enforced by the simulator with ``limits=True`` (Kokkevis
             2004 via GLM IV.B).
+        armature : float
+            Armature of each of the joint's dofs [kg m^2 | kg], >= 0: a rotor inertia
+            reflected through its gear, added to the joint-space inertia's diagonal
+            (:attr:`Model.dof_armature`, MuJoCo's ``armature``); not on a free joint.
 
         Notes
         -----
@@ -168,7 +173,14 @@ class ModelBuilder:
             if math.isnan(lo) or math.isnan(hi) or lo > hi or lo == math.inf or hi == -math.inf:
                 raise ValueError(f"body {name!r}: limits must satisfy lower <= upper, got {limits!r}")
             lim = (lo, hi)
-        self._bodies[name] = _BodySpec(name, parent, jt, jname, ax, xyz, R, mass, com, inertia, lim)
+        try:
+            armature = float(armature)
+        except (TypeError, ValueError):
+            raise ValueError(f"body {name!r}: armature must be a number, got {armature!r}") from None
+        if not (math.isfinite(armature) and armature >= 0.0):
+            raise ValueError(f"body {name!r}: armature must be finite and >= 0, got {armature}")
+        self._bodies[name] = _BodySpec(name, parent, jt, jname, ax, xyz, R, mass, com, inertia,
+                                       lim, armature)
         self._joint_names.add(jname)
         return name
 
@@ -298,6 +310,8 @@ class ModelBuilder:
             body_I_com=np.array([s.inertia for s in specs]),
             gravity=self.gravity,
             jnt_range=np.array([s.limits for s in specs]).reshape(-1, 2),
+            dof_armature=np.array([s.armature for s in specs
+                                   for _ in range(_JOINT_NV[s.joint_type])], dtype=np.float64),
             loop_joints=[dict(lj, body_a=(index[lj["body_a"]] if lj["body_a"] is not None else -1),
                               body_b=(index[lj["body_b"]] if lj["body_b"] is not None else -1))
                          for lj in self._loops],

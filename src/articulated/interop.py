@@ -88,6 +88,7 @@ class PinocchioModel:
         self._qb = np.array([b for _, b in self._qmap], dtype=int)
         self._va = np.array([a for a, _ in self._vmap], dtype=int)
         self._vb = np.array([b for _, b in self._vmap], dtype=int)
+        pm.armature = self.v(model.dof_armature)   # M + diag(armature), as ours
 
     def q(self, q):
         out = np.zeros(self.model.nq)
@@ -179,8 +180,8 @@ def mujoco_spec(model: Model, *, name: str = "articulated", geom=None):
     A ``mujoco.MjSpec`` of ``model``: one nested body per body (in body order, so MuJoCo's
     body ``i + 1`` is our body ``i``), placed by its joint placement, with an explicit
     inertial (principal axes computed here at full precision), one joint (hinge / slide /
-    ball / free; none for a fixed joint), no geoms, contacts and constraints disabled, no
-    damping, armature, stiffness, friction loss or limits.
+    ball / free; none for a fixed joint) with the model's armature, no geoms, contacts and
+    constraints disabled, no damping, stiffness, friction loss or limits.
 
     With ``geom`` (a :class:`~articulated.geometry.CollisionModel` of ``model``) the shapes
     become MuJoCo geoms (sphere, capsule, box, cylinder, plane, mesh from its vertices; same
@@ -226,7 +227,8 @@ def mujoco_spec(model: Model, *, name: str = "articulated", geom=None):
         bodies.append(body)
         if t in kinds:
             j = body.add_joint(name=model.joint_name[i], type=kinds[t], damping=0.0,
-                               armature=0.0, stiffness=0.0, frictionloss=0.0,
+                               armature=float(model.dof_armature[model.jnt_vadr[i]]),
+                               stiffness=0.0, frictionloss=0.0,
                                limited=mujoco.mjtLimited.mjLIMITED_FALSE)
             if t in (JOINT_REVOLUTE, JOINT_PRISMATIC):
                 j.axis = model.jnt_axis[i]
@@ -327,6 +329,26 @@ class MujocoConverters:
                 out[mq + 3:mq + 7] = _quat_mul(_rot_to_quat(R0), q[qa + 3:qa + 7])
         return out
 
+    def q_back(self, qpos) -> np.ndarray:
+        """Our configuration q (nq,) of a MuJoCo qpos (the inverse of :meth:`qpos`)."""
+        qpos = np.asarray(qpos, dtype=np.float64)
+        out = np.zeros(self.src.nq)
+        out[self._sq] = qpos[self._mq]
+        for i, t, qa, va, mq, mv in self._multi:
+            if t == JOINT_SPHERICAL:
+                out[qa:qa + 4] = qpos[mq:mq + 4]
+            else:
+                R0, r0 = self.src.jnt_Xtree_E[i].T, self.src.jnt_Xtree_r[i]
+                w, x, y, z = _rot_to_quat(R0)
+                out[qa:qa + 3] = R0.T @ (qpos[mq:mq + 3] - r0)
+                out[qa + 3:qa + 7] = _quat_mul(np.array([w, -x, -y, -z]), qpos[mq + 3:mq + 7])
+        return out
+
+    def qvel_back(self, q, qvel) -> np.ndarray:
+        """Our qd (nv,) of a MuJoCo qvel at our configuration q (the inverse of
+        :meth:`qvel`)."""
+        return self.qfrc_back(q, qvel)
+
     def qvel(self, q, qd) -> np.ndarray:
         """MuJoCo qvel (nv,) of our (q, qd)."""
         return self._tangent_to_mj(q, qd)
@@ -354,7 +376,8 @@ class MujocoConverters:
         return out
 
     def qfrc_back(self, q, f) -> np.ndarray:
-        """Our tau (nv,) of a MuJoCo generalized force (e.g. ``qfrc_inverse``)."""
+        """Our tau (nv,) of a MuJoCo generalized force (e.g. ``qfrc_inverse``); the same map
+        takes a qvel to our qd (:meth:`qvel_back`)."""
         q = np.asarray(q, dtype=np.float64)
         f = np.asarray(f, dtype=np.float64)
         out = np.zeros(self.src.nv)
@@ -410,6 +433,51 @@ class MujocoConverters:
             mj_data.qfrc_applied[:] = self.qfrc(q, tau)
 
 
+def to_mujoco_state(model: Model, mj_model, q, qd, qdd=None):
+    """Convert our state (and joint accelerations) to MuJoCo's ``qpos, qvel`` (and ``qacc``).
+
+    Parameters
+    ----------
+    model : Model
+    mj_model : mujoco.MjModel
+        A MuJoCo model with our joints by name: the one :func:`to_mujoco` builds, or the
+        compiled file of :func:`articulated.load_mjcf` (``mujoco.MjModel.from_xml_path``).
+    q : (nq,) float64
+    qd : (nv,) float64
+        Joint velocities [rad/s | m/s]; a free joint's ``[omega; v]`` in body coordinates.
+    qdd : (nv,) float64, optional
+        Joint accelerations.
+
+    Returns
+    -------
+    qpos : (mj nq,) float64
+    qvel : (mj nv,) float64
+        A free joint's ``[world linear velocity of the body origin; omega]``.
+    qacc : (mj nv,) float64
+        Only with ``qdd``: a free joint's ``[R (dv + omega x v); domega]``.
+
+    Notes
+    -----
+    Hinge, slide and ball coordinates are MuJoCo's; a free joint's position is in world
+    coordinates. See :class:`MujocoConverters`.
+    """
+    c = MujocoConverters(model, mj_model)
+    out = (c.qpos(q), c.qvel(q, qd))
+    return out if qdd is None else out + (c.qacc(q, qd, qdd),)
+
+
+def from_mujoco_state(model: Model, mj_model, qpos, qvel, qacc=None):
+    """Convert MuJoCo's ``qpos, qvel`` (and ``qacc``) to our ``q, qd`` (and ``qdd``).
+
+    The inverse of :func:`to_mujoco_state`, with the same parameters; returns ``(q, qd)``
+    or ``(q, qd, qdd)``.
+    """
+    c = MujocoConverters(model, mj_model)
+    q = c.q_back(qpos)
+    qd = c.qvel_back(q, qvel)
+    return (q, qd) if qacc is None else (q, qd, c.qacc_back(q, qd, qacc))
+
+
 MUJOCO_MAX_DEPTH = 1023
 """The deepest body nesting MuJoCo 4.0 compiles (a deeper tree fails with "depth limit
 exceeded in signature computation")."""
@@ -419,7 +487,7 @@ def to_mujoco(model: Model, geom=None):
     """Build the MuJoCo equivalent of ``model`` (needs ``pip install mujoco``).
 
     Returns ``(mj_model, converters)``: the compiled ``mujoco.MjModel`` (from
-    :func:`mujoco_spec`: no geoms, contacts and constraints disabled, zero damping and
+    :func:`mujoco_spec`: no geoms, contacts and constraints disabled, zero damping, our
     armature, so that ``mj_forward`` with ``qfrc_applied = tau`` gives our ABA's ``qdd``)
     and a :class:`MujocoConverters` for states, forces and accelerations.
 

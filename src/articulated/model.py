@@ -114,7 +114,8 @@ _F64 = np.dtype(np.float64)
 
 
 MODEL_ARRAY_NAMES = ("parent", "jtype", "qadr", "vadr", "jnv", "subtree_end", "Xtree_rot",
-                     "axis", "Xtree_E", "Xtree_r", "mass", "h", "Ibar", "S", "gravity")
+                     "axis", "Xtree_E", "Xtree_r", "mass", "h", "Ibar", "S", "gravity",
+                     "armature")
 """Names of the arrays :func:`model_arrays` returns, in its order."""
 
 ModelViews = namedtuple("ModelViews", MODEL_ARRAY_NAMES)
@@ -125,6 +126,12 @@ Kernels read its fields by name."""
 _MODEL_INT_ROWS = 7
 _MODEL_BODY = 32
 """Entries of a body's record in the packed model floats (four 64-byte cache lines)."""
+
+
+def model_floats_size(nb, nv):
+    """Length of the packed model floats of ``nb`` bodies and ``nv`` dofs
+    (:func:`model_arrays`)."""
+    return _MODEL_BODY * nb + 7 * nv + 3
 
 
 @njit(**KERNEL)
@@ -183,8 +190,10 @@ def model_arrays(model_i, model_f):
     S = rows(model_f[o:], nv, 6)
     o += 6 * nv
     gravity = model_f[o:o + 3]
+    o += 3
+    armature = model_f[o:o + nv]
     return ModelViews(parent, jtype, qadr, vadr, jnv, subtree_end, Xtree_rot, axis, Xtree_E,
-                      Xtree_r, mass, h, Ibar, S, gravity)
+                      Xtree_r, mass, h, Ibar, S, gravity, armature)
 
 
 
@@ -203,11 +212,11 @@ class ModelArrays:
         (``body_subtree_end``: the children of i are ``c = i + 1``, then
         ``c = subtree_end[c]`` while ``c < subtree_end[i]``), ``Xtree_rot`` (1 where the joint
         placement rotates, else 0)
-    floats (32 nb + 6 nv + 3,) float64 or float32
+    floats (32 nb + 7 nv + 3,) float64 or float32
         a record of 32 entries per body: ``axis`` (3), ``Xtree_r`` (3), ``mass``, ``h`` (3),
         ``Ibar`` (9), ``Xtree_E`` (9), as the Model's ``jnt_axis``, ``jnt_Xtree_r``,
         ``body_mass``, ``body_h``, ``body_Ibar``, ``jnt_Xtree_E`` cast to the dtype; then ``S``
-        (nv, 6) (``dof_S``) and ``gravity`` (3,)
+        (nv, 6) (``dof_S``), ``gravity`` (3,) and ``armature`` (nv,) (``dof_armature``)
 
     Every name of :data:`MODEL_ARRAY_NAMES` is also an attribute, a NumPy view into the
     buffers with the Model's shapes (``Xtree_E``, ``Ibar`` (nb, 3, 3)); the per-body fields
@@ -223,7 +232,7 @@ class ModelArrays:
             model.body_parent, model.jnt_type, model.jnt_qadr, model.jnt_vadr, model.jnt_nv,
             model.body_subtree_end, Xtree_rot.astype(np.int64)]).reshape(_MODEL_INT_ROWS, nb),
             dtype=np.int64)
-        self.floats = np.zeros(_MODEL_BODY * nb + 6 * nv + 3, dtype=dt)
+        self.floats = np.zeros(model_floats_size(nb, nv), dtype=dt)
         for name, a in zip(MODEL_ARRAY_NAMES, model_arrays(self.ints, self.floats)):
             setattr(self, name, mat3_view(a, nb) if name in ("Xtree_E", "Ibar") else a)
         self.axis[...] = model.jnt_axis
@@ -234,6 +243,7 @@ class ModelArrays:
         self.Ibar[...] = model.body_Ibar
         self.S[...] = model.dof_S
         self.gravity[...] = model.gravity
+        self.armature[...] = model.dof_armature
         self.dof_parent = model.dof_parent
 
     def kin(self):
@@ -295,8 +305,18 @@ class Model:
     dof_parent : (nv,) int64
         Previous dof on the path to the root, -1 at the root (Featherstone's ``lambda``
         of the branch-induced sparsity, RBDA sec. 6.5).
+    dof_armature : (nv,) float64
+        Armature of each dof [kg m^2 | kg]: a rotor inertia reflected through its gear,
+        added to the joint-space inertia's diagonal, ``M + diag(dof_armature)`` (MuJoCo's
+        ``dof_armature``); zero by default, and zero on free joints. ABA, CRBA and RNEA
+        include it; the DCA and the adaptive methods refuse a model with armature
+        (:meth:`require_no_armature`).
     gravity : (3,) float64
         Gravitational acceleration in world coordinates [m/s^2].
+    forces : list
+        Applied forces that the model's file defines (an MJCF file's joint springs,
+        dampers and actuators, :func:`articulated.load_mjcf`); the simulators add them
+        (``Simulator(..., model_forces=True)``). Empty by default.
     description : dict or None
         How to rebuild this model, JSON-serialisable: a scene generator's
         ``{"scene": name, "kwargs": {...}}``, or a loader's ``{"urdf" | "mjcf" |
@@ -331,7 +351,7 @@ class Model:
 
     def __init__(self, *, body_name, joint_name, body_parent, jnt_type, jnt_axis,
                  jnt_Xtree_E, jnt_Xtree_r, body_mass, body_com, body_I_com, gravity,
-                 loop_joints=(), jnt_range=None):
+                 loop_joints=(), jnt_range=None, dof_armature=None):
         self.body_name = list(body_name)
         self.joint_name = list(joint_name)
         # own, writable copies: a caller's array edited later never changes the model, and
@@ -359,6 +379,8 @@ class Model:
         self.jnt_vadr = np.concatenate([[0], np.cumsum(self.jnt_nv)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
         self.nq = int(self.jnt_nq.sum())
         self.nv = int(self.jnt_nv.sum())
+        self.dof_armature = (np.zeros(self.nv) if dof_armature is None
+                             else own(dof_armature, np.float64).reshape(-1))
 
         self._validate_arrays()
         m = self.body_mass
@@ -409,6 +431,7 @@ class Model:
              for i in range(nb) if self.jnt_type[i] in (JOINT_SPHERICAL, JOINT_FREE)],
             dtype=np.int64)
         self.description = None
+        self.forces = []
         self._body_index = {n: i for i, n in enumerate(self.body_name)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_name)}
         self._arrays = {}
@@ -444,6 +467,21 @@ class Model:
                 raise ValueError(f"body {self.body_name[bad[0]]!r}: {k} is not finite")
         if not np.isfinite(self.gravity).all():
             raise ValueError("gravity is not finite")
+        arm = getattr(self, "dof_armature", None)
+        if arm is not None:
+            nv = int(self.jnt_nv.sum())
+            if arm.shape != (nv,):
+                raise ValueError(f"Model.dof_armature must have shape {(nv,)}, got {arm.shape}")
+            dof_joint = np.repeat(np.arange(nb), self.jnt_nv)
+            bad = np.flatnonzero(~(np.isfinite(arm) & (arm >= 0.0)))
+            if bad.size:
+                raise ValueError(f"joint {self.joint_name[dof_joint[bad[0]]]!r}: armature must "
+                                 f"be finite and >= 0, got {arm[bad[0]]}")
+            bad = np.flatnonzero((arm != 0.0) & (self.jnt_type[dof_joint] == JOINT_FREE))
+            if bad.size:
+                raise ValueError(f"joint {self.joint_name[dof_joint[bad[0]]]!r}: a free joint "
+                                 f"takes no armature (a rotor needs an axis; MuJoCo applies it "
+                                 f"along the world axes)")
         bad = np.flatnonzero(~(self.body_mass > 0))
         if bad.size:
             raise ValueError(f"body {self.body_name[bad[0]]!r}: mass must be > 0, got {self.body_mass[bad[0]]}")
@@ -843,8 +881,6 @@ class Model:
             Naming the joint, for a joint that is not revolute or prismatic, or ``lower >
             upper``.
         """
-        import copy
-
         if joints is None:
             idx = np.flatnonzero(np.isin(self.jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC)))
         else:
@@ -852,14 +888,74 @@ class Model:
         rng = self.jnt_range.copy()
         rng[idx, 0] = np.broadcast_to(np.asarray(lower, dtype=np.float64), idx.shape)
         rng[idx, 1] = np.broadcast_to(np.asarray(upper, dtype=np.float64), idx.shape)
-        m = copy.copy(self)
+        m = self._copy()
         m.jnt_range = rng
         m.jnt_limited = np.isfinite(rng).any(axis=1)
+        m._validate_arrays()
+        return m
+
+    @property
+    def has_armature(self) -> bool:
+        """True if any dof has a non-zero armature (:attr:`dof_armature`)."""
+        return bool(self.dof_armature.any())
+
+    def require_no_armature(self, what: str) -> None:
+        """Raise ValueError naming the first joint with armature, for a method (``what``)
+        that does not model it (the DCA and the adaptive methods)."""
+        if self.has_armature:
+            j = self.dof_body[np.flatnonzero(self.dof_armature)[0]]
+            raise ValueError(f"joint {self.joint_name[j]!r} has armature "
+                             f"{self.dof_armature[self.jnt_vadr[j]:self.jnt_vadr[j] + self.jnt_nv[j]]}"
+                             f"; {what} does not model armature: use method 'aba' or 'crba', "
+                             f"or model.with_armature(0.0)")
+
+    def with_armature(self, armature, joints=None) -> "Model":
+        """Return a copy of the model with the armature of ``joints`` set.
+
+        Parameters
+        ----------
+        armature : float or (k,) float
+            Armature [kg m^2 | kg] per dof of the named joints (a scalar: every such dof),
+            finite and >= 0; added to the diagonal of the joint-space inertia.
+        joints : list of str or int, optional
+            Default: every joint.
+
+        Returns
+        -------
+        Model
+            The copy (its ``collision`` model carried over).
+
+        Raises
+        ------
+        ValueError
+            For an unknown joint, a wrong length, or a negative or non-finite armature
+            (naming the joint).
+        """
+        idx = range(self.nb) if joints is None else [self.joint_id(j) for j in joints]
+        dofs = np.array([v for j in idx for v in range(self.jnt_vadr[j],
+                                                         self.jnt_vadr[j] + self.jnt_nv[j])],
+                        dtype=np.int64)
+        arm = self.dof_armature.copy()
+        a = np.asarray(armature, dtype=np.float64)
+        if a.ndim and a.shape != dofs.shape:
+            raise ValueError(f"armature must be a scalar or have shape {dofs.shape} (one per "
+                             f"dof of the joints), got {a.shape}")
+        arm[dofs] = a
+        m = self._copy()
+        m.dof_armature = arm
+        m._validate_arrays()
+        return m
+
+    def _copy(self) -> "Model":
+        """A shallow copy with fresh kernel arrays and workspaces, its ``collision`` model
+        carried over onto it."""
+        import copy
+
+        m = copy.copy(self)
         m._arrays = {}
         m._data = {}
-        m._validate_arrays()
         geom = getattr(self, "collision", None)
-        if geom is not None:  # the shapes of load_urdf(collision=True), now on the copy
+        if geom is not None:
             m.collision = copy.copy(geom)
             m.collision.model = m
             m.collision._rows = [dict(r) for r in geom._rows]

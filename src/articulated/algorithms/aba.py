@@ -35,18 +35,19 @@ _empty = np.empty
 
 
 @inline
-def _project_1dof(IA, pA, c, a, angular, tau, one):
-    """Pass 2 at a one-dof joint, all in registers: ``U = IA S``, ``D = S^T U``,
+def _project_1dof(IA, pA, c, a, angular, tau, one, arm):
+    """Pass 2 at a one-dof joint, all in registers: ``U = IA S``, ``D = S^T U + arm``
+    (``arm`` the dof's armature: ``M + diag(armature)`` has the pivots ``D + arm``),
     ``u = tau - S^T pA``, ``Ia = IA - U U^T / D``, ``pa = pA + Ia c + U u / D`` (RBDA
     eqs. 7.39-7.44), with ``S = [a; 0]`` (revolute, ``angular``) or ``[0; a]`` (prismatic).
     ``IA`` is a packed symmetric 21-tuple, ``pA``, ``c`` are 6-tuples, ``a`` a 3-tuple,
     ``one`` is 1 in the working dtype. Returns ``(Ia, pa, U / D, u / D, 1 / D)``."""
     U = sym6_apply_half(IA, a, angular)
     if angular:
-        D = a[0] * U[0] + a[1] * U[1] + a[2] * U[2]
+        D = a[0] * U[0] + a[1] * U[1] + a[2] * U[2] + arm
         u = tau - (a[0] * pA[0] + a[1] * pA[1] + a[2] * pA[2])
     else:
-        D = a[0] * U[3] + a[1] * U[4] + a[2] * U[5]
+        D = a[0] * U[3] + a[1] * U[4] + a[2] * U[5] + arm
         u = tau - (a[0] * pA[3] + a[1] * pA[4] + a[2] * pA[5])
     IAc = sym6_apply(IA, c)  # Ia c = IA c - U (U^T c) / D: independent of D, so it overlaps
     Dinv = one / D
@@ -58,11 +59,12 @@ def _project_1dof(IA, pA, c, a, angular, tau, one):
 
 
 @inline
-def _project_ndof(IA, pA, c, S, tau, va, n, jw, scratch, modified):
+def _project_ndof(IA, pA, c, S, tau, va, n, jw, scratch, modified, arm):
     """Pass 2 at a joint with ``n`` dofs (0 for a fixed joint): as :func:`_project_1dof`
     with ``D`` an (n, n) block inverted by Cholesky, on the dense scratch ``T``
     (``scratch = (T, T2)``). With ``modified`` the block ``D`` was accumulated separately
-    (Ascher-Pai-Cloutier eq. 11) and is used as is. Returns ``(Ia, pa)`` and writes the
+    (Ascher-Pai-Cloutier eq. 11). The dofs' armature ``arm[va + r]`` is added to the
+    diagonal of ``D`` in both cases. Returns ``(Ia, pa)`` and writes the
     joint's rows of ``jw = (U, D, Dinv, u, UDinv, Dinv_u)`` (the workspace of
     :func:`aba_passes`)."""
     U, D, Dinv, u, UDinv, Dinv_u = jw
@@ -79,6 +81,8 @@ def _project_ndof(IA, pA, c, S, tau, va, n, jw, scratch, modified):
         for r in range(n):
             for cc in range(n):
                 D[va + r, cc] = dot6(get_vec6(S, va + r), get_vec6(U, va + cc))
+    for r in range(n):
+        D[va + r, r] += arm[va + r]
     if n > 0:
         spd_inverse(D[va:va + n], n, Dinv[va:va + n], T2)
     for r in range(n):
@@ -170,6 +174,7 @@ def aba_passes(model_i, model_f, q, qd, tau, f_ext, modified, data_f, kinematics
     parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
     subtree_end, Xtree_rot, axis, Xtree_E = mv.subtree_end, mv.Xtree_rot, mv.axis, mv.Xtree_E
     Xtree_r, mass, h, Ibar, S, gravity = mv.Xtree_r, mv.mass, mv.h, mv.Ibar, mv.S, mv.gravity
+    arm = mv.armature
     nb = parent.shape[0]
     dv = data_arrays(data_f, nb, S.shape[0])
     Xup_E, Xup_r, v, c, a, stack = dv.Xup_E, dv.Xup_r, dv.v, dv.c, dv.a, dv.stack
@@ -202,6 +207,8 @@ def aba_passes(model_i, model_f, q, qd, tau, f_ext, modified, data_f, kinematics
         if kinetic:
             for k in range(6):
                 T_kin += 0.5 * vi[k] * Iv[k]
+            for d in range(n):       # the rotors: 1/2 qd^T diag(armature) qd
+                T_kin += 0.5 * arm[va + d] * qd[va + d] * qd[va + d]
         pAi = cross_force(vi, Iv)  # v x* I v - f_ext
         if has_f_ext:
             pAi = sub6(pAi, get_vec6(f_ext, i))
@@ -223,15 +230,16 @@ def aba_passes(model_i, model_f, q, qd, tau, f_ext, modified, data_f, kinematics
         t = jtype[i]
         if (t == JOINT_REVOLUTE or t == JOINT_PRISMATIC) and not modified:
             Ia, pa, UDinv_i, Dinv_u_i, Dinv_i = _project_1dof(
-                IA, pAi, get_vec6(c, i), get_vec3(axis, i), t == JOINT_REVOLUTE, tau[va], one)
+                IA, pAi, get_vec6(c, i), get_vec3(axis, i), t == JOINT_REVOLUTE, tau[va], one,
+                arm[va])
             set_vec6(UDinv, va, UDinv_i)
             Dinv_u[va] = Dinv_u_i
             Dinv[va, 0] = Dinv_i  # kept for impulse responses (algorithms/contact.py)
-        elif t == JOINT_FREE and not modified:
+        elif t == JOINT_FREE and not modified:   # no armature (Model refuses it there)
             Ia, pa = _project_free(IA, pAi, tau, va, U, D, Dinv, u, UDinv, Dinv_u, T2)
         else:
             Ia, pa = _project_ndof(IA, pAi, get_vec6(c, i), S, tau, va, n,
-                                   (U, D, Dinv, u, UDinv, Dinv_u), (T, T2), modified)
+                                   (U, D, Dinv, u, UDinv, Dinv_u), (T, T2), modified, arm)
         if parent[i] >= 0:
             E = get_mat3(Xup_E, i)
             r = get_vec3(Xup_r, i)
@@ -510,7 +518,7 @@ def _pivots_kernel(
     mv = model_arrays(model_i, model_f)
     parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
     subtree_end, Xtree_rot, axis, Xtree_E = mv.subtree_end, mv.Xtree_rot, mv.axis, mv.Xtree_E
-    Xtree_r, mass, h, Ibar, S = mv.Xtree_r, mv.mass, mv.h, mv.Ibar, mv.S
+    Xtree_r, mass, h, Ibar, S, arm = mv.Xtree_r, mv.mass, mv.h, mv.Ibar, mv.S, mv.armature
     nb = parent.shape[0]
     dv = data_arrays(data_f, nb, S.shape[0])
     Xup_E, Xup_r, stack, Ia_stack = dv.Xup_E, dv.Xup_r, dv.stack, dv.Ia_stack
@@ -547,14 +555,14 @@ def _pivots_kernel(
             # D = S^T IA S as in _project_1dof
             Ui = sym6_apply_half(IA, ai, angular)
             if angular:
-                D[va, 0] = ai[0] * Ui[0] + ai[1] * Ui[1] + ai[2] * Ui[2]
+                D[va, 0] = ai[0] * Ui[0] + ai[1] * Ui[1] + ai[2] * Ui[2] + arm[va]
             else:
-                D[va, 0] = ai[0] * Ui[3] + ai[1] * Ui[4] + ai[2] * Ui[5]
+                D[va, 0] = ai[0] * Ui[3] + ai[1] * Ui[4] + ai[2] * Ui[5] + arm[va]
             Ia, pa, UDinv_i, Dinv_u_i, Dinv_i = _project_1dof(IA, zero6, zero6, ai, angular, z,
-                                                              one)
+                                                              one, arm[va])
         else:
             Ia, pa = _project_ndof(IA, zero6, zero6, S, tau0, va, n,
-                                   (U, D, Dinv, u, UDinv, Dinv_u), (T, T2), modified)
+                                   (U, D, Dinv, u, UDinv, Dinv_u), (T, T2), modified, arm)
         if parent[i] >= 0:
             set_sym6(Ia_stack, top, congruence(get_mat3(Xup_E, i), get_vec3(Xup_r, i), Ia))
             set_vec6(pa_stack, top, zero6)

@@ -48,7 +48,7 @@ import math
 
 import numpy as np
 
-from ..model import _MODEL_BODY
+from ..model import model_floats_size
 from ._inputs import check_f_ext
 from .bundles import (N_AJOINTS, N_ANODES, N_FRONT, REGION_STAMP, STAT_BAD, Coefficients,
                       CompositeInertias, DCAInputs, HybridArgs, HybridState, Kinematics,
@@ -537,7 +537,7 @@ class AdaptiveDynamics(DCAEngine):
             m, ma = self.model, self.ma
             nb, nv, nn = m.nb, m.nv, self.tree.n_nodes
             self._redargs = ReducedTree(
-                np.zeros(7 * nb, dtype=np.int64), np.zeros(_MODEL_BODY * nb + 6 * nv + 3),
+                np.zeros(7 * nb, dtype=np.int64), np.zeros(model_floats_size(nb, nv)),
                 np.zeros_like(m.data(np.float64).buf), np.full(nb, -1, dtype=np.int64),
                 np.full(1, -1, dtype=np.int64), ma.parent, ma.jtype, ma.qadr, ma.vadr,
                 ma.jnv, m.jnt_nq.astype(np.int64), m.body_subtree_end.astype(np.int64),

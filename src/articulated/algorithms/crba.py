@@ -78,6 +78,7 @@ def _crba_kernel(
             s = get_vec6(S, va + r)
             for k in range(va + r, end):
                 M_out[va + r, k] = dot6(s, get_vec6(F, k))
+            M_out[va + r, va + r] += mv.armature[va + r]   # M + diag(armature)
             for k in range(end, nv):
                 M_out[va + r, k] = z
     return _mirror_upper(M_out)

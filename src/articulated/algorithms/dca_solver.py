@@ -190,7 +190,7 @@ class DCA:
     TypeError
         Not a Model, or an unsupported dtype.
     ValueError
-        A bad assembly order.
+        A bad assembly order, or a model with armature (:attr:`Model.dof_armature`).
 
     Notes
     -----
@@ -205,6 +205,7 @@ class DCA:
                  max_handles: int | None = None):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+        model.require_no_armature("the DCA (and every adaptive method built on it)")
         dt = self.dtype = check_dtype(dtype)
         self.model = model
         if isinstance(assembly, AssemblyTree):

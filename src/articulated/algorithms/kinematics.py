@@ -262,7 +262,8 @@ def state_energy(model_i, model_f, q, qd, data_f):
     """``(T, V)`` [J] of the state ``q, qd`` in one pass over the bodies, which leaves the
     joint transforms, velocities and world poses of the state in the workspace ``data_f``
     (as :func:`_velocities_kernel` and :func:`_world_poses_kernel`): ``T = 1/2 sum v_i .
-    I_i v_i`` and ``V = -sum m_i g . c_i`` (:func:`body_energy`)."""
+    I_i v_i + 1/2 qd^T diag(armature) qd`` and ``V = -sum m_i g . c_i``
+    (:func:`body_energy`)."""
     mv = model_arrays(model_i, model_f)
     parent, jtype, qadr, vadr, jnv = mv.parent, mv.jtype, mv.qadr, mv.vadr, mv.jnv
     Xtree_rot, axis, Xtree_E, Xtree_r, S = mv.Xtree_rot, mv.axis, mv.Xtree_E, mv.Xtree_r, mv.S
@@ -276,7 +277,16 @@ def state_energy(model_i, model_f, q, qd, data_f):
         vi = velocity_step(i, parent, vadr, jnv, S, qd, E, r, v, c)
         world_pose_step(i, parent, E, r, oE, op)
         T, V = body_energy(i, mv.mass, mv.h, mv.Ibar, mv.gravity, vi, oE, op, T, V)
-    return T, V
+    return T + armature_energy(mv.armature, qd), V
+
+
+@inline
+def armature_energy(arm, qd):
+    """Kinetic energy [J] of the dofs' armature (rotors), ``1/2 qd^T diag(arm) qd``."""
+    T = 0.0
+    for k in range(arm.shape[0]):
+        T += 0.5 * arm[k] * qd[k] * qd[k]
+    return T
 
 
 @njit(**KERNEL)

@@ -308,6 +308,8 @@ def reduced_dynamics(bkp, nbodies, bodies, f_ext, posep, rp, stats, kinematics):
     og = _MODEL_BODY * na + 6 * nvr   # gravity's slot in model_arrays(mi, red_f)
     for a in range(3):
         red_f[og + a] = gravity[a]    # per call: a region update solves without gravity
+    for a in range(nvr):              # no armature (the adaptive methods refuse it)
+        red_f[og + 3 + a] = 0.0
     for k in range(na):
         for a in range(6):
             rf[k, a] = 0.0

@@ -63,7 +63,7 @@ def _rnea_kernel(
         va = vadr[i]
         fi = get_vec6(f, i)
         for d in range(jnv[i]):
-            x = dot6(get_vec6(S, va + d), fi)
+            x = dot6(get_vec6(S, va + d), fi) + mv.armature[va + d] * qdd[va + d]
             tau[va + d] = x
             if not math.isfinite(x):
                 finite = False

@@ -148,20 +148,14 @@ def _unsupported(mujoco, m, name, where):
     inactive = [k for k in range(m.neq) if not m.eq_active0[k]]
     listed("inactive equalitie", O.mjOBJ_EQUALITY, inactive)
     listed("tendon", O.mjOBJ_TENDON, range(m.ntendon))
-    listed("actuator", O.mjOBJ_ACTUATOR, range(m.nu))
-    dyn = [i for i in range(m.nu) if m.actuator_dyntype[i] != 0]
-    if dyn:
-        lines[-1] += f" (with activation dynamics: {[name(O.mjOBJ_ACTUATOR, i, 'actuator') for i in dyn[:8]]})"
-    dof_jnt = m.dof_jntid
-    for label, arr, per_dof in (("damping", m.dof_damping, True),
-                                ("armature", m.dof_armature, True),
-                                ("frictionloss", m.dof_frictionloss, True),
-                                ("stiffness", m.jnt_stiffness, False)):
-        js = sorted({int(dof_jnt[i]) if per_dof else i for i in np.flatnonzero(arr)})
-        if js:
-            names = [name(O.mjOBJ_JOINT, j, "joint") for j in js]
-            more = f", ... ({len(names)} in all)" if len(names) > 8 else ""
-            lines.append(f"joint {label} on {names[:8]}{more}")
+    listed("joint friction loss (dry friction) on joint", O.mjOBJ_JOINT,
+           sorted({int(m.dof_jntid[i]) for i in np.flatnonzero(m.dof_frictionloss)}))
+    listed("armature of a free joint on joint", O.mjOBJ_JOINT,
+           [j for j in range(m.njnt) if m.jnt_type[j] == 0
+            and m.dof_armature[m.jnt_dofadr[j]:m.jnt_dofadr[j] + 6].any()])
+    listed("stiffness of a ball or free joint on joint", O.mjOBJ_JOINT,
+           [j for j in np.flatnonzero(m.jnt_stiffness) if m.jnt_type[j] in (0, 1)])
+    listed("actuator force range of joint", O.mjOBJ_JOINT, np.flatnonzero(m.jnt_actfrclimited))
     balls = [j for j in range(m.njnt) if m.jnt_type[j] == 1 and m.jnt_limited[j]]
     listed("ball-joint range", O.mjOBJ_JOINT, balls)
     listed("mocap bodie", O.mjOBJ_BODY, np.flatnonzero(m.body_mocapid >= 0))
@@ -261,10 +255,24 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
     ``"spherical"`` loop joint and a ``<weld>`` a ``"weld"`` loop joint
     (:meth:`ModelBuilder.add_loop_joint`; simulate with ``method="srm"``).
 
-    Ignored, with one warning naming the elements: tendons, actuators (apply ``tau``
-    yourself), joint damping, armature, friction loss and stiffness, ball-joint ranges,
-    mocap bodies (welded), gravity compensation, fluid forces, explicit contact pairs,
-    inactive equalities; also sensors, sites, cameras, lights and visuals.
+    Passive forces and actuation, as MuJoCo computes them (its ``qfrc_passive`` and
+    ``qfrc_actuator``): ``armature`` -> :attr:`Model.dof_armature` (the joint-space inertia
+    is ``M + diag(armature)``); joint ``damping`` -> a
+    :class:`~articulated.simulation.forces.JointDamping`, ``stiffness`` of hinge and slide
+    joints -> a :class:`~articulated.simulation.forces.PDController` with ``kd = 0`` about
+    ``springref``; actuators with a joint transmission on a hinge or slide joint, fixed
+    gain, no or affine bias and no activation dynamics (``motor``, ``position``,
+    ``velocity`` and such ``general`` ones) -> one
+    :class:`~articulated.simulation.forces.Actuators` (``ctrlrange``, ``forcerange`` where
+    limited). They are in ``model.forces``, which every simulator adds (set the controls
+    with ``sim.ctrl``); joint limits are in ``jnt_range`` where the file says ``limited``
+    (enforce them with ``Simulator(..., limits=True)``). :func:`articulated.interop.
+    to_mujoco_state` and ``from_mujoco_state`` convert states and accelerations.
+
+    Ignored, with one warning naming the elements: tendons, other actuators, joint friction
+    loss, stiffness and armature of free joints, stiffness of ball joints, joint actuator force ranges, ball-joint
+    ranges, mocap bodies (welded), gravity compensation, fluid forces, explicit contact
+    pairs, inactive equalities; also sensors, sites, cameras, lights and visuals.
 
     Raises
     ------
@@ -331,6 +339,8 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
             our = bname[b] if final else f"{bname[b]}/{jname}"
             bodies.append(dict(name=our, parent=None if o < 0 else bodies[o]["name"], joint=jt,
                                joint_name=jname, axis=axis, R=R, p=p, limits=limits,
+                               armature=0.0 if jt == "free" else float(
+                                   m.dof_armature[m.jnt_dofadr[j]]),
                                where=f"{where}: body {bname[b]!r} (joint {jname!r})"))
             o, Rc, pc = len(bodies) - 1, np.eye(3), after
             if final:
@@ -361,7 +371,7 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
                 builder.add_body(bd["name"], parent=bd["parent"], joint=bd["joint"],
                                  axis=bd["axis"], origin_xyz=bd["p"], origin_R=bd["R"], mass=mk,
                                  com=c, inertia=I, joint_name=bd["joint_name"],
-                                 limits=bd["limits"])
+                                 limits=bd["limits"], armature=bd["armature"])
             except ValueError as err:
                 raise ValueError(f"{bd['where']}: {err}") from None
         for k in range(m.neq):
@@ -373,6 +383,7 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
         msg = str(err)
         raise ValueError(msg if msg.startswith(where) else f"{where}: {msg}") from None
 
+    model.forces = _forces(mujoco, m, model, name, ignored)
     model.frames = {bname[b]: (f[0], f[1].copy(), f[2].copy()) for b, f in frames.items()}
     model.mjcf_intermediate = intermediate
     model.collision = (_collision_model(mujoco, m, model, name, frames, last, where, mu, e,
@@ -384,6 +395,68 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
         "intermediate_mass": intermediate_mass, "collision": bool(collision),
         "mu": mu, "e": e, "max_bytes": max_bytes})
     return model
+
+
+def _free_dofs(mujoco, m):
+    """``perm`` (nv,) int64 with ``ours = mujoco_dof_array[perm]``: a free joint's dofs are
+    ``[v_world; omega]`` in MuJoCo, ``[omega; v]`` here (the other joints in the same
+    order, :func:`articulated.interop.to_mujoco_state`)."""
+    perm = np.arange(m.nv, dtype=np.int64)
+    for j in range(m.njnt):
+        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            a = int(m.jnt_dofadr[j])
+            perm[a:a + 6] = np.r_[a + 3:a + 6, a:a + 3]
+    return perm
+
+
+def _forces(mujoco, m, model, name, ignored):
+    """The MJCF file's joint dampers and springs and its actuators as forces
+    (:class:`~articulated.simulation.forces.JointDamping`, ``PDController`` with ``kd =
+    0``, ``Actuators``); what they cannot represent goes to ``ignored``."""
+    from ..simulation.forces import Actuators, JointDamping, PDController
+
+    O, J = mujoco.mjtObj, mujoco.mjtJoint
+    one_dof = (int(J.mjJNT_HINGE), int(J.mjJNT_SLIDE))
+    affine_bias = int(mujoco.mjtBias.mjBIAS_AFFINE)
+    out = []
+    b = np.asarray(m.dof_damping, dtype=np.float64)[_free_dofs(mujoco, m)]
+    if b.any():
+        out.append(JointDamping(b))
+    js = [j for j in np.flatnonzero(m.jnt_stiffness) if int(m.jnt_type[j]) in one_dof]
+    if js:
+        out.append(PDController(kp=m.jnt_stiffness[js], kd=0.0,
+                                q_ref=m.qpos_spring[m.jnt_qposadr[js]],
+                                joints=[model.joint_name[j] for j in js]))
+    rows, skipped = [], []
+    for u in range(m.nu):
+        j = int(m.actuator_trnid[u, 0])
+        if (int(m.actuator_trntype[u]) != int(mujoco.mjtTrn.mjTRN_JOINT)
+                or int(m.jnt_type[j]) not in one_dof
+                or int(m.actuator_dyntype[u]) != int(mujoco.mjtDyn.mjDYN_NONE)
+                or int(m.actuator_gaintype[u]) != int(mujoco.mjtGain.mjGAIN_FIXED)
+                or int(m.actuator_biastype[u]) not in (int(mujoco.mjtBias.mjBIAS_NONE),
+                                                       affine_bias)):
+            skipped.append(name(O.mjOBJ_ACTUATOR, u, "actuator"))
+            continue
+        affine = int(m.actuator_biastype[u]) == affine_bias
+        inf = (-np.inf, np.inf)
+        rows.append(dict(
+            joint=model.joint_name[j], gear=float(m.actuator_gear[u, 0]),
+            gain=float(m.actuator_gainprm[u, 0]),
+            bias=np.array(m.actuator_biasprm[u, :3]) if affine else np.zeros(3),
+            ctrlrange=m.actuator_ctrlrange[u] if m.actuator_ctrllimited[u] else inf,
+            forcerange=m.actuator_forcerange[u] if m.actuator_forcelimited[u] else inf,
+            name=name(O.mjOBJ_ACTUATOR, u, "actuator")))
+    if rows:
+        out.append(Actuators([r["joint"] for r in rows], [r["gear"] for r in rows],
+                             [r["gain"] for r in rows], [r["bias"] for r in rows],
+                             [r["ctrlrange"] for r in rows], [r["forcerange"] for r in rows],
+                             names=[r["name"] for r in rows]))
+    if skipped:
+        more = f", ... ({len(skipped)} in all)" if len(skipped) > 8 else ""
+        ignored.append(f"actuators other than fixed-gain, affine-bias actuators without "
+                       f"activation dynamics on hinge or slide joints: {skipped[:8]}{more}")
+    return out
 
 
 def _add_equality(mujoco, m, k, name, frames, bodies, builder):

@@ -6,7 +6,7 @@ Simulation layer: integrators, applied forces, the simulators, the factory that 
 Re-exports only (see the modules for the implementations).
 """
 
-from .forces import (FramesKinematics, Force, JointDamping, JointTorque, PDController,
+from .forces import (Actuators, FramesKinematics, Force, JointDamping, JointTorque, PDController,
                      PiecewiseLinear, PointForce, Spring, StateKinematics)
 from .integrators import INTEGRATORS, euler_step, rk4_step, semi_implicit_euler_step
 from .trajectory import SimulationDiverged, Trajectory
@@ -18,7 +18,8 @@ from .quasistatic import QuasiStaticSimulator
 from .factory import Simulator, resume
 
 __all__ = [
-    "Force", "FramesKinematics", "INTEGRATORS", "JointDamping", "JointTorque", "PDController",
+    "Actuators", "Force", "FramesKinematics", "INTEGRATORS", "JointDamping", "JointTorque",
+    "PDController",
     "PiecewiseLinear", "PointForce", "AdaptiveSimulator", "DynamicsSimulator",
     "QuasiStaticSimulator",
     "SimulationDiverged", "Simulator", "Spring", "StateKinematics",

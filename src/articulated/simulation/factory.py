@@ -122,6 +122,9 @@ def restore(path, *, model=None, forces=None):
     for k, v in list(settings.items()):
         if k.endswith("weights") and v == "array":
             settings[k] = state.pop(k)
+    if settings.get("method", "aba") != "adaptive" and \
+            settings.get("method") not in QUASI_STATIC_METHODS:
+        settings["model_forces"] = False    # the file's forces include the model's
     sim = Simulator(model, dt, q0=state["q"], qd0=state["qd"], forces=forces, **settings)
     sim.restore_state(info["state"], state)
     return sim, info, traj

@@ -640,6 +640,153 @@ class JointDamping(Force):
         return f"JointDamping(b={self.b!r})"
 
 
+class Actuators(Force):
+    """Actuators on 1-DOF joints, driven by a control vector ``ctrl`` (MuJoCo's model).
+
+    Actuator ``u`` on joint ``j`` with gear ``g``: the control is clipped to its range,
+    ``c = clip(ctrl_u, ctrlrange_u)``; its force ``f = gain c + b0 + b1 l + b2 v`` with the
+    length ``l = g q_j`` and velocity ``v = g qd_j``, clipped to ``forcerange_u``; the joint
+    force ``tau_j += g f`` [N m | N]. MuJoCo's ``motor`` is ``gain = 1, b = 0``; its
+    ``position`` servo ``gain = kp, b = (0, -kp, -kv)``; its ``velocity`` servo ``gain = kv,
+    b = (0, 0, -kv)``; a ``general`` actuator with ``gaintype="fixed"`` and ``biastype``
+    ``"none"`` or ``"affine"`` any of these (MuJoCo documentation, "Actuation model").
+
+    Parameters
+    ----------
+    joints : sequence of str or int
+        The actuated joint of each actuator (revolute or prismatic), ``nu`` entries.
+    gear, gain : (nu,) float
+        Transmission ratio and gain of each actuator.
+    bias : (nu, 3) float, optional
+        ``(b0, b1, b2)`` of each (default zero).
+    ctrlrange, forcerange : (nu, 2) float, optional
+        Lower and upper bounds (default unbounded, ``-inf, inf``).
+    names : sequence of str, optional
+        Actuator names (default ``"actuator<u>"``).
+    ctrl : (nu,) float, optional
+        Initial controls (default zero).
+
+    Attributes
+    ----------
+    ctrl : (nu,) float64
+        The controls, zero at first; set them between runs (``Simulator.ctrl``).
+
+    Notes
+    -----
+    Without force bounds it has a compiled form: the servo part is a :class:`PDController`
+    row (``kp = -g^2 b1``, ``kd = -g^2 b2``, its references set so that ``kp (q_ref - q) +
+    kd (qd_ref - qd)`` adds ``g (gain c + b0)``), the rest a constant joint force; with
+    force bounds the simulator calls :meth:`apply` from its compiled loop.
+
+    Raises
+    ------
+    ValueError
+        For sizes that do not match ``nu``, a non-finite parameter, a range whose lower bound
+        exceeds its upper bound, and at :meth:`bind` for an unknown joint or one that is
+        not 1-DOF (naming the actuator).
+    """
+
+    def __init__(self, joints, gear, gain, bias=None, ctrlrange=None, forcerange=None,
+                 names=None, ctrl=None):
+        self.joints = list(joints)
+        nu = len(self.joints)
+        self.names = [f"actuator{u}" for u in range(nu)] if names is None else list(names)
+
+        def arr(x, shape, default, what):
+            if x is None:
+                return np.broadcast_to(np.asarray(default, dtype=np.float64), shape).copy()
+            a = np.array(x, dtype=np.float64)
+            if a.shape != shape:
+                raise ValueError(f"Actuators {what} must have shape {shape}, got {a.shape}")
+            return a
+
+        self.gear = arr(gear, (nu,), 1.0, "gear")
+        self.gain = arr(gain, (nu,), 1.0, "gain")
+        self.bias = arr(bias, (nu, 3), 0.0, "bias")
+        inf = np.array([-np.inf, np.inf])
+        self.ctrlrange = arr(ctrlrange, (nu, 2), inf, "ctrlrange")
+        self.forcerange = arr(forcerange, (nu, 2), inf, "forcerange")
+        if len(self.names) != nu:
+            raise ValueError(f"Actuators names must have {nu} entries, got {len(self.names)}")
+        for what in ("gear", "gain", "bias"):
+            a = getattr(self, what).reshape(nu, -1)
+            bad = np.flatnonzero(~np.isfinite(a).all(axis=1))
+            if bad.size:
+                raise ValueError(f"actuator {self.names[bad[0]]!r}: {what} is not finite: "
+                                 f"{a[bad[0]]}")
+        for what in ("ctrlrange", "forcerange"):
+            r = getattr(self, what)
+            bad = np.flatnonzero(np.isnan(r).any(axis=1) | (r[:, 0] > r[:, 1]))
+            if bad.size:
+                raise ValueError(f"actuator {self.names[bad[0]]!r}: {what} must be (lower, "
+                                 f"upper) with lower <= upper, got {r[bad[0]]}")
+        self.ctrl = arr(ctrl, (nu,), 0.0, "ctrl")
+        if not np.isfinite(self.ctrl).all():
+            raise ValueError(f"Actuators ctrl must be finite, got {self.ctrl}")
+        self._bound = None
+
+    @property
+    def nu(self) -> int:
+        """Number of actuators."""
+        return len(self.joints)
+
+    def bind(self, model):
+        js = []
+        for u, j in enumerate(self.joints):
+            try:
+                k = model.joint_id(j)
+            except (KeyError, ValueError, IndexError):
+                raise ValueError(f"actuator {self.names[u]!r}: unknown joint {j!r}") from None
+            if model.jnt_type[k] not in (JOINT_REVOLUTE, JOINT_PRISMATIC):
+                raise ValueError(f"actuator {self.names[u]!r}: joint {model.joint_name[k]!r} "
+                                 f"is not 1-DOF (revolute or prismatic)")
+            js.append(k)
+        js = np.array(js, dtype=np.int64)
+        self._bound = (model, model.jnt_qadr[js], model.jnt_vadr[js])
+        return self
+
+    def _idx(self, model):
+        if self._bound is None or self._bound[0] is not model:
+            self.bind(model)
+        return self._bound[1], self._bound[2]
+
+    def controls(self) -> np.ndarray:
+        """The controls clipped to their ranges, ``c`` (nu,)."""
+        return np.clip(self.ctrl, self.ctrlrange[:, 0], self.ctrlrange[:, 1])
+
+    def spec(self):
+        return _spec(self, joints=self.joints, gear=self.gear, gain=self.gain, bias=self.bias,
+                     ctrlrange=self.ctrlrange, forcerange=self.forcerange, names=self.names,
+                     ctrl=self.ctrl)
+
+    def compiled(self, model):
+        if np.isfinite(self.forcerange).any():
+            return None
+        iq, iv = self._idx(model)
+        g, b = self.gear, self.bias
+        const = g * (self.gain * self.controls() + b[:, 0])
+        kp, kd = -g * g * b[:, 1], -g * g * b[:, 2]
+        spring, damper = kp != 0.0, (kp == 0.0) & (kd != 0.0)
+        gains = np.zeros((self.nu, 4))
+        gains[:, 0], gains[:, 1] = kp, kd
+        gains[spring, 2] = const[spring] / kp[spring]
+        gains[damper, 3] = const[damper] / kd[damper]
+        tau = np.zeros(model.nv)
+        np.add.at(tau, iv[~(spring | damper)], const[~(spring | damper)])
+        pd = spring | (kd != 0.0)
+        return {"tau": tau, "pd": (iq[pd].astype(np.int64), iv[pd].astype(np.int64),
+                                   gains[pd], [None, None])}
+
+    def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+        iq, iv = self._idx(model)
+        g, b = self.gear, self.bias
+        f = self.gain * self.controls() + b[:, 0] + b[:, 1] * g * q[iq] + b[:, 2] * g * qd[iv]
+        np.add.at(tau, iv, g * np.clip(f, self.forcerange[:, 0], self.forcerange[:, 1]))
+
+    def __repr__(self):
+        return f"Actuators(nu={self.nu})"
+
+
 # ------------------------------------------------------------------ written forces
 
 def _spec(obj, /, **arguments):
@@ -655,7 +802,7 @@ def force_from_spec(spec) -> Force:
     """The built-in force that :meth:`Force.spec` wrote. Raises ValueError for an unknown
     type or arguments the constructor rejects."""
     kinds = {c.__name__: c for c in (PointForce, Spring, JointTorque, PDController,
-                                     JointDamping)}
+                                     JointDamping, Actuators)}
     kw = dict(spec)
     cls = kinds.get(kw.pop("type", None))
     if cls is None:

@@ -174,6 +174,8 @@ class DynamicsSimulator:
         ``alpha``, ``form``) for ``method="srm"``; its step-size control is asked for by
         ``rtol`` / ``atol``.
     forces : iterable of force objects (:mod:`articulated.simulation.forces`)
+        Applied forces, after those of the model file (``model.forces``: an MJCF file's
+        joint springs, dampers and actuators).
     q0 : (nq,) float64, optional
         Initial configuration (default ``model.neutral()``).
     qd0 : (nv,) float64, optional
@@ -207,6 +209,8 @@ class DynamicsSimulator:
         (:class:`~articulated.simulation.watch. EnergyDriftWarning`, with the step, the
         drift and a suggested step size) when the relative drift of the recorded total
         energy passes it; None: off.
+    model_forces : bool
+        Add ``model.forces`` (default True); False: only ``forces``.
 
     Attributes
     ----------
@@ -244,7 +248,8 @@ class DynamicsSimulator:
                  method: str = "aba", *, forces=(), q0=None, qd0=None,
                  rtol: float | None = None, atol: float | None = None,
                  dtype=np.float64, srm=None, contacts=None,
-                 contact_options=None, limits: bool = False, energy_drift: float | None = 0.01):
+                 contact_options=None, limits: bool = False, energy_drift: float | None = 0.01,
+                 model_forces: bool = True):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         self.model = model
@@ -293,7 +298,7 @@ class DynamicsSimulator:
         self.t = 0.0
         self.q = model.neutral() if q0 is None else q0
         self.qd = np.zeros(model.nv) if qd0 is None else qd0
-        for f in forces:
+        for f in (tuple(model.forces) if model_forces else ()) + tuple(forces):
             self.add_force(f)
         if self._contact is not None:
             self._contact.check_initial(self._q)
@@ -338,6 +343,44 @@ class DynamicsSimulator:
             if not math.isfinite(t):
                 raise ValueError(f"t must be finite, got {t}")
             self.t = t
+
+    @property
+    def ctrl(self) -> np.ndarray:
+        """Controls (nu,) float64 of the simulator's :class:`~articulated.simulation.forces.
+        Actuators` (a copy; set it to drive the next steps; MuJoCo's ``data.ctrl``).
+
+        Raises ValueError on assignment for a wrong shape or a non-finite value, and
+        AttributeError when the simulator has no actuators."""
+        return self._actuators().ctrl.copy()
+
+    @ctrl.setter
+    def ctrl(self, value):
+        act = self._actuators()
+        u = np.asarray(value, dtype=np.float64)
+        if u.shape != (act.nu,):
+            raise ValueError(f"ctrl must have shape ({act.nu},), got {u.shape}")
+        if not np.isfinite(u).all():
+            bad = int(np.flatnonzero(~np.isfinite(u))[0])
+            raise ValueError(f"ctrl of actuator {act.names[bad]!r} is not finite: {u[bad]}")
+        act.ctrl[:] = u
+        loop = self._loop
+        if loop is not None and len(loop) > 1 and loop[2].hook < 0:
+            fa, new = loop[2], compile_forces(self.model, self.forces)
+            if new.joint != fa.joint or new.pd_gains.shape != fa.pd_gains.shape:
+                self._loop = None
+            else:                   # the compiled loop reads the new controls
+                fa.tau[:] = new.tau
+                fa.pd_gains[:] = new.pd_gains
+
+    def _actuators(self):
+        from .forces import Actuators
+
+        for f in self.forces:
+            if isinstance(f, Actuators):
+                return f
+        raise AttributeError("this simulator has no actuators (add an "
+                             "articulated.Actuators force, or load a model whose file has "
+                             "them)")
 
     def add_force(self, force) -> None:
         """Add an applied force (an object with ``apply(model, t, q, qd, tau, f_ext)``).

@@ -40,8 +40,9 @@ from ..algorithms.aba import aba_passes
 from ..algorithms.bundles import DCAInputs
 from ..algorithms.crba import _crba_kernel, ltdl_factor, ltdl_solve
 from ..algorithms.dca import dca_kernel
-from ..algorithms.kinematics import (body_energy, body_gravity_potential, joint_xup,
-                                     state_energy, velocity_step, world_pose_step)
+from ..algorithms.kinematics import (armature_energy, body_energy, body_gravity_potential,
+                                     joint_xup, state_energy, velocity_step,
+                                     world_pose_step)
 from ..algorithms.rnea import _rnea_kernel
 from ..config import inline, KERNEL
 from ..configuration import _normalize_kernel, _qdot_kernel, integrate_joint
@@ -111,6 +112,8 @@ def _kinematics(sm, sd, q, qd, energy, kinetic):
             T, V = body_energy(i, mv.mass, mv.h, mv.Ibar, mv.gravity, vi, oE, op, T, V)
         elif energy:
             V = body_gravity_potential(i, mv.mass, mv.h, mv.gravity, oE, op, V)
+    if energy and kinetic:
+        T += armature_energy(mv.armature, qd)
     return T, V
 
 
