@@ -5,10 +5,13 @@ import pytest
 def pytest_sessionstart(session):
     """On a cold numba cache (a fresh clone, as in CI) and more than one CPU, compile the
     kernels of every subsystem first, one worker process per CPU (``articulated compile``):
-    the tests then load them from the cache instead of compiling them one after another."""
+    the tests then load them from the cache instead of compiling them one after another.
+    ``ARTICULATED_PRECOMPILE=0`` skips it (a run of a few tests compiles only theirs)."""
+    import os
+
     from articulated.precompile import cold_kernels, cpus, precompile
 
-    if cpus() < 2:
+    if cpus() < 2 or os.environ.get("ARTICULATED_PRECOMPILE") == "0":
         return
     if len(cold_kernels()) > 50:
         try:
