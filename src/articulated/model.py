@@ -129,8 +129,9 @@ _MODEL_BODY = 32
 
 
 def model_floats_size(nb, nv):
-    """Length of the packed model floats of ``nb`` bodies and ``nv`` dofs
-    (:func:`model_arrays`)."""
+    """Return the length of the packed model floats of ``nb`` bodies and ``nv`` dofs.
+
+    The layout is :func:`model_arrays`'s."""
     return _MODEL_BODY * nb + 7 * nv + 3
 
 
