@@ -101,3 +101,17 @@ def test_bad_armature_is_refused_naming_the_joint():
     b.add_body("b", "a", "spherical", armature=0.5)
     m = b.build()
     assert m.dof_armature.tolist() == [0.25, 0.5, 0.5, 0.5]
+
+
+def test_the_description_records_armature_and_limits():
+    """A trajectory's model rebuilt from its description has the armature and limits set
+    after the scene was built (the description records the edits, in order)."""
+    from articulated.models import build_model
+
+    model = models.pendulum(3).with_armature([0.1, 0.2, 0.3]).with_limits(-1.0, 1.0)
+    again = build_model(model.description)
+    assert again.dof_armature.tolist() == [0.1, 0.2, 0.3]
+    assert again.jnt_range.tolist() == [[-1.0, 1.0]] * 3
+    assert again.description == model.description
+    with pytest.raises(ValueError, match=r"unknown edit 'with_gravity'"):
+        build_model(dict(model.description, edits=[["with_gravity", {}]]))

@@ -889,7 +889,7 @@ class Model:
         rng = self.jnt_range.copy()
         rng[idx, 0] = np.broadcast_to(np.asarray(lower, dtype=np.float64), idx.shape)
         rng[idx, 1] = np.broadcast_to(np.asarray(upper, dtype=np.float64), idx.shape)
-        m = self._copy()
+        m = self._copy("with_limits", lower=lower, upper=upper, joints=joints)
         m.jnt_range = rng
         m.jnt_limited = np.isfinite(rng).any(axis=1)
         m._validate_arrays()
@@ -942,19 +942,29 @@ class Model:
             raise ValueError(f"armature must be a scalar or have shape {dofs.shape} (one per "
                              f"dof of the joints), got {a.shape}")
         arm[dofs] = a
-        m = self._copy()
+        m = self._copy("with_armature", armature=armature, joints=joints)
         m.dof_armature = arm
         m._validate_arrays()
         return m
 
-    def _copy(self) -> "Model":
+    def _copy(self, edit, **arguments) -> "Model":
         """A shallow copy with fresh kernel arrays and workspaces, its ``collision`` model
-        carried over onto it."""
+        carried over onto it; its description records the edit (``edit``, the method's
+        name, with its ``arguments``) so that :func:`articulated.models.build_model`
+        repeats it."""
         import copy
+
+        from .models.description import jsonable
 
         m = copy.copy(self)
         m._arrays = {}
         m._data = {}
+        if isinstance(self.description, dict):
+            try:
+                m.description = dict(self.description, edits=list(
+                    self.description.get("edits", [])) + [[edit, jsonable(arguments)]])
+            except TypeError:
+                m.description = None
         geom = getattr(self, "collision", None)
         if geom is not None:
             m.collision = copy.copy(geom)

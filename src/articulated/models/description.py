@@ -87,7 +87,8 @@ def build_model(description: dict):
     description : dict
         ``{"scene": name, "kwargs": {...}}`` (a generator of :data:`SCENES`), or ``{"urdf" |
         "mjcf" | "structure": path, "sha256": hex, "kwargs": {...}}`` (the loader
-        ``articulated.io.<kind>.load_<kind>``).
+        ``articulated.io.<kind>.load_<kind>``); optionally ``"edits"``, the
+        :data:`EDITS` made after it (``Model.with_limits``, ``Model.with_armature``).
 
     Returns
     -------
@@ -109,7 +110,7 @@ def build_model(description: dict):
         if name not in SCENES:
             raise ValueError(f"unknown scene {name!r} in the model description; scenes: "
                              f"{sorted(SCENES)}")
-        return SCENES[name](**kwargs)
+        return _edited(SCENES[name](**kwargs), description)
     kind = next((k for k in LOADERS if k in description), None)
     if kind is None:
         raise ValueError(f"a model description needs 'scene' or one of {LOADERS}, got keys "
@@ -128,4 +129,18 @@ def build_model(description: dict):
     except (ImportError, AttributeError):
         raise ValueError(f"this installation has no {kind} loader "
                          f"(articulated.io.{kind}.load_{kind})") from None
-    return loader(path, **kwargs)
+    return _edited(loader(path, **kwargs), description)
+
+
+EDITS = ("with_limits", "with_armature")
+"""The :class:`~articulated.Model` methods a description may record after its source
+(``"edits": [[name, {arguments}], ...]``), repeated in order by :func:`build_model`."""
+
+
+def _edited(model, description):
+    for edit in description.get("edits", ()):
+        name, arguments = edit
+        if name not in EDITS:
+            raise ValueError(f"unknown edit {name!r} in the model description; edits: {EDITS}")
+        model = getattr(model, name)(**arguments)
+    return model
