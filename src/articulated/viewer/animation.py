@@ -1,13 +1,21 @@
 """Animations for documents: GIF and MP4.
 
 Animations for documents: :func:`to_gif` (Pillow) and :func:`to_mp4` (ffmpeg) draw a
-trajectory with matplotlib's 3D projection and its animation writers.
+trajectory in matplotlib's 3D axes.
 
-Each body is drawn as its stick figure (:func:`~articulated.viewer.scene.stick_segments`:
-joint origin to the children's joint origins), coloured by a per-body value of each frame
-(e.g. the active joints of an adaptive run), with a legend or colour bar, axes in metres and
-the time in the title. Frames are taken ``speed / fps`` simulated seconds apart (at most
-``max_frames``), so the animation plays the run at ``speed`` times real time.
+Each body is drawn as the triangles of :func:`~articulated.viewer.scene.body_meshes` (its
+collision shapes, or capsules between joint origins for a model without any), placed at
+the recorded poses, coloured by a per-body value of each frame (e.g. the active joints of
+an adaptive run) and lit by :func:`~articulated.viewer.scene.lambert`; the static obstacles
+of ``model.collision`` (:func:`~articulated.viewer.scene.static_meshes`) are drawn in grey,
+a plane as a floor square under the bodies. A legend or colour bar, axes in metres and the
+time in the title go with it. Frames are taken ``speed / fps`` simulated seconds apart (at
+most ``max_frames``), so the animation plays the run at ``speed`` times real time.
+
+The axes, the floor and the legend are drawn once by matplotlib; the triangles of each
+frame are painted over them farthest first (painter's algorithm, Pillow), which keeps a
+frame of a few thousand triangles at a few tens of milliseconds. Meshes with more than
+``max_faces`` triangles in all are decimated (:func:`~articulated.viewer.scene.decimate`).
 """
 
 from __future__ import annotations
@@ -66,8 +74,6 @@ def _triangles(meshes):
         F.append(np.asarray(m.faces, dtype=np.int64) + n)
         fb.append(np.full(len(m.faces), i, dtype=np.int64))
         n += len(m.vertices)
-    if not F:
-        raise ValueError("no body has a shape to draw")
     return np.concatenate(V), np.concatenate(vb), np.concatenate(F), np.concatenate(fb)
 
 
@@ -164,7 +170,7 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
     ax.set_box_aspect(span, zoom=0.95)
     ax.view_init(elev=elev, azim=azim)
     _legend(ax, fig, colors, bool_labels)
-    head = title if title is not None else f"{model.nb} bodies"
+    head = title if title is not None else f"{model.nb} bod{'y' if model.nb == 1 else 'ies'}"
     ttl = ax.set_title("")
 
     def draw(f):
@@ -249,7 +255,12 @@ def _write_mp4(frames_rgb, path, fps):
 
 
 def to_gif(model: Model, traj, path, **kwargs) -> Path:
-    """Write an animated GIF of a trajectory (matplotlib 3D projection, Pillow writer).
+    """Write an animated GIF of a trajectory: the bodies' shapes, lit, over the obstacles.
+
+    The bodies are drawn from their collision shapes (capsules between the joint origins
+    for a model without any), decimated to ``max_faces`` triangles in all, lit by a fixed
+    light (:func:`~articulated.viewer.scene.lambert`); the static obstacles of
+    ``model.collision`` are drawn in grey, a plane as a floor square under the bodies.
 
     Parameters
     ----------
@@ -274,11 +285,10 @@ def to_gif(model: Model, traj, path, **kwargs) -> Path:
         View angles [deg].
     title : str
         First title line (default: the number of bodies); the time is the second.
-    linewidth : float
-        Width of the stick segments [pt].
-    obstacles : CollisionModel, optional
-        Its static boxes and cylinders are drawn (translucent grey, :func:`obstacle_faces`)
-        and kept in view.
+    max_faces : int >= 1
+        Triangles of the bodies in all (default 4000): more are decimated by vertex
+        clustering, each body's mesh to its share (e.g. solo12's 50,000 to 4000), which
+        keeps a frame at a few tens of milliseconds; small features may close up.
     bounds : ((3,), (3,)) float, optional
         The world box shown [m] (lower, upper corners; what lies outside is clipped);
         default: everything, with a square floor.
