@@ -88,6 +88,9 @@ def test_decimate_keeps_the_shape_within_the_budget():
     assert small.volume == pytest.approx(ball.volume, rel=0.1)
     np.testing.assert_allclose(small.bounds, ball.bounds, atol=0.02)
     assert vs.decimate(ball, 6000) is ball                             # within: unchanged
+    # a budget no grid meets without collapsing the mesh: the coarsest grid that draws
+    capsule = trimesh.creation.capsule(height=0.1, radius=0.25, count=[6, 6])
+    assert len(vs.decimate(capsule, 13).faces) > 0
 
 
 def test_gif_of_a_box_on_a_floor(tmp_path):

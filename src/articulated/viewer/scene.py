@@ -332,7 +332,8 @@ def decimate(mesh, max_faces: int):
 
     Vertex clustering: the vertices are snapped to a cubic grid, those in one cell merge
     at their mean, and faces that collapse or repeat are dropped; the finest grid (cells
-    along the longest side, by bisection) that keeps at most ``max_faces`` faces is used.
+    along the longest side, by bisection) that keeps at most ``max_faces`` faces is used, or
+    the coarsest that keeps any face when every grid within the budget collapses the mesh.
     Small features (thinner than a cell) may close up; a mesh of at most ``max_faces``
     faces is returned unchanged.
 
@@ -375,6 +376,10 @@ def decimate(mesh, max_faces: int):
             lo_cells, best = mid, (v, f)
         else:
             hi_cells = mid
+    cells = lo_cells
+    while len(best[1]) == 0 and cells < 1024:    # collapsed: the coarsest grid that draws
+        cells += 1
+        best = cluster(cells)
     return trimesh.Trimesh(best[0], best[1], process=False)
 
 
