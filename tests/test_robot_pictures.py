@@ -110,6 +110,16 @@ def test_gif_of_a_box_on_a_floor(tmp_path):
         assert np.nonzero(floor)[0].mean() > rows.mean() + 20     # lower in the picture
 
 
+def test_gif_bounds_clip_the_shapes(tmp_path):
+    m, q = _box_on_floor()
+    shades = [_lit(n, vs.BODY_RGB) for n in np.vstack([np.eye(3), -np.eye(3)])]
+    path = to_gif(m, None, tmp_path / "box.gif", q=q, fps=1, dpi=60,
+                  bounds=((-0.5, -0.5, 0.12), (0.5, 0.5, 0.5)))
+    resting, lifted = _frames_rgb(path)      # the box below the box shown, then inside it
+    assert sum(int(_near(resting, c, tol=4).sum()) for c in shades) == 0
+    assert sum(int(_near(lifted, c, tol=4).sum()) for c in shades) > 1000
+
+
 def test_gif_of_a_model_without_shapes(tmp_path):
     """Bodies without collision shapes: capsules along the joint origins, lit."""
     b = art.ModelBuilder()

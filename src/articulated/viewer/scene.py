@@ -4,8 +4,9 @@ What the viewer draws, independent of where it is drawn (viser, the HTML replay,
 one triangle mesh per body in body coordinates (:func:`body_meshes`), the static obstacles
 (:func:`static_meshes`), the stick figure of joint origins (:func:`stick_segments`), the
 recorded frames of a run (:func:`frames`), the bodies' world poses along them
-(:func:`body_poses`, from :func:`articulated.forward_kinematics`) and a colour per body and
-frame (:func:`body_colors`).
+(:func:`body_poses`, from :func:`articulated.forward_kinematics`), a colour per body and
+frame (:func:`body_colors`), the light that shades the GIFs' triangles (:func:`lambert`) and
+the decimation that keeps large meshes fast to draw (:func:`decimate`).
 
 Bodies are drawn from their collision shapes when ``model.collision`` has any (see
 :mod:`articulated.geometry`: spheres, capsules, boxes, cylinders and meshes, the meshes as
