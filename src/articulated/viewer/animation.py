@@ -128,12 +128,11 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
     p, R = body_poses(model, fr.q[idx])
     V, vbody, F, fbody = _triangles(_body_meshes(model, p, max_faces))
 
-    def tris(f):                               # (m, 3, 3) world triangles at frame f
-        return (np.einsum("vij,vj->vi", R[f][vbody], V) + p[f][vbody])[F]
+    def verts(f):                              # (n, 3) world vertices at frame f
+        return np.einsum("vij,vj->vi", R[f][vbody], V) + p[f][vbody]
 
-    pts = np.concatenate([tris(f).reshape(-1, 3) for f in range(len(idx))])
     obst, obst_rgb = _static_faces(model, 1.0, None, planes=False)
-    pts = np.concatenate([pts, obst.reshape(-1, 3)])
+    pts = np.concatenate([verts(f) for f in range(len(idx))] + [obst.reshape(-1, 3)])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     pad = 0.05 * max(float((hi - lo).max()), 1e-3)
     lo, hi = lo - pad, hi + pad
@@ -174,7 +173,7 @@ def animate(model: Model, traj, path, *, writer: str, q=None, color=None,
     ttl = ax.set_title("")
 
     def draw(f):
-        t = tris(f)
+        t = verts(f)[F]
         ttl.set_text(f"{head}\nt = {fr.t[idx[f]]:.2f} s")
         return (np.concatenate([t, obst]),
                 np.concatenate([lambert(_normals(t), colors.rgb[idx[f], fbody]), obst_rgb]))
@@ -228,7 +227,7 @@ def _write_gif(frames_rgb, path, fps):
     images = (im.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
               for im in frames_rgb)
     next(images).save(path, save_all=True, append_images=images,
-                      duration=int(round(1000.0 / fps)), loop=0)
+                      duration=round(1000.0 / fps), loop=0)
 
 
 def _write_mp4(frames_rgb, path, fps):
