@@ -292,7 +292,7 @@ def _arm_views(m, W, H):
     """Projected body centres at the arm's first and last frame, and their colours."""
     fr = vs.frames(m, q=ARM_Q)
     p, _ = vs.body_poses(m, fr.q)
-    position, look_at = camera_pose(m, p)
+    position, look_at = camera_pose(m, p, 0.12)            # the spheres' radius
     rgb = vs.body_colors(m, 2, ARM_COLOR).rgb[0]
     return [_project(ARM_WORLD[k], position, look_at, up_direction(m), 75.0, W, H)
             for k in (0, 1)], rgb

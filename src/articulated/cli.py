@@ -201,6 +201,14 @@ def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip
                         f"{c['max_depth'].max() * 1e3:.2f} mm over the run")
     npz, png = _save_outputs(model, traj, Path(args.out), title, tip)
     _print(console, f"wrote {npz} and {png}")
+    if getattr(args, "gif", None):
+        from .viewer.animation import to_gif
+
+        _print(console, f"wrote {to_gif(model, traj, args.gif, title=title)} (animation)")
+    if getattr(args, "html", None):
+        from .viewer.replay import to_html
+
+        _print(console, f"wrote {to_html(model, traj, args.html)} (3D replay)")
     if animate:
         _save_animations(model, traj, Path(args.out), title, console)
     return traj
@@ -878,6 +886,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "articulated.Simulator.resume(PATH)")
     p.add_argument("--checkpoint-every", type=int, default=None,
                    help="steps between checkpoints (default: start, end and Ctrl-C only)")
+    p.add_argument("--gif", metavar="FILE", default=None,
+                   help="also write an animated GIF of the run (the bodies' collision shapes, "
+                        "lit, and the floor)")
+    p.add_argument("--html", metavar="FILE", default=None,
+                   help="also write a one-file HTML replay of the run (needs viser)")
     _add_sim_options(p, steps=1000, dt=1e-3, out="articulated-out")
     p.set_defaults(func=cmd_simulate)
 

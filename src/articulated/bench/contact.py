@@ -258,9 +258,8 @@ def _scenes_bc(emit, out, quick):
         name = "contact-snake.gif"
         to_gif(m, SimpleNamespace(t=f["t"], q=f["q"]), out / name, speed=1.0, fps=25.0,
                color=f["touch"], bool_labels=("free", "pressing on the beam"),
-               obstacles=m.collision, title=f"snake-{n - 1} on a bridge (full model, a "
-                                            f"0.6 m stretch)",
-               max_frames=60, dpi=80, size=(7.0, 4.5), linewidth=3.0,
+               title=f"snake-{n - 1} on a bridge (full model, a 0.6 m stretch)",
+               max_frames=60, dpi=80, size=(7.0, 4.5),
                bounds=((-0.3, -0.12, 0.38), (0.3, 0.12, 0.62)))
         emit(f"![snake on a bridge]({name})")
         emit("")

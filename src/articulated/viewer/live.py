@@ -18,15 +18,13 @@ import time
 import numpy as np
 
 from ..model import Model
-from .scene import (Colors, Frames, body_colors, body_meshes, body_poses, frames,
-                    geometry_groups, quaternions, scene_bounds, static_meshes)
+from .scene import (MIN_RADIUS, STATIC_RGB, Colors, Frames, body_colors, body_meshes,
+                    body_poses, frames, geometry_groups, quaternions, scene_bounds,
+                    static_meshes)
 
 CAMERA_DIRECTION = (1.0, -1.6, 0.7)
 """Direction from the scene centre to the initial camera (scaled by the scene radius;
 world coordinates when gravity is along -z, else rotated with the up direction)."""
-
-MIN_RADIUS = 0.01
-"""Smallest capsule radius, as a fraction of the scene radius (light links stay visible)."""
 
 
 def _nice(x):
@@ -50,11 +48,13 @@ def up_direction(model: Model) -> np.ndarray:
     return -g / n if n > 0 else np.array([0.0, 0.0, 1.0])
 
 
-def camera_pose(model: Model, p) -> tuple[np.ndarray, np.ndarray]:
+def camera_pose(model: Model, p, reach: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Initial camera ``(position (3,), look_at (3,))`` [m] that frames the body origins
-    ``p (k, nb, 3)`` of every frame: :data:`CAMERA_DIRECTION` (z taken as the up direction)
-    at 1.8 scene radii from the scene centre."""
+    ``p (k, nb, 3)`` of every frame and the shapes reaching ``reach`` [m] from them:
+    :data:`CAMERA_DIRECTION` (z taken as the up direction) at 1.8 scene radii (plus
+    ``reach``) from the scene centre."""
     center, radius = scene_bounds(p)
+    radius += float(reach)
     up = up_direction(model)
     a = np.array([1.0, 0.0, 0.0]) if abs(up[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     x = np.cross(a, up)
@@ -96,11 +96,13 @@ class ViserScene:
         self._recolor = colors.kind != "uniform" and bool((colors.rgb != colors.rgb[:1]).any())
         scene = server.scene
         scene.set_up_direction(tuple(up_direction(model)))
-        position, look_at = camera_pose(model, p)
-        server.initial_camera.position = tuple(position)
-        server.initial_camera.look_at = tuple(look_at)
         center, radius = scene_bounds(p)
         meshes = body_meshes(model, sections=sections, min_radius=MIN_RADIUS * radius)
+        reach = np.array([0.0 if mh is None else np.linalg.norm(mh.vertices, axis=1).max()
+                          for mh in meshes])
+        position, look_at = camera_pose(model, p, float(reach.max()))
+        server.initial_camera.position = tuple(position)
+        server.initial_camera.look_at = tuple(look_at)
         self.groups = []
         for j, (mesh, bodies) in enumerate(geometry_groups(meshes)):
             h = scene.add_batched_meshes_simple(
@@ -109,15 +111,16 @@ class ViserScene:
                 batched_positions=self.p[0, bodies], batched_colors=colors.rgb[0, bodies],
                 lod="off")
             self.groups.append((h, bodies))
-        if abs(up_direction(model)[2]) > 0.999:   # z up: a floor grid under the lowest body
-            reach = np.array([0.0 if mh is None else np.linalg.norm(mh.vertices, axis=1).max()
-                              for mh in meshes])
+        floors = static_meshes(model, 2.0 * radius, center, planes=True)
+        if abs(up_direction(model)[2]) > 0.999:   # z up: a grid on the floor, or under the bodies
+            z = (max(float(f.vertices[:, 2].max()) for f in floors) + 1e-3 * radius if floors
+                 else float((p[..., 2] - reach).min()))
             scene.add_grid("/grid", width=4 * radius, height=4 * radius,
                            cell_size=_nice(radius / 5), section_size=_nice(radius),
-                           position=(center[0], center[1], float((p[..., 2] - reach).min())))
-        for j, mesh in enumerate(static_meshes(model, extent=2.0 * radius)):
+                           position=(center[0], center[1], z))
+        for j, mesh in enumerate(floors + static_meshes(model, planes=False)):
             scene.add_mesh_simple(f"/static/{j}", np.asarray(mesh.vertices, np.float32),
-                                  np.asarray(mesh.faces, np.uint32), color=(190, 190, 190))
+                                  np.asarray(mesh.faces, np.uint32), color=STATIC_RGB)
         self.frame = 0
 
     def show(self, k: int) -> None:

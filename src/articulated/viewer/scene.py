@@ -4,8 +4,9 @@ What the viewer draws, independent of where it is drawn (viser, the HTML replay,
 one triangle mesh per body in body coordinates (:func:`body_meshes`), the static obstacles
 (:func:`static_meshes`), the stick figure of joint origins (:func:`stick_segments`), the
 recorded frames of a run (:func:`frames`), the bodies' world poses along them
-(:func:`body_poses`, from :func:`articulated.forward_kinematics`) and a colour per body and
-frame (:func:`body_colors`).
+(:func:`body_poses`, from :func:`articulated.forward_kinematics`), a colour per body and
+frame (:func:`body_colors`), the light that shades the GIFs' triangles (:func:`lambert`) and
+the decimation that keeps large meshes fast to draw (:func:`decimate`).
 
 Bodies are drawn from their collision shapes when ``model.collision`` has any (see
 :mod:`articulated.geometry`: spheres, capsules, boxes, cylinders and meshes, the meshes as
@@ -33,6 +34,20 @@ BODY_RGB = (70, 130, 180)
 
 BOOL_RGB = ((170, 170, 170), (230, 100, 20))
 """Colours of a boolean per-body value: False (grey), True (orange)."""
+
+MIN_RADIUS = 0.01
+"""Smallest capsule radius, as a fraction of the scene radius (light links stay visible)."""
+
+STATIC_RGB = (190, 190, 190)
+"""Colour of the static obstacles and the floor (light grey)."""
+
+LIGHT_DIRECTION = (-0.2, -0.5, 1.0)
+"""Direction towards the light of :func:`lambert` (world coordinates, z up: from above, on
+the side of the default cameras)."""
+
+AMBIENT = 0.4
+"""Brightness of a face turned away from the light (:func:`lambert`), as a fraction of its
+colour."""
 
 
 # ----------------------------------------------------------------------- frames and poses
@@ -284,6 +299,91 @@ def _shape_mesh(kind, size, mesh, sections):
     raise ValueError(f"no mesh for shape kind {kind}")
 
 
+def lambert(normals, rgb, light=LIGHT_DIRECTION, ambient: float = AMBIENT) -> np.ndarray:
+    """Colours of faces lit by a distant light (Lambert's cosine law).
+
+    ``rgb (ambient + (1 - ambient) max(0, n . l))``, ``l`` the unit ``light`` direction: a
+    face facing the light shows its colour, one turned away ``ambient`` of it.
+
+    Parameters
+    ----------
+    normals : (..., 3) float64
+        Face normals (any length; zero for a degenerate face, drawn at ``ambient``).
+    rgb : (..., 3) float or uint8
+        Face colours (uint8 0-255 or float 0-1), broadcast against ``normals``.
+    light : (3,) float
+        Direction towards the light, world coordinates (any length).
+
+    Returns
+    -------
+    (..., 3) float64
+        Lit colours in [0, 1].
+    """
+    n = np.asarray(normals, dtype=np.float64)
+    length = np.linalg.norm(n, axis=-1, keepdims=True)
+    l = np.asarray(light, dtype=np.float64)
+    cos = np.clip((n @ (l / np.linalg.norm(l)))[..., None] / np.maximum(length, 1e-300), 0.0, 1.0)
+    c = np.asarray(rgb)
+    c = c / 255.0 if c.dtype == np.uint8 else c.astype(np.float64)
+    return c * (ambient + (1.0 - ambient) * cos)
+
+
+def decimate(mesh, max_faces: int):
+    """A mesh of at most ``max_faces`` triangles that keeps the shape of ``mesh``.
+
+    Vertex clustering: the vertices are snapped to a cubic grid, those in one cell merge
+    at their mean, and faces that collapse or repeat are dropped; the finest grid (cells
+    along the longest side, by bisection) that keeps at most ``max_faces`` faces is used, or
+    the coarsest that keeps any face when every grid within the budget collapses the mesh.
+    Small features (thinner than a cell) may close up; a mesh of at most ``max_faces``
+    faces is returned unchanged.
+
+    Parameters
+    ----------
+    mesh : trimesh.Trimesh
+    max_faces : int >= 1
+
+    Returns
+    -------
+    trimesh.Trimesh
+    """
+    import trimesh
+
+    V = np.asarray(mesh.vertices, dtype=np.float64)
+    F = np.asarray(mesh.faces, dtype=np.int64)
+    if len(F) <= max_faces:
+        return mesh
+    lo, size = V.min(axis=0), max(float(np.ptp(V, axis=0).max()), 1e-12)
+
+    def cluster(cells):
+        ijk = np.floor((V - lo) * (cells / size)).astype(np.int64)
+        _, inv = np.unique((ijk[:, 0] * (cells + 1) + ijk[:, 1]) * (cells + 1) + ijk[:, 2],
+                           return_inverse=True)
+        f = inv[F]
+        f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 0] != f[:, 2])]
+        s = np.sort(f, axis=1)
+        _, first = np.unique((s[:, 0] * len(V) + s[:, 1]) * len(V) + s[:, 2], return_index=True)
+        f = f[np.sort(first)]
+        w = np.bincount(inv)
+        v = np.stack([np.bincount(inv, V[:, k]) for k in range(3)], axis=1) / w[:, None]
+        return v, f
+
+    lo_cells, hi_cells = 1, 1024
+    best = cluster(1)
+    while hi_cells - lo_cells > 1:
+        mid = (lo_cells + hi_cells) // 2
+        v, f = cluster(mid)
+        if len(f) <= max_faces:
+            lo_cells, best = mid, (v, f)
+        else:
+            hi_cells = mid
+    cells = lo_cells
+    while len(best[1]) == 0 and cells < 1024:    # collapsed: the coarsest grid that draws
+        cells += 1
+        best = cluster(cells)
+    return trimesh.Trimesh(best[0], best[1], process=False)
+
+
 def _placed(m, pos, R):
     T = np.eye(4)
     T[:3, :3] = R
@@ -338,10 +438,26 @@ def body_meshes(model: Model, *, sections: int = 8, min_radius: float = 0.0) -> 
     return out
 
 
-def static_meshes(model: Model, extent: float = 1.0) -> list:
-    """Meshes of the static obstacles of ``model.collision`` in world coordinates; a
-    plane is drawn as a thin square of side ``2 extent`` [m] centred on its ``pos``, its
-    top face on the plane."""
+def static_meshes(model: Model, extent: float = 1.0, center=None, *,
+                  planes: bool | None = None) -> list:
+    """Meshes of the static obstacles of ``model.collision`` in world coordinates [m].
+
+    Parameters
+    ----------
+    extent : float > 0
+        Half the side of the square (two triangles facing along the normal) that draws a
+        plane [m].
+    center : (3,) float, optional
+        World point [m] whose projection on each plane centres its square (e.g. the centre
+        of the bodies, so that the floor lies under them); default: the plane's ``pos``.
+    planes : bool, optional
+        True: the planes only; False: every static shape but the planes; None: all.
+
+    Returns
+    -------
+    list of ``trimesh.Trimesh``
+        One mesh per static shape drawn, in the order of ``model.collision``.
+    """
     import trimesh
 
     geom = getattr(model, "collision", None)
@@ -350,13 +466,21 @@ def static_meshes(model: Model, extent: float = 1.0) -> list:
     A = geom.arrays()
     out = []
     for g in np.flatnonzero(A["body"] < 0):
-        if A["kind"][g] == SHAPE_PLANE:
-            h = 1e-3 * extent
-            m = trimesh.creation.box(extents=(2 * extent, 2 * extent, h))
-            m.apply_translation((0.0, 0.0, -0.5 * h))
+        plane = A["kind"][g] == SHAPE_PLANE
+        if planes is not None and plane != planes:
+            continue
+        pos = np.asarray(A["pos"][g], dtype=np.float64)
+        if plane:
+            m = trimesh.Trimesh(extent * np.array([[-1.0, -1, 0], [1, -1, 0], [1, 1, 0],
+                                                   [-1, 1, 0]]), [[0, 1, 2], [0, 2, 3]],
+                                process=False)
+            if center is not None:     # slide the square along the plane, under ``center``
+                n = A["R"][g][:, 2]
+                d = np.asarray(center, dtype=np.float64) - pos
+                pos = pos + d - (d @ n) * n
         else:
             m = _shape_mesh(A["kind"][g], A["size"][g], A["mesh"][g], 8)
-        out.append(_placed(m, A["pos"][g], A["R"][g]))
+        out.append(_placed(m, pos, A["R"][g]))
     return out
 
 
