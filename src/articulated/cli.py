@@ -507,8 +507,9 @@ def cmd_simulate(args) -> int:
             _print(console, line)
         if forces:
             _print(console, f"holding the pose {args.hold_pose!r} with a PD controller on "
-                            f"{len(forces[0].joints)} joints (kp {forces[0].kp[0]:.3g} N m/rad, "
-                            f"kd {forces[0].kd[0]:.3g} N m s/rad)")
+                            f"{len(forces[0].joints)} joints (kp up to "
+                            f"{forces[0].kp.max():.3g} N m/rad, kd up to "
+                            f"{forces[0].kd.max():.3g} N m s/rad)")
     _print(console, f"plotted point: {tip[0]!r} (--body NAME picks another body or frame)")
     _simulate(model, q0, args, title, console, contacts=geom, tip=tip, forces=forces)
     return 0
@@ -541,7 +542,7 @@ def robot_scene(urdf, srdf, args):
     forces = ()
     if args.hold_pose is not None:
         q0 = _pose(model, args.hold_pose, srdf)
-        forces = (hold_pose(model, q0),)
+        forces = (hold_pose(model, q0, dt=args.dt),)
     geom = None
     if args.floor:
         geom = floor_contacts(model, q0, self_collision=args.self_collision, srdf=srdf)

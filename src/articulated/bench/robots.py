@@ -79,18 +79,32 @@ def held_pose(srdf) -> str:
     return "standing" if "standing" in states else (states[0] if states else "neutral")
 
 
+FIRST = ("solo12", "anymal_b", "anymal_c", "talos")
+"""The robots measured first when none are named."""
+
+
 def candidates(names=None):
     """The robots to run and those left out: ``(run, skipped)``.
 
-    ``names``: robot names (default: every robot of :func:`articulated.robots.names`);
-    ``run`` lists those not in :data:`FIXED_BASE`, ``skipped`` is ``[(name, reason)]``
-    of those that are. Whether a robot loads and has shapes is found when it runs.
+    ``names``: robot names (default: :data:`FIRST`, then every other robot of
+    :func:`articulated.robots.names`); ``run`` lists those not in :data:`FIXED_BASE` whose
+    URDF no earlier name has, ``skipped`` is ``[(name, reason)]`` of the others. Whether
+    a robot loads and has shapes is found when it runs.
     """
-    from ..robots import names as all_names
+    from ..robots import names as all_names, path
 
-    names = all_names() if names is None else list(names)
-    return ([n for n in names if n not in FIXED_BASE],
-            [(n, FIXED_BASE[n]) for n in names if n in FIXED_BASE])
+    if names is None:
+        names = list(FIRST) + [n for n in all_names() if n not in FIRST]
+    run, skipped, seen = [], [], {}
+    for n in names:
+        if n in FIXED_BASE:
+            skipped.append((n, FIXED_BASE[n]))
+        elif path(n) in seen:
+            skipped.append((n, f"the URDF of {seen[path(n)]}"))
+        else:
+            seen[path(n)] = n
+            run.append(n)
+    return run, skipped
 
 
 def _cli_args(name, pose=None):
@@ -137,7 +151,6 @@ def base_pose(model, q):
     ``q`` (n, nq): configurations. Raises ValueError when body 0 has no free joint.
     """
     from ..model import JOINT_FREE
-    from ..interop import _quat_to_rot
 
     if model.jnt_type[0] != JOINT_FREE:
         raise ValueError(f"body {model.body_name[0]!r}: no free joint (--floating-base)")
@@ -145,8 +158,7 @@ def base_pose(model, q):
     a = int(model.jnt_qadr[0])
     R0, r0 = model.jnt_Xtree_E[0].T, model.jnt_Xtree_r[0]
     p = r0 + q[:, a:a + 3] @ R0.T
-    z = np.array([R0 @ _quat_to_rot(*x)[:, 2] for x in q[:, a + 3:a + 7]])
-    return p, z
+    return p, _axis_z(q[:, a + 3:a + 7]) @ R0.T
 
 
 def _tilt_deg(z0, z1):
@@ -175,9 +187,9 @@ def mujoco_run(model, geom, q0, pd, dt, steps, noslip=NOSLIP):
     d = mujoco.MjData(mj)
     d.qpos[:] = conv.qpos(q0)
     mujoco.mj_forward(mj, d)
-    ids = [mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT,
-                             model.joint_name[model.joint_id(j)])
-           for j in pd.joints] if pd is not None else []
+    ids = np.array([mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT,
+                                      model.joint_name[model.joint_id(j)])
+                    for j in (pd.joints if pd is not None else ())], dtype=np.int64)
     iq, iv = mj.jnt_qposadr[ids], mj.jnt_dofadr[ids]
     kp, ref = (pd.kp, pd.q_ref) if pd is not None else (0.0, 0.0)
     if pd is not None:      # kd as joint damping, which MuJoCo's Euler takes implicitly
@@ -197,34 +209,37 @@ def mujoco_run(model, geom, q0, pd, dt, steps, noslip=NOSLIP):
             t, p, z, depth = t[:k], p[:k], z[:k], depth[:k]
             break
         p[k] = d.qpos[root:root + 3]
-        z[k] = _quat_to_axis_z(d.qpos[root + 3:root + 7])
+        z[k] = _axis_z(d.qpos[root + 3:root + 7])
         depth[k] = max(0.0, -float(d.contact.dist[:d.ncon].min())) if d.ncon else 0.0
     return dict(t=t, p=p, z=z, depth=depth, error=error)
 
 
-def _quat_to_axis_z(quat):
-    """The third column (3,) of the rotation of a unit quaternion (w, x, y, z)."""
-    w, x, y, zq = quat
-    return np.array([2 * (x * zq + w * y), 2 * (y * zq - w * x), 1 - 2 * (x * x + y * y)])
+def _axis_z(quat):
+    """The third column (..., 3) of the rotations of unit quaternions (..., 4) (w, x, y, z):
+    the rotated z axis."""
+    w, x, y, z = np.moveaxis(np.asarray(quat, dtype=np.float64), -1, 0)
+    return np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], -1)
 
 
 def measure(name, times=None, mujoco=True):
     """Runs (a), (b) and (c) of the module docstring on robot ``name``; returns a dict.
 
     ``times``: ``dict(plain=, held=, rest=)`` [s] (default :data:`PLAIN_S`,
-    :data:`HELD_S`, :data:`REST_S`). Keys: ``nv``, ``shapes`` (on the robot), ``pose``,
-    ``plain``/``held``/``mujoco`` each a dict of ``error`` (None or a message), ``step``
+    :data:`HELD_S`, :data:`REST_S`). Keys: ``nv``, ``shapes`` (on the robot), ``pose``
+    (None: no joint to hold, the held run is a plain one from the neutral pose), ``plain``/``held``/``mujoco`` each a dict of ``error`` (None or a message), ``step``
     (median time per step [s]), ``depth`` (largest [m]); ``held`` and ``mujoco`` also
     ``z_rest`` (base height at rest [m]), ``depth_rest`` (largest depth over the rest
     window [m]) and ``tilt`` (the base's tilt at the end from its start [deg]). ``mujoco``
     is None without MuJoCo or with ``mujoco=False``. Raises ValueError when the robot does
     not load or has no collision shapes.
     """
+    from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE
     from ..robots import srdf_path
 
     times = dict(plain=PLAIN_S, held=HELD_S, rest=REST_S, **(times or {}))
-    pose = held_pose(srdf_path(name))
     plain = robot_run(name, times["plain"])
+    jointed = np.isin(plain["model"].jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC)).any()
+    pose = held_pose(srdf_path(name)) if jointed else None      # nothing to hold
     held = robot_run(name, times["held"], pose)
     model = held["model"]
     A = held["geom"].arrays()
@@ -246,7 +261,7 @@ def measure(name, times=None, mujoco=True):
             import mujoco as _  # noqa: F401 (the test extra)
         except ImportError:
             return res
-        pd = held["forces"][0]
+        pd = held["forces"][0] if held["forces"] else None
         mujoco_run(model, held["geom"], held["q0"], pd, held["dt"], 5)     # untimed
         mj = mujoco_run(model, held["geom"], held["q0"], pd, held["dt"], held["steps"])
         ok = len(mj["t"]) > 0
@@ -277,7 +292,7 @@ def table_row(name, res):
     diff = "-" if mj is None else f"{(he['z_rest'] - mj['z_rest']) * 1e3:+.1f}"
     return [name, str(res["nv"]), str(res["shapes"]),
             "ok" if pl["error"] is None else "error: " + pl["error"][:60],
-            ms(pl, "step"), mm(pl, "depth"), res["pose"], _outcome(he), ms(he, "step"),
+            ms(pl, "step"), mm(pl, "depth"), res["pose"] or "-", _outcome(he), ms(he, "step"),
             mm(he, "depth"), m(he, "z_rest"), _outcome(mj), ms(mj, "step"),
             mm(mj, "depth_rest"), m(mj, "z_rest"), diff]
 
