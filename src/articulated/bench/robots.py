@@ -10,8 +10,8 @@ fixed-base arms, hands and rigs of :data:`FIXED_BASE` are left out):
     ran, the largest penetration depth over the run, the median time per step.
 (b) **Held run**: the same with ``--hold-pose POSE`` (:func:`held_pose`: ``standing``, else
     the SRDF's first ``<group_state>``, else ``neutral``) for :data:`HELD_S`: the base
-    height at rest (mean over the last :data:`REST_S` of the root body's world z), the
-    largest depth, the time per step, whether the base stayed upright.
+    height at rest (mean over the last :data:`REST_S` of the root body's world z, less the
+    floor's), the largest depth, the time per step, whether the base stayed upright.
 (c) **MuJoCo** on the same model, shapes, floor, friction, ``dt`` and start
     (:func:`articulated.interop.to_mujoco`): ``mj_step`` with MuJoCo's default solver and
     ``noslip_iterations = NOSLIP``, the held run's PD torques computed before each step
@@ -228,8 +228,8 @@ def measure(name, times=None, mujoco=True):
     :data:`HELD_S`, :data:`REST_S`). Keys: ``nv``, ``shapes`` (on the robot), ``pose``
     (None: no joint to hold, the held run is a plain one from the neutral pose), ``plain``/``held``/``mujoco`` each a dict of ``error`` (None or a message), ``step``
     (median time per step [s]), ``depth`` (largest [m]); ``held`` and ``mujoco`` also
-    ``z_rest`` (base height at rest [m]), ``depth_rest`` (largest depth over the rest
-    window [m]) and ``tilt`` (the base's tilt at the end from its start [deg]). ``mujoco``
+    ``z_rest`` (base height above the floor at rest [m]), ``depth_rest`` (largest depth
+    over the rest window [m]) and ``tilt`` (the base's tilt at the end from its start [deg]). ``mujoco``
     is None without MuJoCo or with ``mujoco=False``. Raises ValueError when the robot does
     not load or has no collision shapes.
     """
@@ -248,13 +248,14 @@ def measure(name, times=None, mujoco=True):
     res["plain"] = dict(error=plain["error"], step=float(np.median(plain["wall"])),
                         depth=float(c["max_depth"].max()) if len(c) else 0.0)
     rest = max(1, int(round(times["rest"] / held["dt"])))
+    floor = float(A["pos"][A["body"] < 0][0, 2])      # the plane of floor_contacts
     z0 = base_pose(model, held["q0"])[1][0]
     p, z = base_pose(model, held["traj"].q[1:])
     c = held["traj"].contacts
     res["held"] = dict(error=held["error"], step=float(np.median(held["wall"])),
                        depth=float(c["max_depth"].max()) if len(c) else 0.0,
                        depth_rest=float(c["max_depth"][-rest:].max()) if len(c) else 0.0,
-                       z_rest=float(p[-rest:, 2].mean()), tilt=_tilt_deg(z0, z[-1]))
+                       z_rest=float(p[-rest:, 2].mean()) - floor, tilt=_tilt_deg(z0, z[-1]))
     res["mujoco"] = None
     if mujoco:
         try:
@@ -269,7 +270,7 @@ def measure(name, times=None, mujoco=True):
             error=mj["error"], step=float(np.median(mj["t"])) if ok else float("nan"),
             depth=float(mj["depth"].max()) if ok else float("nan"),
             depth_rest=float(mj["depth"][-rest:].max()) if ok else float("nan"),
-            z_rest=float(mj["p"][-rest:, 2].mean()) if ok else float("nan"),
+            z_rest=float(mj["p"][-rest:, 2].mean()) - floor if ok else float("nan"),
             tilt=_tilt_deg(z0, mj["z"][-1]) if ok else float("nan"))
     return res
 
@@ -298,8 +299,8 @@ def table_row(name, res):
 
 
 HEADERS = ["robot", "DOF", "shapes", "plain run", "ms/step", "max depth [mm]", "held pose",
-           "held", "ms/step", "max depth [mm]", "base z at rest [m]", "MuJoCo",
-           "MuJoCo ms/step", "MuJoCo depth at rest [mm]", "MuJoCo base z at rest [m]",
+           "held", "ms/step", "max depth [mm]", "base height at rest [m]", "MuJoCo",
+           "MuJoCo ms/step", "MuJoCo depth at rest [mm]", "MuJoCo base height at rest [m]",
            "ours - MuJoCo [mm]"]
 """Columns of the table: the plain run, the held run, MuJoCo's held run."""
 
@@ -330,6 +331,8 @@ def main(argv=None) -> int:
 def run(args) -> int:
     """Measure the robots (:func:`measure`), print the table as it grows, write it with
     ``--out``; returns 0."""
+    from ..robots import path
+
     warnings.filterwarnings("ignore", module="numba")
     quick = args.quick
     names = args.robots or (["solo12"] if quick else None)
@@ -347,7 +350,8 @@ def run(args) -> int:
                 warnings.simplefilter("ignore")
                 res = measure(name, times, mujoco=not args.no_mujoco)
         except ValueError as e:
-            failed.append((name, str(e).splitlines()[0][-150:]))
+            urdf = path(name)
+            failed.append((name, str(e).splitlines()[0].replace(str(urdf), urdf.name)[:200]))
             print(f"{name}: left out: {failed[-1][1]}", flush=True)
             continue
         rows.append(table_row(name, res))
