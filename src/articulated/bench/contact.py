@@ -399,20 +399,11 @@ def run_ours(model, geom, q0, steps, **kw):
     wall = time.perf_counter() - t0
     c = tr.contacts
     ct = c["detect_time"] + c["response_time"]
-    return dict(step=wall / steps, contact=float(ct.mean()), n=float(c["n"].mean()),
-                depth=float(c["max_depth"].max()), tr=tr, wall=step_walls(tr, wall))
-
-
-def step_walls(tr, wall):
-    """Wall time of every step [s] (n,) of a contact run's trajectory ``tr`` that took
-    ``wall`` [s] in all: adaptive dynamics records it; the full model records its contact
-    time (detection and response) per step, to which the mean of the rest is added."""
     per = getattr(tr, "wall", None)
-    if per is not None:
-        return per
-    c = tr.contacts
-    ct = c["detect_time"] + c["response_time"]
-    return ct + (wall - ct.sum()) / max(len(ct), 1)
+    if per is None:  # the full model records no per-step wall: contact time + the mean rest
+        per = ct + (wall - ct.sum()) / steps
+    return dict(step=wall / steps, contact=float(ct.mean()), n=float(c["n"].mean()),
+                depth=float(c["max_depth"].max()), tr=tr, wall=per)
 
 
 def run_mujoco(model, geom, q0, steps):

@@ -7,7 +7,7 @@ fixed-base arms, hands and rigs of :data:`FIXED_BASE` are left out):
     builds it (:func:`articulated.cli.robot_scene`, :func:`articulated.cli.simulator`:
     the CLI's start with its first joint swung, the floor under the lowest bounding sphere,
     no controller, the CLI's ``dt``), for :data:`PLAIN_S` of simulated time: whether it
-    ran, the largest penetration depth over the run, the median time per step.
+    ran, the largest penetration depth over the run, the time per step.
 (b) **Held run**: the same with ``--hold-pose POSE`` (:func:`held_pose`: ``standing``, else
     the SRDF's first ``<group_state>``, else ``neutral``) for :data:`HELD_S`: the base
     height at rest (mean over the last :data:`REST_S` of the root body's world z, less the
@@ -20,8 +20,9 @@ fixed-base arms, hands and rigs of :data:`FIXED_BASE` are left out):
     per step.
 
 Every robot's simulators run once for a few steps first (compilation left out of the
-times). Our time per step is the step's contact time (detection and response, measured
-per step) plus the mean of the rest of the run; MuJoCo's is ``mj_step`` alone.
+times). A time per step is the wall time of a whole run over its steps (ours: the
+simulator's compiled loop, recording every step; MuJoCo's: the ``mj_step`` calls), the
+fastest of :data:`REPEATS` identical runs.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ QUICK = dict(plain=0.2, held=0.5, rest=0.1)
 NOSLIP = 10
 """MuJoCo's ``noslip_iterations`` (its post-pass that removes the slip its soft friction
 allows; without it a loaded foot creeps outward and the base sinks)."""
+REPEATS = 3
+"""Each run is repeated this many times (the same trajectory); its time per step is the
+fastest run's wall time over its steps (the machine is shared: the least disturbed run)."""
 UPRIGHT_DEG = 45.0
 """A base tilted by more than this [deg] from its start at the end has fallen over."""
 
@@ -116,33 +120,34 @@ def _cli_args(name, pose=None):
     return build_parser().parse_args(argv + (["--hold-pose", pose] if pose else []))
 
 
-def robot_run(name, seconds, pose=None):
-    """One run of ``articulated simulate --robot name --floating-base --floor [--hold-pose
+def robot_run(name, seconds, pose=None, repeats=REPEATS):
+    """Runs of ``articulated simulate --robot name --floating-base --floor [--hold-pose
     pose]`` for ``seconds`` [s] of simulated time, every step recorded.
 
     Returns a dict: ``model``, ``geom``, ``q0`` (nq,), ``forces``, ``dt`` [s], ``steps``,
     ``traj`` (the :class:`~articulated.Trajectory`, the records so far when it diverged),
-    ``wall`` (n,) [s] per step (:func:`~articulated.bench.contact.step_walls`), ``error``
-    (None or the message of the error that stopped it).
+    ``step`` (the fastest of ``repeats`` identical runs' wall time per step [s]),
+    ``error`` (None or the message of the error that stopped it).
     """
     from ..cli import robot_scene, simulator
     from ..robots import path, srdf_path
     from ..simulation.trajectory import SimulationDiverged
-    from .contact import step_walls
 
     args = _cli_args(name, pose)
     model, q0, geom, forces = robot_scene(path(name), srdf_path(name), args)
     steps = int(round(seconds / args.dt))
     simulator(model, q0, args, geom, forces).run(min(steps, 5))    # compile, untimed
-    error = None
-    t0 = time.perf_counter()
-    try:
-        traj = simulator(model, q0, args, geom, forces).run(steps, progress=False)
-    except SimulationDiverged as e:
-        traj, error = e.trajectory, str(e).splitlines()[0]
-    wall = time.perf_counter() - t0
+    error, traj, walls = None, None, []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        try:
+            tr = simulator(model, q0, args, geom, forces).run(steps, progress=False)
+        except SimulationDiverged as e:
+            tr, error = e.trajectory, str(e).splitlines()[0]
+        walls.append((time.perf_counter() - t0) / max(len(tr.t) - 1, 1))
+        traj = tr if traj is None else traj
     return dict(model=model, geom=geom, q0=q0, forces=forces, dt=args.dt, steps=steps,
-                traj=traj, wall=step_walls(traj, wall), error=error)
+                traj=traj, step=min(walls), error=error)
 
 
 def base_pose(model, q):
@@ -226,17 +231,18 @@ def measure(name, times=None, mujoco=True):
 
     ``times``: ``dict(plain=, held=, rest=)`` [s] (default :data:`PLAIN_S`,
     :data:`HELD_S`, :data:`REST_S`). Keys: ``nv``, ``shapes`` (on the robot), ``pose``
-    (None: no joint to hold, the held run is a plain one from the neutral pose), ``plain``/``held``/``mujoco`` each a dict of ``error`` (None or a message), ``step``
-    (median time per step [s]), ``depth`` (largest [m]); ``held`` and ``mujoco`` also
-    ``z_rest`` (base height above the floor at rest [m]), ``depth_rest`` (largest depth
-    over the rest window [m]) and ``tilt`` (the base's tilt at the end from its start [deg]). ``mujoco``
-    is None without MuJoCo or with ``mujoco=False``. Raises ValueError when the robot does
-    not load or has no collision shapes.
+    (None: no joint to hold, the held run is a plain one from the neutral pose);
+    ``plain``, ``held``, ``mujoco``: dicts of ``error`` (None or a message), ``step``
+    (time per step [s], :data:`REPEATS`), ``depth`` (largest [m]); ``held`` and
+    ``mujoco`` also ``z_rest`` (base height above the floor at rest [m]), ``depth_rest``
+    (largest depth over the rest window [m]) and ``tilt`` (the base's tilt at the end
+    from its start [deg]). ``mujoco`` is None without MuJoCo or with ``mujoco=False``.
+    Raises ValueError when the robot does not load or has no collision shapes.
     """
     from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE
     from ..robots import srdf_path
 
-    times = dict(plain=PLAIN_S, held=HELD_S, rest=REST_S, **(times or {}))
+    times = {**dict(plain=PLAIN_S, held=HELD_S, rest=REST_S), **(times or {})}
     plain = robot_run(name, times["plain"])
     jointed = np.isin(plain["model"].jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC)).any()
     pose = held_pose(srdf_path(name)) if jointed else None      # nothing to hold
@@ -245,14 +251,14 @@ def measure(name, times=None, mujoco=True):
     A = held["geom"].arrays()
     res = dict(nv=int(model.nv), shapes=int((A["body"] >= 0).sum()), pose=pose)
     c = plain["traj"].contacts
-    res["plain"] = dict(error=plain["error"], step=float(np.median(plain["wall"])),
+    res["plain"] = dict(error=plain["error"], step=plain["step"],
                         depth=float(c["max_depth"].max()) if len(c) else 0.0)
     rest = max(1, int(round(times["rest"] / held["dt"])))
     floor = float(A["pos"][A["body"] < 0][0, 2])      # the plane of floor_contacts
     z0 = base_pose(model, held["q0"])[1][0]
     p, z = base_pose(model, held["traj"].q[1:])
     c = held["traj"].contacts
-    res["held"] = dict(error=held["error"], step=float(np.median(held["wall"])),
+    res["held"] = dict(error=held["error"], step=held["step"],
                        depth=float(c["max_depth"].max()) if len(c) else 0.0,
                        depth_rest=float(c["max_depth"][-rest:].max()) if len(c) else 0.0,
                        z_rest=float(p[-rest:, 2].mean()) - floor, tilt=_tilt_deg(z0, z[-1]))
@@ -264,10 +270,12 @@ def measure(name, times=None, mujoco=True):
             return res
         pd = held["forces"][0] if held["forces"] else None
         mujoco_run(model, held["geom"], held["q0"], pd, held["dt"], 5)     # untimed
-        mj = mujoco_run(model, held["geom"], held["q0"], pd, held["dt"], held["steps"])
+        runs = [mujoco_run(model, held["geom"], held["q0"], pd, held["dt"], held["steps"])
+                for _ in range(REPEATS)]
+        mj = runs[0]
         ok = len(mj["t"]) > 0
         res["mujoco"] = dict(
-            error=mj["error"], step=float(np.median(mj["t"])) if ok else float("nan"),
+            error=mj["error"], step=min(r["t"].mean() for r in runs) if ok else float("nan"),
             depth=float(mj["depth"].max()) if ok else float("nan"),
             depth_rest=float(mj["depth"][-rest:].max()) if ok else float("nan"),
             z_rest=float(mj["p"][-rest:, 2].mean()) - floor if ok else float("nan"),
