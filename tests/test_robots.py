@@ -157,7 +157,8 @@ def test_hold_pose_caps_light_joints_for_a_stable_step(erd):
     """hold_pose's default gains on talos: the legs keep the robot-scaled kp, the grippers
     (whose effective inertia is tiny) get less, and every mode of the held joints has
     kp dt^2 / I <= 1 (the stiffness of M^-1 Kp at most 1 / dt^2), the bound that keeps a
-    semi-implicit Euler step of dt stable; dt=None leaves the gains uniform."""
+    semi-implicit Euler step of dt stable; dt=None leaves the gains uniform, with a mode
+    beyond the limit (kp dt^2 / I > 4: talos' grippers diverged in 17 steps)."""
     m = art.robots.load("talos", floating_base=True)
     q = art.robots.named_pose(m, art.robots.srdf_path("talos"), "half_sitting")
     dt = 1e-3
@@ -170,4 +171,4 @@ def test_hold_pose_caps_light_joints_for_a_stable_step(erd):
     Minv = np.linalg.inv(art.crba(m, q))[np.ix_(v, v)]
     assert np.abs(np.linalg.eigvals(Minv @ np.diag(pd.kp))).max() * dt ** 2 <= 1.0 + 1e-12
     assert np.abs(np.linalg.eigvals(Minv @ np.diag(np.broadcast_to(free.kp, v.shape)))
-                  ).max() * dt ** 2 > 10.0
+                  ).max() * dt ** 2 > 4.0       # beyond the undamped step's limit, 4
