@@ -151,3 +151,24 @@ def test_hold_pose_keeps_solo12_standing(erd, tmp_path, capsys):
     assert 0.2 < q[-1, 2] - floor < 0.3
     assert np.abs(q[-1, 7:] - pose[7:]).max() < 0.1
     assert np.abs(data["qd"][-1]).max() < 0.05        # at rest
+
+
+def test_hold_pose_caps_light_joints_for_a_stable_step(erd):
+    """hold_pose's default gains on talos: the legs keep the robot-scaled kp, the grippers
+    (whose effective inertia is tiny) get less, and every mode of the held joints has
+    kp dt^2 / I <= 1 (the stiffness of M^-1 Kp at most 1 / dt^2), the bound that keeps a
+    semi-implicit Euler step of dt stable; dt=None leaves the gains uniform, with a mode
+    beyond the limit (kp dt^2 / I > 4: talos' grippers diverged in 17 steps)."""
+    m = art.robots.load("talos", floating_base=True)
+    q = art.robots.named_pose(m, art.robots.srdf_path("talos"), "half_sitting")
+    dt = 1e-3
+    pd = art.robots.hold_pose(m, q, dt=dt)
+    free = art.robots.hold_pose(m, q, dt=None)
+    kp = dict(zip((m.joint_name[j] for j in pd.joints), pd.kp))
+    assert kp["leg_left_4_joint"] == pytest.approx(free.kp[0])
+    assert kp["gripper_left_joint"] < 0.2 * free.kp[0]
+    v = m.jnt_vadr[pd.joints]
+    Minv = np.linalg.inv(art.crba(m, q))[np.ix_(v, v)]
+    assert np.abs(np.linalg.eigvals(Minv @ np.diag(pd.kp))).max() * dt ** 2 <= 1.0 + 1e-12
+    assert np.abs(np.linalg.eigvals(Minv @ np.diag(np.broadcast_to(free.kp, v.shape)))
+                  ).max() * dt ** 2 > 4.0       # beyond the undamped step's limit, 4

@@ -177,12 +177,7 @@ def _save_animations(model, traj, out: Path, title: str, console):
 
 def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip=None,
               forces=()):
-    from .simulation import Simulator
-
-    sim = Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0,
-                    contacts=contacts, forces=forces,
-                    # contact dissipates energy: no energy-drift watch
-                    **({} if contacts is None else {"energy_drift": None}))
+    sim = simulator(model, q0, args, contacts, forces)
     record_every = args.record_every or max(1, args.steps // 400)
     checkpoint = getattr(args, "checkpoint", None)
     traj = sim.run(args.steps, record_every=record_every, checkpoint=checkpoint,
@@ -212,6 +207,20 @@ def _simulate(model, q0, args, title, console, animate=False, contacts=None, tip
     if animate:
         _save_animations(model, traj, Path(args.out), title, console)
     return traj
+
+
+def simulator(model, q0, args, contacts=None, forces=()):
+    """The :class:`~articulated.Simulator` of ``articulated simulate``.
+
+    ``model`` from ``q0`` (nq,) with ``args.dt`` [s], ``args.integrator``, ``args.method``,
+    the contacts (a :class:`~articulated.geometry.CollisionModel` or None) and the applied
+    ``forces``; with contacts no energy-drift watch (contact dissipates energy).
+    """
+    from .simulation import Simulator
+
+    return Simulator(model, args.dt, integrator=args.integrator, method=args.method, q0=q0,
+                     contacts=contacts, forces=forces,
+                     **({} if contacts is None else {"energy_drift": None}))
 
 
 def _precompile(console, subsystems):
@@ -487,20 +496,11 @@ def cmd_simulate(args) -> int:
     if args.self_collision and not args.floor:
         raise ValueError("--self-collision needs --floor (contact is off without it)")
     if urdf:
-        from .io.urdf import load_urdf
-        from .robots import floor_contacts, hold_pose
-
-        model = load_urdf(urdf, floating_base=args.floating_base, collision=args.floor)
-        q0 = _initial_configuration(model, args.seed)
-        if args.hold_pose is not None:
-            q0 = _pose(model, args.hold_pose, srdf)
-            forces = [hold_pose(model, q0)]
-        if args.floor:
-            geom = floor_contacts(model, q0, self_collision=args.self_collision, srdf=srdf)
-            if (args.integrator, args.method) != ("semi_implicit_euler", "aba"):
-                _print(console, f"--floor: contact impulses step with semi_implicit_euler "
-                                f"and aba (not {args.integrator}/{args.method})")
-                args.integrator, args.method = "semi_implicit_euler", "aba"
+        asked = (args.integrator, args.method)
+        model, q0, geom, forces = robot_scene(urdf, srdf, args)
+        if (args.integrator, args.method) != asked:
+            _print(console, f"--floor: contact impulses step with semi_implicit_euler "
+                            f"and aba (not {asked[0]}/{asked[1]})")
         title = f"{Path(urdf).name}: {args.integrator}, dt = {args.dt:g} s"
     elif args.scene:
         model, q0 = _build_scene(args.scene, args.n, args.seed)
@@ -515,11 +515,47 @@ def cmd_simulate(args) -> int:
             _print(console, line)
         if forces:
             _print(console, f"holding the pose {args.hold_pose!r} with a PD controller on "
-                            f"{len(forces[0].joints)} joints (kp {forces[0].kp[0]:.3g} N m/rad, "
-                            f"kd {forces[0].kd[0]:.3g} N m s/rad)")
+                            f"{len(forces[0].joints)} joints (kp up to "
+                            f"{forces[0].kp.max():.3g} N m/rad, kd up to "
+                            f"{forces[0].kd.max():.3g} N m s/rad)")
     _print(console, f"plotted point: {tip[0]!r} (--body NAME picks another body or frame)")
     _simulate(model, q0, args, title, console, contacts=geom, tip=tip, forces=forces)
     return 0
+
+
+def robot_scene(urdf, srdf, args):
+    """The robot of ``articulated simulate --urdf``: ``(model, q0, geom, forces)``.
+
+    Parameters
+    ----------
+    urdf, srdf : path-like; srdf may be None
+        The robot's URDF and SRDF files.
+    args : argparse.Namespace
+        The options of ``simulate``: ``floating_base``, ``floor``, ``self_collision``,
+        ``hold_pose`` (None or a pose of :func:`_pose`), ``seed``.
+
+    Returns the model (collision shapes loaded with ``floor``), the start configuration q0
+    (nq,) (the pose held, else :func:`_initial_configuration`), the
+    :class:`~articulated.geometry.CollisionModel` with its floor
+    (:func:`~articulated.robots.floor_contacts`; None without ``floor``) and the applied
+    forces (the :func:`~articulated.robots.hold_pose` controller, or none). With ``floor``
+    it sets ``args.integrator`` and ``args.method`` to ``semi_implicit_euler`` and ``aba``
+    (contact impulses step with them).
+    """
+    from .io.urdf import load_urdf
+    from .robots import floor_contacts, hold_pose
+
+    model = load_urdf(urdf, floating_base=args.floating_base, collision=args.floor)
+    q0 = _initial_configuration(model, args.seed)
+    forces = ()
+    if args.hold_pose is not None:
+        q0 = _pose(model, args.hold_pose, srdf)
+        forces = (hold_pose(model, q0, dt=args.dt),)
+    geom = None
+    if args.floor:
+        geom = floor_contacts(model, q0, self_collision=args.self_collision, srdf=srdf)
+        args.integrator, args.method = "semi_implicit_euler", "aba"
+    return model, q0, geom, forces
 
 
 def _pose(model, text, srdf):

@@ -292,7 +292,8 @@ def named_pose(model, srdf, name: str, q=None):
     return q
 
 
-def hold_pose(model, q_ref, kp: float | None = None, kd: float | None = None):
+def hold_pose(model, q_ref, kp: float | None = None, kd: float | None = None,
+              dt: float | None = 1e-3):
     """Return a :class:`~articulated.PDController` holding the joints at ``q_ref``.
 
     Every revolute and prismatic joint is held at its value in ``q_ref`` (nq,). Default
@@ -300,7 +301,14 @@ def hold_pose(model, q_ref, kp: float | None = None, kd: float | None = None):
     ``kp = 20 m g l`` [N m/rad] with ``m`` the total mass [kg], ``g = 9.81`` m/s^2 and ``l``
     the mean distance [m] of the bodies from the root at ``q_ref`` (at least 0.05 m), so a
     leg carrying the robot's weight bends by about 1/20 rad; ``kd = 2 sqrt(kp m l^2) / 10``
-    [N m s/rad]."""
+    [N m s/rad]. With a time step ``dt`` [s] (None: no cap) each joint's default gains are
+    capped at ``kp_j = I_j / dt^2`` and ``kd_j = I_j / dt``, with ``I_j = 1 / sum_i
+    |(M^-1)_ji|`` over the held joints ``i`` at ``q_ref`` [kg m^2 | kg] (``M``:
+    :func:`~articulated.crba`): by Gershgorin's theorem every mode of the held joints then
+    has ``kp dt^2 / I <= 1``, so that a semi-implicit Euler step stays stable where light
+    joints (a gripper, a forearm roll) would get the legs' gains. Gains given as ``kp``,
+    ``kd`` are used as they are."""
+    from .algorithms.crba import crba
     from .algorithms.kinematics import forward_kinematics
     from .model import JOINT_TYPE_NAMES
     from .simulation.forces import PDController
@@ -313,7 +321,13 @@ def hold_pose(model, q_ref, kp: float | None = None, kd: float | None = None):
     _, p = forward_kinematics(model, q_ref)
     lever = max(float(np.linalg.norm(p - p[0], axis=1).mean()), 0.05)
     mass = float(model.total_mass)
+    kp_given, kd_given = kp is not None, kd is not None
     kp = 20.0 * mass * 9.81 * lever if kp is None else float(kp)
     kd = 0.2 * np.sqrt(kp * mass * lever * lever) if kd is None else float(kd)
+    if dt is not None and not (kp_given and kd_given):
+        v = model.jnt_vadr[joints]
+        inertia = 1.0 / np.abs(np.linalg.inv(crba(model, q_ref))[np.ix_(v, v)]).sum(axis=1)
+        kp = kp if kp_given else np.minimum(kp, inertia / dt ** 2)
+        kd = kd if kd_given else np.minimum(kd, inertia / dt)
     ref = np.array([q_ref[model.jnt_qadr[j]] for j in joints])
     return PDController(kp, kd, ref, joints=joints)
