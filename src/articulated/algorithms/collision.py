@@ -24,7 +24,8 @@ Pipeline (one compiled kernel, :func:`detect_kernel`):
    at the capsule's centre exceeds its bounding radius plus the reach), plus the segment's
    end points when they are also within the margin (a capsule lying on a face rests on two
    points); box and cylinder against a plane
-   by their corners and rim points;
+   by their corners and rim points; box against box by the separating-axis test with a
+   clipped face manifold (:mod:`articulated.algorithms.narrow_convex`);
 4. pairs with a :class:`~articulated.geometry.Mesh` (the convex hull of its vertices),
    after the kernel (:mod:`articulated.algorithms.collision_mesh`): against a plane, a
    spread set of the hull's vertices (one compiled call for all such pairs); against
@@ -432,6 +433,10 @@ def _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key):
     return k
 
 
+# box-box, built on the helpers above (hence imported here)
+from .narrow_convex import box_box  # noqa: E402
+
+
 # ------------------------------------------------------------------ the kernel
 @inline
 def place_pose(E, k, p, g, R, pos, outR, outp):
@@ -619,6 +624,8 @@ def detect_kernel(gm, poses, extra, cand, nc, out):
             k = _box_plane(out, k, gm, gp, gR, a, b, reach, key)
         elif ka == SHAPE_CYLINDER and kb == SHAPE_PLANE:
             k = _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key)
+        elif ka == SHAPE_BOX and kb == SHAPE_BOX:
+            k = box_box(out, k, gm, gp, gR, a, b, reach, key)
     return k
 
 
@@ -651,7 +658,7 @@ def detect_primitives(gm, poses, broad, out, oE, op, v, h, extra):
 
 
 SUPPORTED = {(SHAPE_SPHERE, k) for k in range(5)} | {(SHAPE_CAPSULE, k) for k in range(1, 5)} | {
-    (SHAPE_BOX, SHAPE_PLANE), (SHAPE_CYLINDER, SHAPE_PLANE)}
+    (SHAPE_BOX, SHAPE_PLANE), (SHAPE_CYLINDER, SHAPE_PLANE), (SHAPE_BOX, SHAPE_BOX)}
 """Pairs (kind a, kind b) of the compiled narrow phase."""
 
 
@@ -667,8 +674,8 @@ class Detector:
     the mesh pairs after them (the mesh-plane pairs first), so the keys increase along the
     output.
 
-    Raises ValueError at construction for a pair of shapes no narrow phase handles
-    (box-box, box-cylinder, cylinder-cylinder), naming the two shapes.
+    Raises ValueError at construction for a pair of shapes outside :data:`SUPPORTED`
+    (box-cylinder, cylinder-cylinder), naming the two shapes.
     """
 
     def __init__(self, geom, capacity: int = 64):
@@ -683,7 +690,7 @@ class Detector:
                 raise ValueError(
                     f"no narrow phase for the pair {SHAPE_NAMES[ka]} (shape {a}) - "
                     f"{SHAPE_NAMES[kb]} (shape {b}); supported: sphere, capsule and mesh "
-                    f"against every shape, box and cylinder against planes")
+                    f"against every shape, box and cylinder against planes, box against box")
             prim.append((a, b))
         self.geom = geom
         pairs = np.array(prim, dtype=np.int64).reshape(-1, 2)
@@ -713,9 +720,10 @@ class Detector:
     def detect(self, oE, op, v, h, extra=0.0) -> int:
         """Contacts at the body poses ``oE`` (nb, 3, 3), ``op`` (nb, 3) with body velocities
         ``v`` (nb, 6) and step ``h`` [s] into ``self.out``; returns their number."""
-        n, nc, self.broad, self.out = detect_primitives(self.gm, self.poses, self.broad,
-                                                        self.out, oE, op, v, float(h),
-                                                        float(extra))
+        n, nc, self.broad, self.out = detect_primitives(
+            self.gm, self.poses, self.broad, self.out, np.ascontiguousarray(oE, dtype=np.float64),
+            np.ascontiguousarray(op, dtype=np.float64), np.ascontiguousarray(v, dtype=np.float64),
+            float(h), float(extra))
         if self.mesh is None:
             self.n = n
             return n
