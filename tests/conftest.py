@@ -24,6 +24,19 @@ def pytest_sessionstart(session):
               f"in {min(cpus(), 7)} worker processes")
 
 
+def coal_shape(coal, kind, size):
+    """coal's shape of one of ours given by half sizes (sphere: radius; capsule, cylinder:
+    radius, half length; box: half extents): a Box of full edge lengths, a Cylinder or
+    Capsule (radius, full length) along z, centred."""
+    if kind == "sphere":
+        return coal.Sphere(size[0])
+    if kind == "capsule":
+        return coal.Capsule(size[0], 2 * size[1])
+    if kind == "box":
+        return coal.Box(*(2 * np.asarray(size)))
+    return coal.Cylinder(size[0], 2 * size[1])
+
+
 def rel_err(x, y):
     """Max-abs error relative to the reference's scale (at least 1)."""
     x = np.asarray(x, dtype=np.float64)

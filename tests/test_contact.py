@@ -10,6 +10,8 @@ import articulated as art
 from articulated.algorithms.collision import Detector
 from articulated.algorithms.contact import collision_matrix
 
+from conftest import coal_shape
+
 G = 9.81
 
 
@@ -347,14 +349,6 @@ def test_block_rows_and_sweeps_equal_per_contact():
 
 
 # ------------------------------------------------------------------ narrow phase
-def _coal_shape(coal, kind, size):
-    if kind == "sphere":
-        return coal.Sphere(size[0])
-    if kind == "capsule":
-        return coal.Capsule(size[0], 2 * size[1])
-    if kind == "box":
-        return coal.Box(*(2 * np.asarray(size)))
-    return coal.Cylinder(size[0], 2 * size[1])
 
 
 @pytest.mark.parametrize("kb", ["sphere", "capsule", "box", "cylinder"])
@@ -400,7 +394,7 @@ def test_narrow_phase_distance_equals_coal(kb):
             tb = coal.Transform3s(Rb, np.zeros(3))
             sb_full = {"sphere": (sb[0], 0, 0), "capsule": (sb[0], sb[1], 0), "box": sb,
                        "cylinder": (sb[0], sb[1], 0)}[kb]
-            d_coal = coal.distance(_coal_shape(coal, ka, sa), ta, _coal_shape(coal, kb, sb_full),
+            d_coal = coal.distance(coal_shape(coal, ka, sa), ta, coal_shape(coal, kb, sb_full),
                                    tb, req, res)
             if d_coal > 1e-6:
                 assert abs(d_ours - d_coal) <= 1e-9 * max(1.0, abs(d_coal)), (ka, kb, trial)

@@ -15,6 +15,8 @@ import articulated as art
 from articulated.algorithms.collision import Detector
 from articulated.algorithms.narrow_convex import box_box_closest, box_box_sat
 
+from conftest import coal_shape
+
 CASES = int(os.environ.get("ARTICULATED_NARROW_CASES", "200"))
 KINDS = {"sphere": art.Sphere, "capsule": art.Capsule, "box": art.Box, "cylinder": art.Cylinder}
 
@@ -44,18 +46,6 @@ def _shape(kind, size, **kw):
     if kind == "sphere":
         return art.Sphere(radius=size[0], **kw)
     return KINDS[kind](radius=size[0], length=2 * size[1], **kw)
-
-
-def _coal_shape(coal, kind, size):
-    """coal's shape: a Box of full edge lengths, a Cylinder/Capsule (radius, full length)
-    along z, centred."""
-    if kind == "sphere":
-        return coal.Sphere(size[0])
-    if kind == "capsule":
-        return coal.Capsule(size[0], 2 * size[1])
-    if kind == "box":
-        return coal.Box(*(2 * np.asarray(size)))
-    return coal.Cylinder(size[0], 2 * size[1])
 
 
 def _sdf(kind, size, R, p, x):
@@ -95,8 +85,8 @@ def _case(rng, ka, kb, coal):
     req.epa_tolerance = 1e-13
     req.epa_max_iterations = 2000
     res = coal.DistanceResult()
-    d = coal.distance(_coal_shape(coal, ka, sa), coal.Transform3s(Ra, pa),
-                      _coal_shape(coal, kb, sb), coal.Transform3s(Rb, np.zeros(3)), req, res)
+    d = coal.distance(coal_shape(coal, ka, sa), coal.Transform3s(Ra, pa),
+                      coal_shape(coal, kb, sb), coal.Transform3s(Rb, np.zeros(3)), req, res)
     out = det.out
     flip = np.where(out.geom[:n, 0] == 0, 1.0, -1.0)   # ours: from b to a; a = shape 0?
     a, b = det.gm.pairs[0]

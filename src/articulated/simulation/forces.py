@@ -482,7 +482,17 @@ class PiecewiseLinear:
         return f"PiecewiseLinear({self.times.size} samples, {self.values.shape[1]} columns)"
 
 
-class PDController(Force):
+class _JointIndices:
+    """``_idx(model)``: the ``(qadr, vadr)`` arrays of the force's joints that ``bind`` keeps
+    in ``_bound = (model, qadr, vadr)``, bound again for another model."""
+
+    def _idx(self, model):
+        if self._bound is None or self._bound[0] is not model:
+            self.bind(model)
+        return self._bound[1], self._bound[2]
+
+
+class PDController(_JointIndices, Force):
     """Proportional-derivative joint control of 1-DOF (revolute, prismatic) joints.
 
     ``tau_j += kp_j (q_ref_j - q_j) + kd_j (qd_ref_j - qd_j)`` for each controlled joint.
@@ -552,10 +562,6 @@ class PDController(Force):
         self._bound = (model, model.jnt_qadr[js], model.jnt_vadr[js])
         return self
 
-    def _idx(self, model):
-        if self._bound is None or self._bound[0] is not model:
-            self.bind(model)
-        return self._bound[1], self._bound[2]
 
     @property
     def conserves_energy(self):
@@ -640,7 +646,7 @@ class JointDamping(Force):
         return f"JointDamping(b={self.b!r})"
 
 
-class Actuators(Force):
+class Actuators(_JointIndices, Force):
     """Actuators on 1-DOF joints, driven by a control vector ``ctrl`` (MuJoCo's model).
 
     Actuator ``u`` on joint ``j`` with gear ``g``: the control is clipped to its range,
@@ -745,10 +751,6 @@ class Actuators(Force):
         self._bound = (model, model.jnt_qadr[js], model.jnt_vadr[js])
         return self
 
-    def _idx(self, model):
-        if self._bound is None or self._bound[0] is not model:
-            self.bind(model)
-        return self._bound[1], self._bound[2]
 
     def controls(self) -> np.ndarray:
         """The controls clipped to their ranges, ``c`` (nu,)."""
