@@ -1,8 +1,9 @@
-"""Narrow phase of box-box (:mod:`articulated.algorithms.narrow_convex`) against coal on
-random poses, a box resting on a box through the simulator, and the pairs still refused.
+"""Narrow phase of box-box, box-cylinder and cylinder-cylinder
+(:mod:`articulated.algorithms.narrow_convex`) on random poses, against coal and against the
+separation of the two shapes along our own normal; boxes and cylinders resting on a box
+through the simulator.
 
-``ARTICULATED_NARROW_CASES`` sets the random cases (200 by default; the measured agreement
-at 10^4 is in docs/guide/contact.md)."""
+``ARTICULATED_NARROW_CASES`` sets the random cases per pair (200 by default)."""
 
 import math
 import os
@@ -13,23 +14,31 @@ from numba import njit
 
 import articulated as art
 from articulated.algorithms.collision import Detector
-from articulated.algorithms.narrow_convex import box_box_closest, box_box_sat
+from articulated.algorithms.narrow_convex import box_box_closest, box_box_sat, gjk_epa
 
 from conftest import coal_shape
 
 CASES = int(os.environ.get("ARTICULATED_NARROW_CASES", "200"))
 KINDS = {"sphere": art.Sphere, "capsule": art.Capsule, "box": art.Box, "cylinder": art.Cylinder}
+# GJK/EPA on a curved support (a cylinder's side or rim) converge linearly: distance and depth
+# to TOL_CURVED [m] on shapes of 5-30 cm, the normal to TOL_NORMAL
+TOL_CURVED = 1e-6
+TOL_NORMAL = 1e-3
 
 
 @njit(cache=True)
 def _signed_distance(gm, gp, gR, a, b):
-    """Ours for two boxes: ``(dist, normal from b to a, point)`` by SAT (apart: the closest
-    features)."""
-    s, n, _axis, _sf, _f, _nf = box_box_sat(gm, gp, gR, a, b)
-    if s <= 0.0:
-        return s, n, (0.0, 0.0, 0.0)
-    d, pa, pb = box_box_closest(gm, gp, gR, a, b)
-    n = ((pa[0] - pb[0]) / d, (pa[1] - pb[1]) / d, (pa[2] - pb[2]) / d)
+    """Ours: ``(dist, normal from b to a, point)``, box-box by SAT (apart: the closest
+    features), the other pairs by GJK/EPA."""
+    if gm.kind[a] == 2 and gm.kind[b] == 2:
+        s, n, _axis, _sf, _f, _nf = box_box_sat(gm, gp, gR, a, b)
+        if s <= 0.0:
+            return s, n, (0.0, 0.0, 0.0)
+        d, pa, pb = box_box_closest(gm, gp, gR, a, b)
+    else:
+        d, n, pa, pb = gjk_epa(gm, gp, gR, a, b)
+    if d > 0.0:
+        n = ((pa[0] - pb[0]) / d, (pa[1] - pb[1]) / d, (pa[2] - pb[2]) / d)
     return d, n, (0.5 * (pa[0] + pb[0]), 0.5 * (pa[1] + pb[1]), 0.5 * (pa[2] + pb[2]))
 
 
@@ -111,16 +120,22 @@ def _h(kind, size, R, p, n):
     return n @ p + size[0] * np.linalg.norm(n)
 
 
+def _separation(A, B, n):
+    """Separation of shape a from shape b along the unit n (from b to a): ``min n.x`` over
+    a minus ``max n.x`` over b. Over all n its largest value is the signed distance of two
+    convex shapes (the distance apart, minus the penetration depth when they overlap), so
+    every n gives a lower bound."""
+    n = np.asarray(n) / np.linalg.norm(n)
+    return -_h(*A[:3], A[3], -n) - _h(*B[:3], B[3], n)
+
+
 def _certified(ref, A, B, tol):
-    """Whether coal's answer proves itself: apart, its nearest points lie on the two
-    surfaces and ``dist`` apart; overlapping, the separation of the shapes along its normal
-    is its distance (so its depth is attained along that normal). coal's GJK/EPA fails on
-    some cylinder poses (a depth of 1.8e308, a depth 5x too large); those are left out."""
+    """Whether coal's answer proves itself: the separation along its normal is its
+    distance (a lower bound that it attains). coal's GJK/EPA fails on some cylinder poses
+    (a depth of 1.8e308); those are left out."""
     if not np.isfinite(ref["dist"]) or abs(ref["dist"]) > 10.0:
         return False
-    n = ref["normal"]
-    sep = -_h(*A[:3], A[3], -n) - _h(*B[:3], B[3], n)
-    return abs(sep - ref["dist"]) <= tol
+    return abs(_separation(A, B, ref["normal"]) - ref["dist"]) <= tol
 
 
 def _agreement(ka, kb, cases, seed):
@@ -129,8 +144,9 @@ def _agreement(ka, kb, cases, seed):
     (``point -+ normal dist / 2``) lie from the surfaces of a and b."""
     coal = pytest.importorskip("coal")
     rng = np.random.default_rng(seed)
-    tol = 1e-9
-    worst = dict(dist=0.0, normal=0.0, point=0.0, surface=0.0, cases=0, apart=0, coal_failed=0)
+    tol = 1e-9 if ka == "box" == kb else TOL_CURVED
+    worst = dict(dist=0.0, normal=0.0, point=0.0, surface=0.0, cases=0, apart=0, coal_failed=0,
+                 coal_deeper=0)
     for _ in range(cases):
         ours, ref, A, B = _case(rng, ka, kb, coal)
         assert ours["n"] >= 1, (ka, kb, A, B)
@@ -145,42 +161,48 @@ def _agreement(ka, kb, cases, seed):
                           x - 0.5 * d * nn)
                 worst["surface"] = max(worst["surface"], abs(ea), abs(eb))
         worst["cases"] += 1
+        # ours attains its distance along its normal (a lower bound of the true one)
+        assert abs(_separation(A, B, ours["n0"]) - ours["d0"]) <= tol, (ka, kb, A, B)
         if not _certified(ref, A, B, tol):
             worst["coal_failed"] += 1
             continue
-        # every contact at most as deep as the pair; the pair's distance, normal, point
+        # never below coal's certified lower bound; every contact at most as deep as that
+        assert ours["d0"] >= ref["dist"] - tol, (ka, kb, ours["d0"], ref["dist"])
         assert (ours["dist"] >= ref["dist"] - tol).all()
+        if ours["d0"] > ref["dist"] + tol:
+            # coal's EPA stopped short of the least penetrating direction: ours disproves it
+            worst["coal_deeper"] += 1
+            continue
         worst["apart"] += ref["dist"] > 0
         worst["dist"] = max(worst["dist"], abs(ours["d0"] - ref["dist"]))
-        worst["normal"] = max(worst["normal"], np.abs(ours["n0"] - ref["normal"]).max())
+        if ka == "box" == kb or ours["d0"] > 1e-3:   # a unique normal
+            worst["normal"] = max(worst["normal"], np.abs(ours["n0"] - ref["normal"]).max())
         if ref["dist"] > 1e-3:   # unique closest points
             worst["point"] = max(worst["point"], np.abs(ours["x0"] - ref["point"]).max())
     return worst
 
 
-def test_box_box_agrees_with_coal():
-    """Random poses (part of the pairs apart, part overlapping): the distance or depth, the
-    normal and the point to 1e-9 (SAT depth, exact closest features; coal's own normal is
-    good to about 1e-9, hence 1e-8 there); every manifold point's two surface points on
-    the two boxes to 1e-9."""
-    w = _agreement("box", "box", CASES, seed=sum(map(ord, "boxbox")))
-    print(w)
-    assert w["cases"] == CASES and w["coal_failed"] <= 0.1 * CASES
+@pytest.mark.parametrize("ka, kb", [("box", "box"), ("box", "cylinder"), ("cylinder", "box"),
+                                    ("cylinder", "cylinder"), ("sphere", "box"),
+                                    ("capsule", "cylinder")])
+def test_pairs_agree_with_coal(ka, kb):
+    """Random poses (part of the pairs apart, part overlapping). Ours attains its distance
+    along its normal (every pose) and is never below coal's certified answer; where coal's
+    EPA reports a deeper penetration than the separation along our normal allows (a few
+    cylinder poses in a hundred), coal is disproved and the pose counted. Elsewhere:
+    box-box's distance, normal and point to 1e-9 (coal's normal to about 1e-9, hence 1e-8);
+    the pairs with a curved shape to TOL_CURVED (distance, depth), TOL_NORMAL (normal); every
+    manifold point's two surface points on the two shapes; sphere-box and
+    capsule-cylinder check the harness (their contacts are the closed forms)."""
+    w = _agreement(ka, kb, CASES, seed=sum(map(ord, ka + kb)))
+    exact = ka == "box" == kb       # the others' GJK/EPA on a curved support
+    print(ka, kb, w)
+    assert w["cases"] == CASES and w["coal_failed"] + w["coal_deeper"] <= 0.1 * CASES
     assert 0.2 * CASES < w["apart"] < 0.9 * CASES
-    assert w["dist"] <= 1e-9
-    assert w["normal"] <= 1e-8
-    assert w["point"] <= 1e-9
-    assert w["surface"] <= 1e-9
-
-
-@pytest.mark.parametrize("ka, kb", [("box", "cylinder"), ("cylinder", "cylinder")])
-def test_pairs_without_a_narrow_phase_are_refused(ka, kb):
-    geom = art.CollisionModel(_free_body())
-    geom.add("body", _shape(ka, (0.1, 0.1, 0.1)))
-    geom.add_static(_shape(kb, (0.1, 0.1, 0.1), pos=(0.0, 0.0, -1.0)))
-    with pytest.raises(ValueError, match=rf"no narrow phase for the pair {ka} \(shape 0\) - "
-                                         rf"{kb} \(shape 1\); supported: .* box against box"):
-        Detector(geom)
+    assert w["dist"] <= (1e-9 if exact else TOL_CURVED)
+    assert w["normal"] <= (1e-8 if exact else TOL_NORMAL)
+    assert w["point"] <= (1e-9 if exact else TOL_NORMAL)
+    assert w["surface"] <= (1e-9 if exact else TOL_CURVED)
 
 
 # ------------------------------------------------------------------ resting on a box
@@ -189,16 +211,18 @@ def _tilt(q):
     return 2.0 * math.asin(min(1.0, math.hypot(q[4], q[5])))
 
 
-def test_box_rests_flat_on_a_box():
-    """A 20 cm box dropped flat from 5 mm onto a static 1 m x 1 m box comes to rest flat:
-    its tilt stays below 1e-6 rad, after 1 s it sits within 1 mm of resting on the top
-    face, at rest, on 4 contact points."""
-    kind = "box"
+@pytest.mark.parametrize("kind", ["box", "cylinder"])
+def test_resting_flat_on_a_box(kind):
+    """A 20 cm box (or a cylinder r 10 cm, 20 cm tall, standing) dropped flat from 5 mm onto
+    a static 1 m x 1 m box comes to rest flat: its tilt stays below 1e-6 rad, after 1 s it
+    sits within 1 mm of resting on the top face, at rest, on 4 (box) or at least 3
+    (cylinder: its rim) contact points."""
     b = art.ModelBuilder()
     b.add_body("body", parent=None, joint="free", mass=1.0, inertia=np.eye(3) * 0.01)
     m = b.build()
     geom = art.CollisionModel(m)
-    shape = art.Box(size=(0.2, 0.2, 0.2))
+    shape = art.Box(size=(0.2, 0.2, 0.2)) if kind == "box" else art.Cylinder(radius=0.1,
+                                                                            length=0.2)
     geom.add("body", shape, mu=0.5)
     geom.add_static(art.Box(size=(1.0, 1.0, 0.2), pos=(0.0, 0.0, -0.1)), mu=0.5)
     q0 = m.neutral()
@@ -210,4 +234,7 @@ def test_box_rests_flat_on_a_box():
     assert tilt <= 1e-6
     assert abs(tr.q[-1, 2] - 0.1) <= 1e-3
     assert np.abs(tr.qd[-1]).max() <= 1e-3
-    assert tr.contacts["n"][-1] == 4
+    if kind == "box":
+        assert tr.contacts["n"][-1] == 4
+    else:
+        assert tr.contacts["n"][-1] >= 3

@@ -25,7 +25,8 @@ Pipeline (one compiled kernel, :func:`detect_kernel`):
    end points when they are also within the margin (a capsule lying on a face rests on two
    points); box and cylinder against a plane
    by their corners and rim points; box against box by the separating-axis test with a
-   clipped face manifold (:mod:`articulated.algorithms.narrow_convex`);
+   clipped face manifold, box and cylinder against cylinder by GJK/EPA on support
+   functions with the facing features' manifold (:mod:`articulated.algorithms.narrow_convex`);
 4. pairs with a :class:`~articulated.geometry.Mesh` (the convex hull of its vertices),
    after the kernel (:mod:`articulated.algorithms.collision_mesh`): against a plane, a
    spread set of the hull's vertices (one compiled call for all such pairs); against
@@ -433,8 +434,8 @@ def _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key):
     return k
 
 
-# box-box, built on the helpers above (hence imported here)
-from .narrow_convex import box_box  # noqa: E402
+# the box and cylinder pairs, built on the helpers above (hence imported here)
+from .narrow_convex import convex_convex  # noqa: E402
 
 
 # ------------------------------------------------------------------ the kernel
@@ -624,8 +625,8 @@ def detect_kernel(gm, poses, extra, cand, nc, out):
             k = _box_plane(out, k, gm, gp, gR, a, b, reach, key)
         elif ka == SHAPE_CYLINDER and kb == SHAPE_PLANE:
             k = _cylinder_plane(out, k, gm, gp, gR, a, b, reach, key)
-        elif ka == SHAPE_BOX and kb == SHAPE_BOX:
-            k = box_box(out, k, gm, gp, gR, a, b, reach, key)
+        elif kb != SHAPE_PLANE:   # two boxes and cylinders, either order
+            k = convex_convex(out, k, gm, gp, gR, a, b, reach, key)
     return k
 
 
@@ -658,7 +659,8 @@ def detect_primitives(gm, poses, broad, out, oE, op, v, h, extra):
 
 
 SUPPORTED = {(SHAPE_SPHERE, k) for k in range(5)} | {(SHAPE_CAPSULE, k) for k in range(1, 5)} | {
-    (SHAPE_BOX, SHAPE_PLANE), (SHAPE_CYLINDER, SHAPE_PLANE), (SHAPE_BOX, SHAPE_BOX)}
+    (SHAPE_BOX, SHAPE_PLANE), (SHAPE_CYLINDER, SHAPE_PLANE)} | {
+    (ka, kb) for ka in (SHAPE_BOX, SHAPE_CYLINDER) for kb in (SHAPE_BOX, SHAPE_CYLINDER)}
 """Pairs (kind a, kind b) of the compiled narrow phase."""
 
 
@@ -674,8 +676,8 @@ class Detector:
     the mesh pairs after them (the mesh-plane pairs first), so the keys increase along the
     output.
 
-    Raises ValueError at construction for a pair of shapes outside :data:`SUPPORTED`
-    (box-cylinder, cylinder-cylinder), naming the two shapes.
+    Raises ValueError at construction for a pair of shapes outside :data:`SUPPORTED` (a
+    plane against a plane cannot occur: planes are static), naming the two shapes.
     """
 
     def __init__(self, geom, capacity: int = 64):
@@ -689,8 +691,7 @@ class Detector:
             if (ka, kb) not in SUPPORTED:
                 raise ValueError(
                     f"no narrow phase for the pair {SHAPE_NAMES[ka]} (shape {a}) - "
-                    f"{SHAPE_NAMES[kb]} (shape {b}); supported: sphere, capsule and mesh "
-                    f"against every shape, box and cylinder against planes, box against box")
+                    f"{SHAPE_NAMES[kb]} (shape {b})")
             prim.append((a, b))
         self.geom = geom
         pairs = np.array(prim, dtype=np.int64).reshape(-1, 2)
