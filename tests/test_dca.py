@@ -296,7 +296,7 @@ def test_one_compiled_dca_per_dtype_for_a_model_built_from_read_only_arrays():
     """``models.pendulum(1)`` is built from ``np.broadcast_to`` (read-only, and C-contiguous
     for one body): the Model copies its inputs, so the DCA kernel sees writable arrays and
     is compiled once per dtype, and editing the caller's array leaves the model alone."""
-    from articulated.algorithms.dca import dca_kernel
+    from articulated.algorithms.dca import dca_call
 
     E = np.broadcast_to(np.eye(3), (1, 3, 3))
     b = art.ModelBuilder()
@@ -310,10 +310,10 @@ def test_one_compiled_dca_per_dtype_for_a_model_built_from_read_only_arrays():
                   body_com=[[0.5, 0.0, 0.0]], body_I_com=E, gravity=(0, 0, -9.81))
     r[0, 0] = 1.0
     assert m.jnt_Xtree_E.flags.writeable and m.jnt_Xtree_r[0, 0] == 0.0
-    for model in (m, models.pendulum(1), models.pendulum(4)):
+    for model in (m, models.pendulum(1), models.pendulum(4)):    # the entry from Python
         q = model.neutral() + 0.1
         a = art.forward_dynamics(model, q, np.zeros(model.nv), np.zeros(model.nv), method="dca")
         assert np.allclose(a, art.aba(model, q, np.zeros(model.nv), np.zeros(model.nv)),
                            rtol=1e-9, atol=1e-9)
-    f64 = [s for s in dca_kernel.signatures if "float32" not in str(s)]
+    f64 = [s for s in dca_call.signatures if "float32" not in str(s)]
     assert len(f64) == 1, f64

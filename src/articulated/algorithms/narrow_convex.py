@@ -24,7 +24,7 @@ overlap. Both stop when the support point improves the bound by at most
 support (a cylinder's side or rim) linearly. The manifold: the corners of the face (box)
 or the rim points of the cap or the ends of the side line (cylinder) that face the other
 shape, each against the other shape's exact signed distance
-(:func:`~articulated.algorithms.collision._sdf`), kept where that distance is within the
+(:func:`~articulated.algorithms.narrow_phase._sdf`), kept where that distance is within the
 reach and its normal within :data:`MANIFOLD_COS` of the pair's; one outside is moved
 towards the pair's witness point by bisection, to the border of the face it rests on (a
 cylinder standing on a box rests on its rim points, a box lying on a cylinder on two points
@@ -49,8 +49,8 @@ from numba.np.arrayobj import populate_array
 
 from ..config import inline
 from ..geometry import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER
-from .collision import (_add, _col, _dot, _emit, _lerp, _mul, _norm, _sdf, _segments_closest,
-                        _sub, _v3)
+from .narrow_phase import (_add, _col, _dot, _emit, _lerp, _mul, _norm, _sdf,
+                           _segments_closest, _sub, _v3)
 
 CONVEX_TOL = 1e-9
 """Relative stopping tolerance of GJK and EPA (times the sum of the bounding radii)."""
@@ -280,11 +280,17 @@ def box_box_closest(gm, gp, gR, a, b):
 
 
 @inline
-def _face_contact(out, k, gm, a, b, rc, U, V, m, z, sgn, reach, key):
-    """Emit the manifold point at ``rc + U + V`` on the reference face (outward normal m)
-    whose incident surface lies ``z`` above it; ``sgn`` the sign taking m to the pair's
+def _face_point(rc, eu, ev, u, v):
+    """The point ``rc + u eu + v ev`` of the reference face (world) [m]."""
+    return _add(_add(rc, _mul(eu, u)), _mul(ev, v))
+
+
+@inline
+def _face_contact(out, k, gm, a, b, y, m, z, sgn, reach, key):
+    """Emit the manifold point over ``y`` on the reference face (outward normal m) whose
+    incident surface lies ``z`` above it; ``sgn`` the sign taking m to the pair's
     normal."""
-    x = _add(_add(rc, U), _add(V, _mul(m, 0.5 * z)))
+    x = _add(y, _mul(m, 0.5 * z))
     if z < reach:
         k = _emit(out, k, gm, a, b, x, _mul(m, sgn), z, key)
     return k
@@ -331,7 +337,7 @@ def _box_face_manifold(out, k, gm, gp, gR, a, b, face, reach, key):
     # 1. incident corners inside the rectangle
     for i in range(4):
         if abs(P[i, 0]) <= hu + tol and abs(P[i, 1]) <= hv + tol:
-            k = _face_contact(out, k, gm, a, b, rc, _mul(eu, P[i, 0]), _mul(ev, P[i, 1]), m,
+            k = _face_contact(out, k, gm, a, b, _face_point(rc, eu, ev, P[i, 0], P[i, 1]), m,
                               P[i, 2], sgn, reach, key + i)
     # 2. rectangle corners strictly inside the incident quadrilateral
     area = 0.0
@@ -354,7 +360,7 @@ def _box_face_manifold(out, k, gm, gp, gR, a, b, face, reach, key):
                     inside = False
             if inside:
                 z = P[0, 2] - (nu * (cu - P[0, 0]) + nv * (cv - P[0, 1])) / nz
-                k = _face_contact(out, k, gm, a, b, rc, _mul(eu, cu), _mul(ev, cv), m, z, sgn,
+                k = _face_contact(out, k, gm, a, b, _face_point(rc, eu, ev, cu, cv), m, z, sgn,
                                   reach, key + 4 + c)
     # 3. incident edges entering / leaving the rectangle (Liang-Barsky)
     for i in range(4):
@@ -382,14 +388,14 @@ def _box_face_manifold(out, k, gm, gp, gR, a, b, face, reach, key):
                     u = P[i, 0] + t * (P[i1, 0] - P[i, 0])
                     v = P[i, 1] + t * (P[i1, 1] - P[i, 1])
                     z = P[i, 2] + t * (P[i1, 2] - P[i, 2])
-                    k = _face_contact(out, k, gm, a, b, rc, _mul(eu, u), _mul(ev, v), m, z,
+                    k = _face_contact(out, k, gm, a, b, _face_point(rc, eu, ev, u, v), m, z,
                                       sgn, reach, key + 8 + 2 * i + e)
     if k == k0:   # nothing over the face (a corner beyond its edge): the deepest corner
         i0 = 0
         for i in range(1, 4):
             if P[i, 2] < P[i0, 2]:
                 i0 = i
-        k = _face_contact(out, k, gm, a, b, rc, _mul(eu, P[i0, 0]), _mul(ev, P[i0, 1]), m,
+        k = _face_contact(out, k, gm, a, b, _face_point(rc, eu, ev, P[i0, 0], P[i0, 1]), m,
                           P[i0, 2], sgn, reach, key + i0)
     return k
 
