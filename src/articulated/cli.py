@@ -672,7 +672,8 @@ def _bench_modules():
 
     from .bench import BENCHMARKS
 
-    return {name: importlib.import_module(f".bench.{name}", __package__) for name in BENCHMARKS}
+    return {name: importlib.import_module(f".bench.{name.replace('-', '_')}", __package__)
+            for name in BENCHMARKS}
 
 
 BENCHES = {name: (module.run, module.HELP) for name, module in _bench_modules().items()}

@@ -13,6 +13,8 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
 * :mod:`~articulated.bench.proteins` - the same on real proteins (``load_structure``);
 * :mod:`~articulated.bench.loops` - closed loops by SRM (Ascher & Lin 1999);
 * :mod:`~articulated.bench.contact` - contact (Gayle, Lin & Manocha 2006), against MuJoCo;
+* :mod:`~articulated.bench.contact_mujoco` - MuJoCo beside every scene of ``contact``
+  (``articulated bench contact-mujoco``);
 * :mod:`~articulated.bench.robots` - example-robot-data's floating-base robots on a floor,
   as ``articulated simulate`` runs them, against MuJoCo;
 * :mod:`~articulated.bench.simulator` - the simulators through the public API against the
@@ -28,5 +30,7 @@ timing, Markdown tables and figures.
 """
 
 BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive", "contact",
+              "contact-mujoco",
               "robots", "simulator", "proteins", "sweep", "soak")
-"""The modules behind ``articulated bench NAME``, in the order of ``articulated bench --help``."""
+"""The modules behind ``articulated bench NAME``, in the order of ``articulated bench --help``
+(a ``-`` in NAME is a ``_`` in the module's name)."""
