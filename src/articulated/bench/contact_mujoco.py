@@ -226,7 +226,8 @@ def run_mujoco(scene, samples=SAMPLES):
 
     Returns a dict: ``t`` (k + 1,) [s], ``q`` (k + 1, nq), ``qd`` (k + 1, nv) (ours,
     converted; the start first), ``touch`` (k + 1, nb) bool (bodies pressing on
-    something), ``part`` (k,) the mean time of ``mj_step`` over each part [s], per step
+    something), ``part`` (k,) the mean time of ``mj_step`` over each part [s], ``loop``
+    (k,) the same with the drive's evaluation (:meth:`MujocoDrive.qfrc`), per step
     ``ncon`` and ``depth`` (the largest penetration [m]), ``diverged`` (None, or the time
     [s] of the step that went bad).
     """
@@ -243,8 +244,9 @@ def run_mujoco(scene, samples=SAMPLES):
     T, Q, QD = [0.0], [np.array(scene.q0, float)], [np.array(scene.qd0, float)]
     touch, parts, ncon, depth = [np.zeros(m.nb, bool)], [], [], []
     diverged, t = None, 0.0
+    loops = []
     for _ in range(samples):
-        wall = 0.0
+        wall, start = 0.0, time.perf_counter()
         for _ in range(part):
             d.qfrc_applied[:] = drive.qfrc(d.time, d.qpos, d.qvel)
             t0 = time.perf_counter()
@@ -259,14 +261,15 @@ def run_mujoco(scene, samples=SAMPLES):
         if diverged is not None:
             break
         parts.append(wall / part)
+        loops.append((time.perf_counter() - start) / part)
         q, qd = from_mujoco_state(m, mj, d.qpos, d.qvel)
         T.append(t)
         Q.append(q)
         QD.append(qd)
         touch.append(_pressing(mj, d, m.nb))
     return dict(t=np.array(T), q=np.array(Q), qd=np.array(QD), touch=np.array(touch),
-                part=np.array(parts), ncon=np.array(ncon, float), depth=np.array(depth),
-                diverged=diverged)
+                part=np.array(parts), loop=np.array(loops), ncon=np.array(ncon, float),
+                depth=np.array(depth), diverged=diverged)
 
 
 # ============================================================================ ours
@@ -429,7 +432,9 @@ def report_scene(emit, scene, runs):
         t_mj = np.median(mj["part"])
         emit("MuJoCo's step / ours: " + ", ".join(
             f"{label.removeprefix('ours, ')} {t_mj / np.median(r['part']):.2f}x"
-            for label, r in runs[:-1] if len(r["part"])) + ".")
+            for label, r in runs[:-1] if len(r["part"])) + f" (MuJoCo's `mj_step` alone; "
+             f"with the drive evaluated in Python before it, as our runs include theirs: "
+             f"{np.median(mj['loop']) * 1e3:.3f} ms per step).")
         emit("")
 
 
