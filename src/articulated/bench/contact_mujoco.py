@@ -1,6 +1,6 @@
 """MuJoCo beside the contact scenes of Gayle, Lin & Manocha 2006: ``articulated bench contact-mujoco``.
 
-The scenes of :mod:`articulated.bench.contact`, each run three ways in one process:
+The scenes of :mod:`articulated.bench.contact`, each run by us and by MuJoCo in one process:
 
 * **(a)** :func:`~articulated.bench.contact.pendulum_cylinders` (GLM Fig. 4), no drive;
 * **(b)** :func:`articulated.models.thread` pulled through five walls by
@@ -14,10 +14,12 @@ The scenes of :mod:`articulated.bench.contact`, each run three ways in one proce
 Ours: the full model (ABA) and adaptive dynamics (``N_A`` active joints, region update
 every 10 steps), as ``articulated bench contact`` runs them. MuJoCo: ``mj_step`` on the
 model :func:`articulated.interop.to_mujoco` builds from the same model and shapes (masses,
-inertias, shapes, friction, filters), the same dt and start, MuJoCo's default solver. The
-drive (:class:`MujocoDrive`): before every ``mj_step`` our forces are evaluated at MuJoCo's
-state and written to ``qfrc_applied``; viscous joint damping and the PD controller's ``kd``
-become MuJoCo's ``dof_damping`` (its Euler integrator takes them implicitly), as
+inertias, shapes, friction, filters), the same dt and start, MuJoCo's default solver
+(Newton, pyramidal cones, Euler), once with MuJoCo's default contact softness and once
+with the stiffest it advises (:data:`MUJOCO_RUNS`). The drive (:class:`MujocoDrive`):
+before every ``mj_step`` our forces are evaluated at MuJoCo's state and written to
+``qfrc_applied``; viscous joint damping and the PD controller's ``kd`` become MuJoCo's
+``dof_damping`` (its Euler integrator takes them implicitly), as
 :mod:`articulated.bench.robots` does.
 
 Each run is cut into :data:`SAMPLES` equal parts; the time per step is the median over the
@@ -51,6 +53,12 @@ H = glm.H
 
 SAMPLES = 50
 """Parts of every run: the time per step is the median of the parts' times."""
+
+MUJOCO_RUNS = (("MuJoCo mj_step (defaults)", None),
+               ("MuJoCo mj_step, solref = (2 dt, 1)", (2 * H, 1.0)))
+"""MuJoCo's runs of every scene: ``(label, solref of every geom)``; None keeps MuJoCo's
+default (0.02, 1), a contact time constant of 20 ms; the second is the stiffest MuJoCo
+advises (a time constant of two steps)."""
 
 SCENES = ("a", "b", "c", "pile")
 """The scenes of the module docstring, in the order they run."""
@@ -190,14 +198,17 @@ class MujocoDrive:
         return out
 
 
-def mujoco_scene(scene):
+def mujoco_scene(scene, solref=None):
     """MuJoCo's model of ``scene`` (:func:`build_scene`): ``(mj, conv, drive)``, the
-    ``mujoco.MjModel`` of :func:`articulated.interop.to_mujoco` with ``timestep = H``,
-    its converters and its :class:`MujocoDrive`."""
+    ``mujoco.MjModel`` of :func:`articulated.interop.to_mujoco` with ``timestep = H``
+    (and every geom's ``solref`` set to ``solref`` when given), its converters and its
+    :class:`MujocoDrive`."""
     from ..interop import to_mujoco
 
     mj, conv = to_mujoco(scene.model, scene.geom)
     mj.opt.timestep = H
+    if solref is not None:
+        mj.geom_solref[:] = solref
     return mj, conv, MujocoDrive(scene.model, mj, conv, scene.forces())
 
 
@@ -219,9 +230,9 @@ def _pressing(mj, d, nb):
     return on
 
 
-def run_mujoco(scene, samples=SAMPLES):
-    """``mj_step`` on ``scene`` (:func:`build_scene`, :func:`mujoco_scene`) for its steps,
-    in ``samples`` parts, stopping at MuJoCo's first bad-acceleration warning (it then
+def run_mujoco(scene, samples=SAMPLES, solref=None):
+    """``mj_step`` on ``scene`` (:func:`build_scene`, :func:`mujoco_scene` with
+    ``solref``) for its steps, in ``samples`` parts, stopping at MuJoCo's first bad-acceleration warning (it then
     resets the state) or a non-finite state.
 
     Returns a dict: ``t`` (k + 1,) [s], ``q`` (k + 1, nq), ``qd`` (k + 1, nv) (ours,
@@ -236,7 +247,7 @@ def run_mujoco(scene, samples=SAMPLES):
     from ..interop import from_mujoco_state, to_mujoco_state
 
     m = scene.model
-    mj, conv, drive = mujoco_scene(scene)
+    mj, conv, drive = mujoco_scene(scene, solref)
     d = mujoco.MjData(mj)
     d.qpos[:], d.qvel[:] = to_mujoco_state(m, mj, scene.q0, scene.qd0)
     part = scene.steps // samples
@@ -393,7 +404,7 @@ def outcome_headers(name):
 def measure(name, quick=False, samples=SAMPLES):
     """Scene ``name`` (:func:`build_scene`): our runs and MuJoCo's, each after a short
     untimed run of the same kind. Returns ``(scene, [(label, run dict)])``
-    (:func:`run_ours`, :func:`run_mujoco`; MuJoCo last)."""
+    (:func:`run_ours`, then :func:`run_mujoco` for each of :data:`MUJOCO_RUNS`)."""
     scene = build_scene(name, quick)
     warm = SimpleNamespace(**{**vars(scene), "steps": 20})
     runs = []
@@ -401,7 +412,8 @@ def measure(name, quick=False, samples=SAMPLES):
         run_ours(warm, 2, **kw)
         runs.append((label, run_ours(scene, samples, **kw)))
     run_mujoco(warm, 2)
-    runs.append(("MuJoCo mj_step (default solver)", run_mujoco(scene, samples)))
+    for label, solref in MUJOCO_RUNS:
+        runs.append((label, run_mujoco(scene, samples, solref)))
     return scene, runs
 
 
@@ -427,14 +439,15 @@ def report_scene(emit, scene, runs):
                         + outcome_headers(scene.name),
                         [_row(scene, label, r, E0) for label, r in runs]))
     emit("")
-    mj = runs[-1][1]
-    if len(mj["part"]):
+    ours = [(label, r) for label, r in runs if label.startswith("ours") and len(r["part"])]
+    for label_mj, mj in runs[len(runs) - len(MUJOCO_RUNS):]:
+        if len(mj["part"]) == 0:
+            continue
         t_mj = np.median(mj["part"])
-        emit("MuJoCo's step / ours: " + ", ".join(
+        emit(f"{label_mj}, its step / ours: " + ", ".join(
             f"{label.removeprefix('ours, ')} {t_mj / np.median(r['part']):.2f}x"
-            for label, r in runs[:-1] if len(r["part"])) + f" (MuJoCo's `mj_step` alone; "
-             f"with the drive evaluated in Python before it, as our runs include theirs: "
-             f"{np.median(mj['loop']) * 1e3:.3f} ms per step).")
+            for label, r in ours) + f" (`mj_step` alone; with the drive evaluated before it, "
+             f"as our times include ours: {np.median(mj['loop']) * 1e3:.3f} ms per step).")
         emit("")
 
 
@@ -443,7 +456,7 @@ def figure(results, path):
     against MuJoCo, one column per scene of ``results`` (``[(scene, runs)]``); saved to
     ``path``."""
     fig, ax = new_figure((4.2 * len(results), 6.4), 2, len(results), squeeze=False)
-    styles = ("-", "--", ":", "-.")
+    styles = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
     for j, (scene, runs) in enumerate(results):
         for (label, r), ls in zip(runs, styles):
             k = len(r["part"])
