@@ -42,7 +42,7 @@ import articulated as art
 
 from ..model import JOINT_FREE
 from . import contact as glm
-from .common import MarkdownReport, bench_main, markdown_table, new_figure, save_figure
+from .common import MarkdownReport, bench_main, markdown_table, new_figure
 
 HELP = ("MuJoCo beside the contact scenes of Gayle, Lin & Manocha 2006: pendulum through "
         "cylinders, thread through walls, snake on a beam, the pile")
@@ -451,27 +451,46 @@ def report_scene(emit, scene, runs):
         emit("")
 
 
+def _style(label):
+    """``(legend label, colour, line style)`` of a run's line in :func:`figure`."""
+    if label.startswith("MuJoCo"):
+        return (("MuJoCo, solref (2 dt, 1)", "C3", "--") if "solref" in label else
+                ("MuJoCo, defaults", "C2", "--"))
+    if "adaptive" in label:
+        return "ours, adaptive (N_A of the table)", "C1", "-"
+    if "no bound" in label:
+        return "ours, full model, no energy bound", "C0", ":"
+    return "ours, full model", "C0", "-"
+
+
 def figure(results, path):
     """Largest depth [mm] and time per step [ms] of every part, ours (full and adaptive)
     against MuJoCo, one column per scene of ``results`` (``[(scene, runs)]``); saved to
     ``path``."""
-    fig, ax = new_figure((4.2 * len(results), 6.4), 2, len(results), squeeze=False)
-    styles = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
+    fig, ax = new_figure((3.6 * len(results), 6.6), 2, len(results), squeeze=False)
+    lines = {}
     for j, (scene, runs) in enumerate(results):
-        for (label, r), ls in zip(runs, styles):
+        for label, r in runs:
             k = len(r["part"])
             if k == 0:
                 continue
+            name, colour, ls = _style(label)
             part = scene.steps // SAMPLES
             t = H * part * np.arange(1, k + 1)
             dep = r["depth"][:k * part].reshape(k, part).max(axis=1)
-            ax[0, j].plot(t, dep * 1e3, ls, label=label)
-            ax[1, j].plot(t, r["part"] * 1e3, ls, label=label)
-        ax[0, j].set(title=scene.title, xlabel="t [s]", ylabel="largest depth in a part [mm]")
+            lines[name] = ax[0, j].plot(t, np.maximum(dep * 1e3, 1e-4), color=colour,
+                                        linestyle=ls)[0]
+            ax[1, j].plot(t, r["part"] * 1e3, color=colour, linestyle=ls)
+        ax[0, j].set_title(f"{scene.title.split(':')[0]}\n{scene.model.nv} DOF, dt = {H:g} s",
+                           fontsize=10)
+        ax[0, j].set(xlabel="t [s]", ylabel="largest depth in a part [mm] (1e-4: none)",
+                     yscale="log", ylim=(5e-5, None))
         ax[1, j].set(xlabel="t [s]", ylabel="time per step [ms]", yscale="log")
-        ax[0, j].legend(fontsize=7)
-        ax[1, j].legend(fontsize=7)
-    save_figure(fig, path)
+    fig.legend(list(lines.values()), list(lines), loc="lower center", ncol=len(lines),
+               fontsize=8)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))     # room for the legend below
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
 
 
 def add_arguments(parser):
