@@ -12,7 +12,8 @@ The scenes of :mod:`articulated.bench.contact`, each run by us and by MuJoCo in 
   and the full model without it).
 
 Ours: the full model (ABA) and adaptive dynamics (``N_A`` active joints, region update
-every 10 steps), as ``articulated bench contact`` runs them. MuJoCo: ``mj_step`` on the
+every 10 steps), on (b) and (c) also adaptive with ``energy_bound``, as ``articulated bench
+contact`` runs them. MuJoCo: ``mj_step`` on the
 model :func:`articulated.interop.to_mujoco` builds from the same model and shapes (masses,
 inertias, shapes, friction, filters), the same dt and start, MuJoCo's default solver
 (Newton, pyramidal cones, Euler), once with MuJoCo's default contact softness and once
@@ -86,7 +87,10 @@ def build_scene(name, quick=False):
         raise ValueError(f"unknown scene {name!r}; expected one of {SCENES}")
     size, steps, na = (QUICK if quick else SIZES)[name]
     adaptive = dict(method="adaptive", max_active=na, update_every=10)
+    bound = dict(contact_options=dict(energy_bound=True))
     ours = [("ours, full model (ABA)", {}), (f"ours, adaptive N_A = {na}", adaptive)]
+    if name in ("b", "c"):      # as articulated bench contact runs them
+        ours.append((f"ours, adaptive N_A = {na}, energy_bound", dict(adaptive, **bound)))
     info = {}
     if name == "a":
         n, k = size
@@ -113,7 +117,6 @@ def build_scene(name, quick=False):
                                          upright=True, bend=0.05, height=0.05,
                                          return_configuration=True)
         geom, qd0, forces = m.collision, np.zeros(m.nv), (lambda: [])
-        bound = dict(contact_options=dict(energy_bound=True))
         ours = [("ours, full model (ABA), energy_bound", bound),
                 (f"ours, adaptive N_A = {na}, energy_bound", dict(adaptive, **bound)),
                 ("ours, full model (ABA), no bound (default)", {})]
@@ -456,11 +459,11 @@ def _style(label):
     if label.startswith("MuJoCo"):
         return (("MuJoCo, solref (2 dt, 1)", "C3", "--") if "solref" in label else
                 ("MuJoCo, defaults", "C2", "--"))
-    if "adaptive" in label:
-        return "ours, adaptive (N_A of the table)", "C1", "-"
-    if "no bound" in label:
-        return "ours, full model, no energy bound", "C0", ":"
-    return "ours, full model", "C0", "-"
+    name, colour = (("ours, adaptive (N_A of the table)", "C1") if "adaptive" in label else
+                    ("ours, full model", "C0"))
+    if "energy_bound" in label:
+        return name + ", energy bound", colour, "-."
+    return name, colour, "-"
 
 
 def figure(results, path):
