@@ -432,6 +432,14 @@ def _row(scene, label, r, E0):
             f"{len(r['part'])}"] + outcome(scene, r)
 
 
+def _ratio(a, b):
+    """``"Rx"``: the median time per step of run ``a`` over run ``b``'s, over the parts both
+    ran (named when one stopped early)."""
+    k = min(len(a["part"]), len(b["part"]))
+    cut = "" if k == SAMPLES else f" (first {k} parts)"
+    return f"{np.median(a['part'][:k]) / np.median(b['part'][:k]):.2f}x{cut}"
+
+
 def report_scene(emit, scene, runs):
     """Emit the table of one scene (:func:`measure`) and the ratios of the step times."""
     E0 = sum(art.energy(scene.model, scene.q0, scene.qd0))
@@ -446,11 +454,10 @@ def report_scene(emit, scene, runs):
     for label_mj, mj in runs[len(runs) - len(MUJOCO_RUNS):]:
         if len(mj["part"]) == 0:
             continue
-        t_mj = np.median(mj["part"])
         emit(f"{label_mj}, its step / ours: " + ", ".join(
-            f"{label.removeprefix('ours, ')} {t_mj / np.median(r['part']):.2f}x"
-            for label, r in ours) + f" (`mj_step` alone; with the drive evaluated before it, "
-             f"as our times include ours: {np.median(mj['loop']) * 1e3:.3f} ms per step).")
+            f"{label.removeprefix('ours, ')} {_ratio(mj, r)}" for label, r in ours)
+             + f" (`mj_step` alone; with the drive evaluated before it, as our times "
+               f"include ours: {np.median(mj['loop']) * 1e3:.3f} ms per step).")
         emit("")
 
 
