@@ -1,6 +1,7 @@
-"""MuJoCo beside the contact scenes of Gayle, Lin & Manocha 2006: ``articulated bench contact-mujoco``.
+"""MuJoCo beside the GLM contact scenes: ``articulated bench contact-mujoco``.
 
-The scenes of :mod:`articulated.bench.contact`, each run by us and by MuJoCo in one process:
+The scenes of :mod:`articulated.bench.contact` (Gayle, Lin & Manocha 2006, "GLM"), each run
+by us and by MuJoCo in one process:
 
 * **(a)** :func:`~articulated.bench.contact.pendulum_cylinders` (GLM Fig. 4), no drive;
 * **(b)** :func:`articulated.models.thread` pulled through five walls by
@@ -41,7 +42,7 @@ import numpy as np
 
 import articulated as art
 
-from ..model import JOINT_FREE
+from ..model import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 from . import contact as glm
 from .common import MarkdownReport, bench_main, markdown_table, new_figure
 
@@ -158,14 +159,15 @@ class MujocoDrive:
 
         self.model, self.mj, self.conv = model, mj, conv
         self.pd, self.explicit = [], []
-        zero = np.zeros(model.nv)
+        self._z = np.zeros(model.nv)
+        one_dof = np.isin(model.jnt_type, (JOINT_REVOLUTE, JOINT_PRISMATIC))
+        joint = {int(model.jnt_vadr[j]): model.joint_name[j] for j in np.flatnonzero(one_dof)}
         for f in forces:
             f.bind(model)
             if isinstance(f, art.PDController):
                 if callable(f.qd_ref) or np.any(f.qd_ref):
                     raise ValueError("MujocoDrive: a PDController with a reference rate")
                 _, iv = f._idx(model)
-                joint = {int(model.jnt_vadr[j]): model.joint_name[j] for j in range(model.nb)}
                 ids = [mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, joint[int(v)])
                        for v in iv]
                 mq, mv = mj.jnt_qposadr[ids], mj.jnt_dofadr[ids]
@@ -179,7 +181,6 @@ class MujocoDrive:
                 mj.dof_damping[:] += conv.qfrc(model.neutral(), b)
             else:
                 self.explicit.append(f)
-        self._z = zero
 
     def qfrc(self, t, qpos, qvel) -> np.ndarray:
         """Return MuJoCo's ``qfrc_applied`` (mj nv,) at time ``t`` [s] and its state."""
@@ -235,8 +236,8 @@ def _pressing(mj, d, nb):
 
 def run_mujoco(scene, samples=SAMPLES, solref=None):
     """``mj_step`` on ``scene`` (:func:`build_scene`, :func:`mujoco_scene` with
-    ``solref``) for its steps, in ``samples`` parts, stopping at MuJoCo's first bad-acceleration warning (it then
-    resets the state) or a non-finite state.
+    ``solref``) for its steps, in ``samples`` parts, stopping at MuJoCo's first
+    bad-acceleration warning (it then resets the state) or a non-finite state.
 
     Returns a dict: ``t`` (k + 1,) [s], ``q`` (k + 1, nq), ``qd`` (k + 1, nv) (ours,
     converted; the start first), ``touch`` (k + 1, nb) bool (bodies pressing on
