@@ -82,6 +82,61 @@ def test_single_joint_type_chains_and_trees(joint):
         check_against_aba(model, *random_state(model, rng), DCA(model))
 
 
+def test_one_dof_nodes_in_a_tree_with_every_joint_type():
+    """A floating tree with revolute, prismatic, spherical, free and fixed joints: the
+    nodes of the 1-dof joints take the 1-dof node update (K of RGL eq. 2 in closed form,
+    the handle rows in registers), the others the general one; the DCA equals ABA to
+    1e-12 in both assembly orders."""
+    from articulated.model import (JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE,
+                                   JOINT_SPHERICAL)
+    model = random_tree(60, 13, floating_base=True, branching=0.5)
+    jt = np.asarray(model.jnt_type)
+    counts = {t: int((jt == t).sum()) for t in (JOINT_REVOLUTE, JOINT_PRISMATIC,
+                                                 JOINT_SPHERICAL, JOINT_FREE, JOINT_FIXED)}
+    assert min(counts.values()) >= 1, counts
+    one_dof = counts[JOINT_REVOLUTE] + counts[JOINT_PRISMATIC]
+    rng = np.random.default_rng(13)
+    q, qd, tau, f_ext = random_state(model, rng)
+    ref = art.aba(model, q, qd, tau, f_ext)
+    for kind in ("balanced", "serial"):
+        s = DCA(model, kind)
+        node_joint = np.asarray(s.tree.node_joint)
+        joints = node_joint[node_joint >= 0]
+        # every joint is one node's principal joint; only the free root joint has the
+        # world as child A, so every 1-dof joint forms K = X Phi^A_2 X^T + Phi^B_1
+        assert sorted(joints) == list(range(model.nb))
+        inner = node_joint[(node_joint >= 0) & (np.asarray(s.tree.node_A) >= 0)]
+        assert np.isin(jt[inner], (JOINT_REVOLUTE, JOINT_PRISMATIC)).sum() == one_dof
+        assert rel_err(s.forward_dynamics(q, qd, tau, f_ext), ref) < 1e-12
+
+
+@pytest.mark.parametrize("jtype", ["revolute", "prismatic", "general"])
+def test_joint_congruence_equals_the_dense_product(jtype):
+    """``K = X P X^T + Q`` of RGL eq. 2 from the closed forms of the 1-dof joints (a
+    rotation about z, a translation along z) and the general transform, against the dense
+    (6, 6) product (RBDA eq. 2.24); exactly symmetric."""
+    from articulated.algorithms.blocks import _xj_congruence_add
+    from articulated.model import JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_SPHERICAL
+    from articulated.spatial import xform_dense
+
+    rng = np.random.default_rng(4)
+    G = rng.normal(size=(2, 6, 6))
+    P = G @ G.transpose(0, 2, 1)
+    c, s_ = math.cos(0.7), math.sin(0.7)
+    if jtype == "revolute":
+        t, E, r = JOINT_REVOLUTE, np.array([[c, s_, 0], [-s_, c, 0], [0, 0, 1.0]]), np.zeros(3)
+    elif jtype == "prismatic":
+        t, E, r = JOINT_PRISMATIC, np.eye(3), np.array([0, 0, 0.7])
+    else:
+        t, E, r = (JOINT_SPHERICAL, np.array([[c, 0, -s_], [0, 1.0, 0], [s_, 0, c]]),
+                   np.array([0.3, -0.2, 0.5]))
+    out = np.full((1, 6, 6), np.nan)
+    _xj_congruence_add(t, E[None], r[None], 0, P, 0, P, 1, out, 0)
+    X = xform_dense(E, r)
+    assert np.abs(out[0] - (X @ P[0] @ X.T + P[1])).max() < 1e-13 * np.abs(P).max()
+    assert np.array_equal(out[0], out[0].T)
+
+
 SEEDS = {
     "pendulum-300": lambda: models.pendulum(300),
     "millipede": lambda: models.millipede(legs=10, leg_links=3, spine=30),

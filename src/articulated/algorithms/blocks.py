@@ -166,6 +166,83 @@ def _xj_cols_add(jt, E, r, J, M, m, P, p):
 
 
 @inline
+def _sym_set(out, o, a, b, v):
+    """out[o][a, b] = out[o][b, a] = v."""
+    out[o, a, b] = v
+    out[o, b, a] = v
+
+
+@inline
+def _xj_congruence_add(jt, E, r, J, P, p, Q, q, out, o):
+    """``out[o] = X P[p] X^T + Q[q]`` for symmetric P[p], Q[q] and the principal joint
+    transform X of :func:`_xj_rows`: the matrix ``K = V^-1`` of RGL eq. 2 (exactly
+    symmetric: the lower triangle is computed and mirrored). Revolute and prismatic
+    joints (1 dof, a rotation about z or a translation along z) in closed form on the
+    lower triangle (100 and 55 operations against 180 and 84 for the two passes of
+    :func:`_xj_rows` and :func:`_xj_cols_add`), those two passes otherwise."""
+    if jt == JOINT_REVOLUTE:
+        c = E[J, 0, 0]
+        s = E[J, 0, 1]
+        cc = c * c
+        ss = s * s
+        cs = c * s
+        tcs = cs + cs
+        cms = cc - ss
+        # rows and columns (0, 1) and (3, 4) turn with R = [[c, s], [-s, c]]; 2 and 5 stay
+        for g in range(0, 6, 3):
+            a0 = P[p, g, g]
+            a1 = P[p, g + 1, g + 1]
+            b = P[p, g + 1, g]
+            _sym_set(out, o, g, g, cc * a0 + ss * a1 + tcs * b + Q[q, g, g])
+            _sym_set(out, o, g + 1, g + 1, ss * a0 + cc * a1 - tcs * b + Q[q, g + 1, g + 1])
+            _sym_set(out, o, g + 1, g, cs * (a1 - a0) + cms * b + Q[q, g + 1, g])
+            for j in range(2, 6, 3):
+                v0 = P[p, j, g]
+                v1 = P[p, j, g + 1]
+                _sym_set(out, o, j, g, c * v0 + s * v1 + Q[q, j, g])
+                _sym_set(out, o, j, g + 1, c * v1 - s * v0 + Q[q, j, g + 1])
+        m00 = P[p, 3, 0]
+        m01 = P[p, 3, 1]
+        m10 = P[p, 4, 0]
+        m11 = P[p, 4, 1]
+        t1 = m01 + m10
+        t2 = m11 - m00
+        _sym_set(out, o, 3, 0, cc * m00 + cs * t1 + ss * m11 + Q[q, 3, 0])
+        _sym_set(out, o, 3, 1, cs * t2 + cc * m01 - ss * m10 + Q[q, 3, 1])
+        _sym_set(out, o, 4, 0, cs * t2 - ss * m01 + cc * m10 + Q[q, 4, 0])
+        _sym_set(out, o, 4, 1, ss * m00 - cs * t1 + cc * m11 + Q[q, 4, 1])
+        _sym_set(out, o, 2, 2, P[p, 2, 2] + Q[q, 2, 2])
+        _sym_set(out, o, 5, 2, P[p, 5, 2] + Q[q, 5, 2])
+        _sym_set(out, o, 5, 5, P[p, 5, 5] + Q[q, 5, 5])
+    elif jt == JOINT_PRISMATIC:
+        # X v = (v0, v1, v2, v3 + z v1, v4 - z v0, v5): rows and columns 3, 4 change
+        z = r[J, 2]
+        for a in range(3):
+            for b in range(a + 1):
+                _sym_set(out, o, a, b, P[p, a, b] + Q[q, a, b])
+        for b in range(3):
+            _sym_set(out, o, 3, b, P[p, 3, b] + z * P[p, 1, b] + Q[q, 3, b])
+            _sym_set(out, o, 4, b, P[p, 4, b] - z * P[p, 0, b] + Q[q, 4, b])
+        y31 = P[p, 3, 1] + z * P[p, 1, 1]
+        y40 = P[p, 4, 0] - z * P[p, 0, 0]
+        y41 = P[p, 4, 1] - z * P[p, 1, 0]
+        _sym_set(out, o, 3, 3, P[p, 3, 3] + z * P[p, 3, 1] + z * y31 + Q[q, 3, 3])
+        _sym_set(out, o, 4, 3, P[p, 4, 3] - z * P[p, 3, 0] + z * y41 + Q[q, 4, 3])
+        _sym_set(out, o, 4, 4, P[p, 4, 4] - z * P[p, 4, 0] - z * y40 + Q[q, 4, 4])
+        _sym_set(out, o, 5, 3, P[p, 5, 3] + z * P[p, 5, 1] + Q[q, 5, 3])
+        _sym_set(out, o, 5, 4, P[p, 5, 4] - z * P[p, 5, 0] + Q[q, 5, 4])
+        for b in range(3):
+            _sym_set(out, o, 5, b, P[p, 5, b] + Q[q, 5, b])
+        _sym_set(out, o, 5, 5, P[p, 5, 5] + Q[q, 5, 5])
+    else:
+        _xj_rows(jt, E, r, J, P, p, out, o)
+        _xj_cols_add(jt, E, r, J, out, o, Q, q)
+        for a in range(6):
+            for b in range(a):
+                _sym_set(out, o, a, b, 0.5 * (out[o, a, b] + out[o, b, a]))
+
+
+@inline
 def _xj_cols(jt, E, r, J, M, m):
     """M[m] <- M[m] X^T in place (column operations), X as in :func:`_xj_rows`."""
     if jt == JOINT_REVOLUTE:
@@ -600,12 +677,14 @@ def _pair5_at(Z, a, b, fac, P, src, tr, has_base, sg, out, o):
     ``1 / D`` in ``Ld[dr, dlo + t]``, e.g. in the node records of the full DCA
     (:mod:`articulated.algorithms.dca`)."""
     Ld, dr, dlo = fac
-    e = (Ld[dr, dlo + 0], Ld[dr, dlo + 1], Ld[dr, dlo + 2], Ld[dr, dlo + 3], Ld[dr, dlo + 4])
+    # the sign folded into 1 / D (exact): 5 multiplications instead of 36
+    e = (sg * Ld[dr, dlo + 0], sg * Ld[dr, dlo + 1], sg * Ld[dr, dlo + 2],
+         sg * Ld[dr, dlo + 3], sg * Ld[dr, dlo + 4])
     for m in range(6):
         a0, a1, a2, a3, a4 = _d_scaled(Z, a, m, e)
         for n in range(6):
-            out[o, m, n] = sg * (a0 * Z[b, 0, n] + a1 * Z[b, 1, n] + a2 * Z[b, 2, n]
-                                 + a3 * Z[b, 3, n] + a4 * Z[b, 4, n])
+            out[o, m, n] = (a0 * Z[b, 0, n] + a1 * Z[b, 1, n] + a2 * Z[b, 2, n]
+                            + a3 * Z[b, 3, n] + a4 * Z[b, 4, n])
     if has_base:
         if tr:
             for m in range(6):

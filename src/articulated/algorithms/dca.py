@@ -88,8 +88,8 @@ from ..config import inline, KERNEL
 from ..spatial import get_vec6, xform_force_T_at, xform_motion
 from .blocks import (_bmv, _child_slot, _chol_at, _chol5_perm_at, _chol_solve_at, _copy_block,
                      _ctv_at, _fwd_rows_at, _hand_down, _off, _oidx, _outer_acc, _outer_sym,
-                     _pair5_at, _pair5_sym_at, _solve5_at, _symv, _xj_cols_add, _xj_motion,
-                     _xj_rows, _xj_rows_T, _zrows5_at)
+                     _pair5_at, _pair5_sym_at, _solve5_at, _symv, _xj_congruence_add,
+                     _xj_motion, _xj_rows, _xj_rows_T, _zrows5_at)
 from .bundles import DCAData, DCAInputs, DCAModel, DCAScratch, Kinematics
 from .handles import _body_bias, _dca_kinematics
 
@@ -269,8 +269,7 @@ def _dca_main_pass(m, inp, sc, d):
         va = nr[i, NR_VA]
         # ---- K = X Phi_2^A X^T + Phi_1^B (symmetric), in Z[0]
         if A >= 0:
-            _xj_rows(jt, XJ_E, XJ_r, J, Pd, dA + ca, Z, 0)
-            _xj_cols_add(jt, XJ_E, XJ_r, J, Z, 0, Pd, dB + cb)
+            _xj_congruence_add(jt, XJ_E, XJ_r, J, Pd, dA + ca, Pd, dB + cb, Z, 0)
         else:
             for a in range(6):
                 for b in range(6):

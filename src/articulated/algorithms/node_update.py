@@ -36,7 +36,7 @@ from ..spatial import get_vec6, xform_dense_at, xform_motion_at
 from .blocks import (_blk, _child_blocks, _child_slot, _children, _chol, _chol5_perm,
                      _chol_inverse, _copy_block, _ctv, _fwd_rows, _handle_Ct, _ldl5_inverse,
                      _outer_acc, _outer_sym, _pair5, _pair5_sym, _rows_mul, _solve5,
-                     _xj_cols_add, _xj_motion, _xj_rows, _xj_rows_T, _zrows5)
+                     _xj_congruence_add, _xj_motion, _xj_rows, _xj_rows_T, _zrows5)
 from .handles import _leaf_bias, _node_frames, principal_joint_transform
 from .bundles import ChildLayout
 from .heap import _heapsort
@@ -355,16 +355,10 @@ def _update_nodes(nodes, n_upd, args):
         lay = ChildLayout(A, B, ca, cb, nAo, nhA, hA, oA, nhB, hB, oB, tree.n_slots)
         X = (jt, fr.XJ_E, fr.XJ_r)
         if A >= 0:
-            _xj_rows(jt, fr.XJ_E, fr.XJ_r, J, co.Phi, hA + ca, T, 0)
-            _xj_cols_add(jt, fr.XJ_E, fr.XJ_r, J, T, 0, co.Phi, rowB)
+            _xj_congruence_add(jt, fr.XJ_E, fr.XJ_r, J, co.Phi, hA + ca, co.Phi, rowB, T, 0)
         else:
             _copy_block(co.Phi, rowB, False, T, 0)
             _root_bias(J, fr.Xup_E, fr.Xup_r, tree.H_E, tree.H_r, tree.gravity, fr.b_world)
-        for a in range(6):
-            for c in range(a):
-                s = 0.5 * (T[0, a, c] + T[0, c, a])
-                T[0, a, c] = s
-                T[0, c, a] = s
         # ---- beta (V6[0]), Q (V6[1])
         _node_beta(jt, J, lay, fr, inp, co, V6)
         for a in range(6):

@@ -143,10 +143,12 @@ def _profile_scenes(quick):
 def node_flops(tree) -> tuple[float, float]:
     """Floating-point operations (multiplications, additions, divisions) per internal node
     of the main pass and of the back-substitution, counted from the formulas of
-    :mod:`articulated.algorithms.dca` for a 1-dof joint (``K_FF`` 5 x 5) and averaged
-    over the tree's internal nodes from their handle counts: K 180, factor 50, beta and
-    gamma 80; per handle of C: ``C_k`` 72 (from A) or 0 (from B), ``C_k^T gamma`` 72,
-    ``Z_k`` 120; per diagonal block 240, per off-diagonal block 390 (+36 with a base).
+    :mod:`articulated.algorithms.dca` for a revolute joint (``K_FF`` 5 x 5) and averaged
+    over the tree's internal nodes from their handle counts: K 100 (closed form,
+    :func:`~articulated.algorithms.blocks._xj_congruence_add`), factor 55, beta and
+    gamma 79; per handle of C: ``C_k`` 72 (from A) or 0 (from B), ``C_k^T gamma`` and
+    ``b_k`` 78, ``Z_k`` 120; per diagonal block 240, per off-diagonal block 359 (+36 with
+    a base).
     Back-substitution: 72 per handle, 12 for ``X_J`` on A's sum, 65 for the solve, 12 for
     qdd, 30 for the body-frame force, 18 for the forces handed down."""
     main = back = 0.0
@@ -158,9 +160,9 @@ def node_flops(tree) -> tuple[float, float]:
         nAo = tree.node_nh[A] - 1 if A >= 0 else 0
         nC = int(tree.node_nh[i])
         nB = nC - nAo
-        f = 180 + 50 + 80 + nAo * (72 + 72 + 120) + nB * (72 + 120) + 240 * nC
+        f = 100 + 55 + 79 + nAo * (72 + 78 + 120) + nB * (78 + 120) + 240 * nC
         same = nAo * (nAo - 1) // 2 + nB * (nB - 1) // 2
-        f += 390 * nC * (nC - 1) // 2 + 36 * same
+        f += 359 * nC * (nC - 1) // 2 + 36 * same
         main += f
         back += 72 * nC + (12 if nAo else 0) + 65 + 12 + 30 + 18
         n += 1
