@@ -354,7 +354,7 @@ def test_passive_forces_armature_and_actuators_match_mj_forward(name):
     m = mj_defaults(mujoco.MjModel.from_xml_path(str(path)))
     d = mujoco.MjData(m)
     assert model.has_armature or name in ("acrobot", "cartpole")
-    sim = Simulator(model, 1e-3)
+    sim = Simulator(model, 1e-3, limits=False)
     assert sim.ctrl.shape == (m.nu,) and m.nu > 0
     rng = np.random.default_rng(3)
     for k in range(3):
@@ -387,7 +387,8 @@ def test_compiled_step_applies_the_files_forces_and_the_new_ctrl():
     rng = np.random.default_rng(4)
     q0 = model.random_configuration(rng)
     qd0 = rng.normal(size=model.nv)
-    sim = Simulator(model, h, integrator="semi_implicit_euler", q0=q0, qd0=qd0)
+    sim = Simulator(model, h, integrator="semi_implicit_euler", q0=q0, qd0=qd0,
+                    limits=False)          # the step by hand has no limit rows
     for u in (np.zeros(6), rng.uniform(-1, 1, size=6)):
         sim.ctrl = u
         q, qd = sim.q.copy(), sim.qd.copy()
@@ -409,8 +410,8 @@ def test_model_forces_are_optional_and_written_to_checkpoints(tmp_path):
     model = load(DATA / "cheetah.xml", collision=False)
     kinds = [type(f) for f in model.forces]
     assert kinds == [JointDamping, PDController, Actuators]
-    assert Simulator(model, 1e-3, model_forces=False).forces == []
-    sim = Simulator(model, 1e-3)
+    assert Simulator(model, 1e-3, model_forces=False, limits=False).forces == []
+    sim = Simulator(model, 1e-3, limits=False)    # a run with limit rows is not checkpointed
     sim.ctrl = np.full(6, 0.5)
     sim.run(5, checkpoint=tmp_path / "run.npz", checkpoint_every=5)
     again, _, _ = restore(tmp_path / "run.npz", model=model)
@@ -464,3 +465,27 @@ def test_entities_are_not_expanded(tmp_path):
               "</worldbody></mujoco>")
     assert load(xxe).body_name == ["&x;"]
     assert load(laughs).body_name == ["&i;"]
+
+
+def test_limits_on_as_the_file_says():
+    """cartpole's slider is ``limited`` to [-1.8, 1.8] m: a simulator enforces it by default
+    (the cart pushed by ``ctrl = 1``, 10 N, stops at the limit); ``limits=False`` lets it
+    run past; a model without limited joints is stepped as before (no limit rows)."""
+    from articulated import Simulator
+    from articulated.models import pendulum
+
+    model = load(DATA / "cartpole.xml", collision=False)
+    assert model.enforce_limits
+    j = int(np.flatnonzero(model.jnt_limited)[0])
+    assert model.joint_name[j] == "slider" and np.array_equal(model.jnt_range[j], [-1.8, 1.8])
+    x = {}
+    for limits in (None, False):
+        sim = Simulator(model, 1e-3, limits=limits)
+        sim.ctrl = np.ones(1)
+        x[limits] = sim.run(1500, progress=False).q[:, model.jnt_qadr[j]]
+    assert 1.8 - 1e-2 <= x[None].max() <= 1.8 + 1e-3
+    assert x[False].max() > 2.5
+    swimmer = load(DATA / "swimmer.xml", collision=False)
+    assert swimmer.enforce_limits == bool(swimmer.jnt_limited.any())
+    plain = pendulum(3)
+    assert not plain.enforce_limits and Simulator(plain, 1e-3).integrator == "rk4"

@@ -299,6 +299,10 @@ class Model:
         ``-inf``/``inf``: no limit on that side).
     jnt_limited : (nb,) bool
         The joint has a finite limit on at least one side.
+    enforce_limits : bool
+        Whether a simulator enforces ``jnt_range`` when its ``limits`` is left at None
+        (default False; :func:`~articulated.io.mjcf.load_mjcf` sets it where the file
+        limits a joint, as MuJoCo does).
     dof_body : (nv,) int64
         Body whose joint owns each velocity coordinate.
     dof_S : (nv, 6) float64
@@ -373,6 +377,7 @@ class Model:
         self.jnt_range = own(jnt_range, np.float64).reshape(-1, 2) \
             if nb else np.zeros((0, 2))
         self.jnt_limited = np.isfinite(self.jnt_range).any(axis=1) if nb else np.zeros(0, bool)
+        self.enforce_limits = False
 
         self.jnt_nq = np.array([_JOINT_NQ[t] for t in self.jnt_type], dtype=np.int64)
         self.jnt_nv = np.array([_JOINT_NV[t] for t in self.jnt_type], dtype=np.int64)

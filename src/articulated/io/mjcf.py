@@ -266,7 +266,8 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
     :class:`~articulated.simulation.forces.Actuators` (``ctrlrange``, ``forcerange`` where
     limited). They are in ``model.forces``, which every simulator adds (set the controls
     with ``sim.ctrl``); joint limits are in ``jnt_range`` where the file says ``limited``
-    (enforce them with ``Simulator(..., limits=True)``). :func:`articulated.interop.
+    (or ``limited="auto"`` with a range), and every simulator enforces them
+    (:attr:`Model.enforce_limits` is set; ``Simulator(..., limits=False)`` turns them off). :func:`articulated.interop.
     to_mujoco_state` and ``from_mujoco_state`` convert states and accelerations.
 
     Ignored, with one warning naming the elements: tendons, other actuators, joint friction
@@ -384,6 +385,7 @@ def load_mjcf(source, *, gravity=None, intermediate_mass: float = INTERMEDIATE_M
         raise ValueError(msg if msg.startswith(where) else f"{where}: {msg}") from None
 
     model.forces = _forces(mujoco, m, model, name, ignored)
+    model.enforce_limits = bool(model.jnt_limited.any())
     model.frames = {bname[b]: (f[0], f[1].copy(), f[2].copy()) for b, f in frames.items()}
     model.mjcf_intermediate = intermediate
     model.collision = (_collision_model(mujoco, m, model, name, frames, last, where, mu, e,

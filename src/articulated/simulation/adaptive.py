@@ -180,7 +180,8 @@ class AdaptiveSimulator:
     contacts : CollisionModel, optional - contact with friction and restitution on the
         hybrid body (Gayle, Lin & Manocha 2006, sec. IV-V;
         :mod:`~articulated.simulation.adaptive_contact`)
-    limits : bool - enforce the joint limits of the active joints (GLM IV.B)
+    limits : bool or None - enforce the joint limits of the active joints (GLM IV.B); None
+        (default): ``model.enforce_limits``
     contact_options : dict, optional - options of
         :class:`~articulated.simulation.contact.ContactStepper`: ``max_rotation`` and
         ``max_arc_error`` split a step whose fastest rigid piece turns by more than the
@@ -207,7 +208,7 @@ class AdaptiveSimulator:
     def __init__(self, model: Model, dt: float, *, max_active=None,
                  eps_vel: float = 0.0, eps_acc: float = 0.0, max_update: int | None = None,
                  update_every: int = 20, weights=None, velocity_weights=None, forces=(),
-                 q0=None, qd0=None, assembly="balanced", contacts=None, limits: bool = False,
+                 q0=None, qd0=None, assembly="balanced", contacts=None, limits: bool | None = None,
                  contact_options=None, update_on_impact: bool = False):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
@@ -276,6 +277,8 @@ class AdaptiveSimulator:
         self.solver.set_state(self.q, self.qd)         # frames at q0 for the first forces
         self.solver.prepare_region()
         self._contact = None
+        if limits is None:
+            limits = bool(model.enforce_limits and model.jnt_limited.any())
         if contacts is not None or limits:
             self._contact = ContactStepper(model, contacts, self.dt, limits=bool(limits),
                                            **(contact_options or {}))

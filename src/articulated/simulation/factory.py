@@ -125,6 +125,7 @@ def restore(path, *, model=None, forces=None):
     if settings.get("method", "aba") != "adaptive" and \
             settings.get("method") not in QUASI_STATIC_METHODS:
         settings["model_forces"] = False    # the file's forces include the model's
+        settings["limits"] = False          # a checkpointed run has no limit rows
     sim = Simulator(model, dt, q0=state["q"], qd0=state["qd"], forces=forces, **settings)
     sim.restore_state(info["state"], state)
     return sim, info, traj

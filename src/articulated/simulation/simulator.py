@@ -200,9 +200,11 @@ class DynamicsSimulator:
         Options of :class:`~articulated.simulation.contact.ContactStepper` (``tol``,
         ``sweeps``, ``rest_speed``, ``slip_speed``, ``warm_start``, ``project``,
         ``depth_tol``, ``allow_initial_penetration``, ``limit_e``, ...).
-    limits : bool
+    limits : bool or None
         Enforce the joint limits ``model.jnt_range`` by impulses (GLM IV.B, Kokkevis 2004),
-        with or without contacts (default False); same stepping as contacts.
+        with or without contacts; same stepping as contacts. None (default):
+        ``model.enforce_limits`` (on for MJCF models whose file limits a joint, off
+        otherwise).
     energy_drift : float > 0 or None
         Threshold of the energy watch (default 0.01): when every applied force conserves
         energy (no contacts, limits, damping or driving forces), :meth:`run` warns once
@@ -248,7 +250,7 @@ class DynamicsSimulator:
                  method: str = "aba", *, forces=(), q0=None, qd0=None,
                  rtol: float | None = None, atol: float | None = None,
                  dtype=np.float64, srm=None, contacts=None,
-                 contact_options=None, limits: bool = False, energy_drift: float | None = 0.01,
+                 contact_options=None, limits: bool | None = None, energy_drift: float | None = 0.01,
                  model_forces: bool = True):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
@@ -256,6 +258,8 @@ class DynamicsSimulator:
         self.dt = _positive(dt, "dt")
         self._srm = None
         self._contact = None
+        if limits is None:
+            limits = bool(model.enforce_limits and model.jnt_limited.any())
         if integrator is None:
             integrator = "rk4" if contacts is None and not limits else "semi_implicit_euler"
         if contacts is not None or limits:
