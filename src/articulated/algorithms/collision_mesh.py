@@ -307,7 +307,8 @@ def _hull_plane(V, h0, h1, X, plane, reach, spread, out, scratch):
     o)`` through ``o`` (3,) with unit normal ``n`` (3,) is below ``reach`` [m], reduced to a
     spread set: the deepest one, then repeatedly the one farthest (in the world) from those
     chosen, while that is at least ``spread`` [m] away, at most ``m = len(sel_out)``
-    (``out = (sel_out, d_out)``). Writes their indices (in ``V[h0:h1]``), increasing, to
+    (``out = (sel_out, d_out)``); then every vertex within reach joins its nearest chosen
+    one, and each chosen one gives way to the deepest vertex of its cell. Writes their indices (in ``V[h0:h1]``), increasing, to
     ``sel_out`` and their distances to ``d_out``; returns their number. ``scratch = (cand,
     dc, Y, dmin)``: ``cand, dc`` (nh,), ``Y`` (nh, 3) the vertices in the world, ``dmin``
     (nh,)."""
@@ -358,6 +359,26 @@ def _hull_plane(V, h0, h1, X, plane, reach, spread, out, scratch):
         if nxt < 0 or best < spread2:
             break
         j = nxt
+    # each candidate joins its nearest chosen vertex; a chosen vertex gives way to the
+    # deepest of its cell, so no vertex within reach is deeper than its cell's contact (a
+    # shallower vertex standing for a deeper one lets the deeper one through the floor)
+    for i in range(k):
+        best = np.inf
+        for t in range(c):
+            j = sel_out[t]
+            e0 = Y[i, 0] - Y[j, 0]
+            e1 = Y[i, 1] - Y[j, 1]
+            e2 = Y[i, 2] - Y[j, 2]
+            dd = e0 * e0 + e1 * e1 + e2 * e2
+            if dd < best:
+                best = dd
+                dmin[i] = t
+    for t in range(c):
+        j = sel_out[t]
+        for i in range(k):
+            if dmin[i] == t and dc[i] < dc[j]:
+                j = i
+        sel_out[t] = j
     # candidate positions -> vertex indices, increasing (insertion sort of c entries)
     for t0 in range(c):
         i = sel_out[t0]
