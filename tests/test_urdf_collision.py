@@ -15,7 +15,7 @@ from scipy.spatial.transform import Rotation
 
 import articulated as art
 from articulated.algorithms.collision import Detector
-from articulated.algorithms.collision_mesh import MESH_FEATURES
+from articulated.algorithms.collision_mesh import MESH_FEATURES, MESH_PLANE_GIVE
 from articulated.bench.common import robots_dir
 from articulated.geometry import SHAPE_BOX, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_SPHERE
 from articulated.io.urdf import load_urdf
@@ -434,8 +434,9 @@ def test_mesh_cube_on_plane_equals_compiled_box():
 
 def test_many_hull_vertices_on_a_plane_are_spread():
     """A mesh whose bowl-shaped bottom puts 400 hull vertices within reach of the plane:
-    16 contacts, the deepest (the bowl's centre) among them, spread to the corners; keys
-    increasing."""
+    16 contacts, the deepest (the bowl's centre) among them, spread over the bowl (to 2 cm
+    of its rim, along x and y); no vertex within reach deeper by more than
+    MESH_PLANE_GIVE than the contact nearest to it; keys increasing."""
     g = np.linspace(-0.1, 0.1, 21)
     bottom = np.array([[x, y, -0.05 + 0.05 * (x * x + y * y)] for x in g for y in g])
     V = np.vstack([bottom, [[0.0, 0.0, 0.1]]])
@@ -451,10 +452,36 @@ def test_many_hull_vertices_on_a_plane_are_spread():
     assert n == MESH_FEATURES
     assert det.out.dist[:n].min() == pytest.approx(-0.001, abs=1e-15)
     assert tuple(np.round(det.out.point[np.argmin(det.out.dist[:n]), :2], 12)) == (0, 0)
-    corners = {(x, y) for x in (-0.1, 0.1) for y in (-0.1, 0.1)}
-    got = {tuple(np.round(det.out.point[i, :2], 12)) for i in range(n)}
-    assert corners <= got
+    P = det.out.point[:n, :2]
+    assert (P.min(axis=0) <= -0.079).all() and (P.max(axis=0) >= 0.079).all()
+    # every vertex has a contact within 10 cm (twice the spread, 4.8 cm: its cell) no
+    # shallower than the vertex plus MESH_PLANE_GIVE
+    near = bottom[(bottom[:, 2] + 0.049) < 0.011]           # within reach (0.01 + 1 mm)
+    close = np.linalg.norm(near[:, None, :2] - P[None], axis=2) <= 0.1
+    vertex_dist = near[:, 2] + 0.049
+    as_deep = det.out.dist[:n][None, :] <= vertex_dist[:, None] + MESH_PLANE_GIVE + 1e-12
+    assert (close & as_deep).any(axis=1).all()
     assert (np.diff(det.out.key[:n]) > 0).all()
+
+
+def test_a_deeper_vertex_of_a_cell_is_its_contact():
+    """Hull vertices within reach of the floor: A (the deepest, 0.1 mm up), B (0.3 m away,
+    3 mm up) and C (1 cm from B, 0.2 mm up). The farthest-point choice takes A, then B,
+    and C lies within the spread of B: B gives way to C, deeper by more than
+    MESH_PLANE_GIVE (a rotating link would bring C through the floor within the step
+    while B stays above it): the contacts are A and C."""
+    V = np.array([[0.0, 0.0, 0.0001], [0.3, 0.0, 0.003], [0.29, 0.0, 0.0002],
+                  [0.0, 0.05, 0.05], [0.3, 0.05, 0.05], [0.15, -0.05, 0.08]])
+    b = art.ModelBuilder()
+    b.add_body("a", None, "free", mass=1.0, inertia=np.eye(3) * 0.01)
+    geom = art.CollisionModel(b.build())
+    geom.add("a", art.Mesh(vertices=V))
+    geom.add_static(art.Plane(normal=(0, 0, 1)))
+    det = Detector(geom)
+    n = det.detect(*_poses(np.eye(3)[None], [[0, 0, 0]]), np.zeros((1, 6)), 1e-3, extra=0.005)
+    assert n == 2
+    assert np.allclose(sorted(det.out.dist[:n]), [0.0001, 0.0002], atol=1e-15)
+    assert np.allclose(sorted(det.out.point[:n, 0]), [0.0, 0.29], atol=1e-15)
 
 
 def test_a_rounded_hull_on_a_plane_is_one_contact():

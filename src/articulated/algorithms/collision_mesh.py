@@ -299,6 +299,13 @@ class MeshNarrowPhase:
         P, N, D, K = zip(*rows)
         return (a, b, np.array(P), np.array(N), np.array(D), np.array(K, dtype=np.int64))
 
+MESH_PLANE_GIVE = 1e-4
+"""A vertex chosen as a mesh-plane contact gives way to a vertex of its cell (the vertices
+within reach nearer to it than to any other chosen one) that lies deeper by more than this
+[m]: a rotating link brings that vertex through the floor within a step where the chosen
+one stays above it; a face resting flat, whose vertices lie level to far less than this,
+keeps its corners."""
+
 
 @inline
 def _hull_plane(V, h0, h1, X, plane, reach, spread, out, scratch):
@@ -308,7 +315,8 @@ def _hull_plane(V, h0, h1, X, plane, reach, spread, out, scratch):
     spread set: the deepest one, then repeatedly the one farthest (in the world) from those
     chosen, while that is at least ``spread`` [m] away, at most ``m = len(sel_out)``
     (``out = (sel_out, d_out)``); then every vertex within reach joins its nearest chosen
-    one, and each chosen one gives way to the deepest vertex of its cell. Writes their indices (in ``V[h0:h1]``), increasing, to
+    one, and each chosen one gives way to the deepest vertex of its cell where that is
+    deeper by more than :data:`MESH_PLANE_GIVE`. Writes their indices (in ``V[h0:h1]``), increasing, to
     ``sel_out`` and their distances to ``d_out``; returns their number. ``scratch = (cand,
     dc, Y, dmin)``: ``cand, dc`` (nh,), ``Y`` (nh, 3) the vertices in the world, ``dmin``
     (nh,)."""
@@ -360,8 +368,8 @@ def _hull_plane(V, h0, h1, X, plane, reach, spread, out, scratch):
             break
         j = nxt
     # each candidate joins its nearest chosen vertex; a chosen vertex gives way to the
-    # deepest of its cell, so no vertex within reach is deeper than its cell's contact (a
-    # shallower vertex standing for a deeper one lets the deeper one through the floor)
+    # deepest of its cell where that is deeper by more than MESH_PLANE_GIVE (a shallower
+    # vertex standing for a deeper one lets the deeper one through the floor)
     for i in range(k):
         best = np.inf
         for t in range(c):
@@ -378,7 +386,8 @@ def _hull_plane(V, h0, h1, X, plane, reach, spread, out, scratch):
         for i in range(k):
             if dmin[i] == t and dc[i] < dc[j]:
                 j = i
-        sel_out[t] = j
+        if dc[j] < dc[sel_out[t]] - MESH_PLANE_GIVE:
+            sel_out[t] = j
     # candidate positions -> vertex indices, increasing (insertion sort of c entries)
     for t0 in range(c):
         i = sel_out[t0]
