@@ -127,7 +127,7 @@ def test_a_coal_mesh_pair_is_detected_from_inside_the_compiled_step():
 
 def test_a_non_finite_python_force_with_contacts_names_the_joint():
     """A Python force gone NaN inside the contact loop: the run stops before the step with
-    the force's joint named, the records kept."""
+    the force's joint named, the records kept, and advice a contact simulator accepts."""
     m, kw, _ = _limits()
 
     def tau(t, q, qd):
@@ -140,3 +140,5 @@ def test_a_non_finite_python_force_with_contacts_names_the_joint():
     assert e.joint == m.joint_name[0]
     assert e.step == len(e.trajectory) == 52 and sim.t == pytest.approx(0.051)
     assert np.isfinite(e.trajectory.q).all() and np.array_equal(sim.q, e.trajectory.q[-1])
+    # the advice names what a simulator with contacts and limits accepts
+    assert "energy_bound" in str(e) and "another integrator" not in str(e)

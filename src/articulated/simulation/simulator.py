@@ -733,6 +733,15 @@ class DynamicsSimulator:
         self.t = t_end
         return steps
 
+    def _divergence_advice(self):
+        """What a diverged run may change, among what this simulator accepts."""
+        if self._contact is not None:   # contacts and limits step by impulses only
+            return ("try a smaller dt, contact_options={'energy_bound': True} or a smaller "
+                    "'max_rotation' (substeps), or check the applied forces")
+        if self._srm is not None:
+            return "try a smaller dt or tighter rtol/atol, or check the applied forces"
+        return "try a smaller dt, another integrator, or check the applied forces"
+
     def _diverged(self, e, traj, step, steps):
         where = (f"t = {self.t:.6g} s" if self.integrator == "rk45"
                  else f"step {step} of {steps} (t = {self.t:.6g} -> {self.t + self.dt:.6g} s)")
@@ -740,8 +749,7 @@ class DynamicsSimulator:
         msg = (f"simulation diverged at {where} with integrator {self.integrator!r}, "
                f"dt = {self.dt:g} s: {e.detail}.{first} The {len(traj)} state(s) recorded so "
                f"far are in the exception's .trajectory and the last finite state (t = "
-               f"{self.t:.6g} s) in its .q, .qd; try a smaller dt, another integrator, or "
-               f"check the applied forces.")
+               f"{self.t:.6g} s) in its .q, .qd; {self._divergence_advice()}.")
         return SimulationDiverged(msg, trajectory=traj, t=self.t, step=step, joint=e.joint,
                                   q=self._q, qd=self._qd)
 
