@@ -104,3 +104,30 @@ def test_floor_catches_a_dropped_box(tmp_path, capsys):
     assert z == pytest.approx(-9.81 * 1e-6 * 100 * 101 / 2, rel=1e-9)
     assert main(["simulate", "pendulum", "--floor", "--out", str(tmp_path)]) == 1
     assert "--floor needs --urdf" in capsys.readouterr().err
+
+
+# the box on a pendulum whose bob is a point mass (zero inertia, as icub's head): the
+# Python API refuses it, the command line repairs it and says so
+POINT_BOB = BOX.replace("</robot>", """<joint name="swing" type="revolute"><origin xyz="0 0 -0.1"/>
+    <parent link="box"/><child link="bob"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <link name="bob"><inertial><mass value="0.5"/>
+    <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
+</robot>""")
+
+
+def test_an_unphysical_inertia_is_repaired_and_named(tmp_path, capsys):
+    """``simulate --urdf`` loads with ``repair="inertia"``: the point-mass bob (0.5 kg) gets
+    the inertia of a ball of water of its mass, ``2/5 m r^2`` with ``r = (3 m / (4 pi
+    1000))^(1/3)``, and the run prints what was changed."""
+    from articulated.io.urdf import load_urdf
+
+    urdf = _write(tmp_path, "bob.urdf", POINT_BOB)
+    with pytest.raises(ValueError, match="'bob'"):
+        load_urdf(urdf, floating_base=True)
+    assert main(["simulate", "--urdf", urdf, "--floating-base", "--floor", "--steps", "50",
+                 "--out", str(tmp_path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    r = (3 * 0.5 / (4 * np.pi * 1000.0)) ** (1 / 3)
+    assert "repaired as load_urdf(..., repair='inertia') does (1 bodies): 'bob'" in out
+    assert f"[{0.4 * 0.5 * r * r:.4g} " in out

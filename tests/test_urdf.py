@@ -579,8 +579,9 @@ def test_every_robot_loads_with_repair(pin, robots):
 
 def test_repair_inertia_values(tmp_path):
     """The repairs in closed form: a massless link gets boundmass at its origin, a point
-    mass gets boundinertia, a triangle-violating inertia has its two smaller principal
-    moments raised equally to I1 + I2 = I3; the strict default still raises."""
+    mass the inertia of a ball of water of its mass, a triangle-violating inertia has its
+    two smaller principal moments raised equally to I1 + I2 = I3 (1 + 1e-6); the strict
+    default still raises."""
     urdf = """<robot name="r"><link name="base"/>
       <link name="virtual"/>
       <link name="point"><inertial><origin xyz="0 0 -0.5"/><mass value="2"/>
@@ -603,9 +604,11 @@ def test_repair_inertia_values(tmp_path):
     assert m.body_mass[v] == 1e-6 and np.all(m.body_com[v] == 0)
     np.testing.assert_allclose(m.body_I_com[v], 1e-7 * np.eye(3), rtol=1e-12)
     assert m.body_mass[p] == 2.0 and m.body_com[p].tolist() == [0, 0, -0.5]
-    np.testing.assert_allclose(m.body_I_com[p], 1e-7 * np.eye(3), rtol=1e-12)
-    # 0.1 + 0.2 < 0.5: both raised by 0.1 -> (0.2, 0.3, 0.5)
-    np.testing.assert_allclose(np.diag(m.body_I_com[r]), [0.2, 0.3, 0.5], rtol=1e-12)
+    radius = (3 * 2.0 / (4 * np.pi * 1000.0)) ** (1 / 3)       # 7.8 cm
+    np.testing.assert_allclose(m.body_I_com[p], 0.4 * 2.0 * radius ** 2 * np.eye(3), rtol=1e-12)
+    # 0.1 + 0.2 < 0.5: both raised by 0.1 + 0.25e-6 -> I1 + I2 = 0.5 (1 + 1e-6)
+    np.testing.assert_allclose(np.diag(m.body_I_com[r]), [0.20000025, 0.30000025, 0.5],
+                               rtol=1e-12)
     assert set(m.urdf_repairs) == {"virtual", "point", "rod"}
     assert m.description["kwargs"]["repair"] == "inertia"
     with pytest.raises(ValueError, match="repair must be None or 'inertia'"):

@@ -686,3 +686,25 @@ def test_solo12_stands_on_its_meshes_like_mujoco(robots):
     assert np.abs(np.diff(r["ours_z"][-100:])).max() < 1e-5  # at rest
     sw = r["ours_sweeps"][1000:]
     assert np.median(sw) <= 10 and (sw >= 50).mean() < 0.05
+
+
+def test_a_collision_mesh_far_from_its_visual_is_warned(hand_urdf, tmp_path):
+    """alex_nub_hands' nubs: ``<collision><origin xyz="0 1.57 0"/>`` (a rotation written as
+    a translation) beside a ``<visual>`` of the same mesh at the link origin. The loader
+    simulates it as written and warns naming the link, the mesh and the distance; a
+    collision mesh where its visual is raises no warning."""
+    body = ("<link name='a'>{i}</link><joint name='j' type='revolute'><parent link='a'/>"
+            "<child link='nub'/><axis xyz='0 0 1'/><limit lower='-1' upper='1' effort='1' "
+            "velocity='1'/></joint><link name='nub'>{i}<visual><origin xyz='0 0 0' rpy='0 1.57 "
+            "0'/><geometry><mesh filename='meshes/part.stl'/></geometry></visual><collision>"
+            "<origin xyz='{o}' rpy='0 0 0'/><geometry><mesh filename='meshes/part.stl'/>"
+            "</geometry></collision></link>")
+    far = _write(tmp_path, body.format(i=INERTIAL, o="0 1.57 0"), "far.urdf")
+    with pytest.warns(UserWarning, match=r"link 'nub': <collision> 'nub/collision_0': the "
+                                         r"mesh 'part.stl' lies 1.57 m from the link's <visual>"):
+        m = load_urdf(far, collision=True)
+    np.testing.assert_allclose(m.collision.arrays()["pos"][0], [0, 1.57, 0])  # as written
+    near = _write(tmp_path, body.format(i=INERTIAL, o="0 0 0"), "near.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_urdf(near, collision=True)

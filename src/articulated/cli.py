@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -534,6 +535,12 @@ def robot_scene(urdf, srdf, args):
         The options of ``simulate``: ``floating_base``, ``floor``, ``self_collision``,
         ``hold_pose`` (None or a pose of :func:`_pose`), ``seed``.
 
+    The URDF is loaded with ``repair="inertia"`` (:func:`~articulated.io.urdf.load_urdf`):
+    a massless moving link or an inertia no body can have gets the smallest physical one
+    (what MuJoCo's ``boundmass``, ``boundinertia`` and ``balanceinertia`` do), named by
+    :func:`_describe_robot`, so that a robot from the wild runs; the Python API refuses
+    them unless asked.
+
     Returns the model (collision shapes loaded with ``floor``), the start configuration q0
     (nq,) (the pose held, else :func:`_initial_configuration`), the
     :class:`~articulated.geometry.CollisionModel` with its floor
@@ -545,7 +552,10 @@ def robot_scene(urdf, srdf, args):
     from .io.urdf import load_urdf
     from .robots import floor_contacts, hold_pose
 
-    model = load_urdf(urdf, floating_base=args.floating_base, collision=args.floor)
+    with warnings.catch_warnings():     # _describe_robot names the repairs
+        warnings.filterwarnings("ignore", message=r".*repair='inertia' changed")
+        model = load_urdf(urdf, floating_base=args.floating_base, collision=args.floor,
+                          repair="inertia")
     q0 = _initial_configuration(model, args.seed)
     forces = ()
     if args.hold_pose is not None:
@@ -599,6 +609,12 @@ def _describe_robot(model, geom=None, self_collision=False):
                f"mass {model.total_mass:.4g} kg (links welded to the world not counted)")
     else:
         yield f"root link: {on_world}; total mass {model.total_mass:.4g} kg"
+    repairs = getattr(model, "urdf_repairs", None) or {}
+    if repairs:
+        shown = "; ".join(f"{n!r}: {c}" for n, c in list(repairs.items())[:3])
+        yield (f"inertias the URDF gives but no body can have, repaired as load_urdf(..., "
+               f"repair='inertia') does ({len(repairs)} bodies): {shown}"
+               + ("; ..." if len(repairs) > 3 else ""))
     moving = [j for j in range(model.nb) if model.jnt_nv[j] > 0]
     yield (f"joints ({len(moving)} moving, {model.nb} bodies, nq = {model.nq}, nv = "
            f"{model.nv}): " + ", ".join(f"{model.joint_name[j]} ({kind(j)})" for j in moving))

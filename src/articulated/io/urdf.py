@@ -30,6 +30,9 @@ BOUNDMASS = 1e-6
 BOUNDINERTIA = 1e-9
 """Default ``boundinertia`` [kg m^2] of ``load_urdf(..., repair="inertia")``."""
 
+POINT_MASS_DENSITY = 1000.0
+"""Density [kg/m^3] of the ball whose inertia ``repair="inertia"`` gives a point mass."""
+
 ROOT_JOINT_NAME = "root_joint"
 """Name of the free joint added by ``load_urdf(..., floating_base=True)`` (as in Pinocchio)."""
 
@@ -242,8 +245,30 @@ def _collision_shapes(link, path, handler, meshes):
             shape.params()  # validates the sizes
         except ValueError as e:
             raise ValueError(f"{what}: {e}") from None
+        if g.mesh is not None:
+            _check_against_visual(link, what, g.mesh.filename, shape, po)
         out.append((name, shape, Ro, po))
     return out
+
+
+def _check_against_visual(link, what, filename, mesh, po):
+    """Warn where a ``<collision>`` mesh lies farther from a ``<visual>`` of the same file
+    on the link than the mesh's size (its largest vertex distance from its origin): most
+    likely a typo in its ``<origin>`` (a rotation written as ``xyz``), which a simulator
+    follows as written."""
+    r = float(np.linalg.norm(mesh.scaled_vertices(), axis=1).max())
+    for v in link.visuals:
+        if v.geometry is None or v.geometry.mesh is None or v.geometry.mesh.filename != filename:
+            continue
+        pv = _origin(v.origin)[1]
+        d = float(np.linalg.norm(po - pv))
+        if d > 2.0 * r + 0.01:
+            warnings.warn(f"{what}: the mesh {os.path.basename(filename)!r} lies {d:.3g} m "
+                          f"from the link's <visual> of the same file (<origin xyz> "
+                          f"{np.round(po, 4).tolist()} against {np.round(pv, 4).tolist()}; "
+                          f"the mesh reaches {r:.3g} m from its origin): simulated as "
+                          f"written; check the <collision> <origin>", stacklevel=4)
+            return
 
 
 def _collision_model(model, robot, path, mesh_dir, mu, e):
@@ -287,10 +312,12 @@ def _repair_inertia(m, c, I, boundmass, boundinertia):
         m = boundmass
     I = 0.5 * (I + I.T)
     ev, V = np.linalg.eigh(I)
-    new = np.maximum(ev, boundinertia)
-    gap = new[2] - new[0] - new[1]
-    if gap > 0.0:
-        new[:2] += 0.5 * gap
+    floor = boundinertia
+    if ev[2] < boundinertia:        # a point mass: the inertia of a ball of water
+        floor = max(floor, 0.4 * m * (3.0 * m / (4.0 * math.pi * POINT_MASS_DENSITY)) ** (2 / 3))
+    new = np.maximum(ev, floor)
+    if new[2] > new[0] + new[1]:    # a margin of 1e-6 I3 keeps it after round-off
+        new[:2] += 0.5 * (new[2] * (1.0 + 1e-6) - new[0] - new[1])
     if np.any(new != ev):
         fmt = {"float_kind": lambda x: f"{x:.4g}"}
         notes.append(f"principal moments {np.array2string(ev, formatter=fmt)} -> "
@@ -340,10 +367,13 @@ def load_urdf(path, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), *,
         moving body after fixed links are merged: a mass below ``boundmass`` is raised to
         it (a massless body gets its new mass at its origin; moving subtrees with no mass
         at all load this way); principal moments of inertia (about the COM) below
-        ``boundinertia`` are raised to it (points and rods: icub's zero inertias; also
-        negative ones, which no body has but Pinocchio accepts: romeo_laas_small); if the
+        ``boundinertia`` are raised to it (rods; also negative moments, which no body has
+        but Pinocchio accepts: romeo_laas_small), and a point mass (all three below it:
+        icub's head, 1.34 kg) gets the inertia of a uniform ball of water of its mass
+        (:data:`POINT_MASS_DENSITY`; ``2/5 m r^2``), so that a joint turning it about its
+        centre does not spin freely at the smallest impulse; if the
         principal moments violate the triangle inequality ``I1 + I2 >= I3``, the two
-        smaller ones are raised by the same amount until ``I1 + I2 = I3`` (MuJoCo's
+        smaller ones are raised by the same amount until ``I1 + I2 = I3 (1 + 1e-6)`` (MuJoCo's
         ``balanceinertia`` instead sets all three to their mean, a larger change). The
         principal axes and the COM are kept. ``model.urdf_regularized`` lists the bodies
         changed and ``model.urdf_repairs`` maps each to what was changed. Negative or
