@@ -11,6 +11,8 @@ One module per benchmark of ``articulated bench NAME``, each declaring its optio
   the shared runs of :mod:`~articulated.bench.adaptive_runs`;
 * :mod:`~articulated.bench.quasistatics` - adaptive quasi-statics (Redon & Lin 2005);
 * :mod:`~articulated.bench.proteins` - the same on real proteins (``load_structure``);
+* :mod:`~articulated.bench.speedups` - the adaptive methods' headline speed-ups beside the
+  papers', in one run;
 * :mod:`~articulated.bench.loops` - closed loops by SRM (Ascher & Lin 1999);
 * :mod:`~articulated.bench.contact` - contact (Gayle, Lin & Manocha 2006), against MuJoCo;
 * :mod:`~articulated.bench.contact_mujoco` - MuJoCo beside every scene of ``contact``
@@ -31,6 +33,6 @@ timing, Markdown tables and figures.
 
 BENCHMARKS = ("fd", "dca", "loops", "stiffness", "quasistatics", "adaptive", "contact",
               "contact-mujoco",
-              "robots", "simulator", "proteins", "sweep", "soak")
+              "robots", "simulator", "proteins", "speedups", "sweep", "soak")
 """The modules behind ``articulated bench NAME``, in the order of ``articulated bench --help``
 (a ``-`` in NAME is a ``_`` in the module's name)."""
