@@ -273,6 +273,39 @@ def test_quasistatic_simulator_matches_full_dca():
         art.Simulator(m, 1e-3, method="quasistatic-adaptive", error="max")
 
 
+def test_compiled_steps_equal_the_python_steps():
+    """With point forces only (world and body frame, two on one body) the adaptive steps
+    run in one compiled loop; the same simulator stepped in Python (the path of every other
+    force) reaches the same configuration, joints, bounds and node counts, and records at
+    the same times."""
+    m = models.bicycle_chain(40, gravity=(0, 0, 0))
+    forces = lambda: [art.PointForce(m.nb - 1, [0.0, 1.0, 0.3]),
+                      art.PointForce(m.nb - 1, [0.2, 0.0, -0.4], point=[0.1, 0.0, 0.05]),
+                      art.PointForce(17, [0.0, -0.5, 0.0], point=[0.0, 0.02, 0.0],
+                                     frame="body")]
+    runs = []
+    for compiled in (True, False):
+        sim = art.Simulator(m, 1e-3, method="quasistatic-adaptive", eps_max=2.0 ** -9,
+                            forces=forces())
+        assert (sim._compiled_loop() is not None) is True
+        if not compiled:
+            sim._loop = False                # as for a force without a compiled form
+        sim.step()
+        runs.append((sim, sim.run(120, record_every=50)))
+    (c, tc), (p, tp) = runs
+    assert np.abs(p.q - m.neutral()).max() > 0.05                 # it moved
+    np.testing.assert_allclose(c.q, p.q, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(tc.joints, tp.joints)
+    np.testing.assert_array_equal(tc.nodes, tp.nodes)
+    np.testing.assert_allclose(tc.bound, tp.bound, rtol=1e-9, atol=1e-300)
+    assert tc.t.tolist() == tp.t.tolist() and len(tc.t) == 4       # 0, 50, 100, 120 steps
+    assert 0 < tc.joints.min() and tc.joints.max() < m.nb and c.t == p.t
+    assert (tc.wall > 0).all() and c.last["joints"] == tc.joints[-1]
+    # a force without a compiled form steps in Python
+    s = art.Simulator(m, 1e-3, method="quasistatic-adaptive", forces=[_FailingForce(3, 1.0)])
+    assert s._compiled_loop() is None
+
+
 class _FailingForce(art.Force):
     """A point force that turns non-finite after t_fail (to test divergence handling)."""
 

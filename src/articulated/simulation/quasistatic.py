@@ -17,7 +17,9 @@ back-substitution computes the joints needed for ``eps_max`` in the chosen error
 (or ``max_joints`` of them), only those joints move, and the coefficients are updated
 lazily along the paths of the moved joints and of the bodies whose applied force changed,
 O(N_U log(N / N_U)). World poses needed by world-frame forces come from the hierarchical
-frames in O(log n) per body. ``method="quasistatic"``: the full DCA every step (the
+frames in O(log n) per body. When every applied force is a point force the steps run in
+one compiled loop (:mod:`articulated.simulation.quasistatic_loop`), other forces are
+called from Python each step. ``method="quasistatic"``: the full DCA every step (the
 reference of RL's benchmarks).
 """
 
@@ -33,7 +35,9 @@ from ..algorithms.metric import ERROR_MEASURES
 from ..algorithms.quasistatics import AdaptiveQuasiStatics
 from ..configuration import integrate_joints_inplace
 from ..model import Model
+from .cycles import _cycle_rate
 from .forces import FramesKinematics
+from .quasistatic_loop import BAD_NODE, point_forces, qs_loop_bundle, quasistatic_steps
 from .trajectory import SimulationDiverged, Trajectory
 
 QUASI_STATIC_METHODS = ("quasistatic-adaptive", "quasistatic")
@@ -129,6 +133,7 @@ class QuasiStaticSimulator:
             self._q = q
         self._v = np.zeros(model.nv)
         self.last = {}
+        self._loop = None           # the compiled loop's bundle (False: Python steps)
         for f in forces:
             self.add_force(f)
 
@@ -152,6 +157,7 @@ class QuasiStaticSimulator:
         if hasattr(force, "bind"):
             force.bind(self.model)
         self.forces.append(force)
+        self._loop = None
         bodies, joints = (force.support(self.model) if hasattr(force, "support")
                           else (None, None))
         if bodies is None:
@@ -181,6 +187,36 @@ class QuasiStaticSimulator:
                 else np.isfinite(self._f_ext[self._bodies]).all()):
             raise ValueError(f"an applied force is not finite at t = {self.t:.6g}")
 
+    def _compiled_loop(self):
+        """The :data:`~articulated.simulation.quasistatic_loop.QSLoop` of the adaptive
+        method when every force is a point force (built once per set of forces), else
+        None."""
+        if self._loop is None:
+            fb = (point_forces(self.model, self.forces)
+                  if self.method == "quasistatic-adaptive" else None)
+            self._loop = False if fb is None else qs_loop_bundle(self.model, self.solver, fb)
+        return self._loop or None
+
+    def _compiled_steps(self, n, out):
+        """``n`` steps in the compiled loop, statistics into ``out`` (n, 4) (joints,
+        bound, nodes, cycles); returns ``(steps done, error)``: None, or the message of the
+        ValueError the Python step raises there."""
+        s, lp = self.solver, self._compiled_loop()
+        budget = -1 if self.max_joints is None else self.max_joints
+        done, code, s._n_computed = quasistatic_steps(
+            lp, s._node_args(True), s._solve_args(), int(n), self.dt * self.dt,
+            self.eps_max, ERROR_MEASURES.index(self.error), budget, s._n_computed, out)
+        for _ in range(done):
+            self.t += self.dt
+        if code == BAD_NODE:
+            return done, (f"the adaptive quasi-statics result is not finite at joint "
+                          f"{self.model.joint_name[int(lp.bad[0])]!r}: a node inverse "
+                          f"inertia is singular")
+        if code:
+            return done, (f"the quasi-static configuration became non-finite at t = "
+                          f"{self.t:.6g}")
+        return done, None
+
     def step(self) -> dict:
         """Take one quasi-static step and return its statistics.
 
@@ -189,6 +225,14 @@ class QuasiStaticSimulator:
         """
         m = self.model
         t0 = time.perf_counter()
+        if self._compiled_loop() is not None:
+            out = np.zeros((1, 4))
+            err = self._compiled_steps(1, out)[1]
+            if err:
+                raise ValueError(err)
+            self.last = dict(joints=int(out[0, 0]), bound=float(out[0, 1]),
+                             nodes=int(out[0, 2]), wall=time.perf_counter() - t0)
+            return self.last
         self._evaluate_forces()
         h2 = self.dt * self.dt
         if self.method == "quasistatic-adaptive":
@@ -245,19 +289,40 @@ class QuasiStaticSimulator:
                                  settings=dict(error=self.error, eps_max=self.eps_max,
                                                max_joints=self.max_joints))
 
-        for k in range(steps):
-            try:
-                st = self.step()
-            except ValueError as e:          # non-finite accelerations, forces or state
-                raise SimulationDiverged(f"quasi-static run stopped at step {k + 1}: {e}",
-                                         trajectory=trajectory(k), t=self.t,
-                                         step=k + 1) from e
-            joints[k], bound[k], nodes[k], wall[k] = (st["joints"], st["bound"], st["nodes"],
-                                                      st["wall"])
-            if (k + 1) % every == 0 or k == steps - 1:
+        k = 0
+        compiled = self._compiled_loop() is not None
+        rate = _cycle_rate() if compiled else None
+        while k < steps:
+            err = None
+            if compiled:                      # up to the next record, in one call
+                n = min(every - k % every, steps - k)
+                out = np.zeros((n, 4))
+                t0 = time.perf_counter()
+                n, err = self._compiled_steps(n, out)
+                w = time.perf_counter() - t0
+                joints[k:k + n], bound[k:k + n], nodes[k:k + n] = out[:n, :3].T
+                wall[k:k + n] = out[:n, 3] / rate if rate else w / max(n, 1)
+            else:
+                try:
+                    st = self.step()
+                except ValueError as e:       # non-finite accelerations, forces or state
+                    err, n = str(e), 0
+                else:
+                    joints[k], bound[k], nodes[k], wall[k] = (st["joints"], st["bound"],
+                                                              st["nodes"], st["wall"])
+                    n = 1
+            if err:
+                k += n
+                raise SimulationDiverged(f"quasi-static run stopped at step {k + 1}: {err}",
+                                         trajectory=trajectory(k), t=self.t, step=k + 1)
+            k += n
+            if k % every == 0 or k == steps:
                 if ts[-1] != self.t:
                     ts.append(self.t)
                     qs.append(self._q.copy())
+        if compiled and steps:
+            self.last = dict(joints=int(joints[steps - 1]), bound=float(bound[steps - 1]),
+                             nodes=int(nodes[steps - 1]), wall=float(wall[steps - 1]))
         return trajectory(steps)
 
     def __repr__(self):
