@@ -1,4 +1,4 @@
-"""Smoke test of ``articulated bench speedups --quick`` (issue 50, item 4): every row is
+"""Smoke test of ``articulated bench speedups --quick`` (the adaptive speed-ups of the papers): every row is
 measured in one run, beside the full DCA and ABA, and has the properties the methods
 guarantee."""
 
