@@ -274,15 +274,17 @@ def test_quasistatic_simulator_matches_full_dca():
 
 
 def test_compiled_steps_equal_the_python_steps():
-    """With point forces only (world and body frame, two on one body) the adaptive steps
-    run in one compiled loop; the same simulator stepped in Python (the path of every other
-    force) reaches the same configuration, joints, bounds and node counts, and records at
-    the same times."""
+    """With compiled body forces only (point forces in the world and body frames, two on
+    one body, a spring to a moving anchor) the adaptive steps run in one compiled loop; the
+    same simulator stepped in Python (the path of every other force) reaches the same
+    configuration, joints, bounds and node counts, and records at the same times."""
     m = models.bicycle_chain(40, gravity=(0, 0, 0))
     forces = lambda: [art.PointForce(m.nb - 1, [0.0, 1.0, 0.3]),
                       art.PointForce(m.nb - 1, [0.2, 0.0, -0.4], point=[0.1, 0.0, 0.05]),
                       art.PointForce(17, [0.0, -0.5, 0.0], point=[0.0, 0.02, 0.0],
-                                     frame="body")]
+                                     frame="body"),
+                      art.Spring(25, [0.0, 0.01, 0.0], [0.3, 0.2, 0.1], 2.0, damping=0.5,
+                                 anchor_velocity=[0.0, 0.0, 1.0])]
     runs = []
     for compiled in (True, False):
         sim = art.Simulator(m, 1e-3, method="quasistatic-adaptive", eps_max=2.0 ** -9,

@@ -17,9 +17,10 @@ back-substitution computes the joints needed for ``eps_max`` in the chosen error
 (or ``max_joints`` of them), only those joints move, and the coefficients are updated
 lazily along the paths of the moved joints and of the bodies whose applied force changed,
 O(N_U log(N / N_U)). World poses needed by world-frame forces come from the hierarchical
-frames in O(log n) per body. When every applied force is a point force the steps run in
-one compiled loop (:mod:`articulated.simulation.quasistatic_loop`), other forces are
-called from Python each step. ``method="quasistatic"``: the full DCA every step (the
+frames in O(log n) per body. When every applied force is a compiled body force
+(:class:`~articulated.PointForce`, :class:`~articulated.Spring`) the steps run in one
+compiled loop (:mod:`articulated.simulation.quasistatic_loop`); other forces are called
+from Python each step. ``method="quasistatic"``: the full DCA every step (the
 reference of RL's benchmarks).
 """
 
@@ -37,7 +38,8 @@ from ..configuration import integrate_joints_inplace
 from ..model import Model
 from .cycles import _cycle_rate
 from .forces import FramesKinematics
-from .quasistatic_loop import BAD_NODE, point_forces, qs_loop_bundle, quasistatic_steps
+from .quasistatic_loop import (BAD_FORCE, BAD_NODE, body_forces, qs_loop_bundle,
+                               quasistatic_steps)
 from .trajectory import SimulationDiverged, Trajectory
 
 QUASI_STATIC_METHODS = ("quasistatic-adaptive", "quasistatic")
@@ -189,12 +191,12 @@ class QuasiStaticSimulator:
 
     def _compiled_loop(self):
         """The :data:`~articulated.simulation.quasistatic_loop.QSLoop` of the adaptive
-        method when every force is a point force (built once per set of forces), else
-        None."""
+        method when every force is a compiled body force (built once per set of forces),
+        else None."""
         if self._loop is None:
-            fb = (point_forces(self.model, self.forces)
+            fa = (body_forces(self.model, self.forces)
                   if self.method == "quasistatic-adaptive" else None)
-            self._loop = False if fb is None else qs_loop_bundle(self.model, self.solver, fb)
+            self._loop = False if fa is None else qs_loop_bundle(self.model, self.solver, fa)
         return self._loop or None
 
     def _compiled_steps(self, n, out):
@@ -204,10 +206,12 @@ class QuasiStaticSimulator:
         s, lp = self.solver, self._compiled_loop()
         budget = -1 if self.max_joints is None else self.max_joints
         done, code, s._n_computed = quasistatic_steps(
-            lp, s._node_args(True), s._solve_args(), int(n), self.dt * self.dt,
+            lp, s._node_args(True), s._solve_args(), int(n), self.t, self.dt,
             self.eps_max, ERROR_MEASURES.index(self.error), budget, s._n_computed, out)
         for _ in range(done):
             self.t += self.dt
+        if code == BAD_FORCE:
+            return done, f"an applied force is not finite at t = {self.t:.6g}"
         if code == BAD_NODE:
             return done, (f"the adaptive quasi-statics result is not finite at joint "
                           f"{self.model.joint_name[int(lp.bad[0])]!r}: a node inverse "

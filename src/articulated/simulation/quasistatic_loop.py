@@ -2,12 +2,11 @@
 
 :func:`quasistatic_steps` runs a stretch of steps of
 :class:`~articulated.simulation.quasistatic.QuasiStaticSimulator` (``method=
-"quasistatic-adaptive"``) in one numba call when every applied force is a point force (a
-force whose compiled form is a body force of kind :data:`~articulated.simulation.forces.
-FORCE_WORLD` or :data:`~articulated.simulation.forces.FORCE_BODY`: :class:`~articulated.
-PointForce`, :class:`~articulated.BodyForce`): per step the forces (a world force turned
-into body coordinates by the body's world pose from the hierarchical frames, RL Sec. 5.1,
-O(log n)), the lazy update of the force bodies' leaves and their ancestors (RL Sec. 5.2),
+"quasistatic-adaptive"``) in one numba call when every applied force is a body force with
+a compiled form (:class:`~articulated.PointForce`, :class:`~articulated.Spring`; the
+bodies' velocities are zero, a spring's damper sees its anchor's velocity): per step the forces
+(:func:`~articulated.simulation.forces.body_force_row`, from each body's world pose by the
+hierarchical frames, RL Sec. 5.1, O(log n)), the lazy update of the force bodies' leaves and their ancestors (RL Sec. 5.2),
 the error-bounded partial back-substitution (RL Sec. 4.3), ``q (+)= h^2 qdd`` on the
 computed joints and the lazy update of their nodes: the step of the simulator's Python
 path, whose per-call overhead (about 10 us per kernel call for the unboxing of the
@@ -32,35 +31,35 @@ from ..algorithms.node_update import _dirty_nodes, _update_nodes
 from ..config import KERNEL
 from ..configuration import integrate_joints_inplace
 from .cycles import _cycles
-from .forces import FORCE_BODY, FORCE_WORLD
+from .forces import body_force_row, compile_forces
 
-OK, BAD_NODE, NON_FINITE = 0, 1, 2
+OK, BAD_NODE, NON_FINITE, BAD_FORCE = 0, 1, 2, 3
 """Codes of :func:`quasistatic_steps`: done; a node inverse inertia is singular (the joint
 in ``QSLoop.bad[0]``); the configuration of a computed joint became non-finite (the
-joint in ``QSLoop.bad[0]``)."""
+joint in ``QSLoop.bad[0]``); an applied force is not finite."""
 
 QSLoop = namedtuple("QSLoop", (
     "node_parent", "leaf_of_body", "node_of_joint", "mark", "dirty", "seeds", "computed",
     "stats", "qdd", "q", "f_ext", "jtype", "qadr", "vadr", "jnq", "node_pslot", "node_hoff",
-    "handle_x", "H_E", "H_r", "Tup_E", "Tup_r", "Xr", "xq", "fb_body", "fb_world", "fb_point",
-    "fb_force", "bad"))
+    "handle_x", "H_E", "H_r", "Tup_E", "Tup_r", "Xr", "xq", "kind", "body", "params",
+    "bad"))
 QSLoop.__doc__ = """What :func:`quasistatic_steps` reads besides the solver's bundles: the
 assembly tree's ``node_parent``, ``leaf_of_body``, ``node_of_joint``; the solver's
 lazy-update scratch ``mark``, ``dirty``, ``seeds``, its solve outputs ``computed``,
 ``stats``, ``qdd`` and its state ``q``, ``f_ext``; the joints' ``jtype``, ``qadr``,
 ``vadr``, ``jnq``; the hierarchical frames of
-:func:`~articulated.algorithms.handles._world_pose` (``node_pslot`` .. ``xq``); the point
-forces: ``fb_body`` (k,) int64, ``fb_world`` (k,) bool (world or body coordinates),
-``fb_point`` (k, 3) [m] in body coordinates, ``fb_force`` (k, 3) [N]; ``bad`` (1,) int64 the
-joint of an error code."""
+:func:`~articulated.algorithms.handles._world_pose` (``node_pslot`` .. ``xq``); the body
+forces ``kind``, ``body`` (k,) int64 and ``params`` (k, 12) of
+:class:`~articulated.simulation.forces.ForceArrays`; ``bad`` (1,) int64 the joint of an
+error code."""
 
 
 @njit(**KERNEL)
-def quasistatic_steps(lp, upd, sol, nsteps, h2, eps, measure, budget, n_prev, out):
+def quasistatic_steps(lp, upd, sol, nsteps, t0, h, eps, measure, budget, n_prev, out):
     """``nsteps`` adaptive quasi-static steps (the module docstring) with the solver's
     :class:`~articulated.algorithms.bundles.NodeArgs` ``upd`` and
-    :class:`~articulated.algorithms.bundles.SolveArgs` ``sol``, step ``h`` given as ``h2 =
-    h^2`` [s^2], the error bound ``eps`` in the measure ``measure`` (index in
+    :class:`~articulated.algorithms.bundles.SolveArgs` ``sol``, from time ``t0`` [s] with
+    step ``h`` [s], the error bound ``eps`` in the measure ``measure`` (index in
     :data:`~articulated.algorithms.metric.ERROR_MEASURES`), the joint budget ``budget``
     (-1: none) and ``n_prev`` the joints computed by the solver's last solve. Per step s,
     ``out[s] = (joints computed, certified bound, nodes updated, cycles)`` (:func:`~articulated
@@ -68,31 +67,32 @@ def quasistatic_steps(lp, upd, sol, nsteps, h2, eps, measure, budget, n_prev, ou
     on an error code the step is not counted and ``lp.bad[0]`` names the joint."""
     up = byref(upd)
     sp = byref(sol)
-    nf = lp.fb_body.shape[0]
+    nf = lp.body.shape[0]
     f_ext = lp.f_ext
+    h2 = h * h
+    tk = t0                             # the time of step s
+    zero6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for s in range(nsteps):
         c0 = _cycles()
         for k in range(nf):
-            b = lp.fb_body[k]
+            b = lp.body[k]
             for a in range(6):
                 f_ext[b, a] = 0.0
         for k in range(nf):
-            b = lp.fb_body[k]
-            fx, fy, fz = lp.fb_force[k, 0], lp.fb_force[k, 1], lp.fb_force[k, 2]
-            if lp.fb_world[k]:          # f = R^T F, R (= Xr[0]) rotates body into world
-                _world_pose(b, lp.leaf_of_body, lp.node_parent, lp.node_pslot, lp.node_hoff,
-                            lp.handle_x, lp.H_E, lp.H_r, lp.Tup_E, lp.Tup_r, lp.Xr, lp.xq)
-                R = lp.Xr[0]
-                fx, fy, fz = (R[0, 0] * fx + R[1, 0] * fy + R[2, 0] * fz,
-                              R[0, 1] * fx + R[1, 1] * fy + R[2, 1] * fz,
-                              R[0, 2] * fx + R[1, 2] * fy + R[2, 2] * fz)
-            px, py, pz = lp.fb_point[k, 0], lp.fb_point[k, 1], lp.fb_point[k, 2]
-            f_ext[b, 0] += py * fz - pz * fy
-            f_ext[b, 1] += pz * fx - px * fz
-            f_ext[b, 2] += px * fy - py * fx
-            f_ext[b, 3] += fx
-            f_ext[b, 4] += fy
-            f_ext[b, 5] += fz
+            b = lp.body[k]
+            # world X body: Xr[0] rotates body into world, xq[0] is the world origin in
+            # body coordinates (the body origin in world: -Xr[0] xq[0])
+            _world_pose(b, lp.leaf_of_body, lp.node_parent, lp.node_pslot, lp.node_hoff,
+                        lp.handle_x, lp.H_E, lp.H_r, lp.Tup_E, lp.Tup_r, lp.Xr, lp.xq)
+            E, r = lp.Xr[0], lp.xq[0]
+            R = (E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1],
+                 E[2, 2])
+            p = (-(E[0, 0] * r[0] + E[0, 1] * r[1] + E[0, 2] * r[2]),
+                 -(E[1, 0] * r[0] + E[1, 1] * r[1] + E[1, 2] * r[2]),
+                 -(E[2, 0] * r[0] + E[2, 1] * r[1] + E[2, 2] * r[2]))
+            # body velocities zero (a spring's damper still sees its anchor's velocity)
+            if not body_force_row(k, lp.kind, lp.params, R, p, zero6, True, f_ext, b, tk):
+                return s, BAD_FORCE, n_prev
             lp.seeds[k] = lp.leaf_of_body[b]
         n1 = _dirty_nodes(lp.node_parent, lp.seeds, nf, lp.mark, lp.dirty, lp.mark)
         _update_nodes(lp.dirty, n1, up)
@@ -116,33 +116,24 @@ def quasistatic_steps(lp, upd, sol, nsteps, h2, eps, measure, budget, n_prev, ou
         out[s, 1] = lp.stats[STAT_BOUND]
         out[s, 2] = n1 + n2
         out[s, 3] = _cycles() - c0
+        tk += h
     return nsteps, OK, n_prev
 
 
-def point_forces(model, forces):
-    """The point forces of ``forces`` as ``(body, world, point, force)`` arrays for
-    :data:`QSLoop`, or None when a force has another form (then the simulator steps in
-    Python)."""
-    rows = []
-    for f in forces:
-        c = f.compiled(model) if hasattr(f, "compiled") else None
-        if c is None or set(c) != {"body"} or c["body"][0] not in (FORCE_WORLD, FORCE_BODY):
-            return None
-        kind, b, p = c["body"]
-        p = np.asarray(p, dtype=np.float64)
-        rows.append((int(b), kind == FORCE_WORLD, p[:3], p[3:6]))
-    if not rows:
+def body_forces(model, forces):
+    """The :class:`~articulated.simulation.forces.ForceArrays` of ``forces`` when they are
+    body forces with a compiled form only (no joint forces, no Python force), else None
+    (then the simulator steps in Python)."""
+    fa = compile_forces(model, forces)
+    if fa is None or fa.joint or fa.body.shape[0] == 0:
         return None
-    return (np.array([r[0] for r in rows], dtype=np.int64),
-            np.array([r[1] for r in rows], dtype=np.bool_),
-            np.array([r[2] for r in rows]).reshape(-1, 3),
-            np.array([r[3] for r in rows]).reshape(-1, 3))
+    return fa
 
 
-def qs_loop_bundle(model, solver, fb):
+def qs_loop_bundle(model, solver, fa):
     """The :data:`QSLoop` of an :class:`~articulated.algorithms.quasistatics.
-    AdaptiveQuasiStatics` ``solver`` of ``model`` with the point forces ``fb`` of
-    :func:`point_forces`."""
+    AdaptiveQuasiStatics` ``solver`` of ``model`` with the body forces ``fa`` of
+    :func:`body_forces`."""
     t, d = solver.tree, solver.dca
     return QSLoop(
         node_parent=t.node_parent, leaf_of_body=t.leaf_of_body, node_of_joint=t.node_of_joint,
@@ -151,5 +142,4 @@ def qs_loop_bundle(model, solver, fb):
         jtype=model.jnt_type, qadr=model.jnt_qadr, vadr=model.jnt_vadr, jnq=model.jnt_nq,
         node_pslot=solver.node_pslot, node_hoff=t.node_hoff, handle_x=d.handle_x, H_E=d.H_E,
         H_r=d.H_r, Tup_E=solver.Tup_E, Tup_r=solver.Tup_r, Xr=solver._Xr, xq=solver._xq,
-        fb_body=fb[0], fb_world=fb[1], fb_point=fb[2], fb_force=fb[3],
-        bad=np.zeros(1, np.int64))
+        kind=fa.kind, body=fa.body, params=fa.params, bad=np.zeros(1, np.int64))
