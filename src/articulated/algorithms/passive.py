@@ -336,12 +336,14 @@ def evaluate_node(i, tree, v, lz, co, biases):
     mv, Bt, Pt, G, betaT = lz.mv, lz.Bt, lz.Pt, lz.G, lz.betaT
     bh, ph, eta, beta = co.bh, co.ph, co.eta, co.beta
     monomials(xform_motion_at(lz.ref_E, lz.ref_r, i, v), mv)     # the reference-frame twist
+    leaf = J < 0                  # p = 0 and eta = 0 (RL Lemma 1): Pt, G zero
     for k in range(nh):
         s = ho + k
         for a in range(6):
             y = 0.0
-            for c in range(K):
-                y += Pt[s, a, c] * mv[c]
+            if not leaf:
+                for c in range(K):
+                    y += Pt[s, a, c] * mv[c]
             ph[s, a] = y
         if biases:
             for a in range(6):
@@ -350,11 +352,12 @@ def evaluate_node(i, tree, v, lz, co, biases):
                     x += Bt[s, a, c] * mv[c]
                 bh[s, a] = x
     e = 0.0
-    for r in range(K):
-        x = 0.0
-        for c in range(K):
-            x += G[i, r, c] * mv[c]
-        e += mv[r] * x
+    if not leaf:
+        for r in range(K):
+            x = 0.0
+            for c in range(K):
+                x += G[i, r, c] * mv[c]
+            e += mv[r] * x
     eta[i] = e
     if J >= 0:
         for a in range(6):
