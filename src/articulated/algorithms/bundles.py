@@ -257,7 +257,7 @@ RegionArgs.__doc__ = """Arguments of the active-region update
 :meth:`articulated.algorithms.adaptive.AdaptiveDynamics._region_args`: the
 :class:`RegionBuffers`, :class:`RegionPrep`, the :class:`NodeArgs` and :class:`SolveArgs`
 of the fully articulated coefficient set, the tensorization scratch ``tens = (MX, M, S,
-Gs)``, :class:`VelocityMetric`, :class:`RegionTopology`, :class:`RegionScratch` and
+Gs, lsc)`` (:func:`articulated.algorithms.hybrid.tensorize_nodes`), :class:`VelocityMetric`, :class:`RegionTopology`, :class:`RegionScratch` and
 :class:`RegionState`."""
 
 # ------------------------------------------------------------------ reduced tree

@@ -38,6 +38,16 @@ eq. 9 applied column by column (:func:`tensorize_node`), in O(1) per node, when 
 becomes passive (RGL: "updated only when a node becomes rigid"). External forces are not
 in the tensors: nodes with applied forces on their bodies or joints are recomputed
 exactly (RGL's force-update region).
+
+Reference frames. The twist ``v`` may be expressed in any frame fixed to the rigid
+subassembly: each node's tensors are functions of ``m(v_ref)``, ``v_ref = X_ref v`` for a
+constant transform ``(ref_E, ref_r)`` from its principal-handle frame. The nodes that
+become passive in one region update share the frame of their topmost one
+(:func:`~articulated.algorithms.hybrid.tensorize_nodes`), so between them ``M`` is the
+identity and eq. 9 needs only the 6 x 6 by 6 x K products: about 15,000 multiply-adds per
+node (1-DOF joint, two handles) instead of about 75,000 with the two K x K congruences
+``M^T G M`` and the 6 x K by K x K products. Only a child tensorized in an earlier update
+is mapped.
 """
 
 from __future__ import annotations
@@ -325,7 +335,8 @@ def tensorize_node(i, args, lz, tens, sameA, sameB):
 def evaluate_node(i, tree, v, lz, co, biases):
     """Fully articulated coefficients of the passive node i (joint J, -1 for a leaf; ``nh``
     handles from slot ``ho``; ``tree`` a :class:`~articulated.algorithms.bundles.NodeModel`)
-    at the rigid twist ``v`` (6 floats, principal-handle frame) from the tensors ``Bt, Pt,
+    at the rigid twist ``v`` (6 floats, principal-handle frame; moved to the reference frame
+    of the node's tensors, module docstring) from the tensors ``Bt, Pt,
     G, betaT`` of the :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz`` into
     the :class:`~articulated.algorithms.bundles.Coefficients` ``co``: with ``biases`` the
     ``bh`` of its slots (read by its parent's node update), and always the ``ph`` of its
