@@ -144,7 +144,8 @@ class AdaptiveDynamics(DCAEngine):
         self._ref_id = -1 - np.arange(t.n_nodes, dtype=np.int64)
         self._nref = np.zeros(1, dtype=np.int64)
         leaves = np.flatnonzero(t.node_body >= 0).astype(np.int64)
-        self._leaf_scratch = (self._Xr, self._xq, z((2, 6, 6)))
+        self._leaf_scratch = (z((nb, 6)), z((nb, 6)), z((max(int(t.max_handles), 1), 6)),
+                              z((0, 6)), self._Xr, self._xq, z((1, 6, 6)))
         leaf_tensors(leaves, self._model_bundle(), self._leaf_scratch, self._passive_tensors())
         self._bk = self._region_buffers()
         self._Ic = np.zeros((t.n_nodes, 21))          # composite inertias of rigid nodes

@@ -15,15 +15,14 @@ from numba import njit
 
 from .._byref import byref, byref_each, deref
 from ..config import inline, KERNEL
-from ..spatial import (add6, congruence, cross_force, get_mat3, get_sym6, get_vec3, get_vec6,
-                       inertia_times,
+from ..spatial import (congruence, get_mat3, get_sym6, get_vec3, get_vec6, inertia_times,
                        rigid_inertia, set_sym6, sym6_add, sym6_to_dense, xform_copy_at,
                        xform_dense_at, xform_force_T, xform_get, xform_inv, xform_inv_at,
                        xform_motion_at, xform_mul, xform_mul_at, xform_set)
 from .back_substitution import _partial_back_substitution
-from .blocks import _blk, _symv
+from .blocks import _blk
 from .bundles import N_AJOINTS, N_ANODES, N_FRONT, REGION_STAMP, STAT_N
-from .handles import _node_frames, _world_pose, principal_joint_transform
+from .handles import _leaf_bias, _node_frames, _world_pose, principal_joint_transform
 from .heap import _heap_pop, _heap_push
 from .kinematics import joint_motion
 from .node_update import _tensor_scratch, _update_nodes
@@ -279,10 +278,11 @@ def leaf_tensors(leaves, tree, scratch, lz):
     body moving with the twist ``v`` of its principal handle: ``b_k = X_k I^-1 (-v_b x* I
     v_b)``, ``v_b = X_b v``) as functions of the twist in each leaf's reference frame
     (``ref_E, ref_r`` of the :class:`~articulated.algorithms.bundles.PassiveTensors`
-    ``lz``): the quadratic coefficients of the bilinear form; ``p = 0``, ``eta = 0`` (RL Lemma
+    ``lz``): the quadratic coefficients by polarization; ``p = 0``, ``eta = 0`` (RL Lemma
     1). External forces are not included (module :mod:`.passive`). ``tree``: the
-    :class:`~articulated.algorithms.bundles.NodeModel`; ``scratch = (Xr, xq, X6)``: a
-    transform slot Xr (>= 1, 3, 3), xq (>= 1, 3), X6 (2, 6, 6). Writes ``lz.Bt`` (ns, 6,
+    :class:`~articulated.algorithms.bundles.NodeModel`; ``scratch = (vs, zs, bs, nof, Xr,
+    xq, X6)``: vs, zs (nb, 6), bs (hmax, 6), nof (0, 6), a transform slot Xr (>= 1, 3, 3),
+    xq (>= 1, 3), X6 (1, 6, 6). Writes ``lz.Bt, lz.Pt`` (ns, 6, K) and ``lz.G`` (nn, K,
     K)."""
     for u in range(leaves.shape[0]):
         _leaf_tensor(leaves[u], tree, scratch, lz)
@@ -290,50 +290,40 @@ def leaf_tensors(leaves, tree, scratch, lz):
 
 @njit(**KERNEL)
 def _leaf_tensor(i, tree, scratch, lz):
-    """:func:`leaf_tensors` of the leaf i (body b). With ``X`` the motion transform from
-    the leaf's reference frame to body coordinates, ``a_j = X e_j`` and the bilinear ``z(a,
-    c) = -I^-1 (a x* I c)`` (RGL eq. 3), the monomial ``v_j v_l`` of ``z(X v, X v)`` has the
-    coefficient ``z(a_j, a_l) + z(a_l, a_j)`` (j < l) or ``z(a_j, a_j)``; each handle's
-    ``X_k`` moves it. ``Pt`` and ``G`` of a leaf stay zero (allocated so)."""
-    Xr, xq, X6 = scratch
-    Bt = lz.Bt
+    """:func:`leaf_tensors` of the leaf i."""
+    vs, zs, bs, nof, Xr, xq, X6 = scratch
+    Bt, Pt, G = lz.Bt, lz.Pt, lz.G
     b = tree.node_body[i]
     ho = tree.node_hoff[i]
     nh = tree.node_nh[i]
-    H_E, H_r, hx = tree.H_E, tree.H_r, tree.handle_x
     # body <- principal handle <- reference frame
-    xform_set(Xr, xq, 0, xform_mul(xform_inv(xform_get(H_E, H_r, hx[ho + tree.node_pslot[i]])),
-                                   xform_inv(xform_get(lz.ref_E, lz.ref_r, i))))
+    xform_set(Xr, xq, 0, xform_mul(
+        xform_inv(xform_get(tree.H_E, tree.H_r, tree.handle_x[ho + tree.node_pslot[i]])),
+        xform_inv(xform_get(lz.ref_E, lz.ref_r, i))))
     xform_dense_at(Xr, xq, 0, X6, 0)
-    Ib = (tree.Ibar[b, 0, 0], tree.Ibar[b, 0, 1], tree.Ibar[b, 0, 2], tree.Ibar[b, 1, 0],
-          tree.Ibar[b, 1, 1], tree.Ibar[b, 1, 2], tree.Ibar[b, 2, 0], tree.Ibar[b, 2, 1],
-          tree.Ibar[b, 2, 2])
-    hb = (tree.h[b, 0], tree.h[b, 1], tree.h[b, 2])
-    for j in range(6):                                          # X6[1] = I a_j
-        y = inertia_times(tree.mass[b], hb, Ib, get_col6(X6, 0, j))
-        for a in range(6):
-            X6[1, a, j] = y[a]
     for k in range(nh):
         for a in range(6):
-            Bt[ho + k, a, 0] = 0.0
+            for c in range(K):
+                Bt[ho + k, a, c] = 0.0
+                Pt[ho + k, a, c] = 0.0
+    for r in range(K):
+        for c in range(K):
+            G[i, r, c] = 0.0
     for j in range(6):
-        aj = get_col6(X6, 0, j)
         for l in range(j, 6):
-            f = cross_force(aj, get_col6(X6, 1, l))
-            if l != j:
-                f = add6(f, cross_force(get_col6(X6, 0, l), get_col6(X6, 1, j)))
-            z = _symv(tree.Iinv, b, -f[0], -f[1], -f[2], -f[3], -f[4], -f[5])
+            for a in range(6):
+                vs[b, a] = X6[0, a, j] + (X6[0, a, l] if l != j else 0.0)
+            _leaf_bias(b, i, tree, vs, nof, False, zs, bs, 0)
             m = _midx(j, l)
             for k in range(nh):
-                x = xform_motion_at(H_E, H_r, hx[ho + k], z)
                 for a in range(6):
-                    Bt[ho + k, a, m] = x[a]
-
-
-@inline
-def get_col6(T, t, j):
-    """Column j of the (6, 6) block ``T[t]`` (a 6-tuple)."""
-    return (T[t, 0, j], T[t, 1, j], T[t, 2, j], T[t, 3, j], T[t, 4, j], T[t, 5, j])
+                    Bt[ho + k, a, m] = bs[k, a]
+    for j in range(6):
+        for l in range(j + 1, 6):
+            m = _midx(j, l)
+            for k in range(nh):
+                for a in range(6):
+                    Bt[ho + k, a, m] -= Bt[ho + k, a, _midx(j, j)] + Bt[ho + k, a, _midx(l, l)]
 
 
 @njit(**KERNEL)
