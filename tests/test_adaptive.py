@@ -747,3 +747,54 @@ def test_piecewise_linear_reference_compiled_equals_the_python_path():
     c = art.Simulator(m, 1e-3, q0=q0, method="adaptive", max_active=6, max_update=8,
                       update_every=7)
     assert np.abs(c.run(400).q[-1] - ta.q[-1]).max() > 1e-3       # the controller acts
+
+
+@pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
+def test_passive_tensors_of_one_batch_share_a_frame_and_equal_mapped_tensors(name, make):
+    """RGL Theorems 3-4 leave the frame of a passive node's tensors free. The nodes that
+    become passive in one region update (a fresh simulator's first step: nearly all of
+    them) share their reference frame with their parent, so no child needs the K x K
+    monomial map; the coefficients they give at any rigid twist equal those of tensors
+    built node by node, each in its own frame with every child mapped (the construction
+    of RGL eq. 9): 1e-12 of the largest value for b, eta, beta, 1e-11 for the metric's p
+    (round-off of the K x K maps, about 1.2e-12 on the chain)."""
+    from articulated.algorithms.bundles import Coefficients
+    from articulated.algorithms.hybrid import tensorize_nodes
+    from articulated.algorithms.passive import evaluate_node
+
+    m = make()
+    q, qd, _, _ = _state(m, 5)
+    sim = art.Simulator(m, 1e-3, method="adaptive", max_active=2, q0=q, qd0=qd)
+    sim.step()
+    s, t = sim.solver, sim.solver.tree
+    batch = np.flatnonzero((t.node_joint >= 0) & (t.node_parent >= 0)
+                           & ~s.active[np.maximum(t.node_joint, 0)])
+    assert s.passive_stats["tensorized"] == batch.size > 0.6 * m.nb
+    in_batch = np.zeros(t.n_nodes, dtype=bool)
+    in_batch[batch] = True
+    for i in batch:                      # a node tensorized with its parent shares its frame
+        p = t.node_parent[i]
+        assert (s._ref_id[i] == s._ref_id[p]) == bool(in_batch[p])
+    for i in np.flatnonzero(t.node_joint < 0):     # leaves of the batch are in its frames
+        p = t.node_parent[i]
+        if in_batch[p]:
+            assert s._ref_id[i] == s._ref_id[p]
+    nodes = np.r_[batch, np.flatnonzero(t.node_joint < 0)]
+    rng = np.random.default_rng(1)
+    twists = rng.normal(size=(nodes.size, 6))
+    tree, lz = s._model_bundle(), s._passive_tensors()
+
+    def evaluate():
+        co = Coefficients(*(np.zeros_like(x) for x in s._F))
+        for i, v in zip(nodes, twists):
+            evaluate_node(i, tree, v, lz, co, True)
+        return co.bh.copy(), co.ph.copy(), co.eta.copy(), co.beta.copy()
+
+    shared = evaluate()
+    ra = s._rargs
+    for i in batch:                      # node by node: every child mapped into its frame
+        tensorize_nodes(np.array([i]), 1, ra.update, ra.solve.passive, ra.tens)
+    assert len(set(s._ref_id[batch])) == batch.size
+    mapped = evaluate()
+    for a, b, tol in zip(shared, mapped, (1e-12, 1e-11, 1e-12, 1e-12)):
+        assert np.abs(a - b).max() <= tol * max(1.0, np.abs(b).max())

@@ -135,10 +135,18 @@ class AdaptiveDynamics(DCAEngine):
         self._S, self._Gs = z((8, 6, K)), z((2, K, K))
         self._region = np.zeros(t.n_nodes, dtype=np.int64)
         self._in_region = np.zeros(t.n_nodes, dtype=np.bool_)
+        # reference frames of the tensors (RGL Sec. 6.2 leaves the frame free): at first
+        # every node's own principal-handle frame, ids unique (negative); ids >= 0 are
+        # given by tensorize_nodes
+        self._ref_E = np.zeros((t.n_nodes, 3, 3))
+        self._ref_E[:] = np.eye(3)
+        self._ref_r = z((t.n_nodes, 3))
+        self._ref_id = -1 - np.arange(t.n_nodes, dtype=np.int64)
+        self._nref = np.zeros(1, dtype=np.int64)
         leaves = np.flatnonzero(t.node_body >= 0).astype(np.int64)
-        scratch = (z((nb, 6)), z((nb, 6)), z((max(int(t.max_handles), 1), 6)), z((0, 6)),
-                   self._Xr, self._xq, z((1, 6, 6)))
-        leaf_tensors(leaves, self._model_bundle(), scratch, self._Bt, self._Pt, self._G)
+        self._leaf_scratch = (z((nb, 6)), z((nb, 6)), z((max(int(t.max_handles), 1), 6)),
+                              z((0, 6)), self._Xr, self._xq, z((1, 6, 6)))
+        leaf_tensors(leaves, self._model_bundle(), self._leaf_scratch, self._passive_tensors())
         self._bk = self._region_buffers()
         self._Ic = np.zeros((t.n_nodes, 21))          # composite inertias of rigid nodes
         self._Ic_epoch = np.full(t.n_nodes, -1, dtype=np.int64)
@@ -384,7 +392,7 @@ class AdaptiveDynamics(DCAEngine):
         passive nodes (lazy evaluation on, RGL Sec. 6.2)."""
         return PassiveTensors(True, self._fresh, self._fresh_list, self._nfresh,
                               self._vnode, self._mv, self._Bt, self._Pt, self._G,
-                              self._betaT)
+                              self._betaT, self._ref_E, self._ref_r, self._ref_id, self._nref)
 
     def _region_args(self, columns):
         """The :class:`~articulated.algorithms.bundles.RegionArgs` of
@@ -406,7 +414,7 @@ class AdaptiveDynamics(DCAEngine):
         # the frames are those of the hybrid step's kinematics at the same configuration
         fupd = self._node_args(True, F, self._all_active, frames=False)
         fsolve = self._solve_args(F, self._all_active, self._passive_tensors())
-        tens = (self._MX, self._M, self._S, self._Gs)
+        tens = (self._MX, self._M, self._S, self._Gs, self._leaf_scratch)
         topo = RegionTopology(m.dof_body.astype(np.int64), t.node_of_joint.astype(np.int64),
                               t.leaf_of_body, t.roots, t.node_parent, t.node_joint, t.node_A,
                               t.node_B, ma.vadr, ma.jnv)

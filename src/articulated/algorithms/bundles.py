@@ -84,12 +84,16 @@ handle forces [N m; N], ``qdd`` (nv,), ``computed`` (nb,) joints in computation 
 ``stats`` (6,) float64 indexed by the ``STAT_*`` constants of this module."""
 
 PassiveTensors = namedtuple("PassiveTensors", (
-    "lazy", "fresh", "fresh_list", "nfresh", "vnode", "mv", "Bt", "Pt", "G", "betaT"))
+    "lazy", "fresh", "fresh_list", "nfresh", "vnode", "mv", "Bt", "Pt", "G", "betaT",
+    "ref_E", "ref_r", "ref_id", "nref"))
 PassiveTensors.__doc__ = """Lazy evaluation of passive nodes (RGL Sec. 6.2,
 :mod:`articulated.algorithms.passive`): ``lazy`` bool (False: no passive nodes), ``fresh``
 (nn,) bool, ``fresh_list`` (nn,), ``nfresh`` (1,) int64, node twists ``vnode`` (nn, 6),
 monomials ``mv`` (K,) and the tensors ``Bt, Pt`` (ns, 6, K), ``G`` (nn, K, K), ``betaT``
-(nb, 6, K)."""
+(nb, 6, K), functions of the monomials of the node's twist in the reference frame of its
+tensors: ``(ref_E, ref_r)`` (nn, 3, 3), (nn, 3) the compact transform from the node's
+principal-handle frame to it; nodes with equal ``ref_id`` (nn,) int64 share it; ``nref``
+(1,) int64 the next free id."""
 
 ChildLayout = namedtuple("ChildLayout", (
     "A", "B", "ca", "cb", "nAo", "nhA", "hA", "oA", "nhB", "hB", "oB", "n_slots"))
@@ -253,7 +257,7 @@ RegionArgs.__doc__ = """Arguments of the active-region update
 :meth:`articulated.algorithms.adaptive.AdaptiveDynamics._region_args`: the
 :class:`RegionBuffers`, :class:`RegionPrep`, the :class:`NodeArgs` and :class:`SolveArgs`
 of the fully articulated coefficient set, the tensorization scratch ``tens = (MX, M, S,
-Gs)``, :class:`VelocityMetric`, :class:`RegionTopology`, :class:`RegionScratch` and
+Gs, lsc)`` (:func:`articulated.algorithms.hybrid.tensorize_nodes`), :class:`VelocityMetric`, :class:`RegionTopology`, :class:`RegionScratch` and
 :class:`RegionState`."""
 
 # ------------------------------------------------------------------ reduced tree

@@ -198,7 +198,8 @@ class DCAEngine:
             z = np.zeros
             self._no_passive = PassiveTensors(
                 False, z(1, np.bool_), z(1, np.int64), z(1, np.int64), z((1, 6)), z(K),
-                z((1, 6, K)), z((1, 6, K)), z((1, K, K)), z((1, 6, K)))
+                z((1, 6, K)), z((1, 6, K)), z((1, K, K)), z((1, 6, K)), z((1, 3, 3)),
+                z((1, 3)), z(1, np.int64), z(1, np.int64))
         return self._no_passive
 
     def _node_args(self, metric=True, coefficients=None, active=None, frames=True):

@@ -17,7 +17,8 @@ from .._byref import byref, byref_each, deref
 from ..config import inline, KERNEL
 from ..spatial import (congruence, get_mat3, get_sym6, get_vec3, get_vec6, inertia_times,
                        rigid_inertia, set_sym6, sym6_add, sym6_to_dense, xform_copy_at,
-                       xform_dense_at, xform_force_T, xform_inv_at, xform_motion_at, xform_mul_at)
+                       xform_dense_at, xform_force_T, xform_get, xform_inv, xform_inv_at,
+                       xform_motion_at, xform_mul, xform_mul_at, xform_set)
 from .back_substitution import _partial_back_substitution
 from .blocks import _blk
 from .bundles import N_AJOINTS, N_ANODES, N_FRONT, REGION_STAMP, STAT_N
@@ -272,73 +273,123 @@ def _front_biases(front, n, hp):
 # ------------------------------------------------------------- passive nodes (RGL Sec. 6.2)
 
 @njit(**KERNEL)
-def leaf_tensors(leaves, tree, scratch, Bt, Pt, G):
+def leaf_tensors(leaves, tree, scratch, lz):
     """Linear-coefficient tensors of the leaves ``leaves`` (RGL eq. 3 with the velocity of a
     body moving with the twist ``v`` of its principal handle: ``b_k = X_k I^-1 (-v_b x* I
-    v_b)``, ``v_b = X_b v``): the quadratic coefficients by polarization; ``p = 0``,
-    ``eta = 0`` (RL Lemma 1). External forces are not included (module :mod:`.passive`).
-    ``tree``: the :class:`~articulated.algorithms.bundles.NodeModel`; ``scratch = (vs, zs,
-    bs, nof, Xr, xq, X6)``: vs, zs (nb, 6), bs (hmax, 6), nof (0, 6), a transform slot
-    Xr (>= 1, 3, 3), xq (>= 1, 3), X6 (1, 6, 6). Outputs ``Bt, Pt`` (ns, 6, K) and ``G``
-    (nn, K, K) of the :class:`~articulated.algorithms.bundles.PassiveTensors`."""
-    vs, zs, bs, nof, Xr, xq, X6 = scratch
-    node_body, node_nh, node_hoff = tree.node_body, tree.node_nh, tree.node_hoff
-    node_pslot, handle_x, H_E, H_r = tree.node_pslot, tree.handle_x, tree.H_E, tree.H_r
+    v_b)``, ``v_b = X_b v``) as functions of the twist in each leaf's reference frame
+    (``ref_E, ref_r`` of the :class:`~articulated.algorithms.bundles.PassiveTensors`
+    ``lz``): the quadratic coefficients by polarization; ``p = 0``, ``eta = 0`` (RL Lemma
+    1). External forces are not included (module :mod:`.passive`). ``tree``: the
+    :class:`~articulated.algorithms.bundles.NodeModel`; ``scratch = (vs, zs, bs, nof, Xr,
+    xq, X6)``: vs, zs (nb, 6), bs (hmax, 6), nof (0, 6), a transform slot Xr (>= 1, 3, 3),
+    xq (>= 1, 3), X6 (1, 6, 6). Writes ``lz.Bt, lz.Pt`` (ns, 6, K) and ``lz.G`` (nn, K,
+    K)."""
     for u in range(leaves.shape[0]):
-        i = leaves[u]
-        b = node_body[i]
-        ho = node_hoff[i]
-        nh = node_nh[i]
-        xform_inv_at(H_E, H_r, handle_x[ho + node_pslot[i]], Xr, xq, 0)   # body <- principal
-        xform_dense_at(Xr, xq, 0, X6, 0)
-        for k in range(nh):
-            for a in range(6):
-                for c in range(K):
-                    Bt[ho + k, a, c] = 0.0
-                    Pt[ho + k, a, c] = 0.0
-        for r in range(K):
-            for c in range(K):
-                G[i, r, c] = 0.0
-        for j in range(6):
-            for l in range(j, 6):
-                for a in range(6):
-                    vs[b, a] = X6[0, a, j] + (X6[0, a, l] if l != j else 0.0)
-                _leaf_bias(b, i, tree, vs, nof, False, zs, bs, 0)
-                m = _midx(j, l)
-                for k in range(nh):
-                    for a in range(6):
-                        Bt[ho + k, a, m] = bs[k, a]
-        for j in range(6):
-            for l in range(j + 1, 6):
-                m = _midx(j, l)
-                for k in range(nh):
-                    for a in range(6):
-                        Bt[ho + k, a, m] -= Bt[ho + k, a, _midx(j, j)] + Bt[ho + k, a, _midx(l, l)]
+        _leaf_tensor(leaves[u], tree, scratch, lz)
 
 
 @njit(**KERNEL)
-def tensorize_nodes(nodes, n, uargs, lz, MX, M, S, Gs):
-    """Nodes becoming passive (post-order; internal, non-root): each node's fully
-    articulated update (``uargs``: the arguments of :func:`_update_nodes` for the fully
-    articulated coefficient set, which caches Phi, Psi, W, P, D), its dense blocks
-    (:func:`~articulated.algorithms.node_update._tensor_scratch`, into ``T``) and its tensors
-    (:func:`articulated.algorithms.passive.tensorize_node`) into the
-    :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz``; scratch MX (2, 6, 6),
-    M (2, K, K), S (8, 6, K), Gs (2, K, K)."""
+def _leaf_tensor(i, tree, scratch, lz):
+    """:func:`leaf_tensors` of the leaf i."""
+    vs, zs, bs, nof, Xr, xq, X6 = scratch
+    Bt, Pt, G = lz.Bt, lz.Pt, lz.G
+    b = tree.node_body[i]
+    ho = tree.node_hoff[i]
+    nh = tree.node_nh[i]
+    # body <- principal handle <- reference frame
+    xform_set(Xr, xq, 0, xform_mul(
+        xform_inv(xform_get(tree.H_E, tree.H_r, tree.handle_x[ho + tree.node_pslot[i]])),
+        xform_inv(xform_get(lz.ref_E, lz.ref_r, i))))
+    xform_dense_at(Xr, xq, 0, X6, 0)
+    for k in range(nh):
+        for a in range(6):
+            for c in range(K):
+                Bt[ho + k, a, c] = 0.0
+                Pt[ho + k, a, c] = 0.0
+    for r in range(K):
+        for c in range(K):
+            G[i, r, c] = 0.0
+    for j in range(6):
+        for l in range(j, 6):
+            for a in range(6):
+                vs[b, a] = X6[0, a, j] + (X6[0, a, l] if l != j else 0.0)
+            _leaf_bias(b, i, tree, vs, nof, False, zs, bs, 0)
+            m = _midx(j, l)
+            for k in range(nh):
+                for a in range(6):
+                    Bt[ho + k, a, m] = bs[k, a]
+    for j in range(6):
+        for l in range(j + 1, 6):
+            m = _midx(j, l)
+            for k in range(nh):
+                for a in range(6):
+                    Bt[ho + k, a, m] -= Bt[ho + k, a, _midx(j, j)] + Bt[ho + k, a, _midx(l, l)]
+
+
+@njit(**KERNEL)
+def tensorize_nodes(nodes, n, uargs, lz, tens):
+    """Nodes becoming passive (post-order; internal, non-root): each node's dense blocks
+    (:func:`~articulated.algorithms.node_update._tensor_scratch`, into ``T``, from the
+    fully articulated coefficients the region update has just computed at the current
+    configuration) and its tensors (:func:`articulated.algorithms.passive.tensorize_node`)
+    into the :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz``.
+
+    Reference frames: a node whose parent is also in ``nodes`` shares its parent's (the
+    parent's frame carried down by the constant ``Tup``), the others get a new one (their
+    principal-handle frame). A child in its parent's frame needs no monomial map (the
+    K x K products of :func:`~articulated.algorithms.passive.tensorize_node`); leaf
+    children are re-tensorized in their parent's frame (:func:`leaf_tensors`, cheaper than
+    the map), other children keep theirs and are mapped. ``uargs``: the arguments of
+    :func:`_update_nodes` for the fully articulated coefficient set; ``tens = (MX, M, S,
+    Gs, lsc)``: scratch MX (2, 6, 6), M (2, K, K), S (8, 6, K), Gs (2, K, K) and the
+    scratch ``lsc`` of :func:`leaf_tensors`."""
     tree, fr, sc = uargs.model, uargs.frames, uargs.scratch
     up = byref(uargs)
-    tens = (MX, M, S, Gs)
+    MX, M, S, Gs, lsc = tens
+    ref_E, ref_r, ref_id = lz.ref_E, lz.ref_r, lz.ref_id
+    id0 = lz.nref[0]
+    for u in range(n - 1, -1, -1):                  # parents first
+        i = nodes[u]
+        p = tree.node_parent[i]
+        if p >= 0 and ref_id[p] >= id0:             # p is in this batch
+            ref_id[i] = ref_id[p]
+            xform_set(ref_E, ref_r, i, xform_mul(xform_get(ref_E, ref_r, p),
+                                                 xform_get(fr.Tup_E, fr.Tup_r, i)))
+        else:
+            ref_id[i] = lz.nref[0]
+            lz.nref[0] += 1
+            xform_set(ref_E, ref_r, i, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0,
+                                        0.0, 0.0, 0.0))
     for u in range(n):
         i = nodes[u]
-        _update_nodes(nodes[u:u + 1], 1, up)
         _tensor_scratch(i, up)
-        A = tree.node_A[i]
-        B = tree.node_B[i]
-        xform_inv_at(fr.Tup_E, fr.Tup_r, A, sc.Xr, sc.xq, 0)
-        xform_dense_at(sc.Xr, sc.xq, 0, MX, 0)
-        xform_inv_at(fr.Tup_E, fr.Tup_r, B, sc.Xr, sc.xq, 0)
-        xform_dense_at(sc.Xr, sc.xq, 0, MX, 1)
-        tensorize_node(i, up, lz, tens)
+        sameA = _child_frame(i, tree.node_A[i], 0, tree, fr, sc, lz, MX, lsc)
+        sameB = _child_frame(i, tree.node_B[i], 1, tree, fr, sc, lz, MX, lsc)
+        tensorize_node(i, up, lz, (MX, M, S, Gs), sameA, sameB)
+
+
+@inline
+def _child_frame(i, ch, side, tree, fr, sc, lz, MX, lsc):
+    """Child ``ch`` of the node i being tensorized (:func:`tensorize_nodes`): a leaf is
+    re-tensorized in i's reference frame (:func:`_leaf_tensor`); another child with a
+    frame of its own gets the dense map ``MX[side]`` of twists from i's reference frame
+    to ch's. Returns True when ch's tensors are in i's frame (no map)."""
+    ref_E, ref_r, ref_id = lz.ref_E, lz.ref_r, lz.ref_id
+    if tree.node_joint[ch] < 0:
+        ref_id[ch] = ref_id[i]
+        xform_set(ref_E, ref_r, ch, xform_mul(xform_get(ref_E, ref_r, i),
+                                              xform_get(fr.Tup_E, fr.Tup_r, ch)))
+        _leaf_tensor(ch, tree, lsc, lz)
+        return True
+    if ref_id[ch] == ref_id[i]:
+        return True
+    # v_ch = ref_ch Tup_ch^-1 ref_i^-1 v_i (reference twists)
+    xform_set(sc.Xr, sc.xq, 0, xform_mul(
+        xform_get(ref_E, ref_r, ch),
+        xform_mul(xform_inv(xform_get(fr.Tup_E, fr.Tup_r, ch)),
+                  xform_inv(xform_get(ref_E, ref_r, i)))))
+    xform_dense_at(sc.Xr, sc.xq, 0, MX, side)
+    return False
 
 
 @njit(**KERNEL)

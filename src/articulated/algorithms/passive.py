@@ -38,6 +38,16 @@ eq. 9 applied column by column (:func:`tensorize_node`), in O(1) per node, when 
 becomes passive (RGL: "updated only when a node becomes rigid"). External forces are not
 in the tensors: nodes with applied forces on their bodies or joints are recomputed
 exactly (RGL's force-update region).
+
+Reference frames. The twist ``v`` may be expressed in any frame fixed to the rigid
+subassembly: each node's tensors are functions of ``m(v_ref)``, ``v_ref = X_ref v`` for a
+constant transform ``(ref_E, ref_r)`` from its principal-handle frame. The nodes that
+become passive in one region update share the frame of their topmost one
+(:func:`~articulated.algorithms.hybrid.tensorize_nodes`), so between them ``M`` is the
+identity and eq. 9 needs only the 6 x 6 by 6 x K products: about 15,000 multiply-adds per
+node (1-DOF joint, two handles) instead of about 75,000 with the two K x K congruences
+``M^T G M`` and the 6 x K by K x K products. Only a child tensorized in an earlier update
+is mapped.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from numba import njit
 
 from .._byref import deref
 from ..config import inline, KERNEL
+from ..spatial import xform_motion_at
 from .blocks import _child_blocks, _child_slot, _children
 
 K = 22
@@ -99,8 +110,15 @@ def _monomial_map(X, t, M, o):
 
 
 @inline
-def _right(Bsrc, s, M, o, out, t, scale):
-    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0."""
+def _right(Bsrc, s, M, o, out, t, scale, same):
+    """out[t] = scale * Bsrc[s] M[o] (6 x K times K x K); M's first row and column are e_0.
+    With ``same`` (the source shares the frame of its tensors with out's, M = identity)
+    out[t] = scale * Bsrc[s]."""
+    if same:
+        for a in range(6):
+            for c in range(K):
+                out[t, a, c] = scale * Bsrc[s, a, c]
+        return
     for a in range(6):
         out[t, a, 0] = scale * Bsrc[s, a, 0]
         for c in range(1, K):
@@ -112,13 +130,18 @@ def _right(Bsrc, s, M, o, out, t, scale):
 
 @inline
 def _left(T, i, ta, S, s, out, t, sg):
-    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K)."""
+    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K): one loop over the K columns per
+    row of op(T[i]), with the row's six entries in registers (LLVM vectorizes it)."""
     for a in range(6):
+        if ta:
+            x0, x1, x2 = T[i, 0, a], T[i, 1, a], T[i, 2, a]
+            x3, x4, x5 = T[i, 3, a], T[i, 4, a], T[i, 5, a]
+        else:
+            x0, x1, x2 = T[i, a, 0], T[i, a, 1], T[i, a, 2]
+            x3, x4, x5 = T[i, a, 3], T[i, a, 4], T[i, a, 5]
         for c in range(K):
-            x = 0.0
-            for k in range(6):
-                x += (T[i, k, a] if ta else T[i, a, k]) * S[s, k, c]
-            out[t, a, c] += sg * x
+            out[t, a, c] += sg * (x0 * S[s, 0, c] + x1 * S[s, 1, c] + x2 * S[s, 2, c]
+                                  + x3 * S[s, 3, c] + x4 * S[s, 4, c] + x5 * S[s, 5, c])
 
 
 @inline
@@ -156,7 +179,7 @@ def _gram_add(G, src, M, o, out, tmp):
 
 
 @njit(**KERNEL)
-def tensorize_node(i, args, lz, tens):
+def tensorize_node(i, args, lz, tens, sameA, sameB):
     """Tensors of the passive internal, non-root node i (joint J, children A and B, the
     ``d`` dofs of J in the fully articulated state) by RL eqs. 2 and 9 column by column
     (module docstring), into ``Bt, Pt, G, betaT`` of the
@@ -165,12 +188,13 @@ def tensorize_node(i, args, lz, tens):
     ``args``: a :func:`~articulated._byref.byref` pointer to the
     :class:`~articulated.algorithms.bundles.NodeArgs` of the fully articulated coefficient
     set (the tree, the joint forces ``tau`` and weights ``Aw``, the scratch ``T``). Must
-    run right after the node's own fully articulated update (``_update_nodes`` with
-    ``metric``) and ``_tensor_scratch``, whose scratch ``T`` holds X (T1), W (T2), P (T3),
-    D (T4), Y' (T5) and per handle k of C: C_k (T[12+4k]) and Q_k (T[14+4k]). ``tens =
-    (MX, M, S, Gs)``: ``MX`` (2, 6, 6) the dense motion transforms from C's
-    principal-handle frame to A's and B's, scratch M (2, K, K), S (8, 6, K), Gs (2, K, K).
-    The children's tensors must be up to date."""
+    run right after :func:`~articulated.algorithms.node_update._tensor_scratch`, whose
+    scratch ``T`` holds X (T1), W (T2), P (T3), D (T4), Y' (T5) and per handle k of C: C_k
+    (T[12+4k]) and Q_k (T[14+4k]). ``tens = (MX, M, S, Gs)``: ``MX`` (2, 6, 6) the dense
+    motion transforms from the reference frame of i's tensors to those of A's and B's
+    (read unless ``sameA``, ``sameB``: the child's tensors are in i's reference frame, the
+    map is the identity), scratch M (2, K, K), S (8, 6, K), Gs (2, K, K). The children's
+    tensors must be up to date."""
     bundle = deref(args)
     tree, inp, T = bundle.model, bundle.inputs, bundle.scratch.T
     tau, Aw = inp.tau, inp.Aw
@@ -185,14 +209,13 @@ def tensorize_node(i, args, lz, tens):
     hC = tree.node_hoff[i]
     psiA = tree.node_joint[A] >= 0
     psiB = tree.node_joint[B] >= 0
-    _monomial_map(MX, 0, M, 0)                                  # m(v_A) = M_A m(v)
-    _monomial_map(MX, 1, M, 1)                                  # m(v_B) = M_B m(v)
-    # beta = X b^A_2 - b^B_1 (S2); S0 = b^A_2, S1 = b^B_1 in C's monomials
-    _right(Bt, hA + ca, M, 0, S, 0, 1.0)
-    _right(Bt, hB + cb, M, 1, S, 1, -1.0)
-    for a in range(6):
-        for c in range(K):
-            S[2, a, c] = S[1, a, c]
+    if not sameA:
+        _monomial_map(MX, 0, M, 0)                              # m(v_A) = M_A m(v)
+    if not sameB:
+        _monomial_map(MX, 1, M, 1)                              # m(v_B) = M_B m(v)
+    # beta = X b^A_2 - b^B_1 (S2); S0 = b^A_2, S2 = -b^B_1 in C's monomials
+    _right(Bt, hA + ca, M, 0, S, 0, 1.0, sameA)
+    _right(Bt, hB + cb, M, 1, S, 2, -1.0, sameB)
     _left(T, 1, False, S, 0, S, 2, 1.0)
     # gamma = W beta + P Q (S3), R = D Q - P^T beta (S4); Q = tau in the constant column
     for a in range(6):
@@ -220,9 +243,9 @@ def tensorize_node(i, args, lz, tens):
             S[6, a, c] = 0.0
             S[7, a, c] = 0.0
     if psiB:
-        _right(Pt, hB + cb, M, 1, S, 5, 1.0)
+        _right(Pt, hB + cb, M, 1, S, 5, 1.0, sameB)
     if psiA:
-        _right(Pt, hA + ca, M, 0, S, 0, 1.0)
+        _right(Pt, hA + ca, M, 0, S, 0, 1.0, sameA)
         _left(T, 1, False, S, 0, S, 5, -1.0)
     _left(T, 5, False, S, 3, S, 6, 1.0)
     for rr in range(d):
@@ -231,20 +254,36 @@ def tensorize_node(i, args, lz, tens):
             for ss in range(d):
                 x += Aw[J, rr, ss] * S[4, ss, c]
             S[7, rr, c] = x
-    # G = M_A^T G_A M_A + M_B^T G_B M_B + gamma^T Y' gamma + sym(gamma^T w) + R^T A_J R
-    for r in range(K):
+    # G = M_A^T G_A M_A + M_B^T G_B M_B + sym(gamma^T (Y' gamma + w) + R^T A_J R): the
+    # symmetric part of gamma^T Y' gamma + gamma^T w is gamma^T Y' gamma + sym(gamma^T w)
+    for a in range(6):
         for c in range(K):
-            x = 0.0
-            for a in range(6):
-                x += (S[3, a, r] * S[6, a, c]
-                      + 0.5 * (S[3, a, r] * S[5, a, c] + S[5, a, r] * S[3, a, c]))
-            for rr in range(d):
-                x += S[4, rr, r] * S[7, rr, c]
-            Gs[0, r, c] = x
+            S[0, a, c] = S[6, a, c] + S[5, a, c]
+    for r in range(K):
+        g0, g1, g2 = S[3, 0, r], S[3, 1, r], S[3, 2, r]
+        g3, g4, g5 = S[3, 3, r], S[3, 4, r], S[3, 5, r]
+        for c in range(K):
+            Gs[0, r, c] = (g0 * S[0, 0, c] + g1 * S[0, 1, c] + g2 * S[0, 2, c]
+                           + g3 * S[0, 3, c] + g4 * S[0, 4, c] + g5 * S[0, 5, c])
+    for rr in range(d):
+        for r in range(K):
+            g = S[4, rr, r]
+            for c in range(K):
+                Gs[0, r, c] += g * S[7, rr, c]
     if psiA:
-        _gram_add(G, A, M, 0, Gs[0], Gs[1])
+        if sameA:
+            for r in range(K):
+                for c in range(K):
+                    Gs[0, r, c] += G[A, r, c]
+        else:
+            _gram_add(G, A, M, 0, Gs[0], Gs[1])
     if psiB:
-        _gram_add(G, B, M, 1, Gs[0], Gs[1])
+        if sameB:
+            for r in range(K):
+                for c in range(K):
+                    Gs[0, r, c] += G[B, r, c]
+        else:
+            _gram_add(G, B, M, 1, Gs[0], Gs[1])
     for r in range(K):
         for c in range(K):
             G[i, r, c] = 0.5 * (Gs[0, r, c] + Gs[0, c, r])
@@ -268,17 +307,19 @@ def tensorize_node(i, args, lz, tens):
             src = hA + kk
             o = 0
             hasQ = psiA
+            same = sameA
         else:
             src = hB + kk
             o = 1
             hasQ = psiB
-        _right(Bt, src, M, o, S, 0, 1.0)
+            same = sameB
+        _right(Bt, src, M, o, S, 0, 1.0, same)
         _left(T, ck, True, S, 3, S, 0, -1.0)
         for a in range(6):
             for c in range(K):
                 Bt[hC + k, a, c] = S[0, a, c]
         if hasQ:
-            _right(Pt, src, M, o, S, 0, 1.0)
+            _right(Pt, src, M, o, S, 0, 1.0, same)
             _left(T, ck + 2, False, S, 3, S, 0, 2.0)
         else:
             for a in range(6):
@@ -294,7 +335,8 @@ def tensorize_node(i, args, lz, tens):
 def evaluate_node(i, tree, v, lz, co, biases):
     """Fully articulated coefficients of the passive node i (joint J, -1 for a leaf; ``nh``
     handles from slot ``ho``; ``tree`` a :class:`~articulated.algorithms.bundles.NodeModel`)
-    at the rigid twist ``v`` (6 floats, principal-handle frame) from the tensors ``Bt, Pt,
+    at the rigid twist ``v`` (6 floats, principal-handle frame; moved to the reference frame
+    of the node's tensors, module docstring) from the tensors ``Bt, Pt,
     G, betaT`` of the :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz`` into
     the :class:`~articulated.algorithms.bundles.Coefficients` ``co``: with ``biases`` the
     ``bh`` of its slots (read by its parent's node update), and always the ``ph`` of its
@@ -304,13 +346,15 @@ def evaluate_node(i, tree, v, lz, co, biases):
     J, nh, ho = tree.node_joint[i], tree.node_nh[i], tree.node_hoff[i]
     mv, Bt, Pt, G, betaT = lz.mv, lz.Bt, lz.Pt, lz.G, lz.betaT
     bh, ph, eta, beta = co.bh, co.ph, co.eta, co.beta
-    monomials(v, mv)
+    monomials(xform_motion_at(lz.ref_E, lz.ref_r, i, v), mv)     # the reference-frame twist
+    leaf = J < 0                  # p = 0 and eta = 0 (RL Lemma 1): Pt, G zero
     for k in range(nh):
         s = ho + k
         for a in range(6):
             y = 0.0
-            for c in range(K):
-                y += Pt[s, a, c] * mv[c]
+            if not leaf:
+                for c in range(K):
+                    y += Pt[s, a, c] * mv[c]
             ph[s, a] = y
         if biases:
             for a in range(6):
@@ -319,11 +363,12 @@ def evaluate_node(i, tree, v, lz, co, biases):
                     x += Bt[s, a, c] * mv[c]
                 bh[s, a] = x
     e = 0.0
-    for r in range(K):
-        x = 0.0
-        for c in range(K):
-            x += G[i, r, c] * mv[c]
-        e += mv[r] * x
+    if not leaf:
+        for r in range(K):
+            x = 0.0
+            for c in range(K):
+                x += G[i, r, c] * mv[c]
+            e += mv[r] * x
     eta[i] = e
     if J >= 0:
         for a in range(6):

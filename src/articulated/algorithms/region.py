@@ -430,7 +430,7 @@ def region_update_kernel(h, crit, bodies, hp, rp, ra):
         for r in range(jnv[J]):
             tau_T[vadr[J] + r] = tau[vadr[J] + r]
     if nt:
-        tensorize_nodes(dirty, nt, fupd, fsolve.passive, *tens)
+        tensorize_nodes(dirty, nt, fupd, fsolve.passive, tens)
     if (nrig and not projected) or added:
         prepare_region(active, prep, bk)
         world_frames(bkp, hp)

@@ -11,7 +11,8 @@ against each other, all measured in one run.
     forces=[PointForce(tip)])`` and ``run(400)`` (default recording, default update
     budget) against ``Simulator(method="dca", integrator="semi_implicit_euler")`` on the
     same scene (the pendulum start of RGL Fig. 5, :func:`~articulated.bench.adaptive_runs.
-    initial_state`).
+    initial_state`); also the fresh simulator's first step alone (``run(1)``, its ratio
+    that of one DCA step to it).
 
 (c) Small robots, one call: the public ``aba(model, q, qd, tau)`` on every URDF of
     example-robot-data (fixed base, and floating base where the URDF is not a mobile
@@ -146,6 +147,8 @@ def adaptive_cases(n, budgets, steps):
                                          steps)}
     for na in budgets:
         cases[f"adaptive N_A = {na}"] = (make(method="adaptive", max_active=na), steps)
+    for na in budgets:       # the fresh simulator's first step alone: run(1)
+        cases[f"adaptive N_A = {na}, first step"] = (make(method="adaptive", max_active=na), 1)
     return cases
 
 
