@@ -101,9 +101,14 @@ def response_buffers(cap, nb, nv, nlim):
 @njit(**JIT)
 def grow_response(old, cap, nb):
     """A :class:`Response` like ``old`` with room for ``cap`` rows (``nb`` bodies of the
-    tree), keeping the last step's impulses (for the warm start)."""
+    tree), keeping the last step's impulses (for the warm start) and its contacts'
+    buffers ``spec``."""
     nv = old.dq.shape[0]
-    rb = response_buffers(cap, nb, nv, old.present.shape[0] // 2)
+    nlim = old.present.shape[0] // 2
+    rb = Response(contact_buffers(cap, nv), block_buffers(cap, nb, nv),
+                  np.zeros(cap, np.int64), np.zeros((cap, 2)), np.zeros(cap, np.int64),
+                  np.zeros((cap, 3)), np.zeros(1, np.int64), np.zeros(nv), np.zeros(nv),
+                  np.zeros(2 * nlim, np.int64), old.spec)
     n = min(old.n_prev[0], cap)
     rb.n_prev[0] = n
     for c in range(n):
@@ -128,9 +133,11 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     model's or a hybrid body's reduced tree). Writes into ``res`` = ``(qd1, v, st)``:
     ``qd1`` (nv',) the velocities after the impulses, ``v`` (nv',) the step's displacement
     ``h qd1 + dq``, and the slots :data:`STAT_LIMITS` .. :data:`STAT_APPROACH` of ``st``
-    (14,). ``rb`` (:class:`Response`) must hold ``n + 2 nl`` rows; row ``r < rb.spec.count[0]``
-    is contact ``rb.spec.cidx[r]``, the limits follow. Returns the number of rows solved
-    (0: no impulse)."""
+    (14,). ``rb`` (:class:`Response`) must hold ``n`` contacts (``rb.spec``) and the rows of
+    the active contacts and ``2 nl`` more; row ``r < rb.spec.count[0]`` is contact
+    ``rb.spec.cidx[r]``, the limits follow. Returns the number of rows solved (0: no
+    impulse), or minus the rows needed when ``rb`` holds fewer (nothing done; see
+    :func:`respond`). Dormant contacts wake only while there is room for their rows."""
     qd1, v, st = res
     h = opt.h
     nvr = qs.shape[0]
@@ -148,6 +155,8 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     if n:
         na = partition(im, fac, con, n, qs, h, rb.prev_key, rb.prev_P, rb.n_prev[0],
                        opt.dormant, sp)
+        if na + 2 * lim.dof.shape[0] > rows.P.shape[0]:
+            return -(na + 2 * lim.dof.shape[0])
         if na:
             contact_rows(im, fac, sc, sp.act, na, qs, h, opt.rest_speed, rows, blk)
     nlim = lim.dof.shape[0]
@@ -189,7 +198,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
                 nr += more
             woke = 0
             if na < n and it < rounds - 1:
-                woke = wake(im, fac, con, n, v, opt.tol * h, sp)
+                woke = wake(im, fac, con, n, v, opt.tol * h, rows.P.shape[0] - nr, sp)
             if woke:  # rebuild the contact rows, warm-started from this solve
                 save_impulses(rows, nr, rb.prev_key, rb.prev_P)
                 n_prev = nr
@@ -228,6 +237,21 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     sp.count[1] = n - na
     rb.n_prev[0] = nr
     return nr
+
+@njit(**JIT)
+def respond(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
+    """:func:`respond_kernel` with the buffers ``rb`` grown as needed (room for the ``n``
+    contacts, for the rows of the active ones and of the limits). Returns ``(rows solved,
+    rb)``."""
+    nb = rb.spec.tw.shape[0]
+    if n > rb.spec.flag.shape[0]:
+        rb = Response(rb.rows, rb.blocks, rb.states, rb.lam, rb.prev_key, rb.prev_P,
+                      rb.n_prev, rb.dq, rb.work, rb.present, speculative_buffers(2 * n, nb))
+    nr = respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res)
+    if nr < 0:
+        rb = grow_response(rb, -2 * nr, nb)
+        nr = respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res)
+    return nr, rb
 
 def collision_matrix(model, q, body, point, normal, other=None):
     """Compute the collision matrix K of one contact (Mirtich 1996; GLM IV.A step 4).

@@ -156,15 +156,16 @@ def partition(im, fac, con, n, qs, h, prev_key, prev_P, n_prev, dormant, sp):
 
 
 @njit(**KERNEL)
-def wake(im, fac, con, n, dx, slack, sp):
+def wake(im, fac, con, n, dx, slack, room, sp):
     """Wake the dormant contacts of ``con`` (``sp.flag[c] == 0``, ``c < n``) that the
     step's displacement ``dx`` (nv,) would close by more than ``slack`` [m]: ``d + n .
-    (dx_a - dx_b) < -slack``. Returns the number woken (their ``sp.flag`` set to 1; gather
-    them with :func:`gather_active`)."""
+    (dx_a - dx_b) < -slack``, at most ``room`` of them. Returns the number woken (their
+    ``sp.flag`` set to 1; gather them with :func:`gather_active`)."""
     body_twists(im, fac, dx, sp.tw)
     woke = 0
     for c in range(n):
-        if sp.flag[c] == 0 and con.dist[c] + normal_speed(con, c, fac.op, sp.tw) < -slack:
+        if woke < room and sp.flag[c] == 0 and (
+                con.dist[c] + normal_speed(con, c, fac.op, sp.tw) < -slack):
             sp.flag[c] = 1
             woke += 1
     return woke

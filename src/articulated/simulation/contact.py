@@ -64,6 +64,11 @@ DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_swee
                 slip_speed=None, limit_e=0.0, max_rotation=0.05, max_arc_error=1e-4,
                 energy_bound=False, dormant=True)
 
+SPLIT = -1
+"""Code of a step's stages: the velocities after the impulses of an unsplit step ask for
+substeps (contact options ``max_rotation``, ``max_arc_error``); the step is taken again in
+them."""
+
 MAX_SUBSTEPS = 64
 """Most substeps of one step (contact options ``max_rotation``, ``max_arc_error``)."""
 
