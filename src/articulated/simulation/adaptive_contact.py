@@ -75,7 +75,7 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import SPLIT, contacts_arc, substep_count
+from .contact import MAX_SUBSTEPS, SPLIT, contacts_arc, substep_count
 from .contact_loop import ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -734,12 +734,13 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
                 for r in range(jnv[ajoints[u]]):
                     cl.qsf[vadr[ajoints[u]] + r] += am.h * qdd[vadr[ajoints[u]] + r]
         posed = False
-    cl.nsub[0] = ns
     hk = am.h / ns
     _split_start(am, ad, cl, update)
-    for sub in range(ns):
+    sub = 0
+    fresh = True    # qdd and the reduced tree's factorization are those at (q, qd)
+    while sub < ns:
         err, joint = 0, -1
-        if sub:
+        if not fresh:
             reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
             reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
                              ad.stats, False)
@@ -752,7 +753,14 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
         if err == 0:
             err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, cl.sst, step, hk,
                                                     update and sub == 0, False,
-                                                    sub == 0 and posed, False, False)
+                                                    sub == 0 and posed, False,
+                                                    ns - sub < MAX_SUBSTEPS)
+        if err == SPLIT:    # this substep's impulses ask for shorter ones: the rest split
+            rest = min((ns - sub) * cl.nsub[0], MAX_SUBSTEPS)
+            hk = hk * (ns - sub) / rest
+            ns = sub + rest
+            fresh = True
+            continue
         if err:
             for k in range(q.shape[0]):
                 q[k] = cl.qsave[k]
@@ -764,6 +772,9 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
                 st[j] = cl.sst[j]
         else:
             merge_stats(st, cl.sst)
+        sub += 1
+        fresh = False
+    cl.nsub[0] = ns
     return 0, -1, cb
 
 

@@ -42,7 +42,7 @@ from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
-from .contact import SPLIT, body_substeps
+from .contact import MAX_SUBSTEPS, SPLIT, body_substeps
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -92,8 +92,8 @@ def body_motion(db, q, qs):
 
 
 @njit(**JIT)
-def _substeps(sm, sd, cl, q, qs, out):
-    """``(k, ready)``: the substeps of the step from ``q`` with velocities ``qs``
+def _substeps(sm, sd, cl, q, qs, h, out):
+    """``(k, ready)``: the substeps of the (sub)step of ``h`` [s] from ``q`` with velocities ``qs``
     (:func:`~articulated.simulation.contact.body_substeps` over the last (sub)step's
     ``cl.ncon[0]`` contacts in ``out``; 1 without ``theta`` and ``arc``), and whether the
     workspace holds the body motion at ``(q, qs)``."""
@@ -101,7 +101,7 @@ def _substeps(sm, sd, cl, q, qs, out):
         return 1, False
     body_motion(cl.det, q, qs)
     return body_substeps(sm.model_i, sm.model_f, sd.data, cl.det.gm, out, cl.ncon[0], cl.ab,
-                         sm.dt, cl.theta, cl.arc, qs), True
+                         h, cl.theta, cl.arc, qs), True
 
 
 @njit(**JIT)
@@ -175,7 +175,7 @@ def _finish(sm, sd, cl, q, qs, h, ready, cb, check):
         st[STAT_KE_AFTER] = math.nan
     st[STAT_RESPONSE] = (_cycles() - c1) if cl.timed else 0
     if check and nr:    # the velocities after the impulses ask for substeps: split
-        k, _ = _substeps(sm, sd, cl, q, cl.qd1, out)
+        k, _ = _substeps(sm, sd, cl, q, cl.qd1, h, out)
         if k > 1:
             cl.nsub[0] = k
             return SPLIT, cb
@@ -255,7 +255,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     qs = cl.qs
     for k in range(nv):
         qs[k] = qd[k] + sm.dt * cl.qdd[k]
-    ns, ready = _substeps(sm, sd, cl, q, qs, cb.out)
+    ns, ready = _substeps(sm, sd, cl, q, qs, sm.dt, cb.out)
     if ns == 1:
         code, cb = _finish(sm, sd, cl, q, qs, sm.dt, ready, cb, True)
         if code != SPLIT:
@@ -275,8 +275,10 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     for k in range(nv):
         qdc[k] = qd[k]
     dv = data_arrays(sd.data, sm.jtype.shape[0], nv)
-    for i in range(ns):
-        if i:
+    i = 0
+    fresh = True    # cl.qdd and the workspace's factorization are those at (qc, qdc)
+    while i < ns:
+        if not fresh:
             E = _energy(sm, sd, cl, qc, qdc)
             ok, _ = aba_passes(sm.model_i, sm.model_f, qc, qdc, sd.tau, sd.f_ext, False,
                                sd.data, True, False)
@@ -286,7 +288,13 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
                 cl.qdd[k] = dv.qdd[k]
         for k in range(nv):
             qs[k] = qdc[k] + hk * cl.qdd[k]
-        code, cb = _finish(sm, sd, cl, qc, qs, hk, False, cb, False)
+        code, cb = _finish(sm, sd, cl, qc, qs, hk, False, cb, ns - i < MAX_SUBSTEPS)
+        if code == SPLIT:   # this substep's impulses ask for shorter ones: the rest split
+            rest = min((ns - i) * cl.nsub[0], MAX_SUBSTEPS)
+            hk = hk * (ns - i) / rest
+            ns = i + rest
+            fresh = True
+            continue
         if code != OK:
             return code, cb
         _bound(sm, sd, cl, qc, qdc, hk, E)
@@ -299,6 +307,9 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
                 cl.tot[j] = cl.st[j]
         else:
             merge_stats(cl.tot, cl.st)
+        i += 1
+        fresh = False
+    cl.nsub[0] = ns
     return OK, cb
 
 
