@@ -568,7 +568,7 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
     :data:`ERR_VELOCITY` or :data:`ERR_DISPLACEMENT` with the runaway reduced dof, or
     (``check``) :data:`~articulated.simulation.contact.SPLIT` where the velocities after
     the impulses ask for substeps (their number into ``cl.nsub[0]``; ``cl.qsf`` then holds
-    them on the active joints)."""
+    them on the active joints; otherwise ``cl.qsf``, ``cl.qsr`` are left as they were)."""
     red = ad.red
     na = ad.bk.counts[N_AJOINTS]
     mi = rows(red.red_i, 7, na)
@@ -592,11 +592,15 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
                               else sst[STAT_KE_BEFORE])
     if check and nr:    # the velocities after the impulses ask for substeps: split
         for i in range(nvr):
+            cl.qd0[i] = qsr[i]      # (scratch here; the energy bound sets it later)
             cl.qsf[cl.adof[i]] = qd1[i]
         k, _ = hybrid_substeps(cl, red, na, ad.bk.ajoints, am.jnv, hk, cb.out, False)
         if k > 1:
             cl.nsub[0] = k
             return SPLIT, -1, cb
+        for i in range(nvr):
+            qsr[i] = cl.qd0[i]
+            cl.qsf[cl.adof[i]] = cl.qd0[i]
     ss = 0.0
     for i in range(nvr):
         ss += qd1[i] * qd1[i] + vr[i] * vr[i]
