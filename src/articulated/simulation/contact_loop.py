@@ -242,10 +242,11 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     held over the substeps; the energies of ``q, qd`` into row ``row`` of the records
     ``rec`` when >= 0, from its kinematics pass): split into ``cl.nsub[0]`` equal
     substeps by the options ``max_rotation`` and ``max_arc_error``, each
-    :func:`_finish` then :func:`_bound`. A whole step whose impulses leave velocities that
-    ask for substeps (an impulse through a kinked chain can turn its light links by a
-    radian in a step, which the first-order step does not follow) is taken again in the
-    substeps those velocities ask for. Returns ``(code, cb)``."""
+    :func:`_finish` then :func:`_bound`. A step or substep whose impulses leave velocities
+    that ask for substeps (an impulse through a kinked chain can turn its light links by a
+    radian in a step, which the first-order step does not follow) is taken again, the rest
+    of the step split as they ask (at most :data:`MAX_SUBSTEPS` in all). Returns ``(code,
+    cb)``."""
     nq = q.shape[0]
     nv = qd.shape[0]
     E = _energy(sm, sd, cl, q, qd)
