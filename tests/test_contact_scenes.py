@@ -88,7 +88,8 @@ def test_chain_points_are_the_forward_kinematics():
 
 
 def test_scenes_rebuild_from_their_description():
-    for m in (art.models.thread(30), art.models.snake_bridge(41), art.models.capsule_chain(8)):
+    for m in (art.models.thread(30), art.models.snake_bridge(41), art.models.capsule_chain(8),
+              art.models.hanging_rope(12)):
         again = art.models.build_model(m.description)
         assert again.nv == m.nv and len(again.collision._rows) == len(m.collision._rows)
         assert np.array_equal(again.collision.arrays()["pos"], m.collision.arrays()["pos"])
@@ -101,6 +102,29 @@ def test_bad_scene_sizes_raise():
         art.models.snake_bridge(41, amplitude0=2.0)
     with pytest.raises(ValueError, match="corner"):
         art.models.snake_bridge(41, corner=0.0)
+    with pytest.raises(ValueError, match="no gap between links"):
+        art.models.hanging_rope(10, radius=0.005)
+    with pytest.raises(ValueError, match="reaches the hanging point"):
+        art.models.hanging_rope(10, height=0.3, cylinder_radius=0.2)
+
+
+def test_hanging_rope_geometry():
+    """The rope hangs straight along +x from (0, 0, height): its links' origins 1 cm apart,
+    3 dofs a link; the capsules of links i and i + 2 are 2 mm apart (their cores 1 cm, radius
+    4 mm), neighbours are not tested; the cylinder's top is 2 radii up at x = 0.6 m."""
+    from articulated.algorithms.collision import Detector
+    m, q0 = art.models.hanging_rope(6, return_configuration=True)
+    assert m.nv == 18 and m.nq == 24
+    _, p = art.forward_kinematics(m, q0)
+    assert np.allclose(p, np.c_[0.01 * np.arange(6), np.zeros(6), np.full(6, 2.0)])
+    R, _ = art.forward_kinematics(m, q0)
+    det = Detector(m.collision)
+    v = np.zeros((m.nb, 6))
+    v[:, 5] = -3.0      # falling at 3 m/s: 3 mm of reach per shape in 1 ms
+    n = det.detect(np.ascontiguousarray(np.transpose(R, (0, 2, 1))), p, v, 1e-3)
+    pairs = {tuple(sorted(b)) for b in det.out.body[:n].tolist()}
+    assert pairs == {(i, i + 2) for i in range(4)}
+    assert np.allclose(det.out.dist[:n], 0.002)
 
 
 @pytest.mark.parametrize("method", ["aba", "adaptive"])

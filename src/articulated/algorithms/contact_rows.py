@@ -466,6 +466,35 @@ def contact_rows(im, fac, sc, con, nc, qd, h, rest_speed, rows, blk):
         _target(rows, c, vn, h, rest_speed)
 
 @njit(**KERNEL)
+def move_rows(rows, src, dst, k):
+    """Move rows ``src .. src+k-1`` to ``dst .. dst+k-1`` (``dst >= src``; rows of their
+    own, not of a block: the limits after the contacts), every field."""
+    for i in range(k - 1, -1, -1):
+        a = src + i
+        b = dst + i
+        for d in range(3):
+            for m in range(rows.JT.shape[2]):
+                rows.JT[b, d, m] = rows.JT[a, d, m]
+                rows.W[b, d, m] = rows.W[a, d, m]
+            for m in range(3):
+                rows.K[b, d, m] = rows.K[a, d, m]
+                rows.frame[b, d, m] = rows.frame[a, d, m]
+            rows.P[b, d] = rows.P[a, d]
+            rows.Pc[b, d] = rows.Pc[a, d]
+        for m in range(4):
+            rows.Ki[b, m] = rows.Ki[a, m]
+        rows.target[b] = rows.target[a]
+        rows.vn0[b] = rows.vn0[a]
+        rows.gap[b] = rows.gap[a]
+        rows.impact[b] = rows.impact[a]
+        rows.mu[b] = rows.mu[a]
+        rows.e[b] = rows.e[a]
+        rows.dist[b] = rows.dist[a]
+        rows.key[b] = rows.key[a]
+        rows.dof[b] = rows.dof[a]
+        rows.span[b] = rows.span[a]
+
+@njit(**KERNEL)
 def limit_rows(im, fac, sc, lim, q, qd, dv, opt, rows, n0, present):
     """Append the rows of the joint limits that may be reached within the step (GLM IV.B,
     Kokkevis 2004) at rows ``n0, n0+1, ...``; returns the number appended.

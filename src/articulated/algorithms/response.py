@@ -19,29 +19,33 @@ from numba import njit
 
 from ..config import inline, JIT, KERNEL
 from .impulse import Factor, ImpulseModel, impulse_scratch
-from .contact_rows import block_buffers, contact_buffers, contact_rows, limit_rows
+from .contact_rows import block_buffers, contact_buffers, contact_rows, limit_rows, move_rows
+from .speculative import gather_active, partition, speculative_buffers, wake
 from .sweeps import save_impulses, solve_impulses, warm_start
 from .projection import _clamp_limits, _release_unstruck, project_positions
 
 Response = namedtuple("Response", ("rows", "blocks", "states", "lam", "prev_key", "prev_P",
-                                   "n_prev", "dq", "work", "present"))
+                                   "n_prev", "dq", "work", "present", "spec"))
 
 Response.__doc__ = """The growing buffers of :func:`respond_kernel` (capacity ``cap`` rows):
 ``rows`` :class:`ContactRows`, ``blocks`` :class:`Blocks`, ``states`` (cap,) int64 (the
 sweeps' contact states), ``lam`` (cap, 2) projection multipliers and their bounds,
 ``prev_key`` (cap,) int64 and ``prev_P`` (cap, 3) the last step's keys and world impulses
 (warm start), ``n_prev`` (1,) int64 their number, ``dq`` and ``work`` (nv,) scratch,
-``present`` (2 nl,) int64 the limit rows already added this step."""
+``present`` (2 nl,) int64 the limit rows already added this step, ``spec``
+:class:`~articulated.algorithms.speculative.Speculative` the active and dormant
+contacts."""
 
 ResponseOptions = namedtuple("ResponseOptions", (
     "h", "tol", "sweeps", "rest_speed", "slip_speed", "warm_start", "project",
-    "project_sweeps", "limit_e", "key0", "energy_bound"))
+    "project_sweeps", "limit_e", "key0", "energy_bound", "dormant"))
 
 ResponseOptions.__doc__ = """The scalars of :func:`respond_kernel`: step ``h`` [s], ``tol``
 [m/s], ``sweeps``, ``rest_speed`` and ``slip_speed`` [m/s], ``warm_start`` and ``project``
 (bool), ``project_sweeps``, ``limit_e`` (restitution of the limits), ``key0`` (the first
-limit key), and ``energy_bound`` (bool; applied by the steppers after the response, not by
-:func:`respond_kernel`); see :class:`articulated.simulation.contact.ContactStepper`."""
+limit key), ``energy_bound`` (bool; applied by the steppers after the response, not by
+:func:`respond_kernel`) and ``dormant`` (bool: speculative contacts the step does not close
+get no row, :mod:`~articulated.algorithms.speculative`); see :class:`articulated.simulation.contact.ContactStepper`."""
 
 @inline
 def options_at(o, h):
@@ -50,7 +54,8 @@ def options_at(o, h):
     if h == o.h:
         return o
     return ResponseOptions(h, o.tol, o.sweeps, o.rest_speed, o.slip_speed, o.warm_start,
-                           o.project, o.project_sweeps, o.limit_e, o.key0, o.energy_bound)
+                           o.project, o.project_sweeps, o.limit_e, o.key0, o.energy_bound,
+                           o.dormant)
 
 STAT_N, STAT_LIMITS, STAT_IMPACTS, STAT_STICKING, STAT_SLIDING, STAT_SWEEPS, STAT_FALLBACK, \
     STAT_DEPTH, STAT_APPROACH, STAT_KE_BEFORE, STAT_KE_AFTER, STAT_DETECT, STAT_RESPONSE, \
@@ -58,6 +63,12 @@ STAT_N, STAT_LIMITS, STAT_IMPACTS, STAT_STICKING, STAT_SLIDING, STAT_SWEEPS, STA
 
 """Slots of a step's statistics vector (14,) float64, in the order of
 :data:`articulated.simulation.contact.CONTACT_STATS`."""
+
+WAKE_ROUNDS = 8
+
+"""Most times a step's dormant contacts wake and the step is solved again
+(:func:`respond_kernel`); the last solve leaves any still closed to the next step, which
+finds them touching."""
 
 BOUND_SLACK = 1e-12
 
@@ -85,14 +96,19 @@ def response_buffers(cap, nb, nv, nlim):
     return Response(contact_buffers(cap, nv), block_buffers(cap, nb, nv),
                     np.zeros(cap, np.int64), np.zeros((cap, 2)), np.zeros(cap, np.int64),
                     np.zeros((cap, 3)), np.zeros(1, np.int64), np.zeros(nv), np.zeros(nv),
-                    np.zeros(2 * nlim, np.int64))
+                    np.zeros(2 * nlim, np.int64), speculative_buffers(cap, nb))
 
 @njit(**JIT)
 def grow_response(old, cap, nb):
     """A :class:`Response` like ``old`` with room for ``cap`` rows (``nb`` bodies of the
-    tree), keeping the last step's impulses (for the warm start)."""
+    tree), keeping the last step's impulses (for the warm start) and its contacts'
+    buffers ``spec``."""
     nv = old.dq.shape[0]
-    rb = response_buffers(cap, nb, nv, old.present.shape[0] // 2)
+    nlim = old.present.shape[0] // 2
+    rb = Response(contact_buffers(cap, nv), block_buffers(cap, nb, nv),
+                  np.zeros(cap, np.int64), np.zeros((cap, 2)), np.zeros(cap, np.int64),
+                  np.zeros((cap, 3)), np.zeros(1, np.int64), np.zeros(nv), np.zeros(nv),
+                  np.zeros(2 * nlim, np.int64), old.spec)
     n = min(old.n_prev[0], cap)
     rb.n_prev[0] = n
     for c in range(n):
@@ -103,25 +119,31 @@ def grow_response(old, cap, nb):
 
 @njit(**KERNEL)
 def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
-    """The impulses of one step (GLM IV.A-B, VI): contact rows of the ``n`` contacts ``con``
-    (:class:`~articulated.algorithms.collision.Contacts`, bodies numbered as in ``im``),
+    """The impulses of one step (GLM IV.A-B, VI): contact rows of the active contacts among
+    the ``n`` of ``con`` (:class:`~articulated.algorithms.collision.Contacts`, bodies
+    numbered as in ``im``; the others dormant, :mod:`~articulated.algorithms.speculative`),
     the rows of the limits ``lim`` that the step could reach, warm start, sequential
     impulses (:func:`solve_impulses`), post-stabilization (:func:`project_positions`); the
-    limits that the impulses or the projection made reachable (they move every joint)
-    join and the step is solved again (at most once per limited joint).
+    limits that the impulses or the projection made reachable (they move every joint) and
+    the dormant contacts they would close join, and the step is solved again (at most
+    once per limited joint and :data:`WAKE_ROUNDS` times for the contacts).
 
     ``q`` (nq,) the model's configuration (limit positions); ``qs`` (nv',) the
     unconstrained velocities ``qd + h qdd`` in the dof space of ``im``/``fac`` (the whole
     model's or a hybrid body's reduced tree). Writes into ``res`` = ``(qd1, v, st)``:
     ``qd1`` (nv',) the velocities after the impulses, ``v`` (nv',) the step's displacement
     ``h qd1 + dq``, and the slots :data:`STAT_LIMITS` .. :data:`STAT_APPROACH` of ``st``
-    (14,). ``rb`` (:class:`Response`) must hold ``n + 2 nl`` rows. Returns the number of
-    rows solved (0: no impulse)."""
+    (14,). ``rb`` (:class:`Response`) must hold ``n`` contacts (``rb.spec``) and the rows of
+    the active contacts and ``2 nl`` more; row ``r < rb.spec.count[0]`` is contact
+    ``rb.spec.cidx[r]``, the limits follow. Returns the number of rows solved (0: no
+    impulse), or minus the rows needed when ``rb`` holds fewer (nothing done; see
+    :func:`respond`). Dormant contacts wake only while there is room for their rows."""
     qd1, v, st = res
     h = opt.h
     nvr = qs.shape[0]
     rows = rb.rows
     blk = rb.blocks
+    sp = rb.spec
     dq = rb.dq[:nvr]
     for k in range(nvr):
         dq[k] = 0.0
@@ -129,22 +151,29 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
         v[k] = qs[k] * h
     blk.count[0] = 0
     blk.count[1] = 0
+    na = 0
     if n:
-        contact_rows(im, fac, sc, con, n, qs, h, opt.rest_speed, rows, blk)
+        na = partition(im, fac, con, n, qs, h, rb.prev_key, rb.prev_P, rb.n_prev[0],
+                       opt.dormant, sp)
+        if na + 2 * lim.dof.shape[0] > rows.P.shape[0]:
+            return -(na + 2 * lim.dof.shape[0])
+        if na:
+            contact_rows(im, fac, sc, sp.act, na, qs, h, opt.rest_speed, rows, blk)
     nlim = lim.dof.shape[0]
     nl = 0
     if nlim:
         for k in range(2 * nlim):
             rb.present[k] = 0
-        nl = limit_rows(im, fac, sc, lim, q, qs, v, opt, rows, n, rb.present)
-    nr = n + nl
+        nl = limit_rows(im, fac, sc, lim, q, qs, v, opt, rows, na, rb.present)
+    nr = na + nl
     for k in range(STAT_LIMITS, STAT_APPROACH + 1):
         st[k] = 0.0
     if nr:
         sweeps = 0
         fallback = 0
         n_prev = rb.n_prev[0]
-        for _ in range(nlim + 1):
+        rounds = nlim + 1 + WAKE_ROUNDS
+        for it in range(rounds):
             for k in range(nvr):
                 qd1[k] = qs[k]
             for c in range(nr):
@@ -165,22 +194,29 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
             more = 0
             if nlim:
                 more = limit_rows(im, fac, sc, lim, q, qs, v, opt, rows, nr, rb.present)
-            if not more:
+                nl += more
+                nr += more
+            woke = 0
+            if na < n and it < rounds - 1:
+                woke = wake(im, fac, con, n, v, opt.tol * h, rows.P.shape[0] - nr, sp)
+            if woke:  # rebuild the contact rows, warm-started from this solve
+                save_impulses(rows, nr, rb.prev_key, rb.prev_P)
+                n_prev = nr
+                na1 = gather_active(con, n, sp.flag, sp.act, sp.cidx)
+                move_rows(rows, na, na1, nr - na)
+                contact_rows(im, fac, sc, sp.act, na1, qs, h, opt.rest_speed, rows, blk)
+                nr += na1 - na
+                na = na1
+            elif not more:
                 break
-            nl += more
-            nr += more
         if nlim:
             _clamp_limits(lim, q, v)
         save_impulses(rows, nr, rb.prev_key, rb.prev_P)
         sticking = 0
         sliding = 0
-        depth = 0.0
-        approach = 0.0
-        for c in range(n):
+        for c in range(na):
             sticking += rb.states[c] == 1
             sliding += rb.states[c] == 2
-            depth = max(depth, -rows.dist[c])
-            approach = max(approach, -rows.vn0[c])
         impacts = 0
         for c in range(nr):
             impacts += rows.impact[c] > 0
@@ -190,10 +226,32 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
         st[STAT_SLIDING] = sliding
         st[STAT_SWEEPS] = sweeps
         st[STAT_FALLBACK] = fallback
-        st[STAT_DEPTH] = depth
-        st[STAT_APPROACH] = approach
+    depth = 0.0
+    approach = 0.0
+    for c in range(n):
+        depth = max(depth, -con.dist[c])
+        approach = max(approach, -sp.vn[c])
+    st[STAT_DEPTH] = depth
+    st[STAT_APPROACH] = approach
+    sp.count[0] = na
+    sp.count[1] = n - na
     rb.n_prev[0] = nr
     return nr
+
+@njit(**JIT)
+def respond(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
+    """:func:`respond_kernel` with the buffers ``rb`` grown as needed (room for the ``n``
+    contacts, for the rows of the active ones and of the limits). Returns ``(rows solved,
+    rb)``."""
+    nb = rb.spec.tw.shape[0]
+    if n > rb.spec.flag.shape[0]:
+        rb = Response(rb.rows, rb.blocks, rb.states, rb.lam, rb.prev_key, rb.prev_P,
+                      rb.n_prev, rb.dq, rb.work, rb.present, speculative_buffers(2 * n, nb))
+    nr = respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res)
+    if nr < 0:
+        rb = grow_response(rb, -2 * nr, nb)
+        nr = respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res)
+    return nr, rb
 
 def collision_matrix(model, q, body, point, normal, other=None):
     """Compute the collision matrix K of one contact (Mirtich 1996; GLM IV.A step 4).

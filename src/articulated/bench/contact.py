@@ -19,6 +19,10 @@
 * **(c) snake on a bridge** (GLM Fig. 6): :func:`articulated.models.snake_bridge` wound
   around a box beam, PD-tracking a helical rolling gait (:func:`snake_gait`), full vs
   adaptive; the fraction of links pressing on the beam; an animation.
+* **the rope** (:func:`articulated.models.hanging_rope`): 1,000 capsules of 1 cm on
+  spherical joints (3,000 DOF, self-collision on), hung from a point, swinging over a
+  cylinder onto the floor; time per step (mean, median), depth, contacts, sweeps, whether
+  it ran its time, for the full model and adaptive dynamics.
 * **(d) response time per contact** (GLM Fig. 7): the chain lying on the plane at rest,
   adaptive dynamics, against ``N_A`` (linear fit) and against the chain's length ``n`` at
   fixed ``N_A``; a picture.
@@ -340,6 +344,57 @@ def _pile(emit, out, quick):
         emit("")
 
 
+def rope_run(n, steps, **kw):
+    """The rope (:func:`articulated.models.hanging_rope` of ``n`` links) for ``steps``
+    steps with the simulator options ``kw``, in parts of 100 steps: a dict with ``wall``
+    (k,) [s] the wall time per step of each part, ``c`` the contact statistics of the
+    steps run, ``diverged`` (None, or the time [s] of the failing part), ``E`` (k + 1,)
+    the total energy [J] after each part (the start first), ``steps`` the steps run."""
+    m, q0 = art.models.hanging_rope(n, return_configuration=True)
+    sim = art.Simulator(m, H, contacts=m.collision, q0=q0, **kw)
+    part = min(100, steps)
+    trs, walls, E, diverged = [], [], [sum(art.energy(m, q0, np.zeros(m.nv)))], None
+    for _ in range(steps // part):
+        t0 = time.perf_counter()
+        try:
+            trs.append(sim.run(part))
+        except art.SimulationDiverged as e:
+            diverged = float(e.trajectory.t[-1])
+            break
+        walls.append(np.full(part, (time.perf_counter() - t0) / part))
+        E.append(sum(art.energy(m, sim.q, sim.qd)))
+    c = {k: np.concatenate([tr.contacts[k] for tr in trs]) for k in trs[0].contacts.dtype.names}
+    return dict(wall=np.concatenate(walls), c=c, diverged=diverged, E=np.array(E),
+                steps=len(c["n"]))
+
+
+def _rope(emit, out, quick):
+    """The rope of the module docstring: the full model and adaptive ``N_A = 100``, 3 s
+    (``quick``: 200 links, 0.5 s)."""
+    n, steps = (200, 500) if quick else (1000, 3000)
+    runs = (("full (ABA)", {}),
+            ("adaptive N_A = 100", dict(method="adaptive", max_active=100, update_every=10)))
+    rows = []
+    for name, kw in runs:
+        r = rope_run(n, steps, **kw)
+        c, w = r["c"], r["wall"]
+        rows.append([name, f"ran {steps * H:g} s" if r["diverged"] is None else
+                     f"diverged at t = {r['diverged']:.3f} s",
+                     f"{w.mean() * 1e3:.2f}", f"{np.median(w) * 1e3:.2f}",
+                     f"{(c['detect_time'].mean()) * 1e3:.2f}",
+                     f"{(c['response_time'].mean()) * 1e3:.2f}",
+                     f"{c['max_depth'].max() * 1e3:.3f}", f"{c['n'].mean():.0f} / {c['n'].max()}",
+                     f"{np.median(c['sweeps']):.0f} / {c['sweeps'].max()}",
+                     f"{r['E'][0]:.2f} / {r['E'][-1]:.2f} / {r['E'].max():.2f}"])
+    emit(f"## The rope: {n} capsules on spherical joints over a cylinder, {steps} steps")
+    emit("")
+    emit(markdown_table(["run", "outcome", "mean step [ms]", "median step [ms]",
+                         "detection [ms/step]", "response [ms/step]", "max depth [mm]",
+                         "contacts mean / max", "sweeps median / max",
+                         "energy start / end / max [J]"], rows))
+    emit("")
+
+
 def _pile_mujoco(model, q0, steps):
     """``mj_step`` on the pile (:func:`articulated.interop.to_mujoco`) from ``q0`` at rest
     until ``steps`` or its first BADQACC warning (MuJoCo then resets the state): per-step
@@ -596,11 +651,12 @@ def add_arguments(parser):
     """Declare the options of ``articulated bench contact [--quick] [--out DIR]``."""
     parser.description = "contact benchmarks (Gayle, Lin & Manocha 2006)"
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
-    parser.add_argument("--only", default=None, choices=("b,c", "pile", "e"),
+    parser.add_argument("--only", default=None, choices=("b,c", "pile", "e", "rope"),
                         help="run only the scenes (b) thread and (c) snake (report "
                              "contact-results-bc.md), only the pile and its animation "
                              "(contact-results-pile.md, contact-pile.gif), or only (e) "
-                             "solo12 (contact-results-e.md, contact-solo12.png)")
+                             "solo12 (contact-results-e.md, contact-solo12.png), or only "
+                             "the rope (contact-results-rope.md)")
     parser.add_argument("--out", default="docs", metavar="DIR",
                         help="folder for the PNG and the Markdown results (default docs)")
 
@@ -622,6 +678,11 @@ def run(args) -> int:
     if args.only == "pile":
         _pile(emit, out, quick)
         path = report.write("contact-results-pile" + ("-quick" if quick else "") + ".md")
+        print(f"wrote {path}")
+        return 0
+    if args.only == "rope":
+        _rope(emit, out, quick)
+        path = report.write("contact-results-rope" + ("-quick" if quick else "") + ".md")
         print(f"wrote {path}")
         return 0
     if args.only == "e":

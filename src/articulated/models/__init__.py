@@ -16,7 +16,8 @@ from .loops import (FOUR_BAR, JANSEN, four_bar, square_chain, square_net, strand
                     strandbeest_points)
 from .trees import TETRAHEDRAL_ANGLE, millipede, molecule, random_tree
 from .contact_scenes import (THREAD_SPEED, capsule_chain, chain_points, helical_gait,
-                             helix_shape, matched_wavenumber, snake_bridge, thread)
+                             hanging_rope, helix_shape, matched_wavenumber, snake_bridge,
+                             thread)
 
 __all__ = [
     "GRAVITY", "BICYCLE_PITCH", "HUMANOID_BODIES", "HUMANOID_DOF", "HUMANOID_PELVIS_HEIGHT",
@@ -27,5 +28,5 @@ __all__ = [
     "square_chain", "square_net", "four_bar", "strandbeest_points", "strandbeest_leg",
     "SCENES", "build_model",
     "THREAD_SPEED", "capsule_chain", "thread", "snake_bridge", "helical_gait", "helix_shape",
-    "matched_wavenumber", "chain_points",
+    "matched_wavenumber", "chain_points", "hanging_rope",
 ]

@@ -10,7 +10,9 @@ chains with their collision shapes (``model.collision``, a
   (GLM Fig. 5), to be pulled through them (``articulated.bench.contact.thread_pull``);
 * :func:`snake_bridge`: a snake wound in a helix around a box beam with rounded edges
   (GLM Fig. 6), to be driven by the helical rolling gait :func:`helical_gait`
-  (``articulated.bench.contact.snake_gait``: PD tracking).
+  (``articulated.bench.contact.snake_gait``: PD tracking);
+* :func:`hanging_rope`: a rope of small capsules on spherical joints, hung from a point,
+  that swings over a cylinder onto the floor.
 
 Every chain is built the same way: body 0 has a free joint, body ``i`` hangs from body
 ``i - 1`` by a hinge at ``(L, 0, 0)`` whose axis alternates between z (odd ``i``) and y
@@ -226,6 +228,78 @@ def thread(n: int = 295, *, walls: int = 5, link_length: float = 0.02, radius: f
     qd0 = np.zeros(model.nv)
     qd0[3] = -float(speed)           # body x is world -x
     return model, q0, qd0
+
+
+@scene
+def hanging_rope(n: int = 1000, *, link_length: float = 0.01, radius: float = 0.004,
+                 mass: float = 0.001, mu: float = 0.5, height: float = 2.0,
+                 cylinder_radius: float = 0.2, cylinder_x: float = 0.6,
+                 return_configuration: bool = False):
+    """Build a rope hung from a point, to swing over a cylinder onto the floor.
+
+    A chain of ``n`` links on spherical joints (nv = 3 n), self-collision on (the
+    defaults of :class:`~articulated.geometry.CollisionModel`): body 0 hangs from the world
+    point ``(0, 0, height)``, body ``i`` from body ``i - 1`` at ``(L, 0, 0)``; each carries a
+    capsule of ``radius`` along its x axis from 0 to ``L`` (neighbours overlap at the
+    joint, where parent-child pairs are not tested; links ``i`` and ``i + 2`` lie ``L - 2
+    radius`` apart: 2 mm for the defaults). The rope starts straight along +x at rest; a
+    static cylinder (axis along y, 1 m long) lies on the floor (plane z = 0) at ``x =
+    cylinder_x``; every shape has friction ``mu`` and no restitution.
+
+    Parameters
+    ----------
+    n : int >= 2
+        Links (10 m of rope for the defaults).
+    link_length, radius, mass : float > 0
+        Per link [m, m, kg]; ``radius < link_length / 2``.
+    mu : float >= 0
+    height : float > 0
+        Height of the hanging point [m].
+    cylinder_radius : float > 0 [m]
+    cylinder_x : float
+        Position of the cylinder's axis along x [m].
+    return_configuration : bool
+        Also return ``q0`` (nq,).
+
+    Returns
+    -------
+    Model (``model.collision``: the capsules, the cylinder and the floor), or
+    ``(model, q0)``.
+
+    Raises
+    ------
+    ValueError
+        For n < 2, a non-positive size, or a radius that does not leave a gap between
+        links ``i`` and ``i + 2``, or a cylinder above the hanging point.
+    """
+    n = _count(n, "n", 2)
+    L, r = _positive(link_length, "link_length"), _positive(radius, "radius")
+    m, H = _positive(mass, "mass"), _positive(height, "height")
+    rc = _positive(cylinder_radius, "cylinder_radius")
+    if not 2 * r < L:
+        raise ValueError(f"hanging_rope: radius {r} m leaves no gap between links i and "
+                         f"i + 2 (needs radius < link_length / 2 = {L / 2} m)")
+    if not 2 * rc < H:
+        raise ValueError(f"hanging_rope: the cylinder ({2 * rc} m high) reaches the hanging "
+                         f"point at {H} m")
+    b = ModelBuilder(gravity=GRAVITY)
+    I = m * np.diag([(3 * r ** 2 + L ** 2) / 12] * 2 + [r ** 2 / 2])
+    I = _X_TO_Z @ I @ _X_TO_Z.T
+    for i in range(n):
+        b.add_body(f"link{i}", f"link{i - 1}" if i else None, "spherical",
+                   origin_xyz=(L, 0, 0) if i else (0, 0, H), mass=m, com=(L / 2, 0, 0),
+                   inertia=I)
+    model = b.build()
+    geom = CollisionModel(model)
+    for i in range(n):
+        geom.add(i, Capsule(radius=r, length=L), pos=(L / 2, 0, 0), R=_X_TO_Z, mu=mu, e=0.0)
+    geom.add_static(Cylinder(radius=rc, length=1.0, pos=(float(cylinder_x), 0, rc),
+                             R=np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])),
+                    Plane(normal=(0, 0, 1)), mu=mu, e=0.0, names=["cylinder", "floor"])
+    model.collision = geom
+    if not return_configuration:
+        return model
+    return model, model.neutral()
 
 
 

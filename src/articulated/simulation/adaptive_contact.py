@@ -62,7 +62,7 @@ from ..algorithms.impulse import ImpulseModel, workspace_factor
 from ..algorithms.projection import runaway_dof
 from ..algorithms.response import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_KE_AFTER,
                                    STAT_KE_BEFORE, STAT_N, STAT_RESPONSE, energy_scale,
-                                   grow_response, options_at, respond_kernel)
+                                   options_at, respond)
 from ..algorithms.hybrid import hybrid_kinematics
 from ..algorithms.hybrid_detection import build_pieces, detect_hybrid
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
@@ -75,7 +75,7 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import contacts_arc, substep_count
+from .contact import MAX_SUBSTEPS, SPLIT, contacts_arc, substep_count
 from .contact_loop import ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -559,13 +559,16 @@ def _hybrid_detect(am, ad, cl, cb, hk, posed, ready):
 
 
 @njit(**STAGE)
-def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk):
+def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
     """Steps 3-4 of the module docstring: the ``n`` contacts (on the rigid pieces,
     ``cb.cbody``) and the limits of the active joints as rows on the reduced tree, the
     impulses of :func:`~articulated.algorithms.response.respond_kernel` over ``hk`` [s]
     from the reduced velocities ``cl.qsr`` into ``cl.qd1`` and the displacement ``cl.vr``
     (nvr,), statistics into ``sst``. Returns ``(error, reduced dof, cb)``: error 0,
-    :data:`ERR_VELOCITY` or :data:`ERR_DISPLACEMENT` with the runaway reduced dof."""
+    :data:`ERR_VELOCITY` or :data:`ERR_DISPLACEMENT` with the runaway reduced dof, or
+    (``check``) :data:`~articulated.simulation.contact.SPLIT` where the velocities after
+    the impulses ask for substeps (their number into ``cl.nsub[0]``; ``cl.qsf`` then holds
+    them on the active joints; otherwise ``cl.qsf``, ``cl.qsr`` are left as they were)."""
     red = ad.red
     na = ad.bk.counts[N_AJOINTS]
     mi = rows(red.red_i, 7, na)
@@ -579,16 +582,25 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk):
     lr = cl.limr
     lim = Limits(lr.dof[:nl], lr.qadr[:nl], lr.body[:nl], lr.lo[:nl], lr.hi[:nl],
                  lr.joint[:nl])
-    rb = cb.rb
-    if n + 2 * nl > rb.rows.P.shape[0]:
-        rb = grow_response(rb, 2 * (n + 2 * nl), cl.piece.shape[0])
-        cb = ContactBuffers(cb.broad, cb.out, rb, cb.cbody)
     qsr, qd1, vr = cl.qsr[:nvr], cl.qd1[:nvr], cl.vr[:nvr]
-    nr = respond_kernel(im, fac, cl.sc, con, n, ad.q, qsr, lim, options_at(cl.opt, hk), rb,
-                        (qd1, vr, sst))
-    if nr:
+    nr, rb = respond(im, fac, cl.sc, con, n, ad.q, qsr, lim, options_at(cl.opt, hk), cb.rb,
+                     (qd1, vr, sst))
+    cb = ContactBuffers(cb.broad, cb.out, rb, cb.cbody)
+    if n or nr:     # (every contact dormant: no impulse)
         sst[STAT_KE_BEFORE] = _reduced_kinetic_of(mv, fac, qsr, cl.vb)
-        sst[STAT_KE_AFTER] = _reduced_kinetic_of(mv, fac, qd1, cl.vb)
+        sst[STAT_KE_AFTER] = (_reduced_kinetic_of(mv, fac, qd1, cl.vb) if nr
+                              else sst[STAT_KE_BEFORE])
+    if check and nr:    # the velocities after the impulses ask for substeps: split
+        for i in range(nvr):
+            cl.qd0[i] = qsr[i]      # (scratch here; the energy bound sets it later)
+            cl.qsf[cl.adof[i]] = qd1[i]
+        k, _ = hybrid_substeps(cl, red, na, ad.bk.ajoints, am.jnv, hk, cb.out, False)
+        if k > 1:
+            cl.nsub[0] = k
+            return SPLIT, -1, cb
+        for i in range(nvr):
+            qsr[i] = cl.qd0[i]
+            cl.qsf[cl.adof[i]] = cl.qd0[i]
     ss = 0.0
     for i in range(nvr):
         ss += qd1[i] * qd1[i] + vr[i] * vr[i]
@@ -601,7 +613,7 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk):
 
 
 @njit(**STAGE)
-def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, ready):
+def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, ready, check):
     """Steps 2-5 of the module docstring over ``hk`` [s] (a step or a substep of adaptive
     step ``step``) from ``ad.q, ad.qd`` with the unconstrained velocities ``cl.qsf``:
     detection (:func:`_hybrid_detect`), the impulses (:func:`_hybrid_respond`), the energy
@@ -633,7 +645,9 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
         cl.ebound[1] = -1.0
         sst[STAT_RESPONSE] = (_cycles() - c1) if am.timed else 0
         return 0, -1, cb
-    err, bad, cb = _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk)
+    err, bad, cb = _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check)
+    if err == SPLIT:
+        return err, -1, cb
     if err:
         joint = -1
         for u in range(na):
@@ -688,8 +702,9 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
     qd + h qdd`` on the active joints (``qd`` after an update), the per-region data when
     the reduced tree changed (:func:`region_data`), the substeps (:func:`hybrid_substeps`)
     and each by :func:`hybrid_contact_substep` (the reduced tree's ABA again at each later
-    one, the applied forces held), statistics into ``st`` (14,). A failing substep leaves
-    the state of the step's start. Returns ``(error, joint, cb)``."""
+    one, the applied forces held; an unsplit step whose impulses ask for substeps is taken
+    again in them), statistics into ``st`` (14,). A failing substep leaves the state of
+    the step's start. Returns ``(error, joint, cb)``."""
     q, qd, qdd = ad.q, ad.qd, ad.qdd
     bk, red = ad.bk, ad.red
     ajoints, na = bk.ajoints, bk.counts[N_AJOINTS]
@@ -707,42 +722,63 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
     # the pieces' world poses at q: reduced_kinematics (or the record) left them; after
     # hybrid_kinematics and the ABA's pass 1 they are not computed
     ns, posed = hybrid_substeps(cl, red, na, ajoints, jnv, am.h, cb.out, not kin)
-    cl.nsub[0] = ns
-    hk = am.h / ns
-    if ns > 1:
-        _split_start(am, ad, cl, update)
-    for sub in range(ns):
-        err, joint = 0, -1
-        if ns > 1:
-            if sub:
-                reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
-                reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
-                                 ad.stats, False)
-                if ad.stats[STAT_BAD] >= 0:
-                    err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
+    if ns == 1:     # unsplit, unless the impulses ask for substeps
+        sst = st
+        ready = cl.theta > 0.0 or cl.arc > 0.0      # cl.vb: the substeps'
+        err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, sst, step, am.h, update,
+                                                update, posed, ready, ready)
+        if err != SPLIT:
+            cl.nsub[0] = 1
+            return err, joint, cb
+        ns = cl.nsub[0]
+        for k in range(nv):     # cl.qsf as above
+            cl.qsf[k] = qd[k]
+        if not update:
             for u in range(na):
                 for r in range(jnv[ajoints[u]]):
-                    k = vadr[ajoints[u]] + r
-                    cl.qsf[k] = qd[k] + hk * qdd[k]
-        sst = st if ns == 1 else cl.sst
+                    cl.qsf[vadr[ajoints[u]] + r] += am.h * qdd[vadr[ajoints[u]] + r]
+        posed = False
+    hk = am.h / ns
+    _split_start(am, ad, cl, update)
+    sub = 0
+    fresh = True    # qdd and the reduced tree's factorization are those at (q, qd)
+    while sub < ns:
+        err, joint = 0, -1
+        if not fresh:
+            reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
+            reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
+                             ad.stats, False)
+            if ad.stats[STAT_BAD] >= 0:
+                err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
+        for u in range(na):
+            for r in range(jnv[ajoints[u]]):
+                k = vadr[ajoints[u]] + r
+                cl.qsf[k] = qd[k] + hk * qdd[k]
         if err == 0:
-            ready = ns == 1 and (cl.theta > 0.0 or cl.arc > 0.0)    # cl.vb: the substeps'
-            err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, sst, step, hk,
-                                                    update and sub == 0, update and ns == 1,
-                                                    sub == 0 and posed, ready)
+            err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, cl.sst, step, hk,
+                                                    update and sub == 0, False,
+                                                    sub == 0 and posed, False,
+                                                    ns - sub < MAX_SUBSTEPS)
+        if err == SPLIT:    # this substep's impulses ask for shorter ones: the rest split
+            rest = min((ns - sub) * cl.nsub[0], MAX_SUBSTEPS)
+            hk = hk * (ns - sub) / rest
+            ns = sub + rest
+            fresh = True
+            continue
         if err:
-            if ns > 1:
-                for k in range(q.shape[0]):
-                    q[k] = cl.qsave[k]
-                for k in range(nv):
-                    qd[k] = cl.qdsave[k]
+            for k in range(q.shape[0]):
+                q[k] = cl.qsave[k]
+            for k in range(nv):
+                qd[k] = cl.qdsave[k]
             return err, joint, cb
-        if ns > 1:
-            if sub == 0:
-                for j in range(st.shape[0]):
-                    st[j] = cl.sst[j]
-            else:
-                merge_stats(st, cl.sst)
+        if sub == 0:
+            for j in range(st.shape[0]):
+                st[j] = cl.sst[j]
+        else:
+            merge_stats(st, cl.sst)
+        sub += 1
+        fresh = False
+    cl.nsub[0] = ns
     return 0, -1, cb
 
 

@@ -62,7 +62,12 @@ response [s], energy [J] the energy bound took out (contact option ``energy_boun
 DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_sweeps=20,
                 allow_initial_penetration=False, depth_tol=1e-4, capacity=64, warm_start=True,
                 slip_speed=None, limit_e=0.0, max_rotation=0.05, max_arc_error=1e-4,
-                energy_bound=False)
+                energy_bound=False, dormant=True)
+
+SPLIT = -1
+"""Code of a step's stages: the velocities after the impulses of an unsplit step ask for
+substeps (contact options ``max_rotation``, ``max_arc_error``); the step is taken again in
+them."""
 
 MAX_SUBSTEPS = 64
 """Most substeps of one step (contact options ``max_rotation``, ``max_arc_error``)."""
@@ -283,7 +288,7 @@ class ContactStepper:
                                    float(o["rest_speed"]), float(o["slip_speed"]),
                                    bool(o["warm_start"]), bool(o["project"]),
                                    int(o["project_sweeps"]), float(o["limit_e"]), self.key0,
-                                   bool(o["energy_bound"]))
+                                   bool(o["energy_bound"]), bool(o["dormant"]))
         nlim = len(self.limits.dof)
         cap = (self.detector.out.dist.shape[0] if self.detector else 0) + 2 * nlim
         self.rb = response_buffers(max(cap, 1), nb, nv, nlim)
@@ -332,15 +337,24 @@ class ContactStepper:
             return res
         out = self.detector.out
         names = self.model.body_name
+        row = self.row_of()
         for c in range(int(self.detector.n)):   # the last substep's (``last``: the step's most)
             ba, bb = (int(x) for x in out.body[c])
-            P = self.rb.rows.P[c]
-            Fr = self.rows.frame[c]
+            r = row.get(c)
+            impulse = (np.zeros(3) if r is None else
+                       self.rows.frame[r].T @ self.rb.rows.P[r])  # dormant: no impulse
             res.append(dict(shapes=(int(out.geom[c, 0]), int(out.geom[c, 1])),
                             bodies=(names[ba] if ba >= 0 else None, names[bb] if bb >= 0 else None),
                             point=out.point[c].copy(), normal=out.normal[c].copy(),
-                            depth=float(-out.dist[c]), impulse=Fr.T @ P))
+                            depth=float(-out.dist[c]), impulse=impulse))
         return res
+
+    def row_of(self):
+        """``{contact index: row index}`` of the last (sub)step's active contacts (the
+        detector's order; a dormant speculative contact has no row, contact option
+        ``dormant``)."""
+        sp = self.rb.spec
+        return {int(c): r for r, c in enumerate(sp.cidx[:int(sp.count[0])])}
 
 
 def runaway_message(joint):

@@ -34,7 +34,7 @@ from ..algorithms.response import (STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_
                                    STAT_FALLBACK, STAT_IMPACTS, STAT_KE_AFTER,
                                    STAT_KE_BEFORE, STAT_LIMITS, STAT_N, STAT_RESPONSE,
                                    STAT_SLIDING, STAT_STICKING, STAT_SWEEPS, energy_scale,
-                                   grow_response, options_at, respond_kernel)
+                                   options_at, respond)
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
                                      _world_poses_kernel)
 from .._views import mat3_rows
@@ -42,7 +42,7 @@ from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
-from .contact import body_substeps
+from .contact import MAX_SUBSTEPS, SPLIT, body_substeps
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -92,8 +92,8 @@ def body_motion(db, q, qs):
 
 
 @njit(**JIT)
-def _substeps(sm, sd, cl, q, qs, out):
-    """``(k, ready)``: the substeps of the step from ``q`` with velocities ``qs``
+def _substeps(sm, sd, cl, q, qs, h, out):
+    """``(k, ready)``: the substeps of the (sub)step of ``h`` [s] from ``q`` with velocities ``qs``
     (:func:`~articulated.simulation.contact.body_substeps` over the last (sub)step's
     ``cl.ncon[0]`` contacts in ``out``; 1 without ``theta`` and ``arc``), and whether the
     workspace holds the body motion at ``(q, qs)``."""
@@ -101,7 +101,7 @@ def _substeps(sm, sd, cl, q, qs, out):
         return 1, False
     body_motion(cl.det, q, qs)
     return body_substeps(sm.model_i, sm.model_f, sd.data, cl.det.gm, out, cl.ncon[0], cl.ab,
-                         sm.dt, cl.theta, cl.arc, qs), True
+                         h, cl.theta, cl.arc, qs), True
 
 
 @njit(**JIT)
@@ -147,11 +147,13 @@ def detect_bodies(db, q, qs, h, ready, broad, out):
 
 
 @njit(**JIT)
-def _finish(sm, sd, cl, q, qs, h, ready, cb):
+def _finish(sm, sd, cl, q, qs, h, ready, cb, check):
     """Steps 3-6 of :mod:`articulated.simulation.contact` over ``h`` [s] from ``q`` with the
     unconstrained velocities ``qs`` into ``cl.q1, cl.qd1`` and the statistics ``cl.st``
-    (``ready``: the workspace holds the body motion at ``(q, qs)``). Returns ``(code,
-    cb)``."""
+    (``ready``: the workspace holds the body motion at ``(q, qs)``; ``check``: an unsplit
+    step, whose velocities after the impulses may ask for substeps: then
+    :data:`~articulated.simulation.contact.SPLIT`, their number in ``cl.nsub[0]``).
+    Returns ``(code, cb)``."""
     st = cl.st
     c0 = _cycles() if cl.timed else 0
     n, broad, out = detect_bodies(cl.det, q, qs, h, ready, cb.broad, cb.out)
@@ -160,21 +162,23 @@ def _finish(sm, sd, cl, q, qs, h, ready, cb):
     cl.ncon[0] = n
     st[STAT_DETECT] = c1 - c0
     nb = sm.jtype.shape[0]
-    nlim = cl.lim.dof.shape[0]
-    rb = cb.rb
-    if n + 2 * nlim > rb.rows.P.shape[0]:
-        rb = grow_response(rb, 2 * (n + 2 * nlim), nb)
-    cb = ContactBuffers(broad, out, rb, cb.cbody)
     fac = workspace_factor(sd.data, nb, cl.qdd.shape[0])
-    nr = respond_kernel(cl.im, fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h),
-                        rb, (cl.qd1, cl.v, st))
-    if nr:
+    nr, rb = respond(cl.im, fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h),
+                     cb.rb, (cl.qd1, cl.v, st))
+    cb = ContactBuffers(broad, out, rb, cb.cbody)
+    if n or nr:     # (every contact dormant: no impulse)
         st[STAT_KE_BEFORE] = _energy_kernel(sm.model_i, sm.model_f, q, qs, sd.data)[0]
-        st[STAT_KE_AFTER] = _energy_kernel(sm.model_i, sm.model_f, q, cl.qd1, sd.data)[0]
+        st[STAT_KE_AFTER] = (_energy_kernel(sm.model_i, sm.model_f, q, cl.qd1, sd.data)[0]
+                             if nr else st[STAT_KE_BEFORE])
     else:
         st[STAT_KE_BEFORE] = math.nan
         st[STAT_KE_AFTER] = math.nan
     st[STAT_RESPONSE] = (_cycles() - c1) if cl.timed else 0
+    if check and nr:    # the velocities after the impulses ask for substeps: split
+        k, _ = _substeps(sm, sd, cl, q, cl.qd1, h, out)
+        if k > 1:
+            cl.nsub[0] = k
+            return SPLIT, cb
     bad = runaway_dof(cl.v)
     if bad >= 0:
         cl.bad[0] = bad
@@ -238,7 +242,11 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     held over the substeps; the energies of ``q, qd`` into row ``row`` of the records
     ``rec`` when >= 0, from its kinematics pass): split into ``cl.nsub[0]`` equal
     substeps by the options ``max_rotation`` and ``max_arc_error``, each
-    :func:`_finish` then :func:`_bound`. Returns ``(code, cb)``."""
+    :func:`_finish` then :func:`_bound`. A step or substep whose impulses leave velocities
+    that ask for substeps (an impulse through a kinked chain can turn its light links by a
+    radian in a step, which the first-order step does not follow) is taken again, the rest
+    of the step split as they ask (at most :data:`MAX_SUBSTEPS` in all). Returns ``(code,
+    cb)``."""
     nq = q.shape[0]
     nv = qd.shape[0]
     E = _energy(sm, sd, cl, q, qd)
@@ -248,16 +256,19 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     qs = cl.qs
     for k in range(nv):
         qs[k] = qd[k] + sm.dt * cl.qdd[k]
-    ns, ready = _substeps(sm, sd, cl, q, qs, cb.out)
-    cl.nsub[0] = ns
+    ns, ready = _substeps(sm, sd, cl, q, qs, sm.dt, cb.out)
     if ns == 1:
-        code, cb = _finish(sm, sd, cl, q, qs, sm.dt, ready, cb)
-        if code != OK:
-            return code, cb
-        _bound(sm, sd, cl, q, qd, sm.dt, E)
-        for i in range(cl.tot.shape[0]):
-            cl.tot[i] = cl.st[i]
-        return OK, cb
+        code, cb = _finish(sm, sd, cl, q, qs, sm.dt, ready, cb, True)
+        if code != SPLIT:
+            if code != OK:
+                return code, cb
+            cl.nsub[0] = 1
+            _bound(sm, sd, cl, q, qd, sm.dt, E)
+            for i in range(cl.tot.shape[0]):
+                cl.tot[i] = cl.st[i]
+            return OK, cb
+        ns = cl.nsub[0]
+    cl.nsub[0] = ns
     hk = sm.dt / ns
     qc, qdc = cl.qc, cl.qdc
     for k in range(nq):
@@ -265,8 +276,10 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     for k in range(nv):
         qdc[k] = qd[k]
     dv = data_arrays(sd.data, sm.jtype.shape[0], nv)
-    for i in range(ns):
-        if i:
+    i = 0
+    fresh = True    # cl.qdd and the workspace's factorization are those at (qc, qdc)
+    while i < ns:
+        if not fresh:
             E = _energy(sm, sd, cl, qc, qdc)
             ok, _ = aba_passes(sm.model_i, sm.model_f, qc, qdc, sd.tau, sd.f_ext, False,
                                sd.data, True, False)
@@ -276,7 +289,13 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
                 cl.qdd[k] = dv.qdd[k]
         for k in range(nv):
             qs[k] = qdc[k] + hk * cl.qdd[k]
-        code, cb = _finish(sm, sd, cl, qc, qs, hk, False, cb)
+        code, cb = _finish(sm, sd, cl, qc, qs, hk, False, cb, ns - i < MAX_SUBSTEPS)
+        if code == SPLIT:   # this substep's impulses ask for shorter ones: the rest split
+            rest = min((ns - i) * cl.nsub[0], MAX_SUBSTEPS)
+            hk = hk * (ns - i) / rest
+            ns = i + rest
+            fresh = True
+            continue
         if code != OK:
             return code, cb
         _bound(sm, sd, cl, qc, qdc, hk, E)
@@ -289,6 +308,9 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
                 cl.tot[j] = cl.st[j]
         else:
             merge_stats(cl.tot, cl.st)
+        i += 1
+        fresh = False
+    cl.nsub[0] = ns
     return OK, cb
 
 
