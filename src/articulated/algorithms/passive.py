@@ -145,6 +145,19 @@ def _left(T, i, ta, S, s, out, t, sg):
 
 
 @inline
+def _child_gram_add(G, child, same, M, o, Gs):
+    """``Gs[0] +=`` the Gram tensor of ``child`` in the node's frame: ``G[child]`` as it is
+    when the child shares the frame (``same``), else mapped, ``M[o]^T G[child] M[o]``
+    (:func:`_gram_add`; ``Gs[1]`` scratch)."""
+    if same:
+        for r in range(K):
+            for c in range(K):
+                Gs[0, r, c] += G[child, r, c]
+    else:
+        _gram_add(G, child, M, o, Gs[0], Gs[1])
+
+
+@inline
 def _gram_add(G, src, M, o, out, tmp):
     """out += M[o]^T G[src] M[o] (K x K); tmp (K, K) scratch. The second product skips the
     zero rows of M's columns (:data:`LO`; exact zeros, so the same sums), in one loop per
@@ -271,19 +284,9 @@ def tensorize_node(i, args, lz, tens, sameA, sameB):
             for c in range(K):
                 Gs[0, r, c] += g * S[7, rr, c]
     if psiA:
-        if sameA:
-            for r in range(K):
-                for c in range(K):
-                    Gs[0, r, c] += G[A, r, c]
-        else:
-            _gram_add(G, A, M, 0, Gs[0], Gs[1])
+        _child_gram_add(G, A, sameA, M, 0, Gs)
     if psiB:
-        if sameB:
-            for r in range(K):
-                for c in range(K):
-                    Gs[0, r, c] += G[B, r, c]
-        else:
-            _gram_add(G, B, M, 1, Gs[0], Gs[1])
+        _child_gram_add(G, B, sameB, M, 1, Gs)
     for r in range(K):
         for c in range(K):
             G[i, r, c] = 0.5 * (Gs[0, r, c] + Gs[0, c, r])

@@ -123,6 +123,24 @@ def snake_gait(model, omega=2.0, ramp=1.0, kp=5.0, kd=0.01):
     return art.PDController(kp=kp, kd=kd, q_ref=q_ref, joints=list(range(1, n)))
 
 
+def run_parts(sim, part, count, after=None):
+    """``count`` runs of ``part`` steps of the simulator ``sim``, stopping at a divergence:
+    ``(trajectories, walls, diverged)`` with ``walls`` the wall time [s] of each part that
+    completed and ``diverged`` None or the time [s] the failing part reached;
+    ``after(sim)`` (untimed) after each part that completed."""
+    trs, walls = [], []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        try:
+            trs.append(sim.run(part))
+        except art.SimulationDiverged as e:
+            return trs, walls, float(e.trajectory.t[-1])
+        walls.append(time.perf_counter() - t0)
+        if after is not None:
+            after(sim)
+    return trs, walls, None
+
+
 def run_sampled(model, geom, q0, steps, samples, **kw):
     """:func:`run_ours` in ``samples`` equal parts, recording after each part the state and
     which bodies press on something (a contact of the part's last step with a positive
@@ -133,16 +151,9 @@ def run_sampled(model, geom, q0, steps, samples, **kw):
     parts before it)."""
     sim = art.Simulator(model, H, contacts=geom, q0=q0, **kw)
     part = steps // samples
-    q, t, touch, trs, wall = [sim.q.copy()], [0.0], [np.zeros(model.nb, bool)], [], 0.0
-    diverged = None
-    for _ in range(samples):
-        t0 = time.perf_counter()
-        try:
-            trs.append(sim.run(part))
-        except art.SimulationDiverged as e:
-            diverged = float(e.trajectory.t[-1])
-            break
-        wall += time.perf_counter() - t0
+    q, t, touch = [sim.q.copy()], [0.0], [np.zeros(model.nb, bool)]
+
+    def sample(sim):
         on = np.zeros(model.nb, bool)
         for c in sim.contact_list():
             if c["impulse"] @ c["normal"] > 0.0:
@@ -152,10 +163,12 @@ def run_sampled(model, geom, q0, steps, samples, **kw):
         q.append(sim.q.copy())
         t.append(sim.t)
         touch.append(on)
+
+    trs, walls, diverged = run_parts(sim, part, samples, sample)
     c = {k: np.concatenate([tr.contacts[k] for tr in trs]) for k in trs[0].contacts.dtype.names}
     ct = c["detect_time"] + c["response_time"]
     touch = np.array(touch)
-    return dict(step=wall / (part * len(trs)), contact=float(ct.mean()),
+    return dict(step=sum(walls) / (part * len(trs)), contact=float(ct.mean()),
                 n=float(c["n"].mean()), depth=float(c["max_depth"].max()), c=c, q=np.array(q),
                 t=np.array(t), touch=touch, frac=touch.mean(axis=1), diverged=diverged)
 
@@ -353,18 +366,12 @@ def rope_run(n, steps, **kw):
     m, q0 = art.models.hanging_rope(n, return_configuration=True)
     sim = art.Simulator(m, H, contacts=m.collision, q0=q0, **kw)
     part = min(100, steps)
-    trs, walls, E, diverged = [], [], [sum(art.energy(m, q0, np.zeros(m.nv)))], None
-    for _ in range(steps // part):
-        t0 = time.perf_counter()
-        try:
-            trs.append(sim.run(part))
-        except art.SimulationDiverged as e:
-            diverged = float(e.trajectory.t[-1])
-            break
-        walls.append(np.full(part, (time.perf_counter() - t0) / part))
-        E.append(sum(art.energy(m, sim.q, sim.qd)))
+    E = [sum(art.energy(m, q0, np.zeros(m.nv)))]
+    trs, walls, diverged = run_parts(sim, part, steps // part,
+                                     lambda s: E.append(sum(art.energy(m, s.q, s.qd))))
     c = {k: np.concatenate([tr.contacts[k] for tr in trs]) for k in trs[0].contacts.dtype.names}
-    return dict(wall=np.concatenate(walls), c=c, diverged=diverged, E=np.array(E),
+    return dict(wall=np.concatenate([np.full(part, w / part) for w in walls]), c=c,
+                diverged=diverged, E=np.array(E),
                 steps=len(c["n"]))
 
 

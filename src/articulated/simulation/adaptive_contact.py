@@ -75,7 +75,7 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import MAX_SUBSTEPS, SPLIT, contacts_arc, substep_count
+from .contact import MAX_SUBSTEPS, SPLIT, contacts_arc, split_rest, substep_count
 from .contact_loop import ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -760,9 +760,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
                                                     sub == 0 and posed, False,
                                                     ns - sub < MAX_SUBSTEPS)
         if err == SPLIT:    # this substep's impulses ask for shorter ones: the rest split
-            rest = min((ns - sub) * cl.nsub[0], MAX_SUBSTEPS)
-            hk = hk * (ns - sub) / rest
-            ns = sub + rest
+            ns, hk = split_rest(ns, sub, hk, cl.nsub[0])
             fresh = True
             continue
         if err:

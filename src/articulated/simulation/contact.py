@@ -73,6 +73,15 @@ MAX_SUBSTEPS = 64
 """Most substeps of one step (contact options ``max_rotation``, ``max_arc_error``)."""
 
 
+@inline
+def split_rest(ns, i, h, k):
+    """``(ns', h')``: a step in ``ns`` substeps of ``h`` [s] whose substep ``i`` asks for
+    ``k`` substeps (:data:`SPLIT`) takes its rest, ``(ns - i) h``, again from substep ``i``
+    in ``min((ns - i) k, MAX_SUBSTEPS)`` equal substeps."""
+    rest = min((ns - i) * k, MAX_SUBSTEPS)
+    return i + rest, h * (ns - i) / rest
+
+
 @njit(**JIT)
 def substep_count(h, w2, acc, theta, arc):
     """The substeps of a step of ``h`` [s] (contact options ``max_rotation`` ``theta``

@@ -42,7 +42,7 @@ from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
-from .contact import MAX_SUBSTEPS, SPLIT, body_substeps
+from .contact import MAX_SUBSTEPS, SPLIT, body_substeps, split_rest
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -291,9 +291,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
             qs[k] = qdc[k] + hk * cl.qdd[k]
         code, cb = _finish(sm, sd, cl, qc, qs, hk, False, cb, ns - i < MAX_SUBSTEPS)
         if code == SPLIT:   # this substep's impulses ask for shorter ones: the rest split
-            rest = min((ns - i) * cl.nsub[0], MAX_SUBSTEPS)
-            hk = hk * (ns - i) / rest
-            ns = i + rest
+            ns, hk = split_rest(ns, i, hk, cl.nsub[0])
             fresh = True
             continue
         if code != OK:
