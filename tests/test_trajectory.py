@@ -90,7 +90,7 @@ def test_scene_descriptions_rebuild_every_scene():
                  square_net=dict(rows=2, cols=2), four_bar={}, strandbeest_leg={},
                  random_tree=dict(n=8, seed=3), millipede=dict(legs=2, leg_links=2, spine=6),
                  molecule=dict(n=20, seed=1), thread=dict(n=30), snake_bridge=dict(n=41),
-                 capsule_chain=dict(n=8))
+                 capsule_chain=dict(n=8), hanging_rope=dict(n=12))
     assert set(small) == set(SCENES)
     for name, kw in small.items():
         m = SCENES[name](**kw)
