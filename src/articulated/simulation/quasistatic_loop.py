@@ -9,8 +9,8 @@ bodies' velocities are zero, a spring's damper sees its anchor's velocity): per 
 hierarchical frames, RL Sec. 5.1, O(log n)), the lazy update of the force bodies' leaves and their ancestors (RL Sec. 5.2),
 the error-bounded partial back-substitution (RL Sec. 4.3), ``q (+)= h^2 qdd`` on the
 computed joints and the lazy update of their nodes: the step of the simulator's Python
-path, whose per-call overhead (about 10 us per kernel call for the unboxing of the
-solver's bundles, and the forces' Python) it saves.
+path without its per-call overhead (the unboxing of the solver's bundles at each kernel
+call, and the forces' Python).
 
 Bundle: :data:`QSLoop`, built once per simulator by :func:`qs_loop_bundle`.
 """
