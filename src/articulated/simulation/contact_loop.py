@@ -63,12 +63,12 @@ pairs (:func:`~articulated.simulation.hooks.python_contacts`; -1: none). Built b
 
 ContactStepBundle = namedtuple("ContactStepBundle", (
     "det", "im", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
-    "qd1", "v", "qc", "qdc", "qbar", "st", "tot", "bad", "nsub", "ab", "ncon", "timed"))
+    "qd1", "v", "qc", "qdc", "qbar", "ka", "qu", "st", "tot", "bad", "nsub", "ab", "ncon", "timed"))
 ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
 the detection stage's :data:`DetectBundle` ``det`` (on the tree loop's workspace);
 the stepper's ``ImpulseModel`` ``im``, ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
 ``opt``; ``theta`` and ``arc`` the options ``max_rotation`` [rad] and ``max_arc_error``
-[m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar`` (nv,), ``q1, qc`` (nq,), the
+[m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar, ka`` (nv,), ``q1, qc, qu`` (nq,), the
 statistics of a substep ``st`` and of the step ``tot`` (14,), ``bad`` (1,) int64 the
 runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) scratch of
 :func:`~articulated.simulation.contact.body_substeps` and ``ncon`` (1,) int64 the contacts
@@ -146,6 +146,55 @@ def detect_bodies(db, q, qs, h, ready, broad, out):
     return n, broad, out
 
 
+RK_C = (0.5, 0.5, 1.0)
+"""The nodes of the classical Runge-Kutta method's stages 2-4 (fractions of the step)."""
+
+
+@njit(**JIT)
+def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
+    """The unconstrained motion of a substep of ``h`` [s] from ``(q, qd)`` by the classical
+    Runge-Kutta method (RK4) on the forward dynamics, the applied forces of the step
+    (``sd.tau``, ``sd.f_ext``) held: ``qs`` (nv,) the mean velocity ``vbar = (qd + 2 v2 +
+    2 v3 + v4) / 6`` (so ``q (+) h vbar`` is RK4's position) and ``cl.ka`` (nv,) the end
+    velocity less it, ``qd + h (a1 + 2 a2 + 2 a3 + a4) / 6 - vbar``. The impulses act on
+    ``qs``; the step ends at ``q (+) h (qs + dv)`` with velocity ``qs + dv + cl.ka``. On entry
+    ``cl.qdd`` holds ``a1`` and the workspace the factorization at ``(q, qd)``; both are
+    restored on exit (:func:`_finish` reads them). Semi-implicit Euler treats the
+    velocity-product terms explicitly and gains energy at a rate of about ``h omega^2``
+    where joints turn at ``omega`` (a chain's whipping end); RK4's error is
+    ``O((h omega)^5)`` per step. Returns False where the dynamics is not finite."""
+    nv = qd.shape[0]
+    nb = sm.jtype.shape[0]
+    dv = data_arrays(sd.data, nb, nv)
+    ka, vs, qst = cl.ka, cl.qbar, cl.q1
+    for k in range(nv):
+        ka[k] = cl.qdd[k]
+        qs[k] = qd[k]
+        vs[k] = qd[k]
+    for s in range(3):
+        c = RK_C[s]
+        w = 1.0 if s == 2 else 2.0
+        _integrate_kernel(sm.jtype, sm.qadr, sm.vadr, q, vs, c * h, qst)
+        if sm.quat_qadr.shape[0]:
+            _normalize_kernel(sm.quat_qadr, qst)
+        a = cl.qdd if s == 0 else dv.qdd
+        for k in range(nv):
+            vs[k] = qd[k] + c * h * a[k]
+        ok, _ = aba_passes(sm.model_i, sm.model_f, qst, vs, sd.tau, sd.f_ext, False,
+                           sd.data, True, False)
+        if not ok:
+            return False
+        for k in range(nv):
+            ka[k] += w * dv.qdd[k]
+            qs[k] += w * vs[k]
+    for k in range(nv):
+        qs[k] /= 6.0
+        ka[k] = qd[k] + h * ka[k] / 6.0 - qs[k]
+    ok, _ = aba_passes(sm.model_i, sm.model_f, q, qd, sd.tau, sd.f_ext, False, sd.data,
+                       True, False)
+    return ok
+
+
 @njit(**JIT)
 def _finish(sm, sd, cl, q, qs, h, ready, cb, check):
     """Steps 3-6 of :mod:`articulated.simulation.contact` over ``h`` [s] from ``q`` with the
@@ -187,6 +236,34 @@ def _finish(sm, sd, cl, q, qs, h, ready, cb, check):
     if sm.quat_qadr.shape[0]:
         _normalize_kernel(sm.quat_qadr, cl.q1)
     return OK, cb
+
+
+@njit(**JIT)
+def _keep_kinetic(sm, sd, cl, q, h, dq):
+    """Post-stabilization moves positions, not velocities, and the kinetic energy of the
+    same joint velocities depends on the configuration (``M(q)``): where the projection's
+    ``dq`` (nv,) raises the kinetic energy of the end velocities ``cl.qd1`` at ``cl.q1``
+    above that at the unprojected end ``q (+) (cl.v - dq)``, ``cl.qd1`` is scaled back to
+    it (:func:`~articulated.algorithms.response.energy_scale`). A fast chain's projected
+    links would otherwise gain energy at every step they are pushed out."""
+    moved = False
+    for k in range(dq.shape[0]):
+        if dq[k] != 0.0:
+            moved = True
+            break
+    if not moved:
+        return
+    for k in range(dq.shape[0]):
+        cl.qbar[k] = cl.v[k] - dq[k]
+    _integrate_kernel(sm.jtype, sm.qadr, sm.vadr, q, cl.qbar, 1.0, cl.qu)
+    if sm.quat_qadr.shape[0]:
+        _normalize_kernel(sm.quat_qadr, cl.qu)
+    T0 = _energy_kernel(sm.model_i, sm.model_f, cl.qu, cl.qd1, sd.data)[0]
+    T1 = _energy_kernel(sm.model_i, sm.model_f, cl.q1, cl.qd1, sd.data)[0]
+    scale = energy_scale(T0, 0.0, T1, 0.0)
+    if scale < 1.0:
+        for k in range(dq.shape[0]):
+            cl.qd1[k] *= scale
 
 
 @njit(**JIT)
@@ -263,6 +340,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
             if code != OK:
                 return code, cb
             cl.nsub[0] = 1
+            _keep_kinetic(sm, sd, cl, q, sm.dt, cb.rb.dq)
             _bound(sm, sd, cl, q, qd, sm.dt, E)
             for i in range(cl.tot.shape[0]):
                 cl.tot[i] = cl.st[i]
@@ -287,8 +365,8 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
                 return ERR_DYNAMICS, cb
             for k in range(nv):
                 cl.qdd[k] = dv.qdd[k]
-        for k in range(nv):
-            qs[k] = qdc[k] + hk * cl.qdd[k]
+        if not _smooth_rk4(sm, sd, cl, qc, qdc, hk, qs):
+            return ERR_DYNAMICS, cb
         code, cb = _finish(sm, sd, cl, qc, qs, hk, False, cb, ns - i < MAX_SUBSTEPS)
         if code == SPLIT:   # this substep's impulses ask for shorter ones: the rest split
             ns, hk = split_rest(ns, i, hk, cl.nsub[0])
@@ -296,6 +374,9 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
             continue
         if code != OK:
             return code, cb
+        for k in range(nv):
+            cl.qd1[k] += cl.ka[k]
+        _keep_kinetic(sm, sd, cl, qc, hk, cb.rb.dq)
         _bound(sm, sd, cl, qc, qdc, hk, E)
         for k in range(nq):
             qc[k] = cl.q1[k]
@@ -362,6 +443,6 @@ def contact_loop_bundles(stepper, det, sd, timed, hook):
         sc=stepper.sc, lim=stepper.limits, opt=stepper.opt,
         theta=-1.0 if theta is None else float(theta), arc=-1.0 if arc is None else float(arc),
         qdd=np.zeros(nv), qs=np.zeros(nv), q1=np.zeros(nq), qd1=np.zeros(nv), v=np.zeros(nv),
-        qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), st=np.zeros(14),
+        qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), ka=np.zeros(nv), qu=np.zeros(nq), st=np.zeros(14),
         tot=np.zeros(14), bad=np.zeros(1, np.int64), nsub=np.ones(1, np.int64),
         ab=np.zeros((m.nb, 6)), ncon=np.zeros(1, np.int64), timed=bool(timed))
