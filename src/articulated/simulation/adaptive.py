@@ -398,7 +398,8 @@ class AdaptiveSimulator:
                 theta=-1.0 if theta is None else float(theta), nsub=np.ones(1, np.int64),
                 sst=np.zeros(14), qsave=np.zeros(nq), qdsave=np.zeros(nv),
                 arc=-1.0 if arc is None else float(arc), ab=np.zeros((nb, 6)),
-                ncon=np.zeros(1, np.int64))
+                ncon=np.zeros(1, np.int64), rkq=np.zeros(nq), rkd=np.zeros(nv),
+                rkv=np.zeros(nv), rka=np.zeros(nv))
             self._cbody = np.zeros((det.out.dist.shape[0], 2), np.int64)
         return self._cloop
 

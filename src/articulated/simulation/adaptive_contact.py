@@ -76,7 +76,7 @@ from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
 from .contact import MAX_SUBSTEPS, SPLIT, contacts_arc, split_rest, substep_count
-from .contact_loop import ContactBuffers, detect_bodies, merge_stats
+from .contact_loop import RK_C, ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
 from .hooks import python_forces, python_weights
@@ -101,7 +101,7 @@ more than :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` in on
 ContactLoop = namedtuple("ContactLoop", (
     "det", "whole", "sc", "opt", "lim", "limr", "qsf", "vfull", "adof", "piece", "qsr",
     "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1", "ebound", "hs", "impact", "theta",
-    "nsub", "sst", "qsave", "qdsave", "arc", "ab", "ncon"))
+    "nsub", "sst", "qsave", "qdsave", "arc", "ab", "ncon", "rkq", "rkd", "rkv", "rka"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 bundles: the whole model's detection stage ``det``
 (:data:`~articulated.simulation.contact_loop.DetectBundle`: the packed model, a workspace
@@ -130,7 +130,8 @@ the substeps of the last step, ``sst`` (14,) the statistics of a substep and ``q
 substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used) and
 ``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_substeps`),
 ``ncon`` (1,) int64 the contacts of the last (sub)step (in the detector's output; set from
-``Detector.n`` before a run)."""
+``Detector.n`` before a run); ``rkq`` (nq,), ``rkd, rkv, rka`` (nv,) scratch of
+:func:`hybrid_rk4` (read and written on the active joints only)."""
 
 
 AdaptiveModel = namedtuple("AdaptiveModel", (
@@ -347,6 +348,36 @@ def hybrid_energy_bound(cl, red, na, nqr, h, qd1, v, step):
     for i in range(nvr):
         qd1[i] *= scale
     return T1 * (1.0 - scale * scale)
+
+
+@njit(**KERNEL)
+def hybrid_keep_kinetic(cl, red, na, nqr, qd1, v, dq):
+    """:func:`~articulated.simulation.contact_loop._keep_kinetic` on the hybrid body, O(N_A):
+    where post-stabilization's ``dq`` (nv',) raises the kinetic energy of the reduced
+    velocities ``qd1`` (nv',) at ``red.rq (+) v`` above that at ``red.rq (+) (v - dq)``,
+    ``qd1`` is scaled back to it (in place). Uses ``cl.det.buf`` as the workspace."""
+    moved = False
+    for i in range(dq.shape[0]):
+        if dq[i] != 0.0:
+            moved = True
+            break
+    if not moved:
+        return
+    mi = rows(red.red_i, 7, na)
+    mv = model_arrays(mi, red.red_f)
+    rq = red.rq[:nqr]
+    rq1 = cl.rq1[:nqr]
+    x = cl.xr[:dq.shape[0]]
+    for i in range(dq.shape[0]):
+        x[i] = v[i] - dq[i]
+    _integrate_kernel(mv.jtype, mv.qadr, mv.vadr, rq, x, 1.0, rq1)
+    T0 = _energy_kernel(mi, red.red_f, rq1, qd1, cl.det.buf)[0]
+    _integrate_kernel(mv.jtype, mv.qadr, mv.vadr, rq, v, 1.0, rq1)
+    T1 = _energy_kernel(mi, red.red_f, rq1, qd1, cl.det.buf)[0]
+    scale = energy_scale(T0, 0.0, T1, 0.0)
+    if scale < 1.0:
+        for i in range(qd1.shape[0]):
+            qd1[i] *= scale
 
 
 @inline
@@ -656,6 +687,7 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
                 joint = J
         return err, joint, cb
     qd1, vr = cl.qd1[:nvr], cl.vr[:nvr]
+    hybrid_keep_kinetic(cl, ad.red, na, nqr, qd1, vr, cb.rb.dq[:nvr])
     if cl.opt.energy_bound:
         qddT = ad.qddT
         for i in range(nvr):
@@ -693,6 +725,75 @@ def _split_start(am, ad, cl, update):
                 k = am.vadr[ajoints[u]] + r
                 qd[k] = cl.qsf[k] - am.h * qddT[k]
                 qdd[k] = qddT[k]
+
+
+@inline
+def hybrid_rk4(am, ad, cl, ptr, hk):
+    """:func:`~articulated.simulation.contact_loop._smooth_rk4` on the hybrid body: the
+    unconstrained motion of a substep of ``hk`` [s] by RK4 on the reduced tree's ABA (the
+    applied forces held), O(N_A) per stage: ``cl.qsf`` the mean velocity ``vbar`` and
+    ``cl.rka`` the end velocity less it, on the active dofs. On entry ``ad.qdd`` holds the
+    accelerations at ``(q, qd)``; the state, its accelerations and the reduced tree's
+    factorization at ``(q, qd)`` are restored on exit. Returns False where the reduced
+    tree's ABA fails (``ad.stats[STAT_BAD]``)."""
+    q, qd, qdd = ad.q, ad.qd, ad.qdd
+    bkp, hp, rp = ptr
+    ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
+    jnv, vadr, qadr, rnq = am.jnv, am.vadr, am.qadr, ad.red.nq
+    q0, qd0, vs, ka = cl.rkq, cl.rkd, cl.rkv, cl.rka
+    for u in range(na):
+        J = ajoints[u]
+        for d in range(rnq[J]):
+            q0[qadr[J] + d] = q[qadr[J] + d]
+        for r in range(jnv[J]):
+            k = vadr[J] + r
+            qd0[k] = qd[k]
+            vs[k] = qd[k]
+            ka[k] = qdd[k]
+            cl.qsf[k] = qd[k]
+    bad = -1.0
+    for s in range(4):
+        if s < 3:
+            c = RK_C[s]
+            w = 1.0 if s == 2 else 2.0
+            for u in range(na):
+                J = ajoints[u]
+                for d in range(rnq[J]):
+                    q[qadr[J] + d] = q0[qadr[J] + d]
+            integrate_joints_inplace(ajoints, na, am.jtype, qadr, vadr, q, vs, c * hk)
+            for u in range(na):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    k = vadr[J] + r
+                    vs[k] = qd0[k] + c * hk * qdd[k]
+                    qd[k] = vs[k]
+        else:       # the start again: its accelerations and factorization
+            for u in range(na):
+                J = ajoints[u]
+                for d in range(rnq[J]):
+                    q[qadr[J] + d] = q0[qadr[J] + d]
+                for r in range(jnv[J]):
+                    qd[vadr[J] + r] = qd0[vadr[J] + r]
+        reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
+        reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
+                         ad.stats, False)
+        if ad.stats[STAT_BAD] >= 0 and bad < 0.0:
+            bad = ad.stats[STAT_BAD]
+        if s < 3:
+            for u in range(na):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    k = vadr[J] + r
+                    ka[k] += w * qdd[k]
+                    cl.qsf[k] += w * vs[k]
+    for u in range(na):
+        J = ajoints[u]
+        for r in range(jnv[J]):
+            k = vadr[J] + r
+            cl.qsf[k] /= 6.0
+            ka[k] = qd0[k] + hk * ka[k] / 6.0 - cl.qsf[k]
+    ad.stats[STAT_BAD] = bad
+    return bad < 0.0
 
 
 @njit(**STAGE)
@@ -750,10 +851,8 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
                              ad.stats, False)
             if ad.stats[STAT_BAD] >= 0:
                 err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
-        for u in range(na):
-            for r in range(jnv[ajoints[u]]):
-                k = vadr[ajoints[u]] + r
-                cl.qsf[k] = qd[k] + hk * qdd[k]
+        if err == 0 and not hybrid_rk4(am, ad, cl, ptr, hk):
+            err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
         if err == 0:
             err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, cl.sst, step, hk,
                                                     update and sub == 0, False,
@@ -769,6 +868,10 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             for k in range(nv):
                 qd[k] = cl.qdsave[k]
             return err, joint, cb
+        for u in range(na):
+            for r in range(jnv[ajoints[u]]):
+                k = vadr[ajoints[u]] + r
+                qd[k] += cl.rka[k]
         if sub == 0:
             for j in range(st.shape[0]):
                 st[j] = cl.sst[j]
