@@ -644,7 +644,8 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
 
 
 @njit(**STAGE)
-def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, ready, check):
+def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, ready, check,
+                           rk):
     """Steps 2-5 of the module docstring over ``hk`` [s] (a step or a substep of adaptive
     step ``step``) from ``ad.q, ad.qd`` with the unconstrained velocities ``cl.qsf``:
     detection (:func:`_hybrid_detect`), the impulses (:func:`_hybrid_respond`), the energy
@@ -653,8 +654,10 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
     ``qddT``, the transient hybrid body's accelerations under the rigidification's
     projection, is what it added), ``qd = qd+`` (``zero``: after a region update, zero
     outside the active joints) and ``q (+)= hk qd+ + dq`` on the active joints; ``posed``:
-    the pieces' world poses are current; ``ready``: their twists too. Statistics into
-    ``sst`` (14,) (times in cycles when ``am.timed``). Returns ``(error, joint, cb)``."""
+    the pieces' world poses are current; ``ready``: their twists too; ``rk``: a substep
+    moved by :func:`hybrid_rk4` (its end velocities are ``qd+ + cl.rka``, and
+    :func:`hybrid_keep_kinetic` follows the projection). Statistics into ``sst`` (14,)
+    (times in cycles when ``am.timed``). Returns ``(error, joint, cb)``."""
     q, qd = ad.q, ad.qd
     ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
     cd = _cycles() if am.timed else 0
@@ -687,7 +690,10 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
                 joint = J
         return err, joint, cb
     qd1, vr = cl.qd1[:nvr], cl.vr[:nvr]
-    hybrid_keep_kinetic(cl, ad.red, na, nqr, qd1, vr, cb.rb.dq[:nvr])
+    if rk:
+        for i in range(nvr):
+            qd1[i] += cl.rka[cl.adof[i]]
+        hybrid_keep_kinetic(cl, ad.red, na, nqr, qd1, vr, cb.rb.dq[:nvr])
     if cl.opt.energy_bound:
         qddT = ad.qddT
         for i in range(nvr):
@@ -827,7 +833,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
         sst = st
         ready = cl.theta > 0.0 or cl.arc > 0.0      # cl.vb: the substeps'
         err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, sst, step, am.h, update,
-                                                update, posed, ready, ready)
+                                                update, posed, ready, ready, False)
         if err != SPLIT:
             cl.nsub[0] = 1
             return err, joint, cb
@@ -857,7 +863,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, cl.sst, step, hk,
                                                     update and sub == 0, False,
                                                     sub == 0 and posed, False,
-                                                    ns - sub < MAX_SUBSTEPS)
+                                                    ns - sub < MAX_SUBSTEPS, True)
         if err == SPLIT:    # this substep's impulses ask for shorter ones: the rest split
             ns, hk = split_rest(ns, sub, hk, cl.nsub[0])
             fresh = True
@@ -868,10 +874,6 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             for k in range(nv):
                 qd[k] = cl.qdsave[k]
             return err, joint, cb
-        for u in range(na):
-            for r in range(jnv[ajoints[u]]):
-                k = vadr[ajoints[u]] + r
-                qd[k] += cl.rka[k]
         if sub == 0:
             for j in range(st.shape[0]):
                 st[j] = cl.sst[j]

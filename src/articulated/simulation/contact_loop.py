@@ -318,8 +318,10 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     into ``cl.tot`` (the applied forces of :func:`~articulated.simulation.stepping._evaluate`,
     held over the substeps; the energies of ``q, qd`` into row ``row`` of the records
     ``rec`` when >= 0, from its kinematics pass): split into ``cl.nsub[0]`` equal
-    substeps by the options ``max_rotation`` and ``max_arc_error``, each
-    :func:`_finish` then :func:`_bound`. A step or substep whose impulses leave velocities
+    substeps by the options ``max_rotation`` and ``max_arc_error``, each moved by
+    :func:`_smooth_rk4`, then :func:`_finish`, :func:`_keep_kinetic` and :func:`_bound`
+    (an unsplit step: semi-implicit Euler, :func:`_finish`, :func:`_bound`). A step or
+    substep whose impulses leave velocities
     that ask for substeps (an impulse through a kinked chain can turn its light links by a
     radian in a step, which the first-order step does not follow) is taken again, the rest
     of the step split as they ask (at most :data:`MAX_SUBSTEPS` in all). Returns ``(code,
@@ -340,7 +342,6 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
             if code != OK:
                 return code, cb
             cl.nsub[0] = 1
-            _keep_kinetic(sm, sd, cl, q, sm.dt, cb.rb.dq)
             _bound(sm, sd, cl, q, qd, sm.dt, E)
             for i in range(cl.tot.shape[0]):
                 cl.tot[i] = cl.st[i]
