@@ -293,7 +293,8 @@ def test_energy_bound_on_the_hybrid_body():
     steps whose sweeps converged (4-6 sweeps: the lift out of 0.1-0.2 nm of depth);
     allowed: ``M g`` times the depth plus the projection's stopping tolerance ``tol dt``,
     plus 2e-8 of the energy (13 nm), and at most 2e-7 J (twice the largest measured).
-    Energy is taken out (measured 0.165 J; 1.66 J before session 12, when region-update
+    Energy is taken out (measured 0.0069 J with the substeps moved by RK4; 0.165 J when
+    they were semi-implicit Euler steps; 1.66 J before session 12, when region-update
     steps split into substeps started from velocities that had skipped the
     rigidification's projection and the bound took out what they added), the depth stays
     below 1 mm (measured 0.10 mm) and the pile lies on the floor (12 contacts at 1.5 s).
@@ -316,7 +317,7 @@ def test_energy_bound_on_the_hybrid_body():
     rise = np.diff(E) > 1e-12 * E0
     assert np.all(np.diff(E) <= 1e-12 * E0 + lift)
     assert rise.mean() < 0.05 and np.all(np.diff(E)[rise] <= 2e-7)
-    assert 0.05 < c["energy_removed"].sum() < E0 and c["max_depth"].max() < 1e-3
+    assert 1e-4 < c["energy_removed"].sum() < E0 and c["max_depth"].max() < 1e-3
     assert c["n"][-1] >= 10
 
 

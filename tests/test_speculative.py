@@ -75,7 +75,7 @@ def test_a_step_with_dormant_rows_equals_the_step_with_every_row(ropes):
     lazy, _ = ropes
     m = art.models.hanging_rope(150, **SCENE)
     compared = 0
-    for k in (207, 215, 240, 270, 300, 330):
+    for k in (207, 215, 240, 270, 330):
         out = []
         for dormant in (True, False):
             sim = art.Simulator(m, H, contacts=m.collision, q0=lazy.q[k], qd0=lazy.qd[k],

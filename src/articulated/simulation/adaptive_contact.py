@@ -75,7 +75,7 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import MAX_SUBSTEPS, SPLIT, contacts_arc, split_rest, substep_count
+from .contact import MAX_SUBSTEPS, SPLIT, contacts_arc, keep_scale, split_rest, substep_count
 from .contact_loop import RK_C, ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -355,7 +355,8 @@ def hybrid_keep_kinetic(cl, red, na, nqr, qd1, v, dq):
     """:func:`~articulated.simulation.contact_loop._keep_kinetic` on the hybrid body, O(N_A):
     where post-stabilization's ``dq`` (nv',) raises the kinetic energy of the reduced
     velocities ``qd1`` (nv',) at ``red.rq (+) v`` above that at ``red.rq (+) (v - dq)``,
-    ``qd1`` is scaled back to it (in place). Uses ``cl.det.buf`` as the workspace."""
+    ``qd1`` is scaled back to it (in place; :func:`~articulated.simulation.contact.keep_scale`).
+    Uses ``cl.det.buf`` as the workspace."""
     moved = False
     for i in range(dq.shape[0]):
         if dq[i] != 0.0:
@@ -374,7 +375,7 @@ def hybrid_keep_kinetic(cl, red, na, nqr, qd1, v, dq):
     T0 = _energy_kernel(mi, red.red_f, rq1, qd1, cl.det.buf)[0]
     _integrate_kernel(mv.jtype, mv.qadr, mv.vadr, rq, v, 1.0, rq1)
     T1 = _energy_kernel(mi, red.red_f, rq1, qd1, cl.det.buf)[0]
-    scale = energy_scale(T0, 0.0, T1, 0.0)
+    scale = keep_scale(T0, T1)
     if scale < 1.0:
         for i in range(qd1.shape[0]):
             qd1[i] *= scale
@@ -655,8 +656,8 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
     projection, is what it added), ``qd = qd+`` (``zero``: after a region update, zero
     outside the active joints) and ``q (+)= hk qd+ + dq`` on the active joints; ``posed``:
     the pieces' world poses are current; ``ready``: their twists too; ``rk``: a substep
-    moved by :func:`hybrid_rk4` (its end velocities are ``qd+ + cl.rka``, and
-    :func:`hybrid_keep_kinetic` follows the projection). Statistics into ``sst`` (14,)
+    moved by :func:`hybrid_rk4` (its end velocities are ``qd+ + cl.rka``); then
+    :func:`hybrid_keep_kinetic` and the energy bound. Statistics into ``sst`` (14,)
     (times in cycles when ``am.timed``). Returns ``(error, joint, cb)``."""
     q, qd = ad.q, ad.qd
     ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
@@ -693,7 +694,7 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
     if rk:
         for i in range(nvr):
             qd1[i] += cl.rka[cl.adof[i]]
-        hybrid_keep_kinetic(cl, ad.red, na, nqr, qd1, vr, cb.rb.dq[:nvr])
+    hybrid_keep_kinetic(cl, ad.red, na, nqr, qd1, vr, cb.rb.dq[:nvr])
     if cl.opt.energy_bound:
         qddT = ad.qddT
         for i in range(nvr):

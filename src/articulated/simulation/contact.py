@@ -69,6 +69,23 @@ SPLIT = -1
 substeps (contact options ``max_rotation``, ``max_arc_error``); the step is taken again in
 them."""
 
+KEEP_SLACK = 1e-3
+"""Relative rise of the kinetic energy that post-stabilization may cause before the step's
+velocities are scaled back (:func:`~articulated.simulation.contact_loop._keep_kinetic`):
+an impact placed where it would be after rebounding, or a slow chain pushed out of a
+shallow overlap, changes it by far less and keeps its impulses exact."""
+
+
+@njit(**JIT)
+def keep_scale(T0, T1):
+    """The factor on the end velocities of a (sub)step whose projection raised their
+    kinetic energy from ``T0`` (at the unprojected positions) to ``T1`` [J]: ``sqrt(T0 /
+    T1)`` where ``T1 > (1 +`` :data:`KEEP_SLACK` ``) T0``, else 1."""
+    if T1 > (1.0 + KEEP_SLACK) * T0 and T1 > 0.0:
+        return math.sqrt(max(T0, 0.0) / T1)
+    return 1.0
+
+
 MAX_SUBSTEPS = 64
 """Most substeps of one step (contact options ``max_rotation``, ``max_arc_error``)."""
 

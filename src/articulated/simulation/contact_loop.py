@@ -42,7 +42,7 @@ from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
-from .contact import MAX_SUBSTEPS, SPLIT, body_substeps, split_rest
+from .contact import MAX_SUBSTEPS, SPLIT, body_substeps, keep_scale, split_rest
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -243,9 +243,10 @@ def _keep_kinetic(sm, sd, cl, q, h, dq):
     """Post-stabilization moves positions, not velocities, and the kinetic energy of the
     same joint velocities depends on the configuration (``M(q)``): where the projection's
     ``dq`` (nv,) raises the kinetic energy of the end velocities ``cl.qd1`` at ``cl.q1``
-    above that at the unprojected end ``q (+) (cl.v - dq)``, ``cl.qd1`` is scaled back to
-    it (:func:`~articulated.algorithms.response.energy_scale`). A fast chain's projected
-    links would otherwise gain energy at every step they are pushed out."""
+    above that at the unprojected end ``q (+) (cl.v - dq)`` by more than
+    :data:`~articulated.simulation.contact.KEEP_SLACK`, ``cl.qd1`` is scaled back to it
+    (:func:`~articulated.simulation.contact.keep_scale`). A fast chain's projected links
+    would otherwise gain energy at every step they are pushed out."""
     moved = False
     for k in range(dq.shape[0]):
         if dq[k] != 0.0:
@@ -260,7 +261,7 @@ def _keep_kinetic(sm, sd, cl, q, h, dq):
         _normalize_kernel(sm.quat_qadr, cl.qu)
     T0 = _energy_kernel(sm.model_i, sm.model_f, cl.qu, cl.qd1, sd.data)[0]
     T1 = _energy_kernel(sm.model_i, sm.model_f, cl.q1, cl.qd1, sd.data)[0]
-    scale = energy_scale(T0, 0.0, T1, 0.0)
+    scale = keep_scale(T0, T1)
     if scale < 1.0:
         for k in range(dq.shape[0]):
             cl.qd1[k] *= scale
@@ -320,7 +321,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     ``rec`` when >= 0, from its kinematics pass): split into ``cl.nsub[0]`` equal
     substeps by the options ``max_rotation`` and ``max_arc_error``, each moved by
     :func:`_smooth_rk4`, then :func:`_finish`, :func:`_keep_kinetic` and :func:`_bound`
-    (an unsplit step: semi-implicit Euler, :func:`_finish`, :func:`_bound`). A step or
+    (an unsplit step: semi-implicit Euler, then the same). A step or
     substep whose impulses leave velocities
     that ask for substeps (an impulse through a kinked chain can turn its light links by a
     radian in a step, which the first-order step does not follow) is taken again, the rest
@@ -342,6 +343,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
             if code != OK:
                 return code, cb
             cl.nsub[0] = 1
+            _keep_kinetic(sm, sd, cl, q, sm.dt, cb.rb.dq)
             _bound(sm, sd, cl, q, qd, sm.dt, E)
             for i in range(cl.tot.shape[0]):
                 cl.tot[i] = cl.st[i]
