@@ -66,6 +66,17 @@ TREES = [
 
 
 @pytest.mark.parametrize("assembly", ["balanced", "serial"])
+
+def _full_solve(s, m, rng, pattern):
+    """The exact accelerations (ABA, qd = 0) of force pattern ``pattern`` and the solver's
+    ``eps_max = 0`` solve, checked equal to 1e-9: ``(ref, result)``."""
+    q, tau, f = _state(m, rng, pattern)
+    s.set_state(q, tau, f)
+    ref = _exact(m, q, tau, f)
+    res = s.solve(0.0, "absolute_linkage")
+    assert np.abs(res.qdd - ref).max() <= 1e-9 * np.abs(ref).max()
+    return ref, res
+
 @pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
 def test_full_solve_equals_aba(name, make, assembly):
     """eps_max = 0 computes every joint with a nonzero subassembly acceleration: the
@@ -74,11 +85,7 @@ def test_full_solve_equals_aba(name, make, assembly):
     s = AdaptiveQuasiStatics(m, assembly)
     rng = np.random.default_rng(0)
     for pattern in range(3):
-        q, tau, f = _state(m, rng, pattern)
-        s.set_state(q, tau, f)
-        ref = _exact(m, q, tau, f)
-        res = s.solve(0.0, "absolute_linkage")
-        assert np.abs(res.qdd - ref).max() <= 1e-9 * np.abs(ref).max()
+        ref, res = _full_solve(s, m, rng, pattern)
         assert res.bound == 0.0
         # RL Def. 3 / eq. 8 at the root: the total acceleration from the coefficients alone
         assert s.total_acceleration() == pytest.approx(ref @ ref, rel=1e-9)
@@ -139,11 +146,7 @@ def test_total_acceleration_of_single_joint_nodes(seed):
               and t.node_joint[t.node_B[i]] < 0]
     assert single
     for pattern in range(3):
-        q, tau, f = _state(m, rng, pattern)
-        s.set_state(q, tau, f)
-        ref = _exact(m, q, tau, f)
-        res = s.solve(0.0, "absolute_linkage")
-        assert np.abs(res.qdd - ref).max() <= 1e-9 * np.abs(ref).max()
+        ref, res = _full_solve(s, m, rng, pattern)
         sq = _joint_norms(m, ref, s.Aw) ** 2
         for i in single:
             A = _total_acc(i, s._model_bundle(), s._coefficients(), s.fh)
