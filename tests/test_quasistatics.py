@@ -65,8 +65,6 @@ TREES = [
 ]
 
 
-@pytest.mark.parametrize("assembly", ["balanced", "serial"])
-
 def _full_solve(s, m, rng, pattern):
     """The exact accelerations (ABA, qd = 0) of force pattern ``pattern`` and the solver's
     ``eps_max = 0`` solve, checked equal to 1e-9: ``(ref, result)``."""
@@ -77,6 +75,8 @@ def _full_solve(s, m, rng, pattern):
     assert np.abs(res.qdd - ref).max() <= 1e-9 * np.abs(ref).max()
     return ref, res
 
+
+@pytest.mark.parametrize("assembly", ["balanced", "serial"])
 @pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
 def test_full_solve_equals_aba(name, make, assembly):
     """eps_max = 0 computes every joint with a nonzero subassembly acceleration: the

@@ -645,8 +645,7 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
 
 
 @njit(**STAGE)
-def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, ready, check,
-                           rk):
+def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, ready, check):
     """Steps 2-5 of the module docstring over ``hk`` [s] (a step or a substep of adaptive
     step ``step``) from ``ad.q, ad.qd`` with the unconstrained velocities ``cl.qsf``:
     detection (:func:`_hybrid_detect`), the impulses (:func:`_hybrid_respond`), the energy
@@ -655,8 +654,8 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
     ``qddT``, the transient hybrid body's accelerations under the rigidification's
     projection, is what it added), ``qd = qd+`` (``zero``: after a region update, zero
     outside the active joints) and ``q (+)= hk qd+ + dq`` on the active joints; ``posed``:
-    the pieces' world poses are current; ``ready``: their twists too; ``rk``: a substep
-    moved by :func:`hybrid_rk4` (its end velocities are ``qd+ + cl.rka``); then
+    the pieces' world poses are current; ``ready``: their twists too; a substep (``hk <
+    am.h``) was moved by :func:`hybrid_rk4` (its end velocities are ``qd+ + cl.rka``); then
     :func:`hybrid_keep_kinetic` and the energy bound. Statistics into ``sst`` (14,)
     (times in cycles when ``am.timed``). Returns ``(error, joint, cb)``."""
     q, qd = ad.q, ad.qd
@@ -691,7 +690,7 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
                 joint = J
         return err, joint, cb
     qd1, vr = cl.qd1[:nvr], cl.vr[:nvr]
-    if rk:
+    if hk < am.h:   # a substep of a split step: moved by hybrid_rk4
         for i in range(nvr):
             qd1[i] += cl.rka[cl.adof[i]]
     hybrid_keep_kinetic(cl, ad.red, na, nqr, qd1, vr, cb.rb.dq[:nvr])
@@ -834,7 +833,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
         sst = st
         ready = cl.theta > 0.0 or cl.arc > 0.0      # cl.vb: the substeps'
         err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, sst, step, am.h, update,
-                                                update, posed, ready, ready, False)
+                                                update, posed, ready, ready)
         if err != SPLIT:
             cl.nsub[0] = 1
             return err, joint, cb
@@ -864,7 +863,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, cl.sst, step, hk,
                                                     update and sub == 0, False,
                                                     sub == 0 and posed, False,
-                                                    ns - sub < MAX_SUBSTEPS, True)
+                                                    ns - sub < MAX_SUBSTEPS)
         if err == SPLIT:    # this substep's impulses ask for shorter ones: the rest split
             ns, hk = split_rest(ns, sub, hk, cl.nsub[0])
             fresh = True
