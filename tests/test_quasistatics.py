@@ -120,6 +120,36 @@ def test_total_acceleration_equation_at_every_node():
     assert checked == m.nb
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_total_acceleration_of_single_joint_nodes(seed):
+    """RL Lemma 1 at the nodes whose children are both bodies (their blocks are the rank-d
+    ``U_k^T A_J U_l``, RL eq. 9 with ``Psi = 0`` below): the quadratic form at the handle
+    forces of a full back-substitution equals ``qdd_J^T A_J qdd_J`` of the node's one joint,
+    with random SPD weights, every joint type, several force states."""
+    m = models.random_tree(40, 11 + seed, branching=0.4, floating_base=seed == 1)
+    rng = np.random.default_rng(seed)
+    W = np.zeros((m.nb, 6, 6))
+    for j in range(m.nb):
+        G = rng.normal(size=(6, 6))
+        W[j] = G @ G.T + 0.5 * np.eye(6)
+    s = AdaptiveQuasiStatics(m, weights=W)
+    t = s.tree
+    single = [i for i in range(t.n_nodes) if t.node_joint[i] >= 0
+              and (t.node_A[i] < 0 or t.node_joint[t.node_A[i]] < 0)
+              and t.node_joint[t.node_B[i]] < 0]
+    assert single
+    for pattern in range(3):
+        q, tau, f = _state(m, rng, pattern)
+        s.set_state(q, tau, f)
+        ref = _exact(m, q, tau, f)
+        res = s.solve(0.0, "absolute_linkage")
+        assert np.abs(res.qdd - ref).max() <= 1e-9 * np.abs(ref).max()
+        sq = _joint_norms(m, ref, s.Aw) ** 2
+        for i in single:
+            A = _total_acc(i, s._model_bundle(), s._coefficients(), s.fh)
+            assert A == pytest.approx(sq[t.node_joint[i]], rel=1e-8, abs=1e-10 * sq.sum())
+
+
 @pytest.mark.parametrize("name,make", TREES + [
     ("molecule", lambda: models.molecule(400, gravity=(0, 0, 0))),
     ("millipede", lambda: models.millipede(legs=8, leg_links=4, spine=24, gravity=(0, 0, 0))),

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import math
 
+from numba import njit
 
-from ..config import inline
+from ..config import inline, KERNEL
 from ..spatial import get_vec6
 from .blocks import (_blk, _child_slot, _copy_block, _ctv, _handle_Ct, _xj_cols, _xj_cols_add,
                      _xj_motion, _xj_rows, _xj_rows_T)
@@ -67,33 +68,36 @@ def _y_prime(psiA, psiB, lay, X, J, Psi, T, t):
 
 
 @inline
-def _metric_bias(i, X, J, lay, d, co, Aw, T, V6):
+def _metric_bias(i, X, J, lay, d, hasY, co, Aw, T, V6):
     """The velocity-dependent terms of RL eq. 9 at node i (joint J, d free dofs; ``lay``,
     ``X`` as in :func:`_y_prime`): ``w = p^B_1 - X p^A_2`` (V6[4]), ``eta^C = eta^A +
     eta^B + gamma^T (Y' gamma + w) + R^T A_J R`` (into ``co.eta[i]``) and ``z = W (w + 2 Y'
     gamma) - 2 P A_J R`` (V6[5]), from Y' (T5), gamma (V6[2]) and R (V6[3]); V6[6], V6[7]
-    scratch. ``co``: the :class:`~articulated.algorithms.bundles.Coefficients` (reads
+    scratch. Without ``hasY`` (no child has a joint: ``Psi, p, eta`` of both are zero, RL
+    Lemma 1) ``w = 0``, ``Y' = 0`` (T5 not read), so ``eta^C = R^T A_J R`` and ``z = -2 P
+    A_J R``. ``co``: the :class:`~articulated.algorithms.bundles.Coefficients` (reads
     ``ph, W, P``, writes ``eta``), ``Aw`` the weights (:class:`~articulated.algorithms.
     bundles.NodeInputs`)."""
     jt, XJ_E, XJ_r = X
     A, B, ca, cb, hA, hB = lay.A, lay.B, lay.ca, lay.cb, lay.hA, lay.hB
     ph, eta, W, P = co.ph, co.eta, co.W, co.P
-    for a in range(6):
-        V6[4, a] = ph[hB + cb, a]
-    if A >= 0:
-        x = _xj_motion(jt, XJ_E, XJ_r, J, get_vec6(ph, hA + ca))
-        for a in range(6):
-            V6[4, a] -= x[a]
     et = 0.0
-    if A >= 0:
-        et += eta[A]
-    et += eta[B]
-    for a in range(6):
-        s = 0.0
-        for c in range(6):
-            s += T[5, a, c] * V6[2, c]
-        V6[6, a] = V6[4, a] + 2.0 * s                      # w + 2 Y' gamma
-        et += V6[2, a] * (s + V6[4, a])
+    if hasY:
+        for a in range(6):
+            V6[4, a] = ph[hB + cb, a]
+        if A >= 0:
+            x = _xj_motion(jt, XJ_E, XJ_r, J, get_vec6(ph, hA + ca))
+            for a in range(6):
+                V6[4, a] -= x[a]
+        if A >= 0:
+            et += eta[A]
+        et += eta[B]
+        for a in range(6):
+            s = 0.0
+            for c in range(6):
+                s += T[5, a, c] * V6[2, c]
+            V6[6, a] = V6[4, a] + 2.0 * s                  # w + 2 Y' gamma
+            et += V6[2, a] * (s + V6[4, a])
     for rr in range(d):
         t = 0.0
         for ss in range(d):
@@ -103,8 +107,9 @@ def _metric_bias(i, X, J, lay, d, co, Aw, T, V6):
     eta[i] = et
     for a in range(6):
         s = 0.0
-        for c in range(6):
-            s += W[J, a, c] * V6[6, c]
+        if hasY:
+            for c in range(6):
+                s += W[J, a, c] * V6[6, c]
         for rr in range(d):
             s -= 2.0 * P[J, a, rr] * V6[7, rr]
         V6[5, a] = s
@@ -190,6 +195,45 @@ def _psi_diag(T, ck, hasQ, nf, Psi, row, dst):
             s += x
             Psi[dst, m, n] = s
             Psi[dst, n, m] = s
+
+
+@njit(**KERNEL)
+def _single_joint_metric(nC, hC, oC, n_slots, J, d, Aw, T, V6, Psi, ph):
+    """``Psi^C`` and ``p^C`` (RL eq. 9) of a node neither of whose children has a joint
+    (both bodies: ``Psi = 0, p = 0, eta = 0``, RL Lemma 1), so ``Y' = 0`` and ``Q_k = 0``:
+    ``Psi^C_kl = U_k^T A_J U_l`` (rank d) and ``p^C_k = C_k^T z = -2 U_k^T A_J R``, from
+    the d rows of ``U_k = P^T C_k`` in T[14 + 4k], the weights ``Aw[J]`` and ``A_J R`` in
+    V6[7] (:func:`_metric_bias`); ``A_J U_k`` into T[15 + 4k]. The node's ``nC`` handles
+    start at slot ``hC``, its off-diagonal blocks at ``oC``
+    (:func:`~articulated.algorithms.blocks._blk`). Called, not inlined: compiled once for
+    every caller."""
+    for k in range(nC):
+        u = 14 + 4 * k
+        for c in range(6):
+            s = 0.0
+            for rr in range(d):
+                s += T[u, rr, c] * V6[7, rr]
+            ph[hC + k, c] = -2.0 * s
+        for rr in range(d):
+            for c in range(6):
+                s = 0.0
+                for t in range(d):
+                    s += Aw[J, rr, t] * T[u, t, c]
+                T[u + 1, rr, c] = s
+    for k in range(nC):
+        u = 14 + 4 * k
+        for l in range(k, nC):
+            w = 15 + 4 * l
+            dst, _t = _blk(hC, oC, n_slots, nC, k, l)
+            for m in range(6):
+                n0 = m if k == l else 0
+                for n in range(n0, 6):
+                    s = 0.0
+                    for rr in range(d):
+                        s += T[u, rr, m] * T[w, rr, n]
+                    Psi[dst, m, n] = s
+                    if k == l:
+                        Psi[dst, n, m] = s
 
 
 @inline

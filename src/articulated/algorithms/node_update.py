@@ -40,7 +40,8 @@ from .blocks import (_blk, _child_blocks, _child_slot, _children, _chol, _chol5_
 from .handles import _leaf_bias, _node_frames, principal_joint_transform
 from .bundles import ChildLayout
 from .heap import _heapsort
-from .metric import _handle_p, _handle_QT, _handle_QT_rows, _metric_bias, _psi_diag, _y_prime
+from .metric import (_handle_p, _handle_QT, _handle_QT_rows, _metric_bias, _psi_diag,
+                     _single_joint_metric, _y_prime)
 
 
 @inline
@@ -307,7 +308,11 @@ def _update_nodes(nodes, n_upd, args):
     ``U_k = P^T C_k`` the blocks of RL eq. 9 are
     ``Psi^C_kl = [same] Psi_kl + Q_k[:, F] G_l + [G_k; U_k]^T [Q_l[:, F]^T + Y'_FF G_l;
     A_J U_l]`` (``C_k^T Y C_l = G_k^T Y' G_l + U_k^T A_J U_l``, ``C_k^T W Q_l^T =
-    G_k^T Q_l[:, F]^T``), so neither ``Y`` nor any dense ``W C_k`` is formed.
+    G_k^T Q_l[:, F]^T``), so neither ``Y`` nor any dense ``W C_k`` is formed. A node
+    neither of whose children has a joint (two bodies: ``Psi = 0, p = 0, eta = 0``, RL
+    Lemma 1) has ``Y' = 0`` and ``Q_k = 0``: it forms only ``U_k``, and its blocks are the
+    rank-d ``Psi^C_kl = U_k^T A_J U_l``
+    (:func:`~articulated.algorithms.metric._single_joint_metric`).
 
     Scratch: T (12 + 4 hmax, 6, 6), V6 (8, 6), Xr (3, 3, 3) and xq (3, 3). ``args``: a
     :func:`~articulated._byref.byref` pointer to a
@@ -382,11 +387,13 @@ def _update_nodes(nodes, n_upd, args):
                 _joint_coefficients(J, 6, 0, tree.perm, T, Lf, Ldf, V6, co)
             else:
                 _joint_coefficients(J, nf, d, tree.perm, T, Lf, Ldf, V6, co)
+        # no child with a joint (both bodies): Y' = 0, Q_k = 0, and the metric is the
+        # rank-d U_k^T A_J U_l of :func:`~articulated.algorithms.metric._single_joint_metric`
         hasY = metric and (psiA or psiB)
         if metric:
             # ---- Y' = X Psi^A_2 X^T + Psi^B_1 (T5), Y'_FF (T2, F coordinates), P_F^T (T4)
-            _y_prime(psiA, psiB, lay, X, J, co.Psi, T, 5)
             if hasY:
+                _y_prime(psiA, psiB, lay, X, J, co.Psi, T, 5)
                 for a in range(nf):
                     pa = tree.perm[J, a]
                     for c in range(nf):
@@ -394,7 +401,7 @@ def _update_nodes(nodes, n_upd, args):
             for rr in range(d):                            # P_F^T (T4)
                 for a in range(nf):
                     T[4, rr, a] = co.P[J, tree.perm[J, a], rr]
-            _metric_bias(i, X, J, lay, d, co, inp.Aw, T, V6)
+            _metric_bias(i, X, J, lay, d, hasY, co, inp.Aw, T, V6)
         if nC == 0:                                  # a root node: no handles
             if frames:
                 _node_frames(i, tree, fr)
@@ -423,6 +430,18 @@ def _update_nodes(nodes, n_upd, args):
                 else:
                     _fwd_rows(Lf, Ldf, 0, nf, T, ck)
             if not metric:
+                continue
+            if not hasY:
+                # U_k = s_k (Ct_k[J, :] + P_F^T Ct_k[F, :]) alone, in rows 0.. of T[ck + 2]
+                for a in range(nf):
+                    pa = tree.perm[J, a]
+                    for c in range(6):
+                        T[1, a, c] = Ct[ct, pa, c]
+                for rr in range(d):
+                    jr = tree.perm[J, nf + rr]
+                    for c in range(6):
+                        T[ck + 2, rr, c] = sg * Ct[ct, jr, c]
+                _rows_mul(T, 4, d, nf, T, 1, 0, T, ck + 2, 0, sg, True)
                 continue
             if hasQ:                                       # rows in F-first order
                 _handle_QT_rows(k, lay, X, J, co.Psi, tree.perm, T, ck + 1, 3)
@@ -491,7 +510,7 @@ def _update_nodes(nodes, n_upd, args):
                             _outer_sym(T, ck, nf, co.Phi, dst)
                         else:
                             _outer_acc(T, ck, cl, nf, co.Phi, dst, sg)
-                if not metric:
+                if not hasY:
                     continue
                 if k == l:                                 # upper triangle, mirrored
                     _psi_diag(T, ck, psiA if fromA_k else psiB, nf, co.Psi, row, dst)
@@ -505,6 +524,8 @@ def _update_nodes(nodes, n_upd, args):
                 if psiA if fromA_k else psiB:
                     _outer_acc(T, ck + 1, cl + 2, nf, co.Psi, dst, 1.0)    # Q_k[:, F] G_l
                 _outer_acc(T, ck + 2, cl + 3, 6, co.Psi, dst, 1.0)
+        if metric and not hasY:
+            _single_joint_metric(nC, hC, oC, tree.n_slots, J, d, inp.Aw, T, V6, co.Psi, co.ph)
         if frames:
             _node_frames(i, tree, fr)
 
@@ -548,8 +569,10 @@ def _update_biases(nodes, n_upd, args):
             V6[1, rr] = inp.tau[tree.vadr[J] + rr]
         _gamma_R(J, d, co.W, co.P, co.D, V6, co.gamma, co.R)
         if metric:
-            _y_prime(psiA, psiB, lay, X, J, co.Psi, T, 5)
-            _metric_bias(i, X, J, lay, d, co, inp.Aw, T, V6)
+            hasY = psiA or psiB
+            if hasY:
+                _y_prime(psiA, psiB, lay, X, J, co.Psi, T, 5)
+            _metric_bias(i, X, J, lay, d, hasY, co, inp.Aw, T, V6)
         hC = tree.node_hoff[i]
         for k in range(tree.node_nh[i]):
             sg, src, inplace, ct = _handle_C(k, lay, X, J, co.Phi, T, 7)
