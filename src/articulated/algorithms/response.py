@@ -4,7 +4,8 @@ The contact response of one step (GLM IV.A, IV.B): :func:`respond_kernel` compos
 stages, rows (:mod:`~articulated.algorithms.contact_rows`), warm start and sweeps
 (:mod:`~articulated.algorithms.sweeps`), position projection
 (:mod:`~articulated.algorithms.projection`), over buffers that grow with the contacts
-(:data:`Response`); the statistics it records (``STAT_*``); the energy bound's scale
+(:data:`Response`), by sequential impulses or, on many rows, by the matrix-free accelerated
+projected gradient (:mod:`~articulated.algorithms.apgd`); the statistics it records (``STAT_*``); the energy bound's scale
 (:func:`energy_scale`); and :func:`collision_matrix`, the public form of a contact's
 ``K``.
 """
@@ -18,14 +19,15 @@ import numpy as np
 from numba import njit
 
 from ..config import inline, JIT, KERNEL
+from .apgd import apgd_impulses, apgd_project, delassus_buffers, delassus_rows
 from .impulse import Factor, ImpulseModel, impulse_scratch
 from .contact_rows import block_buffers, contact_buffers, contact_rows, limit_rows, move_rows
 from .speculative import gather_active, partition, speculative_buffers, wake
-from .sweeps import save_impulses, solve_impulses, warm_start
+from .sweeps import save_impulses, solve_impulses, warm_impulses, warm_start
 from .projection import _clamp_limits, _release_unstruck, project_positions
 
 Response = namedtuple("Response", ("rows", "blocks", "states", "lam", "prev_key", "prev_P",
-                                   "n_prev", "dq", "work", "present", "spec"))
+                                   "n_prev", "dq", "work", "present", "spec", "dl"))
 
 Response.__doc__ = """The growing buffers of :func:`respond_kernel` (capacity ``cap`` rows):
 ``rows`` :class:`ContactRows`, ``blocks`` :class:`Blocks`, ``states`` (cap,) int64 (the
@@ -34,18 +36,22 @@ sweeps' contact states), ``lam`` (cap, 2) projection multipliers and their bound
 (warm start), ``n_prev`` (1,) int64 their number, ``dq`` and ``work`` (nv,) scratch,
 ``present`` (2 nl,) int64 the limit rows already added this step, ``spec``
 :class:`~articulated.algorithms.speculative.Speculative` the active and dormant
-contacts."""
+contacts, ``dl`` :class:`~articulated.algorithms.apgd.Delassus` the buffers of the
+matrix-free solve."""
 
 ResponseOptions = namedtuple("ResponseOptions", (
     "h", "tol", "sweeps", "rest_speed", "slip_speed", "warm_start", "project",
-    "project_sweeps", "limit_e", "key0", "energy_bound", "dormant"))
+    "project_sweeps", "limit_e", "key0", "energy_bound", "dormant", "iterations", "apgd_work"))
 
 ResponseOptions.__doc__ = """The scalars of :func:`respond_kernel`: step ``h`` [s], ``tol``
 [m/s], ``sweeps``, ``rest_speed`` and ``slip_speed`` [m/s], ``warm_start`` and ``project``
 (bool), ``project_sweeps``, ``limit_e`` (restitution of the limits), ``key0`` (the first
 limit key), ``energy_bound`` (bool; applied by the steppers after the response, not by
 :func:`respond_kernel`) and ``dormant`` (bool: speculative contacts the step does not close
-get no row, :mod:`~articulated.algorithms.speculative`); see :class:`articulated.simulation.contact.ContactStepper`."""
+get no row, :mod:`~articulated.algorithms.speculative`), ``iterations`` (most iterations of
+a matrix-free solve) and ``apgd_work`` (a step whose active contacts times dofs reach this
+is solved matrix-free, :mod:`~articulated.algorithms.apgd`; the others by sequential
+impulses); see :class:`articulated.simulation.contact.ContactStepper`."""
 
 @inline
 def options_at(o, h):
@@ -55,13 +61,15 @@ def options_at(o, h):
         return o
     return ResponseOptions(h, o.tol, o.sweeps, o.rest_speed, o.slip_speed, o.warm_start,
                            o.project, o.project_sweeps, o.limit_e, o.key0, o.energy_bound,
-                           o.dormant)
+                           o.dormant, o.iterations, o.apgd_work)
 
 STAT_N, STAT_LIMITS, STAT_IMPACTS, STAT_STICKING, STAT_SLIDING, STAT_SWEEPS, STAT_FALLBACK, \
     STAT_DEPTH, STAT_APPROACH, STAT_KE_BEFORE, STAT_KE_AFTER, STAT_DETECT, STAT_RESPONSE, \
-    STAT_ENERGY = range(14)
+    STAT_ENERGY, STAT_RESIDUAL, STAT_SOLVER = range(16)
 
-"""Slots of a step's statistics vector (14,) float64, in the order of
+NSTATS = 16
+
+"""Slots of a step's statistics vector (16,) float64, in the order of
 :data:`articulated.simulation.contact.CONTACT_STATS`."""
 
 WAKE_ROUNDS = 8
@@ -96,7 +104,8 @@ def response_buffers(cap, nb, nv, nlim):
     return Response(contact_buffers(cap, nv), block_buffers(cap, nb, nv),
                     np.zeros(cap, np.int64), np.zeros((cap, 2)), np.zeros(cap, np.int64),
                     np.zeros((cap, 3)), np.zeros(1, np.int64), np.zeros(nv), np.zeros(nv),
-                    np.zeros(2 * nlim, np.int64), speculative_buffers(cap, nb))
+                    np.zeros(2 * nlim, np.int64), speculative_buffers(cap, nb),
+                    delassus_buffers(cap, nb, nv))
 
 @njit(**JIT)
 def grow_response(old, cap, nb):
@@ -108,7 +117,7 @@ def grow_response(old, cap, nb):
     rb = Response(contact_buffers(cap, nv), block_buffers(cap, nb, nv),
                   np.zeros(cap, np.int64), np.zeros((cap, 2)), np.zeros(cap, np.int64),
                   np.zeros((cap, 3)), np.zeros(1, np.int64), np.zeros(nv), np.zeros(nv),
-                  np.zeros(2 * nlim, np.int64), old.spec)
+                  np.zeros(2 * nlim, np.int64), old.spec, delassus_buffers(cap, nb, nv))
     n = min(old.n_prev[0], cap)
     rb.n_prev[0] = n
     for c in range(n):
@@ -123,7 +132,10 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     the ``n`` of ``con`` (:class:`~articulated.algorithms.collision.Contacts`, bodies
     numbered as in ``im``; the others dormant, :mod:`~articulated.algorithms.speculative`),
     the rows of the limits ``lim`` that the step could reach, warm start, sequential
-    impulses (:func:`solve_impulses`), post-stabilization (:func:`project_positions`); the
+    impulses (:func:`solve_impulses`) and post-stabilization (:func:`project_positions`),
+    or, where the active contacts times ``nv'`` reach ``opt.apgd_work``, their matrix-free forms
+    (:func:`~articulated.algorithms.apgd.apgd_impulses`,
+    :func:`~articulated.algorithms.apgd.apgd_project`); the
     limits that the impulses or the projection made reachable (they move every joint) and
     the dormant contacts they would close join, and the step is solved again (at most
     once per limited joint and :data:`WAKE_ROUNDS` times for the contacts).
@@ -132,8 +144,9 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     unconstrained velocities ``qd + h qdd`` in the dof space of ``im``/``fac`` (the whole
     model's or a hybrid body's reduced tree). Writes into ``res`` = ``(qd1, v, st)``:
     ``qd1`` (nv',) the velocities after the impulses, ``v`` (nv',) the step's displacement
-    ``h qd1 + dq``, and the slots :data:`STAT_LIMITS` .. :data:`STAT_APPROACH` of ``st``
-    (14,). ``rb`` (:class:`Response`) must hold ``n`` contacts (``rb.spec``) and the rows of
+    ``h qd1 + dq``, and the slots :data:`STAT_LIMITS` .. :data:`STAT_APPROACH`,
+    :data:`STAT_RESIDUAL` (the last solve's residual [m/s]) and :data:`STAT_SOLVER` (1:
+    matrix-free) of ``st`` (16,). ``rb`` (:class:`Response`) must hold ``n`` contacts (``rb.spec``) and the rows of
     the active contacts and ``2 nl`` more; row ``r < rb.spec.count[0]`` is contact
     ``rb.spec.cidx[r]``, the limits follow. Returns the number of rows solved (0: no
     impulse), or minus the rows needed when ``rb`` holds fewer (nothing done; see
@@ -152,12 +165,17 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     blk.count[0] = 0
     blk.count[1] = 0
     na = 0
+    dl = rb.dl
     if n:
         na = partition(im, fac, con, n, qs, h, rb.prev_key, rb.prev_P, rb.n_prev[0],
                        opt.dormant, sp)
         if na + 2 * lim.dof.shape[0] > rows.P.shape[0]:
             return -(na + 2 * lim.dof.shape[0])
-        if na:
+    free = na * nvr >= opt.apgd_work   # matrix-free
+    if na:
+        if free:
+            delassus_rows(im, fac, sp.act, na, qs, h, opt.rest_speed, rows, dl)
+        else:
             contact_rows(im, fac, sc, sp.act, na, qs, h, opt.rest_speed, rows, blk)
     nlim = lim.dof.shape[0]
     nl = 0
@@ -168,7 +186,10 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     nr = na + nl
     for k in range(STAT_LIMITS, STAT_APPROACH + 1):
         st[k] = 0.0
+    st[STAT_RESIDUAL] = 0.0
+    st[STAT_SOLVER] = free
     if nr:
+        res = 0.0
         sweeps = 0
         fallback = 0
         n_prev = rb.n_prev[0]
@@ -179,14 +200,22 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
             for c in range(nr):
                 for d in range(3):
                     rows.P[c, d] = 0.0
-            if opt.warm_start and n_prev:
-                warm_start(rows, nr, rb.prev_key, rb.prev_P, n_prev, qd1, 1.0, blk)
-            s1, f1 = solve_impulses(rows, nr, qd1, qs, rb.work[:nvr], opt.tol, opt.sweeps,
-                                    opt.slip_speed, rb.states, blk)
+            if free:
+                if opt.warm_start and n_prev:
+                    warm_impulses(rows, nr, rb.prev_key, rb.prev_P, n_prev, 1.0)
+                s1, res = apgd_impulses(im, fac, dl, rows, nr, qs, qd1, opt.tol,
+                                        opt.iterations, rb.states)
+            else:
+                if opt.warm_start and n_prev:
+                    warm_start(rows, nr, rb.prev_key, rb.prev_P, n_prev, qd1, 1.0, blk)
+                s1, f1, res = solve_impulses(rows, nr, qd1, qs, rb.work[:nvr], opt.tol,
+                                             opt.sweeps, opt.slip_speed, rb.states, blk)
+                fallback |= f1
             sweeps += s1
-            fallback |= f1
             _release_unstruck(rows, nr)
-            if opt.project:
+            if opt.project and free:
+                apgd_project(im, fac, dl, rows, nr, qd1, h, opt.tol * h, opt.iterations, dq)
+            elif opt.project:
                 project_positions(rows, nr, qd1, h, opt.project_sweeps, rb.lam, dq, blk,
                                   opt.tol * h)
             for k in range(nvr):
@@ -204,7 +233,10 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
                 n_prev = nr
                 na1 = gather_active(con, n, sp.flag, sp.act, sp.cidx)
                 move_rows(rows, na, na1, nr - na)
-                contact_rows(im, fac, sc, sp.act, na1, qs, h, opt.rest_speed, rows, blk)
+                if free:
+                    delassus_rows(im, fac, sp.act, na1, qs, h, opt.rest_speed, rows, dl)
+                else:
+                    contact_rows(im, fac, sc, sp.act, na1, qs, h, opt.rest_speed, rows, blk)
                 nr += na1 - na
                 na = na1
             elif not more:
@@ -226,6 +258,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
         st[STAT_SLIDING] = sliding
         st[STAT_SWEEPS] = sweeps
         st[STAT_FALLBACK] = fallback
+        st[STAT_RESIDUAL] = res
     depth = 0.0
     approach = 0.0
     for c in range(n):
@@ -246,7 +279,8 @@ def respond(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     nb = rb.spec.tw.shape[0]
     if n > rb.spec.flag.shape[0]:
         rb = Response(rb.rows, rb.blocks, rb.states, rb.lam, rb.prev_key, rb.prev_P,
-                      rb.n_prev, rb.dq, rb.work, rb.present, speculative_buffers(2 * n, nb))
+                      rb.n_prev, rb.dq, rb.work, rb.present, speculative_buffers(2 * n, nb),
+                      rb.dl)
     nr = respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res)
     if nr < 0:
         rb = grow_response(rb, -2 * nr, nb)

@@ -37,7 +37,7 @@ from ..algorithms.adaptive import AdaptiveDynamics
 from ..algorithms.bundles import N_AJOINTS
 from ..algorithms.collision import Detector
 from ..algorithms.contact_rows import Limits
-from ..algorithms.response import STAT_N
+from ..algorithms.response import NSTATS, STAT_N
 from ..algorithms.hybrid_detection import hybrid_shapes
 from ..algorithms.kinematics import body_velocities, energy
 from ..algorithms.region import ERR_HYBRID
@@ -396,7 +396,7 @@ class AdaptiveSimulator:
                 hs=hybrid_shapes(det.gm, nb),
                 impact=np.array([int(self.update_on_impact), 0], np.int64),
                 theta=-1.0 if theta is None else float(theta), nsub=np.ones(1, np.int64),
-                sst=np.zeros(14), qsave=np.zeros(nq), qdsave=np.zeros(nv),
+                sst=np.zeros(NSTATS), qsave=np.zeros(nq), qdsave=np.zeros(nv),
                 arc=-1.0 if arc is None else float(arc), ab=np.zeros((nb, 6)),
                 ncon=np.zeros(1, np.int64), rkq=np.zeros(nq), rkd=np.zeros(nv),
                 rkv=np.zeros(nv), rka=np.zeros(nv))

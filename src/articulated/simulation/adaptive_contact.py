@@ -125,7 +125,7 @@ its state: the total energy [J] at the end of step ``ebound[1]`` and the gravity
 per-region data); ``impact`` (2,) int64: whether the simulator updates the active region
 after a step with an impact (``update_on_impact``), and whether the last step had one;
 ``theta`` the contact option ``max_rotation`` [rad] (<= 0: not used), ``nsub`` (1,) int64
-the substeps of the last step, ``sst`` (14,) the statistics of a substep and ``qsave``
+the substeps of the last step, ``sst`` (16,) the statistics of a substep and ``qsave``
 (nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one of its
 substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used) and
 ``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_substeps`),
@@ -656,7 +656,7 @@ def hybrid_contact_substep(am, ad, cl, cb, sst, step, hk, zero, ahead, posed, re
     outside the active joints) and ``q (+)= hk qd+ + dq`` on the active joints; ``posed``:
     the pieces' world poses are current; ``ready``: their twists too; a substep (``hk <
     am.h``) was moved by :func:`hybrid_rk4` (its end velocities are ``qd+ + cl.rka``); then
-    :func:`hybrid_keep_kinetic` and the energy bound. Statistics into ``sst`` (14,)
+    :func:`hybrid_keep_kinetic` and the energy bound. Statistics into ``sst`` (16,)
     (times in cycles when ``am.timed``). Returns ``(error, joint, cb)``."""
     q, qd = ad.q, ad.qd
     ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
@@ -810,7 +810,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
     the reduced tree changed (:func:`region_data`), the substeps (:func:`hybrid_substeps`)
     and each by :func:`hybrid_contact_substep` (the reduced tree's ABA again at each later
     one, the applied forces held; an unsplit step whose impulses ask for substeps is taken
-    again in them), statistics into ``st`` (14,). A failing substep leaves the state of
+    again in them), statistics into ``st`` (16,). A failing substep leaves the state of
     the step's start. Returns ``(error, joint, cb)``."""
     q, qd, qdd = ad.q, ad.qd, ad.qdd
     bk, red = ad.bk, ad.red
@@ -890,7 +890,7 @@ def adaptive_contact_steps(am, ad, fa, run, cl, cstats, cb):
     """The adaptive steps of the stretch ``run`` with contacts and limits (module
     docstring); ``am``, ``ad``, ``fa``, ``run`` as for
     :func:`~articulated.simulation.adaptive._adaptive_steps` (same meaning), then ``cl``
-    (:class:`ContactLoop`), ``cstats`` (nsteps, 14) the statistics of every step (order of
+    (:class:`ContactLoop`), ``cstats`` (nsteps, 16) the statistics of every step (order of
     :data:`~articulated.simulation.contact.CONTACT_STATS`; the times in cycles of
     :func:`~articulated.simulation.cycles._cycles` when ``timed``, else zero) and the
     buffers ``cb`` (:data:`~articulated.simulation.contact_loop.ContactBuffers`). Each step:

@@ -51,18 +51,40 @@ CONTACT_STATS = np.dtype([
     ("sliding", np.int64),
     ("sweeps", np.int64), ("fallback", np.int64), ("max_depth", np.float64), ("approach_speed", np.float64),
     ("ke_before", np.float64), ("ke_after", np.float64), ("detect_time", np.float64),
-    ("response_time", np.float64), ("energy_removed", np.float64)])
+    ("response_time", np.float64), ("energy_removed", np.float64), ("residual", np.float64),
+    ("solver", np.int64)])
 """Per step: contacts, joint-limit rows, impacts (approach faster than ``rest_speed``; contacts
 and limits), contacts sticking and sliding after the solve, sweeps, 1 if the solve fell
 back to energy-monotone visits (:func:`~articulated.algorithms.sweeps.solve_impulses`), largest depth at
 detection [m] (contacts), fastest approach [m/s] (contacts),
 kinetic energy before and after the impulses [J], wall time of detection and of the
-response [s], energy [J] the energy bound took out (contact option ``energy_bound``)."""
+response [s], energy [J] the energy bound took out (contact option ``energy_bound``), the
+residual of the step's last solve [m/s] (sequential impulses: the largest change of a
+row's velocity by a visit of the last sweep; matrix-free: the projected-gradient residual
+of :mod:`~articulated.algorithms.apgd`) and the solver (0 sequential impulses, 1
+matrix-free; ``sweeps`` then counts its iterations)."""
 
 DEFAULTS = dict(tol=1e-6, sweeps=50, rest_speed=None, project=True, project_sweeps=20,
                 allow_initial_penetration=False, depth_tol=1e-4, capacity=64, warm_start=True,
                 slip_speed=None, limit_e=0.0, max_rotation=0.05, max_arc_error=1e-4,
-                energy_bound=False, dormant=True)
+                energy_bound=False, dormant=True, solver="auto", iterations=500)
+
+SOLVERS = ("auto", "sequential", "apgd")
+"""The contact option ``solver``: ``"sequential"`` impulses (projected Gauss-Seidel,
+:mod:`~articulated.algorithms.sweeps`), ``"apgd"`` the matrix-free accelerated projected
+gradient (:mod:`~articulated.algorithms.apgd`), ``"auto"`` the latter on steps with at
+least :data:`APGD_WORK` ``/ nv`` active contacts."""
+
+APGD_WORK = 20000
+"""``"auto"`` solves a step matrix-free when its active contacts times the dofs reach this:
+a sweep of sequential impulses costs O(contacts nv), an iteration of the matrix-free solve
+O(nv + contacts)."""
+
+
+def apgd_work(solver):
+    """The ``apgd_work`` of :class:`~articulated.algorithms.response.ResponseOptions` for the
+    contact option ``solver`` (:data:`SOLVERS`)."""
+    return {"apgd": 0, "sequential": 1 << 62}.get(solver, APGD_WORK)
 
 SPLIT = -1
 """Code of a step's stages: the velocities after the impulses of an unsplit step ask for
@@ -257,6 +279,18 @@ class ContactStepper:
         dynamics applies it to the hybrid body in O(N_A)
         (:func:`~articulated.simulation.adaptive_contact.hybrid_energy_bound`).
 
+    solver : str
+        ``"auto"`` (default), ``"sequential"`` or ``"apgd"`` (:data:`SOLVERS`): the
+        contact impulses by sequential impulses (projected Gauss-Seidel with Coulomb
+        friction, :mod:`~articulated.algorithms.sweeps`) or by the matrix-free accelerated
+        projected gradient on the cone complementarity problem
+        (:mod:`~articulated.algorithms.apgd`; O(nv + contacts) per iteration, no ``M^-1
+        J^T`` rows); ``"auto"`` takes the latter where the active contacts times ``nv``
+        reach :data:`APGD_WORK`. See docs/contact.md.
+    iterations : int
+        Most iterations of a matrix-free solve (default 500); it stops when its residual
+        is at most ``tol`` [m/s] (the projection's at ``tol dt`` [m]).
+
     Raises
     ------
     ValueError
@@ -282,7 +316,9 @@ class ContactStepper:
                 raise ValueError(f"contact option {key} must be finite and > 0, got {o[key]}")
         if not (math.isfinite(float(o["rest_speed"])) and float(o["rest_speed"]) >= 0):
             raise ValueError(f"contact option rest_speed must be finite and >= 0, got {o['rest_speed']}")
-        for key in ("sweeps", "project_sweeps"):
+        if o["solver"] not in SOLVERS:
+            raise ValueError(f"contact option solver must be one of {SOLVERS}, got {o['solver']!r}")
+        for key in ("sweeps", "project_sweeps", "iterations"):
             if int(o[key]) < 1:
                 raise ValueError(f"contact option {key} must be >= 1, got {o[key]}")
         if o["max_rotation"] is not None and not (math.isfinite(float(o["max_rotation"]))
@@ -315,7 +351,8 @@ class ContactStepper:
                                    float(o["rest_speed"]), float(o["slip_speed"]),
                                    bool(o["warm_start"]), bool(o["project"]),
                                    int(o["project_sweeps"]), float(o["limit_e"]), self.key0,
-                                   bool(o["energy_bound"]), bool(o["dormant"]))
+                                   bool(o["energy_bound"]), bool(o["dormant"]),
+                                   int(o["iterations"]), apgd_work(o["solver"]))
         nlim = len(self.limits.dof)
         cap = (self.detector.out.dist.shape[0] if self.detector else 0) + 2 * nlim
         self.rb = response_buffers(max(cap, 1), nb, nv, nlim)
@@ -392,7 +429,7 @@ def runaway_message(joint):
 
 
 def stats_log(cstats, rate):
-    """The rows ``cstats`` (k, 14) of a compiled loop's statistics (the order of
+    """The rows ``cstats`` (k, 16) of a compiled loop's statistics (the order of
     :data:`CONTACT_STATS`, times in cycles of :func:`~articulated.simulation.cycles._cycles`,
     ``rate`` cycles per second, None: not timed) as a (k,) :data:`CONTACT_STATS` array,
     times in seconds."""

@@ -33,7 +33,8 @@ from ..algorithms.projection import runaway_dof
 from ..algorithms.response import (STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_ENERGY,
                                    STAT_FALLBACK, STAT_IMPACTS, STAT_KE_AFTER,
                                    STAT_KE_BEFORE, STAT_LIMITS, STAT_N, STAT_RESPONSE,
-                                   STAT_SLIDING, STAT_STICKING, STAT_SWEEPS, energy_scale,
+                                   STAT_SLIDING, STAT_STICKING, STAT_SWEEPS, STAT_RESIDUAL,
+                                   STAT_SOLVER, NSTATS, energy_scale,
                                    options_at, respond)
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
                                      _world_poses_kernel)
@@ -69,7 +70,7 @@ the detection stage's :data:`DetectBundle` ``det`` (on the tree loop's workspace
 the stepper's ``ImpulseModel`` ``im``, ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
 ``opt``; ``theta`` and ``arc`` the options ``max_rotation`` [rad] and ``max_arc_error``
 [m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar, ka`` (nv,), ``q1, qc, qu`` (nq,), the
-statistics of a substep ``st`` and of the step ``tot`` (14,), ``bad`` (1,) int64 the
+statistics of a substep ``st`` and of the step ``tot`` (16,), ``bad`` (1,) int64 the
 runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) scratch of
 :func:`~articulated.simulation.contact.body_substeps` and ``ncon`` (1,) int64 the contacts
 of the last (sub)step (in the detector's output; set from ``Detector.n`` before a run);
@@ -290,10 +291,11 @@ def _bound(sm, sd, cl, q, qd, h, E):
 @njit(**JIT)
 def merge_stats(tot, st):
     """The statistics ``st`` of a later substep merged into those of the step ``tot``: the
-    largest counts, depth and approach, the impacts, removed energies and times summed,
+    largest counts, depth and approach, residual and solver, the impacts, removed energies and times summed,
     the sticking and sliding counts of the last substep and the kinetic energies of the
     last substep with a response."""
-    for i in (STAT_N, STAT_LIMITS, STAT_SWEEPS, STAT_FALLBACK, STAT_DEPTH, STAT_APPROACH):
+    for i in (STAT_N, STAT_LIMITS, STAT_SWEEPS, STAT_FALLBACK, STAT_DEPTH, STAT_APPROACH,
+              STAT_RESIDUAL, STAT_SOLVER):
         tot[i] = max(tot[i], st[i])
     for i in (STAT_IMPACTS, STAT_ENERGY, STAT_DETECT, STAT_RESPONSE):
         tot[i] += st[i]
@@ -401,7 +403,7 @@ def contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats, cb):
     """The steps of the stretch ``run`` (:data:`~articulated.simulation.stepping.Run`)
     with contacts from the state ``q`` (nq,), ``qd`` (nv,), ``t`` (1,) [s] (in/out), each
     by :func:`_contact_step`, committed only when it succeeded; its statistics into row s
-    of ``cstats`` (n, 14); records as in
+    of ``cstats`` (n, 16); records as in
     :func:`~articulated.simulation.stepping.tree_steps`. Returns ``(steps done, code,
     cb)``: on an error code the state is that before the failing step."""
     pending = -1
@@ -446,6 +448,7 @@ def contact_loop_bundles(stepper, det, sd, timed, hook):
         sc=stepper.sc, lim=stepper.limits, opt=stepper.opt,
         theta=-1.0 if theta is None else float(theta), arc=-1.0 if arc is None else float(arc),
         qdd=np.zeros(nv), qs=np.zeros(nv), q1=np.zeros(nq), qd1=np.zeros(nv), v=np.zeros(nv),
-        qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), ka=np.zeros(nv), qu=np.zeros(nq), st=np.zeros(14),
-        tot=np.zeros(14), bad=np.zeros(1, np.int64), nsub=np.ones(1, np.int64),
+        qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), ka=np.zeros(nv), qu=np.zeros(nq),
+        st=np.zeros(NSTATS), tot=np.zeros(NSTATS), bad=np.zeros(1, np.int64),
+        nsub=np.ones(1, np.int64),
         ab=np.zeros((m.nb, 6)), ncon=np.zeros(1, np.int64), timed=bool(timed))
