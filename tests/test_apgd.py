@@ -187,7 +187,8 @@ def test_pipelines_report_residuals_and_the_matrix_free_solve_adds_no_energy(met
 
 def test_auto_picks_by_contacts_times_dofs():
     """``solver="auto"``: matrix-free where the active contacts times nv reach
-    ``APGD_WORK``; the option is checked."""
+    ``APGD_WORK`` with the full model, sequential impulses on the hybrid body (unless
+    ``"apgd"`` is asked for); the option is checked."""
     from articulated.simulation.contact import APGD_WORK, apgd_work
 
     assert apgd_work("auto") == APGD_WORK and apgd_work("apgd") == 0
@@ -195,3 +196,7 @@ def test_auto_picks_by_contacts_times_dofs():
     m, q0 = art.models.capsule_chain(5, return_configuration=True)
     with pytest.raises(ValueError, match="solver"):
         art.Simulator(m, 1e-3, contacts=m.collision, q0=q0, contact_options=dict(solver="pgs"))
+    for solver, work in (("auto", apgd_work("sequential")), ("apgd", 0)):
+        sim = art.Simulator(m, 1e-3, contacts=m.collision, q0=q0, method="adaptive",
+                            max_active=2, contact_options=dict(solver=solver))
+        assert sim._contact_loop().opt.apgd_work == work

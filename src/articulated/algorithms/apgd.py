@@ -130,6 +130,20 @@ def _read(op, c, d):
     return v
 
 
+@inline
+def _read_rows(im, op, nr, x, out):
+    """``out = J`` (nr, 3) of rows ``0..nr-1`` from the body velocity changes ``op.da``
+    and the joint velocities ``x`` (nv,) (a limit row reads its joint's)."""
+    for c in range(nr):
+        if op.sgn[c] != 0.0:
+            out[c, 0] = op.sgn[c] * x[rows_dof(op, im, c)]
+            out[c, 1] = 0.0
+            out[c, 2] = 0.0
+        else:
+            for d in range(3):
+                out[c, d] = _read(op, c, d)
+
+
 @njit(**KERNEL)
 def delassus_path(im, rows, nr, op):
     """The union of the paths to the root of the bodies of rows ``0..nr-1`` into
@@ -217,14 +231,7 @@ def delassus_apply(im, fac, op, nr, x, out, full):
     else:
         for t in range(npath):
             _down(im, fac, op, w, op.path[t], True)
-    for c in range(nr):
-        if op.sgn[c] != 0.0:
-            out[c, 0] = op.sgn[c] * w[rows_dof(op, im, c)]
-            out[c, 1] = 0.0
-            out[c, 2] = 0.0
-        else:
-            for d in range(3):
-                out[c, d] = _read(op, c, d)
+    _read_rows(im, op, nr, w, out)
 
 
 @inline
@@ -241,14 +248,7 @@ def delassus_speeds(im, fac, op, nr, qd, out):
     nb = im.parent.shape[0]
     for t in range(op.path[nb]):
         _down(im, fac, op, qd, op.path[t], False)
-    for c in range(nr):
-        if op.sgn[c] != 0.0:
-            out[c, 0] = op.sgn[c] * qd[rows_dof(op, im, c)]
-            out[c, 1] = 0.0
-            out[c, 2] = 0.0
-        else:
-            for d in range(3):
-                out[c, d] = _read(op, c, d)
+    _read_rows(im, op, nr, qd, out)
 
 
 @njit(**KERNEL)

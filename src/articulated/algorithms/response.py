@@ -189,7 +189,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
     st[STAT_RESIDUAL] = 0.0
     st[STAT_SOLVER] = free
     if nr:
-        res = 0.0
+        resid = 0.0
         sweeps = 0
         fallback = 0
         n_prev = rb.n_prev[0]
@@ -203,12 +203,12 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
             if free:
                 if opt.warm_start and n_prev:
                     warm_impulses(rows, nr, rb.prev_key, rb.prev_P, n_prev, 1.0)
-                s1, res = apgd_impulses(im, fac, dl, rows, nr, qs, qd1, opt.tol,
+                s1, resid = apgd_impulses(im, fac, dl, rows, nr, qs, qd1, opt.tol,
                                         opt.iterations, rb.states)
             else:
                 if opt.warm_start and n_prev:
                     warm_start(rows, nr, rb.prev_key, rb.prev_P, n_prev, qd1, 1.0, blk)
-                s1, f1, res = solve_impulses(rows, nr, qd1, qs, rb.work[:nvr], opt.tol,
+                s1, f1, resid = solve_impulses(rows, nr, qd1, qs, rb.work[:nvr], opt.tol,
                                              opt.sweeps, opt.slip_speed, rb.states, blk)
                 fallback |= f1
             sweeps += s1
@@ -258,7 +258,7 @@ def respond_kernel(im, fac, sc, con, n, q, qs, lim, opt, rb, res):
         st[STAT_SLIDING] = sliding
         st[STAT_SWEEPS] = sweeps
         st[STAT_FALLBACK] = fallback
-        st[STAT_RESIDUAL] = res
+        st[STAT_RESIDUAL] = resid
     depth = 0.0
     approach = 0.0
     for c in range(n):

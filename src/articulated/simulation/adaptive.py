@@ -49,7 +49,7 @@ from .adaptive_contact import (ERR_DISPLACEMENT, ERR_FORCE, ERR_VELOCITY, Adapti
                                AdaptiveModel, AdaptiveRun, ContactLoop,
                                adaptive_contact_steps, end_step, hybrid_forward,
                                hybrid_velocities)
-from .contact import CONTACT_STATS, ContactStepper, runaway_message, stats_log
+from .contact import CONTACT_STATS, ContactStepper, apgd_work, runaway_message, stats_log
 from .cycles import _cycle_rate, _cycles
 from .forces import FramesKinematics, compile_forces
 from .hooks import register
@@ -385,9 +385,13 @@ class AdaptiveSimulator:
             # the velocities before the update: the region update projects qddT too
             self.solver._split[0] = (theta is not None or arc is not None
                                      or bool(cs.options["energy_bound"]))
+            # "auto" solves the hybrid body by sequential impulses: its rows span the
+            # active joints only, and the contacts of a rigid piece share one block
+            opt = (cs.opt._replace(apgd_work=apgd_work("sequential"))
+                   if cs.options["solver"] == "auto" else cs.opt)
             self._cloop = ContactLoop(
                 det=detect_bundle(det, nb, d.model_i, d.model_f, d.buf, hook),
-                whole=det.mesh is not None, sc=cs.sc, opt=cs.opt, lim=lim,
+                whole=det.mesh is not None, sc=cs.sc, opt=opt, lim=lim,
                 limr=Limits(*(np.zeros(nl, a.dtype) for a in lim)), qsf=np.zeros(nv),
                 vfull=np.zeros(nv), adof=np.zeros(nv, np.int64), piece=np.zeros(nb, np.int64),
                 qsr=np.zeros(nv), qd1=np.zeros(nv), vr=np.zeros(nv), vb=np.zeros((nb, 6)),

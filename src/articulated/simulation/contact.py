@@ -73,7 +73,8 @@ SOLVERS = ("auto", "sequential", "apgd")
 """The contact option ``solver``: ``"sequential"`` impulses (projected Gauss-Seidel,
 :mod:`~articulated.algorithms.sweeps`), ``"apgd"`` the matrix-free accelerated projected
 gradient (:mod:`~articulated.algorithms.apgd`), ``"auto"`` the latter on steps with at
-least :data:`APGD_WORK` ``/ nv`` active contacts."""
+least :data:`APGD_WORK` ``/ nv`` active contacts of the whole model (adaptive dynamics'
+hybrid body: sequential impulses)."""
 
 APGD_WORK = 20000
 """``"auto"`` solves a step matrix-free when its active contacts times the dofs reach this:
@@ -286,7 +287,8 @@ class ContactStepper:
         projected gradient on the cone complementarity problem
         (:mod:`~articulated.algorithms.apgd`; O(nv + contacts) per iteration, no ``M^-1
         J^T`` rows); ``"auto"`` takes the latter where the active contacts times ``nv``
-        reach :data:`APGD_WORK`. See docs/contact.md.
+        reach :data:`APGD_WORK`, and sequential impulses on adaptive dynamics' hybrid
+        body (its rows span the active joints only). See docs/guide/contact.md.
     iterations : int
         Most iterations of a matrix-free solve (default 500); it stops when its residual
         is at most ``tol`` [m/s] (the projection's at ``tol dt`` [m]).
