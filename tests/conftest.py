@@ -54,6 +54,22 @@ def random_state(model, rng):
     return q, qd, tau, f_ext
 
 
+def step_factor(model, q, qd):
+    """The articulated factorization of a step at ``(q, qd)`` in a fresh workspace (ABA's
+    passes and the world poses): ``(ImpulseModel, Factor)`` for the contact kernels."""
+    from articulated.algorithms.aba import aba_kernel
+    from articulated.algorithms.impulse import Factor, ImpulseModel
+    from articulated.algorithms.kinematics import _world_poses_kernel
+
+    d = model.data()
+    aba_kernel(d.model_i, d.model_f, q, qd, np.zeros(model.nv), np.zeros((0, 6)), False, d.buf,
+               True)
+    _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
+    ma = model.arrays()
+    return (ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S),
+            Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op))
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

@@ -6,17 +6,15 @@ import numpy as np
 import pytest
 
 import articulated as art
+from conftest import step_factor
 
 
 def _scene(seed, nc=10, n=14, world=0.5):
     """A random tree, configuration, velocity and ``nc`` random contacts (bodies, points,
     normals, gaps), the step's factorization, and the dense ``J`` (3 nc, nv) of the
     contacts in their frames with ``M`` from CRBA."""
-    from articulated.algorithms.aba import aba_kernel
     from articulated.algorithms.collision import Contacts
     from articulated.algorithms.contact_rows import _frame
-    from articulated.algorithms.impulse import Factor, ImpulseModel
-    from articulated.algorithms.kinematics import _world_poses_kernel
 
     m = art.models.random_tree(n, seed=seed)
     rng = np.random.default_rng(seed)
@@ -43,13 +41,7 @@ def _scene(seed, nc=10, n=14, world=0.5):
 
     J = np.concatenate([frame[c] @ (Jp(body[c, 0], con.point[c]) - Jp(body[c, 1], con.point[c]))
                         for c in range(nc)])
-    # the step's factorization (after CRBA and the Jacobians, which share the workspace)
-    d = m.data()
-    aba_kernel(d.model_i, d.model_f, q, qd, np.zeros(m.nv), np.zeros((0, 6)), False, d.buf, True)
-    _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
-    ma = m.arrays()
-    im = ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S)
-    fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
+    im, fac = step_factor(m, q, qd)
     return m, q, qd, con, im, fac, M, J
 
 

@@ -10,7 +10,7 @@ import articulated as art
 from articulated.algorithms.collision import Detector
 from articulated.algorithms.contact import collision_matrix
 
-from conftest import coal_shape
+from conftest import coal_shape, step_factor
 
 G = 9.81
 
@@ -223,12 +223,10 @@ def test_block_rows_and_sweeps_equal_per_contact():
     G_c JT6, G_c W6. Both ways of computing the rows meet the reference: test impulses
     per row and the rows by dofs (nv joint test impulses read out at the struck bodies);
     where the tables do not fit, the rows by dofs fall back to test impulses."""
-    from articulated.algorithms.aba import aba_kernel
     from articulated.algorithms.collision import Contacts
-    from articulated.algorithms.contact import (BLOCK_MIN, Factor, ImpulseModel, block_buffers,
-                                                contact_buffers, contact_rows, impulse_scratch,
-                                                save_impulses, solve_impulses, warm_start)
-    from articulated.algorithms.kinematics import _world_poses_kernel
+    from articulated.algorithms.contact import (BLOCK_MIN, block_buffers, contact_buffers,
+                                                contact_rows, impulse_scratch, save_impulses,
+                                                solve_impulses, warm_start)
 
     m = art.models.random_tree(14, seed=3)
     rng = np.random.default_rng(3)
@@ -241,12 +239,7 @@ def test_block_rows_and_sweeps_equal_per_contact():
                    rng.normal(size=(nc, 3)), rng.uniform(-1e-3, 1e-3, nc), np.full(nc, 0.7),
                    rng.uniform(0.0, 1.0, nc), np.arange(nc, dtype=np.int64))
     con.normal[:] /= np.linalg.norm(con.normal, axis=1)[:, None]
-    d = m.data()
-    aba_kernel(d.model_i, d.model_f, q, qd, np.zeros(m.nv), np.zeros((0, 6)), False, d.buf, True)
-    _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
-    ma = m.arrays()
-    im = ImpulseModel(ma.parent, ma.vadr, ma.jnv, ma.S)
-    fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
+    im, fac = step_factor(m, q, qd)
     # the rows by test impulses per row (policy 1) and by dofs (policy 2: nv joint test
     # impulses read out at the struck bodies): both against the reference below
     by_rows = []
