@@ -831,7 +831,7 @@ def test_a_contact_inside_one_body_takes_no_impulse_nor_projection():
     from articulated.algorithms.aba import aba_kernel
     from articulated.algorithms.collision import Contacts
     from articulated.algorithms.impulse import Factor
-    from articulated.algorithms.response import grow_response, respond_kernel
+    from articulated.algorithms.response import NSTATS, grow_response, respond_kernel
     from articulated.simulation.contact import ContactStepper
     m, h = art.models.pendulum(6), 1e-3
     rng = np.random.default_rng(5)
@@ -860,7 +860,7 @@ def test_a_contact_inside_one_body_takes_no_impulse_nor_projection():
         qd1, v = np.empty(m.nv), np.empty(m.nv)
         fac = Factor(d.Xup_E, d.Xup_r, d.UDinv, d.Dinv, d.oE, d.op)
         respond_kernel(cs.im, fac, cs.sc, contacts(rows), len(rows), q, qs, cs.limits,
-                       cs.opt, rb, (qd1, v, np.zeros(14)))
+                       cs.opt, rb, (qd1, v, np.zeros(NSTATS)))
         out.append((qd1, v, rb.rows.K[:len(rows)].copy(), rb.rows.P[:len(rows)].copy()))
     (qa, va, Ka, Pa), (qb, vb, Kb, Pb) = out
     assert np.array_equal(qa, qb) and np.array_equal(va, vb)

@@ -63,13 +63,13 @@ def options_at(o, h):
                            o.project, o.project_sweeps, o.limit_e, o.key0, o.energy_bound,
                            o.dormant, o.iterations, o.apgd_work)
 
+NSTATS = 16
+"""Length of a step's statistics vector."""
+
 STAT_N, STAT_LIMITS, STAT_IMPACTS, STAT_STICKING, STAT_SLIDING, STAT_SWEEPS, STAT_FALLBACK, \
     STAT_DEPTH, STAT_APPROACH, STAT_KE_BEFORE, STAT_KE_AFTER, STAT_DETECT, STAT_RESPONSE, \
-    STAT_ENERGY, STAT_RESIDUAL, STAT_SOLVER = range(16)
-
-NSTATS = 16
-
-"""Slots of a step's statistics vector (16,) float64, in the order of
+    STAT_ENERGY, STAT_RESIDUAL, STAT_SOLVER = range(NSTATS)
+"""Slots of a step's statistics vector (:data:`NSTATS`,) float64, in the order of
 :data:`articulated.simulation.contact.CONTACT_STATS`."""
 
 WAKE_ROUNDS = 8
