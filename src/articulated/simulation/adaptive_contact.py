@@ -105,8 +105,8 @@ ContactLoop = namedtuple("ContactLoop", (
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 bundles: the whole model's detection stage ``det``
 (:data:`~articulated.simulation.contact_loop.DetectBundle`: the packed model, a workspace
-``buf`` for the whole model's world poses and energies, at region changes and for the
-energy bound, the detector's shapes and mesh pairs) and ``whole`` (bool): detect on the
+``buf`` for the bodies' poses in their pieces' frames at region changes and the whole
+model's energies for the energy bound, the detector's shapes and mesh pairs) and ``whole`` (bool): detect on the
 whole model (mesh shapes: coal reads every shape's world pose) instead of the rigid
 pieces; the impulse scratch ``sc`` and
 :class:`~articulated.algorithms.response.ResponseOptions` ``opt``; the model's
