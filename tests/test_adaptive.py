@@ -798,3 +798,48 @@ def test_passive_tensors_of_one_batch_share_a_frame_and_equal_mapped_tensors(nam
     mapped = evaluate()
     for a, b, tol in zip(shared, mapped, (1e-12, 1e-11, 1e-12, 1e-12)):
         assert np.abs(a - b).max() <= tol * max(1.0, np.abs(b).max())
+
+
+@pytest.mark.parametrize("name,make", REGION_TREES, ids=[t[0] for t in REGION_TREES])
+def test_rigidified_joints_that_did_not_move_keep_their_nodes(name, make):
+    """A region update recomputes the rigid-state coefficients (RGL eq. 6) and frames only
+    of the nodes of rigidified joints that were active before it; a joint that joined from
+    the update region and is rigidified again keeps its node and the caches keyed by its
+    epoch. Over region updates with hybrid steps between them (the region moves, joints
+    of the update region are rigidified again), the configuration-dependent coefficients
+    (Phi, W, P, D) and frames equal those after recomputing every rigidified joint's node
+    (the full rebuild) bit for bit, and the hybrid accelerations (reduced tree and RGL's
+    multilevel solve) with the kept nodes and caches equal those after the full rebuild
+    with every cache dropped (every node's epoch advanced) to 1e-12. The velocity terms
+    of a rigid node's biases are not compared: the front's are computed again at every
+    step (rigid-front biases), the others are not read."""
+    from articulated.algorithms.node_update import update_nodes
+    from articulated.configuration import integrate
+
+    m, h = make(), 1e-3
+    q, qd, tau, f = _state(m, 11)
+    f[np.random.default_rng(2).random(m.nb) < 0.8] = 0.0
+    s = AdaptiveDynamics(m)
+    s.set_state(q, qd, tau, f)
+    s.prepare_region()
+    upd = s.hybrid_args().update
+    fixed = (upd.coef.Phi, upd.coef.W, upd.coef.P, upd.coef.D, *upd.frames[:4], *upd.frames[6:])
+    kept = 0
+    for k, (NU, NA) in enumerate([(6, 3), (8, 4), (8, 2), (6, 5), (9, 3), (7, 4)] * 2):
+        qd, _, rigid = s.region_update(q, qd, tau, f, h, max_update=NU, max_active=NA)
+        kept += int((~s._rargs.buf.moved[rigid]).sum())
+        qdd = {meth: s.hybrid_accelerations(q, qd, tau, f, method=meth).copy()
+               for meth in ("reduced", "dca")}
+        before = [a.copy() for a in fixed]
+        nodes = np.sort(s.tree.node_of_joint[rigid]).astype(np.int64)
+        update_nodes(nodes, len(nodes), upd)            # the full rebuild of the rigidified
+        for a, b in zip(before, fixed):
+            assert np.array_equal(a, b), k
+        s._bk.epoch[:] += 1                             # every cache dropped
+        for meth, x in qdd.items():
+            y = s.hybrid_accelerations(q, qd, tau, f, method=meth)
+            assert np.abs(x - y).max() <= 1e-12 * max(1.0, np.abs(y).max()), (k, meth)
+        for _ in range(5):
+            qd = qd + h * s.hybrid_accelerations(q, qd, tau, f)
+            q = integrate(m, q, qd, h)
+    assert kept >= 10

@@ -8,7 +8,8 @@ from every body's world pose.
 While the active region stays, every rigid piece of the hybrid body (the bodies joined by
 rigidified joints, one body of the reduced tree, :mod:`articulated.algorithms.reduced`)
 moves as one rigid body. So, once per region (an epoch cache, like the reduced tree's
-inertias; :func:`build_pieces`, O(shapes)):
+inertias; :func:`build_pieces`, O(shapes) integer passes, the shapes placed again only
+where a body's piece frame changed, from :func:`piece_poses`):
 
 * each shape's pose is kept in its piece's frame (``lR, lp``); the shapes of the bodies
   welded to the world (a rigidified root) keep their world pose in slot 0;
@@ -52,15 +53,17 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..config import inline, JIT
+from ..config import inline, JIT, KERNEL
 from ..geometry import SHAPE_PLANE
+from ..model import model_arrays
 from .collision import (Broad, _pair_index, ball_candidate, contact_buffer, detect_kernel,
                         insertion_sort, place_pose, point_speeds, sweep_axis)
 from .heap import _heapsort
+from .kinematics import joint_transform, world_pose_step
 
 HybridShapes = namedtuple("HybridShapes", (
     "start", "shape", "slot", "lR", "lp", "c", "r", "ns", "wc", "wr", "placed", "order",
-    "lo", "moving", "statics", "planes", "bodypair", "sc"))
+    "lo", "moving", "statics", "planes", "bodypair", "sc", "front", "redo"))
 HybridShapes.__doc__ = """The shapes of a hybrid body by rigid piece (``nb`` bodies, ``ng``
 shapes). Slot 0: the bodies welded to the world; slot ``p + 1``: piece (reduced body) ``p``.
 ``start`` (nb + 2,) int64 and ``shape`` (ng,) int64: the shapes of slot s are
@@ -74,7 +77,9 @@ static shapes' balls (kept sorted from step to step); ``moving`` (nb,) int64 the
 the moving pieces, 1..nb; ``statics`` and ``planes`` int64 the static shapes that are not
 planes, and the planes; ``bodypair`` (ng,) bool whether a shape has an allowed pair with
 a shape on a body, and ``sc`` (nb + 1,) bool whether a slot has such a shape (two slots
-without one are never candidates: their balls are not tested)."""
+without one are never candidates: their balls are not tested); ``front`` (nb,) int64 the
+frame each body's shapes are kept in since the last build (its piece's front body, -1 the
+world, -2 none yet) and ``redo`` (nb,) bool the bodies whose shapes a build places again."""
 
 
 def hybrid_shapes(gm, nb: int) -> HybridShapes:
@@ -95,19 +100,51 @@ def hybrid_shapes(gm, nb: int) -> HybridShapes:
                         np.arange(ne, dtype=np.int64), np.zeros(ne),
                         np.arange(1, nb + 1, dtype=np.int64), statics,
                         np.flatnonzero(plane).astype(np.int64), bodypair,
-                        np.zeros(nb + 1, np.bool_))
+                        np.zeros(nb + 1, np.bool_), np.full(nb, -2, np.int64),
+                        np.ones(nb, np.bool_))
+
+
+@njit(**KERNEL)
+def piece_poses(model_i, model_f, q, near, redo, fE, fp):
+    """Each body's pose in its piece's frame at the configuration ``q`` (nq,), for the
+    bodies ``redo`` (nb,) bool: ``fE`` (nb, 9) rotates piece to body coordinates, ``fp``
+    (nb, 3) [m] is the body's origin in the piece's frame (``Xup`` composed from the
+    piece's front body down, RBDA Table 2.5; the world's for the bodies welded to it,
+    ``near[b] = -1``). ``near`` (nb,) int64: the nearest active joint on each body's path
+    (the front body of its piece). ``redo`` is first closed upwards to the front bodies
+    (a pose needs its parent's in the same piece). O(nb) integer pass plus
+    O(bodies in ``redo``)."""
+    mv = model_arrays(model_i, model_f)
+    parent = mv.parent
+    nb = parent.shape[0]
+    for b in range(nb - 1, -1, -1):
+        if redo[b] and near[b] != b and parent[b] >= 0:
+            redo[parent[b]] = True
+    for b in range(nb):
+        if not redo[b]:
+            continue
+        if near[b] == b:            # a front body: the piece's frame is its own
+            for k in range(9):
+                fE[b, k] = 1.0 if k % 4 == 0 else 0.0
+            for k in range(3):
+                fp[b, k] = 0.0
+            continue
+        E, r = joint_transform(b, mv.jtype, mv.qadr, mv.Xtree_rot, mv.axis, mv.Xtree_E,
+                               mv.Xtree_r, q)
+        world_pose_step(b, parent, E, r, fE, fp)
 
 
 @njit(**JIT)
-def build_pieces(hs, gm, piece, front, npc, oE, op, roE, rop):
+def build_pieces(hs, gm, piece, front, npc, fE, fp):
     """Fill ``hs`` for a new active region (O(ng + nb)): ``piece`` (nb,) int64 the piece
     (reduced body) of each body, -1 welded to the world; ``front`` (>= npc,) int64 the body
-    whose frame is each piece's (the child of its active joint); ``npc`` the pieces; ``oE``
-    (nb, 3, 3), ``op`` (nb, 3) the bodies' world poses and ``roE`` (npc, 3, 3), ``rop``
-    (npc, 3) the pieces', at the same configuration (``oE`` rotates world to body
-    coordinates). The shapes of a front body keep their body-frame pose as it is (placed
-    from the piece's pose they are then those of the whole model's detection, bit for
-    bit, when the reduced tree's poses are the model's: every joint active)."""
+    whose frame is each piece's (the child of its active joint); ``npc`` the pieces; the
+    shapes of the bodies ``hs.redo`` placed again in their piece's frame (slot 0: the
+    world) from the bodies' poses in it, ``fE`` (nb, 3, 3) (piece to body coordinates)
+    and ``fp`` (nb, 3) [m] (:func:`piece_poses`), the others kept. The shapes of a front
+    body keep their body-frame pose as it is (placed from the piece's pose they are then
+    those of the whole model's detection, bit for bit, when the reduced tree's poses are
+    the model's: every joint active)."""
     ns = npc + 1
     hs.ns[0] = ns
     for s in range(ns + 1):
@@ -127,26 +164,15 @@ def build_pieces(hs, gm, piece, front, npc, oE, op, roE, rop):
         k = hs.start[s]
         hs.shape[k] = g
         hs.start[s] = k + 1
+        if not hs.redo[b]:
+            continue
         if s > 0 and b == front[s - 1]:  # the piece's frame is the body's
             for i in range(3):
                 for j in range(3):
                     hs.lR[g, i, j] = gm.R[g, i, j]
                 hs.lp[g, i] = gm.pos[g, i]
             continue
-        # world pose of the shape, then (a moving piece) in the piece's frame
-        place_pose(oE, b, op, g, gm.R, gm.pos, hs.lR, hs.lp)
-        if s == 0:
-            continue
-        p = s - 1
-        for j in range(3):
-            w0, w1, w2 = hs.lR[g, 0, j], hs.lR[g, 1, j], hs.lR[g, 2, j]
-            for i in range(3):
-                hs.lR[g, i, j] = roE[p, i, 0] * w0 + roE[p, i, 1] * w1 + roE[p, i, 2] * w2
-        x0 = hs.lp[g, 0] - rop[p, 0]
-        x1 = hs.lp[g, 1] - rop[p, 1]
-        x2 = hs.lp[g, 2] - rop[p, 2]
-        for i in range(3):
-            hs.lp[g, i] = roE[p, i, 0] * x0 + roE[p, i, 1] * x1 + roE[p, i, 2] * x2
+        place_pose(fE, b, fp, g, gm.R, gm.pos, hs.lR, hs.lp)
     for s in range(ns, 0, -1):  # undo the shift of the fill
         hs.start[s] = hs.start[s - 1]
     hs.start[0] = 0

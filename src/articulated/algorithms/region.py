@@ -53,22 +53,30 @@ ERR_HYBRID = 2
 
 
 @njit(**KERNEL)
-def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, epoch):
+def _rigidify(rigid, nrig, active, c, c_al, nodes, node_of_joint, upd, epoch, moved):
     """Rigidify the joints ``rigid[:nrig]`` of the hybrid body: inactive, no velocity
-    product, and their nodes' rigid-state coefficients (RGL Sec. 4.2, eq. 6; ``nodes``
-    scratch, ``upd`` a pointer to the arguments of :func:`_update_nodes` after the node
-    list, :func:`~articulated._byref.byref`); ``epoch`` counts each node's recomputations
-    (what is cached from a rigid node's coefficients is stale when it changes)."""
+    product, and the rigid-state coefficients (RGL Sec. 4.2, eq. 6) of the nodes of those
+    that ``moved`` (nb,) bool (active before this update; ``nodes`` scratch, ``upd`` a
+    pointer to the arguments of :func:`_update_nodes` after the node list,
+    :func:`~articulated._byref.byref`); ``epoch`` counts each node's recomputations (what
+    is cached from a rigid node's coefficients is stale when it changes). A joint that
+    joined from the update region and did not move keeps its node as it is: neither it
+    nor a joint below it (the active region holds every ancestor of an active node) has
+    moved since the node's rigid-state coefficients and frames were computed, so they and
+    what is cached from them are current. O(nodes of the joints that moved)."""
+    n = 0
     for k in range(nrig):
         j = rigid[k]
         active[j] = False
         for a in range(6):
             c[j, a] = 0.0
             c_al[j, a] = 0.0
-        nodes[k] = node_of_joint[j]
-        epoch[nodes[k]] += 1
-    _heapsort(nodes, nrig)
-    _update_nodes(nodes, nrig, upd)
+        if moved[j]:
+            nodes[n] = node_of_joint[j]
+            epoch[nodes[n]] += 1
+            n += 1
+    _heapsort(nodes, n)
+    _update_nodes(nodes, n, upd)
 
 
 @inline
@@ -352,7 +360,8 @@ def region_update_kernel(h, crit, bodies, hp, rp, ra):
                 _swap_active(qd, qddT, ajoints, counts[N_AJOINTS], vadr, jnv)
                 reduced_momentum(bkp, rp, new, base)
                 _swap_active(qd, qddT, ajoints, counts[N_AJOINTS], vadr, jnv)
-            _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch)
+            _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch,
+                  moved)
             prepare_region(active, prep, bk)     # of the new region: step 5 needs none
             projected = True
             g0, g1, g2 = gravity[0], gravity[1], gravity[2]
@@ -402,7 +411,8 @@ def region_update_kernel(h, crit, bodies, hp, rp, ra):
                 qddT[vadr[j] + r] = 0.0
         active[j] = new[j]
     if nrig and not projected:
-        _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch)
+        _rigidify(rigid, nrig, active, c, c_al, seeds, node_of_joint, upd, bk.epoch,
+                  moved)
     # tensors change only where the configuration did (joints active before this update)
     # or where the joint forces did (stale); a node of the update region that is
     # rigidified again keeps its tensors

@@ -64,7 +64,7 @@ from ..algorithms.response import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_
                                    STAT_KE_BEFORE, STAT_N, STAT_RESPONSE, energy_scale,
                                    options_at, respond)
 from ..algorithms.hybrid import hybrid_kinematics
-from ..algorithms.hybrid_detection import build_pieces, detect_hybrid
+from ..algorithms.hybrid_detection import build_pieces, detect_hybrid, piece_poses
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
                                      _world_poses_kernel, body_gravity_potential,
                                      state_energy, steady_acceleration_step)
@@ -105,8 +105,8 @@ ContactLoop = namedtuple("ContactLoop", (
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 bundles: the whole model's detection stage ``det``
 (:data:`~articulated.simulation.contact_loop.DetectBundle`: the packed model, a workspace
-``buf`` for the whole model's world poses and energies, at region changes and for the
-energy bound, the detector's shapes and mesh pairs) and ``whole`` (bool): detect on the
+``buf`` for the bodies' poses in their pieces' frames at region changes and the whole
+model's energies for the energy bound, the detector's shapes and mesh pairs) and ``whole`` (bool): detect on the
 whole model (mesh shapes: coal reads every shape's world pose) instead of the rigid
 pieces; the impulse scratch ``sc`` and
 :class:`~articulated.algorithms.response.ResponseOptions` ``opt``; the model's
@@ -177,11 +177,16 @@ into ``T``; ``cycles`` (nsteps,) int64 the cycle count of each step when timed."
 def region_data(cl, bk, red, na, jnv, vadr, active, q):
     """Rebuild the per-region data of ``cl`` for the current reduced tree (``na`` active
     joints) at the configuration ``q``: ``adof``, ``piece``, the active limits ``limr``
-    (count in ``stamp[1]``), and with the energy bound the gravity potential of the bodies
-    welded to the world (``ebound[2]``, constant while the region stays), and the shapes by
-    rigid piece (``cl.hs``, :func:`~articulated.algorithms.hybrid_detection.build_pieces`;
-    this computes the reduced tree's world poses into ``red.red_d``). O(n) (the piece of
-    every body), once per active-region change."""
+    (count in ``stamp[1]``), the shapes by rigid piece (``cl.hs``,
+    :func:`~articulated.algorithms.hybrid_detection.build_pieces`) and, with the energy
+    bound, the gravity potential of the bodies welded to the world (``ebound[2]``,
+    constant while the region stays). Only what a region change moved is computed again:
+    the shapes of the bodies whose piece frame (their piece's front body) changed since
+    the last build, from their poses in it
+    (:func:`~articulated.algorithms.hybrid_detection.piece_poses`; a body that keeps its
+    frame has not moved in it: the joints inside a piece are rigid), and the potential
+    when the set of welded bodies changed; all of it when ``cl.stamp[0]`` is -2. O(n)
+    integer passes plus the bodies placed again, once per active-region change."""
     k = 0
     for u in range(na):
         J = bk.ajoints[u]
@@ -190,9 +195,15 @@ def region_data(cl, bk, red, na, jnv, vadr, active, q):
             k += 1
     mi = rows(red.red_i, 7, na)
     rv = mi[3]
+    hs = cl.hs
+    full = cl.stamp[0] == -2
+    welded = full       # the set of bodies welded to the world changed
     for b in range(cl.piece.shape[0]):
         p = bk.near[b]
         cl.piece[b] = red.ridx[p] if p >= 0 else -1
+        welded = welded or (hs.front[b] == -1) != (p == -1)
+        hs.redo[b] = full or hs.front[b] != p
+        hs.front[b] = p
     nl = 0
     lim, lr = cl.lim, cl.limr
     for l in range(lim.dof.shape[0]):
@@ -210,25 +221,22 @@ def region_data(cl, bk, red, na, jnv, vadr, active, q):
     cl.stamp[0] = red.rstamp[0]
     cl.stamp[1] = nl
     nb = cl.piece.shape[0]
-    if cl.det.gm.body.shape[0] or cl.opt.energy_bound:
-        _world_poses_kernel(cl.det.model_i, cl.det.model_f, q, cl.det.buf)
+    potential = cl.opt.energy_bound and welded
+    if potential:
+        for b in range(nb):
+            hs.redo[b] = hs.redo[b] or cl.piece[b] < 0
+    dv = data_arrays(cl.det.buf, nb, cl.adof.shape[0])
+    if cl.det.gm.body.shape[0] or potential:
+        piece_poses(cl.det.model_i, cl.det.model_f, q, bk.near, hs.redo, dv.oE, dv.op)
     if cl.det.gm.body.shape[0]:  # the shapes in their pieces' frames
-        nqr = mi[2, na - 1] + red.nq[bk.ajoints[na - 1]]
-        nvr = rv[na - 1] + jnv[bk.ajoints[na - 1]]
-        _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
-        dv = data_arrays(cl.det.buf, nb, cl.adof.shape[0])
-        dr = data_arrays(red.red_d, na, nvr)
-        build_pieces(cl.hs, cl.det.gm, cl.piece, bk.ajoints, na, mat3_rows(dv.oE), dv.op,
-                     mat3_rows(dr.oE), dr.op)
-    if cl.opt.energy_bound:
+        build_pieces(hs, cl.det.gm, cl.piece, bk.ajoints, na, mat3_rows(dv.oE), dv.op)
+    if potential:   # (piece_poses: the world poses of the welded bodies)
         mv = model_arrays(cl.det.model_i, cl.det.model_f)
         mass, hb, gravity = mv.mass, mv.h, mv.gravity
-        dv = data_arrays(cl.det.buf, nb, cl.adof.shape[0])
-        oE, op = dv.oE, dv.op
         C = 0.0
         for b in range(nb):
             if cl.piece[b] < 0:
-                C = body_gravity_potential(b, mass, hb, gravity, oE, op, C)
+                C = body_gravity_potential(b, mass, hb, gravity, dv.oE, dv.op, C)
         cl.ebound[2] = C
 
 
