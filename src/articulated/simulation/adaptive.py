@@ -69,7 +69,8 @@ def _adaptive_steps(am, ad, fa, run):
     and the forces ``fa`` (:class:`~articulated.simulation.forces.ForceArrays`). Each
     step: :func:`~articulated.simulation.adaptive_contact.hybrid_forward` (the forces at
     the step's ``q, qd`` and time ``t0 + s h``; every step whose global index is a
-    multiple of ``update_every`` the active-region update of RGL Sec. 5.1, the others the
+    multiple of ``update_every`` (and the first of a ``run.fresh`` stretch) the
+    active-region update of RGL Sec. 5.1, the others the
     hybrid body's accelerations, RGL Sec. 4.3, and ``qd += h qdd``), then ``q (+)= h qd``
     on the active joints and the record after run step ``rec0 + s + 1`` divisible by
     ``every`` (:func:`~articulated.simulation.adaptive_contact.record_state`: O(N_A) on the
@@ -88,7 +89,7 @@ def _adaptive_steps(am, ad, fa, run):
     kept = False                        # the record left the reduced tree's kinematics at q, qd
     for s in range(run.nsteps):
         c0 = _cycles() if am.timed else 0
-        update = (run.step0 + s) % am.update_every == 0
+        update = (run.step0 + s) % am.update_every == 0 or (s == 0 and run.fresh)
         err, joint, _ = hybrid_forward(am, ad, fa, ptr, t, update, kept, False)
         if err == 0 and not update and not hybrid_velocities(am, ad):
             err = ERR_VELOCITY
@@ -275,6 +276,7 @@ class AdaptiveSimulator:
         self.steps = 0
         self.last = dict(active=model.nb, update_region=0, rigidified=0)
         self.solver.set_state(self.q, self.qd)         # frames at q0 for the first forces
+        self._fresh = True                              # the first step updates the region
         self.solver.prepare_region()
         self._contact = None
         if limits is None:
@@ -366,6 +368,25 @@ class AdaptiveSimulator:
             raise ValueError("this simulator has no contacts (pass contacts=CollisionModel)")
         return self._contact.contact_list()
 
+    def _restart(self):
+        """Start again from a state set between runs (``q``, ``qd`` assigned) as a new
+        simulator starts: every frame and node coefficient at it, fully articulated, the
+        active region updated at the next step, the contact loop's per-region data and
+        warm starts from scratch. Raises ValueError for a bad ``q`` or ``qd``."""
+        m, s = self.model, self.solver
+        self.q = m.check_configuration(self.q).copy()
+        self.qd = m.check_vector(self.qd, "qd", m.nv).copy()
+        s.set_state(self.q, self.qd)
+        s.prepare_region()
+        self.active = np.ones(m.nb, dtype=np.bool_)
+        self.last = dict(active=m.nb, update_region=0, rigidified=0)
+        self._fresh = True
+        if self._contact is not None:
+            self._contact.rb.n_prev[0] = 0
+            if getattr(self, "_cloop", None) is not None:
+                self._cloop.stamp[0] = -2       # every shape placed in its piece again
+                self._cdet.n = 0
+
     def _contact_loop(self):
         """The :class:`~articulated.simulation.adaptive_contact.ContactLoop` of the compiled
         contact loop (built once)."""
@@ -423,8 +444,8 @@ class AdaptiveSimulator:
         returns ``(steps done, wall per step (n,) or None, error)`` with error None or a
         ValueError."""
         s, m = self.solver, self.model
-        s.q[:] = self.q
-        s.qd[:] = self.qd
+        if not (np.array_equal(s.q, self.q) and np.array_equal(s.qd, self.qd)):
+            self._restart()
         s.tau[:] = self._tau
         st = s.passive_stats
         if rec is None:
@@ -445,7 +466,7 @@ class AdaptiveSimulator:
         ad = AdaptiveData(s.q, s.qd, s._qdd, s._stats, s.f_ext, s.tau, s._bk, s._Vw,
                           s.hybrid_args(), s._region_args(crit[6]), s._reduced_args(), last)
         run = AdaptiveRun(n, self.steps, k0, every, self.t, rec.q[c:], rec.qd[c:],
-                          rec.sizes[c:], rec.kinetic[c:], cycles)
+                          rec.sizes[c:], rec.kinetic[c:], cycles, self._fresh)
         if self._contact is None:
             done, err, joint, nrec = _adaptive_steps(am, ad, self._compiled, run)
         else:
@@ -465,6 +486,8 @@ class AdaptiveSimulator:
             first = (-(k0 + 1)) % every
             rec.t[c:c + nrec] = rec.t[0] + (k0 + first + 1 + every * np.arange(nrec)) * self.dt
             rec.count += nrec
+        if done:
+            self._fresh = False
         self.q = s.q.copy()
         self.qd = s.qd.copy()
         self.t += done * self.dt

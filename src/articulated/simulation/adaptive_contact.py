@@ -75,7 +75,8 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import MAX_SUBSTEPS, SPLIT, contacts_arc, keep_scale, split_rest, substep_count
+from .contact import (MAX_SUBSTEPS, SPLIT, contacts_arc, keep_scale, moved, split_rest,
+                      substep_count)
 from .contact_loop import RK_C, ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -84,10 +85,12 @@ from .stepping import stop_requested
 
 STAGE = dict(JIT, inline="always")
 """Flags of the stages of :func:`adaptive_contact_steps` that may grow buffers (NRT on):
-numba copies each stage's IR into its one caller and types it there, so that the loop is
-one function to numba's reference-count pruning. A stage compiled on its own would take
-the loop's bundles (hundreds of arrays) at every call and count their references, which
-no LLVM inlining removes; each is called from one place, so it is typed once either way."""
+numba copies each stage's IR into its caller and types it there, so that the loop is one
+function to numba's reference-count pruning. A stage compiled on its own would take the
+loop's bundles (hundreds of arrays) at every call and count their references, which no
+LLVM inlining removes. Each stage is called from one place: a copy per call site would
+be typed and optimized again, and LLVM's scalar replacement of the bundles' aggregates
+costs about the square of the loop's size."""
 
 ERR_FORCE = 3
 """Error code of the compiled adaptive loops: an applied force is not finite."""
@@ -165,12 +168,14 @@ engine's bookkeeping ``bk``, the reduced tree ``red``, the transient hybrid body
 accelerations ``qddT`` and the active joints ``active`` (nb,) bool of the region update."""
 
 AdaptiveRun = namedtuple("AdaptiveRun", (
-    "nsteps", "step0", "rec0", "every", "t0", "q", "qd", "sizes", "T", "cycles"))
+    "nsteps", "step0", "rec0", "every", "t0", "q", "qd", "sizes", "T", "cycles", "fresh"))
 AdaptiveRun.__doc__ = """A stretch of an adaptive run: ``nsteps`` steps from the
 simulator's step ``step0`` (global index) and time ``t0`` [s], step 0 being step ``rec0``
 of the caller's run; after run step k divisible by ``every`` the state goes into the free
 record rows ``q``, ``qd``, the region sizes into ``sizes`` (rows, 3) and the kinetic energy
-into ``T``; ``cycles`` (nsteps,) int64 the cycle count of each step when timed."""
+into ``T``; ``cycles`` (nsteps,) int64 the cycle count of each step when timed; ``fresh``
+(bool): the stretch starts a simulator (new, or from a state set between runs), whose
+first step updates the active region whatever its index."""
 
 
 @njit(**JIT)
@@ -365,12 +370,7 @@ def hybrid_keep_kinetic(cl, red, na, nqr, qd1, v, dq):
     velocities ``qd1`` (nv',) at ``red.rq (+) v`` above that at ``red.rq (+) (v - dq)``,
     ``qd1`` is scaled back to it (in place; :func:`~articulated.simulation.contact.keep_scale`).
     Uses ``cl.det.buf`` as the workspace."""
-    moved = False
-    for i in range(dq.shape[0]):
-        if dq[i] != 0.0:
-            moved = True
-            break
-    if not moved:
+    if not moved(dq):
         return
     mi = rows(red.red_i, 7, na)
     mv = model_arrays(mi, red.red_f)
@@ -810,6 +810,21 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
     return bad < 0.0
 
 
+@inline
+def _unconstrained(am, ad, cl, update):
+    """The unconstrained velocities ``cl.qsf = qd + h qdd`` on the active joints, ``qd``
+    elsewhere (``qd`` alone after a region ``update``: it holds the update's velocities)."""
+    qd, qdd = ad.qd, ad.qdd
+    ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
+    for k in range(qd.shape[0]):
+        cl.qsf[k] = qd[k]
+    if not update:
+        for u in range(na):
+            for r in range(am.jnv[ajoints[u]]):
+                k = am.vadr[ajoints[u]] + r
+                cl.qsf[k] += am.h * qdd[k]
+
+
 @njit(**STAGE)
 def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
     """Steps 2-5 of adaptive step ``step`` after :func:`hybrid_forward` (``kin``: its hybrid
@@ -819,59 +834,53 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
     and each by :func:`hybrid_contact_substep` (the reduced tree's ABA again at each later
     one, the applied forces held; an unsplit step whose impulses ask for substeps is taken
     again in them), statistics into ``st`` (16,). A failing substep leaves the state of
-    the step's start. Returns ``(error, joint, cb)``."""
-    q, qd, qdd = ad.q, ad.qd, ad.qdd
+    the step's start. The unsplit step and the substeps share one call of
+    :func:`hybrid_contact_substep` (:data:`STAGE`). Returns ``(error, joint, cb)``."""
+    q, qd = ad.q, ad.qd
     bk, red = ad.bk, ad.red
     ajoints, na = bk.ajoints, bk.counts[N_AJOINTS]
-    jnv, vadr = am.jnv, am.vadr
     bkp, hp, rp = ptr
-    nv = qd.shape[0]
-    for k in range(nv):
-        cl.qsf[k] = qd[k]
-    if not update:
-        for u in range(na):
-            for r in range(jnv[ajoints[u]]):
-                cl.qsf[vadr[ajoints[u]] + r] += am.h * qdd[vadr[ajoints[u]] + r]
+    _unconstrained(am, ad, cl, update)
     if na and cl.stamp[0] != red.rstamp[0]:
-        region_data(cl, bk, red, na, jnv, vadr, ad.active, q)
+        region_data(cl, bk, red, na, am.jnv, am.vadr, ad.active, q)
     # the pieces' world poses at q: reduced_kinematics (or the record) left them; after
     # hybrid_kinematics and the ABA's pass 1 they are not computed
-    ns, posed = hybrid_substeps(cl, red, na, ajoints, jnv, am.h, cb.out, not kin)
-    if ns == 1:     # unsplit, unless the impulses ask for substeps
-        sst = st
-        ready = cl.theta > 0.0 or cl.arc > 0.0      # cl.vb: the substeps'
-        err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, sst, step, am.h, update,
-                                                update, posed, ready, ready)
-        if err != SPLIT:
-            cl.nsub[0] = 1
-            return err, joint, cb
-        ns = cl.nsub[0]
-        for k in range(nv):     # cl.qsf as above
-            cl.qsf[k] = qd[k]
-        if not update:
-            for u in range(na):
-                for r in range(jnv[ajoints[u]]):
-                    cl.qsf[vadr[ajoints[u]] + r] += am.h * qdd[vadr[ajoints[u]] + r]
-        posed = False
+    ns, posed = hybrid_substeps(cl, red, na, ajoints, am.jnv, am.h, cb.out, not kin)
+    whole = ns == 1     # unsplit, unless the impulses ask for substeps
+    ready = cl.theta > 0.0 or cl.arc > 0.0      # cl.vb: the substeps'
     hk = am.h / ns
-    _split_start(am, ad, cl, update)
+    if not whole:
+        _split_start(am, ad, cl, update)
     sub = 0
     fresh = True    # qdd and the reduced tree's factorization are those at (q, qd)
     while sub < ns:
         err, joint = 0, -1
-        if not fresh:
+        if not whole and not fresh:
             reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
             reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
                              ad.stats, False)
             if ad.stats[STAT_BAD] >= 0:
                 err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
-        if err == 0 and not hybrid_rk4(am, ad, cl, ptr, hk):
+        if err == 0 and not whole and not hybrid_rk4(am, ad, cl, ptr, hk):
             err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
         if err == 0:
-            err, joint, cb = hybrid_contact_substep(am, ad, cl, cb, cl.sst, step, hk,
-                                                    update and sub == 0, False,
-                                                    sub == 0 and posed, False,
-                                                    ns - sub < MAX_SUBSTEPS)
+            err, joint, cb = hybrid_contact_substep(
+                am, ad, cl, cb, cl.sst, step, hk, update and sub == 0, whole and update,
+                sub == 0 and posed, whole and ready,
+                ready if whole else ns - sub < MAX_SUBSTEPS)
+        if whole:
+            if err != SPLIT:
+                for j in range(st.shape[0]):
+                    st[j] = cl.sst[j]
+                cl.nsub[0] = 1
+                return err, joint, cb
+            whole = False       # taken again in the substeps its impulses ask for
+            ns = cl.nsub[0]
+            hk = am.h / ns
+            _unconstrained(am, ad, cl, update)
+            posed = False
+            _split_start(am, ad, cl, update)
+            continue
         if err == SPLIT:    # this substep's impulses ask for shorter ones: the rest split
             ns, hk = split_rest(ns, sub, hk, cl.nsub[0])
             fresh = True
@@ -879,7 +888,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
         if err:
             for k in range(q.shape[0]):
                 q[k] = cl.qsave[k]
-            for k in range(nv):
+            for k in range(qd.shape[0]):
                 qd[k] = cl.qdsave[k]
             return err, joint, cb
         if sub == 0:
@@ -917,7 +926,7 @@ def adaptive_contact_steps(am, ad, fa, run, cl, cstats, cb):
     for s in range(run.nsteps):
         c0 = _cycles() if am.timed else 0
         step = run.step0 + s
-        update = step % am.update_every == 0 or cl.impact[1] != 0
+        update = step % am.update_every == 0 or cl.impact[1] != 0 or (s == 0 and run.fresh)
         cl.impact[1] = 0
         if cl.opt.energy_bound:
             energy_bound_start(cl, ad.q, ad.qd, step)

@@ -109,6 +109,15 @@ def keep_scale(T0, T1):
     return 1.0
 
 
+@inline
+def moved(dq):
+    """Whether post-stabilization's displacement ``dq`` moved any dof (one entry nonzero)."""
+    for k in range(dq.shape[0]):
+        if dq[k] != 0.0:
+            return True
+    return False
+
+
 MAX_SUBSTEPS = 64
 """Most substeps of one step (contact options ``max_rotation``, ``max_arc_error``)."""
 

@@ -43,7 +43,7 @@ from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
-from .contact import MAX_SUBSTEPS, SPLIT, body_substeps, keep_scale, split_rest
+from .contact import MAX_SUBSTEPS, SPLIT, body_substeps, keep_scale, moved, split_rest
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -248,12 +248,7 @@ def _keep_kinetic(sm, sd, cl, q, h, dq):
     :data:`~articulated.simulation.contact.KEEP_SLACK`, ``cl.qd1`` is scaled back to it
     (:func:`~articulated.simulation.contact.keep_scale`). A fast chain's projected links
     would otherwise gain energy at every step they are pushed out."""
-    moved = False
-    for k in range(dq.shape[0]):
-        if dq[k] != 0.0:
-            moved = True
-            break
-    if not moved:
+    if not moved(dq):
         return
     for k in range(dq.shape[0]):
         cl.qbar[k] = cl.v[k] - dq[k]
