@@ -196,7 +196,7 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
     return ok
 
 
-@njit(**JIT)
+@njit(**dict(JIT, inline="always"))
 def _finish(sm, sd, cl, q, qs, h, ready, cb, check):
     """Steps 3-6 of :mod:`articulated.simulation.contact` over ``h`` [s] from ``q`` with the
     unconstrained velocities ``qs`` into ``cl.q1, cl.qd1`` and the statistics ``cl.st``
@@ -310,7 +310,7 @@ def _energy(sm, sd, cl, q, qd):
     return T + V
 
 
-@njit(**JIT)
+@njit(**dict(JIT, inline="always"))
 def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     """One step from ``(q, qd)`` at time ``t`` [s] into ``cl.q1, cl.qd1``, its statistics
     into ``cl.tot`` (the applied forces of :func:`~articulated.simulation.stepping._evaluate`,
@@ -334,19 +334,7 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     for k in range(nv):
         qs[k] = qd[k] + sm.dt * cl.qdd[k]
     ns, ready = _substeps(sm, sd, cl, q, qs, sm.dt, cb.out)
-    if ns == 1:
-        code, cb = _finish(sm, sd, cl, q, qs, sm.dt, ready, cb, True)
-        if code != SPLIT:
-            if code != OK:
-                return code, cb
-            cl.nsub[0] = 1
-            _keep_kinetic(sm, sd, cl, q, sm.dt, cb.rb.dq)
-            _bound(sm, sd, cl, q, qd, sm.dt, E)
-            for i in range(cl.tot.shape[0]):
-                cl.tot[i] = cl.st[i]
-            return OK, cb
-        ns = cl.nsub[0]
-    cl.nsub[0] = ns
+    whole = ns == 1     # unsplit, unless the impulses ask for substeps
     hk = sm.dt / ns
     qc, qdc = cl.qc, cl.qdc
     for k in range(nq):
@@ -357,25 +345,33 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     i = 0
     fresh = True    # cl.qdd and the workspace's factorization are those at (qc, qdc)
     while i < ns:
-        if not fresh:
-            E = _energy(sm, sd, cl, qc, qdc)
-            ok, _ = aba_passes(sm.model_i, sm.model_f, qc, qdc, sd.tau, sd.f_ext, False,
-                               sd.data, True, False)
-            if not ok:
+        if not whole:
+            if not fresh:
+                E = _energy(sm, sd, cl, qc, qdc)
+                ok, _ = aba_passes(sm.model_i, sm.model_f, qc, qdc, sd.tau, sd.f_ext, False,
+                                   sd.data, True, False)
+                if not ok:
+                    return ERR_DYNAMICS, cb
+                for k in range(nv):
+                    cl.qdd[k] = dv.qdd[k]
+            if not _smooth_rk4(sm, sd, cl, qc, qdc, hk, qs):
                 return ERR_DYNAMICS, cb
-            for k in range(nv):
-                cl.qdd[k] = dv.qdd[k]
-        if not _smooth_rk4(sm, sd, cl, qc, qdc, hk, qs):
-            return ERR_DYNAMICS, cb
-        code, cb = _finish(sm, sd, cl, qc, qs, hk, False, cb, ns - i < MAX_SUBSTEPS)
-        if code == SPLIT:   # this substep's impulses ask for shorter ones: the rest split
-            ns, hk = split_rest(ns, i, hk, cl.nsub[0])
+        code, cb = _finish(sm, sd, cl, qc, qs, hk, whole and ready, cb,
+                           True if whole else ns - i < MAX_SUBSTEPS)
+        if code == SPLIT:
+            if whole:       # taken again in the substeps its impulses ask for
+                whole = False
+                ns = cl.nsub[0]
+                hk = sm.dt / ns
+            else:           # this substep's impulses ask for shorter ones: the rest split
+                ns, hk = split_rest(ns, i, hk, cl.nsub[0])
             fresh = True
             continue
         if code != OK:
             return code, cb
-        for k in range(nv):
-            cl.qd1[k] += cl.ka[k]
+        if not whole:
+            for k in range(nv):
+                cl.qd1[k] += cl.ka[k]
         _keep_kinetic(sm, sd, cl, qc, hk, cb.rb.dq)
         _bound(sm, sd, cl, qc, qdc, hk, E)
         for k in range(nq):
