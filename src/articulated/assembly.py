@@ -58,7 +58,9 @@ import heapq
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
+from .config import JIT
 from .model import Model
 
 ASSEMBLY_KINDS = ("balanced", "serial")
@@ -315,99 +317,236 @@ class _Builder:
             self._add(-1, b, r, -1, [], self.height[b] + 1, self.size[b])
 
     def finish(self, kind) -> AssemblyTree:
-        nb = self.model.nb
+        """The :class:`AssemblyTree` of the records (:func:`_tree_from_records`)."""
         n = len(self.A)
-        A, B = self.A, self.B
-        # post-order: depth-first from each root node (roots in body order), A before B
-        roots = [i for i in range(n) if self.joint[i] >= 0 and self.parent[self.joint[i]] < 0]
-        order = []
-        for r in roots:
-            stack = [(r, False)]
-            while stack:
-                i, done = stack.pop()
-                if done or A[i] < 0 and B[i] < 0:
-                    order.append(i)
-                    continue
-                stack.append((i, True))
-                if B[i] >= 0:
-                    stack.append((B[i], False))
-                if A[i] >= 0:
-                    stack.append((A[i], False))
-        assert len(order) == n
-        new = np.empty(n, dtype=np.int64)
-        new[np.array(order)] = np.arange(n)
-        ren = lambda x: int(new[x]) if x >= 0 else -1
-        node_A = np.array([ren(A[i]) for i in order], dtype=np.int64)
-        node_B = np.array([ren(B[i]) for i in order], dtype=np.int64)
-        node_parent = np.full(n, -1, dtype=np.int64)
-        for i in range(n):
-            for c in (node_A[i], node_B[i]):
-                if c >= 0:
-                    node_parent[c] = i
-        hl = [self.hlist[i] for i in order]
-        nh = np.array([len(h) for h in hl], dtype=np.int64)
-        hoff = np.concatenate([[0], np.cumsum(nh)[:-1]]).astype(np.int64) if n else nh
-        nbk = nh * (nh + 1) // 2
-        poff = np.concatenate([[0], np.cumsum(nbk)[:-1]]).astype(np.int64) if n else nbk
-        flat = [h for lst in hl for h in lst]
+        nh = np.array([len(h) for h in self.hlist], dtype=np.int64)
+        flat = [h for lst in self.hlist for h in lst]
+        rec = np.array([self.A, self.B, self.joint, self.body, self.height, self.size, nh],
+                       dtype=np.int64).reshape(7, n).T.copy()
         hj = np.array([h[0] for h in flat], dtype=np.int64)
         hs = np.array([h[1] for h in flat], dtype=np.int64)
-        joint = np.array([self.joint[i] for i in order], dtype=np.int64)
-        body = np.array([self.body[i] for i in order], dtype=np.int64)
-        ca = np.full(n, -1, dtype=np.int64)
-        cb = np.full(n, -1, dtype=np.int64)
-        for i in range(n):
-            J = joint[i]
-            if J < 0:
+        return _tree_from_records(kind, self.model.nb, self.parent, rec,
+                                  (_offsets(nh), hj, hs))
+
+
+def _offsets(counts):
+    """Start of each run of ``counts`` (int64) in a flat array: ``[0, cumsum[:-1]]``."""
+    out = np.zeros(counts.size, dtype=np.int64)
+    np.cumsum(counts[:-1], out=out[1:])
+    return out
+
+
+def _tree_from_records(kind, nb, parent, rec, handles) -> AssemblyTree:
+    """The :class:`AssemblyTree` of node records in creation order: ``rec`` (n, 7) int64
+    rows ``(A, B, joint, body, height, size, handle count)``, ``handles = (start, hj, hs)``
+    the handles of node i at ``start[i]`` in the flat joint and side arrays. Post-order
+    from each root node (root joints in body order), A's subtree before B's."""
+    n = rec.shape[0]
+    A, B, J = rec[:, 0], rec[:, 1], rec[:, 2]
+    roots = np.flatnonzero((J >= 0) & (parent[np.maximum(J, 0)] < 0))
+    order, ca, cb = _post_order(rec, roots, handles)
+    new = np.empty(n, dtype=np.int64)
+    new[order] = np.arange(n)
+    node_A = np.where(A[order] >= 0, new[np.maximum(A[order], 0)], -1)
+    node_B = np.where(B[order] >= 0, new[np.maximum(B[order], 0)], -1)
+    node_parent = np.full(n, -1, dtype=np.int64)
+    node_parent[node_A[node_A >= 0]] = np.flatnonzero(node_A >= 0)
+    node_parent[node_B[node_B >= 0]] = np.flatnonzero(node_B >= 0)
+    nh = rec[order, 6]
+    hoff = _offsets(nh)
+    nbk = nh * (nh + 1) // 2
+    start, hj, hs = handles
+    src = np.repeat(start[order] - hoff, nh) + np.arange(int(nh.sum()), dtype=np.int64)
+    joint = J[order]
+    body = rec[order, 3]
+    leaf_of_body = np.empty(nb, dtype=np.int64)
+    node_of_joint = np.empty(nb, dtype=np.int64)
+    leaf_of_body[body[body >= 0]] = np.flatnonzero(body >= 0)
+    node_of_joint[joint[joint >= 0]] = np.flatnonzero(joint >= 0)
+    return AssemblyTree(
+        kind=kind, nb=nb, n_nodes=n, node_A=node_A, node_B=node_B, node_parent=node_parent,
+        node_joint=joint, node_body=body, node_height=rec[order, 4], node_size=rec[order, 5],
+        node_nh=nh, node_hoff=hoff, node_poff=_offsets(nbk), node_ca=ca, node_cb=cb,
+        handle_joint=hj[src], handle_side=hs[src], leaf_of_body=leaf_of_body,
+        node_of_joint=node_of_joint, roots=np.sort(new[roots]), n_slots=int(nh.sum()),
+        n_blocks=int(nbk.sum()))
+
+
+@njit(**JIT)
+def _post_order(rec, roots, handles):
+    """The post-order of :func:`_tree_from_records` (``order[k]``: the record of node k)
+    and, in that order, the slots of the connecting handles ``(J, 0)`` in A and ``(J, 1)``
+    in B (-1 where there is none)."""
+    start, hj, hs = handles
+    n = rec.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    stack = np.empty(n + 1, dtype=np.int64)
+    done = np.empty(n + 1, dtype=np.bool_)
+    k = 0
+    for r in roots:
+        stack[0] = r
+        done[0] = False
+        top = 1
+        while top > 0:
+            top -= 1
+            i = stack[top]
+            a, b = rec[i, 0], rec[i, 1]
+            if done[top] or (a < 0 and b < 0):
+                order[k] = i
+                k += 1
                 continue
-            cb[i] = hl[node_B[i]].index((int(J), 1))
-            if node_A[i] >= 0:
-                ca[i] = hl[node_A[i]].index((int(J), 0))
-        leaf_of_body = np.empty(nb, dtype=np.int64)
-        node_of_joint = np.empty(nb, dtype=np.int64)
-        leaf_of_body[body[body >= 0]] = np.flatnonzero(body >= 0)
-        node_of_joint[joint[joint >= 0]] = np.flatnonzero(joint >= 0)
-        tree = AssemblyTree(
-            kind=kind, nb=nb, n_nodes=n, node_A=node_A, node_B=node_B, node_parent=node_parent,
-            node_joint=joint, node_body=body,
-            node_height=np.array([self.height[i] for i in order], dtype=np.int64),
-            node_size=np.array([self.size[i] for i in order], dtype=np.int64),
-            node_nh=nh, node_hoff=hoff, node_poff=poff, node_ca=ca, node_cb=cb,
-            handle_joint=hj, handle_side=hs, leaf_of_body=leaf_of_body,
-            node_of_joint=node_of_joint,
-            roots=np.array(sorted(int(new[r]) for r in roots), dtype=np.int64),
-            n_slots=int(nh.sum()), n_blocks=int(nbk.sum()))
-        return tree
-
-
-def _balanced(bld: _Builder, max_handles: int):
-    """Greedy lowest-height-first merging with a handle cap (see the module docstring)."""
-    parent = bld.parent
-    heap = []
-
-    def push(J):
-        a, b, _, _ = bld.regions(J)
-        nh = len(bld.hlist[a]) + len(bld.hlist[b]) - 2
-        if nh > max_handles:
-            return    # re-evaluated when A or B changes
-        key = (1 + max(bld.height[a], bld.height[b]), nh, bld.size[a] + bld.size[b], J)
-        heapq.heappush(heap, (key, a, b))
-
-    for J in range(bld.model.nb):
-        if parent[J] >= 0:
-            push(J)
-    while heap:
-        key, a0, b0 = heapq.heappop(heap)
-        J = key[3]
-        a, b, ra, rb = bld.regions(J)
-        if ra == rb:
+            done[top] = True
+            top += 1
+            if b >= 0:
+                stack[top] = b
+                done[top] = False
+                top += 1
+            if a >= 0:
+                stack[top] = a
+                done[top] = False
+                top += 1
+    ca = np.full(n, -1, dtype=np.int64)
+    cb = np.full(n, -1, dtype=np.int64)
+    for u in range(n):
+        i = order[u]
+        J = rec[i, 2]
+        if J < 0:
             continue
-        if (a, b) != (a0, b0):
-            continue       # stale: the entry pushed for the current (a, b) is in the heap
-        node = bld.merge(J)
-        for j, _ in bld.hlist[node]:
-            if parent[j] >= 0:
-                push(j)
+        for side in range(2):
+            c = rec[i, side]                     # side 0: A's handle (J, 0); 1: B's (J, 1)
+            if c < 0:
+                continue
+            for s in range(rec[c, 6]):
+                if hj[start[c] + s] == J and hs[start[c] + s] == side:
+                    if side == 0:
+                        ca[u] = s
+                    else:
+                        cb[u] = s
+                    break
+    return order, ca, cb
+
+
+def _balanced(model: Model, max_handles: int | None) -> AssemblyTree:
+    """The ``"balanced"`` tree (module docstring): greedy lowest-height-first merging with a
+    handle cap (:func:`_balanced_merges`), then one root node per component."""
+    nb = model.nb
+    parent = np.ascontiguousarray(model.body_parent, dtype=np.int64)
+    child = np.flatnonzero(parent >= 0)
+    nh = 1 + np.bincount(parent[child], minlength=nb).astype(np.int64)
+    deg = int(nh.max(initial=1))
+    cap = max(3, deg) if max_handles is None else max(int(max_handles), deg, 2)
+    # a leaf's handles: its own joint (side 1), then its children's (side 0) in body order
+    hj = np.full((2 * nb, max(cap, deg)), -1, dtype=np.int64)
+    hs = np.zeros(hj.shape, dtype=np.int64)
+    hj[:nb, 0] = np.arange(nb)
+    hs[:nb, 0] = 1
+    by_parent = child[np.argsort(parent[child], kind="stable")]
+    first = _offsets(nh - 1)
+    slot = 1 + np.arange(by_parent.size) - first[parent[by_parent]]
+    hj[parent[by_parent], slot] = by_parent
+    rec = np.zeros((2 * nb, 7), dtype=np.int64)   # A, B, joint, body, height, size, nh
+    rec[:nb, :3] = -1
+    rec[:nb, 3] = np.arange(nb)
+    rec[:nb, 5] = 1
+    rec[:nb, 6] = nh
+    rec[nb:, 3] = -1
+    uf = np.arange(nb, dtype=np.int64)
+    region_node = np.arange(nb, dtype=np.int64)
+    n = _balanced_merges(parent, cap, rec, hj, hs, (uf, region_node))
+    for r in np.flatnonzero(parent < 0):             # root nodes (A = the world)
+        b = region_node[_find(uf, r)]
+        left = [model.joint_name[hj[b, s]] for s in range(rec[b, 6])
+                if (hj[b, s], hs[b, s]) != (r, 1)]
+        if left:
+            raise ValueError(f"the assembly order leaves joints {left[:5]} of the component "
+                             f"of root body {model.body_name[r]!r} unassembled")
+        rec[n] = (-1, b, r, -1, rec[b, 4] + 1, rec[b, 5], 0)
+        n += 1
+    w = hj.shape[1]
+    return _tree_from_records("balanced", nb, parent, rec[:n],
+                              (w * np.arange(n, dtype=np.int64), hj[:n].ravel(),
+                               hs[:n].ravel()))
+
+
+@njit(**JIT)
+def _balanced_merges(parent, max_handles, rec, hj, hs, regions):
+    """The merges of :func:`_balanced`: a heap of candidate joints keyed ``(height of the
+    union, its handle count, its body count, joint)``, stale entries skipped when popped.
+    ``rec`` (2 nb, 7) int64 node records ``(A, B, joint, body, height, size, handle
+    count)``,
+    ``hj, hs`` (2 nb, cap) their handles' joints and sides, the first nb rows the leaves;
+    ``regions = (uf, region_node)`` (nb,) the union-find over bodies and each region's
+    node. Returns the node count; the merges fill the rows from nb on, in creation
+    order."""
+    uf, region_node = regions
+    nb = parent.shape[0]
+    n = nb
+    heap = [(0, 0, 0, 0, 0, 0)]
+    heap.pop()
+    todo = np.empty(hj.shape[1], dtype=np.int64)
+    for J in range(nb):
+        if parent[J] >= 0:
+            _push_merge(J, parent, max_handles, rec, regions, heap)
+    while len(heap) > 0:
+        _h, _nh, _size, J, a0, b0 = heapq.heappop(heap)
+        ra = _find(uf, parent[J])
+        rb = _find(uf, J)
+        a = region_node[ra]
+        b = region_node[rb]
+        if ra == rb or a != a0 or b != b0:
+            continue                    # stale: the entry of the current (a, b) is queued
+        k = 0
+        for s in range(rec[a, 6]):
+            if hj[a, s] != J or hs[a, s] != 0:
+                hj[n, k] = hj[a, s]
+                hs[n, k] = hs[a, s]
+                k += 1
+        for s in range(rec[b, 6]):
+            if hj[b, s] != J or hs[b, s] != 1:
+                hj[n, k] = hj[b, s]
+                hs[n, k] = hs[b, s]
+                k += 1
+        rec[n, 0] = a
+        rec[n, 1] = b
+        rec[n, 2] = J
+        rec[n, 4] = 1 + max(rec[a, 4], rec[b, 4])
+        rec[n, 5] = rec[a, 5] + rec[b, 5]
+        rec[n, 6] = k
+        uf[rb] = ra
+        region_node[ra] = n
+        n += 1
+        for s in range(k):
+            todo[s] = hj[n - 1, s]
+        for s in range(k):
+            if parent[todo[s]] >= 0:
+                _push_merge(todo[s], parent, max_handles, rec, regions, heap)
+    return n
+
+
+@njit(**JIT)
+def _find(uf, x):
+    """Representative of body x in the union-find ``uf``, with path compression."""
+    root = x
+    while uf[root] != root:
+        root = uf[root]
+    while uf[x] != root:
+        nxt = uf[x]
+        uf[x] = root
+        x = nxt
+    return root
+
+
+@njit(**JIT)
+def _push_merge(J, parent, max_handles, rec, regions, heap):
+    """Queue the merge over joint J of the two current regions it joins, unless their union
+    would have more than ``max_handles`` handles (it is queued again when either changes)."""
+    uf, region_node = regions
+    a = region_node[_find(uf, parent[J])]
+    b = region_node[_find(uf, J)]
+    nh = rec[a, 6] + rec[b, 6] - 2
+    if nh > max_handles:
+        return
+    heapq.heappush(heap, (1 + max(rec[a, 4], rec[b, 4]), nh, rec[a, 5] + rec[b, 5], J, a, b))
 
 
 def build_assembly(model: Model, order="balanced", *,
@@ -440,21 +579,19 @@ def build_assembly(model: Model, order="balanced", *,
 
     Notes
     -----
-    Complexity O(n log n) (balanced), O(n) otherwise; plain Python, run once per model.
+    Complexity O(n log n) (balanced, compiled), O(n) otherwise (plain Python).
     Source: Featherstone's assembly trees as used by Redon, Galoppo & Lin (2005), Sec. 3,
     and Redon & Lin (2005), Sec. 3.1.
     """
     if not isinstance(model, Model):
         raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
+    if isinstance(order, str) and order == "balanced":
+        return _balanced(model, max_handles)
     bld = _Builder(model)
     nb = model.nb
     parent = model.body_parent
     if isinstance(order, str):
-        if order == "balanced":
-            deg = max((len(h) for h in bld.hlist), default=1)
-            cap = max(3, deg) if max_handles is None else max(int(max_handles), deg, 2)
-            _balanced(bld, cap)
-        elif order == "serial":
+        if order == "serial":
             for J in range(nb - 1, -1, -1):
                 if parent[J] >= 0:
                     bld.merge(J)

@@ -60,19 +60,23 @@ def _node_records(model: Model, tree: AssemblyTree, perm, nfree, node_doff, node
     nr[:, NR_HOFF] = t.node_hoff
     nr[:, NR_OOFF] = node_ooff
     nr[:, NR_DOFF] = node_doff
-    for i in np.flatnonzero(t.node_joint >= 0):
-        J, A, B = t.node_joint[i], t.node_A[i], t.node_B[i]
-        nr[i, NR_PERM:NR_PERM + 6] = perm[J]
-        nr[i, NR_A] = A
-        nr[i, NR_CA] = t.node_ca[i]
-        nr[i, NR_CB] = t.node_cb[i]
-        if A >= 0:
-            nr[i, NR_NHA], nr[i, NR_OOA], nr[i, NR_HA] = t.node_nh[A], node_ooff[A], t.node_hoff[A]
-        nr[i, NR_NHB], nr[i, NR_OOB], nr[i, NR_HB] = t.node_nh[B], node_ooff[B], t.node_hoff[B]
-        nr[i, NR_JT] = model.jnt_type[J]
-        nr[i, NR_NF] = nfree[J]
-        nr[i, NR_NV] = model.jnt_nv[J]
-        nr[i, NR_VA] = model.jnt_vadr[J]
+    i = np.flatnonzero(t.node_joint >= 0)
+    J, A, B = t.node_joint[i], t.node_A[i], t.node_B[i]
+    nr[i, NR_PERM:NR_PERM + 6] = perm[J]
+    nr[i, NR_A] = A
+    nr[i, NR_CA] = t.node_ca[i]
+    nr[i, NR_CB] = t.node_cb[i]
+    a = A >= 0
+    nr[i[a], NR_NHA] = t.node_nh[A[a]]
+    nr[i[a], NR_OOA] = node_ooff[A[a]]
+    nr[i[a], NR_HA] = t.node_hoff[A[a]]
+    nr[i, NR_NHB] = t.node_nh[B]
+    nr[i, NR_OOB] = node_ooff[B]
+    nr[i, NR_HB] = t.node_hoff[B]
+    nr[i, NR_JT] = model.jnt_type[J]
+    nr[i, NR_NF] = nfree[J]
+    nr[i, NR_NV] = model.jnt_nv[J]
+    nr[i, NR_VA] = model.jnt_vadr[J]
     return nr
 
 
@@ -84,32 +88,26 @@ def _leaf_records(tree: AssemblyTree, Iinv, mass, h, Ibar, H_E, H_r, handle_x, d
     leaves = np.flatnonzero(t.node_body >= 0)
     nh = t.node_nh[leaves]
     LR = np.zeros((leaves.size, LEAF_X + 12 * int(nh.max(initial=0))), dtype=dt)
-    for r, i in enumerate(leaves):
-        b = t.node_body[i]
-        LR[r, LEAF_IINV:LEAF_IINV + 21] = Iinv[b]
-        LR[r, LEAF_M] = mass[b]
-        LR[r, LEAF_H:LEAF_H + 3] = h[b]
-        LR[r, LEAF_IBAR:LEAF_IBAR + 9] = np.ravel(Ibar[b])
-        for k in range(t.node_nh[i]):
-            x = handle_x[t.node_hoff[i] + k]
-            o = LEAF_X + 12 * k
-            LR[r, o:o + 9] = np.ravel(H_E[x])
-            LR[r, o + 9:o + 12] = H_r[x]
+    b = t.node_body[leaves]
+    LR[:, LEAF_IINV:LEAF_IINV + 21] = Iinv[b]
+    LR[:, LEAF_M] = mass[b]
+    LR[:, LEAF_H:LEAF_H + 3] = h[b]
+    LR[:, LEAF_IBAR:LEAF_IBAR + 9] = np.reshape(Ibar[b], (leaves.size, 9))
+    for k in range(int(nh.max(initial=0))):
+        r = np.flatnonzero(nh > k)
+        x = handle_x[t.node_hoff[leaves[r]] + k]
+        o = LEAF_X + 12 * k
+        LR[r, o:o + 9] = np.reshape(H_E[x], (r.size, 9))
+        LR[r, o + 9:o + 12] = H_r[x]
     return LR
 
 
 def _stack_depth(tree: AssemblyTree) -> int:
     """Largest number of pending subassemblies during a post-order traversal (the stack
     of :func:`_dca_main_pass`); at most the tree height + 2."""
-    sp = best = 0
-    for i in range(tree.n_nodes):
-        if tree.node_joint[i] < 0:
-            sp += 1
-        else:
-            sp -= 2 if tree.node_A[i] >= 0 else 1
-            if tree.node_nh[i] > 0:
-                sp += 1
-        best = max(best, sp)
+    leaf = tree.node_joint < 0
+    step = np.where(leaf, 1, np.where(tree.node_A >= 0, -2, -1) + (tree.node_nh > 0))
+    best = int(np.cumsum(step).max(initial=0))
     return max(best, 1)
 
 

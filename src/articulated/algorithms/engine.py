@@ -81,9 +81,10 @@ class DCAEngine:
         self.Psi = np.zeros((t.n_slots + n_off, 6, 6))
         # constant leaf blocks from the DCA's leaf pass (same off-diagonal layout)
         leaf = np.flatnonzero(t.node_body >= 0)
-        for i in leaf:
-            o, nh = t.node_hoff[i], t.node_nh[i]
-            self.Phi[o:o + nh] = dca.Pd[dca.node_doff[i]:dca.node_doff[i] + nh]
+        nh = t.node_nh[leaf]
+        k = np.arange(int(nh.sum())) - np.repeat(np.cumsum(nh) - nh, nh)   # slot in its leaf
+        self.Phi[np.repeat(t.node_hoff[leaf], nh) + k] = dca.Pd[np.repeat(dca.node_doff[leaf],
+                                                                            nh) + k]
         self.Phi[t.n_slots:] = dca.Po
         self.bh = np.zeros((t.n_slots, 6))
         self.ph = np.zeros((t.n_slots, 6))

@@ -258,28 +258,26 @@ def handle_frames(model: Model):
     constrained coordinates. int64 (nb, 6) and (nb,).
     """
     nb = model.nb
+    t = np.asarray(model.jnt_type)
     R = np.tile(np.eye(3), (nb, 1, 1))
     perm = np.tile(np.arange(6, dtype=np.int64), (nb, 1))
     nfree = np.full(nb, 6, dtype=np.int64)
-    for j in range(nb):
-        t = model.jnt_type[j]
-        va = model.jnt_vadr[j]
-        if t in (JOINT_REVOLUTE, JOINT_PRISMATIC):
-            a = model.dof_S[va, :3] if t == JOINT_REVOLUTE else model.dof_S[va, 3:]
-            a = a / np.linalg.norm(a)
-            e = np.zeros(3)
-            e[int(np.argmin(np.abs(a)))] = 1.0
-            u = np.cross(a, e)
-            u /= np.linalg.norm(u)
-            R[j] = np.array([u, np.cross(a, u), a])
-            nfree[j] = 5
-            if t == JOINT_REVOLUTE:
-                perm[j] = (0, 1, 3, 4, 5, 2)
-        elif t == JOINT_SPHERICAL:
-            perm[j] = (3, 4, 5, 0, 1, 2)
-            nfree[j] = 3
-        elif t == JOINT_FREE:
-            nfree[j] = 0
+    rev, pri = t == JOINT_REVOLUTE, t == JOINT_PRISMATIC
+    one = np.flatnonzero(rev | pri)
+    if one.size:                       # all 1-dof joints at once, row by row as np.cross
+        S = model.dof_S[model.jnt_vadr[one]]
+        a = np.where(rev[one, None], S[:, :3], S[:, 3:])
+        a = a / np.linalg.norm(a, axis=1)[:, None]
+        e = np.zeros((one.size, 3))
+        e[np.arange(one.size), np.argmin(np.abs(a), axis=1)] = 1.0
+        u = np.cross(a, e)
+        u /= np.linalg.norm(u, axis=1)[:, None]
+        R[one] = np.stack([u, np.cross(a, u), a], axis=1)
+        nfree[one] = 5
+    perm[rev] = (0, 1, 3, 4, 5, 2)
+    perm[t == JOINT_SPHERICAL] = (3, 4, 5, 0, 1, 2)
+    nfree[t == JOINT_SPHERICAL] = 3
+    nfree[t == JOINT_FREE] = 0
     H_E = np.empty((2 * nb, 3, 3))
     H_r = np.zeros((2 * nb, 3))
     H_E[1::2] = R

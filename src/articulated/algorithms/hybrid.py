@@ -282,8 +282,8 @@ def leaf_tensors(leaves, tree, scratch, lz):
     1). External forces are not included (module :mod:`.passive`). ``tree``: the
     :class:`~articulated.algorithms.bundles.NodeModel`; ``scratch = (vs, zs, bs, nof, Xr,
     xq, X6)``: vs, zs (nb, 6), bs (hmax, 6), nof (0, 6), a transform slot Xr (>= 1, 3, 3),
-    xq (>= 1, 3), X6 (1, 6, 6). Writes ``lz.Bt, lz.Pt`` (ns, 6, K) and ``lz.G`` (nn, K,
-    K)."""
+    xq (>= 1, 3), X6 (1, 6, 6). Writes the leaves' slots of ``lz.Bt`` (ns, 6, K); their
+    ``lz.Pt`` slots and ``lz.G`` rows are zero as allocated and never read."""
     for u in range(leaves.shape[0]):
         _leaf_tensor(leaves[u], tree, scratch, lz)
 
@@ -292,7 +292,7 @@ def leaf_tensors(leaves, tree, scratch, lz):
 def _leaf_tensor(i, tree, scratch, lz):
     """:func:`leaf_tensors` of the leaf i."""
     vs, zs, bs, nof, Xr, xq, X6 = scratch
-    Bt, Pt, G = lz.Bt, lz.Pt, lz.G
+    Bt = lz.Bt
     b = tree.node_body[i]
     ho = tree.node_hoff[i]
     nh = tree.node_nh[i]
@@ -301,14 +301,11 @@ def _leaf_tensor(i, tree, scratch, lz):
         xform_inv(xform_get(tree.H_E, tree.H_r, tree.handle_x[ho + tree.node_pslot[i]])),
         xform_inv(xform_get(lz.ref_E, lz.ref_r, i))))
     xform_dense_at(Xr, xq, 0, X6, 0)
+    # a leaf's Pt and G (p = 0, eta = 0, RL Lemma 1) are never read: left as allocated
+    # (untouched memory of a large model is never paged in)
     for k in range(nh):
         for a in range(6):
-            for c in range(K):
-                Bt[ho + k, a, c] = 0.0
-                Pt[ho + k, a, c] = 0.0
-    for r in range(K):
-        for c in range(K):
-            G[i, r, c] = 0.0
+            Bt[ho + k, a, 0] = 0.0
     for j in range(6):
         for l in range(j, 6):
             for a in range(6):

@@ -335,6 +335,28 @@ def tensorize_node(i, args, lz, tens, sameA, sameB):
 
 
 @inline
+def _rows6(A, s, mv, out, t):
+    """out[t, :] = A[s] m (6 x K times the monomials ``mv``): the six sums accumulate side
+    by side, each in the order of ``c`` (the same roundings as one sum per row, without
+    waiting on one chain of K additions)."""
+    y0 = y1 = y2 = y3 = y4 = y5 = 0.0
+    for c in range(K):
+        m = mv[c]
+        y0 += A[s, 0, c] * m
+        y1 += A[s, 1, c] * m
+        y2 += A[s, 2, c] * m
+        y3 += A[s, 3, c] * m
+        y4 += A[s, 4, c] * m
+        y5 += A[s, 5, c] * m
+    out[t, 0] = y0
+    out[t, 1] = y1
+    out[t, 2] = y2
+    out[t, 3] = y3
+    out[t, 4] = y4
+    out[t, 5] = y5
+
+
+@inline
 def evaluate_node(i, tree, v, lz, co, biases):
     """Fully articulated coefficients of the passive node i (joint J, -1 for a leaf; ``nh``
     handles from slot ``ho``; ``tree`` a :class:`~articulated.algorithms.bundles.NodeModel`)
@@ -353,32 +375,26 @@ def evaluate_node(i, tree, v, lz, co, biases):
     leaf = J < 0                  # p = 0 and eta = 0 (RL Lemma 1): Pt, G zero
     for k in range(nh):
         s = ho + k
-        for a in range(6):
-            y = 0.0
-            if not leaf:
-                for c in range(K):
-                    y += Pt[s, a, c] * mv[c]
-            ph[s, a] = y
-        if biases:
+        if leaf:
             for a in range(6):
-                x = 0.0
-                for c in range(K):
-                    x += Bt[s, a, c] * mv[c]
-                bh[s, a] = x
+                ph[s, a] = 0.0
+        else:
+            _rows6(Pt, s, mv, ph, s)
+        if biases:
+            _rows6(Bt, s, mv, bh, s)
     e = 0.0
     if not leaf:
-        for r in range(K):
-            x = 0.0
+        for r in range(0, K, 2):      # two rows at a time: two independent sums
+            x0 = 0.0
+            x1 = 0.0
             for c in range(K):
-                x += G[i, r, c] * mv[c]
-            e += mv[r] * x
+                x0 += G[i, r, c] * mv[c]
+                x1 += G[i, r + 1, c] * mv[c]
+            e += mv[r] * x0
+            e += mv[r + 1] * x1
     eta[i] = e
     if J >= 0:
-        for a in range(6):
-            x = 0.0
-            for c in range(K):
-                x += betaT[J, a, c] * mv[c]
-            beta[J, a] = x
+        _rows6(betaT, J, mv, beta, J)
 
 
 @inline

@@ -28,7 +28,9 @@ adaptive simulator), the speed-ups over both, the
 paper's over its DCA, the joints computed per step and the time per computed joint
 against a full-DCA joint (adaptive step / joints against full DCA step / n). Times are
 medians of steps (means where the paper averages); the machine is shared: compare the
-ratios.
+ratios. A second table gives the set-up that the first leaves out: constructing the
+simulator (quasi-statics: ``QuasiStaticSimulator`` of each method; the fresh run: the
+adaptive ``Simulator`` against ``DCA(model)``), in seconds and in adaptive steps.
 
 ``--quick`` (the smoke test): molecule-2,000, pendulum-60 with ``N_A`` = 1 and 6, 60 steps
 and a fresh ``run(120)``, no protein: seconds.
@@ -81,7 +83,8 @@ def _qs_row(model, label, key, forces, steps, log):
         aba(model, q0, zero, tau, f)
         t.append(time.perf_counter() - t0)
     row = dict(case=label, key=key, n=model.nv, ad_ms=ad["ms"], dca_ms=dca["ms"],
-               aba_ms=float(np.median(t)) * 1e3, joints=ad["joints"])
+               aba_ms=float(np.median(t)) * 1e3, joints=ad["joints"],
+               ad_setup_s=ad["setup_s"], dca_setup_s=dca["setup_s"])
     log(f"{label}: adaptive {row['ad_ms']:.3f} ms/step ({row['joints']:.0f} joints), DCA "
         f"{row['dca_ms']:.2f}, ABA call {row['aba_ms']:.2f}")
     return row
@@ -138,7 +141,7 @@ def rgl_rows(n=300, steps=200, na_values=(1, 50), fresh_steps=400, log=print):
     """The RGL rows on ``pendulum(n)`` with one tip force: one per ``N_A`` (steady state,
     :func:`~articulated.bench.adaptive.table1_cell`) and the fresh ``run(fresh_steps)``
     with ``max_active=1`` only."""
-    from .. import Simulator, models
+    from .. import DCA, Simulator, models
     from .adaptive import table1_cell
     from .adaptive_runs import initial_state, spread_forces
 
@@ -156,13 +159,17 @@ def rgl_rows(n=300, steps=200, na_values=(1, 50), fresh_steps=400, log=print):
     forces = spread_forces(model, 1)
     Simulator(model, 1e-3, method="adaptive", max_active=1, q0=q0,
               forces=list(forces)).run(3)                          # kernels loaded
-    sim = Simulator(model, 1e-3, method="adaptive", max_active=1, q0=q0, forces=list(forces))
     t0 = time.perf_counter()
+    sim = Simulator(model, 1e-3, method="adaptive", max_active=1, q0=q0, forces=list(forces))
+    t1 = time.perf_counter()
     sim.run(fresh_steps, record_every=fresh_steps)
-    fresh = (time.perf_counter() - t0) / fresh_steps * 1e3
+    fresh = (time.perf_counter() - t1) / fresh_steps * 1e3
+    t2 = time.perf_counter()
+    DCA(model)
     rows.append(dict(case=f"RGL, pendulum-{n}, 1 force, fresh Simulator(max_active=1)."
                           f"run({fresh_steps})", key="rgl-fresh", n=n, ad_ms=fresh,
-                     dca_ms=dca, aba_ms=aba, joints=1.0))
+                     dca_ms=dca, aba_ms=aba, joints=1.0, ad_setup_s=t1 - t0,
+                     dca_setup_s=time.perf_counter() - t2))
     log(f"{rows[-1]['case']}: {fresh:.4f} ms/step, DCA {rows[-1]['dca_ms']:.3f}")
     return rows
 
@@ -185,13 +192,19 @@ def format_report(rows, machine, seconds) -> str:
                      "-" if paper is None else f"{paper:g}",
                      "-" if target is None else f"{target:g}",
                      f"{r['joints']:.0f}", f"{per:.2f}", f"{full:.3f}", f"{per / full:.1f}"])
+    setup = [[r["case"], f"{r['ad_setup_s']:.3f}", f"{r['dca_setup_s']:.3f}",
+              f"{r['ad_setup_s'] * 1e3 / r['ad_ms']:,.0f}"]
+             for r in rows if "ad_setup_s" in r]
     return "\n".join([
         "# Adaptive speed-ups beside the papers'", "",
         f"Machine: {machine}; {seconds:.0f} s.", "",
         markdown_table(head, body), "",
         "full ABA: quasi-statics, the bare `aba` call at the start (a lower bound on a "
         "step); dynamics, the compiled `Simulator(method=\"aba\")` loop. ratio: a computed "
-        "joint's time over a full-DCA joint's."])
+        "joint's time over a full-DCA joint's.", "",
+        "Set-up (constructing the simulator, untimed above):", "",
+        markdown_table(["case", "adaptive set-up [s]", "full DCA set-up [s]",
+                        "set-up in adaptive steps"], setup)])
 
 
 def bench_speedups(quick=False, log=print) -> dict:
