@@ -155,3 +155,67 @@ def test_max_handles_cap():
         t.check()
     assert tight.max_internal_handles <= max(3, max_degree(m))
     assert isinstance(tight, AssemblyTree)
+
+
+def _greedy_merges(model, cap):
+    """The balanced order's merges by a plain-Python reading of its rule (the module
+    docstring): repeatedly the joint whose two current subassemblies make the lowest union
+    (ties: fewer handles, fewer bodies, lower joint index) among those with at most ``cap``
+    handles; returns the joints in merge order."""
+    import heapq
+
+    parent = model.body_parent
+    region = list(range(model.nb))              # body -> representative body
+
+    def find(x):
+        while region[x] != x:
+            x = region[x]
+        return x
+
+    handles = {k: [(k, 1)] + [(c, 0) for c in range(model.nb) if parent[c] == k]
+               for k in range(model.nb)}
+    height = {k: 0 for k in range(model.nb)}
+    size = {k: 1 for k in range(model.nb)}
+    heap, order = [], []
+
+    def push(J):
+        a, b = find(int(parent[J])), find(J)
+        nh = len(handles[a]) + len(handles[b]) - 2
+        if nh <= cap:
+            key = (1 + max(height[a], height[b]), nh, size[a] + size[b], J)
+            heapq.heappush(heap, (key, tuple(handles[a]), tuple(handles[b])))
+
+    for J in range(model.nb):
+        if parent[J] >= 0:
+            push(J)
+    while heap:
+        key, ha, hb = heapq.heappop(heap)
+        J = key[3]
+        a, b = find(int(parent[J])), find(J)
+        if a == b or (tuple(handles[a]), tuple(handles[b])) != (ha, hb):
+            continue                                # stale entry
+        merged = [h for h in handles[a] if h != (J, 0)] + [h for h in handles[b] if h != (J, 1)]
+        height[a], size[a] = 1 + max(height[a], height[b]), size[a] + size[b]
+        handles[a] = merged
+        region[b] = a
+        order.append(J)
+        for j, _ in merged:
+            if parent[j] >= 0:
+                push(j)
+    return order
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_balanced_tree_is_the_greedy_rule(seed):
+    """The compiled balanced construction equals the same merges done one by one through
+    the user-order path (plain Python) on random trees, every array."""
+    m = random_tree(120, seed=seed, branching=0.9 if seed % 2 else 0.3)
+    cap = max(3, max_degree(m))
+    order = _greedy_merges(m, cap)
+    t = build_assembly(m)
+    ref = build_assembly(m, order=order)
+    for name in ("node_A", "node_B", "node_parent", "node_joint", "node_body", "node_height",
+                 "node_size", "node_nh", "node_hoff", "node_poff", "node_ca", "node_cb",
+                 "handle_joint", "handle_side", "leaf_of_body", "node_of_joint", "roots"):
+        np.testing.assert_array_equal(getattr(t, name), getattr(ref, name), err_msg=name)
+    assert t.n_slots == ref.n_slots and t.n_blocks == ref.n_blocks

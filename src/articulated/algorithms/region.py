@@ -171,8 +171,28 @@ def _rigidification_impulses(dofs, nd, qd, qddT, split, ls, act, red):
     return _project_out(qd, dofs, nd, ls, act, red)
 
 
+@inline
+def _copy_coefficients(src, dst):
+    """Every array of the :class:`~articulated.algorithms.bundles.Coefficients` ``src``
+    into ``dst`` (same shapes)."""
+    for a, b in ((src.Phi, dst.Phi), (src.Psi, dst.Psi), (src.W, dst.W), (src.P, dst.P),
+                 (src.D, dst.D)):
+        x = a.reshape(a.size)
+        y = b.reshape(b.size)
+        for k in range(x.size):
+            y[k] = x[k]
+    for a, b in ((src.bh, dst.bh), (src.ph, dst.ph), (src.beta, dst.beta),
+                 (src.gamma, dst.gamma), (src.R, dst.R)):
+        x = a.reshape(a.size)
+        y = b.reshape(b.size)
+        for k in range(x.size):
+            y[k] = x[k]
+    for k in range(src.eta.size):
+        dst.eta[k] = src.eta[k]
+
+
 @njit(**KERNEL)
-def region_update_kernel(h, crit, bodies, hp, rp, ra):
+def region_update_kernel(h, crit, bodies, hp, rp, ra, at_set_state):
     """RGL Sec. 5.1 steps 1-5 (module docstring) from the current hybrid state at the
     solver's ``q``, ``qd``, ``tau``, ``f_ext``, whose
     :func:`~articulated.algorithms.hybrid.hybrid_kinematics` the caller has computed;
@@ -195,6 +215,12 @@ def region_update_kernel(h, crit, bodies, hp, rp, ra):
     hybrid-body solves of steps 3 and 4 are ABA on the reduced tree
     (:mod:`articulated.algorithms.reduced`), which is left built for the new region when
     the momentum projection ran.
+
+    ``at_set_state``: the hybrid coefficient set is that of the current ``q``, ``qd`` with
+    every joint active and no joint or body force (:meth:`AdaptiveDynamics.set_state
+    <articulated.algorithms.adaptive.AdaptiveDynamics.set_state>` of a new or restarted
+    simulator, and no step since): the fully articulated set is copied from it and only
+    the nodes on the paths of this step's forces are recomputed.
 
     Returns ``(nU, nrigid, nreg, n_eval, n_tensorized, err, joint)``: U in ``buf``'s U,
     the rigidified joints in its ``rigid``; ``err`` 0, :data:`ERR_FULL` or
@@ -270,7 +296,24 @@ def region_update_kernel(h, crit, bodies, hp, rp, ra):
             path[npas] = i
             npas += 1
     _update_biases(path, npas, fup)
-    _update_nodes(seeds, nact, fup)
+    if at_set_state:
+        # every node as the hybrid set has it (set_state: all active, no forces), then the
+        # nodes whose joint or leaf has a force, and their ancestors
+        _copy_coefficients(deref(upd).coef, fupd.coef)
+        ns = 0
+        for j in range(nb):
+            for r in range(jnv[j]):
+                if tau[vadr[j] + r] != 0.0:
+                    seeds[ns] = node_of_joint[j]
+                    ns += 1
+                    break
+        for k in range(nbodies):
+            seeds[ns] = leaf_of_body[bodies[k]]
+            ns += 1
+        nact = _dirty_nodes(node_parent, seeds, ns, mark, path, mark)
+        _update_nodes(path, nact, fup)
+    else:
+        _update_nodes(seeds, nact, fup)
     # ---- 2. acceleration update region (lazy partial back-substitution, RGL Sec. 5.3.1)
     _partial_back_substitution(eps, 0, budget_u, ncomp[0], fsp)
     ncomp[0] = int(stats[STAT_N])
@@ -455,4 +498,4 @@ def region_update(h, crit, bodies, args, red, ra):
     ``red`` (for callers in Python)."""
     hp = byref_each(args)
     hybrid_kinematics(byref(ra.bk), hp)
-    return region_update_kernel(h, crit, bodies, hp, byref(red), ra)
+    return region_update_kernel(h, crit, bodies, hp, byref(red), ra, False)

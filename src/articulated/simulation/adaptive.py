@@ -90,7 +90,8 @@ def _adaptive_steps(am, ad, fa, run):
     for s in range(run.nsteps):
         c0 = _cycles() if am.timed else 0
         update = (run.step0 + s) % am.update_every == 0 or (s == 0 and run.fresh)
-        err, joint, _ = hybrid_forward(am, ad, fa, ptr, t, update, kept, False)
+        err, joint, _ = hybrid_forward(am, ad, fa, ptr, t, update, kept, False,
+                                       s == 0 and run.fresh)
         if err == 0 and not update and not hybrid_velocities(am, ad):
             err = ERR_VELOCITY
         if err:

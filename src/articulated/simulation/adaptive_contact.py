@@ -449,7 +449,7 @@ def end_step(am, ad, run, s, nrec, c0):
 
 
 @njit(**dict(KERNEL, forceinline=True))
-def hybrid_forward(am, ad, fa, ptr, t, update, kept, solve):
+def hybrid_forward(am, ad, fa, ptr, t, update, kept, solve, fresh):
     """Stage 1 of an adaptive step at time ``t`` [s] (both compiled adaptive loops): the
     applied forces ``fa`` (:class:`~articulated.simulation.forces.ForceArrays`: joint
     forces at ``ad.q, ad.qd`` into ``ad.tau``; the hybrid body's kinematics,
@@ -463,7 +463,9 @@ def hybrid_forward(am, ad, fa, ptr, t, update, kept, solve):
     (:func:`~articulated.algorithms.reduced.reduced_dynamics`: ``ad.qdd`` on the active
     joints, RGL Sec. 4.3). ``am``: :data:`AdaptiveModel`, ``ad``: :data:`AdaptiveData`,
     ``ptr`` = (``byref(ad.bk)``, ``byref_each(ad.hargs)``, ``byref(ad.red)``) made by the
-    calling loop. Returns ``(error, joint, kin)``: error 0, :data:`ERR_FORCE`, the region
+    calling loop. ``fresh``: the first step of a new or restarted simulator (the region
+    kernel then copies the coefficients of the state set, unless the metric weights are
+    callable). Returns ``(error, joint, kin)``: error 0, :data:`ERR_FORCE`, the region
     kernel's codes or ``ERR_HYBRID`` with the joint (-1: none), and whether the hybrid
     kinematics ran (the pieces' world poses are then not current)."""
     bkp, hp, rp = ptr
@@ -484,7 +486,8 @@ def hybrid_forward(am, ad, fa, ptr, t, update, kept, solve):
     if update:
         if am.whook >= 0:
             python_weights(am.whook)
-        res = region_update_kernel(am.h, am.crit, am.rbody, hp, rp, ad.rargs)
+        res = region_update_kernel(am.h, am.crit, am.rbody, hp, rp, ad.rargs,
+                                   fresh and am.whook < 0)
         if res[5] != 0:
             return res[5], res[6], kin
         keep_update_counts(ad.last, counts, res)
@@ -930,7 +933,8 @@ def adaptive_contact_steps(am, ad, fa, run, cl, cstats, cb):
         cl.impact[1] = 0
         if cl.opt.energy_bound:
             energy_bound_start(cl, ad.q, ad.qd, step)
-        err, joint, kin = hybrid_forward(am, ad, fa, ptr, t, update, kept, True)
+        err, joint, kin = hybrid_forward(am, ad, fa, ptr, t, update, kept, True,
+                                         s == 0 and run.fresh)
         if err == 0:
             err, joint, cb = hybrid_contacts(am, hd, cl, cb, ptr, cstats[s], step, update, kin)
         if err:
