@@ -233,14 +233,21 @@ class AssemblyTree:
 
 # ------------------------------------------------------------------------------ construction
 
-def _leaf_handles(model: Model):
-    """Handle list of each body's leaf: own joint (side 1), then child joints (side 0)."""
-    lists = [[(k, 1)] for k in range(model.nb)]
-    for c in range(model.nb):
-        p = int(model.body_parent[c])
-        if p >= 0:
-            lists[p].append((c, 0))
-    return lists
+def _leaf_handles(parent, width):
+    """The handles of each body's leaf: its own joint (side 1), then its children's (side 0)
+    in body order. Returns ``(hj, hs, nh)``: joints and sides (nb, width) int64 (-1 and 0
+    past the end), and the counts (nb,); ``width`` at least the largest count."""
+    nb = parent.shape[0]
+    child = np.flatnonzero(parent >= 0)
+    nh = 1 + np.bincount(parent[child], minlength=nb).astype(np.int64)
+    hj = np.full((nb, width), -1, dtype=np.int64)
+    hs = np.zeros((nb, width), dtype=np.int64)
+    hj[:, 0] = np.arange(nb)
+    hs[:, 0] = 1
+    by_parent = child[np.argsort(parent[child], kind="stable")]
+    slot = 1 + np.arange(by_parent.size) - _offsets(nh - 1)[parent[by_parent]]
+    hj[parent[by_parent], slot] = by_parent
+    return hj, hs, nh
 
 
 class _Builder:
@@ -261,7 +268,11 @@ class _Builder:
         self.height: list[int] = []
         self.size: list[int] = []
         self.region_node = list(range(nb))   # region representative body -> node
-        for k, h in enumerate(_leaf_handles(model)):
+        parent = np.asarray(model.body_parent, dtype=np.int64)
+        deg = 1 + np.bincount(parent[parent >= 0], minlength=nb)
+        hj, hs, nh = _leaf_handles(parent, int(deg.max(initial=1)))
+        for k in range(nb):
+            h = list(zip(hj[k, :nh[k]].tolist(), hs[k, :nh[k]].tolist()))
             self._add(-1, -1, -1, k, h, 0, 1)
 
     def _add(self, A, B, J, body, handles, height, size):
@@ -431,19 +442,11 @@ def _balanced(model: Model, max_handles: int | None) -> AssemblyTree:
     handle cap (:func:`_balanced_merges`), then one root node per component."""
     nb = model.nb
     parent = np.ascontiguousarray(model.body_parent, dtype=np.int64)
-    child = np.flatnonzero(parent >= 0)
-    nh = 1 + np.bincount(parent[child], minlength=nb).astype(np.int64)
-    deg = int(nh.max(initial=1))
+    deg = int(1 + np.bincount(parent[parent >= 0], minlength=nb).max(initial=0))
     cap = max(3, deg) if max_handles is None else max(int(max_handles), deg, 2)
-    # a leaf's handles: its own joint (side 1), then its children's (side 0) in body order
-    hj = np.full((2 * nb, max(cap, deg)), -1, dtype=np.int64)
+    hj = np.full((2 * nb, cap), -1, dtype=np.int64)
     hs = np.zeros(hj.shape, dtype=np.int64)
-    hj[:nb, 0] = np.arange(nb)
-    hs[:nb, 0] = 1
-    by_parent = child[np.argsort(parent[child], kind="stable")]
-    first = _offsets(nh - 1)
-    slot = 1 + np.arange(by_parent.size) - first[parent[by_parent]]
-    hj[parent[by_parent], slot] = by_parent
+    hj[:nb], hs[:nb], nh = _leaf_handles(parent, cap)
     rec = np.zeros((2 * nb, 7), dtype=np.int64)   # A, B, joint, body, height, size, nh
     rec[:nb, :3] = -1
     rec[:nb, 3] = np.arange(nb)
@@ -473,8 +476,8 @@ def _balanced_merges(parent, max_handles, rec, hj, hs, regions):
     """The merges of :func:`_balanced`: a heap of candidate joints keyed ``(height of the
     union, its handle count, its body count, joint)``, stale entries skipped when popped.
     ``rec`` (2 nb, 7) int64 node records ``(A, B, joint, body, height, size, handle
-    count)``,
-    ``hj, hs`` (2 nb, cap) their handles' joints and sides, the first nb rows the leaves;
+    count)``, ``hj, hs`` (2 nb, cap) their handles' joints and sides, the first nb rows the
+    leaves;
     ``regions = (uf, region_node)`` (nb,) the union-find over bodies and each region's
     node. Returns the node count; the merges fill the rows from nb on, in creation
     order."""
@@ -483,7 +486,6 @@ def _balanced_merges(parent, max_handles, rec, hj, hs, regions):
     n = nb
     heap = [(0, 0, 0, 0, 0, 0)]
     heap.pop()
-    todo = np.empty(hj.shape[1], dtype=np.int64)
     for J in range(nb):
         if parent[J] >= 0:
             _push_merge(J, parent, max_handles, rec, regions, heap)
@@ -514,12 +516,10 @@ def _balanced_merges(parent, max_handles, rec, hj, hs, regions):
         rec[n, 6] = k
         uf[rb] = ra
         region_node[ra] = n
+        for s in range(k):
+            if parent[hj[n, s]] >= 0:
+                _push_merge(hj[n, s], parent, max_handles, rec, regions, heap)
         n += 1
-        for s in range(k):
-            todo[s] = hj[n - 1, s]
-        for s in range(k):
-            if parent[todo[s]] >= 0:
-                _push_merge(todo[s], parent, max_handles, rec, regions, heap)
     return n
 
 
