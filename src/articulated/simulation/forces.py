@@ -27,11 +27,10 @@ from abc import ABC, abstractmethod
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
 from ..algorithms.kinematics import body_velocities, forward_kinematics
 from ..algorithms.hybrid import cached_pose
-from ..config import inline, KERNEL
+from ..config import inline
 from ..model import JOINT_PRISMATIC, JOINT_REVOLUTE, Model
 from ..spatial import get_mat3, get_vec6
 
@@ -1014,7 +1013,7 @@ def joint_force_potential(fa, q):
     return V
 
 
-@njit(**KERNEL)
+@inline
 def apply_joint_forces(fa, q, qd, tau, t):
     """The joint forces of :class:`ForceArrays` ``fa`` at ``q, qd`` and time ``t`` [s] into
     ``tau`` (nv,) when it has any (``fa.joint``; :func:`joint_forces`: every dof, O(n), the
@@ -1024,7 +1023,7 @@ def apply_joint_forces(fa, q, qd, tau, t):
     return not fa.joint or joint_forces(fa, q, qd, tau, t) < 0
 
 
-@njit(**KERNEL)
+@inline
 def apply_compiled_forces(fa, near, Vw, pose_args, f_ext, t):
     """Write the compiled body forces of :class:`ForceArrays` ``fa`` into the rows of their
     bodies in ``f_ext`` (nb, 6) (body coordinates, about the body origin; the rows are

@@ -243,7 +243,7 @@ def _unit(sm, Y, Yu):
     return Yu
 
 
-@njit(**KERNEL)
+@inline
 def _step(sm, sd, fa, q, qd, rec, row, t):
     """One step of ``sm.integrator`` from ``q, qd`` at time ``t`` [s] (the stages of RK4 at
     ``t + dt / 2``, ``t + dt``) into ``sd.q1, sd.qd1`` (the energies
@@ -251,7 +251,8 @@ def _step(sm, sd, fa, q, qd, rec, row, t):
     :func:`~articulated.simulation.integrators.euler_step`,
     :func:`~articulated.simulation.integrators.semi_implicit_euler_step` and
     :func:`~articulated.simulation.integrators.rk4_step` compute it. Returns a code of
-    :data:`OK` ... :data:`ERR_STATE`."""
+    :data:`OK` ... :data:`ERR_STATE`. Inlined into :func:`tree_steps`, its one caller: a
+    call would pass the bundles' arrays word by word at every step."""
     nq = q.shape[0]
     nv = qd.shape[0]
     dt = sm.dt
