@@ -38,6 +38,7 @@ from ..algorithms.response import (STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_
                                    options_at, respond)
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
                                      _world_poses_kernel)
+from .._byref import byref
 from .._views import mat3_rows
 from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
@@ -311,7 +312,7 @@ def _energy(sm, sd, cl, q, qd):
 
 
 @njit(**dict(JIT, inline="always"))
-def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
+def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
     """One step from ``(q, qd)`` at time ``t`` [s] into ``cl.q1, cl.qd1``, its statistics
     into ``cl.tot`` (the applied forces of :func:`~articulated.simulation.stepping._evaluate`,
     held over the substeps; the energies of ``q, qd`` into row ``row`` of the records
@@ -322,12 +323,12 @@ def _contact_step(sm, sd, fa, cl, q, qd, t, rec, row, cb):
     substep whose impulses leave velocities
     that ask for substeps (an impulse through a kinked chain can turn its light links by a
     radian in a step, which the first-order step does not follow) is taken again, the rest
-    of the step split as they ask (at most :data:`MAX_SUBSTEPS` in all). Returns ``(code,
-    cb)``."""
+    of the step split as they ask (at most :data:`MAX_SUBSTEPS` in all). ``bp``: the
+    pointer ``byref((sm, sd, fa))`` that :func:`_evaluate` takes. Returns ``(code, cb)``."""
     nq = q.shape[0]
     nv = qd.shape[0]
     E = _energy(sm, sd, cl, q, qd)
-    code = _evaluate(sm, sd, fa, q, qd, cl.qdd, rec, row, t)
+    code = _evaluate(bp, q, qd, cl.qdd, rec, row, t)
     if code != OK:
         return code, cb
     qs = cl.qs
@@ -399,8 +400,9 @@ def contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats, cb):
     cb)``: on an error code the state is that before the failing step."""
     pending = -1
     done = run.n
+    bp = byref((sm, sd, fa))      # _evaluate's bundles: one pointer per call
     for s in range(run.n):
-        code, cb = _contact_step(sm, sd, fa, cl, q, qd, t[0], rec, pending, cb)
+        code, cb = _contact_step(sm, sd, fa, bp, cl, q, qd, t[0], rec, pending, cb)
         if code != OK:
             if pending >= 0:        # the failing step may have stopped before the energies
                 record_state(sm, sd, fa, t[0], q, qd, rec, pending)

@@ -44,6 +44,7 @@ from ..algorithms.kinematics import (armature_energy, body_energy, body_gravity_
                                      joint_xup, state_energy, velocity_step,
                                      world_pose_step)
 from ..algorithms.rnea import _rnea_kernel
+from .._byref import byref, deref
 from ..config import inline, KERNEL
 from ..configuration import _normalize_kernel, _qdot_kernel, integrate_joint
 from ..data import data_arrays
@@ -169,14 +170,17 @@ def _potentials(sm, sd, fa, q):
 
 
 @njit(**KERNEL)
-def _evaluate(sm, sd, fa, q, qd, out, rec, row, t):
+def _evaluate(bp, q, qd, out, rec, row, t):
     """``out`` (nv,) = qdd at ``q, qd`` and time ``t`` [s] under the applied forces ``fa``:
     the forces (joint forces, then body forces at the state's poses; or all of them in
     Python, :func:`~articulated.simulation.hooks.python_forces`), then the forward dynamics of
     ``sm.method``, as :func:`articulated.forward_dynamics` computes them. With ``row >=
     0`` the energies of the state go into ``rec.T[row], rec.V[row]`` from the same
     kinematics pass (the kinetic energy of the ABA methods from ABA's pass 2, which forms
-    each ``I_i v_i`` anyway). Returns :data:`OK`, :data:`ERR_FORCE` or :data:`ERR_DYNAMICS`."""
+    each ``I_i v_i`` anyway). Returns :data:`OK`, :data:`ERR_FORCE` or :data:`ERR_DYNAMICS`.
+    ``bp``: a :func:`~articulated._byref.byref` pointer to ``(sm, sd, fa)``, made once by
+    the calling loop (one word per call instead of every array's)."""
+    sm, sd, fa = deref(bp)
     tau = sd.tau
     if joint_forces(fa, q, qd, tau, t) >= 0:
         return ERR_FORCE
@@ -244,7 +248,7 @@ def _unit(sm, Y, Yu):
 
 
 @inline
-def _step(sm, sd, fa, q, qd, rec, row, t):
+def _step(sm, sd, fa, bp, q, qd, rec, row, t):
     """One step of ``sm.integrator`` from ``q, qd`` at time ``t`` [s] (the stages of RK4 at
     ``t + dt / 2``, ``t + dt``) into ``sd.q1, sd.qd1`` (the energies
     of ``q, qd`` into row ``row`` of ``rec`` when >= 0, see :func:`_evaluate`), exactly as
@@ -263,7 +267,7 @@ def _step(sm, sd, fa, q, qd, rec, row, t):
         Y[k] = q[k]
     for k in range(nv):
         V[k] = qd[k]
-    code = _evaluate(sm, sd, fa, Y, V, W[0, :nv], rec, row, t)
+    code = _evaluate(bp, Y, V, W[0, :nv], rec, row, t)
     if code != OK:
         return code
     if sm.integrator == 0 or sm.integrator == 1:
@@ -281,7 +285,7 @@ def _step(sm, sd, fa, q, qd, rec, row, t):
                 Y[k] = q[k] + c * kq[k]
             for k in range(nv):
                 V[k] = qd[k] + c * kv[k]
-            code = _evaluate(sm, sd, fa, _unit(sm, Y, Yu), V, W[s, :nv], rec, -1, t + c)
+            code = _evaluate(bp, _unit(sm, Y, Yu), V, W[s, :nv], rec, -1, t + c)
             if code != OK:
                 return code
             _qdot_kernel(sm.jtype, sm.qadr, sm.vadr, Y, V, W[4 + s, :nq])
@@ -366,8 +370,9 @@ def tree_steps(sm, sd, fa, q, qd, t, run, rec):
     an error code the state is that before the failing step."""
     pending = -1
     done = run.n
+    bp = byref((sm, sd, fa))
     for s in range(run.n):
-        code = _step(sm, sd, fa, q, qd, rec, pending, t[0])
+        code = _step(sm, sd, fa, bp, q, qd, rec, pending, t[0])
         if code != OK:
             if pending >= 0:        # the failing step may have stopped before the energies
                 record_state(sm, sd, fa, t[0], q, qd, rec, pending)
