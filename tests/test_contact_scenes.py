@@ -242,6 +242,38 @@ def test_bench_scenes_quick(tmp_path):
 
 
 def test_pile_runs_under_the_energy_bound():
+    # The pile at 60 links (2 cm, radius 2 mm, 20 g, joints bent by <= 0.05 rad, dropped
+    # 5 cm on its tip), 1 s at 1 ms, full model, with the energy bound: the pile comes to
+    # rest no deeper than 1 mm, and the total energy never rises above its start (by
+    # construction: the bound's W is 0 here, no applied force). The bound has almost
+    # nothing to take out (0.02 J): the substeps take their impulses at their start and
+    # move by RK4 (contact_loop._finish); when they added impulses computed at a substep's
+    # start to its end velocities, the bound took 3.8 J out of this run.
+    m, q0 = art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
+                                     upright=True, bend=0.05, height=0.05,
+                                     return_configuration=True)
+    P = chain_points(m, q0)
+    assert abs(P[:, 2].min() - 0.05) < 1e-12 and np.argmin(P[:, 2]) == 60
+    assert P[0, 2] > 1.15                                    # the root 1.2 m up, on top
+    tr = art.Simulator(m, H, contacts=m.collision, q0=q0).run(150)
+    assert np.argmax(tr.contacts["n"] > 0) == 100
+    E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
+    E0 = sum(art.energy(m, q0, np.zeros(m.nv)))
+    assert E.max() <= E0 + 1e-9 * E0
+    assert E[-1] < E0 - 0.3                                  # the impact removed energy
+
+
+def test_bench_scenes_quick(tmp_path):
+    # smoke test of `articulated bench contact --quick --only b,c`: both tables written
+    from articulated.bench.contact import main
+
+    assert main(["--quick", "--only", "b,c", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "contact-results-bc-quick.md").read_text()
+    assert "## (b) thread-45" in text and "## (c) snake-39" in text
+    assert text.count("| full (ABA) |") == 2
+
+
+def test_pile_runs_under_the_energy_bound():
     # Issue 19's pile at 60 links (2 cm, radius 2 mm, 20 g, joints bent by <= 0.05 rad,
     # dropped 5 cm on its tip), 1 s at 1 ms, full model, with the energy bound: the pile
     # comes to rest (measured in session 12: T = 3.3e-4 J at 1 s, 3.83 J taken out; before
@@ -263,5 +295,5 @@ def test_pile_runs_under_the_energy_bound():
     E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
     c = tr.contacts
     assert E.max() <= E0 * (1 + 1e-9)
-    assert c["energy_removed"].sum() > 0.5 and c["max_depth"].max() <= 1e-3
+    assert c["energy_removed"].sum() < 0.1 and c["max_depth"].max() <= 1e-3
     assert art.energy(m, tr.q[-1], tr.qd[-1])[0] < 1e-3 and c["n"][-1] >= 30
