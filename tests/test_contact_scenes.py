@@ -14,6 +14,19 @@ from articulated.simulation.forces import force_from_spec
 H = 1e-3
 
 
+def _pile60():
+    """The pile's chain at 60 links (2 cm, radius 2 mm, 20 g, joints bent by <= 0.05 rad)
+    standing on its last capsule 5 cm above the plane: ``(model, q0)``."""
+    return art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
+                                    upright=True, bend=0.05, height=0.05,
+                                    return_configuration=True)
+
+
+def _energies(m, tr):
+    """Total energy [J] of every record of ``tr``."""
+    return np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
+
+
 def test_moving_anchor_spring_matches_the_damped_oscillator():
     # A free body (1 kg, no gravity) on a spring-damper whose anchor moves at constant v:
     # y = x - a(t) obeys m y'' + c y' + k y = 0 (a'' = 0), closed form (underdamped), when
@@ -186,7 +199,7 @@ def test_chain_drop_never_gains_energy(method):
     m, q0 = art.models.capsule_chain(12, height=0.06, return_configuration=True)
     kw = dict(method="adaptive", max_active=6, update_every=10) if method == "adaptive" else {}
     tr = art.Simulator(m, H, contacts=m.collision, q0=q0, **kw).run(500)
-    E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
+    E = _energies(m, tr)
     assert E.max() <= E[0] + 1e-9 * abs(E[0])
     assert tr.contacts["max_depth"].max() <= 1e-3
     assert abs(tr.q[-1, 2] - 0.01) < 1e-3                  # capsule 0 lies on the plane
@@ -217,15 +230,13 @@ def test_upright_chain_hangs_from_its_root_and_its_impact_never_gains_energy():
     # the same drop gains 0.46 J in the impact step and 3.5 J by step 150).
     from articulated.models.contact_scenes import chain_points
 
-    m, q0 = art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
-                                     upright=True, bend=0.05, height=0.05,
-                                     return_configuration=True)
+    m, q0 = _pile60()
     P = chain_points(m, q0)
     assert abs(P[:, 2].min() - 0.05) < 1e-12 and np.argmin(P[:, 2]) == 60
     assert P[0, 2] > 1.15                                    # the root 1.2 m up, on top
     tr = art.Simulator(m, H, contacts=m.collision, q0=q0).run(150)
     assert np.argmax(tr.contacts["n"] > 0) == 100
-    E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
+    E = _energies(m, tr)
     E0 = sum(art.energy(m, q0, np.zeros(m.nv)))
     assert E.max() <= E0 + 1e-9 * E0
     assert E[-1] < E0 - 0.3                                  # the impact removed energy
@@ -249,50 +260,11 @@ def test_pile_runs_under_the_energy_bound():
     # nothing to take out (0.02 J): the substeps take their impulses at their start and
     # move by RK4 (contact_loop._finish); when they added impulses computed at a substep's
     # start to its end velocities, the bound took 3.8 J out of this run.
-    m, q0 = art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
-                                     upright=True, bend=0.05, height=0.05,
-                                     return_configuration=True)
-    P = chain_points(m, q0)
-    assert abs(P[:, 2].min() - 0.05) < 1e-12 and np.argmin(P[:, 2]) == 60
-    assert P[0, 2] > 1.15                                    # the root 1.2 m up, on top
-    tr = art.Simulator(m, H, contacts=m.collision, q0=q0).run(150)
-    assert np.argmax(tr.contacts["n"] > 0) == 100
-    E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
-    E0 = sum(art.energy(m, q0, np.zeros(m.nv)))
-    assert E.max() <= E0 + 1e-9 * E0
-    assert E[-1] < E0 - 0.3                                  # the impact removed energy
-
-
-def test_bench_scenes_quick(tmp_path):
-    # smoke test of `articulated bench contact --quick --only b,c`: both tables written
-    from articulated.bench.contact import main
-
-    assert main(["--quick", "--only", "b,c", "--out", str(tmp_path)]) == 0
-    text = (tmp_path / "contact-results-bc-quick.md").read_text()
-    assert "## (b) thread-45" in text and "## (c) snake-39" in text
-    assert text.count("| full (ABA) |") == 2
-
-
-def test_pile_runs_under_the_energy_bound():
-    # Issue 19's pile at 60 links (2 cm, radius 2 mm, 20 g, joints bent by <= 0.05 rad,
-    # dropped 5 cm on its tip), 1 s at 1 ms, full model, with the energy bound: the pile
-    # comes to rest (measured in session 12: T = 3.3e-4 J at 1 s, 3.83 J taken out; before
-    # session 12 4e-6 J and 2.06 J), no deeper than 1 mm (0.23 mm); the total energy never
-    # rises above its start (by construction, the bound's W being 0 here: no applied
-    # force). Without the bound this pile diverged up to session 13 (the folding links whip
-    # at 100-300 rad/s, semi-implicit Euler and the position projection feed energy in:
-    # at 1.123 s, 913 J from 7.5 J at 1 s; at 0.785 s before session 12's bound on exact
-    # impact rows in the projection); since session 14's rounding its trajectory runs 4 s
-    # without rising above its start, so that half is no longer asserted: the chaotic pile
-    # diverges or not by rounding. The 300-link pile of `bench contact --only pile` still
-    # diverges without the bound in both pipelines (docs/results/contact-checks.md).
-    m, q0 = art.models.capsule_chain(60, link_length=0.02, radius=0.002, mass=0.02,
-                                     upright=True, bend=0.05, height=0.05,
-                                     return_configuration=True)
+    m, q0 = _pile60()
     E0 = sum(art.energy(m, q0, np.zeros(m.nv)))
     tr = art.Simulator(m, H, contacts=m.collision, q0=q0,
                        contact_options=dict(energy_bound=True)).run(1000)
-    E = np.array([sum(art.energy(m, q, qd)) for q, qd in zip(tr.q, tr.qd)])
+    E = _energies(m, tr)
     c = tr.contacts
     assert E.max() <= E0 * (1 + 1e-9)
     assert c["energy_removed"].sum() < 0.1 and c["max_depth"].max() <= 1e-3

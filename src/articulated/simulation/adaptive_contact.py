@@ -656,8 +656,7 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
 
 
 @njit(**STAGE)
-def hybrid_contact_substep(am, ad, cl, cb, ptr, sst, step, hk, zero, ahead, posed, ready,
-                           check):
+def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, ready, check):
     """Steps 2-5 of the module docstring over ``hk`` [s] (a step or a substep of adaptive
     step ``step``) from ``ad.q, ad.qd`` with the unconstrained velocities ``cl.qsf``:
     detection (:func:`_hybrid_detect`), the impulses (:func:`_hybrid_respond`), the energy
@@ -667,13 +666,15 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, sst, step, hk, zero, ahead, pose
     projection, is what it added), ``qd = qd+`` (``zero``: after a region update, zero
     outside the active joints) and ``q (+)= hk qd+ + dq`` on the active joints; ``posed``:
     the pieces' world poses are current; ``ready``: their twists too; then
-    :func:`hybrid_keep_kinetic` and the energy bound. A substep (``hk < am.h``; ``cl.qsf``
-    its mean velocity ``qd + hk qdd / 2``) takes the impulses' ``dv`` at its start and is
-    moved by :func:`hybrid_rk4` from ``(q, qd + dv)`` (as the whole model's substeps,
-    :func:`~articulated.simulation.contact_loop._finish`). ``ptr``: the pointers of
-    :func:`hybrid_rk4`. Statistics into ``sst`` (16,) (times in cycles when ``am.timed``).
-    Returns ``(error, joint, cb)``."""
+    :func:`hybrid_keep_kinetic` and the energy bound. A substep (``hk < am.h``) was moved by
+    :func:`hybrid_rk4` (``cl.qsf`` its mean velocity, ``cl.rka`` its end velocity less it);
+    where it has impulses its end velocity is that of :func:`hybrid_rk4` from ``(q, qd +
+    dv)``, the impulses taken at its start, as the whole model's substeps
+    (:func:`~articulated.simulation.contact_loop._finish`). ``ptr``: the pointers of
+    :func:`hybrid_rk4`. Statistics into ``cl.sst`` (16,) (times in cycles when
+    ``am.timed``). Returns ``(error, joint, cb)``."""
     q, qd = ad.q, ad.qd
+    sst = cl.sst
     ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
     cd = _cycles() if am.timed else 0
     n = nvr = nqr = 0
@@ -710,26 +711,23 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, sst, step, hk, zero, ahead, pose
         for i in range(nvr):
             k = cl.adof[i]
             cl.qd0[i] = qd[k] - hk * qddT[k] if ahead else qd[k]
-    if hk < am.h:   # a substep: the impulses at its start, then RK4 from (q, qd + dv)
+    if hk < am.h:   # a substep: its end velocity, RK4's from (q, qd + dv) where dv != 0
         kick = False
         for i in range(nvr):
-            dv = qd1[i] - cl.qsr[i]
-            kick |= dv != 0.0
-            qd[cl.adof[i]] += dv
+            kick |= qd1[i] != cl.qsr[i]
         if kick:
+            for i in range(nvr):
+                qd[cl.adof[i]] += qd1[i] - cl.qsr[i]
             bkp, hp, rp = ptr
             reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
             reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
                              ad.stats, False)
-            if ad.stats[STAT_BAD] >= 0:
+            if ad.stats[STAT_BAD] >= 0 or not hybrid_rk4(am, ad, cl, ptr, hk):
                 return ERR_HYBRID, int(ad.stats[STAT_BAD]), cb
-        if not hybrid_rk4(am, ad, cl, ptr, hk):
-            return ERR_HYBRID, int(ad.stats[STAT_BAD]), cb
-        dq = cb.rb.dq
+            for i in range(nvr):
+                qd1[i] = cl.qsf[cl.adof[i]]
         for i in range(nvr):
-            k = cl.adof[i]
-            qd1[i] = cl.qsf[k] + cl.rka[k]
-            vr[i] = hk * cl.qsf[k] + dq[i]
+            qd1[i] += cl.rka[cl.adof[i]]
     hybrid_keep_kinetic(cl, ad.red, na, nqr, qd1, vr, cb.rb.dq[:nvr])
     if cl.opt.energy_bound:
         sst[STAT_ENERGY] = hybrid_energy_bound(cl, ad.red, na, nqr, hk, qd1, vr, step)
@@ -886,14 +884,11 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
                              ad.stats, False)
             if ad.stats[STAT_BAD] >= 0:
                 err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
-        if err == 0 and not whole:      # the substep's mean velocity, qd + hk qdd / 2
-            for u in range(na):
-                for r in range(am.jnv[ajoints[u]]):
-                    k = am.vadr[ajoints[u]] + r
-                    cl.qsf[k] = qd[k] + 0.5 * hk * ad.qdd[k]
+        if err == 0 and not whole and not hybrid_rk4(am, ad, cl, ptr, hk):
+            err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
         if err == 0:
             err, joint, cb = hybrid_contact_substep(
-                am, ad, cl, cb, ptr, cl.sst, step, hk, update and sub == 0, whole and update,
+                am, ad, cl, cb, ptr, step, hk, update and sub == 0, whole and update,
                 sub == 0 and posed, whole and ready,
                 ready if whole else ns - sub < MAX_SUBSTEPS)
         if whole:

@@ -21,9 +21,10 @@ Per step of size ``h`` from ``(q, qd)``:
 6. ``q+ = q (+) (h qd+ + dq)`` with ``dq`` the post-stabilization of the predicted depths.
 
 A step that turns a body fast or whose contacts would stray from the rows' straight lines
-runs as substeps (options ``max_rotation``, ``max_arc_error``): each takes its impulses at
-its start, their targets from its mean velocity ``qd + h qdd / 2``, then moves by RK4 from
-``qd + dv`` (:func:`~articulated.simulation.contact_loop._finish`).
+runs as substeps (options ``max_rotation``, ``max_arc_error``) moved by RK4: the impulses
+act on its mean velocity, and where there are any its end velocity is RK4's from ``qd +
+dv``, the impulses taken at its start
+(:func:`~articulated.simulation.contact_loop._finish`).
 
 Statistics of every step (``CONTACT_STATS``) are recorded into
 :attr:`Trajectory.contacts <articulated.simulation.trajectory.Trajectory.contacts>`.
@@ -262,9 +263,9 @@ class ContactStepper:
         body turns faster than ``max_rotation / dt`` (its world angular velocity after the
         dynamics) runs as ``k = ceil(dt |omega| / max_rotation)`` equal substeps (at most
         :data:`MAX_SUBSTEPS`), each a whole step of the pipeline with the applied forces
-        held: its impulses at its start, then its motion by RK4 (four ABA passes, one more
-        where there are impulses) from the velocities they leave, instead of semi-implicit
-        Euler. The speculative rows and the projection predict a contact's gap linearly over
+        held, its unconstrained motion by RK4 (four ABA passes) instead of semi-implicit
+        Euler, and its end velocity, where there are impulses, RK4's from the velocities
+        they leave at its start (five more ABA passes). The speculative rows and the projection predict a contact's gap linearly over
         the step; a shape of radius r turning by ``theta`` leaves that prediction by about
         ``r theta^2 / 2`` (0.26 mm for r = 21 cm at 0.05 rad). None: never split.
     max_arc_error : float or None

@@ -158,9 +158,9 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
     Runge-Kutta method (RK4) on the forward dynamics, the applied forces of the step
     (``sd.tau``, ``sd.f_ext``) held: ``qs`` (nv,) the mean velocity ``vbar = (qd + 2 v2 +
     2 v3 + v4) / 6`` (so ``q (+) h vbar`` is RK4's position) and ``cl.ka`` (nv,) the end
-    velocity less it, ``qd + h (a1 + 2 a2 + 2 a3 + a4) / 6 - vbar``: the substep ends at
-    ``q (+) h qs`` with velocity ``qs + cl.ka`` (:func:`_finish` calls it from the
-    velocities that the substep's impulses leave). On entry ``cl.qdd`` holds ``a1`` and the
+    velocity less it, ``qd + h (a1 + 2 a2 + 2 a3 + a4) / 6 - vbar``. The impulses act on
+    ``qs``; the substep ends at ``q (+) h (qs + dv)`` with the velocity of RK4 from ``(q, qd
+    + dv)`` (:func:`_finish`). On entry ``cl.qdd`` holds ``a1`` and the
     workspace the factorization at ``(q, qd)``; both are restored on exit. Semi-implicit
     Euler treats the
     velocity-product terms explicitly and gains energy at a rate of about ``h omega^2``
@@ -206,15 +206,15 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
     unsplit step, whose velocities after the impulses may ask for substeps: then
     :data:`~articulated.simulation.contact.SPLIT`, their number in ``cl.nsub[0]``).
 
-    Semi-implicit Euler (not ``smooth``): ``qs = qd + h qdd`` and the step ends at ``q (+) h
-    qd1 + dq`` with ``qd1 = qs + dv`` (``dv = M^-1 J^T P`` the impulses' velocity change,
-    ``dq`` post-stabilization's). A ``smooth`` substep takes the impulses at its start:
-    ``qs = qd + h qdd / 2`` (the substep's mean velocity, which the impulses' targets
-    read), then :func:`_smooth_rk4` from ``(q, qd + dv)``, its position moved by ``dq``.
-    The impulses are then computed and applied in one configuration and the smooth motion
-    after them is RK4's: a step never gains the energy that impulses computed at ``q``
-    but added to velocities at the substep's end would, where ``M(q)`` changes fast (a
-    floating chain whipping about its light root link). Returns ``(code, cb)``."""
+    Both end at ``q (+) h (qs + dv) + dq`` (``dv = M^-1 J^T P`` the impulses' velocity
+    change, ``dq`` post-stabilization's), the displacement the rows, the limits and the
+    wake test predict. Semi-implicit Euler (not ``smooth``): ``qs = qd + h qdd``, the end
+    velocity ``qs + dv``. A ``smooth`` substep (``qs`` RK4's mean velocity from :func:`_smooth_rk4`,
+    ``cl.ka`` its end velocity less it): where there are impulses, its end velocity is
+    RK4's from ``(q, qd + dv)``, the impulses taken at its start, not ``qs + dv +
+    cl.ka``: an impulse computed in one configuration and added to the velocities of
+    another can add energy where ``M(q)`` changes fast (a long chain folding onto itself,
+    its links turning at hundreds of rad/s). Returns ``(code, cb)``."""
     st = cl.st
     c0 = _cycles() if cl.timed else 0
     n, broad, out = detect_bodies(cl.det, q, qs, h, ready, cb.broad, cb.out)
@@ -242,7 +242,10 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
             return SPLIT, cb
     if smooth:
         nv = qd.shape[0]
-        if nr:     # qs becomes the substep's start velocity with the impulses, qd + dv
+        kick = False
+        for k in range(nv):
+            kick |= cl.qd1[k] != qs[k]
+        if kick:    # qs becomes the substep's start velocity with the impulses, qd + dv
             for k in range(nv):
                 qs[k] = qd[k] + cl.qd1[k] - qs[k]
             ok, _ = aba_passes(sm.model_i, sm.model_f, q, qs, sd.tau, sd.f_ext, False,
@@ -252,14 +255,9 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
             dv = data_arrays(sd.data, nb, nv)
             for k in range(nv):
                 cl.qdd[k] = dv.qdd[k]
-        else:
-            for k in range(nv):
-                qs[k] = qd[k]
-        if not _smooth_rk4(sm, sd, cl, q, qs, h, cl.qd1):
-            return ERR_DYNAMICS, cb
-        dq = cb.rb.dq
+            if not _smooth_rk4(sm, sd, cl, q, qs, h, cl.qd1):
+                return ERR_DYNAMICS, cb
         for k in range(nv):
-            cl.v[k] = h * cl.qd1[k] + dq[k]
             cl.qd1[k] += cl.ka[k]
     bad = runaway_dof(cl.v)
     if bad >= 0:
@@ -348,9 +346,9 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
     into ``cl.tot`` (the applied forces of :func:`~articulated.simulation.stepping._evaluate`,
     held over the substeps; the energies of ``q, qd`` into row ``row`` of the records
     ``rec`` when >= 0, from its kinematics pass): split into ``cl.nsub[0]`` equal
-    substeps by the options ``max_rotation`` and ``max_arc_error``, each by :func:`_finish`
-    (the impulses at its start, then :func:`_smooth_rk4`), :func:`_keep_kinetic` and
-    :func:`_bound` (an unsplit step: semi-implicit Euler, then the same). A step or
+    substeps by the options ``max_rotation`` and ``max_arc_error``, each moved by
+    :func:`_smooth_rk4`, then :func:`_finish`, :func:`_keep_kinetic` and :func:`_bound`
+    (an unsplit step: semi-implicit Euler, then the same). A step or
     substep whose impulses leave velocities
     that ask for substeps (an impulse through a kinked chain can turn its light links by a
     radian in a step, which the first-order step does not follow) is taken again, the rest
@@ -386,8 +384,8 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
                     return ERR_DYNAMICS, cb
                 for k in range(nv):
                     cl.qdd[k] = dv.qdd[k]
-            for k in range(nv):
-                qs[k] = qdc[k] + 0.5 * hk * cl.qdd[k]
+            if not _smooth_rk4(sm, sd, cl, qc, qdc, hk, qs):
+                return ERR_DYNAMICS, cb
         code, cb = _finish(sm, sd, cl, qc, qdc, qs, hk, whole and ready, cb,
                            True if whole else ns - i < MAX_SUBSTEPS, not whole)
         if code == SPLIT:
