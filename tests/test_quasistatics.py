@@ -10,6 +10,7 @@ import articulated as art
 from articulated import models
 from articulated.algorithms.metric import ERROR_MEASURES, _total_acc
 from articulated.algorithms.quasistatics import AdaptiveQuasiStatics
+from articulated.configuration import integrate_joints_inplace
 
 THRESHOLDS = [2.0 ** -i for i in (1, 3, 7, 11, 15, 19)]
 
@@ -151,6 +152,75 @@ def test_total_acceleration_of_single_joint_nodes(seed):
         for i in single:
             A = _total_acc(i, s._model_bundle(), s._coefficients(), s.fh)
             assert A == pytest.approx(sq[t.node_joint[i]], rel=1e-8, abs=1e-10 * sq.sum())
+
+
+@pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
+def test_stale_metric_keeps_the_certified_bound(name, make):
+    """An update without the metric marks the recomputed nodes stale: the next solve
+    computes every stale node's joint, its bound holds against the exact accelerations in
+    every measure, its total acceleration equals the exact one, and an update with the
+    metric of the same nodes restores RL's solve exactly."""
+    m = make()
+    rng = np.random.default_rng(5)
+    q, tau, f = _state(m, rng, 1)
+    s = AdaptiveQuasiStatics(m)
+    s.set_state(q, tau, f)
+    res = s.solve(2.0 ** -7, "relative_joint")
+    moved = res.joints.copy()
+    q2 = q.copy()
+    integrate_joints_inplace(moved, moved.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q2,
+                             res.qdd / np.abs(res.qdd).max(), 0.05)
+    n = s.update(q2, joints=moved, metric=False)
+    stale_nodes = s._dirty[:n]
+    stale = [int(s.tree.node_joint[i]) for i in stale_nodes if s.tree.node_joint[i] >= 0]
+    assert len(stale) >= moved.size and np.isinf(s.total_acceleration())
+    fresh = AdaptiveQuasiStatics(m)
+    fresh.set_state(q2, tau, f)
+    ref = _exact(m, q2, tau, f)
+    scale = np.linalg.norm(ref)
+    for measure in ERROR_MEASURES:
+        for eps in THRESHOLDS:
+            r = s.solve(eps, measure)
+            assert set(stale) <= set(r.joints.tolist())
+            comp = np.isin(m.dof_body, r.joints)
+            assert np.abs(r.qdd[comp] - ref[comp]).max(initial=0) <= 1e-9 * scale
+            assert np.all(r.qdd[~comp] == 0) and r.bound <= eps
+            tol = 1e-9 * (scale if measure.startswith("absolute") else 1.0)
+            assert _exact_error(m, measure, r, ref) <= r.bound * (1 + 1e-9) + tol
+            assert r.total == pytest.approx(fresh.total_acceleration(), rel=1e-9)
+            assert r.joints.size >= fresh.solve(eps, measure).joints.size
+    s.update(q2, joints=moved)
+    for measure in ERROR_MEASURES:
+        a, b = s.solve(2.0 ** -11, measure), fresh.solve(2.0 ** -11, measure)
+        np.testing.assert_array_equal(a.joints, b.joints)
+        assert a.bound == pytest.approx(b.bound, rel=1e-9, abs=1e-300)
+
+
+def test_metric_refresh_period_of_the_simulator():
+    """QuasiStaticSimulator(metric_every=k): every step's certified bound is within
+    eps_max, the run stays with RL's (metric_every=1) to within the bound's effect, a step
+    whose solve follows a refresh computes what RL's computes, and a joint budget ignores
+    the period."""
+    m = models.molecule(400, seed=1, gravity=(0, 0, 0))
+    eps = 2.0 ** -11
+
+    def run(every, **kw):
+        sim = art.Simulator(m, 2e-2, method="quasistatic-adaptive", eps_max=eps,
+                            metric_every=every,
+                            forces=[art.PointForce(m.nb - 7, [0.0, 2.0, 1.0])], **kw)
+        return sim, sim.run(40)
+
+    (s1, t1), (s7, t7) = run(1), run(7)
+    assert (t1.bound <= eps).all() and (t7.bound <= eps).all()
+    assert np.abs(s7.q - m.neutral()).max() > 1e-3                  # it moved
+    assert np.abs(s7.q - s1.q).max() <= 1e-3 * np.abs(s1.q - m.neutral()).max()
+    assert t7.joints[0] == t1.joints[0]          # step 0: fresh metric everywhere
+    assert t7.joints.sum() >= t1.joints.sum()
+    (b1, tb1), (b7, tb7) = run(1, max_joints=30), run(7, max_joints=30)
+    np.testing.assert_array_equal(tb1.joints, tb7.joints)
+    np.testing.assert_array_equal(b1.q, b7.q)
+    with pytest.raises(ValueError, match="metric_every"):
+        art.Simulator(m, 1e-3, method="quasistatic-adaptive", metric_every=0)
 
 
 @pytest.mark.parametrize("name,make", TREES + [

@@ -72,25 +72,36 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
             qdd[tree.vadr[J] + rr] = 0.0
     n = 0
     A_total = 0.0
+    nstale = 0                              # stale nodes (A = inf) in the queue
     for t in range(tree.roots.shape[0]):
         r = tree.roots[t]
         a = co.eta[r] if eps_max >= 0.0 else 0.0
         if a < 0.0:
             a = 0.0
-        A_total += a
+        if math.isinf(a):
+            nstale += 1
+        else:
+            A_total += a
         n = _heap_push(hk, hn, n, a, r)
+    stale_root = nstale > 0
     eps2 = A_total
+    A_done = 0.0                            # sum of the computed joints' norms^2
     ncomp = 0
     maxnorm = 0.0
     bound = 0.0
     bad = -1
     while True:
+        if stale_root:
+            # the total from what is computed and what is queued (RL eq. 8 summed)
+            A_total = A_done + eps2
         if n == 0:
             eps2 = 0.0
             bound = 0.0
             break
         if eps_max < 0.0:                   # exact mode: every active node, no metric
             bound = 0.0
+        elif nstale > 0:                    # a stale node is computed before any stop
+            bound = math.inf
         else:
             bound = _bound(measure, eps2, A_total, hk[0], maxnorm)
             if bound <= eps_max and measure <= 1:
@@ -99,6 +110,8 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
                 eps2 = 0.0
                 for t in range(n):
                     eps2 += hk[t]
+                if stale_root:
+                    A_total = A_done + eps2
                 bound = _bound(measure, eps2, A_total, hk[0], maxnorm)
             if bound <= eps_max:
                 break
@@ -107,6 +120,9 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
         i = hn[0]
         A_C = hk[0]
         n = _heap_pop(hk, hn, n)
+        if math.isinf(A_C):
+            nstale -= 1
+            A_C = 0.0
         J = tree.node_joint[i]
         A, B, ca, cb, nAo = _children(i, tree)
         nhA, hA, oA, nhB, hB, oB = _child_blocks(i, tree)
@@ -162,6 +178,7 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
             if bad < 0:
                 bad = J
             nrm = 0.0
+        A_done += max(nrm, 0.0)
         nrm = math.sqrt(max(nrm, 0.0))
         if nrm > maxnorm:
             maxnorm = nrm
@@ -178,7 +195,10 @@ def _partial_back_substitution(eps_max, measure, budget, prev_n, args):
                 a_ch = 0.0 if eps_max < 0.0 else _total_acc(ch, tree, co, fh)
                 if a_ch < 0.0:
                     a_ch = 0.0
-                A_children += a_ch
+                if math.isinf(a_ch):
+                    nstale += 1
+                else:
+                    A_children += a_ch
                 n = _heap_push(hk, hn, n, a_ch, ch)
         # eps_c^2 <- eps_c^2 + A(A) + A(B) - A(C) (RL Sec. 4.3)
         eps2 += A_children - A_C

@@ -238,7 +238,10 @@ def _single_joint_metric(nC, hC, oC, n_slots, J, d, Aw, T, V6, Psi, ph):
 
 @inline
 def _total_acc(i, tree, co, fh):
-    """A(C) of node i for the handle forces in ``fh`` (RL eq. 8)."""
+    """A(C) of node i for the handle forces in ``fh`` (RL eq. 8); ``inf`` for a node whose
+    metric is stale (``eta = inf``, :func:`mark_stale`)."""
+    if math.isinf(co.eta[i]):
+        return math.inf
     nh = tree.node_nh[i]
     ho = tree.node_hoff[i]
     oo = tree.node_ooff[i]
@@ -277,3 +280,15 @@ def _bound(measure, eps2, A_total, top, maxnorm):
     if maxnorm <= 0.0:
         return math.inf
     return math.sqrt(top) / maxnorm
+
+
+@njit(**KERNEL)
+def mark_stale(nodes, n, node_joint, eta):
+    """Mark the metric of the internal nodes among ``nodes[:n]`` stale (``eta = inf``):
+    their DCA coefficients were updated without the total-acceleration coefficients (RL eq.
+    9), so the partial back-substitution computes their joints before it may stop (their
+    ``A(C)`` is unknown; the certified bound is kept). Leaves have no metric (RL Lemma 1)."""
+    for u in range(n):
+        i = nodes[u]
+        if node_joint[i] >= 0:
+            eta[i] = math.inf

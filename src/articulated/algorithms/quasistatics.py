@@ -20,6 +20,7 @@ instant).
 from __future__ import annotations
 
 from .engine import DCAEngine
+from .metric import mark_stale
 
 
 class AdaptiveQuasiStatics(DCAEngine):
@@ -35,5 +36,16 @@ class AdaptiveQuasiStatics(DCAEngine):
         res.qdd, res.joints, res.bound
         s.update(q_new, joints=res.joints, bodies=[...], f_ext=..., tau=...)   # lazy
 
+    An update with ``metric=False`` recomputes the DCA coefficients only and marks the
+    nodes' total-acceleration coefficients stale (:func:`~articulated.algorithms.metric.
+    mark_stale`): the next solve computes their joints before it may stop (their ``A(C)``
+    is unknown), so its certified bound still holds, and ``total_acceleration()`` is
+    ``inf`` until an update with the metric (or :meth:`set_state`) has refreshed them.
+
     Parameters and errors: those of :class:`~articulated.algorithms.engine.DCAEngine`.
     """
+
+    def _update(self, nodes, n, metric=True):
+        super()._update(nodes, n, metric)
+        if not metric:
+            mark_stale(nodes, n, self.tree.node_joint, self.eta)

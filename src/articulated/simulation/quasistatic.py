@@ -38,8 +38,8 @@ from ..configuration import integrate_joints_inplace
 from ..model import Model
 from .cycles import _cycle_rate
 from .forces import FramesKinematics
-from .quasistatic_loop import (BAD_FORCE, BAD_NODE, body_forces, qs_loop_bundle,
-                               quasistatic_steps)
+from .quasistatic_loop import (BAD_FORCE, BAD_NODE, METRIC_EVERY, body_forces, metric_due,
+                               qs_loop_bundle, quasistatic_steps)
 from .trajectory import SimulationDiverged, Trajectory
 
 QUASI_STATIC_METHODS = ("quasistatic-adaptive", "quasistatic")
@@ -84,19 +84,25 @@ class QuasiStaticSimulator:
     forces : iterable of :class:`articulated.Force`, optional
         Applied forces (:meth:`add_force` each).
     assembly : assembly-tree kind or tree (balanced by default)
+    metric_every : int >= 1
+        Refresh period of the total-acceleration coefficients (RL eq. 9) of the nodes a
+        step recomputes. In between, those nodes' joints are computed whatever their
+        metric (a superset of RL's choice), at the cost of the DCA coefficients alone;
+        every step's certified bound is RL's. 1: RL's solve at every step. Without
+        effect under a joint budget (``max_joints``), which needs the metric every step.
 
     Notes
     -----
     Attributes: ``t`` [s], ``q`` (current configuration, read-only view), ``last`` (dict
     of the last step's statistics: joints, bound, nodes, wall).
 
-    Raises ValueError for a bad dt, method, measure, eps_max, budget or q0.
+    Raises ValueError for a bad dt, method, measure, eps_max, budget, metric_every or q0.
     """
 
     def __init__(self, model: Model, dt: float, *, method: str = "quasistatic-adaptive",
                  eps_max: float = 2.0 ** -19, error: str = "relative_joint",
                  max_joints: int | None = None, weights=None, q0=None, forces=(),
-                 assembly="balanced"):
+                 assembly="balanced", metric_every: int = METRIC_EVERY):
         if not isinstance(model, Model):
             raise TypeError(f"model must be an articulated.Model, got {type(model).__name__}")
         if method not in QUASI_STATIC_METHODS:
@@ -111,12 +117,16 @@ class QuasiStaticSimulator:
             raise ValueError(f"eps_max must be a finite number >= 0, got {eps_max!r}")
         if max_joints is not None and int(max_joints) < 0:
             raise ValueError(f"max_joints must be >= 0, got {max_joints!r}")
+        if not (isinstance(metric_every, (int, np.integer)) and metric_every >= 1):
+            raise ValueError(f"metric_every must be an integer >= 1, got {metric_every!r}")
         self.model = model
         self.dt = float(dt)
         self.method = method
         self.eps_max = float(eps_max)
         self.error = error
         self.max_joints = None if max_joints is None else int(max_joints)
+        self.metric_every = int(metric_every)
+        self._step = np.zeros(1, np.int64)     # steps taken (the metric's refresh phase)
         self.t = 0.0
         self.forces = []
         q = model.neutral() if q0 is None else model.check_configuration(q0).copy()
@@ -196,7 +206,8 @@ class QuasiStaticSimulator:
         if self._loop is None:
             fa = (body_forces(self.model, self.forces)
                   if self.method == "quasistatic-adaptive" else None)
-            self._loop = False if fa is None else qs_loop_bundle(self.model, self.solver, fa)
+            self._loop = False if fa is None else qs_loop_bundle(
+                self.model, self.solver, fa, self._step, self.metric_every)
         return self._loop or None
 
     def _compiled_steps(self, n, out):
@@ -206,7 +217,7 @@ class QuasiStaticSimulator:
         s, lp = self.solver, self._compiled_loop()
         budget = -1 if self.max_joints is None else self.max_joints
         done, code, s._n_computed = quasistatic_steps(
-            lp, s._node_args(True), s._solve_args(), int(n), self.t, self.dt,
+            lp, s._node_args(True), s._node_args(False), s._solve_args(), int(n), self.t, self.dt,
             self.eps_max, ERROR_MEASURES.index(self.error), budget, s._n_computed, out)
         for _ in range(done):
             self.t += self.dt
@@ -242,13 +253,16 @@ class QuasiStaticSimulator:
         if self.method == "quasistatic-adaptive":
             s = self.solver
             bodies = np.arange(m.nb) if self._all_bodies else self._bodies
+            m1, m2 = metric_due(int(self._step[0]), self.metric_every,
+                                -1 if self.max_joints is None else self.max_joints)
             nodes = s.update(bodies=bodies, f_ext=self._f_ext, tau=self._tau,
-                             tau_joints=self._joints)
+                             tau_joints=self._joints, metric=m1)
             res = s.solve(self.eps_max, self.error, self.max_joints, copy=False)
             J = res.joints
             integrate_joints_inplace(J, J.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, s.q,
                                      res.qdd, h2)
-            nodes += s.update(joints=J)
+            nodes += s.update(joints=J, metric=m2)
+            self._step[0] += 1
             stats = dict(joints=int(J.size), bound=res.bound, nodes=int(nodes))
         else:
             qdd = self.solver.quasi_statics(self._q, self._tau, self._f_ext)

@@ -12,6 +12,12 @@ computed joints and the lazy update of their nodes: the step of the simulator's 
 path without its per-call overhead (the unboxing of the solver's bundles at each kernel
 call, and the forces' Python).
 
+The total-acceleration coefficients (RL eq. 9) of the nodes a step recomputes are
+refreshed every ``metric_every`` steps (:func:`metric_due`); in between, those nodes'
+metric is marked stale (:func:`~articulated.algorithms.metric.mark_stale`) and the
+back-substitution computes their joints before it may stop, so the certified bound of
+every step is RL's.
+
 Bundle: :data:`QSLoop`, built once per simulator by :func:`qs_loop_bundle`.
 """
 
@@ -27,6 +33,7 @@ from .._byref import byref
 from ..algorithms.back_substitution import _partial_back_substitution
 from ..algorithms.bundles import STAT_BAD, STAT_BOUND, STAT_N
 from ..algorithms.handles import _world_pose
+from ..algorithms.metric import mark_stale
 from ..algorithms.node_update import _dirty_nodes, _update_nodes
 from ..config import KERNEL
 from ..configuration import integrate_joints_inplace
@@ -38,11 +45,14 @@ OK, BAD_NODE, NON_FINITE, BAD_FORCE = 0, 1, 2, 3
 in ``QSLoop.bad[0]``); the configuration of a computed joint became non-finite (the
 joint in ``QSLoop.bad[0]``); an applied force is not finite."""
 
+METRIC_EVERY = 10
+"""Default refresh period of the metric in steps (``QuasiStaticSimulator(metric_every=)``)."""
+
 QSLoop = namedtuple("QSLoop", (
     "node_parent", "leaf_of_body", "node_of_joint", "mark", "dirty", "seeds", "computed",
     "stats", "qdd", "q", "f_ext", "jtype", "qadr", "vadr", "jnq", "node_pslot", "node_hoff",
     "handle_x", "H_E", "H_r", "Tup_E", "Tup_r", "Xr", "xq", "kind", "body", "params",
-    "bad"))
+    "bad", "node_joint", "eta", "step", "metric_every"))
 QSLoop.__doc__ = """What :func:`quasistatic_steps` reads besides the solver's bundles: the
 assembly tree's ``node_parent``, ``leaf_of_body``, ``node_of_joint``; the solver's
 lazy-update scratch ``mark``, ``dirty``, ``seeds``, its solve outputs ``computed``,
@@ -51,13 +61,28 @@ lazy-update scratch ``mark``, ``dirty``, ``seeds``, its solve outputs ``computed
 :func:`~articulated.algorithms.handles._world_pose` (``node_pslot`` .. ``xq``); the body
 forces ``kind``, ``body`` (k,) int64 and ``params`` (k, 12) of
 :class:`~articulated.simulation.forces.ForceArrays`; ``bad`` (1,) int64 the joint of an
-error code."""
+error code; the tree's ``node_joint`` and the solver's ``eta`` (stale marks); ``step``
+(1,) int64 the simulator's step counter and ``metric_every`` (1,) int64 the refresh
+period of the metric (:func:`metric_due`)."""
 
 
 @njit(**KERNEL)
-def quasistatic_steps(lp, upd, sol, nsteps, t0, h, eps, measure, budget, n_prev, out):
+def metric_due(step, every, budget):
+    """Whether the node updates of step ``step`` compute the total-acceleration
+    coefficients: ``(before the solve, after it)``. Every ``every`` steps (with a joint
+    budget, every step: a budget stops on the queue's order, which stale nodes would
+    override), so that the solve of a step ``k`` with ``k % every == 0`` sees no stale
+    node and is RL's exactly."""
+    if budget >= 0 or every <= 1:
+        return True, True
+    return step % every == 0, (step + 1) % every == 0
+
+
+@njit(**KERNEL)
+def quasistatic_steps(lp, upd, upd0, sol, nsteps, t0, h, eps, measure, budget, n_prev, out):
     """``nsteps`` adaptive quasi-static steps (the module docstring) with the solver's
-    :class:`~articulated.algorithms.bundles.NodeArgs` ``upd`` and
+    :class:`~articulated.algorithms.bundles.NodeArgs` ``upd`` (``upd0``: the same without
+    the metric) and
     :class:`~articulated.algorithms.bundles.SolveArgs` ``sol``, from time ``t0`` [s] with
     step ``h`` [s], the error bound ``eps`` in the measure ``measure`` (index in
     :data:`~articulated.algorithms.metric.ERROR_MEASURES`), the joint budget ``budget``
@@ -66,6 +91,7 @@ def quasistatic_steps(lp, upd, sol, nsteps, t0, h, eps, measure, budget, n_prev,
     .simulation.cycles._cycles`). Returns ``(steps done, code, joints of the last solve)``;
     on an error code the step is not counted and ``lp.bad[0]`` names the joint."""
     up = byref(upd)
+    up0 = byref(upd0)
     sp = byref(sol)
     nf = lp.body.shape[0]
     f_ext = lp.f_ext
@@ -94,8 +120,11 @@ def quasistatic_steps(lp, upd, sol, nsteps, t0, h, eps, measure, budget, n_prev,
             if not body_force_row(k, lp.kind, lp.params, R, p, zero6, True, f_ext, b, tk):
                 return s, BAD_FORCE, n_prev
             lp.seeds[k] = lp.leaf_of_body[b]
+        m1, m2 = metric_due(lp.step[0], lp.metric_every[0], budget)
         n1 = _dirty_nodes(lp.node_parent, lp.seeds, nf, lp.mark, lp.dirty, lp.mark)
-        _update_nodes(lp.dirty, n1, up)
+        _update_nodes(lp.dirty, n1, up if m1 else up0)
+        if not m1:
+            mark_stale(lp.dirty, n1, lp.node_joint, lp.eta)
         _partial_back_substitution(eps, measure, budget, n_prev, sp)
         n = int(lp.stats[STAT_N])
         n_prev = n
@@ -111,7 +140,10 @@ def quasistatic_steps(lp, upd, sol, nsteps, t0, h, eps, measure, budget, n_prev,
                     return s, NON_FINITE, n_prev
             lp.seeds[t] = lp.node_of_joint[j]
         n2 = _dirty_nodes(lp.node_parent, lp.seeds, n, lp.mark, lp.dirty, lp.mark)
-        _update_nodes(lp.dirty, n2, up)
+        _update_nodes(lp.dirty, n2, up if m2 else up0)
+        if not m2:
+            mark_stale(lp.dirty, n2, lp.node_joint, lp.eta)
+        lp.step[0] += 1
         out[s, 0] = n
         out[s, 1] = lp.stats[STAT_BOUND]
         out[s, 2] = n1 + n2
@@ -130,10 +162,11 @@ def body_forces(model, forces):
     return fa
 
 
-def qs_loop_bundle(model, solver, fa):
+def qs_loop_bundle(model, solver, fa, step, metric_every):
     """The :data:`QSLoop` of an :class:`~articulated.algorithms.quasistatics.
     AdaptiveQuasiStatics` ``solver`` of ``model`` with the body forces ``fa`` of
-    :func:`body_forces`."""
+    :func:`body_forces`, the step counter ``step`` (1,) int64 and the refresh period
+    ``metric_every`` of the metric."""
     t, d = solver.tree, solver.dca
     return QSLoop(
         node_parent=t.node_parent, leaf_of_body=t.leaf_of_body, node_of_joint=t.node_of_joint,
@@ -142,4 +175,6 @@ def qs_loop_bundle(model, solver, fa):
         jtype=model.jnt_type, qadr=model.jnt_qadr, vadr=model.jnt_vadr, jnq=model.jnt_nq,
         node_pslot=solver.node_pslot, node_hoff=t.node_hoff, handle_x=d.handle_x, H_E=d.H_E,
         H_r=d.H_r, Tup_E=solver.Tup_E, Tup_r=solver.Tup_r, Xr=solver._Xr, xq=solver._xq,
-        kind=fa.kind, body=fa.body, params=fa.params, bad=np.zeros(1, np.int64))
+        kind=fa.kind, body=fa.body, params=fa.params, bad=np.zeros(1, np.int64),
+        node_joint=t.node_joint, eta=solver.eta, step=step,
+        metric_every=np.array([metric_every], np.int64))
