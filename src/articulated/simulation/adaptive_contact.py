@@ -718,11 +718,7 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
         if kick:
             for i in range(nvr):
                 qd[cl.adof[i]] += qd1[i] - cl.qsr[i]
-            bkp, hp, rp = ptr
-            reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
-            reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
-                             ad.stats, False)
-            if ad.stats[STAT_BAD] >= 0 or not hybrid_rk4(am, ad, cl, ptr, hk):
+            if _reduced_qdd(am, ad, ptr) >= 0 or not hybrid_rk4(am, ad, cl, ptr, hk):
                 return ERR_HYBRID, int(ad.stats[STAT_BAD]), cb
             for i in range(nvr):
                 qd1[i] = cl.qsf[cl.adof[i]]
@@ -765,6 +761,19 @@ def _split_start(am, ad, cl, update):
 
 
 @inline
+def _reduced_qdd(am, ad, ptr):
+    """The reduced tree's poses and accelerations at the hybrid body's current state
+    (:func:`~articulated.algorithms.reduced.reduced_kinematics`, then
+    :func:`~articulated.algorithms.reduced.reduced_dynamics`: ``ad.qdd`` on the active
+    joints); returns the first joint whose acceleration is not finite, or -1."""
+    bkp, hp, rp = ptr
+    reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
+    reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp, ad.stats,
+                     False)
+    return int(ad.stats[STAT_BAD])
+
+
+@inline
 def hybrid_rk4(am, ad, cl, ptr, hk):
     """:func:`~articulated.simulation.contact_loop._smooth_rk4` on the hybrid body: the
     unconstrained motion of a substep of ``hk`` [s] by RK4 on the reduced tree's ABA (the
@@ -774,7 +783,6 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
     factorization at ``(q, qd)`` are restored on exit. Returns False where the reduced
     tree's ABA fails (``ad.stats[STAT_BAD]``)."""
     q, qd, qdd = ad.q, ad.qd, ad.qdd
-    bkp, hp, rp = ptr
     ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
     jnv, vadr, qadr, rnq = am.jnv, am.vadr, am.qadr, ad.red.nq
     q0, qd0, vs, ka = cl.rkq, cl.rkd, cl.rkv, cl.rka
@@ -811,11 +819,9 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
                     q[qadr[J] + d] = q0[qadr[J] + d]
                 for r in range(jnv[J]):
                     qd[vadr[J] + r] = qd0[vadr[J] + r]
-        reduced_kinematics(bkp, hp.pose, rp, am.ubody.shape[0], am.ubody)
-        reduced_dynamics(bkp, am.ubody.shape[0], am.ubody, ad.f_ext, hp.pose, rp,
-                         ad.stats, False)
-        if ad.stats[STAT_BAD] >= 0 and bad < 0.0:
-            bad = ad.stats[STAT_BAD]
+        jb = _reduced_qdd(am, ad, ptr)
+        if jb >= 0 and bad < 0.0:
+            bad = jb
         if s < 3:
             for u in range(na):
                 J = ajoints[u]

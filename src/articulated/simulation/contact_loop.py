@@ -199,6 +199,19 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
 
 
 @njit(**dict(JIT, inline="always"))
+def _qdd_at(sm, sd, cl, q, qd):
+    """ABA at ``(q, qd)`` into the workspace (its factorization and body motion) and its
+    accelerations into ``cl.qdd``; False when it fails."""
+    ok, _ = aba_passes(sm.model_i, sm.model_f, q, qd, sd.tau, sd.f_ext, False, sd.data,
+                       True, False)
+    if ok:
+        dv = data_arrays(sd.data, sm.jtype.shape[0], qd.shape[0])
+        for k in range(qd.shape[0]):
+            cl.qdd[k] = dv.qdd[k]
+    return ok
+
+
+@njit(**dict(JIT, inline="always"))
 def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
     """Steps 3-6 of :mod:`articulated.simulation.contact` over ``h`` [s] from ``(q, qd)``
     with the unconstrained velocities ``qs`` (nv,) into ``cl.q1, cl.qd1`` and the statistics
@@ -248,13 +261,8 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
         if kick:    # qs becomes the substep's start velocity with the impulses, qd + dv
             for k in range(nv):
                 qs[k] = qd[k] + cl.qd1[k] - qs[k]
-            ok, _ = aba_passes(sm.model_i, sm.model_f, q, qs, sd.tau, sd.f_ext, False,
-                               sd.data, True, False)
-            if not ok:
+            if not _qdd_at(sm, sd, cl, q, qs):
                 return ERR_DYNAMICS, cb
-            dv = data_arrays(sd.data, nb, nv)
-            for k in range(nv):
-                cl.qdd[k] = dv.qdd[k]
             if not _smooth_rk4(sm, sd, cl, q, qs, h, cl.qd1):
                 return ERR_DYNAMICS, cb
         for k in range(nv):
@@ -371,19 +379,14 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
         qc[k] = q[k]
     for k in range(nv):
         qdc[k] = qd[k]
-    dv = data_arrays(sd.data, sm.jtype.shape[0], nv)
     i = 0
     fresh = True    # cl.qdd and the workspace's factorization are those at (qc, qdc)
     while i < ns:
         if not whole:
             if not fresh:
                 E = _energy(sm, sd, cl, qc, qdc)
-                ok, _ = aba_passes(sm.model_i, sm.model_f, qc, qdc, sd.tau, sd.f_ext, False,
-                                   sd.data, True, False)
-                if not ok:
+                if not _qdd_at(sm, sd, cl, qc, qdc):
                     return ERR_DYNAMICS, cb
-                for k in range(nv):
-                    cl.qdd[k] = dv.qdd[k]
             if not _smooth_rk4(sm, sd, cl, qc, qdc, hk, qs):
                 return ERR_DYNAMICS, cb
         code, cb = _finish(sm, sd, cl, qc, qdc, qs, hk, whole and ready, cb,
