@@ -6,7 +6,7 @@ Redon & Lin (2005) Table 1 (RL, Sec. 6.3) on torsion-angle models of real struct
     copies of it (chains renamed, each copy shifted by 10 nm), to measure the issue's
     target "a 3,000-residue structure in under 2 s".
 (b) RL Table 1 (:func:`articulated.bench.quasistatics.bench_table1`): N_f in
-    {1, 10, 100, 1000} forces, eps_max in {2^-3, .., 2^-19}, relative joint error: median
+    {1, 10, 100, 1000} forces, eps_max in {2^-3, .., 2^-19}, relative joint error: mean
     ms per step, joints computed, lower bound, relative displacement error, speed-up.
     Figure ``quasistatics-protein.png``: time and joints vs eps (RL Fig. 7).
 (c) :func:`bench_placements` - one force at eps 2^-19, ten placements (force seeds 0-9):

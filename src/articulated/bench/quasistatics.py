@@ -6,13 +6,13 @@ error-bounded approximation algorithm for simulating quasi-statics of complex li
 (a) :func:`bench_molecule` - RL Table 1 / Fig. 7: the 50,000-DOF molecule
     (:func:`articulated.models.molecule`), ``N_f`` in {1, 10, 100, 1000} constant world
     forces of random direction (1 N) at random atoms (seeded), ``eps_max`` in {2^-3, 2^-7,
-    2^-11, 2^-15, 2^-19} (relative joint acceleration error): median wall time per step,
+    2^-11, 2^-15, 2^-19} (relative joint acceleration error): mean wall time per step,
     mean joints computed (N_E), mean assembly-tree nodes recomputed, the relative displacement
     error against the full-DCA run with the same forces and steps, and the DCA's own time
     per step. Also :func:`bench_scaling`: adaptive time per step at 1 force and 2^-19 on
     molecule-5k vs molecule-50k (issue target: ratio < 2) next to the DCA's ratio.
 (b) :func:`bench_millipede` - RL Fig. 5: the 13,000-body millipede, one force on the tip
-    link of the middle leg, ``eps_max = 2^-i``, i = 0..19: median time per step and joints
+    link of the middle leg, ``eps_max = 2^-i``, i = 0..19: mean time per step and joints
     computed vs eps with the DCA line (plot ``quasistatics-millipede.png``).
 (c) :func:`bench_bicycle` - RL Fig. 1: the 30-link bicycle chain, constant force on the
     last link (at its free pin, in the plane of the chain) for 10,000 steps: final body
@@ -42,8 +42,9 @@ joints with ``||qdd_j|| > eps * max_j ||qdd_j||``; any method that computes some
 accelerations exactly and sets the rest to zero must compute at least these to meet the
 relative joint error ``eps`` (RL Definitions 1-2).
 
-Timing: wall time of each ``step()`` (``time.perf_counter``), median over the steps (the
-first step includes the initial force update and any numba cache load). Run
+Timing: wall time of each step, the mean over the steps after the first (the first
+includes the initial force update and any numba cache load; the adaptive method's steps
+that refresh its metric, every ``metric_every``-th, are counted). Run
 ``articulated bench quasistatics [--quick] [--steps K] [--out DIR] [--scheduler ADDRESS]``
 (``--scheduler``: the Table 1 and millipede runs as cells on Dask workers, one cell per
 single-threaded worker at a time, :func:`run_cells`); ``--quick`` uses small
@@ -175,9 +176,9 @@ def step_dt(qdd0, dq):
 
 
 def simulate(model, q0, forces, dt, steps, method, eps=0.0):
-    """One quasi-static run. Returns dict: ``ms`` (median step time), ``mean_ms`` (mean over
-    steps 2..K), ``joints``, ``nodes`` (means), ``bound`` (largest certified error),
-    ``q`` (final configuration), ``setup_s``."""
+    """One quasi-static run. Returns dict: ``ms`` (mean step time over steps 2..K),
+    ``median_ms`` (median over all steps), ``joints``, ``nodes`` (means), ``bound``
+    (largest certified error), ``q`` (final configuration), ``setup_s``."""
     from ..simulation.forces import PointForce
     from ..simulation.quasistatic import QuasiStaticSimulator
 
@@ -188,7 +189,7 @@ def simulate(model, q0, forces, dt, steps, method, eps=0.0):
     setup_s = time.perf_counter() - t0
     tr = sim.run(steps)
     wall = tr.wall[1:] if steps > 1 else tr.wall
-    out = dict(ms=float(np.median(tr.wall) * 1e3), mean_ms=float(wall.mean() * 1e3),
+    out = dict(ms=float(wall.mean() * 1e3), median_ms=float(np.median(tr.wall) * 1e3),
                joints=float(tr.joints.mean()), nodes=float(tr.nodes.mean()),
                bound=float(tr.bound.max()), q=tr.q[-1].copy(), setup_s=setup_s, steps=steps)
     del sim, tr
@@ -372,7 +373,7 @@ def _millipede(quick):
 def bench_millipede(quick=False, steps=30, *, eps_values=EPS_SWEEP, log=print,
                     client=None) -> dict:
     """RL Fig. 5: one 1 N force (direction (1, 1, 1)/sqrt(3)) at the centre of mass of the
-    tip link of the middle leg; per eps the median (and mean, steps 2..K) time per step and
+    tip link of the middle leg; per eps the mean (steps 2..K) and median time per step and
     the mean joints computed, next to the full DCA (the runs as cells of :func:`run_cells`,
     on ``client``'s workers when given). Returns dict(nb, body, steps, dt, dca, rows)."""
     model, legs, leg_links = _millipede(quick)
@@ -421,7 +422,7 @@ def plot_millipede(res, path):
     fig, (a0, a1) = new_figure((11, 4.2), 1, 2)
     a0.loglog(eps, ms, "o-", label="error-bounded approximation (ours)")
     a0.axhline(res["dca"]["ms"], color="k", ls="--", label="full DCA (ours)")
-    a0.set_ylabel("median time per step [ms]")
+    a0.set_ylabel("mean time per step [ms]")
     a1.loglog(eps, joints, "o-", label="joints computed (ours)")
     lo = lower > 0
     a1.loglog(eps[lo], lower[lo], "s:", color="gray",
@@ -511,7 +512,7 @@ def plot_molecule(res, path):
         a1.loglog(eps, [r["joints"] for r in row["adaptive"]], "o-", color=c,
                   label=f"{row['nf']} force{'s' if row['nf'] > 1 else ''}")
         a1.loglog(eps, [max(r["lower"], 1) for r in row["adaptive"]], "s:", color=c, ms=3)
-    a0.set_ylabel("median time per step [ms] (dashed: full DCA)")
+    a0.set_ylabel("mean time per step [ms] (dashed: full DCA)")
     a1.axhline(res.get("nv", res["nb"]), color="k", ls="--", lw=0.8)
     a1.set_ylabel("joints computed per step (dotted: lower bound)")
     _eps_axes(a0, a1)
@@ -530,7 +531,7 @@ def table1_markdown(mol, heading) -> list:
     lines.append(heading)
     lines.append("")
     blocks = [
-        ("median time per step [ms] (DCA: simulator step; bare DCA solve in brackets)",
+        ("mean time per step [ms] (DCA: simulator step; bare DCA solve in brackets)",
          lambda r: f"{r['ms']:.2f}",
          lambda d: f"{d['ms']:.1f} ({d['solve_ms']:.1f})"),
         ("speed-up = DCA step / adaptive step", lambda r: f"{r['speedup']:.1f}x",
@@ -601,14 +602,14 @@ def format_report(res) -> str:
         lines += [f"### (b) millipede ({mp['nb']} bodies), one force on {mp['body']}, "
                   f"{mp['steps']} steps per setting", "",
                   markdown_table(
-                      ["eps_max", "median (mean) ms/step", "speed-up", "joints computed",
+                      ["eps_max", "mean (median) ms/step", "speed-up", "joints computed",
                        "lower bound", "nodes/step", "e_F (e_max)",
                        "one-step e_F, ideal truncation"],
-                      [[_log2_label(r["eps"]), f"{r['ms']:.3f} ({r['mean_ms']:.3f})",
+                      [[_log2_label(r["eps"]), f"{r['ms']:.3f} ({r['median_ms']:.3f})",
                         f"{r['speedup']:.1f}x", f"{r['joints']:.1f}", f"{r['lower']}",
                         f"{r['nodes']:.0f}", f"{r['e_f']:.0e} ({r['e_max']:.0e})",
                         f"{r['e_ideal']:.0e}"] for r in mp["rows"]]
-                      + [["full DCA", f"{mp['dca']['ms']:.2f} ({mp['dca']['mean_ms']:.2f}; bare "
+                      + [["full DCA", f"{mp['dca']['ms']:.2f} ({mp['dca']['median_ms']:.2f}; bare "
                           f"solve {mp['dca']['solve_ms']:.2f})", "1x", f"{mp['dof']}", "",
                           f"{mp['dca']['nodes']:.0f}", "0", "0"]]), ""]
     bc = res.get("bicycle")
@@ -616,7 +617,7 @@ def format_report(res) -> str:
         lines += [f"### (c) bicycle chain, {bc['n']} links, {bc['steps']} steps "
                   f"(dt {bc['dt']:.3g} s)", "",
                   markdown_table(
-                      ["eps_max", "joints/step", "tip error [mm]", "e_F", "median ms/step"],
+                      ["eps_max", "joints/step", "tip error [mm]", "e_F", "mean ms/step"],
                       [[_log2_label(r["eps"]), f"{r['joints']:.1f}", f"{r['tip_err'] * 1e3:.2f}",
                         f"{r['e_f']:.1e}", f"{r['ms']:.3f}"] for r in bc["rows"]]
                       + [["full DCA", f"{bc['n']}", "0", "0", f"{bc['dca']['ms']:.3f}"]]), ""]

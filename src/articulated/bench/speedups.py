@@ -85,7 +85,7 @@ def _qs_row(model, label, key, forces, steps, log):
         t0 = time.perf_counter()
         aba(model, q0, zero, tau, f)
         t.append(time.perf_counter() - t0)
-    row = dict(case=label, key=key, n=model.nv, ad_ms=ad["mean_ms"], dca_ms=dca["mean_ms"],
+    row = dict(case=label, key=key, n=model.nv, ad_ms=ad["ms"], dca_ms=dca["ms"],
                aba_ms=float(np.median(t)) * 1e3, joints=ad["joints"],
                ad_setup_s=ad["setup_s"], dca_setup_s=dca["setup_s"])
     log(f"{label}: adaptive {row['ad_ms']:.3f} ms/step ({row['joints']:.0f} joints), DCA "
