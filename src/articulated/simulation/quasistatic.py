@@ -217,8 +217,9 @@ class QuasiStaticSimulator:
         s, lp = self.solver, self._compiled_loop()
         budget = -1 if self.max_joints is None else self.max_joints
         done, code, s._n_computed = quasistatic_steps(
-            lp, s._node_args(True), s._node_args(False), s._solve_args(), int(n), self.t, self.dt,
-            self.eps_max, ERROR_MEASURES.index(self.error), budget, s._n_computed, out)
+            lp, s._node_args(True), s._node_args(False), s._solve_args(), int(n), self.t,
+            self.dt, self.eps_max, ERROR_MEASURES.index(self.error), budget, s._n_computed,
+            out)
         for _ in range(done):
             self.t += self.dt
         if code == BAD_FORCE:
