@@ -307,6 +307,53 @@ def test_lazy_update_equals_full_recompute():
     assert n <= (res.joints.size + 2) * (depth + 1)
 
 
+COEFFICIENTS = ("Phi", "Psi", "bh", "ph", "eta", "W", "P", "D", "beta", "gamma", "R")
+
+
+@pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
+def test_force_update_equals_full_recompute(name, make):
+    """An update that moves no joint (new body forces and joint forces) recomputes only
+    the linear coefficients of the force paths, and leaves every coefficient equal to a
+    full recomputation; after an update without the metric (stale nodes) a force update
+    with the metric recomputes the stale nodes whole and keeps them stale while a child
+    is."""
+    m = make()
+    rng = np.random.default_rng(8)
+    q, tau, f = _state(m, rng, 1)
+    s = AdaptiveQuasiStatics(m)
+    s.set_state(q, tau, f)
+    res = s.solve(2.0 ** -5, "relative_joint")
+    q2 = q.copy()
+    integrate_joints_inplace(res.joints, res.joints.size, m.jnt_type, m.jnt_qadr,
+                             m.jnt_vadr, q2, res.qdd / np.abs(res.qdd).max(), 0.05)
+    f2, tau2 = f.copy(), tau.copy()
+    bodies = rng.choice(m.nb, 3, replace=False)
+    f2[bodies] = rng.normal(size=(3, 6))
+    j = int(m.dof_body[-1])
+    tau2[m.jnt_vadr[j]] = 0.7
+    full = AdaptiveQuasiStatics(m)
+    full.set_state(q2, tau2, f2)
+    for metric in (True, False):
+        s.set_state(q, tau, f)
+        s.update(q2, joints=res.joints, metric=metric)
+        psi_before = s.Psi.copy()
+        n = s.update(bodies=bodies, f_ext=f2, tau=tau2, tau_joints=[j])
+        assert 0 < n < s.tree.n_nodes
+        names = COEFFICIENTS if metric else ("Phi", "bh") + COEFFICIENTS[5:]
+        for name in names:
+            a, b = getattr(s, name), getattr(full, name)
+            assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(b).max())), name
+        if metric:                                       # the force path alone: Psi kept
+            np.testing.assert_array_equal(s.Psi, psi_before)
+        else:              # stale nodes on the path recomputed whole, still stale above
+            assert not np.array_equal(s.Psi, psi_before)        # a stale child
+            assert np.isinf(s.total_acceleration())
+        eps = 2.0 ** -11 if metric else 0.0     # stale nodes elsewhere: more joints
+        a, b = s.solve(eps, "relative_joint"), full.solve(eps, "relative_joint")
+        np.testing.assert_array_equal(np.sort(a.joints), np.sort(b.joints))
+        assert np.abs(a.qdd - b.qdd).max() <= 1e-9 * np.abs(b.qdd).max()
+
+
 @pytest.mark.parametrize("name,make", TREES + [
     ("humanoid", lambda: models.humanoid(floating_base=True))], ids=[t[0] for t in TREES] + ["humanoid"])
 def test_hierarchical_frames_give_world_poses(name, make):

@@ -403,8 +403,6 @@ def _update_nodes(nodes, n_upd, args):
                     T[4, rr, a] = co.P[J, tree.perm[J, a], rr]
             _metric_bias(i, X, J, lay, d, hasY, co, inp.Aw, T, V6)
         if nC == 0:                                  # a root node: no handles
-            if frames:
-                _node_frames(i, tree, fr)
             continue
         # ---- per handle k of C, with C_k = s_k Ct_k (Ct_k in T7; s_k = 1 for a handle of
         # A, -1 for one of B): b^C_k = b_k - C_k^T gamma and Z_k = L^-1 Ct_k[F, :]
@@ -526,8 +524,13 @@ def _update_nodes(nodes, n_upd, args):
                 _outer_acc(T, ck + 2, cl + 3, 6, co.Psi, dst, 1.0)
         if metric and not hasY:
             _single_joint_metric(nC, hC, oC, tree.n_slots, J, d, inp.Aw, T, V6, co.Psi, co.ph)
-        if frames:
-            _node_frames(i, tree, fr)
+    if frames:
+        # the hierarchical frames in a pass of their own (post-order: children first):
+        # inside the loop above they made each node's update markedly slower
+        for u in range(n_upd):
+            i = nodes[u]
+            if tree.node_joint[i] >= 0:
+                _node_frames(i, tree, fr)
 
 
 @njit(**KERNEL)

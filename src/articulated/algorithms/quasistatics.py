@@ -19,8 +19,39 @@ instant).
 
 from __future__ import annotations
 
+import math
+
+from numba import njit
+
+from .._byref import byref
+from ..config import KERNEL
 from .engine import DCAEngine
 from .metric import mark_stale
+from .node_update import _update_biases
+
+
+@njit(**KERNEL)
+def any_stale(nodes, n, node_joint, eta):
+    """Whether an internal node among ``nodes[:n]`` has a stale metric (``eta = inf``,
+    :func:`~articulated.algorithms.metric.mark_stale`): its total-acceleration
+    coefficients Psi (RL eq. 9) were not recomputed with its DCA coefficients."""
+    for u in range(n):
+        i = nodes[u]
+        if node_joint[i] >= 0 and eta[i] == math.inf:
+            return True
+    return False
+
+
+@njit(**KERNEL)
+def update_forces(nodes, n, args):
+    """The force update of ``nodes[:n]`` (post-order) with the
+    :class:`~articulated.algorithms.bundles.NodeArgs` ``args``: only the linear
+    coefficients (b; with the metric also p and eta) are recomputed
+    (:func:`~articulated.algorithms.node_update._update_biases`). Valid when no joint
+    below the nodes has moved since their last update (their Phi, W, P, D and frames
+    depend on the configuration alone; RL eqs. 2, 4-5) and, with the metric, when none of
+    them is stale (:func:`any_stale`: Psi is current)."""
+    _update_biases(nodes, n, byref(args))
 
 
 class AdaptiveQuasiStatics(DCAEngine):
@@ -36,6 +67,12 @@ class AdaptiveQuasiStatics(DCAEngine):
         res.qdd, res.joints, res.bound
         s.update(q_new, joints=res.joints, bodies=[...], f_ext=..., tau=...)   # lazy
 
+    An update that moves no joint (new forces only, ``q`` not given and no ``joints``)
+    recomputes only the nodes' linear coefficients (:func:`update_forces`): the inverse
+    inertias depend on the configuration alone, and every update leaves them current. With
+    the metric it does so only when none of the nodes is stale, else it recomputes them
+    whole.
+
     An update with ``metric=False`` recomputes the DCA coefficients only and marks the
     nodes' total-acceleration coefficients stale (:func:`~articulated.algorithms.metric.
     mark_stale`): the next solve computes their joints before it may stop (their ``A(C)``
@@ -45,7 +82,24 @@ class AdaptiveQuasiStatics(DCAEngine):
     Parameters and errors: those of :class:`~articulated.algorithms.engine.DCAEngine`.
     """
 
+    def update(self, q=None, *, joints=(), bodies=(), f_ext=None, tau=None, tau_joints=(),
+               metric: bool = True) -> int:
+        self._moved = q is not None or len(joints) > 0
+        try:
+            return super().update(q, joints=joints, bodies=bodies, f_ext=f_ext, tau=tau,
+                                  tau_joints=tau_joints, metric=metric)
+        finally:
+            self._moved = True
+
+    update.__doc__ = DCAEngine.update.__doc__
+
+    _moved = True
+
     def _update(self, nodes, n, metric=True):
-        super()._update(nodes, n, metric)
+        if self._moved or (metric and any_stale(nodes, n, self.tree.node_joint, self.eta)):
+            super()._update(nodes, n, metric)
+        else:
+            update_forces(nodes, n, self._node_args(metric))
+            self.n_updated = int(n)
         if not metric:
             mark_stale(nodes, n, self.tree.node_joint, self.eta)

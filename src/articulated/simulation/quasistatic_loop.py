@@ -6,7 +6,8 @@
 a compiled form (:class:`~articulated.PointForce`, :class:`~articulated.Spring`; the
 bodies' velocities are zero, a spring's damper sees its anchor's velocity): per step the forces
 (:func:`~articulated.simulation.forces.body_force_row`, from each body's world pose by the
-hierarchical frames, RL Sec. 5.1, O(log n)), the lazy update of the force bodies' leaves and their ancestors (RL Sec. 5.2),
+hierarchical frames, RL Sec. 5.1, O(log n)), the lazy update of the force bodies' leaves and their ancestors (RL Sec. 5.2; their
+linear coefficients only, since no joint has moved since the last step's update),
 the error-bounded partial back-substitution (RL Sec. 4.3), ``q (+)= h^2 qdd`` on the
 computed joints and the lazy update of their nodes: the step of the simulator's Python
 path without its per-call overhead (the unboxing of the solver's bundles at each kernel
@@ -34,7 +35,8 @@ from ..algorithms.back_substitution import _partial_back_substitution
 from ..algorithms.bundles import STAT_BAD, STAT_BOUND, STAT_N
 from ..algorithms.handles import _world_pose
 from ..algorithms.metric import mark_stale
-from ..algorithms.node_update import _dirty_nodes, _update_nodes
+from ..algorithms.node_update import _dirty_nodes, _update_biases, _update_nodes
+from ..algorithms.quasistatics import any_stale
 from ..config import KERNEL
 from ..configuration import integrate_joints_inplace
 from .cycles import _cycles
@@ -122,7 +124,12 @@ def quasistatic_steps(lp, upd, upd0, sol, nsteps, t0, h, eps, measure, budget, n
             lp.seeds[k] = lp.leaf_of_body[b]
         m1, m2 = metric_due(lp.step[0], lp.metric_every[0], budget)
         n1 = _dirty_nodes(lp.node_parent, lp.seeds, nf, lp.mark, lp.dirty, lp.mark)
-        _update_nodes(lp.dirty, n1, up if m1 else up0)
+        # no joint has moved since the last update: the force path's linear coefficients
+        # alone (AdaptiveQuasiStatics.update), unless the metric is due on a stale node
+        if m1 and any_stale(lp.dirty, n1, lp.node_joint, lp.eta):
+            _update_nodes(lp.dirty, n1, up)
+        else:
+            _update_biases(lp.dirty, n1, up if m1 else up0)
         if not m1:
             mark_stale(lp.dirty, n1, lp.node_joint, lp.eta)
         _partial_back_substitution(eps, measure, budget, n_prev, sp)
