@@ -154,6 +154,20 @@ def test_total_acceleration_of_single_joint_nodes(seed):
             assert A == pytest.approx(sq[t.node_joint[i]], rel=1e-8, abs=1e-10 * sq.sum())
 
 
+def _solved_and_moved(m, rng, eps):
+    """A solver set to a few random forces and solved at ``eps`` (relative joint), and the
+    configuration its computed joints reach when moved along their accelerations (the
+    largest by 0.05): ``(solver, (q, tau, f), result, q2)``."""
+    q, tau, f = _state(m, rng, 1)
+    s = AdaptiveQuasiStatics(m)
+    s.set_state(q, tau, f)
+    res = s.solve(eps, "relative_joint")
+    q2 = q.copy()
+    integrate_joints_inplace(res.joints, res.joints.size, m.jnt_type, m.jnt_qadr,
+                             m.jnt_vadr, q2, res.qdd / np.abs(res.qdd).max(), 0.05)
+    return s, (q, tau, f), res, q2
+
+
 @pytest.mark.parametrize("name,make", TREES, ids=[t[0] for t in TREES])
 def test_stale_metric_keeps_the_certified_bound(name, make):
     """An update without the metric marks the recomputed nodes stale: the next solve
@@ -162,14 +176,8 @@ def test_stale_metric_keeps_the_certified_bound(name, make):
     metric of the same nodes restores RL's solve exactly."""
     m = make()
     rng = np.random.default_rng(5)
-    q, tau, f = _state(m, rng, 1)
-    s = AdaptiveQuasiStatics(m)
-    s.set_state(q, tau, f)
-    res = s.solve(2.0 ** -7, "relative_joint")
+    s, (q, tau, f), res, q2 = _solved_and_moved(m, rng, 2.0 ** -7)
     moved = res.joints.copy()
-    q2 = q.copy()
-    integrate_joints_inplace(moved, moved.size, m.jnt_type, m.jnt_qadr, m.jnt_vadr, q2,
-                             res.qdd / np.abs(res.qdd).max(), 0.05)
     n = s.update(q2, joints=moved, metric=False)
     stale_nodes = s._dirty[:n]
     stale = [int(s.tree.node_joint[i]) for i in stale_nodes if s.tree.node_joint[i] >= 0]
@@ -319,13 +327,7 @@ def test_force_update_equals_full_recompute(name, make):
     is."""
     m = make()
     rng = np.random.default_rng(8)
-    q, tau, f = _state(m, rng, 1)
-    s = AdaptiveQuasiStatics(m)
-    s.set_state(q, tau, f)
-    res = s.solve(2.0 ** -5, "relative_joint")
-    q2 = q.copy()
-    integrate_joints_inplace(res.joints, res.joints.size, m.jnt_type, m.jnt_qadr,
-                             m.jnt_vadr, q2, res.qdd / np.abs(res.qdd).max(), 0.05)
+    s, (q, tau, f), res, q2 = _solved_and_moved(m, rng, 2.0 ** -5)
     f2, tau2 = f.copy(), tau.copy()
     bodies = rng.choice(m.nb, 3, replace=False)
     f2[bodies] = rng.normal(size=(3, 6))
