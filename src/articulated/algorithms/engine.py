@@ -244,7 +244,9 @@ class DCAEngine:
             cache[key] = args
         return args
 
-    def _update(self, nodes, n, metric=True):
+    def _update(self, nodes, n, metric=True, moved=True):
+        """Recompute ``nodes[:n]`` (post-order); ``moved``: whether a joint below them may
+        have moved since their last update (False: new forces only)."""
         update_nodes(nodes, n, self._node_args(metric))
         self.n_updated = int(n)
 
@@ -308,7 +310,7 @@ class DCAEngine:
                                 t.leaf_of_body[np.asarray(bodies, dtype=np.int64)]])
         n = _dirty_nodes(t.node_parent, seeds.astype(np.int64), seeds.size, self._mark,
                          self._dirty, self._mark)
-        self._update(self._dirty, n, metric)
+        self._update(self._dirty, n, metric, q is not None or len(joints) > 0)
         return n
 
     def total_acceleration(self) -> float:

@@ -82,21 +82,8 @@ class AdaptiveQuasiStatics(DCAEngine):
     Parameters and errors: those of :class:`~articulated.algorithms.engine.DCAEngine`.
     """
 
-    def update(self, q=None, *, joints=(), bodies=(), f_ext=None, tau=None, tau_joints=(),
-               metric: bool = True) -> int:
-        self._moved = q is not None or len(joints) > 0
-        try:
-            return super().update(q, joints=joints, bodies=bodies, f_ext=f_ext, tau=tau,
-                                  tau_joints=tau_joints, metric=metric)
-        finally:
-            self._moved = True
-
-    update.__doc__ = DCAEngine.update.__doc__
-
-    _moved = True
-
-    def _update(self, nodes, n, metric=True):
-        if self._moved or (metric and any_stale(nodes, n, self.tree.node_joint, self.eta)):
+    def _update(self, nodes, n, metric=True, moved=True):
+        if moved or (metric and any_stale(nodes, n, self.tree.node_joint, self.eta)):
             super()._update(nodes, n, metric)
         else:
             update_forces(nodes, n, self._node_args(metric))
