@@ -28,8 +28,8 @@ Columns: the adaptive step [ms], the full DCA step [ms] (the same stepping with
 adaptive simulator), the speed-ups over both, the
 paper's over its DCA, the joints computed per step and the time per computed joint
 against a full-DCA joint (adaptive step / joints against full DCA step / n). Times are
-means of steps after the first (quasi-statics, RGL's Table 1 cells) or medians; the machine is shared: compare the
-ratios. A second table gives the set-up that the first leaves out: constructing the
+means of steps after the first (quasi-statics, RGL's Table 1 cells) or medians; the
+machine is shared: compare the ratios. A second table gives the set-up that the first leaves out: constructing the
 simulator (quasi-statics: ``QuasiStaticSimulator`` of each method; the fresh run: the
 adaptive ``Simulator`` against ``DCA(model)``), in seconds and in adaptive steps.
 

@@ -6,8 +6,9 @@
 a compiled form (:class:`~articulated.PointForce`, :class:`~articulated.Spring`; the
 bodies' velocities are zero, a spring's damper sees its anchor's velocity): per step the forces
 (:func:`~articulated.simulation.forces.body_force_row`, from each body's world pose by the
-hierarchical frames, RL Sec. 5.1, O(log n)), the lazy update of the force bodies' leaves and their ancestors (RL Sec. 5.2; their
-linear coefficients only, since no joint has moved since the last step's update),
+hierarchical frames, RL Sec. 5.1, O(log n)), the lazy update of the force bodies' leaves
+and their ancestors (RL Sec. 5.2; their linear coefficients only, since no joint has moved
+since the last step's update),
 the error-bounded partial back-substitution (RL Sec. 4.3), ``q (+)= h^2 qdd`` on the
 computed joints and the lazy update of their nodes: the step of the simulator's Python
 path without its per-call overhead (the unboxing of the solver's bundles at each kernel
