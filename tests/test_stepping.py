@@ -104,6 +104,46 @@ def test_compiled_loop_equals_the_python_integrators(method, integrator):
     assert np.abs(fast.q - ref.q).max() < 1e-13 and fast.t == ref.t
 
 
+def test_single_steps_are_the_steps_of_a_run():
+    """step() takes the compiled loop without a run's records: a loop of single steps
+    ends where run(n) ends, bit for bit (compiled forces, Python forces through the hook,
+    contacts with the contact statistics of the last step); a step that fails raises
+    SimulationDiverged with the start's record and leaves the state as it was."""
+    m, q0, qd0 = scene()
+    for forces in (every_force(m), [PythonForce(f) for f in every_force(m)]):
+        a = Simulator(m, 2e-3, "rk4", forces=forces, q0=q0, qd0=qd0)
+        b = Simulator(m, 2e-3, "rk4", forces=forces, q0=q0, qd0=qd0)
+        tr = a.run(25)
+        for _ in range(25):
+            b.step()
+        assert np.array_equal(tr.q[-1], b.q) and np.array_equal(tr.qd[-1], b.qd)
+        assert b.t == tr.t[-1] and b.nfev == a.nfev == 100
+    c, q0c = art.models.capsule_chain(6, return_configuration=True)
+    a = Simulator(c, 1e-3, contacts=c.collision, q0=q0c)
+    b = Simulator(c, 1e-3, contacts=c.collision, q0=q0c)
+    tr = a.run(300)
+    assert tr.contacts["n"][-1] > 0                      # it lies on the plane
+    for _ in range(300):
+        b.step()
+    assert np.array_equal(tr.q[-1], b.q) and np.array_equal(tr.qd[-1], b.qd)
+    assert b._contact.last["n"] == tr.contacts["n"][-1]
+    assert b._contact.last["sweeps"] == tr.contacts["sweeps"][-1]
+    d = Simulator(pendulum(3), 0.01, "semi_implicit_euler", q0=[0.2, 0.0, 0.0],
+                  forces=[JointTorque(np.full(3, 1e300))])
+    err = None
+    while err is None:
+        q_before, qd_before, t_before = d.q.copy(), d.qd.copy(), d.t
+        try:
+            d.step()
+        except SimulationDiverged as e:
+            err = e
+    e = err
+    assert np.array_equal(d.q, q_before) and np.array_equal(d.qd, qd_before)
+    assert d.t == t_before > 0.0 and e.joint is not None
+    assert len(e.trajectory) == 1 and np.array_equal(e.trajectory.q[0], q_before)
+    assert e.trajectory.t[0] == t_before and np.array_equal(e.trajectory.qd[0], qd_before)
+
+
 def test_python_forces_run_in_the_compiled_loop_and_options_without_it_in_python():
     m = pendulum(4)
     callable_tau = JointTorque(lambda t, q, qd: np.zeros(4))

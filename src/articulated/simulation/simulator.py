@@ -521,10 +521,18 @@ class DynamicsSimulator:
     def step(self) -> None:
         """Advance the state by one time step ``dt``.
 
+        The same step as ``run(1)``, without a run's records, energy watch and progress
+        bar: in a loop of single steps (a controller setting ``ctrl`` between them) the
+        Python around each compiled step costs tens of microseconds, not hundreds.
+
         Raises SimulationDiverged (state left at the last finite values) if the state or
         an applied force becomes non-finite.
         """
-        if self.integrator == "rk45" or self._compiled() is not None:
+        loop = None if self.integrator == "rk45" else self._compiled()
+        if loop is not None:
+            self._step_compiled(*loop)
+            return
+        if self.integrator == "rk45":
             self.run(1, progress=False)
             return
         try:
@@ -846,6 +854,45 @@ class DynamicsSimulator:
         cl = contact_loop_bundles(cs, det, sd, _cycle_rate() is not None, hook)
         return sm, sd, fa, cl, det
 
+    def _step_compiled(self, sm, sd, fa, cl):
+        """:meth:`step` by the compiled loop: one step from the simulator's state, no record
+        (:data:`~articulated.simulation.stepping.Records` of no rows); the state is left as it
+        was when the step fails (SimulationDiverged with the start's record)."""
+        fast = getattr(self, "_fast_step", None)
+        if fast is None:
+            count = np.zeros(1, dtype=np.int64)
+            fast = self._fast_step = (records(self.model, 0), Run(0, 1, 1, 1, count))
+        rec, run = fast
+        q, qd = self._q.copy(), self._qd.copy()
+        t = np.array([self.t])
+        if fa.hook >= 0:
+            self._python_forces.hstop[0] = 0
+            self._python_forces.stop = None
+        if cl is None:
+            done, code = tree_steps(sm, sd, fa, q, qd, t, run, rec)
+        else:
+            self._contact_log = []
+            done, code = self._contact_steps(sm, sd, fa, cl, q, qd, t, run, rec)
+        if code != OK:
+            first = records(self.model, 1)
+            record_state(sm, sd, fa, self.t, self._q, self._qd, first, 0)
+            traj = self._compiled_trajectory(first, 1, 0, 0.0, cl)
+            raise self._diverged(self._failure(code, sd, cl), traj, 1, 1)
+        self.nfev += 4 if self.integrator == "rk4" else 1
+        self._q, self._qd, self.t = q, qd, float(t[0])
+
+    def _compiled_trajectory(self, rec, c, nfev, wall, cl):
+        """The :class:`~articulated.simulation.trajectory.Trajectory` of the first ``c``
+        rows of the compiled loop's records ``rec`` (``nfev`` evaluations, ``wall`` [s];
+        with contacts, the contact log)."""
+        return Trajectory.of(self.model, t=record_rows(rec.t, c), q=record_rows(rec.q, c),
+                             qd=record_rows(rec.qd, c), kinetic=record_rows(rec.T, c),
+                             potential=record_rows(rec.V, c), nfev=nfev, wall_time=wall,
+                             integrator=self.integrator, method=self.method, dt=self.dt,
+                             contacts=(None if cl is None else
+                                       np.array(self._contact_log, dtype=CONTACT_STATS)),
+                             settings=self.settings())
+
     def _run_compiled(self, steps, every, progress, ck, start):
         """:meth:`run` by the compiled loop :func:`~articulated.simulation.stepping.
         tree_steps` (with contacts or limits :func:`~articulated.simulation.contact_loop.
@@ -878,15 +925,8 @@ class DynamicsSimulator:
             self._python_forces.hstop[0] = 0
 
         def trajectory():
-            c = int(count[0])
-            return Trajectory.of(self.model, t=record_rows(rec.t, c), q=record_rows(rec.q, c),
-                                 qd=record_rows(rec.qd, c), kinetic=record_rows(rec.T, c),
-                                 potential=record_rows(rec.V, c), nfev=k * evals,
-                                 wall_time=wall_prev + time.perf_counter() - w0,
-                                 integrator=self.integrator, method=self.method, dt=self.dt,
-                                 contacts=(None if cl is None else
-                                           np.array(self._contact_log, dtype=CONTACT_STATS)),
-                                 settings=self.settings())
+            return self._compiled_trajectory(rec, int(count[0]), k * evals,
+                                             wall_prev + time.perf_counter() - w0, cl)
 
         n = min(steps - k, 8)
         code = OK
