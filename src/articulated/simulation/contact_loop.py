@@ -447,23 +447,6 @@ def contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats, cb):
     return done, OK, cb
 
 
-@njit(**JIT)
-def contact_steps_held(held, q, qd, t, run, rec, cstats):
-    """:func:`contact_steps` with its bundles and :data:`ContactBuffers` in ``held``, a
-    numba typed list of one tuple ``(sm, sd, fa, cl, cb)``, whose buffers it replaces
-    there where they grow: the call passes one object instead of every array of the
-    bundles, and the buffers do not cross back into Python (about 2 us per array each
-    way), only whether one grew. Returns ``(steps done, code, grown)``."""
-    sm, sd, fa, cl, cb0 = held[0]
-    done, code, cb = contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats, cb0)
-    held[0] = (sm, sd, fa, cl, cb)
-    grown = (cb.out.dist.shape[0] != cb0.out.dist.shape[0]
-             or cb.broad.cand.shape[0] != cb0.broad.cand.shape[0]
-             or cb.rb.states.shape[0] != cb0.rb.states.shape[0]
-             or cb.rb.spec.flag.shape[0] != cb0.rb.spec.flag.shape[0])
-    return done, code, grown
-
-
 def detect_bundle(det, nb, model_i, model_f, buf, hook):
     """The :data:`DetectBundle` of a :class:`~articulated.algorithms.collision.Detector`
     ``det`` on the packed model ``model_i, model_f`` of ``nb`` bodies and the workspace

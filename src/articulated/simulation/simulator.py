@@ -13,10 +13,8 @@ import re
 import sys
 import time
 import weakref
-from types import SimpleNamespace
 
 import numpy as np
-from numba.typed import List
 
 from ..algorithms._inputs import check_dtype
 from ..algorithms.forward_dynamics import METHODS, forward_dynamics
@@ -28,14 +26,13 @@ from ..algorithms.collision import Detector
 from ..algorithms.response import STAT_N
 from ..geometry import CollisionModel
 from .contact import CONTACT_STATS, ContactStepper, runaway_message, stats_log
-from .contact_loop import (ERR_RUNAWAY, ContactBuffers, contact_loop_bundles,
-                           contact_steps_held)
+from .contact_loop import ERR_RUNAWAY, ContactBuffers, contact_loop_bundles, contact_steps
 from .cycles import _cycle_rate
 from .integrators import INTEGRATORS, STEPPERS, _layout, _qdot, _unit
 from .stepsize import ATOL, RTOL
 from .hooks import register
 from .stepping import (ERR_FORCE, ERR_STATE, INTEGRATOR_CODES, METHOD_CODES, OK, Records, Run,
-                       loop_bundles, record_state, records, tree_steps_held)
+                       loop_bundles, record_state, records, tree_steps)
 from .trajectory import SimulationDiverged, Trajectory, record_rows, nonfinite_joint as _describe
 from .checkpoint import Checkpointer, RunStop, interrupted
 from .watch import EnergyWatch
@@ -861,17 +858,18 @@ class DynamicsSimulator:
         """:meth:`step` by the compiled loop: one step from the simulator's state, no record
         (:data:`~articulated.simulation.stepping.Records` of no rows); the state is left as it
         was when the step fails (SimulationDiverged with the start's record)."""
-        cache = self._loop_cache()
-        if cache.fast is None:
-            cache.fast = (records(self.model, 0), Run(0, 1, 1, 1, np.zeros(1, dtype=np.int64)))
-        rec, run = cache.fast
+        fast = getattr(self, "_fast_step", None)
+        if fast is None:
+            count = np.zeros(1, dtype=np.int64)
+            fast = self._fast_step = (records(self.model, 0), Run(0, 1, 1, 1, count))
+        rec, run = fast
         q, qd = self._q.copy(), self._qd.copy()
         t = np.array([self.t])
         if fa.hook >= 0:
             self._python_forces.hstop[0] = 0
             self._python_forces.stop = None
         if cl is None:
-            done, code = tree_steps_held(self._held_loop(sm, sd, fa, cl), q, qd, t, run, rec)
+            done, code = tree_steps(sm, sd, fa, q, qd, t, run, rec)
         else:
             self._contact_log = []
             done, code = self._contact_steps(sm, sd, fa, cl, q, qd, t, run, rec)
@@ -946,8 +944,7 @@ class DynamicsSimulator:
                     t1 = time.perf_counter()
                     run = Run(k, n, steps, every, count)
                     if cl is None:
-                        done, code = tree_steps_held(self._held_loop(sm, sd, fa, cl), q, qd,
-                                                     t, run, rec)
+                        done, code = tree_steps(sm, sd, fa, q, qd, t, run, rec)
                     else:
                         done, code = self._contact_steps(sm, sd, fa, cl, q, qd, t, run, rec)
                     k += done
@@ -996,48 +993,18 @@ class DynamicsSimulator:
                           f"|qd| = {float(np.abs(self._qd).max(initial=0.0)):.3g}, max |tau| "
                           f"= {float(np.abs(sd.tau).max(initial=0.0)):.3g}", joint)
 
-    def _held_loop(self, sm, sd, fa, cl):
-        """The numba typed list of one tuple that the compiled loop takes its bundles from
-        (:func:`~articulated.simulation.stepping.tree_steps_held`; with contacts
-        :func:`~articulated.simulation.contact_loop.contact_steps_held`, the detector's and
-        the stepper's growing buffers last), made again when one of them is no longer the
-        object it holds."""
-        key = (sm, sd, fa)
-        if cl is not None:
-            det = self._loop[4]
-            key = key + (cl, det.broad, det.out, self._contact.rb)
-        cache = self._loop_cache()
-        h = cache.held
-        if h is None or len(h[1]) != len(key) or any(a is not b for a, b in zip(h[1], key)):
-            held = List()
-            held.append(key if cl is None else
-                        key[:4] + (ContactBuffers(*key[4:], _NO_PIECES),))
-            h = cache.held = (held, key)
-        return h[0]
-
-    def _loop_cache(self):
-        """What :meth:`step` and the compiled loop's calls keep between calls (a
-        ``SimpleNamespace``: not a solver's state, so checkpoints do not walk it)."""
-        cache = getattr(self, "_calls_cache", None)
-        if cache is None:
-            cache = self._calls_cache = SimpleNamespace(fast=None, held=None)
-        return cache
-
     def _contact_steps(self, sm, sd, fa, cl, q, qd, t, run, rec):
         """:func:`~articulated.simulation.contact_loop.contact_steps` for the stretch
-        ``run`` (through :func:`~articulated.simulation.contact_loop.contact_steps_held`);
-        its statistics appended to the contact log (cycles to seconds), its grown
+        ``run``; its statistics appended to the contact log (cycles to seconds), its grown
         buffers and last statistics kept by the stepper and detector
         (:meth:`contact_list`). Returns ``(steps done, code)``."""
         cs = self._contact
         det = self._loop[4]
         cstats = np.zeros((run.n, len(CONTACT_STATS.names)))
         cl.ncon[0] = det.n                  # the contacts of the step before (substeps)
-        held = self._held_loop(sm, sd, fa, cl)
-        done, code, grown = contact_steps_held(held, q, qd, t, run, rec, cstats)
-        if grown:                           # the grown buffers, for contact_list()
-            det.broad, det.out, cs.rb = held[0][4][:3]
-            self._loop_cache().held = (held, (sm, sd, fa, cl, det.broad, det.out, cs.rb))
+        done, code, cb = contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats,
+                                       ContactBuffers(det.broad, det.out, cs.rb, _NO_PIECES))
+        det.broad, det.out, cs.rb = cb[:3]
         if done:
             log = stats_log(cstats[:done], _cycle_rate() if cl.timed else None)
             self._contact_log.extend(log)

@@ -45,7 +45,7 @@ from ..algorithms.kinematics import (armature_energy, body_energy, body_gravity_
                                      world_pose_step)
 from ..algorithms.rnea import _rnea_kernel
 from .._byref import byref, deref
-from ..config import inline, JIT, KERNEL
+from ..config import inline, KERNEL
 from ..configuration import _normalize_kernel, _qdot_kernel, integrate_joint
 from ..data import data_arrays
 from ..model import model_arrays
@@ -384,15 +384,6 @@ def tree_steps(sm, sd, fa, q, qd, t, run, rec):
     if pending >= 0:
         record_state(sm, sd, fa, t[0], q, qd, rec, pending)
     return done, OK
-
-
-@njit(**JIT)
-def tree_steps_held(held, q, qd, t, run, rec):
-    """:func:`tree_steps` with its bundles in ``held``, a numba typed list of one tuple
-    ``(sm, sd, fa)``: the call passes one object instead of every array of the bundles
-    (about 2 us per array)."""
-    sm, sd, fa = held[0]
-    return tree_steps(sm, sd, fa, q, qd, t, run, rec)
 
 
 _PLACEHOLDER_DCA = []
