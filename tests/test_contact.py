@@ -580,23 +580,31 @@ def _rk4_step(m, q, qd, h):
     return art.integrate(m, q, vbar, h), qd + h * asum / 6.0
 
 
-def test_substeps_are_steps_of_dt_over_k():
-    # At 75 rad/s the rod turns 0.075 rad per 1-ms step: 2 substeps of the default 0.05
-    # rad; with the forces constant (gravity) they are two RK4 steps of 0.5 ms, to
-    # round-off, up to the first impulse (max_arc_error off: it would ask for 3,
-    # test_arc_error_substeps_of_a_spinning_rod).
-    m, g, q0, qd0 = _spinning_rod(75.0)
-    opt = dict(rest_speed=0.02, max_arc_error=None)
-    a = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0, contact_options=opt)
-    q, qd = np.array(q0, float), np.array(qd0, float)
-    for _ in range(60):
-        ta = a.run(1)
-        for _ in range(2):
-            q, qd = _rk4_step(m, q, qd, 5e-4)
-        assert a._contact.substeps == 2
-        assert ta.contacts["impacts"][-1] == 0
-        assert np.abs(ta.q[-1] - q).max() < 1e-12
-        assert np.abs(ta.qd[-1] - qd).max() < 1e-9
+def test_fast_steps_move_by_rk4_in_steps_of_dt_over_k():
+    # At 75 rad/s the rod turns 0.075 rad per 1-ms step, more than the default
+    # max_rotation of 0.05: the step moves by RK4, in one step (RK4 substeps turn by at
+    # most twice max_rotation); at 150 rad/s (0.15 rad) in two substeps of 0.5 ms; with the
+    # forces constant (gravity) they are RK4 steps to round-off, up to the first impulse.
+    # At 40 rad/s (0.04 rad) the step is semi-implicit Euler.
+    for w, k in ((75.0, 1), (150.0, 2)):
+        m, g, q0, qd0 = _spinning_rod(w)
+        opt = dict(rest_speed=0.02, max_arc_error=None)
+        a = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0, contact_options=opt)
+        q, qd = np.array(q0, float), np.array(qd0, float)
+        for _ in range(30):
+            ta = a.run(1)
+            for _ in range(k):
+                q, qd = _rk4_step(m, q, qd, 1e-3 / k)
+            assert a._contact.substeps == k
+            assert ta.contacts["impacts"][-1] == 0
+            assert np.abs(ta.q[-1] - q).max() < 1e-12
+            assert np.abs(ta.qd[-1] - qd).max() < 1e-9 * w
+    m, g, q0, qd0 = _spinning_rod(40.0)
+    a = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0)
+    ta = a.run(1)
+    qs = qd0 + 1e-3 * art.aba(m, q0, qd0, np.zeros(m.nv))
+    assert np.abs(ta.qd[-1] - qs).max() < 1e-12
+    assert np.abs(ta.q[-1] - art.integrate(m, q0, qs, 1e-3)).max() < 1e-12
 
 
 def test_spinning_rod_striking_the_plane_gains_no_energy_in_substeps():
@@ -620,80 +628,111 @@ def test_spinning_rod_striking_the_plane_gains_no_energy_in_substeps():
     assert energies(max_arc_error=None).max() <= E0 + 0.2
 
 
-def test_steady_acceleration_is_the_curvature_of_constant_rate_motion():
-    # arc_bound at R = 0 is |n . x''| of a body point along q(t) = q (+) t qd, every joint
-    # at a constant rate (the position update's path), here by central second differences
-    # of art.integrate and art.point_position: random trees with every joint type, a
-    # floating base, random directions n. Within R of the point it bounds |n . x''| of
-    # every point (sampled on the sphere).
+def test_stray_change_is_the_curvature_change_of_constant_rate_motion():
+    # arc_change(v0, a0, v1, a1, b, c, R, n): s = n . (x1'' - x0'') of a body point along
+    # the constant-rate paths q(t) = q (+) t qd0 and q (+) t qd1 (the position update's),
+    # here by central second differences of art.integrate and art.point_position: random
+    # trees with every joint type, a floating base, random directions n; with qd0 = 0 the
+    # curvature itself. Within R of the point |s| + r bounds |n . (x1'' - x0'')| of every
+    # point (sampled on the sphere).
     from articulated.algorithms.kinematics import (_velocities_kernel, _world_poses_kernel,
-                                                   arc_bound, steady_acceleration_step)
+                                                   arc_change, steady_acceleration_step)
     from articulated.data import data_arrays
-    from articulated.simulation.contact import contact_arc
 
     rng = np.random.default_rng(3)
     dt = 1e-4
     for seed in range(4):
         m = art.models.random_tree(8, seed=seed, floating_base=seed % 2 == 1)
-        d = m.data()
         q = m.random_configuration(rng)
-        qd = rng.standard_normal(m.nv)
-        _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
-        _velocities_kernel(d.model_i, d.model_f, q, qd, d.buf)
-        dv = data_arrays(d.buf, m.nb, m.nv)
-        oE = dv.oE.copy()       # at q (the art.* calls below may reuse the workspace)
         ma = m.arrays()
-        ab = np.zeros((m.nb, 6))
-        for b in range(m.nb):
-            steady_acceleration_step(b, ma.parent, ma.vadr, ma.jnv, ma.S, qd, dv.Xup_E,
-                                     dv.Xup_r, dv.v, ab)
-        qp, qm = art.integrate(m, q, qd, dt), art.integrate(m, q, qd, -dt)
+        motion = []
+        for qd in (np.zeros(m.nv) if seed < 2 else rng.standard_normal(m.nv),
+                   rng.standard_normal(m.nv)):
+            d = m.data()
+            _world_poses_kernel(d.model_i, d.model_f, q, d.buf)
+            _velocities_kernel(d.model_i, d.model_f, q, qd, d.buf)
+            dv = data_arrays(d.buf, m.nb, m.nv)
+            ab = np.zeros((m.nb, 6))
+            for b in range(m.nb):
+                steady_acceleration_step(b, ma.parent, ma.vadr, ma.jnv, ma.S, qd, dv.Xup_E,
+                                         dv.Xup_r, dv.v, ab)
+            motion.append((qd, dv.v.copy(), ab))
+        (qd0, v0, a0), (qd1, v1, a1) = motion
         R_all, _ = art.forward_kinematics(m, q)
+
+        def acc(qd, b, x):                 # world frame
+            qp, qm = art.integrate(m, q, qd, dt), art.integrate(m, q, qd, -dt)
+            return (art.point_position(m, qp, b, x) - 2 * art.point_position(m, q, b, x)
+                    + art.point_position(m, qm, b, x)) / dt ** 2
+
         for b in range(m.nb):
             c = rng.standard_normal(3) * 0.3
-
-            def acc(x):                 # world frame
-                return (art.point_position(m, qp, b, x) - 2 * art.point_position(m, q, b, x)
-                        + art.point_position(m, qm, b, x)) / dt ** 2
-
             for _ in range(3):
                 n = rng.standard_normal(3)
                 n /= np.linalg.norm(n)                  # body coordinates
                 nw = R_all[b] @ n
-                a0 = abs(nw @ acc(c))
-                tol = 1e-5 * (1.0 + np.linalg.norm(acc(c)))
-                assert abs(arc_bound(dv.v, ab, b, tuple(c), 0.0, tuple(n)) - a0) <= tol
-                # a contact's world normal, rotated by the workspace's world poses
-                assert abs(contact_arc(dv.v, ab, b, tuple(c), 0.0, tuple(oE[b]), nw)
-                           - a0) <= tol
+                dy = acc(qd1, b, c) - acc(qd0, b, c)
+                tol = 1e-5 * (1.0 + np.linalg.norm(dy))
+                s, r0 = arc_change(v0, a0, v1, a1, b, tuple(c), 0.0, tuple(n))
+                assert abs(s - nw @ dy) <= tol and r0 == 0.0
                 R = 0.2
-                bound = arc_bound(dv.v, ab, b, tuple(c), R, tuple(n))
+                s, r = arc_change(v0, a0, v1, a1, b, tuple(c), R, tuple(n))
                 for _ in range(8):
                     u = rng.standard_normal(3)
                     x = c + R * u / np.linalg.norm(u)
-                    assert abs(nw @ acc(x)) <= bound * (1 + 1e-5) + 1e-5
+                    assert abs(nw @ (acc(qd1, b, x) - acc(qd0, b, x))) <= (
+                        (abs(s) + r) * (1 + 1e-5) + 1e-5)
 
 
-def test_arc_error_substeps_of_a_spinning_rod():
+def test_look_ahead_sees_a_spinning_end_leave_the_plane():
     # The rod spinning at w about a horizontal axis through its centre, upright, its lower
-    # end on the plane (0.05 mm deep): every point of its capsule's ball (radius 0.21 m
-    # about the centre) may accelerate by up to w^2 0.21 along the normal, so a step of h
-    # may stray by h^2 w^2 0.21 / 2 from the line, and max_arc_error = e asks for k =
-    # ceil(h w sqrt(0.21 / (2 e))) substeps from the step after its first contact. Spinning
-    # in the air (no contact) it is not split: it touches nothing.
-    for w, arc in ((75.0, 1e-4), (75.0, 1e-5), (30.0, 2e-5), (150.0, 1e-3)):
-        m, g, q0, qd0 = _spinning_rod(w)
-        opt = dict(max_rotation=None, max_arc_error=arc)
-        sim = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0, contact_options=opt)
-        sim.run(3)
-        assert sim._contact.substeps == 1
+    # end 0.05 mm into the plane: the end moves along its circle, up and away, by about
+    # 0.21 (h w)^2 / 2 in a step (0.6 mm at 75 rad/s), faster than gravity lowers the rod
+    # (5 um), which the rows' straight line (horizontal there) does not see. With the
+    # look-ahead the step needs neither substeps nor an impulse: the rod falls freely;
+    # without it (max_arc_error=None) the contact holds it up.
+    h = 1e-3
+    for arc, pushed in ((1e-4, 0), (None, 1)):
+        m, g, q0, qd0 = _spinning_rod(75.0)
         q0[2] = 0.21 - 5e-5
-        sim = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0, contact_options=opt)
-        tr = sim.run(2)
-        assert tr.contacts["n"][0] == 1
-        w1 = np.linalg.norm(sim.qd[:3])
-        k = math.ceil(1e-3 * w1 * math.sqrt(0.21 / (2 * arc)))
-        assert sim._contact.substeps == k > 1
+        sim = art.Simulator(m, h, contacts=g, q0=q0, qd0=qd0,
+                            contact_options=dict(max_rotation=None, max_arc_error=arc))
+        tr = sim.run(1)
+        c = tr.contacts
+        assert c["n"][0] == 1 and sim._contact.substeps == 1
+        assert c["sticking"][0] + c["sliding"][0] == pushed
+    free = qd0 + h * art.aba(m, q0, qd0, np.zeros(m.nv))
+    sim = art.Simulator(m, h, contacts=g, q0=q0, qd0=qd0,
+                        contact_options=dict(max_rotation=None))
+    sim.run(1)
+    assert np.abs(sim.qd - free).max() < 1e-12
+
+
+def test_impulses_that_set_a_rod_spinning_split_its_step():
+    # The rod lying along x, one end 1 mm above the plane and the other 5 mm, falling at
+    # 3 m/s, strikes the plane with its lower end: the impulse sets it turning, which
+    # changes how the struck end's ball strays from its straight line; a small
+    # max_arc_error (1 um) takes the step again in substeps (max_rotation off), a large
+    # one (1 cm) does not.
+    m, g, q0, qd0 = _spinning_rod(0.0)
+    tilt = 0.01
+    a = 0.5 * (0.5 * math.pi + tilt)
+    q0[3:7] = (math.cos(a), 0.0, math.sin(a), 0.0)      # the rod along x, end +x low
+    q0[2] = 0.011 + 0.2 * math.sin(tilt)
+    J = art.jacobian(m, q0, 0)[3:]          # the origin's world velocity per joint rate
+    qd0[:] = 0.0
+    qd0[3:] = np.linalg.solve(J[:, 3:], [0.0, 0.0, -3.0])
+    subs = {}
+    for arc in (1e-6, 1e-2):
+        sim = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0,
+                            contact_options=dict(max_rotation=None, max_arc_error=arc))
+        for _ in range(5):
+            sim.step()
+            if sim._contact.last["impacts"]:
+                break
+        assert sim._contact.last["impacts"] == 1
+        subs[arc] = sim._contact.substeps
+    assert subs[1e-2] == 1 and subs[1e-6] > 1
 
 
 def test_bad_max_rotation_raises():

@@ -116,14 +116,15 @@ def test_one_step_from_many_states_all_active_equals_full():
     contact``, pendulum-60 through 8 cylinders), fresh simulators, no warm start: the
     adaptive step with every joint active (its region update, then impulses on the reduced
     tree) equals the full ABA step to 1e-9 (measured 4.2e-12), also where the step is split
-    into substeps (contact option ``max_rotation``, default on both: 16 of the 100 steps)."""
+    into RK4 substeps (contact option ``max_rotation`` = 0.02 rad on both: at least 10 of
+    the 100 steps)."""
     from articulated.bench.contact import pendulum_cylinders
 
     m, geom, q0 = pendulum_cylinders(60, 8)
     tr = art.Simulator(m, H, contacts=geom, q0=q0).run(1200)
     idx = np.flatnonzero(tr.contacts["n"] > 0)
     assert idx.size > 500
-    opts = dict(allow_initial_penetration=True)
+    opts = dict(allow_initial_penetration=True, max_rotation=0.02)
     total = split = 0
     for i in idx[np.linspace(0, idx.size - 1, 100).astype(int)]:
         f = art.Simulator(m, H, contacts=geom, q0=tr.q[i], qd0=tr.qd[i],
@@ -149,7 +150,7 @@ def _per_region_kw(variant):
     kw = dict(method="adaptive", contacts=geom, limits=True, q0=q0, qd0=qd0, update_every=10,
               max_active=6)
     if variant == "substeps":
-        kw["contact_options"] = dict(max_rotation=0.003, energy_bound=True)
+        kw["contact_options"] = dict(max_rotation=0.001, energy_bound=True)
     elif variant == "forces":
         kw["forces"] = [JointDamping(0.002), PDController(0.05, 0.0, 0.2, joints=range(2, 8))]
         kw["contact_options"] = dict(energy_bound=True)
@@ -166,8 +167,8 @@ def test_per_region_data_rebuilt_at_every_step_change_nothing(variant):
     N_A = 6 with contacts and limits, to 1e-10 (the shapes' poses in their pieces' frames,
     computed again at another configuration, differ by rounding: measured 1e-15 rad at
     step 518-526, 3e-13 at the end), the same contacts, limit rows, sweeps and substeps
-    per step: with substeps at ``max_rotation`` = 0.003 rad and the energy bound
-    (most steps split, region-update steps among them), and with joint damping and a PD
+    per step: with RK4 substeps of at most 0.002 rad (``max_rotation`` = 0.001) and the
+    energy bound (most steps split, region-update steps among them), and with joint damping and a PD
     controller under the energy bound (its work includes the joint forces' power).
     ``contact_list()`` lists the last substep's contacts, at most the step's largest
     count."""

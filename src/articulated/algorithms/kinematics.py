@@ -3,8 +3,8 @@
 Besides the public functions, this module holds the inline steps the dynamics kernels share
 (RBDA Tables 5.1, 6.2, 7.1): :func:`joint_transform` / :func:`joint_xup` (``Xup_i``),
 :func:`joint_motion` (``S_i x_i``), :func:`velocity_step` (``v_i``, ``c_i``),
-:func:`steady_acceleration_step` and :func:`arc_bound` (how far a step at constant joint
-rates carries a shape from its straight-line prediction),
+:func:`steady_acceleration_step` and :func:`arc_change` (how much a velocity change alters
+the curvature of a shape's path in a step at constant joint rates),
 :func:`base_acceleration` (``a_0 = -g``) for the forward passes, and :func:`pop_children`
 (the children's terms of a backward pass). They pass values as tuples and index arrays
 element by element (see :mod:`articulated.spatial`).
@@ -167,30 +167,42 @@ def steady_acceleration_step(i, parent, vadr, jnv, S, qd, Xup_E, Xup_r, v, a):
 
 
 @inline
-def arc_bound(v, a, i, c, R, n):
-    """Largest acceleration [m/s^2] along the unit direction ``n`` (3-tuple, body i
-    coordinates) of the points within ``R`` [m] of the point ``c`` (3-tuple, body i
-    coordinates [m]) of body i, moving at ``v[i]`` with the spatial acceleration ``a[i]``
-    (``[omega; v_O]`` and ``[alpha; a_O]``, body coordinates): the point ``x`` accelerates
-    by ``y(x) = alpha x x + a_O + omega x (omega x x + v_O)``, and ``|n . y|`` is at most
-    ``|n . y(c)| + (|omega|^2 + |alpha|) R`` within the ball.
-
-    With :func:`steady_acceleration_step`'s ``a`` this bounds how far a step of ``h`` with
-    constant joint rates (``q (+)= h qd``: each joint turns about its own axis) carries the
-    ball's points along ``n`` away from the straight line ``x + h J qd`` along which the
-    contact rows predict them: by ``h^2 / 2`` times it, to second order (the
-    Baker-Campbell-Hausdorff term of the product of the joints' exponentials)."""
+def _stray(v, a, i, c):
+    """The acceleration ``y(c) = alpha x c + a_O + omega x (omega x c + v_O)`` (3-tuple,
+    body i coordinates) of body i's point ``c`` moving at ``v[i] = [omega; v_O]`` with the
+    steady acceleration ``a[i] = [alpha; a_O]`` (:func:`steady_acceleration_step`): where
+    a step of ``h`` at constant joint rates (``q (+)= h qd``) carries the point, off the
+    straight line ``c + h v_c``, by ``h^2 / 2`` times it to second order."""
     w0, w1, w2, u0, u1, u2 = get_vec6(v, i)
     b0, b1, b2, a0, a1, a2 = get_vec6(a, i)
     c0, c1, c2 = c
-    x0 = w1 * c2 - w2 * c1 + u0          # velocity of c
+    x0 = w1 * c2 - w2 * c1 + u0
     x1 = w2 * c0 - w0 * c2 + u1
     x2 = w0 * c1 - w1 * c0 + u2
-    y0 = w1 * x2 - w2 * x1 + b1 * c2 - b2 * c1 + a0
-    y1 = w2 * x0 - w0 * x2 + b2 * c0 - b0 * c2 + a1
-    y2 = w0 * x1 - w1 * x0 + b0 * c1 - b1 * c0 + a2
-    return (abs(n[0] * y0 + n[1] * y1 + n[2] * y2)
-            + (w0 * w0 + w1 * w1 + w2 * w2 + math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)) * R)
+    return (w1 * x2 - w2 * x1 + b1 * c2 - b2 * c1 + a0,
+            w2 * x0 - w0 * x2 + b2 * c0 - b0 * c2 + a1,
+            w0 * x1 - w1 * x0 + b0 * c1 - b1 * c0 + a2)
+
+
+@inline
+def arc_change(v0, a0, v1, a1, i, c, R, n):
+    """``(s, r)``: how the acceleration :func:`_stray` of body i's points changes from the motion
+    ``(v0, a0)`` to ``(v1, a1)`` of body i (its velocities and steady accelerations,
+    ``[omega; v_O]``, ``[alpha; a_O]``, body coordinates) along the unit direction ``n``
+    (3-tuple, body coordinates): ``s = n . (y1(c) - y0(c))`` [m/s^2] at the point ``c``
+    (signed), and ``r = (|alpha1 - alpha0| + 2 |omega1 - omega0| (|omega0| + |omega1|))
+    R`` its most change over the ball of radius ``R`` [m] about ``c`` (``omega x (omega x
+    x)`` changes by at most ``2 |d omega| (|omega0| + |omega1|) |x|``)."""
+    y0 = _stray(v0, a0, i, c)
+    y1 = _stray(v1, a1, i, c)
+    s = n[0] * (y1[0] - y0[0]) + n[1] * (y1[1] - y0[1]) + n[2] * (y1[2] - y0[2])
+    dw = math.sqrt((v1[i, 0] - v0[i, 0]) ** 2 + (v1[i, 1] - v0[i, 1]) ** 2
+                   + (v1[i, 2] - v0[i, 2]) ** 2)
+    da = math.sqrt((a1[i, 0] - a0[i, 0]) ** 2 + (a1[i, 1] - a0[i, 1]) ** 2
+                   + (a1[i, 2] - a0[i, 2]) ** 2)
+    w0 = math.sqrt(v0[i, 0] ** 2 + v0[i, 1] ** 2 + v0[i, 2] ** 2)
+    w1 = math.sqrt(v1[i, 0] ** 2 + v1[i, 1] ** 2 + v1[i, 2] ** 2)
+    return s, (da + 2.0 * dw * (w0 + w1)) * R
 
 
 @inline

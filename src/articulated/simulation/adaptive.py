@@ -40,6 +40,7 @@ from ..algorithms.contact_rows import Limits
 from ..algorithms.response import NSTATS, STAT_N
 from ..algorithms.hybrid_detection import hybrid_shapes
 from ..algorithms.kinematics import body_velocities, energy
+from ..algorithms.lookahead import lookahead_buffers
 from ..algorithms.region import ERR_HYBRID
 from ..config import KERNEL
 from ..configuration import integrate_joints_inplace
@@ -185,11 +186,12 @@ class AdaptiveSimulator:
     limits : bool or None - enforce the joint limits of the active joints (GLM IV.B); None
         (default): ``model.enforce_limits``
     contact_options : dict, optional - options of
-        :class:`~articulated.simulation.contact.ContactStepper`: ``max_rotation`` and
-        ``max_arc_error`` split a step whose fastest rigid piece turns by more than the
-        one, or whose shapes in contact would stray by more than the other, into substeps
-        (the hybrid body's accelerations again at each, forces held; O(N_A) each,
-        :func:`~articulated.simulation.adaptive_contact.hybrid_substeps`);
+        :class:`~articulated.simulation.contact.ContactStepper`: ``max_rotation`` moves
+        a step whose fastest rigid piece turns by more than it by RK4 (in substeps, the
+        hybrid body's accelerations again at each, forces held; O(N_A) each,
+        :func:`~articulated.simulation.adaptive_contact.hybrid_substeps`),
+        ``max_arc_error`` gives the contacts their look-ahead gaps on the rigid pieces and
+        splits a step whose impulses change their paths by more than it;
         ``energy_bound`` bounds the hybrid body's energy in O(N_A) on its reduced tree
         (:func:`~articulated.simulation.adaptive_contact.hybrid_energy_bound`)
 
@@ -425,8 +427,10 @@ class AdaptiveSimulator:
                 sst=np.zeros(NSTATS), qsave=np.zeros(nq), qdsave=np.zeros(nv),
                 arc=-1.0 if arc is None else float(arc), ab=np.zeros((nb, 6)),
                 ncon=np.zeros(1, np.int64), rkq=np.zeros(nq), rkd=np.zeros(nv),
-                rkv=np.zeros(nv), rka=np.zeros(nv))
+                rkv=np.zeros(nv), rka=np.zeros(nv), la=lookahead_buffers(len(det.gm.body)),
+                buf1=np.zeros_like(d.buf), ab0=np.zeros((nb, 6)), vb0=np.zeros((nb, 6)))
             self._cbody = np.zeros((det.out.dist.shape[0], 2), np.int64)
+            self._gap = np.zeros(det.out.dist.shape[0])
         return self._cloop
 
     def _log_contacts(self, cstats, rate):
@@ -477,8 +481,8 @@ class AdaptiveSimulator:
             cl.ncon[0] = det.n              # the contacts of the step before (substeps)
             done, err, joint, nrec, cb = adaptive_contact_steps(
                 am, ad, self._compiled, run, cl, cstats,
-                ContactBuffers(det.broad, det.out, cs.rb, self._cbody))
-            det.broad, det.out, cs.rb, self._cbody = cb
+                ContactBuffers(det.broad, det.out, cs.rb, self._cbody, self._gap))
+            det.broad, det.out, cs.rb, self._cbody, self._gap = cb
             cs.substeps = int(cl.nsub[0])
             if done:        # the contacts of the last (sub)step, for contact_list()
                 det.n = int(cl.sst[STAT_N] if cl.nsub[0] > 1 else cstats[done - 1, STAT_N])

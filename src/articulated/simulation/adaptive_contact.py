@@ -29,10 +29,13 @@ A step from ``(q, qd)``, in stages: :func:`hybrid_forward` (step 1), then
    ``energy_bound``, :func:`hybrid_energy_bound` (O(N_A));
 5. ``q (+)= h qd+ + dq`` on the active joints.
 
-A step whose fastest rigid piece would turn by more than the contact option
-``max_rotation``, or whose shapes in contact would stray by more than ``max_arc_error``,
-runs steps 2-5 as equal substeps (:func:`hybrid_substeps`, as the full
-model's :class:`~articulated.simulation.contact.ContactStepper`), each after the hybrid
+Detection gives each contact its look-ahead gap (:func:`_look_ahead`, contact option
+``max_arc_error``: the gap at the end of the step under the unconstrained motion, as the
+full model's). A step whose fastest rigid piece would turn by more than the contact option
+``max_rotation``, or whose impulses change its contacts' paths by more than
+``max_arc_error`` allows, runs steps 2-5 by RK4, in equal substeps
+(:func:`hybrid_substeps`, :func:`hybrid_impulse_substeps`, as the full model's
+:class:`~articulated.simulation.contact.ContactStepper`), each after the hybrid
 body's ABA at its start with the step's applied forces held (the first: the step's
 accelerations; on an update step those of its transient hybrid body under the
 rigidification's projection, whose ``h qdd`` is taken off the update's velocities, so that
@@ -60,7 +63,7 @@ from ..algorithms.collision import Contacts
 from ..algorithms.contact_rows import Limits
 from ..algorithms.impulse import ImpulseModel, workspace_factor
 from ..algorithms.projection import runaway_dof
-from ..algorithms.response import (STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_KE_AFTER,
+from ..algorithms.response import (STAT_DEPTH, STAT_DETECT, STAT_ENERGY, STAT_IMPACTS, STAT_KE_AFTER,
                                    STAT_KE_BEFORE, STAT_N, STAT_RESPONSE, energy_scale,
                                    options_at, respond)
 from ..algorithms.hybrid import hybrid_kinematics
@@ -68,6 +71,7 @@ from ..algorithms.hybrid_detection import build_pieces, detect_hybrid, piece_pos
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
                                      _world_poses_kernel, body_gravity_potential,
                                      state_energy, steady_acceleration_step)
+from ..algorithms.lookahead import ahead_gaps
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import inline, JIT, KERNEL
@@ -75,8 +79,8 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import (MAX_SUBSTEPS, SPLIT, contacts_arc, keep_scale, moved, split_rest,
-                      substep_count)
+from .contact import (MAX_SUBSTEPS, SPLIT, contacts_arc_change, keep_scale, moved,
+                      split_rest, step_plan)
 from .contact_loop import RK_C, ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -104,7 +108,8 @@ more than :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` in on
 ContactLoop = namedtuple("ContactLoop", (
     "det", "whole", "sc", "opt", "lim", "limr", "qsf", "vfull", "adof", "piece", "qsr",
     "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1", "ebound", "hs", "impact", "theta",
-    "nsub", "sst", "qsave", "qdsave", "arc", "ab", "ncon", "rkq", "rkd", "rkv", "rka"))
+    "nsub", "sst", "qsave", "qdsave", "arc", "ab", "ncon", "rkq", "rkd", "rkv", "rka", "la",
+    "buf1", "ab0", "vb0"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 bundles: the whole model's detection stage ``det``
 (:data:`~articulated.simulation.contact_loop.DetectBundle`: the packed model, a workspace
@@ -131,10 +136,13 @@ after a step with an impact (``update_on_impact``), and whether the last step ha
 the substeps of the last step, ``sst`` (16,) the statistics of a substep and ``qsave``
 (nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one of its
 substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used) and
-``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_substeps`),
+``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_impulse_substeps`),
 ``ncon`` (1,) int64 the contacts of the last (sub)step (in the detector's output; set from
 ``Detector.n`` before a run); ``rkq`` (nq,), ``rkd, rkv, rka`` (nv,) scratch of
-:func:`hybrid_rk4` (read and written on the active joints only)."""
+:func:`hybrid_rk4` (read and written on the active joints only); the look-ahead's
+:class:`~articulated.algorithms.lookahead.LookAhead` ``la`` and workspace ``buf1`` (the
+pieces' or bodies' poses at the end of the step, :func:`_look_ahead`), and ``ab0, vb0``
+(nb, 6) scratch of :func:`hybrid_impulse_substeps`."""
 
 
 AdaptiveModel = namedtuple("AdaptiveModel", (
@@ -521,26 +529,19 @@ def hybrid_velocities(am, ad):
 
 
 @njit(**dict(JIT, forceinline=True))
-def hybrid_substeps(cl, red, na, ajoints, jnv, h, out, posed):
-    """The substeps of an adaptive step of ``h`` [s] whose unconstrained velocities are in
-    ``cl.qsf`` (contact options ``max_rotation``, ``cl.theta``, and ``max_arc_error``,
-    ``cl.arc``; as the full model's :func:`~articulated.simulation.contact_loop._substeps`,
-    :func:`~articulated.simulation.contact.substep_count`) over the hybrid body's rigid
-    pieces (the reduced tree's bodies, at the joint transforms of the step's kinematics:
-    its ABA's pass 1, :func:`~articulated.algorithms.reduced.reduced_kinematics`, or the
-    record of the step before): their angular velocities, and for each of the last
-    (sub)step's contacts (``cl.ncon[0]`` in ``out``, the detector's output) the sum over
-    its two shapes of :func:`~articulated.algorithms.kinematics.arc_bound` along its
-    normal, each shape in its piece's frame (``cl.hs``; the pieces' world poses into
-    ``red.red_d``). 1 without both options or without an active joint. O(N_A + contacts).
-    Otherwise it leaves the reduced velocities in ``cl.qsr`` and the pieces' twists in
-    ``cl.vb`` (which the detection of an unsplit step reuses). ``posed``: whether
-    ``red.red_d`` already holds the pieces' world poses at the step's ``q`` (then they are
-    not computed again). Returns ``(substeps, posed)``: ``posed`` whether the pieces'
-    world poses at the step's ``q`` are in ``red.red_d`` on return (which the first
-    detection of the step reuses)."""
-    if (cl.theta <= 0.0 and cl.arc <= 0.0) or na == 0:
-        return 1, posed
+def hybrid_substeps(cl, red, na, ajoints, jnv, h):
+    """How an adaptive step of ``h`` [s] whose unconstrained velocities are in ``cl.qsf``
+    is taken (:func:`~articulated.simulation.contact.step_plan`, as the full model's
+    :func:`~articulated.simulation.contact_loop._substeps`): 0 (semi-implicit Euler) unless
+    a rigid piece of the hybrid body (the reduced tree's bodies, at the joint transforms of
+    the step's kinematics: its ABA's pass 1,
+    :func:`~articulated.algorithms.reduced.reduced_kinematics`, or the record of the step
+    before) turns by more than the contact option ``max_rotation`` (``cl.theta``), else
+    the RK4 substeps. 0 without it or without an active joint. O(N_A). Otherwise it leaves
+    the reduced velocities in ``cl.qsr`` and the pieces' twists in ``cl.vb`` (which the
+    detection of an unsplit step reuses)."""
+    if cl.theta <= 0.0 or na == 0:
+        return 0
     mi = rows(red.red_i, 7, na)
     mv = model_arrays(mi, red.red_f)
     nvr = mi[3, na - 1] + jnv[ajoints[na - 1]]
@@ -552,19 +553,78 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h, out, posed):
     for k in range(na):
         w2 = max(w2, cl.vb[k, 0] * cl.vb[k, 0] + cl.vb[k, 1] * cl.vb[k, 1]
                  + cl.vb[k, 2] * cl.vb[k, 2])
-    acc = 0.0
-    if cl.arc > 0.0 and cl.ncon[0] > 0:
-        hs = cl.hs
-        if not posed:
-            nqr = mi[2, na - 1] + red.nq[ajoints[na - 1]]
-            _world_poses_kernel(mi, red.red_f, red.rq[:nqr], red.red_d)
-            posed = True
+    return step_plan(h, w2, 0.0, cl.theta, 0.0)
+
+
+@njit(**dict(JIT, forceinline=True))
+def hybrid_impulse_substeps(cl, red, na, nvr, h, out, qs, qd1):
+    """:func:`~articulated.simulation.contact.step_plan` of an adaptive step (or substep)
+    of ``h`` [s] whose impulses changed the reduced velocities from ``qs`` to ``qd1``
+    (nvr,), as the full model's
+    :func:`~articulated.simulation.contact.impulse_substeps`: the rigid pieces' angular
+    velocities at ``qd1`` and (``cl.arc > 0``)
+    :func:`~articulated.simulation.contact.contacts_arc_change` over the (sub)step's
+    contacts (``cl.ncon[0]`` in ``out``), each shape in its piece's frame, at the pieces'
+    world poses of the step in ``red.red_d``. Leaves the pieces' twists for ``qd1`` in
+    ``cl.vb``. O(N_A + contacts)."""
+    mi = rows(red.red_i, 7, na)
+    mv = model_arrays(mi, red.red_f)
+    dr = data_arrays(red.red_d, na, nvr)
+    E, r = mat3_rows(dr.Xup_E), dr.Xup_r
+    arc = cl.arc > 0.0 and cl.ncon[0] > 0
+    if arc:
+        _reduced_velocities(mv, E, r, qs, cl.vb0)
         for k in range(na):
-            steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, cl.qsr, dr.Xup_E,
+            steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dr.Xup_E,
+                                     dr.Xup_r, cl.vb0, cl.ab0)
+    _reduced_velocities(mv, E, r, qd1, cl.vb)
+    w2 = 0.0
+    for k in range(na):
+        w2 = max(w2, cl.vb[k, 0] * cl.vb[k, 0] + cl.vb[k, 1] * cl.vb[k, 1]
+                 + cl.vb[k, 2] * cl.vb[k, 2])
+    acc = 0.0
+    if arc:
+        for k in range(na):
+            steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, qd1, dr.Xup_E,
                                      dr.Xup_r, cl.vb, cl.ab)
         # a shape's slot is its piece + 1 (0: welded to the world, -1: static)
-        acc = contacts_arc(out, cl.ncon[0], hs.slot, 1, hs.lp, cl.det.gm.rb, cl.vb, cl.ab, dr.oE)
-    return substep_count(h, w2, acc, cl.theta, cl.arc), posed
+        acc = contacts_arc_change(out, cl.ncon[0], cl.hs.slot, 1, cl.hs.lp, cl.det.gm.rb,
+                                  cl.vb0, cl.ab0, cl.vb, cl.ab, dr.oE)
+    return step_plan(h, w2, acc, cl.theta, cl.arc)
+
+
+@njit(**dict(JIT, forceinline=True))
+def _look_ahead(am, ad, cl, out, n, na, nvr, nqr, hk, gap):
+    """The look-ahead gaps (:func:`~articulated.algorithms.lookahead.ahead_gaps`) of the
+    ``n`` contacts in ``out`` into ``gap``, detected at ``ad.q`` with the unconstrained velocities
+    ``cl.qsf`` (``cl.qsr`` reduced) over ``hk`` [s]: on the rigid pieces, the reduced
+    tree's poses at ``rq (+) hk qsr`` (``cl.rq1`` scratch); with ``cl.whole``, the bodies'
+    at ``q (+) hk qsf`` (``cl.rkq`` scratch); into ``cl.buf1``. Returns the largest depth
+    at detection, ``max(-dist)`` [m]."""
+    depth = 0.0
+    for c in range(n):
+        depth = max(depth, -out.dist[c])
+    gm = cl.det.gm
+    if cl.whole:
+        _integrate_kernel(am.jtype, am.qadr, am.vadr, ad.q, cl.qsf, hk, cl.rkq)
+        _world_poses_kernel(cl.det.model_i, cl.det.model_f, cl.rkq, cl.buf1)
+        nb = am.jtype.shape[0]
+        dv = data_arrays(cl.det.buf, nb, cl.qsf.shape[0])
+        d1 = data_arrays(cl.buf1, nb, cl.qsf.shape[0])
+        ahead_gaps(gm, cl.det.poses, out, n, gm.body, 0, gm.R, gm.pos, mat3_rows(dv.oE),
+                   dv.op, dv.v, mat3_rows(d1.oE), d1.op, hk, cl.la, gap)
+        return depth
+    red = ad.red
+    mi = rows(red.red_i, 7, na)
+    mv = model_arrays(mi, red.red_f)
+    _integrate_kernel(mv.jtype, mv.qadr, mv.vadr, red.rq[:nqr], cl.qsr[:nvr], hk,
+                      cl.rq1[:nqr])
+    _world_poses_kernel(mi, red.red_f, cl.rq1[:nqr], cl.buf1)
+    dr = data_arrays(red.red_d, na, nvr)
+    d1 = data_arrays(cl.buf1, na, nvr)
+    ahead_gaps(gm, cl.det.poses, out, n, cl.hs.slot, 1, cl.hs.lR, cl.hs.lp,
+               mat3_rows(dr.oE), dr.op, cl.vb, mat3_rows(d1.oE), d1.op, hk, cl.la, gap)
+    return depth
 
 
 @njit(**STAGE)
@@ -575,7 +635,9 @@ def _hybrid_detect(am, ad, cl, cb, hk, posed, ready):
     (:func:`detect_on_pieces`; ``ready``: ``cl.vb`` holds the pieces' twists) or, with
     ``cl.whole``, on the whole model (:func:`~articulated.simulation.contact_loop.
     detect_bodies`: coal's mesh pairs read every shape's pose), then each contact's pieces
-    into ``cb.cbody``. Returns ``(n, nvr, nqr, cb)``."""
+    into ``cb.cbody``; with the contact option ``max_arc_error`` the contacts' look-ahead
+    gaps into ``cb.gap`` (:func:`_look_ahead`). Returns ``(n, nvr, nqr, depth, cb)``:
+    ``depth`` the largest depth at detection [m] (-1: no look-ahead)."""
     red, ajoints = ad.red, ad.bk.ajoints
     na = ad.bk.counts[N_AJOINTS]
     mi = rows(red.red_i, 7, na)
@@ -598,11 +660,17 @@ def _hybrid_detect(am, ad, cl, cb, hk, posed, ready):
         for side in range(2):
             b = out.body[c, side]
             cbody[c, side] = cl.piece[b] if b >= 0 else -1
-    return n, nvr, nqr, ContactBuffers(broad, out, cb.rb, cbody)
+    gap = cb.gap
+    if n > gap.shape[0]:
+        gap = np.zeros(out.dist.shape[0])
+    depth = -1.0
+    if cl.arc > 0.0 and n:
+        depth = _look_ahead(am, ad, cl, out, n, na, nvr, nqr, hk, gap)
+    return n, nvr, nqr, depth, ContactBuffers(broad, out, cb.rb, cbody, gap)
 
 
 @njit(**STAGE)
-def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
+def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check, smooth):
     """Steps 3-4 of the module docstring: the ``n`` contacts (on the rigid pieces,
     ``cb.cbody``) and the limits of the active joints as rows on the reduced tree, the
     impulses of :func:`~articulated.algorithms.response.respond_kernel` over ``hk`` [s]
@@ -610,8 +678,8 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
     (nvr,), statistics into ``sst``. Returns ``(error, reduced dof, cb)``: error 0,
     :data:`ERR_VELOCITY` or :data:`ERR_DISPLACEMENT` with the runaway reduced dof, or
     (``check``) :data:`~articulated.simulation.contact.SPLIT` where the velocities after
-    the impulses ask for substeps (their number into ``cl.nsub[0]``; ``cl.qsf`` then holds
-    them on the active joints; otherwise ``cl.qsf``, ``cl.qsr`` are left as they were)."""
+    the impulses ask for substeps (:func:`hybrid_impulse_substeps`; their number into
+    ``cl.nsub[0]``), or for RK4 in an unsplit step (not ``smooth``)."""
     red = ad.red
     na = ad.bk.counts[N_AJOINTS]
     mi = rows(red.red_i, 7, na)
@@ -619,8 +687,9 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
     im = ImpulseModel(mv.parent, mv.vadr, mv.jnv, mv.S)
     fac = workspace_factor(red.red_d, na, nvr)
     out = cb.out
-    con = Contacts(out.geom, cb.cbody, out.point, out.normal, out.dist, out.mu, out.e,
-                   out.key)
+    look = cl.arc > 0.0 and n > 0      # the look-ahead gaps (_hybrid_detect)
+    con = Contacts(out.geom, cb.cbody, out.point, out.normal, cb.gap if look else out.dist,
+                   out.mu, out.e, out.key)
     nl = cl.stamp[1]
     lr = cl.limr
     lim = Limits(lr.dof[:nl], lr.qadr[:nl], lr.body[:nl], lr.lo[:nl], lr.hi[:nl],
@@ -628,22 +697,17 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
     qsr, qd1, vr = cl.qsr[:nvr], cl.qd1[:nvr], cl.vr[:nvr]
     nr, rb = respond(im, fac, cl.sc, con, n, ad.q, qsr, lim, options_at(cl.opt, hk), cb.rb,
                      (qd1, vr, sst))
-    cb = ContactBuffers(cb.broad, cb.out, rb, cb.cbody)
+    cb = ContactBuffers(cb.broad, cb.out, rb, cb.cbody, cb.gap)
     if n or nr:     # (every contact dormant: no impulse)
         sst[STAT_KE_BEFORE] = _reduced_kinetic_of(mv, fac, qsr, cl.vb)
         sst[STAT_KE_AFTER] = (_reduced_kinetic_of(mv, fac, qd1, cl.vb) if nr
                               else sst[STAT_KE_BEFORE])
-    if check and nr:    # the velocities after the impulses ask for substeps: split
-        for i in range(nvr):
-            cl.qd0[i] = qsr[i]      # (scratch here; the energy bound sets it later)
-            cl.qsf[cl.adof[i]] = qd1[i]
-        k, _ = hybrid_substeps(cl, red, na, ad.bk.ajoints, am.jnv, hk, cb.out, False)
-        if k > 1:
+    if check and nr and (cl.theta > 0.0 or cl.arc > 0.0):
+        # the velocities after the impulses ask for substeps: split
+        k = hybrid_impulse_substeps(cl, red, na, nvr, hk, cb.out, qsr, qd1)
+        if k > (1 if smooth else 0):
             cl.nsub[0] = k
             return SPLIT, -1, cb
-        for i in range(nvr):
-            qsr[i] = cl.qd0[i]
-            cl.qsf[cl.adof[i]] = cl.qd0[i]
     ss = 0.0
     for i in range(nvr):
         ss += qd1[i] * qd1[i] + vr[i] * vr[i]
@@ -656,7 +720,8 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check):
 
 
 @njit(**STAGE)
-def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, ready, check):
+def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, ready, check,
+                           smooth):
     """Steps 2-5 of the module docstring over ``hk`` [s] (a step or a substep of adaptive
     step ``step``) from ``ad.q, ad.qd`` with the unconstrained velocities ``cl.qsf``:
     detection (:func:`_hybrid_detect`), the impulses (:func:`_hybrid_respond`), the energy
@@ -666,7 +731,7 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
     projection, is what it added), ``qd = qd+`` (``zero``: after a region update, zero
     outside the active joints) and ``q (+)= hk qd+ + dq`` on the active joints; ``posed``:
     the pieces' world poses are current; ``ready``: their twists too; then
-    :func:`hybrid_keep_kinetic` and the energy bound. A substep (``hk < am.h``) was moved by
+    :func:`hybrid_keep_kinetic` and the energy bound. A ``smooth`` (sub)step was moved by
     :func:`hybrid_rk4` (``cl.qsf`` its mean velocity, ``cl.rka`` its end velocity less it);
     where it has impulses its end velocity is that of :func:`hybrid_rk4` from ``(q, qd +
     dv)``, the impulses taken at its start, as the whole model's substeps
@@ -678,8 +743,9 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
     ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
     cd = _cycles() if am.timed else 0
     n = nvr = nqr = 0
+    depth = -1.0
     if na:      # nothing moves without an active joint: no contact then
-        n, nvr, nqr, cb = _hybrid_detect(am, ad, cl, cb, hk, posed, ready)
+        n, nvr, nqr, depth, cb = _hybrid_detect(am, ad, cl, cb, hk, posed, ready)
     c1 = _cycles() if am.timed else 0
     sst[STAT_N] = n
     cl.ncon[0] = n
@@ -695,7 +761,9 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
         cl.ebound[1] = -1.0
         sst[STAT_RESPONSE] = (_cycles() - c1) if am.timed else 0
         return 0, -1, cb
-    err, bad, cb = _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check)
+    err, bad, cb = _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check, smooth)
+    if depth >= 0.0:    # the depth at detection, not the look-ahead's
+        sst[STAT_DEPTH] = depth
     if err == SPLIT:
         return err, -1, cb
     if err:
@@ -711,7 +779,7 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
         for i in range(nvr):
             k = cl.adof[i]
             cl.qd0[i] = qd[k] - hk * qddT[k] if ahead else qd[k]
-    if hk < am.h:   # a substep: its end velocity, RK4's from (q, qd + dv) where dv != 0
+    if smooth:      # its end velocity, RK4's from (q, qd + dv) where dv != 0
         kick = False
         for i in range(nvr):
             kick |= qd1[i] != cl.qsr[i]
@@ -874,9 +942,11 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
         region_data(cl, bk, red, na, am.jnv, am.vadr, ad.active, q)
     # the pieces' world poses at q: reduced_kinematics (or the record) left them; after
     # hybrid_kinematics and the ABA's pass 1 they are not computed
-    ns, posed = hybrid_substeps(cl, red, na, ajoints, am.jnv, am.h, cb.out, not kin)
-    whole = ns == 1     # unsplit, unless the impulses ask for substeps
-    ready = cl.theta > 0.0 or cl.arc > 0.0      # cl.vb: the substeps'
+    ns = hybrid_substeps(cl, red, na, ajoints, am.jnv, am.h)
+    posed = not kin
+    whole = ns == 0     # unsplit, unless the impulses ask for substeps
+    ns = max(ns, 1)
+    ready = cl.theta > 0.0 and na > 0       # cl.vb: the substeps'
     hk = am.h / ns
     if not whole:
         _split_start(am, ad, cl, update)
@@ -896,7 +966,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             err, joint, cb = hybrid_contact_substep(
                 am, ad, cl, cb, ptr, step, hk, update and sub == 0, whole and update,
                 sub == 0 and posed, whole and ready,
-                ready if whole else ns - sub < MAX_SUBSTEPS)
+                True if whole else ns - sub < MAX_SUBSTEPS, not whole)
         if whole:
             if err != SPLIT:
                 for j in range(st.shape[0]):

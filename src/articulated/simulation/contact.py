@@ -13,18 +13,22 @@ Per step of size ``h`` from ``(q, qd)``:
    (``U D^-1``, ``D^-1``) that the impulse response reuses (GLM IV.A step 1);
 2. ``qd* = qd + h qdd`` (semi-implicit Euler);
 3. contacts at ``q`` with speculative margins from the velocities ``qd*``
-   (:mod:`articulated.algorithms.collision`);
+   (:mod:`articulated.algorithms.collision`), each with its look-ahead gap: its gap at
+   ``q (+) h qd*`` less ``h`` times its normal speed, so that the rows' linear prediction
+   is the gap at the end of the step (:mod:`articulated.algorithms.lookahead`; option
+   ``max_arc_error``);
 4. joint limits that the step could cross become frictionless unilateral rows (GLM IV.B,
    Kokkevis 2004), solved with the contacts;
 5. impulses: ``K`` per row, sequential impulses with friction and restitution
    (:mod:`articulated.algorithms.contact`) give ``qd+``;
 6. ``q+ = q (+) (h qd+ + dq)`` with ``dq`` the post-stabilization of the predicted depths.
 
-A step that turns a body fast or whose contacts would stray from the rows' straight lines
-runs as substeps (options ``max_rotation``, ``max_arc_error``) moved by RK4: the impulses
-act on its mean velocity, and where there are any its end velocity is RK4's from ``qd +
-dv``, the impulses taken at its start
-(:func:`~articulated.simulation.contact_loop._finish`).
+A step that turns a body by more than ``max_rotation`` moves by RK4 (:func:`step_plan`), in
+substeps of at most twice that (:data:`RK4_TURN`): the impulses act on its mean velocity, and where there
+are any its end velocity is RK4's from ``qd + dv``, the impulses taken at its start
+(:func:`~articulated.simulation.contact_loop._finish`). A step whose impulses change the
+curvature of its contacts' paths by more than ``max_arc_error`` allows, or turn a body
+faster, is taken again so.
 
 Statistics of every step (``CONTACT_STATS``) are recorded into
 :attr:`Trajectory.contacts <articulated.simulation.trajectory.Trajectory.contacts>`.
@@ -42,8 +46,9 @@ from ..algorithms.contact_rows import model_limits
 from ..algorithms.impulse import ImpulseModel, impulse_scratch
 from ..algorithms.response import (ResponseOptions, STAT_DETECT, STAT_RESPONSE, response_buffers)
 from ..algorithms.kinematics import (
+    _velocities_kernel,
     _world_poses_kernel,
-    arc_bound,
+    arc_change,
     steady_acceleration_step,
 )
 from ..config import inline, JIT
@@ -137,88 +142,119 @@ def split_rest(ns, i, h, k):
     return i + rest, h * (ns - i) / rest
 
 
+RK4_TURN = 2.0
+"""Most rotation of any body in one RK4 substep, in units of the contact option
+``max_rotation`` (:func:`step_plan`): RK4's error per step is of order ``(h omega)^5``
+where semi-implicit Euler's is of order ``h omega``."""
+
+
 @njit(**JIT)
-def substep_count(h, w2, acc, theta, arc):
-    """The substeps of a step of ``h`` [s] (contact options ``max_rotation`` ``theta``
-    [rad] and ``max_arc_error`` ``arc`` [m]; <= 0: not used): ``k = ceil(max(h |omega| /
-    theta, sqrt(h^2 acc / (2 arc))))`` from 1 to :data:`MAX_SUBSTEPS`, with ``w2`` the
-    largest squared angular velocity [rad^2/s^2] of a body and ``acc`` the largest
-    :func:`~articulated.algorithms.kinematics.arc_bound` [m/s^2] of a contact (a substep of
-    ``h / k`` strays from its straight line by ``(h / k)^2 acc / 2``). 1 where a value is
-    not finite (the response reports the divergence)."""
+def step_plan(h, w2, acc, theta, arc):
+    """How the whole model takes a step of ``h`` [s] (contact options ``max_rotation``
+    ``theta`` [rad] and ``max_arc_error`` ``arc`` [m]; <= 0: not used), with ``w2`` the
+    largest squared angular velocity of a body [rad^2/s^2] and ``acc`` the largest change
+    of a contact's stray acceleration [m/s^2]
+    (:func:`contacts_arc_change`): 0, one step of semi-implicit Euler, where no body turns
+    by more than ``theta``; else ``k >= 1`` substeps moved by RK4, ``k = ceil(h |omega| /
+    (RK4_TURN theta))``, or ``ceil(sqrt(h^2 acc / (2 arc)))`` where that is more (at
+    most :data:`MAX_SUBSTEPS`). 0 where a value is not finite (the response reports the
+    divergence)."""
     turn = 0.0
     if theta > 0.0:
-        turn = h * math.sqrt(w2) / theta
+        turn = h * math.sqrt(w2)
+    ka = 0.0
     if arc > 0.0:
-        turn = max(turn, math.sqrt(0.5 * h * h * acc / arc))
-    if not math.isfinite(turn):
-        return 1
-    return int(min(max(math.ceil(turn - 1e-12), 1), MAX_SUBSTEPS))
+        ka = math.sqrt(0.5 * h * h * acc / arc)
+    if not (math.isfinite(turn) and math.isfinite(ka)):
+        return 0
+    k = 0
+    if theta > 0.0 and turn > theta:
+        k = max(math.ceil(turn / (RK4_TURN * theta) - 1e-12), 1)
+    if ka > 1.0 + 1e-12:
+        k = max(k, math.ceil(ka - 1e-12))
+    return int(min(k, MAX_SUBSTEPS))
 
 
 @inline
-def contact_arc(v, ab, b, c, R, oE, nw):
-    """:func:`~articulated.algorithms.kinematics.arc_bound` of body (or rigid piece) ``b``
-    along the world normal ``nw`` (3,) of a contact, rotated into its coordinates by the
-    row-major world-to-body rotation ``oE`` (9-tuple); ``c`` (3-tuple) and ``R`` the
-    shape's centre and bounding radius in those coordinates."""
-    n = (oE[0] * nw[0] + oE[1] * nw[1] + oE[2] * nw[2],
-         oE[3] * nw[0] + oE[4] * nw[1] + oE[5] * nw[2],
-         oE[6] * nw[0] + oE[7] * nw[1] + oE[8] * nw[2])
-    return arc_bound(v, ab, b, c, R, n)
-
-
-@inline
-def contacts_arc(con, nc, owner, shift, lp, rb, v, ab, oE):
-    """The largest, over the contacts ``con`` (the detector's output, ``nc`` of them), of
-    :func:`contact_arc` along the contact's normal summed over its two shapes: shape g on
-    body (or rigid piece) ``owner[g] - shift`` (none where that is negative: static or
-    welded to the world), at ``lp[g]`` (3,) [m] in its coordinates with bounding radius
-    ``rb[g]`` [m]; ``v``, ``ab`` (n, 6) the bodies' velocities and steady accelerations,
-    ``oE`` (n, 9) their world-to-body rotations. O(nc). The whole model passes the shapes'
-    bodies (``shift`` 0), the hybrid body their pieces' slots (``shift`` 1)."""
+def contacts_arc_change(con, nc, owner, shift, lp, rb, v0, ab0, v1, ab1, oE):
+    """The largest, over the contacts ``con`` (``nc`` of them), of how much the motion
+    ``(v1, ab1)`` changes from ``(v0, ab0)`` (the bodies' (or rigid pieces') velocities
+    and steady accelerations, (n, 6)) the acceleration along the contact's normal with
+    which its two shapes stray from their straight lines: ``|s_a - s_b| + r_a + r_b`` of
+    :func:`~articulated.algorithms.kinematics.arc_change` over its two shapes (arguments
+    as :func:`~articulated.simulation.adaptive_contact.hybrid_impulse_substeps` and
+    :func:`impulse_substeps` pass them). The impulses' share of the contact's stray, which the
+    look-ahead gaps (:mod:`~articulated.algorithms.lookahead`, taken at ``v0``) do not
+    see. O(nc)."""
     acc = 0.0
     for c in range(nc):
-        x = 0.0
+        s = 0.0
+        r = 0.0
+        nw = con.normal[c]
         for side in range(2):
             g = con.geom[c, side]
             b = owner[g] - shift
             if b >= 0:
-                x += contact_arc(v, ab, b, (lp[g, 0], lp[g, 1], lp[g, 2]), rb[g],
-                                 get_mat3(oE, b), con.normal[c])
-        acc = max(acc, x)
+                oEb = get_mat3(oE, b)
+                n = (oEb[0] * nw[0] + oEb[1] * nw[1] + oEb[2] * nw[2],
+                     oEb[3] * nw[0] + oEb[4] * nw[1] + oEb[5] * nw[2],
+                     oEb[6] * nw[0] + oEb[7] * nw[1] + oEb[8] * nw[2])
+                ds, dr = arc_change(v0, ab0, v1, ab1, b, (lp[g, 0], lp[g, 1], lp[g, 2]),
+                                    rb[g], n)
+                s += ds if side == 0 else -ds
+                r += dr
+        acc = max(acc, abs(s) + r)
     return acc
 
 
 @njit(**JIT)
-def body_substeps(model_i, model_f, data_f, gm, con, nc, ab, h, theta, arc, qs):
-    """:func:`substep_count` of the whole model's step of ``h`` [s] at the joint
-    velocities ``qs`` (nv,), with the workspace ``data_f`` holding their body velocities,
-    the joint transforms and the world poses at the step's ``q``
-    (:func:`~articulated.algorithms.kinematics._velocities_kernel`,
-    :func:`~articulated.algorithms.kinematics._world_poses_kernel`): the bodies' angular
-    velocities, and :func:`contacts_arc` over the last (sub)step's contacts ``con`` (the
-    detector's output, ``nc`` of them; the shapes ``gm``, a
-    :class:`~articulated.algorithms.collision.GeomModel`: ``gm.body`` (ng,) int64 each
-    shape's body, -1 static, ``gm.pos`` (ng, 3) [m] its centre in body coordinates,
-    ``gm.rb`` (ng,) [m] its bounding radius), with the steady accelerations
-    into ``ab`` (nb, 6)
-    (:func:`~articulated.algorithms.kinematics.steady_acceleration_step`, only where
-    ``arc > 0``). O(nb + nc)."""
+def impulse_substeps(model_i, model_f, data_f, gm, con, nc, ab0, v0, ab, h, theta, arc, q,
+                     qs, qd1):
+    """:func:`step_plan` of the whole model's step of ``h`` [s] from ``q`` whose impulses
+    changed the joint velocities from ``qs`` to ``qd1`` (nv,): the bodies' angular
+    velocities at ``qd1``, and (``arc > 0``) :func:`contacts_arc_change` over the contacts
+    ``con`` (``nc``; the shapes ``gm``) from the motion at ``qs`` to that at ``qd1``
+    (scratch ``ab0, v0, ab`` (nb, 6)). Leaves the body velocities for ``qd1`` in the
+    workspace ``data_f``, whose joint transforms and world poses must be those at ``q``.
+    O(nb + nc)."""
     mv = model_arrays(model_i, model_f)
     nb = mv.parent.shape[0]
     dv = data_arrays(data_f, nb, qs.shape[0])
     v = dv.v
+    if arc > 0.0 and nc > 0:
+        _velocities_kernel(model_i, model_f, q, qs, data_f)
+        for b in range(nb):
+            steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dv.Xup_E,
+                                     dv.Xup_r, v, ab0)
+            for k in range(6):
+                v0[b, k] = v[b, k]
+    _velocities_kernel(model_i, model_f, q, qd1, data_f)
     w2 = 0.0
     for b in range(nb):
         w2 = max(w2, v[b, 0] * v[b, 0] + v[b, 1] * v[b, 1] + v[b, 2] * v[b, 2])
     acc = 0.0
     if arc > 0.0 and nc > 0:
         for b in range(nb):
-            steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dv.Xup_E,
+            steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qd1, dv.Xup_E,
                                      dv.Xup_r, v, ab)
-        acc = contacts_arc(con, nc, gm.body, 0, gm.pos, gm.rb, v, ab, dv.oE)
-    return substep_count(h, w2, acc, theta, arc)
+        acc = contacts_arc_change(con, nc, gm.body, 0, gm.pos, gm.rb, v0, ab0, v, ab, dv.oE)
+    return step_plan(h, w2, acc, theta, arc)
+
+
+@njit(**JIT)
+def body_substeps(model_i, model_f, data_f, h, theta):
+    """:func:`step_plan` of the whole model's step of ``h`` [s] by the bodies' angular
+    velocities in the workspace ``data_f`` (:func:`~articulated.algorithms.kinematics.
+    _velocities_kernel` at the step's ``q`` and unconstrained velocities) and the contact
+    option ``max_rotation`` ``theta`` [rad]. O(nb)."""
+    mv = model_arrays(model_i, model_f)
+    nb = mv.parent.shape[0]
+    dv = data_arrays(data_f, nb, mv.S.shape[0])
+    v = dv.v
+    w2 = 0.0
+    for b in range(nb):
+        w2 = max(w2, v[b, 0] * v[b, 0] + v[b, 1] * v[b, 1] + v[b, 2] * v[b, 2])
+    return step_plan(h, w2, 0.0, theta, 0.0)
 
 
 class ContactStepper:
@@ -259,29 +295,33 @@ class ContactStepper:
     limit_e : float
         Restitution of the joint limits, in [0, 1] (default 0).
     max_rotation : float or None
-        Most rotation [rad] of any body in one step (default 0.05): a step whose fastest
-        body turns faster than ``max_rotation / dt`` (its world angular velocity after the
-        dynamics) runs as ``k = ceil(dt |omega| / max_rotation)`` equal substeps (at most
-        :data:`MAX_SUBSTEPS`), each a whole step of the pipeline with the applied forces
-        held, its unconstrained motion by RK4 (four ABA passes) instead of semi-implicit
-        Euler, and its end velocity, where there are impulses, RK4's from the velocities
-        they leave at its start (five more ABA passes). The speculative rows and the projection predict a contact's gap linearly over
-        the step; a shape of radius r turning by ``theta`` leaves that prediction by about
-        ``r theta^2 / 2`` (0.26 mm for r = 21 cm at 0.05 rad). None: never split.
+        Most rotation [rad] of any body in one step of semi-implicit Euler (default 0.05):
+        a step whose fastest body turns faster than ``max_rotation / dt`` (its world
+        angular velocity after the dynamics, or after the impulses) moves by RK4 instead,
+        in ``k = ceil(dt |omega| / (2 max_rotation))`` equal substeps (:data:`RK4_TURN`;
+        at most :data:`MAX_SUBSTEPS`), each a whole step of
+        the pipeline with the applied forces held, its unconstrained motion by RK4 (four
+        ABA passes) and its end velocity, where there are impulses, RK4's from the
+        velocities they leave at its start (five more ABA passes). Semi-implicit Euler
+        treats the velocity-product terms explicitly and gains energy where joints turn
+        fast; RK4's error per substep is of order ``(h omega)^5``. None: always
+        semi-implicit Euler.
     max_arc_error : float or None
         Most distance [m] by which a shape in contact may stray in one step, along the
-        contact's normal, from the straight line along which the rows and the projection
-        predict it (default 1e-4): the position update turns every joint at a constant rate,
-        so a point moves on a curve, ``h^2 / 2`` times its acceleration at ``qdd = 0`` off
-        the line (to second order; :func:`~articulated.algorithms.kinematics.arc_bound`,
-        bounded over each shape's bounding ball). Where joints whip against each other the
-        bodies barely turn and ``max_rotation`` does not split, while the points stray by
-        millimetres (e.g. a pile of thin chains). Over the contacts of the
-        last (sub)step (a shape in the air may stray: the next detection sees it where it
-        is), the largest such acceleration ``acc``, summed over a contact's two shapes, asks
-        for ``k = ceil(sqrt(h^2 acc / (2 max_arc_error)))`` equal substeps (or more for
-        ``max_rotation``, at most :data:`MAX_SUBSTEPS`). None: not used (cheaper where
-        whipping chains touch something, deeper there).
+        contact's normal, from where the rows and the projection predict it (default
+        1e-4). The position update turns every joint at a constant rate, so a shape moves
+        on a curve, off the straight line ``d + h v_n`` of a row by ``h^2 / 2`` times its
+        acceleration (tenths of a millimetre for a link swinging around a cylinder); the
+        detection stage measures it: each contact's gap is replaced by its gap at the end
+        of the step under the unconstrained motion, from the narrow phase there, less ``h
+        v_n`` (:mod:`~articulated.algorithms.lookahead`). The impulses change the motion
+        and so its curvature: after them, the largest change over the contacts of the
+        acceleration along the normal, ``acc``
+        (:func:`~articulated.algorithms.kinematics.arc_change`, bounded over each shape's
+        bounding ball), asks for ``k = ceil(sqrt(h^2 acc / (2 max_arc_error)))`` equal
+        substeps (or more for ``max_rotation``; at most :data:`MAX_SUBSTEPS`), the step
+        taken again in them. None: neither (the rows predict along straight lines:
+        cheaper, deeper where chains whip against something).
     energy_bound : bool
         (default False) a step (each substep) may not end with more total energy ``E = T +
         V`` (kinetic and gravity potential) than it began with plus the work of the applied

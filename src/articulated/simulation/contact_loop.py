@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from ..algorithms.aba import aba_passes
-from ..algorithms.collision import contact_buffer, detect_kernel, detect_primitives
+from ..algorithms.collision import Contacts, contact_buffer, detect_kernel, detect_primitives
 from ..algorithms.collision_mesh import mesh_broad_phase, mesh_pairs_empty, mesh_plane_kernel
 from ..algorithms.impulse import workspace_factor
 from ..algorithms.projection import runaway_dof
@@ -38,13 +38,15 @@ from ..algorithms.response import (STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_
                                    options_at, respond)
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
                                      _world_poses_kernel)
+from ..algorithms.lookahead import ahead_gaps, lookahead_buffers
 from .._byref import byref
 from .._views import mat3_rows
 from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from .cycles import _cycles
-from .contact import MAX_SUBSTEPS, SPLIT, body_substeps, keep_scale, moved, split_rest
+from .contact import (MAX_SUBSTEPS, SPLIT, body_substeps, impulse_substeps, keep_scale, moved,
+                      split_rest)
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -65,7 +67,8 @@ pairs (:func:`~articulated.simulation.hooks.python_contacts`; -1: none). Built b
 
 ContactStepBundle = namedtuple("ContactStepBundle", (
     "det", "im", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
-    "qd1", "v", "qc", "qdc", "qbar", "ka", "qu", "st", "tot", "bad", "nsub", "ab", "ncon", "timed"))
+    "qd1", "v", "qc", "qdc", "qbar", "ka", "qu", "st", "tot", "bad", "nsub", "ab", "ncon", "timed",
+    "la", "buf1", "ab0", "v0"))
 ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
 the detection stage's :data:`DetectBundle` ``det`` (on the tree loop's workspace);
 the stepper's ``ImpulseModel`` ``im``, ``ImpulseScratch`` ``sc``, ``Limits`` ``lim`` and ``ResponseOptions``
@@ -73,16 +76,22 @@ the stepper's ``ImpulseModel`` ``im``, ``ImpulseScratch`` ``sc``, ``Limits`` ``l
 [m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar, ka`` (nv,), ``q1, qc, qu`` (nq,), the
 statistics of a substep ``st`` and of the step ``tot`` (16,), ``bad`` (1,) int64 the
 runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) scratch of
-:func:`~articulated.simulation.contact.body_substeps` and ``ncon`` (1,) int64 the contacts
+:func:`~articulated.simulation.contact.impulse_substeps` and ``ncon`` (1,) int64 the contacts
 of the last (sub)step (in the detector's output; set from ``Detector.n`` before a run);
 ``timed`` (bool) whether detection and response are timed (in cycles of
-:func:`~articulated.simulation.cycles._cycles`, else 0)."""
+:func:`~articulated.simulation.cycles._cycles`, else 0); the look-ahead's
+:class:`~articulated.algorithms.lookahead.LookAhead` ``la`` and workspace ``buf1`` (the
+bodies' poses at the end of the step), and ``ab0, v0`` (nb, 6) scratch of
+:func:`~articulated.simulation.contact.impulse_substeps`."""
 
-ContactBuffers = namedtuple("ContactBuffers", ("broad", "out", "rb", "cbody"))
+ContactBuffers = namedtuple("ContactBuffers", ("broad", "out", "rb", "cbody", "gap"))
 ContactBuffers.__doc__ = """The buffers of a step with contacts that grow as needed: the
 detector's ``Broad`` ``broad`` and ``Contacts`` ``out``, the response's
-``ResponseBuffers`` ``rb``, and ``cbody`` (cap, 2) int64 the rigid piece of each
-contact's bodies (adaptive dynamics; grows with ``out``; the full model's stays empty)."""
+``ResponseBuffers`` ``rb``, ``cbody`` (cap, 2) int64 the rigid piece of each
+contact's bodies (adaptive dynamics; grows with ``out``; the full model's stays empty), and
+``gap`` (cap,) [m] the contacts' look-ahead gaps
+(:func:`~articulated.algorithms.lookahead.ahead_gaps`; grows with ``out``), which the
+response takes for their gaps."""
 
 
 @njit(**JIT)
@@ -95,15 +104,37 @@ def body_motion(db, q, qs):
 
 @njit(**JIT)
 def _substeps(sm, sd, cl, q, qs, h, out):
-    """``(k, ready)``: the substeps of the (sub)step of ``h`` [s] from ``q`` with velocities ``qs``
-    (:func:`~articulated.simulation.contact.body_substeps` over the last (sub)step's
-    ``cl.ncon[0]`` contacts in ``out``; 1 without ``theta`` and ``arc``), and whether the
-    workspace holds the body motion at ``(q, qs)``."""
-    if cl.theta <= 0.0 and cl.arc <= 0.0:
-        return 1, False
+    """``(k, ready)``: the substeps of the (sub)step of ``h`` [s] from ``q`` with velocities
+    ``qs`` by the option ``max_rotation`` (:func:`~articulated.simulation.contact.body_substeps`;
+    0, unsplit, without it; the contacts' stray, ``max_arc_error``, is measured by the look-ahead of
+    :func:`_finish` instead), and whether the workspace holds the body motion at ``(q,
+    qs)``."""
+    if cl.theta <= 0.0:
+        return 0, False
     body_motion(cl.det, q, qs)
-    return body_substeps(sm.model_i, sm.model_f, sd.data, cl.det.gm, out, cl.ncon[0], cl.ab,
-                         h, cl.theta, cl.arc, qs), True
+    return body_substeps(sm.model_i, sm.model_f, sd.data, h, cl.theta), True
+
+
+@njit(**JIT)
+def _look_ahead(sm, cl, q, qs, h, out, n, gap):
+    """The look-ahead gaps (:func:`~articulated.algorithms.lookahead.ahead_gaps`) of the
+    ``n`` contacts in ``out`` into ``gap``, detected at ``q`` with the body motion for
+    ``qs`` in the workspace: the bodies' poses at ``q (+) h qs`` (into ``cl.buf1``;
+    ``cl.qu`` scratch). Returns the largest depth at detection, ``max(-dist)`` [m]."""
+    depth = 0.0
+    for c in range(n):
+        depth = max(depth, -out.dist[c])
+    _integrate_kernel(sm.jtype, sm.qadr, sm.vadr, q, qs, h, cl.qu)
+    if sm.quat_qadr.shape[0]:
+        _normalize_kernel(sm.quat_qadr, cl.qu)
+    _world_poses_kernel(sm.model_i, sm.model_f, cl.qu, cl.buf1)
+    nb = sm.jtype.shape[0]
+    dv = data_arrays(cl.det.buf, nb, qs.shape[0])
+    d1 = data_arrays(cl.buf1, nb, qs.shape[0])
+    gm = cl.det.gm
+    ahead_gaps(gm, cl.det.poses, out, n, gm.body, 0, gm.R, gm.pos, mat3_rows(dv.oE), dv.op,
+               dv.v, mat3_rows(d1.oE), d1.op, h, cl.la, gap)
+    return depth
 
 
 @njit(**JIT)
@@ -235,11 +266,20 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
     st[STAT_N] = n
     cl.ncon[0] = n
     st[STAT_DETECT] = c1 - c0
+    gap = cb.gap
+    if n > gap.shape[0]:
+        gap = np.zeros(out.dist.shape[0])
+    look = cl.arc > 0.0 and n > 0
+    depth = _look_ahead(sm, cl, q, qs, h, out, n, gap) if look else 0.0
     nb = sm.jtype.shape[0]
     fac = workspace_factor(sd.data, nb, cl.qdd.shape[0])
-    nr, rb = respond(cl.im, fac, cl.sc, out, n, q, qs, cl.lim, options_at(cl.opt, h),
+    con = Contacts(out.geom, out.body, out.point, out.normal, gap if look else out.dist,
+                   out.mu, out.e, out.key)
+    nr, rb = respond(cl.im, fac, cl.sc, con, n, q, qs, cl.lim, options_at(cl.opt, h),
                      cb.rb, (cl.qd1, cl.v, st))
-    cb = ContactBuffers(broad, out, rb, cb.cbody)
+    if look:    # the depth at detection, not the look-ahead's
+        st[STAT_DEPTH] = depth
+    cb = ContactBuffers(broad, out, rb, cb.cbody, gap)
     if n or nr:     # (every contact dormant: no impulse)
         st[STAT_KE_BEFORE] = _energy_kernel(sm.model_i, sm.model_f, q, qs, sd.data)[0]
         st[STAT_KE_AFTER] = (_energy_kernel(sm.model_i, sm.model_f, q, cl.qd1, sd.data)[0]
@@ -248,9 +288,11 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
         st[STAT_KE_BEFORE] = math.nan
         st[STAT_KE_AFTER] = math.nan
     st[STAT_RESPONSE] = (_cycles() - c1) if cl.timed else 0
-    if check and nr:    # the velocities after the impulses ask for substeps: split
-        k, _ = _substeps(sm, sd, cl, q, cl.qd1, h, out)
-        if k > 1:
+    if check and nr and (cl.theta > 0.0 or cl.arc > 0.0):
+        # the velocities after the impulses ask for substeps: split
+        k = impulse_substeps(sm.model_i, sm.model_f, sd.data, cl.det.gm, out, n, cl.ab0,
+                             cl.v0, cl.ab, h, cl.theta, cl.arc, q, qs, cl.qd1)
+        if k > (1 if smooth else 0):
             cl.nsub[0] = k
             return SPLIT, cb
     if smooth:
@@ -372,7 +414,8 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
     for k in range(nv):
         qs[k] = qd[k] + sm.dt * cl.qdd[k]
     ns, ready = _substeps(sm, sd, cl, q, qs, sm.dt, cb.out)
-    whole = ns == 1     # unsplit, unless the impulses ask for substeps
+    whole = ns == 0     # unsplit, unless the impulses ask for substeps
+    ns = max(ns, 1)
     hk = sm.dt / ns
     qc, qdc = cl.qc, cl.qdc
     for k in range(nq):
@@ -473,4 +516,6 @@ def contact_loop_bundles(stepper, det, sd, timed, hook):
         qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), ka=np.zeros(nv), qu=np.zeros(nq),
         st=np.zeros(NSTATS), tot=np.zeros(NSTATS), bad=np.zeros(1, np.int64),
         nsub=np.ones(1, np.int64),
-        ab=np.zeros((m.nb, 6)), ncon=np.zeros(1, np.int64), timed=bool(timed))
+        ab=np.zeros((m.nb, 6)), ncon=np.zeros(1, np.int64), timed=bool(timed),
+        la=lookahead_buffers(len(stepper.geom.arrays()["body"]) if stepper.geom is not None else 0),
+        buf1=np.zeros_like(d.buf), ab0=np.zeros((m.nb, 6)), v0=np.zeros((m.nb, 6)))

@@ -258,6 +258,7 @@ class DynamicsSimulator:
         self.dt = _positive(dt, "dt")
         self._srm = None
         self._contact = None
+        self._gap = np.zeros(0)      # the contacts' look-ahead gaps (grows)
         if limits is None:
             limits = bool(model.enforce_limits and model.jnt_limited.any())
         if integrator is None:
@@ -1003,8 +1004,10 @@ class DynamicsSimulator:
         cstats = np.zeros((run.n, len(CONTACT_STATS.names)))
         cl.ncon[0] = det.n                  # the contacts of the step before (substeps)
         done, code, cb = contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats,
-                                       ContactBuffers(det.broad, det.out, cs.rb, _NO_PIECES))
+                                       ContactBuffers(det.broad, det.out, cs.rb, _NO_PIECES,
+                                                      self._gap))
         det.broad, det.out, cs.rb = cb[:3]
+        self._gap = cb.gap
         if done:
             log = stats_log(cstats[:done], _cycle_rate() if cl.timed else None)
             self._contact_log.extend(log)
