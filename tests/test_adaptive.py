@@ -756,8 +756,9 @@ def test_passive_tensors_of_one_batch_share_a_frame_and_equal_mapped_tensors(nam
     them) share their reference frame with their parent, so no child needs the K x K
     monomial map; the coefficients they give at any rigid twist equal those of tensors
     built node by node, each in its own frame with every child mapped (the construction
-    of RGL eq. 9): 1e-12 of the largest value for b, eta, beta, 1e-11 for the metric's p
-    (round-off of the K x K maps, about 1.2e-12 on the chain)."""
+    of RGL eq. 9): 1e-12 of the largest value for b, eta, beta, 1e-10 for the metric's p
+    (round-off of the K x K maps on the chain: 1.2e-12 on an AMD EPYC, 1.4e-11 on an
+    Intel Xeon, whose machine code numba compiles for that CPU)."""
     from articulated.algorithms.bundles import Coefficients
     from articulated.algorithms.hybrid import tensorize_nodes
     from articulated.algorithms.passive import evaluate_node
@@ -796,7 +797,7 @@ def test_passive_tensors_of_one_batch_share_a_frame_and_equal_mapped_tensors(nam
         tensorize_nodes(np.array([i]), 1, ra.update, ra.solve.passive, ra.tens)
     assert len(set(s._ref_id[batch])) == batch.size
     mapped = evaluate()
-    for a, b, tol in zip(shared, mapped, (1e-12, 1e-11, 1e-12, 1e-12)):
+    for a, b, tol in zip(shared, mapped, (1e-12, 1e-10, 1e-12, 1e-12)):
         assert np.abs(a - b).max() <= tol * max(1.0, np.abs(b).max())
 
 

@@ -9,7 +9,8 @@ import pytest
 import articulated as art
 from articulated.algorithms.collision import Detector
 from articulated.algorithms.kinematics import _velocities_kernel, _world_poses_kernel
-from articulated.algorithms.lookahead import ahead_gaps, lookahead_buffers
+from articulated.algorithms.lookahead import (FrameMotion, ShapeFrames, ahead_gaps,
+                                              lookahead_buffers)
 
 
 def _scene(seed):
@@ -71,8 +72,8 @@ def test_ahead_gap_is_the_gap_at_the_end_less_the_linear_motion(seed):
         oE1, op1, _ = _poses(m, qe, qd)
         gm = det.gm
         gap = np.full(n, np.nan)
-        ahead_gaps(gm, det.poses, out, n, gm.body, 0, gm.R, gm.pos, *d, oE1, op1, h,
-                   lookahead_buffers(len(gm.body)), gap)
+        ahead_gaps(gm, det.poses, out, n, ShapeFrames(gm.body, 0, gm.R, gm.pos),
+                   FrameMotion(*d, oE1, op1), h, lookahead_buffers(len(gm.body)), gap)
         assert np.array_equal(out.dist[:n], dist0)      # the detector's output is kept
         # the independent end: the detector at qe, with a reach that finds every feature
         end = Detector(g, 256)
@@ -120,8 +121,8 @@ def test_ahead_gap_of_a_swinging_link_is_second_order():
     oE1, op1, _ = _poses(m, art.integrate(m, q, qd, h), qd)
     gm = det.gm
     gap = np.zeros(1)
-    ahead_gaps(gm, det.poses, det.out, n, gm.body, 0, gm.R, gm.pos, *d, oE1, op1, h,
-               lookahead_buffers(len(gm.body)), gap)
+    ahead_gaps(gm, det.poses, det.out, n, ShapeFrames(gm.body, 0, gm.R, gm.pos),
+               FrameMotion(*d, oE1, op1), h, lookahead_buffers(len(gm.body)), gap)
     stray = r * w * w * h * h / 2
     assert dist0 == pytest.approx(1e-4, abs=1e-12)
     assert gap[0] - dist0 == pytest.approx(stray, rel=0.02)

@@ -36,6 +36,17 @@ from numba import njit
 from ..config import inline, JIT, KERNEL
 from .collision import GeomPoses, contact_buffer, detect_kernel, place_pose
 
+ShapeFrames = namedtuple("ShapeFrames", ("owner", "shift", "lR", "lp"))
+ShapeFrames.__doc__ = """Where the shapes sit: shape g in frame ``owner[g] - shift`` (int64;
+negative: static, or welded to the world) at the local pose ``lR[g]`` (3, 3), ``lp[g]``
+(3,) [m]. The whole model: its bodies (``gm.body``, 0, ``gm.R``, ``gm.pos``); a hybrid body:
+its rigid pieces."""
+
+FrameMotion = namedtuple("FrameMotion", ("oE", "op", "v", "oE1", "op1"))
+FrameMotion.__doc__ = """The frames' world poses at the step's start, ``oE`` (nf, 3, 3) (world
+to frame) and ``op`` (nf, 3) [m], their twists ``v`` (nf, 6) ``[omega; v_O]`` (frame
+coordinates), and their poses at its end ``oE1``, ``op1``."""
+
 LookAhead = namedtuple("LookAhead", ("gR", "gp", "out", "cand"))
 LookAhead.__doc__ = """Scratch of :func:`ahead_gaps` for ``ng`` shapes: their world poses at
 the end of the step, ``gR`` (ng, 3, 3) and ``gp`` (ng, 3) [m], ``out`` a
@@ -54,13 +65,13 @@ def lookahead_buffers(ng):
 
 
 @inline
-def _place_end(gm, poses, owner, shift, lR, lp, oE1, op1, la, g):
+def _place_end(poses, sf, fm, la, g):
     """Shape g's world pose at the end of the step into ``la``: from its frame's end pose
-    (frame ``owner[g] - shift``), or its pose now where that is negative (static, or
-    welded to the world)."""
-    f = owner[g] - shift
+    (:data:`ShapeFrames` ``sf``, :data:`FrameMotion` ``fm``), or its pose now in
+    ``poses`` where its frame is negative (static, or welded to the world)."""
+    f = sf.owner[g] - sf.shift
     if f >= 0:
-        place_pose(oE1, f, op1, g, lR, lp, la.gR, la.gp)
+        place_pose(fm.oE1, f, fm.op1, g, sf.lR, sf.lp, la.gR, la.gp)
     else:
         for i in range(3):
             la.gp[g, i] = poses.gp[g, i]
@@ -101,20 +112,17 @@ def _same(out, j, con, k, reach):
 
 
 @njit(**KERNEL)
-def ahead_gaps(gm, poses, con, n, owner, shift, lR, lp, oE, op, v, oE1, op1, h, la, gap):
+def ahead_gaps(gm, poses, con, n, sf, fm, h, la, gap):
     """The look-ahead gap ``gap[c] = g+ - h v_n`` [m] (module docstring) of each contact
     ``c < n`` of ``con`` (the detector's output at the step's start; ``gap`` (>= n,)):
-    ``g+`` its gap at the end of a step
-    of ``h`` [s], from the narrow phase of its pair at the end poses of its shapes' frames,
-    ``v_n`` its normal speed now. Shape g lies in frame ``owner[g] - shift`` at the local
-    pose ``lR[g]`` (3, 3), ``lp[g]`` (3,) [m] (negative: static, its pose ``poses``, the
+    ``g+`` its gap at the end of a step of ``h`` [s], from the narrow phase of its pair at
+    the end poses of its shapes' frames, ``v_n`` its normal speed now. The shapes in their
+    frames :data:`ShapeFrames` ``sf`` (a static shape: its pose in ``poses``, the
     detector's :class:`~articulated.algorithms.collision.GeomPoses`, whose margins give
-    the reach); the frames' world poses now ``oE`` (nf, 3, 3) (world to frame), ``op``
-    (nf, 3) [m], their twists ``v`` (nf, 6) ``[omega; v_O]`` (frame coordinates) and their
-    poses at the end ``oE1``, ``op1``. The whole model passes its bodies (``gm.body``,
-    ``shift`` 0, ``gm.R``, ``gm.pos``), a hybrid body its rigid pieces. A feature counts
-    as the same at the end when its key is and its point lies within the pair's reach of
-    where it was. Pairs outside the compiled narrow phase (meshes) keep their gaps. O(n)."""
+    the reach), the frames' motion :data:`FrameMotion` ``fm``; scratch ``la``. A feature
+    counts as the same at the end when its key is and its point lies within the pair's
+    reach of where it was. Pairs outside the compiled narrow phase (meshes) keep their
+    gaps. O(n)."""
     for c in range(n):
         gap[c] = con.dist[c]
     npairs = gm.pairs.shape[0]
@@ -127,8 +135,8 @@ def ahead_gaps(gm, poses, con, n, owner, shift, lR, lp, oE, op, v, oE1, op1, h, 
         if pi < npairs:
             a = gm.pairs[pi, 0]
             b = gm.pairs[pi, 1]
-            _place_end(gm, poses, owner, shift, lR, lp, oE1, op1, la, a)
-            _place_end(gm, poses, owner, shift, lR, lp, oE1, op1, la, b)
+            _place_end(poses, sf, fm, la, a)
+            _place_end(poses, sf, fm, la, b)
             reach = 2.0 * (poses.margin[a] + poses.margin[b])
             for k in range(c, c1):
                 reach = max(reach, 2.0 * abs(con.dist[k]))
@@ -155,9 +163,9 @@ def ahead_gaps(gm, poses, con, n, owner, shift, lR, lp, oE, op, v, oE1, op1, h, 
                     x = (con.point[k, 0], con.point[k, 1], con.point[k, 2])
                     vn = 0.0
                     for side in range(2):
-                        f = owner[con.geom[k, side]] - shift
+                        f = sf.owner[con.geom[k, side]] - sf.shift
                         if f >= 0:
-                            u = _point_velocity(oE, op, v, f, x)
+                            u = _point_velocity(fm.oE, fm.op, fm.v, f, x)
                             s = 1.0 if side == 0 else -1.0
                             vn += s * (con.normal[k, 0] * u[0] + con.normal[k, 1] * u[1]
                                        + con.normal[k, 2] * u[2])

@@ -71,7 +71,7 @@ from ..algorithms.hybrid_detection import build_pieces, detect_hybrid, piece_pos
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel,
                                      _world_poses_kernel, body_gravity_potential,
                                      state_energy, steady_acceleration_step)
-from ..algorithms.lookahead import ahead_gaps
+from ..algorithms.lookahead import FrameMotion, ShapeFrames, ahead_gaps
 from ..algorithms.reduced import reduced_dynamics, reduced_kinematics, reduced_kinetic
 from ..algorithms.region import ERR_HYBRID, region_update_kernel
 from ..config import inline, JIT, KERNEL
@@ -561,7 +561,7 @@ def hybrid_impulse_substeps(cl, red, na, nvr, h, out, qs, qd1):
     """:func:`~articulated.simulation.contact.step_plan` of an adaptive step (or substep)
     of ``h`` [s] whose impulses changed the reduced velocities from ``qs`` to ``qd1``
     (nvr,), as the full model's
-    :func:`~articulated.simulation.contact.impulse_substeps`: the rigid pieces' angular
+    :func:`~articulated.simulation.contact_loop._impulse_substeps`: the rigid pieces' angular
     velocities at ``qd1`` and (``cl.arc > 0``)
     :func:`~articulated.simulation.contact.contacts_arc_change` over the (sub)step's
     contacts (``cl.ncon[0]`` in ``out``), each shape in its piece's frame, at the pieces'
@@ -611,8 +611,9 @@ def _look_ahead(am, ad, cl, out, n, na, nvr, nqr, hk, gap):
         nb = am.jtype.shape[0]
         dv = data_arrays(cl.det.buf, nb, cl.qsf.shape[0])
         d1 = data_arrays(cl.buf1, nb, cl.qsf.shape[0])
-        ahead_gaps(gm, cl.det.poses, out, n, gm.body, 0, gm.R, gm.pos, mat3_rows(dv.oE),
-                   dv.op, dv.v, mat3_rows(d1.oE), d1.op, hk, cl.la, gap)
+        ahead_gaps(gm, cl.det.poses, out, n, ShapeFrames(gm.body, 0, gm.R, gm.pos),
+                   FrameMotion(mat3_rows(dv.oE), dv.op, dv.v, mat3_rows(d1.oE), d1.op), hk,
+                   cl.la, gap)
         return depth
     red = ad.red
     mi = rows(red.red_i, 7, na)
@@ -622,8 +623,9 @@ def _look_ahead(am, ad, cl, out, n, na, nvr, nqr, hk, gap):
     _world_poses_kernel(mi, red.red_f, cl.rq1[:nqr], cl.buf1)
     dr = data_arrays(red.red_d, na, nvr)
     d1 = data_arrays(cl.buf1, na, nvr)
-    ahead_gaps(gm, cl.det.poses, out, n, cl.hs.slot, 1, cl.hs.lR, cl.hs.lp,
-               mat3_rows(dr.oE), dr.op, cl.vb, mat3_rows(d1.oE), d1.op, hk, cl.la, gap)
+    ahead_gaps(gm, cl.det.poses, out, n, ShapeFrames(cl.hs.slot, 1, cl.hs.lR, cl.hs.lp),
+               FrameMotion(mat3_rows(dr.oE), dr.op, cl.vb, mat3_rows(d1.oE), d1.op), hk,
+               cl.la, gap)
     return depth
 
 
@@ -720,8 +722,7 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check, smooth):
 
 
 @njit(**STAGE)
-def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, ready, check,
-                           smooth):
+def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, ready, split):
     """Steps 2-5 of the module docstring over ``hk`` [s] (a step or a substep of adaptive
     step ``step``) from ``ad.q, ad.qd`` with the unconstrained velocities ``cl.qsf``:
     detection (:func:`_hybrid_detect`), the impulses (:func:`_hybrid_respond`), the energy
@@ -731,8 +732,12 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
     projection, is what it added), ``qd = qd+`` (``zero``: after a region update, zero
     outside the active joints) and ``q (+)= hk qd+ + dq`` on the active joints; ``posed``:
     the pieces' world poses are current; ``ready``: their twists too; then
-    :func:`hybrid_keep_kinetic` and the energy bound. A ``smooth`` (sub)step was moved by
-    :func:`hybrid_rk4` (``cl.qsf`` its mean velocity, ``cl.rka`` its end velocity less it);
+    :func:`hybrid_keep_kinetic` and the energy bound. ``split``: 0 an unsplit step
+    (semi-implicit Euler, whose impulses may ask for RK4 or substeps: then
+    :data:`~articulated.simulation.contact.SPLIT`), 1 a substep whose impulses may split
+    the rest of the step, 2 one that may not (the step has :data:`MAX_SUBSTEPS`). A substep
+    was moved by :func:`hybrid_rk4` (``cl.qsf`` its mean velocity, ``cl.rka`` its end
+    velocity less it);
     where it has impulses its end velocity is that of :func:`hybrid_rk4` from ``(q, qd +
     dv)``, the impulses taken at its start, as the whole model's substeps
     (:func:`~articulated.simulation.contact_loop._finish`). ``ptr``: the pointers of
@@ -740,6 +745,7 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
     ``am.timed``). Returns ``(error, joint, cb)``."""
     q, qd = ad.q, ad.qd
     sst = cl.sst
+    smooth = split > 0
     ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
     cd = _cycles() if am.timed else 0
     n = nvr = nqr = 0
@@ -761,7 +767,7 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
         cl.ebound[1] = -1.0
         sst[STAT_RESPONSE] = (_cycles() - c1) if am.timed else 0
         return 0, -1, cb
-    err, bad, cb = _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check, smooth)
+    err, bad, cb = _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, split < 2, smooth)
     if depth >= 0.0:    # the depth at detection, not the look-ahead's
         sst[STAT_DEPTH] = depth
     if err == SPLIT:
@@ -966,7 +972,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             err, joint, cb = hybrid_contact_substep(
                 am, ad, cl, cb, ptr, step, hk, update and sub == 0, whole and update,
                 sub == 0 and posed, whole and ready,
-                True if whole else ns - sub < MAX_SUBSTEPS, not whole)
+                0 if whole else (1 if ns - sub < MAX_SUBSTEPS else 2))
         if whole:
             if err != SPLIT:
                 for j in range(st.shape[0]):

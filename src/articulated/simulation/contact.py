@@ -24,7 +24,7 @@ Per step of size ``h`` from ``(q, qd)``:
 6. ``q+ = q (+) (h qd+ + dq)`` with ``dq`` the post-stabilization of the predicted depths.
 
 A step that turns a body by more than ``max_rotation`` moves by RK4 (:func:`step_plan`), in
-substeps of at most twice that (:data:`RK4_TURN`): the impulses act on its mean velocity, and where there
+substeps that turn by at most that: the impulses act on its mean velocity, and where there
 are any its end velocity is RK4's from ``qd + dv``, the impulses taken at its start
 (:func:`~articulated.simulation.contact_loop._finish`). A step whose impulses change the
 curvature of its contacts' paths by more than ``max_arc_error`` allows, or turn a body
@@ -46,10 +46,8 @@ from ..algorithms.contact_rows import model_limits
 from ..algorithms.impulse import ImpulseModel, impulse_scratch
 from ..algorithms.response import (ResponseOptions, STAT_DETECT, STAT_RESPONSE, response_buffers)
 from ..algorithms.kinematics import (
-    _velocities_kernel,
     _world_poses_kernel,
     arc_change,
-    steady_acceleration_step,
 )
 from ..config import inline, JIT
 from ..data import data_arrays
@@ -142,12 +140,6 @@ def split_rest(ns, i, h, k):
     return i + rest, h * (ns - i) / rest
 
 
-RK4_TURN = 2.0
-"""Most rotation of any body in one RK4 substep, in units of the contact option
-``max_rotation`` (:func:`step_plan`): RK4's error per step is of order ``(h omega)^5``
-where semi-implicit Euler's is of order ``h omega``."""
-
-
 @njit(**JIT)
 def step_plan(h, w2, acc, theta, arc):
     """How the whole model takes a step of ``h`` [s] (contact options ``max_rotation``
@@ -156,7 +148,7 @@ def step_plan(h, w2, acc, theta, arc):
     of a contact's stray acceleration [m/s^2]
     (:func:`contacts_arc_change`): 0, one step of semi-implicit Euler, where no body turns
     by more than ``theta``; else ``k >= 1`` substeps moved by RK4, ``k = ceil(h |omega| /
-    (RK4_TURN theta))``, or ``ceil(sqrt(h^2 acc / (2 arc)))`` where that is more (at
+    theta)``, or ``ceil(sqrt(h^2 acc / (2 arc)))`` where that is more (at
     most :data:`MAX_SUBSTEPS`). 0 where a value is not finite (the response reports the
     divergence)."""
     turn = 0.0
@@ -169,7 +161,7 @@ def step_plan(h, w2, acc, theta, arc):
         return 0
     k = 0
     if theta > 0.0 and turn > theta:
-        k = max(math.ceil(turn / (RK4_TURN * theta) - 1e-12), 1)
+        k = max(math.ceil(turn / theta - 1e-12), 1)
     if ka > 1.0 + 1e-12:
         k = max(k, math.ceil(ka - 1e-12))
     return int(min(k, MAX_SUBSTEPS))
@@ -183,7 +175,7 @@ def contacts_arc_change(con, nc, owner, shift, lp, rb, v0, ab0, v1, ab1, oE):
     which its two shapes stray from their straight lines: ``|s_a - s_b| + r_a + r_b`` of
     :func:`~articulated.algorithms.kinematics.arc_change` over its two shapes (arguments
     as :func:`~articulated.simulation.adaptive_contact.hybrid_impulse_substeps` and
-    :func:`impulse_substeps` pass them). The impulses' share of the contact's stray, which the
+    :func:`~articulated.simulation.contact_loop._impulse_substeps` pass them). The impulses' share of the contact's stray, which the
     look-ahead gaps (:mod:`~articulated.algorithms.lookahead`, taken at ``v0``) do not
     see. O(nc)."""
     acc = 0.0
@@ -205,40 +197,6 @@ def contacts_arc_change(con, nc, owner, shift, lp, rb, v0, ab0, v1, ab1, oE):
                 r += dr
         acc = max(acc, abs(s) + r)
     return acc
-
-
-@njit(**JIT)
-def impulse_substeps(model_i, model_f, data_f, gm, con, nc, ab0, v0, ab, h, theta, arc, q,
-                     qs, qd1):
-    """:func:`step_plan` of the whole model's step of ``h`` [s] from ``q`` whose impulses
-    changed the joint velocities from ``qs`` to ``qd1`` (nv,): the bodies' angular
-    velocities at ``qd1``, and (``arc > 0``) :func:`contacts_arc_change` over the contacts
-    ``con`` (``nc``; the shapes ``gm``) from the motion at ``qs`` to that at ``qd1``
-    (scratch ``ab0, v0, ab`` (nb, 6)). Leaves the body velocities for ``qd1`` in the
-    workspace ``data_f``, whose joint transforms and world poses must be those at ``q``.
-    O(nb + nc)."""
-    mv = model_arrays(model_i, model_f)
-    nb = mv.parent.shape[0]
-    dv = data_arrays(data_f, nb, qs.shape[0])
-    v = dv.v
-    if arc > 0.0 and nc > 0:
-        _velocities_kernel(model_i, model_f, q, qs, data_f)
-        for b in range(nb):
-            steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dv.Xup_E,
-                                     dv.Xup_r, v, ab0)
-            for k in range(6):
-                v0[b, k] = v[b, k]
-    _velocities_kernel(model_i, model_f, q, qd1, data_f)
-    w2 = 0.0
-    for b in range(nb):
-        w2 = max(w2, v[b, 0] * v[b, 0] + v[b, 1] * v[b, 1] + v[b, 2] * v[b, 2])
-    acc = 0.0
-    if arc > 0.0 and nc > 0:
-        for b in range(nb):
-            steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qd1, dv.Xup_E,
-                                     dv.Xup_r, v, ab)
-        acc = contacts_arc_change(con, nc, gm.body, 0, gm.pos, gm.rb, v0, ab0, v, ab, dv.oE)
-    return step_plan(h, w2, acc, theta, arc)
 
 
 @njit(**JIT)
@@ -298,8 +256,8 @@ class ContactStepper:
         Most rotation [rad] of any body in one step of semi-implicit Euler (default 0.05):
         a step whose fastest body turns faster than ``max_rotation / dt`` (its world
         angular velocity after the dynamics, or after the impulses) moves by RK4 instead,
-        in ``k = ceil(dt |omega| / (2 max_rotation))`` equal substeps (:data:`RK4_TURN`;
-        at most :data:`MAX_SUBSTEPS`), each a whole step of
+        in ``k = ceil(dt |omega| / max_rotation)`` equal substeps (at most
+        :data:`MAX_SUBSTEPS`), each a whole step of
         the pipeline with the applied forces held, its unconstrained motion by RK4 (four
         ABA passes) and its end velocity, where there are impulses, RK4's from the
         velocities they leave at its start (five more ABA passes). Semi-implicit Euler

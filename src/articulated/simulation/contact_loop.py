@@ -37,16 +37,17 @@ from ..algorithms.response import (STAT_APPROACH, STAT_DEPTH, STAT_DETECT, STAT_
                                    STAT_SOLVER, NSTATS, energy_scale,
                                    options_at, respond)
 from ..algorithms.kinematics import (_energy_kernel, _power_kernel, _velocities_kernel,
-                                     _world_poses_kernel)
-from ..algorithms.lookahead import ahead_gaps, lookahead_buffers
+                                     _world_poses_kernel, steady_acceleration_step)
+from ..algorithms.lookahead import FrameMotion, ShapeFrames, ahead_gaps, lookahead_buffers
 from .._byref import byref
 from .._views import mat3_rows
 from ..config import JIT
 from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
+from ..model import model_arrays
 from .cycles import _cycles
-from .contact import (MAX_SUBSTEPS, SPLIT, body_substeps, impulse_substeps, keep_scale, moved,
-                      split_rest)
+from .contact import (MAX_SUBSTEPS, SPLIT, body_substeps, contacts_arc_change, keep_scale,
+                      moved, split_rest, step_plan)
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -76,13 +77,13 @@ the stepper's ``ImpulseModel`` ``im``, ``ImpulseScratch`` ``sc``, ``Limits`` ``l
 [m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar, ka`` (nv,), ``q1, qc, qu`` (nq,), the
 statistics of a substep ``st`` and of the step ``tot`` (16,), ``bad`` (1,) int64 the
 runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) scratch of
-:func:`~articulated.simulation.contact.impulse_substeps` and ``ncon`` (1,) int64 the contacts
+:func:`_impulse_substeps` and ``ncon`` (1,) int64 the contacts
 of the last (sub)step (in the detector's output; set from ``Detector.n`` before a run);
 ``timed`` (bool) whether detection and response are timed (in cycles of
 :func:`~articulated.simulation.cycles._cycles`, else 0); the look-ahead's
 :class:`~articulated.algorithms.lookahead.LookAhead` ``la`` and workspace ``buf1`` (the
 bodies' poses at the end of the step), and ``ab0, v0`` (nb, 6) scratch of
-:func:`~articulated.simulation.contact.impulse_substeps`."""
+:func:`_impulse_substeps`."""
 
 ContactBuffers = namedtuple("ContactBuffers", ("broad", "out", "rb", "cbody", "gap"))
 ContactBuffers.__doc__ = """The buffers of a step with contacts that grow as needed: the
@@ -116,6 +117,42 @@ def _substeps(sm, sd, cl, q, qs, h, out):
 
 
 @njit(**JIT)
+def _impulse_substeps(sm, sd, cl, out, n, h, q, qs):
+    """:func:`~articulated.simulation.contact.step_plan` of the whole model's step of ``h``
+    [s] from ``q`` whose impulses changed the joint velocities from ``qs`` to ``cl.qd1``
+    (nv,): the bodies' angular velocities at ``cl.qd1``, and (``cl.arc > 0``)
+    :func:`~articulated.simulation.contact.contacts_arc_change` over the ``n`` contacts in
+    ``out`` from the motion at ``qs`` to that at ``cl.qd1`` (scratch ``cl.ab0, cl.v0,
+    cl.ab`` (nb, 6)). Leaves the body velocities for ``cl.qd1`` in the workspace, whose
+    joint transforms and world poses must be those at ``q``. O(nb + n)."""
+    mv = model_arrays(sm.model_i, sm.model_f)
+    nb = mv.parent.shape[0]
+    dv = data_arrays(sd.data, nb, qs.shape[0])
+    v = dv.v
+    arc = cl.arc > 0.0 and n > 0
+    if arc:
+        _velocities_kernel(sm.model_i, sm.model_f, q, qs, sd.data)
+        for b in range(nb):
+            steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, qs, dv.Xup_E,
+                                     dv.Xup_r, v, cl.ab0)
+            for k in range(6):
+                cl.v0[b, k] = v[b, k]
+    _velocities_kernel(sm.model_i, sm.model_f, q, cl.qd1, sd.data)
+    w2 = 0.0
+    for b in range(nb):
+        w2 = max(w2, v[b, 0] * v[b, 0] + v[b, 1] * v[b, 1] + v[b, 2] * v[b, 2])
+    acc = 0.0
+    if arc:
+        for b in range(nb):
+            steady_acceleration_step(b, mv.parent, mv.vadr, mv.jnv, mv.S, cl.qd1, dv.Xup_E,
+                                     dv.Xup_r, v, cl.ab)
+        gm = cl.det.gm
+        acc = contacts_arc_change(out, n, gm.body, 0, gm.pos, gm.rb, cl.v0, cl.ab0, v, cl.ab,
+                                  dv.oE)
+    return step_plan(h, w2, acc, cl.theta, cl.arc)
+
+
+@njit(**JIT)
 def _look_ahead(sm, cl, q, qs, h, out, n, gap):
     """The look-ahead gaps (:func:`~articulated.algorithms.lookahead.ahead_gaps`) of the
     ``n`` contacts in ``out`` into ``gap``, detected at ``q`` with the body motion for
@@ -132,8 +169,9 @@ def _look_ahead(sm, cl, q, qs, h, out, n, gap):
     dv = data_arrays(cl.det.buf, nb, qs.shape[0])
     d1 = data_arrays(cl.buf1, nb, qs.shape[0])
     gm = cl.det.gm
-    ahead_gaps(gm, cl.det.poses, out, n, gm.body, 0, gm.R, gm.pos, mat3_rows(dv.oE), dv.op,
-               dv.v, mat3_rows(d1.oE), d1.op, h, cl.la, gap)
+    ahead_gaps(gm, cl.det.poses, out, n, ShapeFrames(gm.body, 0, gm.R, gm.pos),
+               FrameMotion(mat3_rows(dv.oE), dv.op, dv.v, mat3_rows(d1.oE), d1.op), h, cl.la,
+               gap)
     return depth
 
 
@@ -290,8 +328,7 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
     st[STAT_RESPONSE] = (_cycles() - c1) if cl.timed else 0
     if check and nr and (cl.theta > 0.0 or cl.arc > 0.0):
         # the velocities after the impulses ask for substeps: split
-        k = impulse_substeps(sm.model_i, sm.model_f, sd.data, cl.det.gm, out, n, cl.ab0,
-                             cl.v0, cl.ab, h, cl.theta, cl.arc, q, qs, cl.qd1)
+        k = _impulse_substeps(sm, sd, cl, out, n, h, q, qs)
         if k > (1 if smooth else 0):
             cl.nsub[0] = k
             return SPLIT, cb
