@@ -426,7 +426,7 @@ class AdaptiveSimulator:
                 theta=-1.0 if theta is None else float(theta), nsub=np.ones(1, np.int64),
                 sst=np.zeros(NSTATS), qsave=np.zeros(nq), qdsave=np.zeros(nv),
                 arc=-1.0 if arc is None else float(arc), ab=np.zeros((nb, 6)),
-                ncon=np.zeros(1, np.int64), rkq=np.zeros(nq), rkd=np.zeros(nv),
+                rkq=np.zeros(nq), rkd=np.zeros(nv),
                 rkv=np.zeros(nv), rka=np.zeros(nv), la=lookahead_buffers(len(det.gm.body)),
                 buf1=np.zeros_like(d.buf), ab0=np.zeros((nb, 6)), vb0=np.zeros((nb, 6)))
             self._cbody = np.zeros((det.out.dist.shape[0], 2), np.int64)
@@ -478,7 +478,6 @@ class AdaptiveSimulator:
             cs, cl = self._contact, self._contact_loop()
             det = self._cdet
             cstats = np.zeros((n, len(CONTACT_STATS.names)))
-            cl.ncon[0] = det.n              # the contacts of the step before (substeps)
             done, err, joint, nrec, cb = adaptive_contact_steps(
                 am, ad, self._compiled, run, cl, cstats,
                 ContactBuffers(det.broad, det.out, cs.rb, self._cbody, self._gap))

@@ -108,7 +108,7 @@ more than :data:`~articulated.algorithms.projection.MAX_STEP_DISPLACEMENT` in on
 ContactLoop = namedtuple("ContactLoop", (
     "det", "whole", "sc", "opt", "lim", "limr", "qsf", "vfull", "adof", "piece", "qsr",
     "qd1", "vr", "vb", "stamp", "qd0", "xr", "rq1", "ebound", "hs", "impact", "theta",
-    "nsub", "sst", "qsave", "qdsave", "arc", "ab", "ncon", "rkq", "rkd", "rkv", "rka", "la",
+    "nsub", "sst", "qsave", "qdsave", "arc", "ab", "rkq", "rkd", "rkv", "rka", "la",
     "buf1", "ab0", "vb0"))
 ContactLoop.__doc__ = """What :func:`adaptive_contact_steps` needs besides the adaptive loop's
 bundles: the whole model's detection stage ``det``
@@ -136,9 +136,7 @@ after a step with an impact (``update_on_impact``), and whether the last step ha
 the substeps of the last step, ``sst`` (16,) the statistics of a substep and ``qsave``
 (nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one of its
 substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used) and
-``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_impulse_substeps`),
-``ncon`` (1,) int64 the contacts of the last (sub)step (in the detector's output; set from
-``Detector.n`` before a run); ``rkq`` (nq,), ``rkd, rkv, rka`` (nv,) scratch of
+``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_impulse_substeps`); ``rkq`` (nq,), ``rkd, rkv, rka`` (nv,) scratch of
 :func:`hybrid_rk4` (read and written on the active joints only); the look-ahead's
 :class:`~articulated.algorithms.lookahead.LookAhead` ``la`` and workspace ``buf1`` (the
 pieces' or bodies' poses at the end of the step, :func:`_look_ahead`), and ``ab0, vb0``
@@ -557,21 +555,21 @@ def hybrid_substeps(cl, red, na, ajoints, jnv, h):
 
 
 @njit(**dict(JIT, forceinline=True))
-def hybrid_impulse_substeps(cl, red, na, nvr, h, out, qs, qd1):
+def hybrid_impulse_substeps(cl, red, na, nvr, h, out, n, qs, qd1):
     """:func:`~articulated.simulation.contact.step_plan` of an adaptive step (or substep)
     of ``h`` [s] whose impulses changed the reduced velocities from ``qs`` to ``qd1``
     (nvr,), as the full model's
     :func:`~articulated.simulation.contact_loop._impulse_substeps`: the rigid pieces' angular
     velocities at ``qd1`` and (``cl.arc > 0``)
     :func:`~articulated.simulation.contact.contacts_arc_change` over the (sub)step's
-    contacts (``cl.ncon[0]`` in ``out``), each shape in its piece's frame, at the pieces'
+    contacts (``n`` in ``out``), each shape in its piece's frame, at the pieces'
     world poses of the step in ``red.red_d``. Leaves the pieces' twists for ``qd1`` in
     ``cl.vb``. O(N_A + contacts)."""
     mi = rows(red.red_i, 7, na)
     mv = model_arrays(mi, red.red_f)
     dr = data_arrays(red.red_d, na, nvr)
     E, r = mat3_rows(dr.Xup_E), dr.Xup_r
-    arc = cl.arc > 0.0 and cl.ncon[0] > 0
+    arc = cl.arc > 0.0 and n > 0
     if arc:
         _reduced_velocities(mv, E, r, qs, cl.vb0)
         for k in range(na):
@@ -588,7 +586,7 @@ def hybrid_impulse_substeps(cl, red, na, nvr, h, out, qs, qd1):
             steady_acceleration_step(k, mv.parent, mv.vadr, mv.jnv, mv.S, qd1, dr.Xup_E,
                                      dr.Xup_r, cl.vb, cl.ab)
         # a shape's slot is its piece + 1 (0: welded to the world, -1: static)
-        acc = contacts_arc_change(out, cl.ncon[0], cl.hs.slot, 1, cl.hs.lp, cl.det.gm.rb,
+        acc = contacts_arc_change(out, n, cl.hs.slot, 1, cl.hs.lp, cl.det.gm.rb,
                                   cl.vb0, cl.ab0, cl.vb, cl.ab, dr.oE)
     return step_plan(h, w2, acc, cl.theta, cl.arc)
 
@@ -706,7 +704,7 @@ def _hybrid_respond(am, ad, cl, cb, sst, n, nvr, hk, check, smooth):
                               else sst[STAT_KE_BEFORE])
     if check and nr and (cl.theta > 0.0 or cl.arc > 0.0):
         # the velocities after the impulses ask for substeps: split
-        k = hybrid_impulse_substeps(cl, red, na, nvr, hk, cb.out, qsr, qd1)
+        k = hybrid_impulse_substeps(cl, red, na, nvr, hk, cb.out, n, qsr, qd1)
         if k > (1 if smooth else 0):
             cl.nsub[0] = k
             return SPLIT, -1, cb
@@ -754,7 +752,6 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
         n, nvr, nqr, depth, cb = _hybrid_detect(am, ad, cl, cb, hk, posed, ready)
     c1 = _cycles() if am.timed else 0
     sst[STAT_N] = n
-    cl.ncon[0] = n
     sst[STAT_DETECT] = c1 - cd
     for k in range(1, 11):
         sst[k] = 0.0

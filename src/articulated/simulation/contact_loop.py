@@ -68,7 +68,7 @@ pairs (:func:`~articulated.simulation.hooks.python_contacts`; -1: none). Built b
 
 ContactStepBundle = namedtuple("ContactStepBundle", (
     "det", "im", "sc", "lim", "opt", "theta", "arc", "qdd", "qs", "q1",
-    "qd1", "v", "qc", "qdc", "qbar", "ka", "qu", "st", "tot", "bad", "nsub", "ab", "ncon", "timed",
+    "qd1", "v", "qc", "qdc", "qbar", "ka", "qu", "st", "tot", "bad", "nsub", "ab", "timed",
     "la", "buf1", "ab0", "v0"))
 ContactStepBundle.__doc__ = """What :func:`contact_steps` needs besides the tree loop's bundles:
 the detection stage's :data:`DetectBundle` ``det`` (on the tree loop's workspace);
@@ -77,8 +77,7 @@ the stepper's ``ImpulseModel`` ``im``, ``ImpulseScratch`` ``sc``, ``Limits`` ``l
 [m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar, ka`` (nv,), ``q1, qc, qu`` (nq,), the
 statistics of a substep ``st`` and of the step ``tot`` (16,), ``bad`` (1,) int64 the
 runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) scratch of
-:func:`_impulse_substeps` and ``ncon`` (1,) int64 the contacts
-of the last (sub)step (in the detector's output; set from ``Detector.n`` before a run);
+:func:`_impulse_substeps`;
 ``timed`` (bool) whether detection and response are timed (in cycles of
 :func:`~articulated.simulation.cycles._cycles`, else 0); the look-ahead's
 :class:`~articulated.algorithms.lookahead.LookAhead` ``la`` and workspace ``buf1`` (the
@@ -104,7 +103,7 @@ def body_motion(db, q, qs):
 
 
 @njit(**JIT)
-def _substeps(sm, sd, cl, q, qs, h, out):
+def _substeps(sm, sd, cl, q, qs, h):
     """``(k, ready)``: the substeps of the (sub)step of ``h`` [s] from ``q`` with velocities
     ``qs`` by the option ``max_rotation`` (:func:`~articulated.simulation.contact.body_substeps`;
     0, unsplit, without it; the contacts' stray, ``max_arc_error``, is measured by the look-ahead of
@@ -302,7 +301,6 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
     n, broad, out = detect_bodies(cl.det, q, qs, h, ready, cb.broad, cb.out)
     c1 = _cycles() if cl.timed else 0
     st[STAT_N] = n
-    cl.ncon[0] = n
     st[STAT_DETECT] = c1 - c0
     gap = cb.gap
     if n > gap.shape[0]:
@@ -450,7 +448,7 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
     qs = cl.qs
     for k in range(nv):
         qs[k] = qd[k] + sm.dt * cl.qdd[k]
-    ns, ready = _substeps(sm, sd, cl, q, qs, sm.dt, cb.out)
+    ns, ready = _substeps(sm, sd, cl, q, qs, sm.dt)
     whole = ns == 0     # unsplit, unless the impulses ask for substeps
     ns = max(ns, 1)
     hk = sm.dt / ns
@@ -553,6 +551,6 @@ def contact_loop_bundles(stepper, det, sd, timed, hook):
         qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), ka=np.zeros(nv), qu=np.zeros(nq),
         st=np.zeros(NSTATS), tot=np.zeros(NSTATS), bad=np.zeros(1, np.int64),
         nsub=np.ones(1, np.int64),
-        ab=np.zeros((m.nb, 6)), ncon=np.zeros(1, np.int64), timed=bool(timed),
+        ab=np.zeros((m.nb, 6)), timed=bool(timed),
         la=lookahead_buffers(len(stepper.geom.arrays()["body"]) if stepper.geom is not None else 0),
         buf1=np.zeros_like(d.buf), ab0=np.zeros((m.nb, 6)), v0=np.zeros((m.nb, 6)))

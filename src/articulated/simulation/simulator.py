@@ -1002,7 +1002,6 @@ class DynamicsSimulator:
         cs = self._contact
         det = self._loop[4]
         cstats = np.zeros((run.n, len(CONTACT_STATS.names)))
-        cl.ncon[0] = det.n                  # the contacts of the step before (substeps)
         done, code, cb = contact_steps(sm, sd, fa, cl, q, qd, t, run, rec, cstats,
                                        ContactBuffers(det.broad, det.out, cs.rb, _NO_PIECES,
                                                       self._gap))
