@@ -582,11 +582,11 @@ def _rk4_step(m, q, qd, h):
 
 def test_fast_steps_move_by_rk4_in_steps_of_dt_over_k():
     # At 75 rad/s the rod turns 0.075 rad per 1-ms step, more than the default
-    # max_rotation of 0.05: the step moves by RK4 in two substeps of 0.5 ms, at 150 rad/s
-    # (0.15 rad) in three; with the forces constant (gravity) they are RK4 steps to
-    # round-off, up to the first impulse. At 40 rad/s (0.04 rad) the step is
-    # semi-implicit Euler.
-    for w, k in ((75.0, 2), (150.0, 3)):
+    # max_rotation of 0.05: the step moves by RK4 in one step (RK4 substeps turn at most
+    # twice max_rotation), at 150 rad/s (0.15 rad) in two substeps of 0.5 ms, at 250 rad/s
+    # in three; with the forces constant (gravity) they are RK4 steps to round-off, up to
+    # the first impulse. At 40 rad/s (0.04 rad) the step is semi-implicit Euler.
+    for w, k in ((75.0, 1), (150.0, 2), (250.0, 3)):
         m, g, q0, qd0 = _spinning_rod(w)
         opt = dict(rest_speed=0.02, max_arc_error=None)
         a = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0, contact_options=opt)
@@ -605,6 +605,44 @@ def test_fast_steps_move_by_rk4_in_steps_of_dt_over_k():
     qs = qd0 + 1e-3 * art.aba(m, q0, qd0, np.zeros(m.nv))
     assert np.abs(ta.qd[-1] - qs).max() < 1e-12
     assert np.abs(ta.q[-1] - art.integrate(m, q0, qs, 1e-3)).max() < 1e-12
+
+
+def _spinning_disk(w, tilt=0.01):
+    """A free axisymmetric body (``I3 = 2 I1``, no gravity, a sphere 5 m above a plane)
+    spinning at ``w`` [rad/s] about an axis ``tilt`` [rad] off its symmetry axis."""
+    b = art.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    b.add_body("disk", None, "free", mass=1.0, inertia=np.diag([0.01, 0.01, 0.02]))
+    m = b.build()
+    g = art.CollisionModel(m)
+    g.add("disk", art.Sphere(radius=0.05))
+    g.add_static(art.Plane(normal=(0, 0, 1)))
+    q0 = m.neutral()
+    q0[2] = 5.0
+    qd0 = np.zeros(6)
+    qd0[0], qd0[2] = w * np.sin(tilt), w * np.cos(tilt)
+    return m, g, q0, qd0
+
+
+def test_rk4_substeps_split_where_the_stages_measure_stiffness():
+    # The disk's angular velocity precesses in the body at Omega = (I3 - I1) / I1 w3 =
+    # w3 (torque-free, Euler's equations): velocity-product terms with eigenvalues
+    # +-i Omega, which the RK4 stages measure (h rho = 2 |a3 - a2| / |a2 - a1| = h Omega
+    # for this rotation). With max_rotation = 0.6 rad, a 1-ms step turning 0.9 rad is one
+    # RK4 step (0.9 <= 2 x 0.6; h rho = 0.9 <= RK4_STIFF = 1); one turning 1.15 rad is
+    # one by the turn alone but h rho = 1.15: two substeps. Both stay RK4 steps of
+    # dt / k (art.aba on the body: no contact within reach).
+    for w, k in ((900.0, 1), (1150.0, 2)):
+        m, g, q0, qd0 = _spinning_disk(w)
+        sim = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0,
+                            contact_options=dict(max_rotation=0.6, max_arc_error=None))
+        q, qd = np.array(q0, float), np.array(qd0, float)
+        for _ in range(5):
+            tr = sim.run(1)
+            for _ in range(k):
+                q, qd = _rk4_step(m, q, qd, 1e-3 / k)
+            assert sim._contact.substeps == k, w
+            assert np.abs(tr.qd[-1] - qd).max() < 1e-9 * w
+            assert np.abs(tr.q[-1] - q).max() < 1e-12
 
 
 def test_spinning_rod_striking_the_plane_gains_no_energy_in_substeps():

@@ -150,7 +150,7 @@ def _per_region_kw(variant):
     kw = dict(method="adaptive", contacts=geom, limits=True, q0=q0, qd0=qd0, update_every=10,
               max_active=6)
     if variant == "substeps":
-        kw["contact_options"] = dict(max_rotation=0.003, energy_bound=True)
+        kw["contact_options"] = dict(max_rotation=0.001, energy_bound=True)
     elif variant == "forces":
         kw["forces"] = [JointDamping(0.002), PDController(0.05, 0.0, 0.2, joints=range(2, 8))]
         kw["contact_options"] = dict(energy_bound=True)
@@ -167,7 +167,7 @@ def test_per_region_data_rebuilt_at_every_step_change_nothing(variant):
     N_A = 6 with contacts and limits, to 1e-10 (the shapes' poses in their pieces' frames,
     computed again at another configuration, differ by rounding: measured 1e-15 rad at
     step 518-526, 3e-13 at the end), the same contacts, limit rows, sweeps and substeps
-    per step: with substeps at ``max_rotation`` = 0.003 rad and the energy bound
+    per step: with substeps at ``max_rotation`` = 0.001 rad and the energy bound
     (most steps split, region-update steps among them), and with joint damping and a PD
     controller under the energy bound (its work includes the joint forces' power).
     ``contact_list()`` lists the last substep's contacts, at most the step's largest

@@ -79,8 +79,8 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import (MAX_SUBSTEPS, SPLIT, contacts_arc_change, keep_scale, moved,
-                      split_rest, step_plan)
+from .contact import (MAX_SUBSTEPS, RK4_STIFF, SPLIT, contacts_arc_change, keep_scale,
+                      moved, rk4_stiffness, split_rest, step_plan)
 from .contact_loop import RK_C, ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -789,7 +789,7 @@ def hybrid_contact_substep(am, ad, cl, cb, ptr, step, hk, zero, ahead, posed, re
         if kick:
             for i in range(nvr):
                 qd[cl.adof[i]] += qd1[i] - cl.qsr[i]
-            if _reduced_qdd(am, ad, ptr) >= 0 or not hybrid_rk4(am, ad, cl, ptr, hk):
+            if _reduced_qdd(am, ad, ptr) >= 0 or hybrid_rk4(am, ad, cl, ptr, hk) < 0.0:
                 return ERR_HYBRID, int(ad.stats[STAT_BAD]), cb
             for i in range(nvr):
                 qd1[i] = cl.qsf[cl.adof[i]]
@@ -851,8 +851,9 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
     applied forces held), O(N_A) per stage: ``cl.qsf`` the mean velocity ``vbar`` and
     ``cl.rka`` the end velocity less it, on the active dofs. On entry ``ad.qdd`` holds the
     accelerations at ``(q, qd)``; the state, its accelerations and the reduced tree's
-    factorization at ``(q, qd)`` are restored on exit. Returns False where the reduced
-    tree's ABA fails (``ad.stats[STAT_BAD]``)."""
+    factorization at ``(q, qd)`` are restored on exit. Returns the substep's ``h rho``
+    (:func:`~articulated.simulation.contact.rk4_stiffness` on the active dofs), or -1
+    where the reduced tree's ABA fails (``ad.stats[STAT_BAD]``)."""
     q, qd, qdd = ad.q, ad.qd, ad.qdd
     ajoints, na = ad.bk.ajoints, ad.bk.counts[N_AJOINTS]
     jnv, vadr, qadr, rnq = am.jnv, am.vadr, am.qadr, ad.red.nq
@@ -868,6 +869,8 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
             ka[k] = qdd[k]
             cl.qsf[k] = qd[k]
     bad = -1.0
+    num = 0.0
+    den = 0.0
     for s in range(4):
         if s < 3:
             c = RK_C[s]
@@ -893,6 +896,15 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
         jb = _reduced_qdd(am, ad, ptr)
         if jb >= 0 and bad < 0.0:
             bad = jb
+        if s < 2:       # the stiffness: a2 against a1 (still in ka), a3 against a2
+            for u in range(na):
+                J = ajoints[u]
+                for r in range(jnv[J]):
+                    k = vadr[J] + r
+                    if s == 0:
+                        den += (qdd[k] - ka[k]) ** 2
+                    else:
+                        num += (qdd[k] - (vs[k] - qd0[k]) / (RK_C[1] * hk)) ** 2
         if s < 3:
             for u in range(na):
                 J = ajoints[u]
@@ -907,7 +919,7 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
             cl.qsf[k] /= 6.0
             ka[k] = qd0[k] + hk * ka[k] / 6.0 - cl.qsf[k]
     ad.stats[STAT_BAD] = bad
-    return bad < 0.0
+    return rk4_stiffness(num, den) if bad < 0.0 else -1.0
 
 
 @inline
@@ -963,8 +975,16 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
                              ad.stats, False)
             if ad.stats[STAT_BAD] >= 0:
                 err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
-        if err == 0 and not whole and not hybrid_rk4(am, ad, cl, ptr, hk):
-            err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
+        if err == 0 and not whole:
+            hr = hybrid_rk4(am, ad, cl, ptr, hk)
+            if hr < 0.0:
+                err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
+            elif hr > RK4_STIFF and ns - sub < MAX_SUBSTEPS:
+                # too stiff for RK4 at this substep: the rest split (the state and the
+                # reduced tree's factorization are those at its start again)
+                ns, hk = split_rest(ns, sub, hk, math.ceil(hr / RK4_STIFF))
+                fresh = True
+                continue
         if err == 0:
             err, joint, cb = hybrid_contact_substep(
                 am, ad, cl, cb, ptr, step, hk, update and sub == 0, whole and update,

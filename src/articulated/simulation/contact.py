@@ -24,8 +24,9 @@ Per step of size ``h`` from ``(q, qd)``:
 6. ``q+ = q (+) (h qd+ + dq)`` with ``dq`` the post-stabilization of the predicted depths.
 
 A step that turns a body by more than ``max_rotation`` moves by RK4 (:func:`step_plan`), in
-substeps that turn by at most that: the impulses act on its mean velocity, and where there
-are any its end velocity is RK4's from ``qd + dv``, the impulses taken at its start
+substeps that turn by at most :data:`RK4_TURN` times that: the impulses act on its mean
+velocity, and where there are any its end velocity is RK4's from ``qd + dv``, the impulses
+taken at its start
 (:func:`~articulated.simulation.contact_loop._finish`). A step whose impulses change the
 curvature of its contacts' paths by more than ``max_arc_error`` allows, or turn a body
 faster, is taken again so.
@@ -129,6 +130,35 @@ def moved(dq):
 
 MAX_SUBSTEPS = 64
 """Most substeps of one step (contact options ``max_rotation``, ``max_arc_error``)."""
+RK4_TURN = 2.0
+"""Most rotation of a body in one RK4 substep, in units of the contact option
+``max_rotation`` (the most in one step of semi-implicit Euler). Semi-implicit Euler gains
+energy at a rate of about ``h omega^2`` and makes a free-falling rope of 1,000 light links
+diverge in steps of 0.1 rad; RK4's error per substep is of order ``(h omega)^5``, so its
+substeps may turn further: a free 20-link chain whipping at up to 360 rad/s drifts 4e-4 in
+energy over 0.3 s in substeps of 0.1 rad (4e-5 in substeps of 0.05 rad), and the 200-link
+pendulum of scene (a) steps twice as fast as in substeps of 0.05 rad. A body's turn does not
+bound the stiffness of the velocity-product terms of light links in a long chain, which
+:data:`RK4_STIFF` checks."""
+RK4_STIFF = 1.0
+"""Largest ``h rho`` of an RK4 substep of ``h`` [s], with ``rho = |a3 - a2| / |v3 - v2|``
+[1/s] the stiffness along the substep that its second and third stages measure (their
+joint accelerations ``a2, a3`` at velocities ``v2, v3``; ``h rho = 2 |a3 - a2| / |a2 -
+a1|``; Hairer & Wanner, *Solving ODEs II*, Sec. IV.2): a substep above it is taken again,
+the rest of the step in ``ceil(h rho / RK4_STIFF)`` times as many substeps (at most
+:data:`MAX_SUBSTEPS`). RK4 is stable up to ``h |lambda|`` of about 2.8; the light end links
+of a 1,000-link rope whipping at 60-90 rad/s reach ``h rho`` of 1.2-4 in steps of 1 ms,
+and in RK4 steps that turn them 0.07 rad it diverged."""
+
+
+@inline
+def rk4_stiffness(num, den):
+    """``h rho = 2 sqrt(num / den)`` of an RK4 substep (:data:`RK4_STIFF`) from ``num =
+    |a3 - a2|^2`` and ``den = |a2 - a1|^2``, its stages' joint accelerations; 0 where
+    ``den`` is 0 (the accelerations do not change along the substep)."""
+    if den <= 0.0:
+        return 0.0
+    return 2.0 * math.sqrt(num / den)
 
 
 @inline
@@ -148,8 +178,8 @@ def step_plan(h, w2, acc, theta, arc):
     of a contact's stray acceleration [m/s^2]
     (:func:`contacts_arc_change`): 0, one step of semi-implicit Euler, where no body turns
     by more than ``theta``; else ``k >= 1`` substeps moved by RK4, ``k = ceil(h |omega| /
-    theta)``, or ``ceil(sqrt(h^2 acc / (2 arc)))`` where that is more (at
-    most :data:`MAX_SUBSTEPS`). 0 where a value is not finite (the response reports the
+    (RK4_TURN theta))`` (:data:`RK4_TURN`), or ``ceil(sqrt(h^2 acc / (2 arc)))`` where that
+    is more (at most :data:`MAX_SUBSTEPS`). 0 where a value is not finite (the response reports the
     divergence)."""
     turn = 0.0
     if theta > 0.0:
@@ -161,7 +191,7 @@ def step_plan(h, w2, acc, theta, arc):
         return 0
     k = 0
     if theta > 0.0 and turn > theta:
-        k = max(math.ceil(turn / theta - 1e-12), 1)
+        k = max(math.ceil(turn / (RK4_TURN * theta) - 1e-12), 1)
     if ka > 1.0 + 1e-12:
         k = max(k, math.ceil(ka - 1e-12))
     return int(min(k, MAX_SUBSTEPS))
@@ -256,8 +286,9 @@ class ContactStepper:
         Most rotation [rad] of any body in one step of semi-implicit Euler (default 0.05):
         a step whose fastest body turns faster than ``max_rotation / dt`` (its world
         angular velocity after the dynamics, or after the impulses) moves by RK4 instead,
-        in ``k = ceil(dt |omega| / max_rotation)`` equal substeps (at most
-        :data:`MAX_SUBSTEPS`), each a whole step of
+        in ``k = ceil(dt |omega| / (2 max_rotation))`` equal substeps (each turns at most
+        twice ``max_rotation``, :data:`RK4_TURN`; at most :data:`MAX_SUBSTEPS`), each a
+        whole step of
         the pipeline with the applied forces held, its unconstrained motion by RK4 (four
         ABA passes) and its end velocity, where there are impulses, RK4's from the
         velocities they leave at its start (five more ABA passes). Semi-implicit Euler

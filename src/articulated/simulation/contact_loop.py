@@ -46,8 +46,8 @@ from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from ..model import model_arrays
 from .cycles import _cycles
-from .contact import (MAX_SUBSTEPS, SPLIT, body_substeps, contacts_arc_change, keep_scale,
-                      moved, split_rest, step_plan)
+from .contact import (MAX_SUBSTEPS, RK4_STIFF, SPLIT, body_substeps, contacts_arc_change,
+                      keep_scale, moved, rk4_stiffness, split_rest, step_plan)
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -233,7 +233,9 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
     Euler treats the
     velocity-product terms explicitly and gains energy at a rate of about ``h omega^2``
     where joints turn at ``omega`` (a chain's whipping end); RK4's error is
-    ``O((h omega)^5)`` per step. Returns False where the dynamics is not finite."""
+    ``O((h omega)^5)`` per step. Returns the substep's ``h rho``
+    (:func:`~articulated.simulation.contact.rk4_stiffness`), or -1 where the dynamics is
+    not finite."""
     nv = qd.shape[0]
     nb = sm.jtype.shape[0]
     dv = data_arrays(sd.data, nb, nv)
@@ -242,6 +244,8 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
         ka[k] = cl.qdd[k]
         qs[k] = qd[k]
         vs[k] = qd[k]
+    num = 0.0
+    den = 0.0
     for s in range(3):
         c = RK_C[s]
         w = 1.0 if s == 2 else 2.0
@@ -249,12 +253,18 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
         if sm.quat_qadr.shape[0]:
             _normalize_kernel(sm.quat_qadr, qst)
         a = cl.qdd if s == 0 else dv.qdd
+        if s == 1:      # a2 (in dv.qdd) against a1 (cl.qdd)
+            for k in range(nv):
+                den += (dv.qdd[k] - cl.qdd[k]) ** 2
         for k in range(nv):
             vs[k] = qd[k] + c * h * a[k]
         ok, _ = aba_passes(sm.model_i, sm.model_f, qst, vs, sd.tau, sd.f_ext, False,
                            sd.data, True, False)
         if not ok:
-            return False
+            return -1.0
+        if s == 1:      # a3 (in dv.qdd) against a2 = (vs - qd) / (h / 2)
+            for k in range(nv):
+                num += (dv.qdd[k] - (vs[k] - qd[k]) / (c * h)) ** 2
         for k in range(nv):
             ka[k] += w * dv.qdd[k]
             qs[k] += w * vs[k]
@@ -263,7 +273,7 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
         ka[k] = qd[k] + h * ka[k] / 6.0 - qs[k]
     ok, _ = aba_passes(sm.model_i, sm.model_f, q, qd, sd.tau, sd.f_ext, False, sd.data,
                        True, False)
-    return ok
+    return rk4_stiffness(num, den) if ok else -1.0
 
 
 @njit(**dict(JIT, inline="always"))
@@ -340,7 +350,7 @@ def _finish(sm, sd, cl, q, qd, qs, h, ready, cb, check, smooth):
                 qs[k] = qd[k] + cl.qd1[k] - qs[k]
             if not _qdd_at(sm, sd, cl, q, qs):
                 return ERR_DYNAMICS, cb
-            if not _smooth_rk4(sm, sd, cl, q, qs, h, cl.qd1):
+            if _smooth_rk4(sm, sd, cl, q, qs, h, cl.qd1) < 0.0:
                 return ERR_DYNAMICS, cb
         for k in range(nv):
             cl.qd1[k] += cl.ka[k]
@@ -465,8 +475,15 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
                 E = _energy(sm, sd, cl, qc, qdc)
                 if not _qdd_at(sm, sd, cl, qc, qdc):
                     return ERR_DYNAMICS, cb
-            if not _smooth_rk4(sm, sd, cl, qc, qdc, hk, qs):
+            hr = _smooth_rk4(sm, sd, cl, qc, qdc, hk, qs)
+            if hr < 0.0:
                 return ERR_DYNAMICS, cb
+            if hr > RK4_STIFF and ns - i < MAX_SUBSTEPS:
+                # too stiff for RK4 at this substep: the rest split (the workspace and
+                # cl.qdd are those at (qc, qdc) again)
+                ns, hk = split_rest(ns, i, hk, math.ceil(hr / RK4_STIFF))
+                fresh = True
+                continue
         code, cb = _finish(sm, sd, cl, qc, qdc, qs, hk, whole and ready, cb,
                            True if whole else ns - i < MAX_SUBSTEPS, not whole)
         if code == SPLIT:
