@@ -292,10 +292,16 @@ def test_energy_bound_on_the_hybrid_body():
     depth there 0.5 nm), all in steps at the 50-sweep cap; session 14 (other rounding,
     another trajectory), 1.0 % of the steps, at most 2.1e-9 J, in steps at the cap and in
     steps whose sweeps converged (4-6 sweeps: the lift out of 0.1-0.2 nm of depth);
-    allowed: ``M g`` times the depth plus the projection's stopping tolerance ``tol dt``,
-    plus 2e-8 of the energy (13 nm), and at most 2e-7 J (twice the largest measured).
-    Energy is taken out (measured 0.0069 J with the substeps moved by RK4; 0.165 J when
-    they were semi-implicit Euler steps; 1.66 J before session 12, when region-update
+    session 18, 0.2 % of the steps, at most 2.1e-7 J, at the cap (the sweeps left the
+    contacts approaching at 3.3e-5 m/s, which the projection lifts out: 33 nm);
+    allowed: ``M g`` times the depth plus what the sweeps left approaching over a step
+    (their residual, at least the stopping tolerance ``tol``, times ``dt``), plus 2e-8 of
+    the energy (13 nm), and at most 5e-7 J.
+    Energy is taken out, little (measured 0.040 J in session 18, with steps that start in
+    the substeps their predecessors' impulses asked for, ``carry_substeps``, and RK4
+    substeps of twice ``max_rotation``; 0.0069 J in session 14,
+    each step tried whole first, its substeps moved by RK4; 0.165 J when they were
+    semi-implicit Euler steps; 1.66 J before session 12, when region-update
     steps split into substeps started from velocities that had skipped the
     rigidification's projection and the bound took out what they added), the depth stays
     below 1 mm (measured 0.10 mm) and the pile lies on the floor (12 contacts at 1.5 s).
@@ -314,11 +320,12 @@ def test_energy_bound_on_the_hybrid_body():
     c = tr.contacts
     # the bound scales velocities only: where the position projection lifts a pile at rest
     # by more than its kinetic energy pays for, the step keeps the lift
-    lift = m.total_mass * 9.81 * (c["max_depth"] + 1e-6 * H) + 2e-8 * E0
+    lift = (m.total_mass * 9.81 * (c["max_depth"] + np.maximum(c["residual"], 1e-6) * H)
+            + 2e-8 * E0)
     rise = np.diff(E) > 1e-12 * E0
     assert np.all(np.diff(E) <= 1e-12 * E0 + lift)
-    assert rise.mean() < 0.05 and np.all(np.diff(E)[rise] <= 2e-7)
-    assert 1e-4 < c["energy_removed"].sum() < E0 and c["max_depth"].max() < 1e-3
+    assert rise.mean() < 0.05 and np.all(np.diff(E)[rise] <= 5e-7)
+    assert 0.0 < c["energy_removed"].sum() < 0.01 * E0 and c["max_depth"].max() < 1e-3
     assert c["n"][-1] >= 10
 
 
