@@ -773,34 +773,6 @@ def test_impulses_that_set_a_rod_spinning_split_its_step():
     assert subs[1e-2] == 1 and subs[1e-6] > 1
 
 
-def test_steps_after_a_split_start_in_its_substeps():
-    # The struck rod of the test above with max_arc_error 1 um: its impact step is taken
-    # again in k substeps; the steps after it (in flight, or on the plane with impulses
-    # that ask for no more) start in k substeps for CARRY_STEPS steps, then in one fewer
-    # for as many, and so on (contact.carry_substeps): a body pressed against something
-    # that asks for substeps in every step does not try each whole first.
-    from articulated.simulation.contact import CARRY_STEPS
-    m, g, q0, qd0 = _spinning_rod(0.0)
-    tilt = 0.01
-    a = 0.5 * (0.5 * math.pi + tilt)
-    q0[3:7] = (math.cos(a), 0.0, math.sin(a), 0.0)
-    q0[2] = 0.011 + 0.2 * math.sin(tilt)
-    J = art.jacobian(m, q0, 0)[3:]
-    qd0[:] = 0.0
-    qd0[3:] = np.linalg.solve(J[:, 3:], [0.0, 0.0, -3.0])
-    sim = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0,
-                        contact_options=dict(max_rotation=None, max_arc_error=1e-6))
-    subs = []
-    for _ in range(1 + 3 * CARRY_STEPS):
-        sim.step()
-        subs.append(sim._contact.substeps)
-    k = subs[0]
-    assert k >= 3
-    assert subs[1:1 + CARRY_STEPS] == [k] * CARRY_STEPS
-    assert subs[1 + CARRY_STEPS:1 + 2 * CARRY_STEPS] == [k - 1] * CARRY_STEPS
-    assert subs[1 + 2 * CARRY_STEPS:] == [k - 2] * CARRY_STEPS
-
-
 def test_bad_max_rotation_raises():
     m, g, q0, qd0 = _spinning_rod(1.0)
     for key in ("max_rotation", "max_arc_error"):
