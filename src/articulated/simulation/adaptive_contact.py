@@ -871,7 +871,7 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
     bad = -1.0
     num = 0.0
     den = 0.0
-    a2 = 0.0
+    a1sq = 0.0
     for s in range(4):
         if s < 3:
             c = RK_C[s]
@@ -904,7 +904,7 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
                     k = vadr[J] + r
                     if s == 0:
                         den += (qdd[k] - ka[k]) ** 2
-                        a2 += ka[k] ** 2
+                        a1sq += ka[k] ** 2
                     else:
                         num += (qdd[k] - (vs[k] - qd0[k]) / (RK_C[1] * hk)) ** 2
         if s < 3:
@@ -921,7 +921,7 @@ def hybrid_rk4(am, ad, cl, ptr, hk):
             cl.qsf[k] /= 6.0
             ka[k] = qd0[k] + hk * ka[k] / 6.0 - cl.qsf[k]
     ad.stats[STAT_BAD] = bad
-    return rk4_stiffness(num, den, a2) if bad < 0.0 else -1.0
+    return rk4_stiffness(num, den, a1sq) if bad < 0.0 else -1.0
 
 
 @inline

@@ -152,13 +152,13 @@ the rest of the step in ``ceil(h rho / RK4_STIFF)`` times as many substeps (at m
 
 
 @inline
-def rk4_stiffness(num, den, a2):
+def rk4_stiffness(num, den, a1sq):
     """``h rho = 2 sqrt(num / den)`` of an RK4 substep (:data:`RK4_STIFF`) from ``num =
-    |a3 - a2|^2`` and ``den = |a2 - a1|^2``, its stages' joint accelerations (``a2 =
+    |a3 - a2|^2`` and ``den = |a2 - a1|^2``, its stages' joint accelerations (``a1sq =
     |a1|^2``); 0 where the accelerations change along the substep by no more than 1e-10
     of their size (round-off, whose ratio means nothing: a body spinning freely about a
     principal axis), at most 1e6."""
-    if not (den > 1e-20 * a2) or not math.isfinite(num):
+    if not (den > 1e-20 * a1sq) or not math.isfinite(num):
         return 0.0
     return min(2.0 * math.sqrt(num / den), 1e6)
 

@@ -246,7 +246,7 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
         vs[k] = qd[k]
     num = 0.0
     den = 0.0
-    a2 = 0.0
+    a1sq = 0.0
     for s in range(3):
         c = RK_C[s]
         w = 1.0 if s == 2 else 2.0
@@ -257,7 +257,7 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
         if s == 1:      # a2 (in dv.qdd) against a1 (cl.qdd)
             for k in range(nv):
                 den += (dv.qdd[k] - cl.qdd[k]) ** 2
-                a2 += cl.qdd[k] ** 2
+                a1sq += cl.qdd[k] ** 2
         for k in range(nv):
             vs[k] = qd[k] + c * h * a[k]
         ok, _ = aba_passes(sm.model_i, sm.model_f, qst, vs, sd.tau, sd.f_ext, False,
@@ -275,7 +275,7 @@ def _smooth_rk4(sm, sd, cl, q, qd, h, qs):
         ka[k] = qd[k] + h * ka[k] / 6.0 - qs[k]
     ok, _ = aba_passes(sm.model_i, sm.model_f, q, qd, sd.tau, sd.f_ext, False, sd.data,
                        True, False)
-    return rk4_stiffness(num, den, a2) if ok else -1.0
+    return rk4_stiffness(num, den, a1sq) if ok else -1.0
 
 
 @njit(**dict(JIT, inline="always"))
