@@ -773,6 +773,64 @@ def test_impulses_that_set_a_rod_spinning_split_its_step():
     assert subs[1e-2] == 1 and subs[1e-6] > 1
 
 
+def test_steps_after_a_split_start_in_its_substeps():
+    # The struck rod of the test above: with max_arc_error 3 um its impact step is taken
+    # again in k substeps; the steps after it (in flight, or on the plane with impulses
+    # that ask for no more) start in k substeps for CARRY_STEPS steps, then in one fewer
+    # for as many, and so on (contact.carry_substeps): a body pressed against something
+    # that asks for substeps in every step does not try each whole first. With 1 um the
+    # impact asks for more than CARRY_MAX, which the steps after it do not take.
+    from articulated.simulation.contact import CARRY_MAX, CARRY_STEPS
+    subs = {}
+    for arc in (3e-6, 1e-6):
+        m, g, q0, qd0 = _spinning_rod(0.0)
+        tilt = 0.01
+        a = 0.5 * (0.5 * math.pi + tilt)
+        q0[3:7] = (math.cos(a), 0.0, math.sin(a), 0.0)
+        q0[2] = 0.011 + 0.2 * math.sin(tilt)
+        J = art.jacobian(m, q0, 0)[3:]
+        qd0[:] = 0.0
+        qd0[3:] = np.linalg.solve(J[:, 3:], [0.0, 0.0, -3.0])
+        sim = art.Simulator(m, 1e-3, contacts=g, q0=q0, qd0=qd0,
+                            contact_options=dict(max_rotation=None, max_arc_error=arc))
+        subs[arc] = []
+        for _ in range(1 + 3 * CARRY_STEPS):
+            sim.step()
+            subs[arc].append(sim._contact.substeps)
+    s = subs[3e-6]
+    k = s[0]
+    assert 3 <= k <= CARRY_MAX
+    assert s[1:1 + CARRY_STEPS] == [k] * CARRY_STEPS
+    assert s[1 + CARRY_STEPS:1 + 2 * CARRY_STEPS] == [k - 1] * CARRY_STEPS
+    assert s[1 + 2 * CARRY_STEPS:] == [max(k - 2, 1)] * CARRY_STEPS
+    s = subs[1e-6]
+    assert s[0] > CARRY_MAX
+    assert s[-2 * CARRY_STEPS:] == [1] * (2 * CARRY_STEPS)
+
+
+def test_carried_substeps_count_down_and_large_asks_are_not_carried():
+    # carry_substeps by hand: 3 substeps asked for are kept CARRY_STEPS steps, then 2 as
+    # many, then none; an ask above CARRY_MAX (a single impact's) is not carried, and a new
+    # ask restarts the count.
+    from articulated.simulation.contact import CARRY_MAX, CARRY_STEPS, carry_substeps
+    nsub = np.array([1, 0, 0], np.int64)
+    carry_substeps(nsub, 3, True)
+    seen = []
+    for _ in range(3 * CARRY_STEPS):
+        seen.append(int(nsub[1]))
+        carry_substeps(nsub, max(1, int(nsub[1])), False)
+    assert seen == [3] * CARRY_STEPS + [2] * CARRY_STEPS + [0] * CARRY_STEPS
+    carry_substeps(nsub, CARRY_MAX, True)
+    assert nsub[1] == CARRY_MAX
+    carry_substeps(nsub, CARRY_MAX + 1, True)
+    assert nsub[1] == 0
+    nsub[:] = (1, 2, 0)
+    for _ in range(CARRY_STEPS - 1):
+        carry_substeps(nsub, 2, False)
+    carry_substeps(nsub, 3, True)
+    assert (nsub[1], nsub[2]) == (3, 0)
+
+
 def test_bad_max_rotation_raises():
     m, g, q0, qd0 = _spinning_rod(1.0)
     for key in ("max_rotation", "max_arc_error"):

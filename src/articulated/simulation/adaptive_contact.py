@@ -79,8 +79,8 @@ from ..configuration import _integrate_kernel, integrate_joints_inplace
 from ..data import data_arrays
 from ..model import model_arrays
 from ..spatial import get_mat3, get_vec3, inertia_times
-from .contact import (MAX_SUBSTEPS, RK4_STIFF, SPLIT, contacts_arc_change, keep_scale,
-                      moved, rk4_stiffness, split_rest, step_plan)
+from .contact import (MAX_SUBSTEPS, RK4_STIFF, SPLIT, carry_substeps, contacts_arc_change,
+                      keep_scale, moved, rk4_stiffness, split_rest, step_plan)
 from .contact_loop import RK_C, ContactBuffers, detect_bodies, merge_stats
 from .cycles import _cycles
 from .forces import apply_compiled_forces, apply_joint_forces
@@ -132,8 +132,10 @@ its state: the total energy [J] at the end of step ``ebound[1]`` and the gravity
 (:class:`~articulated.algorithms.hybrid_detection.HybridShapes`, rebuilt with the
 per-region data); ``impact`` (2,) int64: whether the simulator updates the active region
 after a step with an impact (``update_on_impact``), and whether the last step had one;
-``theta`` the contact option ``max_rotation`` [rad] (<= 0: not used), ``nsub`` (1,) int64
-the substeps of the last step, ``sst`` (16,) the statistics of a substep and ``qsave``
+``theta`` the contact option ``max_rotation`` [rad] (<= 0: not used), ``nsub`` (3,) int64
+the substeps of the last step and those the next starts in
+(:func:`~articulated.simulation.contact.carry_substeps`), ``sst`` (16,) the statistics of
+a substep and ``qsave``
 (nq,), ``qdsave`` (nv,) the state at the start of a split step (restored when one of its
 substeps fails), ``arc`` the contact option ``max_arc_error`` [m] (<= 0: not used) and
 ``ab`` (nb, 6) the steady accelerations of the rigid pieces (:func:`hybrid_impulse_substeps`); ``rkq`` (nq,), ``rkd, rkv, rka`` (nv,) scratch of
@@ -960,8 +962,11 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
     # the pieces' world poses at q: reduced_kinematics (or the record) left them; after
     # hybrid_kinematics and the ABA's pass 1 they are not computed
     ns = hybrid_substeps(cl, red, na, ajoints, am.jnv, am.h)
+    if na:
+        ns = max(ns, cl.nsub[1])    # as many as the last steps' impulses asked for
     posed = not kin
     whole = ns == 0     # unsplit, unless the impulses ask for substeps
+    asked = False
     ns = max(ns, 1)
     ready = cl.theta > 0.0 and na > 0       # cl.vb: the substeps'
     hk = am.h / ns
@@ -997,7 +1002,10 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
                 for j in range(st.shape[0]):
                     st[j] = cl.sst[j]
                 cl.nsub[0] = 1
+                if err == 0:
+                    carry_substeps(cl.nsub, 1, False)
                 return err, joint, cb
+            asked = True
             whole = False       # taken again in the substeps its impulses ask for
             ns = cl.nsub[0]
             hk = am.h / ns
@@ -1006,6 +1014,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             _split_start(am, ad, cl, update)
             continue
         if err == SPLIT:    # this substep's impulses ask for shorter ones: the rest split
+            asked = True
             ns, hk = split_rest(ns, sub, hk, cl.nsub[0])
             fresh = True
             continue
@@ -1023,6 +1032,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
         sub += 1
         fresh = False
     cl.nsub[0] = ns
+    carry_substeps(cl.nsub, ns, asked)
     return 0, -1, cb
 
 

@@ -29,7 +29,8 @@ velocity, and where there are any its end velocity is RK4's from ``qd + dv``, th
 taken at its start
 (:func:`~articulated.simulation.contact_loop._finish`). A step whose impulses change the
 curvature of its contacts' paths by more than ``max_arc_error`` allows, or turn a body
-faster, is taken again so.
+faster, is taken again so, and the steps after it start in as many substeps
+(:func:`carry_substeps`).
 
 Statistics of every step (``CONTACT_STATS``) are recorded into
 :attr:`Trajectory.contacts <articulated.simulation.trajectory.Trajectory.contacts>`.
@@ -149,6 +150,37 @@ the rest of the step in ``ceil(h rho / RK4_STIFF)`` times as many substeps (at m
 :data:`MAX_SUBSTEPS`). RK4 is stable up to ``h |lambda|`` of about 2.8; a free-falling
 1,000-link rope whose end links turn only 0.05-0.09 rad per 1-ms step reaches ``h rho`` of
 1.2-2.3 in such steps (and diverged in them without the check)."""
+
+
+CARRY_STEPS = 10
+"""Steps that start in the substeps their predecessors' impulses asked for
+(:func:`carry_substeps`) before one fewer is tried."""
+
+
+CARRY_MAX = 4
+"""Most substeps carried to the next steps (:func:`carry_substeps`): more are asked for by
+a single impact (a rope's landing asks for up to :data:`MAX_SUBSTEPS`), which the steps
+after it do not need."""
+
+
+@inline
+def carry_substeps(nsub, ns, asked):
+    """After a step taken in ``ns`` substeps (``asked``: some of them because its impulses
+    asked for them, :data:`SPLIT`), the substeps the next one starts in, ``nsub[1]`` (0:
+    as its plan says), with ``nsub[2]`` counting the steps since they were asked for: the
+    number asked for is kept for :data:`CARRY_STEPS` steps, then one fewer each time (below
+    2: none); more than :data:`CARRY_MAX` are not carried. A chain pressed in a whole-body
+    contact (the snake of scene (c)) asks for 2-3 substeps in every step, and a step that
+    tries whole first throws away the solve of its first try. ``nsub`` (3,) int64
+    in/out."""
+    if asked:
+        nsub[1] = ns if ns <= CARRY_MAX else 0
+        nsub[2] = 0
+    elif nsub[1] > 0:
+        nsub[2] += 1
+        if nsub[2] >= CARRY_STEPS:
+            nsub[1] = nsub[1] - 1 if nsub[1] > 2 else 0
+            nsub[2] = 0
 
 
 @inline

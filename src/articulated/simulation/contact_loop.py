@@ -46,8 +46,9 @@ from ..configuration import _integrate_kernel, _normalize_kernel
 from ..data import data_arrays
 from ..model import model_arrays
 from .cycles import _cycles
-from .contact import (MAX_SUBSTEPS, RK4_STIFF, SPLIT, body_substeps, contacts_arc_change,
-                      keep_scale, moved, rk4_stiffness, split_rest, step_plan)
+from .contact import (MAX_SUBSTEPS, RK4_STIFF, SPLIT, body_substeps, carry_substeps,
+                      contacts_arc_change, keep_scale, moved, rk4_stiffness, split_rest,
+                      step_plan)
 from .hooks import python_contacts
 from .stepping import ERR_DYNAMICS, OK, _evaluate, commit_step, record_state, stop_requested
 
@@ -76,7 +77,8 @@ the stepper's ``ImpulseModel`` ``im``, ``ImpulseScratch`` ``sc``, ``Limits`` ``l
 ``opt``; ``theta`` and ``arc`` the options ``max_rotation`` [rad] and ``max_arc_error``
 [m] (<= 0: not used); scratch ``qdd, qs, qd1, v, qdc, qbar, ka`` (nv,), ``q1, qc, qu`` (nq,), the
 statistics of a substep ``st`` and of the step ``tot`` (16,), ``bad`` (1,) int64 the
-runaway dof, ``nsub`` (1,) int64 the substeps of the last step, ``ab`` (nb, 6) scratch of
+runaway dof, ``nsub`` (3,) int64 the substeps of the last step and those the next starts
+in (:func:`~articulated.simulation.contact.carry_substeps`), ``ab`` (nb, 6) scratch of
 :func:`_impulse_substeps`;
 ``timed`` (bool) whether detection and response are timed (in cycles of
 :func:`~articulated.simulation.cycles._cycles`, else 0); the look-ahead's
@@ -461,9 +463,11 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
     for k in range(nv):
         qs[k] = qd[k] + sm.dt * cl.qdd[k]
     ns, ready = _substeps(sm, sd, cl, q, qs, sm.dt)
+    ns = max(ns, cl.nsub[1])    # as many as the last steps' impulses asked for
     whole = ns == 0     # unsplit, unless the impulses ask for substeps
     ns = max(ns, 1)
     hk = sm.dt / ns
+    asked = False
     qc, qdc = cl.qc, cl.qdc
     for k in range(nq):
         qc[k] = q[k]
@@ -489,6 +493,7 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
         code, cb = _finish(sm, sd, cl, qc, qdc, qs, hk, whole and ready, cb,
                            True if whole else ns - i < MAX_SUBSTEPS, not whole)
         if code == SPLIT:
+            asked = True
             if whole:       # taken again in the substeps its impulses ask for
                 whole = False
                 ns = cl.nsub[0]
@@ -513,6 +518,7 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
         i += 1
         fresh = False
     cl.nsub[0] = ns
+    carry_substeps(cl.nsub, ns, asked)
     return OK, cb
 
 
@@ -569,7 +575,7 @@ def contact_loop_bundles(stepper, det, sd, timed, hook):
         qdd=np.zeros(nv), qs=np.zeros(nv), q1=np.zeros(nq), qd1=np.zeros(nv), v=np.zeros(nv),
         qc=np.zeros(nq), qdc=np.zeros(nv), qbar=np.zeros(nv), ka=np.zeros(nv), qu=np.zeros(nq),
         st=np.zeros(NSTATS), tot=np.zeros(NSTATS), bad=np.zeros(1, np.int64),
-        nsub=np.ones(1, np.int64),
+        nsub=np.array([1, 0, 0], np.int64),
         ab=np.zeros((m.nb, 6)), timed=bool(timed),
         la=lookahead_buffers(len(stepper.geom.arrays()["body"]) if stepper.geom is not None else 0),
         buf1=np.zeros_like(d.buf), ab0=np.zeros((m.nb, 6)), v0=np.zeros((m.nb, 6)))
