@@ -345,6 +345,71 @@ def test_block_rows_and_sweeps_equal_per_contact():
 # ------------------------------------------------------------------ narrow phase
 
 
+@pytest.mark.parametrize("kb", ["box", "cylinder"])
+def test_segment_search_finds_the_bisections_minimum(kb):
+    """``narrow_phase._segment_min_sdf`` (regula falsi on the distance's derivative, the
+    tangents' meeting point at a kink) against a plain bisection on the derivative's sign to
+    the last bit, on random segments outside, across and inside a rotated box or
+    cylinder: the distance it finds is the bisection's to 1e-15 m (never above it by more)
+    and its point within 1e-7 m of the bisection's (both the same minimizer up to the
+    rounding of a flat minimum); in 2,000 segments it needs fewer than a third of the
+    bisection's evaluations of the distance."""
+    from scipy.spatial.transform import Rotation
+
+    from articulated.algorithms import narrow_phase as npz
+
+    calls = [0]
+    sdf = npz._sdf
+
+    def counted(*a):
+        calls[0] += 1
+        return sdf(*a)
+
+    def bisection(gm, gp, gR, b, p0, p1):
+        d = np.subtract(p1, p0)
+        if np.dot(counted(gm, gp, gR, b, p0)[1], d) >= 0.0:
+            return 0.0
+        if np.dot(counted(gm, gp, gR, b, p1)[1], d) <= 0.0:
+            return 1.0
+        lo, hi = 0.0, 1.0
+        while lo < 0.5 * (lo + hi) < hi:
+            mid = 0.5 * (lo + hi)
+            g = np.dot(counted(gm, gp, gR, b, npz._lerp(p0, p1, mid))[1], d)
+            if g == 0.0:
+                return mid
+            lo, hi = (mid, hi) if g < 0.0 else (lo, mid)
+        return 0.5 * (lo + hi)
+
+    rng = np.random.default_rng(3)
+    R = Rotation.random(random_state=4).as_matrix()
+    shape = (art.Box(size=(0.6, 0.2, 0.1), pos=(0.1, -0.2, 0.3), R=R) if kb == "box" else
+             art.Cylinder(radius=0.1, length=0.4, pos=(0.1, -0.2, 0.3), R=R))
+    geom = art.CollisionModel(_free_body(1.0, np.eye(3) * 0.01))
+    geom.add_static(shape)
+    det = Detector(geom)
+    gm, gp, gR = det.gm, det.poses.gp, det.poses.gR
+    b = int(np.flatnonzero(np.asarray(gm.body) < 0)[0])
+    npz._sdf = counted
+    try:
+        ours = ref = 0
+        for trial in range(2000):
+            p0 = tuple(rng.normal(size=3) * 0.2 + gp[b])
+            p1 = tuple(np.add(p0, rng.normal(size=3) * rng.choice([0.01, 0.05, 0.3])))
+            calls[0] = 0
+            s = npz._segment_min_sdf(gm, gp, gR, b, p0, p1)
+            ours += calls[0]
+            calls[0] = 0
+            s_ref = bisection(gm, gp, gR, b, p0, p1)
+            ref += calls[0]
+            f = sdf(gm, gp, gR, b, npz._lerp(p0, p1, s))[0]
+            f_ref = sdf(gm, gp, gR, b, npz._lerp(p0, p1, s_ref))[0]
+            assert f <= f_ref + 1e-15, (trial, f, f_ref)
+            assert abs(s - s_ref) * np.linalg.norm(np.subtract(p1, p0)) <= 1e-7, trial
+    finally:
+        npz._sdf = sdf
+    assert ours < ref / 3, (ours, ref)
+
+
 @pytest.mark.parametrize("kb", ["sphere", "capsule", "box", "cylinder"])
 def test_narrow_phase_distance_equals_coal(kb):
     """Signed distance of sphere/capsule against every shape = coal's, on random poses

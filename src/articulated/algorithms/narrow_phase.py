@@ -14,7 +14,7 @@ import math
 from ..config import inline
 from ..geometry import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_PLANE, SHAPE_SPHERE
 
-_BISECTION_STEPS = 64
+_SEARCH_STEPS = 128
 _PARALLEL = 1e-12
 
 
@@ -224,35 +224,72 @@ def _sdf(gm, gp, gR, b, x):
 @inline
 def _segment_min_sdf(gm, gp, gR, b, p0, p1):
     """Parameter in [0, 1] of the point of segment p0-p1 deepest in (or closest to) the
-    convex shape b. The signed distance of a convex set is convex along a line, so the sign
-    of its directional derivative ``n(x(s)) . (p1 - p0)`` (``n`` the gradient :func:`_sdf`
-    returns, a subgradient at a kink) tells on which side of s a minimizer lies: bisection
-    on that sign, from the end points (a minimum may sit at one), to the last bit of s. A
-    search on the values (golden section) places a smooth minimum only to ~sqrt(eps) of the
-    segment, since near the bottom the values differ by less than their rounding; the
-    derivative's sign stays well conditioned there. Where the derivative is zero over an
-    interval (a segment parallel to a face) the first end point is returned; the end
-    points of a capsule are contacts of their own (:func:`_core_pair`)."""
+    convex shape b. The signed distance ``f`` of a convex set is convex along a line, so
+    the sign of its directional derivative ``g(s) = n(x(s)) . (p1 - p0)`` (``n`` the
+    gradient :func:`_sdf` returns, a subgradient at a kink) tells on which side of s a
+    minimizer lies. A bracket ``[lo, hi]`` with ``g(lo) < 0 < g(hi)``, from the end points
+    (a minimum may sit at one), shrinks at the root of the secant of ``g`` (regula falsi
+    with the Illinois weights, superlinear where ``g`` is smooth: outside a box or
+    cylinder), or, where a step finds ``g`` unchanged on its side (``f`` linear there:
+    inside a box), at the meeting point of the tangents of ``f`` at the two ends (the
+    kink where both sides are linear); a bisection after three steps that did not halve
+    it. It ends when no point lies strictly inside: the minimizer of a plain bisection on
+    the sign of ``g`` to the last bit, in about 14 evaluations of :func:`_sdf` instead of
+    its 55 (``tests/test_contact.py::test_segment_search_finds_the_bisections_minimum``).
+    A search on the values alone (golden
+    section) places a smooth minimum only to ~sqrt(eps) of the segment, since near the
+    bottom the values differ by less than their rounding; the derivative's sign stays well
+    conditioned there. Where the derivative is zero over an interval (a segment parallel
+    to a face) the first end point is returned; the end points of a capsule are contacts
+    of their own (:func:`_core_pair`)."""
     d = _sub(p1, p0)
     if _norm(d) <= 0.0:
         return 0.0
-    _f, n = _sdf(gm, gp, gR, b, p0)
-    if _dot(n, d) >= 0.0:
+    flo, n = _sdf(gm, gp, gR, b, p0)
+    glo = _dot(n, d)
+    if glo >= 0.0:
         return 0.0
-    _f, n = _sdf(gm, gp, gR, b, p1)
-    if _dot(n, d) <= 0.0:
+    fhi, n = _sdf(gm, gp, gR, b, p1)
+    ghi = _dot(n, d)
+    if ghi <= 0.0:
         return 1.0
     lo, hi = 0.0, 1.0
-    for _ in range(_BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        _f, n = _sdf(gm, gp, gR, b, _lerp(p0, p1, mid))
+    wlo, whi = glo, ghi     # the secant's (Illinois) weights of g(lo), g(hi)
+    side = 0                # the end the last step moved (-1 lo, 1 hi)
+    tangent = False
+    ref = 1.0               # the bracket's width when it last halved
+    since = 0               # steps since
+    for _ in range(_SEARCH_STEPS):
+        if since >= 3:
+            t = 0.5 * (lo + hi)
+        elif tangent:
+            t = (fhi - flo + glo * lo - ghi * hi) / (glo - ghi)
+            if not lo < t < hi:     # at an end of the bracket (to rounding): the secant
+                t = lo - wlo * (hi - lo) / (whi - wlo)
+        else:
+            t = lo - wlo * (hi - lo) / (whi - wlo)
+        if not lo < t < hi:
+            t = 0.5 * (lo + hi)
+            if not lo < t < hi:
+                break
+        f, n = _sdf(gm, gp, gR, b, _lerp(p0, p1, t))
         g = _dot(n, d)
         if g < 0.0:
-            lo = mid
+            tangent = abs(g - glo) <= 1e-12 * abs(glo)
+            lo, flo, glo, wlo = t, f, g, g
+            if side < 0:
+                whi *= 0.5
+            side = -1
         elif g > 0.0:
-            hi = mid
+            tangent = abs(g - ghi) <= 1e-12 * ghi
+            hi, fhi, ghi, whi = t, f, g, g
+            if side > 0:
+                wlo *= 0.5
+            side = 1
         else:
-            return mid
+            return t
+        since += 1
+        if hi - lo <= 0.5 * ref:
+            ref = hi - lo
+            since = 0
     return 0.5 * (lo + hi)
