@@ -896,6 +896,19 @@ def test_carried_substeps_count_down_and_large_asks_are_not_carried():
     assert (nsub[1], nsub[2]) == (3, 0)
 
 
+def test_a_step_takes_at_most_max_substeps_in_all():
+    # split_rest takes the rest of a step again in k times as many substeps, but never
+    # past MAX_SUBSTEPS in all (a substep late in a split step asked for more, and the
+    # step grew to 268 substeps at rest in the adaptive snake), and never in fewer.
+    from articulated.simulation.contact import MAX_SUBSTEPS, split_rest
+    assert split_rest(4, 1, 0.25, 3) == (10, 0.25 * 3 / 9)
+    ns, h = split_rest(60, 50, 1e-3 / 60, 3)
+    assert ns == MAX_SUBSTEPS and abs(h * (ns - 50) - 10 * 1e-3 / 60) <= 1e-18
+    assert split_rest(MAX_SUBSTEPS, 40, 1e-5, 7) == (MAX_SUBSTEPS, 1e-5)
+    ns, h = split_rest(10, 2, 1e-4, 100)
+    assert ns == MAX_SUBSTEPS and abs(h * (ns - 2) - 8e-4) <= 1e-18
+
+
 def test_bad_max_rotation_raises():
     m, g, q0, qd0 = _spinning_rod(1.0)
     for key in ("max_rotation", "max_arc_error"):

@@ -986,7 +986,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             hr = hybrid_rk4(am, ad, cl, ptr, hk)
             if hr < 0.0:
                 err, joint = ERR_HYBRID, int(ad.stats[STAT_BAD])
-            elif hr > RK4_STIFF and ns - sub < MAX_SUBSTEPS:
+            elif hr > RK4_STIFF and ns < MAX_SUBSTEPS:
                 # too stiff for RK4 at this substep: the rest split (the state and the
                 # reduced tree's factorization are those at its start again)
                 ns, hk = split_rest(ns, sub, hk, min(math.ceil(hr / RK4_STIFF), MAX_SUBSTEPS))
@@ -996,7 +996,7 @@ def hybrid_contacts(am, ad, cl, cb, ptr, st, step, update, kin):
             err, joint, cb = hybrid_contact_substep(
                 am, ad, cl, cb, ptr, step, hk, update and sub == 0, whole and update,
                 sub == 0 and posed, whole and ready,
-                0 if whole else (1 if ns - sub < MAX_SUBSTEPS else 2))
+                0 if whole else (1 if ns < MAX_SUBSTEPS else 2))
         if whole:
             if err != SPLIT:
                 for j in range(st.shape[0]):

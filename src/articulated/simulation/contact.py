@@ -199,8 +199,10 @@ def rk4_stiffness(num, den, a1sq):
 def split_rest(ns, i, h, k):
     """``(ns', h')``: a step in ``ns`` substeps of ``h`` [s] whose substep ``i`` asks for
     ``k`` substeps (:data:`SPLIT`) takes its rest, ``(ns - i) h``, again from substep ``i``
-    in ``min((ns - i) k, MAX_SUBSTEPS)`` equal substeps."""
-    rest = min((ns - i) * k, MAX_SUBSTEPS)
+    in ``min((ns - i) k, MAX_SUBSTEPS - i)`` equal substeps (never fewer than before): a
+    step has at most :data:`MAX_SUBSTEPS` in all, and the callers split only a step with
+    fewer."""
+    rest = max(ns - i, min((ns - i) * k, MAX_SUBSTEPS - i))
     return i + rest, h * (ns - i) / rest
 
 

@@ -484,14 +484,14 @@ def _contact_step(sm, sd, fa, bp, cl, q, qd, t, rec, row, cb):
             hr = _smooth_rk4(sm, sd, cl, qc, qdc, hk, qs)
             if hr < 0.0:
                 return ERR_DYNAMICS, cb
-            if hr > RK4_STIFF and ns - i < MAX_SUBSTEPS:
+            if hr > RK4_STIFF and ns < MAX_SUBSTEPS:
                 # too stiff for RK4 at this substep: the rest split (the workspace and
                 # cl.qdd are those at (qc, qdc) again)
                 ns, hk = split_rest(ns, i, hk, min(math.ceil(hr / RK4_STIFF), MAX_SUBSTEPS))
                 fresh = True
                 continue
         code, cb = _finish(sm, sd, cl, qc, qdc, qs, hk, whole and ready, cb,
-                           True if whole else ns - i < MAX_SUBSTEPS, not whole)
+                           True if whole else ns < MAX_SUBSTEPS, not whole)
         if code == SPLIT:
             asked = True
             if whole:       # taken again in the substeps its impulses ask for
