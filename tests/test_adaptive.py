@@ -844,3 +844,31 @@ def test_rigidified_joints_that_did_not_move_keep_their_nodes(name, make):
             qd = qd + h * s.hybrid_accelerations(q, qd, tau, f)
             q = integrate(m, q, qd, h)
     assert kept >= 10
+
+
+def test_a_run_cut_into_stretches_gives_the_same_trajectory():
+    """An adaptive run with a time-dependent Python force (the snake's PD gait) is the same
+    bit for bit whether taken as one ``run``, as several, or step by step: the simulator's
+    time advances as the compiled loop's does (``t += dt``), so each stretch starts at the
+    time the last one reached (before, ``t0 + k dt`` restarted it 1 ulp off, and the
+    gait's torques, then the chaotic trajectory, followed)."""
+    from articulated.bench.contact import snake_gait
+
+    m, q0 = models.snake_bridge(21, return_configuration=True)
+
+    def make():
+        return art.Simulator(m, 1e-3, q0=q0, forces=[snake_gait(m)], method="adaptive",
+                             max_active=6, update_every=10)
+
+    a = make()
+    a.run(120)
+    b = make()
+    for n in (37, 50, 33):
+        b.run(n)
+    c = make()
+    for _ in range(120):
+        c.step()
+    assert a.t == b.t == c.t
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
+    assert np.array_equal(a.q, c.q) and np.array_equal(a.qd, c.qd)
+    assert np.abs(np.asarray(a.q) - q0).max() > 1e-3      # the gait moved it

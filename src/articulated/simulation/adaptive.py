@@ -495,7 +495,10 @@ class AdaptiveSimulator:
             self._fresh = False
         self.q = s.q.copy()
         self.qd = s.qd.copy()
-        self.t += done * self.dt
+        t = self.t
+        for _ in range(done):   # as the compiled loop's t += h: the same time, so the
+            t += self.dt        # same trajectory, however a run is cut into stretches
+        self.t = t
         self.steps += done
         self.active = s.active.copy()
         self.last = dict(active=int(last[0]), update_region=int(last[1]),
@@ -602,7 +605,6 @@ class AdaptiveSimulator:
         if start is None:
             record()
         k0 = k
-        t_run = rec.t[0]         # compiled steps: t = t_run + k dt, whatever the stretches
         stop = RunStop()
         if self._compiled.hook >= 0:
             self._python_forces.stop = stop
@@ -620,7 +622,6 @@ class AdaptiveSimulator:
                 took = time.perf_counter() - t0
                 per = took / max(done, 1)
                 wall[k:k + done] = per if w is None else w
-                self.t = t_run + (k + done) * self.dt
                 if error is not None:
                     raise diverged(k + done, error)
                 k += done
