@@ -588,6 +588,25 @@ def test_broad_phase_sweeps_the_axis_of_largest_spread():
             assert det.out.body[:k, 0].max() == n - 1
 
 
+
+@pytest.mark.parametrize("npairs, k", [(40, 30), (200, 150), (3006, 3000), (3006, 700),
+                                       (70000, 5000), (20_000_000, 4000)])
+def test_candidate_sort_orders_every_count_and_range(npairs, k):
+    """The broad phase's candidate sort (a radix sort on bytes, a heapsort below 64
+    keys) against numpy's sort: one, two, three and four byte passes, odd and even, on
+    shuffled keys and on the interleaved increasing runs that a sweep emits."""
+    from articulated.algorithms.collision import sort_candidates
+
+    rng = np.random.default_rng(k)
+    keys = rng.choice(npairs, k, replace=False).astype(np.int64)
+    runs = np.concatenate([np.sort(keys)[s::6] for s in range(6)])
+    for a in (keys, runs):
+        cand = np.concatenate([a, [-7, -7]])    # past k: left alone
+        tmp = np.full(len(cand) + 256, -1, np.int64)
+        sort_candidates(cand, k, tmp, npairs)
+        assert np.array_equal(cand[:k], np.sort(a))
+        assert cand[k:].tolist() == [-7, -7]
+
 # ------------------------------------------------------------------ bad input
 def test_bad_collision_input_names_the_culprit():
     m, geom = _ball(0.5)

@@ -72,11 +72,19 @@ increasing in ``(min, max)`` of their shapes; the look-up of a pair: ``pstart`` 
 int64 the first pair whose lower shape is g, ``phi`` (np,) int64 the higher shape of each
 pair; ``plane_pairs`` (npl,) int64 the pairs with a plane (increasing)."""
 
-Broad = namedtuple("Broad", ("order", "lo", "cand", "axis"))
+Broad = namedtuple("Broad", ("order", "lo", "cand", "tmp", "axis"))
 Broad.__doc__ = """Broad-phase state: ``order`` (nm,) int64 the shapes that are not planes,
 kept sorted by ``lo`` from step to step; ``lo`` (ng,) the lower end of each grown ball along
-the sweep axis [m]; ``cand`` (cap,) int64 the candidate pairs of a step (grows); ``axis``
-(1,) int64 the sweep axis (0, 1, 2: world x, y, z)."""
+the sweep axis [m]; ``cand`` (cap,) int64 the candidate pairs of a step (grows); ``tmp``
+(cap + 256,) int64 the scratch of their sort (:func:`sort_candidates`); ``axis`` (1,) int64
+the sweep axis (0, 1, 2: world x, y, z)."""
+
+
+def broad_state(order, ng, cap):
+    """A :class:`Broad` for the shapes ``order`` (not planes) of ``ng`` shapes, room for
+    ``cap`` candidates, sweep axis x."""
+    return Broad(order, np.zeros(ng), np.zeros(cap, np.int64), np.zeros(cap + 256, np.int64),
+                 np.zeros(1, np.int64))
 
 GeomPoses = namedtuple("GeomPoses", ("gR", "gp", "margin"))
 GeomPoses.__doc__ = """Per step: world rotation ``gR`` (ng, 3, 3) and origin ``gp`` (ng, 3)
@@ -341,8 +349,44 @@ def broad_phase(gm, poses, extra, bp):
             cand[k] = gm.plane_pairs[t]
         k += 1
     if k <= cap:
-        _heapsort(cand, k)
+        sort_candidates(cand, k, bp.tmp, gm.pairs.shape[0])
     return k
+
+
+@njit(**KERNEL)
+def sort_candidates(cand, k, tmp, npairs):
+    """Sort the distinct pair indices ``cand[:k]`` (each in ``[0, npairs)``) increasingly
+    in place: least-significant-digit radix sort on bytes, one counting pass per byte of
+    ``npairs - 1``, O(k + 256) each, with ``tmp`` (>= k + 256,) int64 as scratch (a heapsort
+    below 64 candidates)."""
+    if k < 64:
+        _heapsort(cand, k)
+        return
+    cnt = tmp[:256]
+    buf = tmp[256:]
+    src, dst = cand, buf
+    shift = 0
+    odd = False
+    while shift == 0 or (npairs - 1) >> shift > 0:
+        for i in range(256):
+            cnt[i] = 0
+        for i in range(k):
+            cnt[(src[i] >> shift) & 255] += 1
+        s = 0
+        for i in range(256):
+            c = cnt[i]
+            cnt[i] = s
+            s += c
+        for i in range(k):
+            d = (src[i] >> shift) & 255
+            dst[cnt[d]] = src[i]
+            cnt[d] += 1
+        src, dst = dst, src
+        shift += 8
+        odd = not odd
+    if odd:     # the sorted keys are in buf
+        for i in range(k):
+            cand[i] = buf[i]
 
 
 @njit(**KERNEL)
@@ -387,6 +431,13 @@ def detect_kernel(gm, poses, extra, cand, nc, out):
 
 
 @njit(**JIT)
+def grown(broad, nc):
+    """``broad`` with room for ``2 nc`` candidates (new ``cand`` and ``tmp``)."""
+    return Broad(broad.order, broad.lo, np.zeros(2 * nc, np.int64),
+                 np.zeros(2 * nc + 256, np.int64), broad.axis)
+
+
+@njit(**JIT)
 def contact_buffer(cap):
     """Zeroed :class:`Contacts` for ``cap`` contacts."""
     return Contacts(np.zeros((cap, 2), np.int64), np.zeros((cap, 2), np.int64),
@@ -405,7 +456,7 @@ def detect_primitives(gm, poses, broad, out, oE, op, v, h, extra):
     place_shapes(gm, oE, op, v, h, poses)
     nc = broad_phase(gm, poses, extra, broad)
     if nc > broad.cand.shape[0]:
-        broad = Broad(broad.order, broad.lo, np.zeros(2 * nc, np.int64), broad.axis)
+        broad = grown(broad, nc)
         nc = broad_phase(gm, poses, extra, broad)
     n = detect_kernel(gm, poses, extra, broad.cand, nc, out)
     if n > out.dist.shape[0]:
@@ -458,8 +509,7 @@ class Detector:
         self.gm = GeomModel(A["body"], A["kind"], A["size"], A["pos"], A["R"], A["mu"], A["e"],
                             A["rb"], pairs, pstart, phi.astype(np.int64),
                             np.flatnonzero(planes[pairs[:, 1]]).astype(np.int64))
-        self.broad = Broad(np.flatnonzero(~planes).astype(np.int64), np.zeros(ng),
-                           np.zeros(max(64, 4 * ng), np.int64), np.zeros(1, np.int64))
+        self.broad = broad_state(np.flatnonzero(~planes).astype(np.int64), ng, max(64, 4 * ng))
         self.mesh = MeshNarrowPhase(A, mesh, len(prim)) if mesh else None
         gR = np.zeros((ng, 3, 3))
         gp = np.zeros((ng, 3))

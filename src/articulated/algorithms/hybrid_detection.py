@@ -56,9 +56,8 @@ from numba import njit
 from ..config import inline, JIT, KERNEL
 from ..geometry import SHAPE_PLANE
 from ..model import model_arrays
-from .collision import (Broad, _pair_index, ball_candidate, contact_buffer, detect_kernel,
-                        insertion_sort, place_pose, point_speeds, sweep_axis)
-from .heap import _heapsort
+from .collision import (_pair_index, ball_candidate, contact_buffer, detect_kernel, grown,
+                        insertion_sort, place_pose, point_speeds, sort_candidates, sweep_axis)
 from .kinematics import joint_transform, world_pose_step
 
 HybridShapes = namedtuple("HybridShapes", (
@@ -357,7 +356,7 @@ def hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, bp):
                 continue
             k = ball_candidate(gm, gp, a, b, ra + gm.rb[b] + poses.margin[b] + half, cand, k)
     if k <= cand.shape[0]:
-        _heapsort(cand, k)
+        sort_candidates(cand, k, bp.tmp, gm.pairs.shape[0])
     return k
 
 
@@ -370,7 +369,7 @@ def detect_hybrid(hs, gm, poses, broad, out, roE, rop, vb, h, extra):
     candidates, broad, out)`` with the buffers in use."""
     nc = hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, broad)
     if nc > broad.cand.shape[0]:
-        broad = Broad(broad.order, broad.lo, np.zeros(2 * nc, np.int64), broad.axis)
+        broad = grown(broad, nc)
         nc = hybrid_broad_phase(hs, gm, poses, roE, rop, vb, h, extra, broad)
     n = detect_kernel(gm, poses, extra, broad.cand, nc, out)
     if n > out.dist.shape[0]:
