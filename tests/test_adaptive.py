@@ -872,3 +872,31 @@ def test_a_run_cut_into_stretches_gives_the_same_trajectory():
     assert np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
     assert np.array_equal(a.q, c.q) and np.array_equal(a.qd, c.qd)
     assert np.abs(np.asarray(a.q) - q0).max() > 1e-3      # the gait moved it
+
+
+def test_a_python_joint_controller_reads_no_body_pose():
+    """A PD controller with a Python reference declares its joints and no body
+    (``support``), so the adaptive loop keeps no body pose up to date for it (the
+    reduced tree's O(n) pass per step for a force of unknown reach); the trajectory, with
+    the snake's contacts, is the same bit for bit as with the same controller behind a
+    force that declares nothing."""
+    from articulated.bench.contact import snake_gait
+
+    m, q0 = models.snake_bridge(21, return_configuration=True)
+    g = snake_gait(m)
+    assert g.support(m) == ([], list(range(1, m.nb)))
+
+    class Opaque(art.Force):
+        def apply(self, model, t, q, qd, tau, f_ext, kin=None):
+            g.apply(model, t, q, qd, tau, f_ext, kin)
+
+    def run(force):
+        s = art.Simulator(m, 1e-3, q0=q0, forces=[force], contacts=m.collision,
+                          method="adaptive", max_active=6, update_every=10)
+        s.run(150)
+        return s
+
+    a, b = run(g), run(Opaque())
+    assert a._ubody.size == 0 and b._ubody.size == m.nb
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd)
+    assert np.abs(np.asarray(a.q) - q0).max() > 1e-3      # the gait moved it

@@ -483,12 +483,17 @@ class PiecewiseLinear:
 
 class _JointIndices:
     """``_idx(model)``: the ``(qadr, vadr)`` arrays of the force's joints that ``bind`` keeps
-    in ``_bound = (model, qadr, vadr)``, bound again for another model."""
+    in ``_bound = (model, qadr, vadr, joints)``, bound again for another model; a joint
+    force's :meth:`support` (no body, its joints)."""
 
     def _idx(self, model):
         if self._bound is None or self._bound[0] is not model:
             self.bind(model)
         return self._bound[1], self._bound[2]
+
+    def support(self, model):
+        self._idx(model)
+        return [], self._bound[3].tolist()
 
 
 class PDController(_JointIndices, Force):
@@ -558,7 +563,7 @@ class PDController(_JointIndices, Force):
         for name, a in arrays.items():
             if a.shape not in ((1,), (n,)):
                 raise ValueError(f"PDController {name} has {a.shape[0]} entries for {n} joints")
-        self._bound = (model, model.jnt_qadr[js], model.jnt_vadr[js])
+        self._bound = (model, model.jnt_qadr[js], model.jnt_vadr[js], js)
         return self
 
 
@@ -747,7 +752,7 @@ class Actuators(_JointIndices, Force):
                                  f"is not 1-DOF (revolute or prismatic)")
             js.append(k)
         js = np.array(js, dtype=np.int64)
-        self._bound = (model, model.jnt_qadr[js], model.jnt_vadr[js])
+        self._bound = (model, model.jnt_qadr[js], model.jnt_vadr[js], js)
         return self
 
 
