@@ -588,7 +588,6 @@ def test_broad_phase_sweeps_the_axis_of_largest_spread():
             assert det.out.body[:k, 0].max() == n - 1
 
 
-
 @pytest.mark.parametrize("npairs, k", [(40, 30), (200, 150), (3006, 3000), (3006, 700),
                                        (70000, 5000), (20_000_000, 4000)])
 def test_candidate_sort_orders_every_count_and_range(npairs, k):

@@ -13,20 +13,21 @@ Pipeline (one compiled kernel, :func:`detect_kernel`):
    sorted from step to step: insertion sort, O(ng) when little moves), the 3D ball test for overlapping intervals,
    and a look-up of the pair among the allowed ones (``CollisionModel.arrays()["pairs"]``,
    filtered by groups, parent-child and same-body rules); a plane is tested against every
-   shape it pairs with. The candidates are sorted by pair index, so the contacts (and
-   their keys) come in pair order. O(ng + candidates log candidates) per step instead of
-   O(pairs);
+   shape it pairs with. The candidates are sorted by pair index (:func:`sort_candidates`,
+   a radix sort), so the contacts (and their keys) come in pair order. O(ng + candidates)
+   per step instead of O(pairs);
 3. narrow phase, closed form or by a one-dimensional convex search:
    sphere and capsule against sphere, capsule and plane by segment-segment closest points;
    sphere and capsule against box and cylinder by minimizing the convex signed distance of
-   the box/cylinder along the capsule's segment (bisection on the sign of its directional
-   derivative, to the last bit of the segment parameter; first cleared when the distance
-   at the capsule's centre exceeds its bounding radius plus the reach), plus the segment's
-   end points when they are also within the margin (a capsule lying on a face rests on two
-   points); box and cylinder against a plane
-   by their corners and rim points; box against box by the separating-axis test with a
-   clipped face manifold, box and cylinder against cylinder by GJK/EPA on support
-   functions with the facing features' manifold (:mod:`articulated.algorithms.narrow_convex`);
+   the box/cylinder along the capsule's segment (regula falsi on its directional
+   derivative to the last bit of the segment parameter,
+   :func:`~articulated.algorithms.narrow_phase._segment_min_sdf`; first cleared when the
+   distance at the capsule's centre exceeds its bounding radius plus the reach), plus the
+   segment's end points when they are also within the margin (a capsule lying on a face
+   rests on two points); box and cylinder against a plane by their corners and rim
+   points; box against box by the separating-axis test with a clipped face manifold, box
+   and cylinder against cylinder by GJK/EPA on support functions with the facing
+   features' manifold (:mod:`articulated.algorithms.narrow_convex`);
 4. pairs with a :class:`~articulated.geometry.Mesh` (the convex hull of its vertices),
    after the kernel (:mod:`articulated.algorithms.collision_mesh`): against a plane, a
    spread set of the hull's vertices (one compiled call for all such pairs); against
