@@ -755,13 +755,15 @@ def test_passive_tensors_of_one_batch_share_a_frame_and_equal_mapped_tensors(nam
     become passive in one region update (a fresh simulator's first step: nearly all of
     them) share their reference frame with their parent, so no child needs the K x K
     monomial map; the coefficients they give at any rigid twist equal those of tensors
-    built node by node, each in its own frame with every child mapped (the construction
-    of RGL eq. 9): 1e-12 of the largest value for b, eta, beta, 1e-10 for the metric's p
+    built node by node (the construction of RGL eq. 9), each node in the frame of its
+    first internal child, whose tensors it then reads unmapped, with the other internal
+    child mapped: 1e-12 of the largest value for b, eta, beta, 1e-10 for the metric's p
     (round-off of the K x K maps on the chain: 1.2e-12 on an AMD EPYC, 1.4e-11 on an
     Intel Xeon, whose machine code numba compiles for that CPU)."""
     from articulated.algorithms.bundles import Coefficients
     from articulated.algorithms.hybrid import tensorize_nodes
     from articulated.algorithms.passive import evaluate_node
+    from articulated.spatial import xform_dense
 
     m = make()
     q, qd, _, _ = _state(m, 5)
@@ -793,9 +795,19 @@ def test_passive_tensors_of_one_batch_share_a_frame_and_equal_mapped_tensors(nam
 
     shared = evaluate()
     ra = s._rargs
-    for i in batch:                      # node by node: every child mapped into its frame
+    for i in batch:                      # node by node: a new frame each, an old child's
         tensorize_nodes(np.array([i]), 1, ra.update, ra.solve.passive, ra.tens)
     assert len(set(s._ref_id[batch])) == batch.size
+    # the frame of a node with an internal child is that child's: both tensors give the
+    # same reference twist for the same motion of the rigid pair
+    inner = [i for i in batch if t.node_joint[t.node_A[i]] >= 0]
+    assert len(inner) > 0.3 * batch.size
+    E, r = s._ref_E, s._ref_r
+    for i in inner:
+        A = t.node_A[i]
+        X_i = xform_dense(E[i], r[i])
+        X_A = xform_dense(E[A], r[A]) @ np.linalg.inv(xform_dense(s.Tup_E[A], s.Tup_r[A]))
+        assert np.abs(X_i - X_A).max() <= 1e-12 * max(1.0, np.abs(X_A).max())
     mapped = evaluate()
     for a, b, tol in zip(shared, mapped, (1e-12, 1e-10, 1e-12, 1e-12)):
         assert np.abs(a - b).max() <= tol * max(1.0, np.abs(b).max())

@@ -332,11 +332,13 @@ def tensorize_nodes(nodes, n, uargs, lz, tens):
     into the :class:`~articulated.algorithms.bundles.PassiveTensors` ``lz``.
 
     Reference frames: a node whose parent is also in ``nodes`` shares its parent's (the
-    parent's frame carried down by the constant ``Tup``), the others get a new one (their
-    principal-handle frame). A child in its parent's frame needs no monomial map (the
-    K x K products of :func:`~articulated.algorithms.passive.tensorize_node`); leaf
-    children are re-tensorized in their parent's frame (:func:`leaf_tensors`, cheaper than
-    the map), other children keep theirs and are mapped. ``uargs``: the arguments of
+    parent's frame carried down by the constant ``Tup``), the others get a new one: the
+    frame of their first internal child tensorized in an earlier update (:func:`_old_child`,
+    whose tensors then need no map), else their principal-handle frame. A child in its
+    parent's frame needs no monomial map (the K x K products of
+    :func:`~articulated.algorithms.passive.tensorize_node`); leaf children are
+    re-tensorized in their parent's frame (:func:`leaf_tensors`, cheaper than the map),
+    other children keep theirs and are mapped. ``uargs``: the arguments of
     :func:`_update_nodes` for the fully articulated coefficient set; ``tens = (MX, M, S,
     Gs, lsc)``: scratch MX (2, 6, 6), M (2, K, K), S (8, 6, K), Gs (2, K, K) and the
     scratch ``lsc`` of :func:`leaf_tensors`."""
@@ -345,6 +347,9 @@ def tensorize_nodes(nodes, n, uargs, lz, tens):
     MX, M, S, Gs, lsc = tens
     ref_E, ref_r, ref_id = lz.ref_E, lz.ref_r, lz.ref_id
     id0 = lz.nref[0]
+    batch = -2 - ref_id.shape[0]                    # below every id (they start at -1 - i)
+    for u in range(n):
+        ref_id[nodes[u]] = batch
     for u in range(n - 1, -1, -1):                  # parents first
         i = nodes[u]
         p = tree.node_parent[i]
@@ -352,17 +357,42 @@ def tensorize_nodes(nodes, n, uargs, lz, tens):
             ref_id[i] = ref_id[p]
             xform_set(ref_E, ref_r, i, xform_mul(xform_get(ref_E, ref_r, p),
                                                  xform_get(fr.Tup_E, fr.Tup_r, i)))
+            continue
+        ref_id[i] = lz.nref[0]
+        lz.nref[0] += 1
+        ch = _old_child(i, tree, ref_id, batch)
+        if ch >= 0:                                 # ref_i v_i = ref_ch v_ch
+            xform_set(ref_E, ref_r, i, xform_mul(xform_get(ref_E, ref_r, ch),
+                                                 xform_inv(xform_get(fr.Tup_E, fr.Tup_r, ch))))
         else:
-            ref_id[i] = lz.nref[0]
-            lz.nref[0] += 1
             xform_set(ref_E, ref_r, i, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0,
                                         0.0, 0.0, 0.0))
     for u in range(n):
         i = nodes[u]
         _tensor_scratch(i, up)
-        sameA = _child_frame(i, tree.node_A[i], 0, tree, fr, sc, lz, MX, lsc)
-        sameB = _child_frame(i, tree.node_B[i], 1, tree, fr, sc, lz, MX, lsc)
+        p = tree.node_parent[i]
+        adopted = -1
+        if p < 0 or ref_id[p] != ref_id[i]:         # a new frame: its adopted child's
+            adopted = _old_child(i, tree, ref_id, ref_id[i])
+        A = tree.node_A[i]
+        B = tree.node_B[i]
+        sameA = A == adopted or _child_frame(i, A, 0, tree, fr, sc, lz, MX, lsc)
+        sameB = B == adopted or _child_frame(i, B, 1, tree, fr, sc, lz, MX, lsc)
         tensorize_node(i, up, lz, (MX, M, S, Gs), sameA, sameB)
+
+
+@inline
+def _old_child(i, tree, ref_id, batch):
+    """The first internal child of the node i whose reference id is not ``batch`` (the
+    mark of the nodes tensorized with i), i.e. one whose tensors an earlier update built
+    in a frame of its own; -1 when there is none."""
+    A = tree.node_A[i]
+    if tree.node_joint[A] >= 0 and ref_id[A] != batch:
+        return A
+    B = tree.node_B[i]
+    if tree.node_joint[B] >= 0 and ref_id[B] != batch:
+        return B
+    return -1
 
 
 @inline

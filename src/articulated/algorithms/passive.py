@@ -236,11 +236,12 @@ def tensorize_node(i, args, lz, tens, sameA, sameB):
             S[3, a, c] = 0.0
             S[4, a, c] = 0.0
     _left(T, 2, False, S, 2, S, 3, 1.0)
-    _left(T, 3, True, S, 2, S, 4, -1.0)
-    for a in range(6):
-        if a >= d:
-            for c in range(K):
-                S[4, a, c] = 0.0
+    for rr in range(d):                                         # the d rows of -P^T beta
+        x0, x1, x2 = T[3, 0, rr], T[3, 1, rr], T[3, 2, rr]
+        x3, x4, x5 = T[3, 3, rr], T[3, 4, rr], T[3, 5, rr]
+        for c in range(K):
+            S[4, rr, c] = -(x0 * S[2, 0, c] + x1 * S[2, 1, c] + x2 * S[2, 2, c]
+                            + x3 * S[2, 3, c] + x4 * S[2, 4, c] + x5 * S[2, 5, c])
     for rr in range(d):
         for a in range(6):
             S[3, a, 0] += T[3, a, rr] * tau[va + rr]
