@@ -46,8 +46,9 @@ become passive in one region update share the frame of their topmost one
 (:func:`~articulated.algorithms.hybrid.tensorize_nodes`), so between them ``M`` is the
 identity and eq. 9 needs only the 6 x 6 by 6 x K products: about 15,000 multiply-adds per
 node (1-DOF joint, two handles) instead of about 75,000 with the two K x K congruences
-``M^T G M`` and the 6 x K by K x K products. Only a child tensorized in an earlier update
-is mapped.
+``M^T G M`` and the 6 x K by K x K products. The topmost one takes the frame of its first
+internal child tensorized in an earlier update, if any; only another such child is
+mapped.
 """
 
 from __future__ import annotations
