@@ -5,7 +5,7 @@
 Each round runs the full-DCA reference and each N_A cell once (`bench.adaptive.table1_cell`:
 200 steps, an update every 20); prints the medians over the rounds and the speed-up of
 each round. For an A/B, run it alternately with each commit's `src` on PYTHONPATH."""
-import sys, numpy as np, time
+import sys, numpy as np
 from articulated.bench.adaptive import table1_cell, warm_up
 warm_up()
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
