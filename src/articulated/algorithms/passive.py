@@ -131,9 +131,17 @@ def _right(Bsrc, s, M, o, out, t, scale, same):
 
 @inline
 def _left(T, i, ta, S, s, out, t, sg):
-    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K): one loop over the K columns per
-    row of op(T[i]), with the row's six entries in registers (LLVM vectorizes it)."""
-    for a in range(6):
+    """out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K): :func:`_left_rows` of all six
+    rows."""
+    _left_rows(T, i, ta, S, s, out, t, sg, 6)
+
+
+@inline
+def _left_rows(T, i, ta, S, s, out, t, sg, nr):
+    """The first ``nr`` rows of out[t] += sg op(T[i]) S[s] (6 x 6 times 6 x K): one loop
+    over the K columns per row of op(T[i]), with the row's six entries in registers (LLVM
+    vectorizes it)."""
+    for a in range(nr):
         if ta:
             x0, x1, x2 = T[i, 0, a], T[i, 1, a], T[i, 2, a]
             x3, x4, x5 = T[i, 3, a], T[i, 4, a], T[i, 5, a]
@@ -237,12 +245,7 @@ def tensorize_node(i, args, lz, tens, sameA, sameB):
             S[3, a, c] = 0.0
             S[4, a, c] = 0.0
     _left(T, 2, False, S, 2, S, 3, 1.0)
-    for rr in range(d):                                         # the d rows of -P^T beta
-        x0, x1, x2 = T[3, 0, rr], T[3, 1, rr], T[3, 2, rr]
-        x3, x4, x5 = T[3, 3, rr], T[3, 4, rr], T[3, 5, rr]
-        for c in range(K):
-            S[4, rr, c] = -(x0 * S[2, 0, c] + x1 * S[2, 1, c] + x2 * S[2, 2, c]
-                            + x3 * S[2, 3, c] + x4 * S[2, 4, c] + x5 * S[2, 5, c])
+    _left_rows(T, 3, True, S, 2, S, 4, -1.0, d)                 # the d rows of -P^T beta
     for rr in range(d):
         for a in range(6):
             S[3, a, 0] += T[3, a, rr] * tau[va + rr]
